@@ -1,0 +1,7 @@
+//! jaus-ocu: an operator control unit for SAE JAUS robotic manipulators.
+//!
+//! See ARCHITECTURE.md for the module map and the data flow from socket to pixel.
+
+pub mod cli;
+pub mod jaus;
+pub mod record;

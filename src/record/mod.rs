@@ -1,0 +1,2 @@
+//! Recording, replay and capture import.
+pub mod capture;

@@ -1,0 +1,217 @@
+//! The `decode` and `inspect` subcommands end to end, as a user runs them.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const PCAP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/captures/SAE_Management_PacketCapture.pcap");
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_jaus-ocu"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("jaus-ocu runs")
+}
+
+fn run_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("jaus-ocu runs");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn json_lines(o: &Output) -> Vec<Value> {
+    stdout(o).lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect()
+}
+
+#[test]
+fn decode_prints_one_readable_line_per_block() {
+    let o = run(&["decode", "02 00 11 00 19 0a 01 7e 00 14 01 7e 00 0d 00 c8 01 00"]);
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o).trim(),
+        "126.1.20 -> 126.1.10 seq 1 [bcast=global ack=request]  RequestControl (0x000D) authority_code=200"
+    );
+}
+
+#[test]
+fn decode_json_has_the_documented_shape() {
+    let o = run(&["decode", "--json", "0200", "1100190a017e0014017e000d00c80100"]);
+    assert!(o.status.success());
+    let j = &json_lines(&o)[0];
+    assert_eq!(j["version"], 2);
+    let b = &j["blocks"][0];
+    assert_eq!(b["priority"], 1);
+    assert_eq!(b["broadcast"], 2);
+    assert_eq!(b["ack_nak"], 1);
+    assert_eq!(b["data_flags"], 0);
+    assert_eq!(b["destination"], "126.1.10");
+    assert_eq!(b["source"], "126.1.20");
+    assert_eq!(b["sequence"], 1);
+    assert_eq!(b["message"]["id"], "0x000D");
+    assert_eq!(b["message"]["name"], "RequestControl");
+    assert_eq!(b["message"]["authority_code"], 200);
+}
+
+#[test]
+fn decode_bare_message() {
+    let o = run(&["decode", "--json", "--message", "02 40 05 00 00 00 00"]);
+    assert!(o.status.success());
+    let j = &json_lines(&o)[0];
+    assert_eq!(j["name"], "ReportStatus");
+    assert_eq!(j["status"], "EMERGENCY");
+}
+
+#[test]
+fn decode_joint_types_resolve_openjaus_codes() {
+    // Two joints sent with the ambiguous code 1; --joints RP says joint 2 is prismatic.
+    let msg = "02 46 02 01 00 00 00 80 01 00 00 00 80";
+    let o = run(&["decode", "--json", "--message", "--joints", "RP", msg]);
+    let j = &json_lines(&o)[0];
+    assert_eq!(j["joint_positions"][1]["joint_type"], "prismatic");
+    let bad = run(&["decode", "--joints", "RX", msg]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("'X' is not a joint type"));
+}
+
+#[test]
+fn decode_stdin_reports_bad_lines_and_carries_on() {
+    let input = "02 00 10 00 01 0a 01 7e 00 14 01 7e 00 02 20 02 00\n\
+                 not hex\n\
+                 02 00 40 00\n\
+                 03 00 10 00 01 0a 01 7e 00 14 01 7e 00 02 20 02 00\n\
+                 02 00 11 00 01 14 01 7e 00 0a 01 7e 00 0f 00 00 01 00\n";
+    let o = run_stdin(&["decode", "--json", "-"], input);
+    assert_eq!(o.status.code(), Some(0));
+    let lines = json_lines(&o);
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["blocks"][0]["message"]["name"], "QueryStatus");
+    assert!(lines[1]["error"].as_str().unwrap().contains("not a hex digit"));
+    assert!(lines[2]["error"].as_str().unwrap().contains("truncated"));
+    assert_eq!(lines[2]["offset"], 1);
+    assert!(lines[3]["error"].as_str().unwrap().contains("version 3"));
+    assert_eq!(lines[4]["blocks"][0]["message"]["response_code"], "CONTROL_ACCEPTED");
+}
+
+#[test]
+fn decode_undecodable_body_keeps_the_header_and_says_where() {
+    // ReportStatus cut short: the block frames, the message does not decode.
+    let o = run(&["decode", "--json", "02 00 11 00 01 14 01 7e 00 0a 01 7e 00 02 40 02 01 00"]);
+    assert_eq!(o.status.code(), Some(1));
+    let b = &json_lines(&o)[0]["blocks"][0];
+    assert_eq!(b["source"], "126.1.10");
+    assert!(b["message"].is_null());
+    assert!(b["error"].as_str().unwrap().contains("Reserved"));
+    assert_eq!(b["offset"], 16);
+}
+
+#[test]
+fn decode_rejects_bad_hex_arguments_with_usage_status() {
+    let o = run(&["decode", "02 0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("odd number of hex digits"));
+}
+
+#[test]
+fn inspect_decodes_all_22_frames_of_the_real_capture_with_their_meaning() {
+    let o = run(&["inspect", "--json", PCAP]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = json_lines(&o);
+    assert_eq!(lines.len(), 22);
+    let expected = [
+        ("RequestControl", None),
+        ("ACK", None),
+        ("ConfirmControl", Some(("response_code", "CONTROL_ACCEPTED"))),
+        ("QueryStatus", None),
+        ("ReportStatus", Some(("status", "STANDBY"))),
+        ("Resume", None),
+        ("QueryStatus", None),
+        ("ReportStatus", Some(("status", "READY"))),
+        ("SetEmergency", None),
+        ("QueryStatus", None),
+        ("ReportStatus", Some(("status", "EMERGENCY"))),
+        ("ClearEmergency", None),
+        ("QueryStatus", None),
+        ("ReportStatus", Some(("status", "READY"))),
+        ("Resume", None),
+        ("Standby", None),
+        ("ReleaseControl", None),
+        ("RejectControl", Some(("response_code", "CONTROL_RELEASED"))),
+        ("RequestControl", None),
+        ("ConfirmControl", Some(("response_code", "CONTROL_ACCEPTED"))),
+        ("QueryStatus", None),
+        ("ReportStatus", Some(("status", "STANDBY"))),
+    ];
+    for (i, (line, (name, field))) in lines.iter().zip(expected).enumerate() {
+        assert_eq!(line["frame"], i as u64 + 1);
+        let blocks = line["blocks"].as_array().unwrap();
+        assert_eq!(blocks.len(), 1, "frame {}", i + 1);
+        let b = &blocks[0];
+        assert!(b.get("error").is_none(), "frame {} has an error: {b}", i + 1);
+        if name == "ACK" {
+            assert_eq!(b["ack_nak"], 3);
+            assert!(b["message"].is_null());
+            continue;
+        }
+        assert_eq!(b["message"]["name"], name, "frame {}", i + 1);
+        if let Some((k, v)) = field {
+            assert_eq!(b["message"][k], v, "frame {}", i + 1);
+        }
+    }
+    assert_eq!(lines[0]["source"], "192.168.0.242:3794");
+    assert_eq!(lines[0]["destination"], "239.255.0.1:3794");
+    assert_eq!(lines[0]["blocks"][0]["message"]["authority_code"], 200);
+    assert_eq!(lines[0]["elapsed"], 0.0);
+    assert!(lines[21]["elapsed"].as_f64().unwrap() > 90.0);
+    let summary = String::from_utf8_lossy(&o.stderr);
+    assert!(summary.contains("22 JUDP datagrams"), "{summary}");
+}
+
+#[test]
+fn inspect_human_dump_names_every_frame() {
+    let o = run(&["inspect", PCAP]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 22);
+    assert!(out.lines().nth(10).unwrap().contains("status=EMERGENCY"));
+}
+
+#[test]
+fn inspect_truncated_capture_shows_what_it_read_then_says_where_it_stopped() {
+    let bytes = std::fs::read(PCAP).unwrap();
+    let path = std::env::temp_dir().join(format!("jaus-ocu-truncated-{}.pcap", std::process::id()));
+    std::fs::write(&path, &bytes[..1000]).unwrap();
+    let o = run(&["inspect", "--json", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(o.status.code(), Some(1));
+    let lines = json_lines(&o);
+    assert!(lines.len() >= 10 && lines.len() < 22, "{} datagrams before the cut", lines.len());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("reading stopped early"), "{err}");
+}
+
+#[test]
+fn inspect_missing_file_is_a_clear_error() {
+    let o = run(&["inspect", "/nonexistent/capture.pcap"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/nonexistent/capture.pcap"), "{err}");
+}
+
+#[test]
+fn inspect_refuses_a_file_that_is_not_a_capture() {
+    let o = run(&["inspect", concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a pcap or pcapng file"));
+}

@@ -1,0 +1,253 @@
+//! What real peers send beyond the JSIDL (wire reference §9): unit codes 0/1, JointNamesList
+//! without its presence bit, flooring encoders; and malformed bodies rejected with context.
+
+use jaus_ocu::jaus::core::*;
+use jaus_ocu::jaus::manipulator::*;
+use jaus_ocu::jaus::wire::scales;
+use jaus_ocu::jaus::{DecodeContext, DecodeErrorKind, Dialect, JointKind, Message};
+
+fn joint_positions(m: Message) -> Vec<JointValue> {
+    match m {
+        Message::ReportJointPositions(r) => r.joint_positions,
+        other => panic!("not ReportJointPositions: {other:?}"),
+    }
+}
+
+/// ReportJointPositions body with explicit unit codes and raw integers.
+fn rjp(entries: &[(u8, u32)]) -> Vec<u8> {
+    let mut b = vec![0x02, 0x46, entries.len() as u8];
+    for (code, raw) in entries {
+        b.push(*code);
+        b.extend_from_slice(&raw.to_le_bytes());
+    }
+    b
+}
+
+fn ctx(kinds: &[JointKind]) -> DecodeContext {
+    DecodeContext {
+        joint_kinds: Some(kinds.to_vec()),
+    }
+}
+
+#[test]
+fn jsidl_codes_one_and_two_decode_as_rotary_and_linear() {
+    let rad = scales::JOINT_POSITION_RAD.encode(0.5).unwrap();
+    let m = scales::JOINT_POSITION_M.encode(0.25).unwrap();
+    let v = joint_positions(Message::parse(&rjp(&[(1, rad), (2, m)])).unwrap());
+    assert_eq!(v[0].joint_type, JointKind::Revolute);
+    assert_eq!(v[1].joint_type, JointKind::Prismatic);
+    assert!((v[1].value - 0.25).abs() <= scales::JOINT_POSITION_M.lsb());
+}
+
+#[test]
+fn openjaus_codes_zero_and_one_decode_as_rotary_and_linear() {
+    let rad = scales::JOINT_POSITION_RAD.encode(-1.0).unwrap();
+    let m = scales::JOINT_POSITION_M.encode(0.75).unwrap();
+    // A 0 in the list marks the OpenJAUS dialect, so the 1 is linear.
+    let v = joint_positions(Message::parse(&rjp(&[(0, rad), (1, m)])).unwrap());
+    assert_eq!(v[0].joint_type, JointKind::Revolute);
+    assert_eq!(v[1].joint_type, JointKind::Prismatic);
+    assert!((v[1].value - 0.75).abs() <= scales::JOINT_POSITION_M.lsb());
+}
+
+#[test]
+fn ambiguous_code_one_follows_the_joint_type_from_the_specification() {
+    let m = scales::JOINT_POSITION_M.encode(0.3).unwrap();
+    let bytes = rjp(&[(1, m), (1, m)]);
+    // Without context: the JSIDL reading (rotary).
+    let v = joint_positions(Message::parse(&bytes).unwrap());
+    assert!(v.iter().all(|j| j.joint_type == JointKind::Revolute));
+    // With the specification saying joint 2 is prismatic, OpenJAUS's 1 = metre is meant.
+    let v = joint_positions(
+        Message::parse_with(&bytes, &ctx(&[JointKind::Revolute, JointKind::Prismatic])).unwrap(),
+    );
+    assert_eq!(v[0].joint_type, JointKind::Revolute);
+    assert_eq!(v[1].joint_type, JointKind::Prismatic);
+    assert!((v[1].value - 0.3).abs() <= scales::JOINT_POSITION_M.lsb());
+}
+
+#[test]
+fn a_two_in_the_list_settles_code_one_as_rotary_whatever_the_context() {
+    let rad = scales::JOINT_POSITION_RAD.encode(0.1).unwrap();
+    let m = scales::JOINT_POSITION_M.encode(0.1).unwrap();
+    let v = joint_positions(
+        Message::parse_with(&rjp(&[(1, rad), (2, m)]), &ctx(&[JointKind::Prismatic, JointKind::Prismatic])).unwrap(),
+    );
+    assert_eq!(v[0].joint_type, JointKind::Revolute);
+}
+
+#[test]
+fn undefined_unit_code_is_an_error_with_offset() {
+    let e = Message::parse(&rjp(&[(1, 0), (7, 0)])).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::BadUnitCode(7));
+    assert_eq!(e.field, "JointPosition");
+    assert_eq!(e.offset, 3 + 5);
+}
+
+#[test]
+fn encoder_chooses_the_dialect() {
+    let m = Message::from(ReportJointPositions {
+        joint_positions: vec![
+            JointValue::revolute(scales::JOINT_POSITION_RAD.quantize(0.5).unwrap()),
+            JointValue::prismatic(scales::JOINT_POSITION_M.quantize(0.2).unwrap()),
+        ],
+    });
+    let jsidl = m.emit_with(Dialect::Jsidl).unwrap();
+    let oj = m.emit_with(Dialect::OpenJaus).unwrap();
+    assert_eq!((jsidl[3], jsidl[8]), (1, 2));
+    assert_eq!((oj[3], oj[8]), (0, 1));
+    assert_eq!(Message::parse(&jsidl).unwrap(), m);
+    assert_eq!(Message::parse(&oj).unwrap(), m);
+}
+
+fn spec(joint_names: Option<Vec<String>>) -> ReportManipulatorSpecifications {
+    ReportManipulatorSpecifications {
+        manipulator_coordinate_system: None,
+        first_joint_parameters: FirstJointParameters::Revolute(RevoluteJoint1 {
+            joint1_offset: scales::LENGTH_U16.quantize(0.3).unwrap(),
+            joint1_min_value: None,
+            joint1_max_value: None,
+            joint1_max_speed: None,
+            joint1_max_torque: None,
+            offset_bounding_cylinder_radius: None,
+        }),
+        joint_specifications: vec![JointSpecification::Prismatic(PrismaticJointSpecification {
+            link_length: scales::LENGTH_U16.quantize(0.0).unwrap(),
+            twist_angle: scales::ANGLE_U16.quantize(0.0).unwrap(),
+            joint_angle: scales::ANGLE_U16.quantize(0.0).unwrap(),
+            min_value: scales::LIMIT_M.quantize(0.0).unwrap(),
+            max_value: scales::LIMIT_M.quantize(0.5).unwrap(),
+            max_speed: None,
+            max_force: None,
+            joint_bounding_cylinder_radius: None,
+            link_length_bounding_cylinder_radius: None,
+        })],
+        joint_names,
+    }
+}
+
+#[test]
+fn joint_names_with_presence_bit_round_trip() {
+    let m = Message::from(spec(Some(vec!["waist".into(), "telescope".into()])));
+    let bytes = m.emit().unwrap();
+    assert_eq!(bytes[2], 0b10, "PV bit 1 set for JointNamesList");
+    assert_eq!(Message::parse(&bytes).unwrap(), m);
+}
+
+#[test]
+fn joint_names_after_a_presence_vector_without_its_bit_are_accepted() {
+    // §9 C2: OpenJAUS 2019 writes the list as mandatory and never sets bit 1.
+    let m = Message::from(spec(Some(vec!["waist".into(), "telescope".into()])));
+    let bytes = m.emit_with(Dialect::OpenJaus).unwrap();
+    assert_eq!(bytes[2], 0, "OpenJAUS leaves PV bit 1 clear");
+    assert_eq!(Message::parse(&bytes).unwrap(), m);
+}
+
+#[test]
+fn absent_joint_names_decode_as_none_and_stray_bytes_are_refused() {
+    let m = Message::from(spec(None));
+    let mut bytes = m.emit().unwrap();
+    assert_eq!(Message::parse(&bytes).unwrap(), m);
+    bytes.push(0x09); // a count of 9 names with no names following
+    let e = Message::parse(&bytes).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::TrailingBytes(1));
+}
+
+#[test]
+fn joint_kinds_come_from_the_specification() {
+    assert_eq!(spec(None).joint_kinds(), vec![JointKind::Revolute, JointKind::Prismatic]);
+}
+
+#[test]
+fn flooring_encoders_land_within_one_lsb() {
+    // JTS truncates and OpenJAUS floors (§3.2): decode their integers and stay within 1 LSB.
+    for (scale, v) in [
+        (scales::JOINT_POSITION_RAD, 1.234_567),
+        (scales::EFFORT, 0.0),
+        (scales::EVENT_RATE, 10.0),
+        (scales::IOP_TORQUE, -0.5),
+        (scales::ANGLE_U16, std::f64::consts::FRAC_PI_2),
+    ] {
+        let floored = ((v - scale.lo) / scale.lsb()).floor() as u32;
+        let rounded = scale.encode(v).unwrap();
+        assert!(rounded - floored <= 1);
+        assert!((scale.decode(floored) - v).abs() <= scale.lsb());
+    }
+}
+
+#[test]
+fn unknown_presence_bits_are_rejected_with_field_and_offset() {
+    // RejectEventRequest defines PV bits 0 and 1 only.
+    let e = Message::parse(&[0xf4, 0x01, 0x04, 0x07]).unwrap_err();
+    assert_eq!(e.field, "PresenceVector");
+    assert_eq!(e.offset, 2);
+    assert!(matches!(e.kind, DecodeErrorKind::UnknownPresenceBits { bits: 4, known: 3 }));
+}
+
+#[test]
+fn unknown_variant_tag_is_an_error() {
+    // QueryEvents has four alternatives.
+    let e = Message::parse(&[0xf0, 0x21, 0x04, 0x00]).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::BadVariantTag(4));
+    assert_eq!(e.field, "QueryEventsVar");
+}
+
+#[test]
+fn trailing_bytes_after_a_known_message_are_an_error() {
+    let e = Message::parse(&[0x02, 0x20, 0x00]).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::TrailingBytes(1));
+    assert_eq!(e.field, "QueryStatus");
+}
+
+#[test]
+fn undefined_enumeration_values_are_kept() {
+    let Message::ReportStatus(r) = Message::parse(&[0x02, 0x40, 0x09, 0, 0, 0, 0]).unwrap() else {
+        panic!()
+    };
+    assert_eq!(r.status, Status::Other(9));
+    assert_eq!(Message::from(r).emit().unwrap(), vec![0x02, 0x40, 0x09, 0, 0, 0, 0]);
+}
+
+#[test]
+fn unknown_message_ids_are_data_not_errors() {
+    let m = Message::parse(&[0x34, 0x12, 1, 2, 3]).unwrap();
+    assert_eq!(
+        m,
+        Message::Unknown {
+            id: 0x1234,
+            body: vec![1, 2, 3]
+        }
+    );
+    assert_eq!(m.name(), "Unknown");
+    assert_eq!(m.emit().unwrap(), vec![0x34, 0x12, 1, 2, 3]);
+}
+
+#[test]
+fn encoding_out_of_range_is_an_error_never_a_clamp() {
+    let m = Message::from(ReportJointPositions {
+        joint_positions: vec![JointValue::prismatic(12.0)],
+    });
+    let e = m.emit().unwrap_err();
+    assert_eq!(e.field, "JointPosition");
+    assert!(e.to_string().contains("outside the field's range"));
+}
+
+#[test]
+fn json_uses_spec_field_names_and_si_values() {
+    let m = Message::from(ReportStatus {
+        status: Status::Emergency,
+        reserved: 0,
+    });
+    let j = m.to_json();
+    assert_eq!(j["id"], "0x4002");
+    assert_eq!(j["name"], "ReportStatus");
+    assert_eq!(j["status"], "EMERGENCY");
+    let ft = Message::from(jaus_ocu::jaus::iop::ReportManipulatorEndEffectorForceTorque::full(
+        [1.0, 2.0, 3.0],
+        [0.1, 0.2, 0.3],
+    ))
+    .to_json();
+    assert_eq!(ft["force_x"], 1.0);
+    let keys: Vec<&str> = ft.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(&keys[..3], &["id", "name", "force_x"]);
+}
