@@ -14,7 +14,7 @@ use proptest::prelude::*;
 
 const REAL_CAPTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/captures/SAE_Management_PacketCapture.pcap"
+    "/tests/data/SAE_Management_PacketCapture.pcap"
 );
 
 const PORT: u16 = JUDP_PORT;
@@ -1166,7 +1166,7 @@ struct Flaky {
 impl std::io::Read for Flaky {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         self.calls += 1;
-        if self.calls % 3 == 0 {
+        if self.calls.is_multiple_of(3) {
             return Err(std::io::ErrorKind::Interrupted.into());
         }
         if self.at >= self.data.len() {

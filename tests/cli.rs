@@ -5,7 +5,10 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-const PCAP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/captures/SAE_Management_PacketCapture.pcap");
+const PCAP: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/SAE_Management_PacketCapture.pcap"
+);
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_jaus-ocu"))
@@ -23,7 +26,12 @@ fn run_stdin(args: &[&str], input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("jaus-ocu runs");
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -32,12 +40,18 @@ fn stdout(o: &Output) -> String {
 }
 
 fn json_lines(o: &Output) -> Vec<Value> {
-    stdout(o).lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect()
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
 }
 
 #[test]
 fn decode_prints_one_readable_line_per_block() {
-    let o = run(&["decode", "02 00 11 00 19 0a 01 7e 00 14 01 7e 00 0d 00 c8 01 00"]);
+    let o = run(&[
+        "decode",
+        "02 00 11 00 19 0a 01 7e 00 14 01 7e 00 0d 00 c8 01 00",
+    ]);
     assert!(o.status.success());
     assert_eq!(
         stdout(&o).trim(),
@@ -47,7 +61,12 @@ fn decode_prints_one_readable_line_per_block() {
 
 #[test]
 fn decode_json_has_the_documented_shape() {
-    let o = run(&["decode", "--json", "0200", "1100190a017e0014017e000d00c80100"]);
+    let o = run(&[
+        "decode",
+        "--json",
+        "0200",
+        "1100190a017e0014017e000d00c80100",
+    ]);
     assert!(o.status.success());
     let j = &json_lines(&o)[0];
     assert_eq!(j["version"], 2);
@@ -97,17 +116,29 @@ fn decode_stdin_reports_bad_lines_and_carries_on() {
     let lines = json_lines(&o);
     assert_eq!(lines.len(), 5);
     assert_eq!(lines[0]["blocks"][0]["message"]["name"], "QueryStatus");
-    assert!(lines[1]["error"].as_str().unwrap().contains("not a hex digit"));
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a hex digit")
+    );
     assert!(lines[2]["error"].as_str().unwrap().contains("truncated"));
     assert_eq!(lines[2]["offset"], 1);
     assert!(lines[3]["error"].as_str().unwrap().contains("version 3"));
-    assert_eq!(lines[4]["blocks"][0]["message"]["response_code"], "CONTROL_ACCEPTED");
+    assert_eq!(
+        lines[4]["blocks"][0]["message"]["response_code"],
+        "CONTROL_ACCEPTED"
+    );
 }
 
 #[test]
 fn decode_undecodable_body_keeps_the_header_and_says_where() {
     // ReportStatus cut short: the block frames, the message does not decode.
-    let o = run(&["decode", "--json", "02 00 11 00 01 14 01 7e 00 0a 01 7e 00 02 40 02 01 00"]);
+    let o = run(&[
+        "decode",
+        "--json",
+        "02 00 11 00 01 14 01 7e 00 0a 01 7e 00 02 40 02 01 00",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let b = &json_lines(&o)[0]["blocks"][0];
     assert_eq!(b["source"], "126.1.10");
@@ -132,7 +163,10 @@ fn inspect_decodes_all_22_frames_of_the_real_capture_with_their_meaning() {
     let expected = [
         ("RequestControl", None),
         ("ACK", None),
-        ("ConfirmControl", Some(("response_code", "CONTROL_ACCEPTED"))),
+        (
+            "ConfirmControl",
+            Some(("response_code", "CONTROL_ACCEPTED")),
+        ),
         ("QueryStatus", None),
         ("ReportStatus", Some(("status", "STANDBY"))),
         ("Resume", None),
@@ -149,7 +183,10 @@ fn inspect_decodes_all_22_frames_of_the_real_capture_with_their_meaning() {
         ("ReleaseControl", None),
         ("RejectControl", Some(("response_code", "CONTROL_RELEASED"))),
         ("RequestControl", None),
-        ("ConfirmControl", Some(("response_code", "CONTROL_ACCEPTED"))),
+        (
+            "ConfirmControl",
+            Some(("response_code", "CONTROL_ACCEPTED")),
+        ),
         ("QueryStatus", None),
         ("ReportStatus", Some(("status", "STANDBY"))),
     ];
@@ -158,7 +195,11 @@ fn inspect_decodes_all_22_frames_of_the_real_capture_with_their_meaning() {
         let blocks = line["blocks"].as_array().unwrap();
         assert_eq!(blocks.len(), 1, "frame {}", i + 1);
         let b = &blocks[0];
-        assert!(b.get("error").is_none(), "frame {} has an error: {b}", i + 1);
+        assert!(
+            b.get("error").is_none(),
+            "frame {} has an error: {b}",
+            i + 1
+        );
         if name == "ACK" {
             assert_eq!(b["ack_nak"], 3);
             assert!(b["message"].is_null());
@@ -196,7 +237,11 @@ fn inspect_truncated_capture_shows_what_it_read_then_says_where_it_stopped() {
     let _ = std::fs::remove_file(&path);
     assert_eq!(o.status.code(), Some(1));
     let lines = json_lines(&o);
-    assert!(lines.len() >= 10 && lines.len() < 22, "{} datagrams before the cut", lines.len());
+    assert!(
+        lines.len() >= 10 && lines.len() < 22,
+        "{} datagrams before the cut",
+        lines.len()
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("reading stopped early"), "{err}");
 }
@@ -211,7 +256,10 @@ fn inspect_missing_file_is_a_clear_error() {
 
 #[test]
 fn inspect_refuses_a_file_that_is_not_a_capture() {
-    let o = run(&["inspect", concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")]);
+    let o = run(&[
+        "inspect",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a pcap or pcapng file"));
 }

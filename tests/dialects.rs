@@ -71,7 +71,11 @@ fn a_two_in_the_list_settles_code_one_as_rotary_whatever_the_context() {
     let rad = scales::JOINT_POSITION_RAD.encode(0.1).unwrap();
     let m = scales::JOINT_POSITION_M.encode(0.1).unwrap();
     let v = joint_positions(
-        Message::parse_with(&rjp(&[(1, rad), (2, m)]), &ctx(&[JointKind::Prismatic, JointKind::Prismatic])).unwrap(),
+        Message::parse_with(
+            &rjp(&[(1, rad), (2, m)]),
+            &ctx(&[JointKind::Prismatic, JointKind::Prismatic]),
+        )
+        .unwrap(),
     );
     assert_eq!(v[0].joint_type, JointKind::Revolute);
 }
@@ -155,7 +159,10 @@ fn absent_joint_names_decode_as_none_and_stray_bytes_are_refused() {
 
 #[test]
 fn joint_kinds_come_from_the_specification() {
-    assert_eq!(spec(None).joint_kinds(), vec![JointKind::Revolute, JointKind::Prismatic]);
+    assert_eq!(
+        spec(None).joint_kinds(),
+        vec![JointKind::Revolute, JointKind::Prismatic]
+    );
 }
 
 #[test]
@@ -181,7 +188,10 @@ fn unknown_presence_bits_are_rejected_with_field_and_offset() {
     let e = Message::parse(&[0xf4, 0x01, 0x04, 0x07]).unwrap_err();
     assert_eq!(e.field, "PresenceVector");
     assert_eq!(e.offset, 2);
-    assert!(matches!(e.kind, DecodeErrorKind::UnknownPresenceBits { bits: 4, known: 3 }));
+    assert!(matches!(
+        e.kind,
+        DecodeErrorKind::UnknownPresenceBits { bits: 4, known: 3 }
+    ));
 }
 
 #[test]
@@ -205,7 +215,10 @@ fn undefined_enumeration_values_are_kept() {
         panic!()
     };
     assert_eq!(r.status, Status::Other(9));
-    assert_eq!(Message::from(r).emit().unwrap(), vec![0x02, 0x40, 0x09, 0, 0, 0, 0]);
+    assert_eq!(
+        Message::from(r).emit().unwrap(),
+        vec![0x02, 0x40, 0x09, 0, 0, 0, 0]
+    );
 }
 
 #[test]
@@ -242,10 +255,12 @@ fn json_uses_spec_field_names_and_si_values() {
     assert_eq!(j["id"], "0x4002");
     assert_eq!(j["name"], "ReportStatus");
     assert_eq!(j["status"], "EMERGENCY");
-    let ft = Message::from(jaus_ocu::jaus::iop::ReportManipulatorEndEffectorForceTorque::full(
-        [1.0, 2.0, 3.0],
-        [0.1, 0.2, 0.3],
-    ))
+    let ft = Message::from(
+        jaus_ocu::jaus::iop::ReportManipulatorEndEffectorForceTorque::full(
+            [1.0, 2.0, 3.0],
+            [0.1, 0.2, 0.3],
+        ),
+    )
     .to_json();
     assert_eq!(ft["force_x"], 1.0);
     let keys: Vec<&str> = ft.as_object().unwrap().keys().map(String::as_str).collect();

@@ -5,7 +5,9 @@
 use jaus_ocu::cli::parse_hex;
 use jaus_ocu::jaus::core::*;
 use jaus_ocu::jaus::iop::*;
-use jaus_ocu::jaus::judp::{self, AckNak, Block, Broadcast, DataFlags, Datagram, DatagramWriter, Header, Priority};
+use jaus_ocu::jaus::judp::{
+    self, AckNak, Block, Broadcast, DataFlags, Datagram, DatagramWriter, Header, Priority,
+};
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::wire::{Scale, scales};
 use jaus_ocu::jaus::{DecodeContext, EmbeddedMessage, JausId, Message};
@@ -49,13 +51,20 @@ fn one(bytes: &[u8]) -> (Header, Message) {
 
 #[test]
 fn capture_request_control_with_ack_request_to_multicast() {
-    let (h, m) = one(&hex("02 00 11 00 19 0a 01 7e 00 14 01 7e 00 0d 00 c8 01 00"));
+    let (h, m) = one(&hex(
+        "02 00 11 00 19 0a 01 7e 00 14 01 7e 00 0d 00 c8 01 00",
+    ));
     assert_eq!(h.priority, Priority::Standard);
     assert_eq!(h.broadcast, Broadcast::Global);
     assert_eq!(h.ack_nak, AckNak::Request);
     assert_eq!(h.data_flags, DataFlags::Single);
     assert_eq!((h.destination, h.source, h.sequence), (S, C, 1));
-    assert_eq!(m, Message::RequestControl(RequestControl { authority_code: 200 }));
+    assert_eq!(
+        m,
+        Message::RequestControl(RequestControl {
+            authority_code: 200
+        })
+    );
 }
 
 #[test]
@@ -72,12 +81,17 @@ fn capture_ack_block_has_no_payload_and_echoes_sequence() {
         broadcast: Broadcast::Global,
         ..Header::new(S, C, 1)
     };
-    assert_eq!(judp::single(&req.ack(), &[]).unwrap(), hex("02 00 0e 00 31 14 01 7e 00 0a 01 7e 00 01 00"));
+    assert_eq!(
+        judp::single(&req.ack(), &[]).unwrap(),
+        hex("02 00 0e 00 31 14 01 7e 00 0a 01 7e 00 01 00")
+    );
 }
 
 #[test]
 fn capture_confirm_control_accepted() {
-    let (h, m) = one(&hex("02 00 11 00 01 14 01 7e 00 0a 01 7e 00 0f 00 00 01 00"));
+    let (h, m) = one(&hex(
+        "02 00 11 00 01 14 01 7e 00 0a 01 7e 00 0f 00 00 01 00",
+    ));
     assert_eq!((h.destination, h.source, h.sequence), (C, S, 1));
     assert_eq!(
         m,
@@ -91,7 +105,9 @@ fn capture_confirm_control_accepted() {
 fn capture_query_status_and_report_status_standby() {
     let (_, q) = one(&hex("02 00 10 00 01 0a 01 7e 00 14 01 7e 00 02 20 02 00"));
     assert_eq!(q, Message::QueryStatus(QueryStatus));
-    let (h, r) = one(&hex("02 00 15 00 01 14 01 7e 00 0a 01 7e 00 02 40 02 00 00 00 00 02 00"));
+    let (h, r) = one(&hex(
+        "02 00 15 00 01 14 01 7e 00 0a 01 7e 00 02 40 02 00 00 00 00 02 00",
+    ));
     assert_eq!(h.sequence, 2);
     assert_eq!(
         r,
@@ -106,10 +122,17 @@ fn capture_query_status_and_report_status_standby() {
 fn capture_resume_set_emergency_and_reject_control() {
     let (h, m) = one(&hex("02 00 10 00 01 0a 01 7e 00 14 01 7e 00 04 00 03 00"));
     assert_eq!((m, h.sequence), (Message::Resume(Resume), 3));
-    let (h, m) = one(&hex("02 00 12 00 01 0a 01 7e 00 14 01 7e 00 06 00 00 00 05 00"));
+    let (h, m) = one(&hex(
+        "02 00 12 00 01 0a 01 7e 00 14 01 7e 00 06 00 00 00 05 00",
+    ));
     // The tool sent EmergencyCode 0, which the JSIDL does not define; it is kept as sent.
-    assert_eq!((m, h.sequence), (Message::SetEmergency(SetEmergency { emergency_code: 0 }), 5));
-    let (_, m) = one(&hex("02 00 11 00 01 14 01 7e 00 0a 01 7e 00 10 00 00 06 00"));
+    assert_eq!(
+        (m, h.sequence),
+        (Message::SetEmergency(SetEmergency { emergency_code: 0 }), 5)
+    );
+    let (_, m) = one(&hex(
+        "02 00 11 00 01 14 01 7e 00 0a 01 7e 00 10 00 00 06 00",
+    ));
     assert_eq!(
         m,
         Message::RejectControl(RejectControl {
@@ -120,7 +143,9 @@ fn capture_resume_set_emergency_and_reject_control() {
 
 #[test]
 fn format_py_report_identification() {
-    let (h, m) = one(&hex("02 00 1a 00 01 14 01 7e 00 0a 01 7e 00 00 4b 02 11 27 06 73 75 62 73 79 73 00 00"));
+    let (h, m) = one(&hex(
+        "02 00 1a 00 01 14 01 7e 00 0a 01 7e 00 00 4b 02 11 27 06 73 75 62 73 79 73 00 00",
+    ));
     assert_eq!(h.sequence, 0);
     assert_eq!(
         m,
@@ -134,7 +159,9 @@ fn format_py_report_identification() {
 
 #[test]
 fn format_py_report_control_uncontrolled() {
-    let (_, m) = one(&hex("02 00 15 00 01 14 01 7e 00 0a 01 7e 00 0d 40 00 00 00 00 00 03 00"));
+    let (_, m) = one(&hex(
+        "02 00 15 00 01 14 01 7e 00 0a 01 7e 00 0d 40 00 00 00 00 00 03 00",
+    ));
     assert_eq!(
         m,
         Message::ReportControl(ReportControl {
@@ -158,7 +185,13 @@ fn format_py_request_bodies_we_send_are_byte_exact() {
         ),
         (QueryHeartbeatPulse.into(), "02 22"),
         (QueryControl.into(), "0d 20"),
-        (RequestControl { authority_code: 200 }.into(), "0d 00 c8"),
+        (
+            RequestControl {
+                authority_code: 200,
+            }
+            .into(),
+            "0d 00 c8",
+        ),
         (QueryStatus.into(), "02 20"),
         (
             CreateEvent {
@@ -203,7 +236,9 @@ fn format_py_two_blocks_in_one_datagram_confirm_and_event() {
 
 #[test]
 fn third_party_broadcast_query_identification() {
-    let (h, m) = one(&hex("02 00 11 00 09 ff ff ff ff 02 01 e8 03 00 2b 02 04 00"));
+    let (h, m) = one(&hex(
+        "02 00 11 00 09 ff ff ff ff 02 01 e8 03 00 2b 02 04 00",
+    ));
     assert_eq!(h.broadcast, Broadcast::Global);
     assert_eq!(h.priority, Priority::Standard);
     assert_eq!(h.destination, JausId::BROADCAST);
@@ -235,19 +270,26 @@ fn third_party_set_local_waypoint_is_unknown_but_kept_and_scales_as_documented()
 
 #[test]
 fn ours_query_manipulator_specifications_both_parts() {
-    let (h, m) = one(&hex("02 00 11 00 01 0a 01 7e 00 14 01 7e 00 00 26 03 01 00"));
+    let (h, m) = one(&hex(
+        "02 00 11 00 01 0a 01 7e 00 14 01 7e 00 00 26 03 01 00",
+    ));
     assert_eq!((h.destination, h.source, h.sequence), (S, C, 1));
     assert_eq!(
         m,
-        Message::QueryManipulatorSpecifications(QueryManipulatorSpecifications { presence_vector: 3 })
+        Message::QueryManipulatorSpecifications(QueryManipulatorSpecifications {
+            presence_vector: 3
+        })
     );
 }
 
 #[test]
 fn ours_report_joint_positions_two_revolute() {
-    let bytes = hex("02 00 1b 00 01 14 01 7e 00 0a 01 7e 00 02 46 02 01 0d e6 8b 82 01 e4 33 e8 7a 07 00");
+    let bytes =
+        hex("02 00 1b 00 01 14 01 7e 00 0a 01 7e 00 02 46 02 01 0d e6 8b 82 01 e4 33 e8 7a 07 00");
     let (_, m) = one(&bytes);
-    let Message::ReportJointPositions(r) = &m else { panic!("{m:?}") };
+    let Message::ReportJointPositions(r) = &m else {
+        panic!("{m:?}")
+    };
     let lsb = scales::JOINT_POSITION_RAD.lsb();
     assert_eq!(r.joint_positions.len(), 2);
     assert!((r.joint_positions[0].value - 0.5).abs() <= lsb);
@@ -257,13 +299,15 @@ fn ours_report_joint_positions_two_revolute() {
         joint_positions: vec![JointValue::revolute(0.5), JointValue::revolute(-1.0)],
     });
     let mut w = DatagramWriter::new();
-    w.push(&Header::new(C, S, 7), &built.emit().unwrap()).unwrap();
+    w.push(&Header::new(C, S, 7), &built.emit().unwrap())
+        .unwrap();
     assert_eq!(w.finish(), bytes);
 }
 
 #[test]
 fn ours_create_event_ten_hertz_joint_positions() {
-    let bytes = hex("02 00 1a 00 01 0a 01 7e 00 14 01 7e 00 f0 01 01 00 58 02 02 00 00 00 02 26 02 00");
+    let bytes =
+        hex("02 00 1a 00 01 0a 01 7e 00 14 01 7e 00 f0 01 01 00 58 02 02 00 00 00 02 26 02 00");
     let (_, m) = one(&bytes);
     let built = Message::from(CreateEvent {
         request_id: 1,
@@ -272,7 +316,8 @@ fn ours_create_event_ten_hertz_joint_positions() {
         query_message: EmbeddedMessage::new(&QueryJointPositions.into()).unwrap(),
     });
     let mut w = DatagramWriter::new();
-    w.push(&Header::new(S, C, 2), &built.emit().unwrap()).unwrap();
+    w.push(&Header::new(S, C, 2), &built.emit().unwrap())
+        .unwrap();
     assert_eq!(w.finish(), bytes);
     let Message::CreateEvent(c) = m else { panic!() };
     // 600 on the wire reads back as 9.9977 Hz.
@@ -286,19 +331,23 @@ fn ours_set_joint_positions_body() {
         joint_positions: vec![JointValue::revolute(0.25), JointValue::revolute(1.0)],
     });
     assert_eq!(built.emit().unwrap(), bytes);
-    let Message::SetJointPositions(p) = Message::parse(&bytes).unwrap() else { panic!() };
+    let Message::SetJointPositions(p) = Message::parse(&bytes).unwrap() else {
+        panic!()
+    };
     assert!((p.joint_positions[0].value - 0.25).abs() <= scales::JOINT_POSITION_RAD.lsb());
 }
 
 #[test]
 fn ours_end_effector_force_torque_body() {
-    let bytes = hex("99 d9 3f 93 18 04 80 57 04 ff 7f 39 25 20 80 18 02 00 80 ce fb ff 7f 63 08 00 80");
+    let bytes =
+        hex("99 d9 3f 93 18 04 80 57 04 ff 7f 39 25 20 80 18 02 00 80 ce fb ff 7f 63 08 00 80");
     let built = Message::from(ReportManipulatorEndEffectorForceTorque::full(
         [12.5, -3.0, 98.1],
         [0.25, -0.5, 1.0],
     ));
     assert_eq!(built.emit().unwrap(), bytes);
-    let Message::ReportManipulatorEndEffectorForceTorque(ft) = Message::parse(&bytes).unwrap() else {
+    let Message::ReportManipulatorEndEffectorForceTorque(ft) = Message::parse(&bytes).unwrap()
+    else {
         panic!()
     };
     assert!((ft.force_z.unwrap() - 98.1).abs() <= scales::IOP_FORCE.lsb());
@@ -327,5 +376,8 @@ fn header_view_setters_write_every_byte() {
     b.set_source(C);
     b.payload_mut().copy_from_slice(&[0x0d, 0x00, 0xc8]);
     b.set_sequence(1);
-    assert_eq!(buf.to_vec(), hex("00 11 00 19 0a 01 7e 00 14 01 7e 00 0d 00 c8 01 00"));
+    assert_eq!(
+        buf.to_vec(),
+        hex("00 11 00 19 0a 01 7e 00 14 01 7e 00 0d 00 c8 01 00")
+    );
 }

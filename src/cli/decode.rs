@@ -48,16 +48,28 @@ fn context(joints: Option<&str>) -> Result<DecodeContext> {
 }
 
 /// The JSON and lines for one input, and whether it decoded cleanly.
-fn decode_one(bytes: &[u8], bare_message: bool, ctx: &DecodeContext) -> (serde_json::Value, Vec<String>, bool) {
+fn decode_one(
+    bytes: &[u8],
+    bare_message: bool,
+    ctx: &DecodeContext,
+) -> (serde_json::Value, Vec<String>, bool) {
     if bare_message {
         return match Message::parse_with(bytes, ctx) {
             Ok(m) => (m.to_json(), vec![message_line(&m)], true),
-            Err(e) => (datagram_error_json(&e), vec![format!("UNDECODABLE {e}")], false),
+            Err(e) => (
+                datagram_error_json(&e),
+                vec![format!("UNDECODABLE {e}")],
+                false,
+            ),
         };
     }
     match decode_datagram(bytes, ctx, None) {
         Ok(d) => (d.to_json(), d.to_lines(), d.is_clean()),
-        Err(e) => (datagram_error_json(&e), vec![format!("UNDECODABLE {e}")], false),
+        Err(e) => (
+            datagram_error_json(&e),
+            vec![format!("UNDECODABLE {e}")],
+            false,
+        ),
     }
 }
 
@@ -87,7 +99,11 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
                 }
                 Err(e) => {
                     if args.json {
-                        writeln!(out, "{}", json!({ "error": format!("line {}: {e}", n + 1), "offset": null }))?;
+                        writeln!(
+                            out,
+                            "{}",
+                            json!({ "error": format!("line {}: {e}", n + 1), "offset": null })
+                        )?;
                     } else {
                         writeln!(out, "{}: BAD HEX {e}", n + 1)?;
                     }

@@ -97,10 +97,18 @@ pub fn run(args: &InspectArgs) -> Result<i32> {
                     }
                 }
             }
-            CaptureEvent::Bad { frame, time, reason } => {
+            CaptureEvent::Bad {
+                frame,
+                time,
+                reason,
+            } => {
                 summary.undecodable += 1;
                 if args.json {
-                    writeln!(out, "{}", json!({ "frame": frame, "time": time, "error": reason, "offset": null }))?;
+                    writeln!(
+                        out,
+                        "{}",
+                        json!({ "frame": frame, "time": time, "error": reason, "offset": null })
+                    )?;
                 } else {
                     writeln!(out, "#{frame:<5} BAD FRAME {reason}")?;
                 }

@@ -364,7 +364,11 @@ impl Body for CreateEvent {
     fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.u8(self.request_id);
         w.u8(self.event_type.raw());
-        w.scaled(scales::EVENT_RATE, self.requested_periodic_rate, "RequestedPeriodicRate")?;
+        w.scaled(
+            scales::EVENT_RATE,
+            self.requested_periodic_rate,
+            "RequestedPeriodicRate",
+        )?;
         self.query_message.emit(w, "QueryMessage")
     }
 }
@@ -398,7 +402,11 @@ impl Body for UpdateEvent {
     fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.u8(self.request_id);
         w.u8(self.event_type.raw());
-        w.scaled(scales::EVENT_RATE, self.requested_periodic_rate, "RequestedPeriodicRate")?;
+        w.scaled(
+            scales::EVENT_RATE,
+            self.requested_periodic_rate,
+            "RequestedPeriodicRate",
+        )?;
         w.u8(self.event_id);
         self.query_message.emit(w, "QueryMessage")
     }
@@ -451,7 +459,11 @@ impl Body for ConfirmEventRequest {
     fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.u8(self.request_id);
         w.u8(self.event_id);
-        w.scaled(scales::EVENT_RATE, self.confirmed_periodic_rate, "ConfirmedPeriodicRate")
+        w.scaled(
+            scales::EVENT_RATE,
+            self.confirmed_periodic_rate,
+            "ConfirmedPeriodicRate",
+        )
     }
 }
 
@@ -488,7 +500,8 @@ impl Body for RejectEventRequest {
     }
 
     fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        let pv = u8::from(self.response_code.is_some()) | u8::from(self.error_message.is_some()) << 1;
+        let pv =
+            u8::from(self.response_code.is_some()) | u8::from(self.error_message.is_some()) << 1;
         w.u8(pv);
         w.u8(self.request_id);
         if let Some(c) = self.response_code {

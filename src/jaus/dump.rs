@@ -4,7 +4,9 @@
 use serde_json::{Map, Value, json};
 
 use super::error::DecodeError;
-use super::judp::{AckNak, Broadcast, DataFlags, Datagram, Header, Priority, Reassembler, Reassembly};
+use super::judp::{
+    AckNak, Broadcast, DataFlags, Datagram, Header, Priority, Reassembler, Reassembly,
+};
 use super::message::{Message, hex_string};
 use super::wire::DecodeContext;
 
@@ -89,7 +91,10 @@ fn error_json(e: &DecodeError) -> Value {
     json!({ "error": e.to_string(), "offset": e.offset })
 }
 
-fn message_result_json(m: &Result<Message, DecodeError>, payload: &[u8]) -> (Value, Map<String, Value>) {
+fn message_result_json(
+    m: &Result<Message, DecodeError>,
+    payload: &[u8],
+) -> (Value, Map<String, Value>) {
     match m {
         Ok(m) => (m.to_json(), Map::new()),
         Err(e) => {
@@ -159,7 +164,11 @@ impl DecodedBlock {
             flags.push(format!("ack={}", h.ack_nak));
         }
         if h.data_flags != DataFlags::Single {
-            flags.push(format!("fragment={} ({} bytes)", h.data_flags, self.payload.len()));
+            flags.push(format!(
+                "fragment={} ({} bytes)",
+                h.data_flags,
+                self.payload.len()
+            ));
         }
         if !flags.is_empty() {
             s.push_str(&format!(" [{}]", flags.join(" ")));
@@ -169,8 +178,13 @@ impl DecodedBlock {
                 s.push_str("  ");
                 s.push_str(&message_line(m));
             }
-            Some(Err(e)) => s.push_str(&format!("  UNDECODABLE {e}; payload {}", hex_string(&self.payload))),
-            None if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) => s.push_str(&format!("  {}", h.ack_nak)),
+            Some(Err(e)) => s.push_str(&format!(
+                "  UNDECODABLE {e}; payload {}",
+                hex_string(&self.payload)
+            )),
+            None if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) => {
+                s.push_str(&format!("  {}", h.ack_nak))
+            }
             None => {}
         }
         match &self.reassembled {
@@ -202,7 +216,10 @@ impl DecodedDatagram {
     pub fn to_json(&self) -> Value {
         let mut o = Map::new();
         o.insert("version".into(), self.version.into());
-        o.insert("blocks".into(), self.blocks.iter().map(DecodedBlock::to_json).collect());
+        o.insert(
+            "blocks".into(),
+            self.blocks.iter().map(DecodedBlock::to_json).collect(),
+        );
         if let Some(e) = &self.error {
             o.insert("error".into(), e.to_string().into());
             o.insert("offset".into(), e.offset.into());
@@ -221,7 +238,11 @@ impl DecodedDatagram {
 
     /// Whether every block framed and decoded.
     pub fn is_clean(&self) -> bool {
-        self.error.is_none() && self.blocks.iter().all(|b| !matches!(b.message, Some(Err(_))))
+        self.error.is_none()
+            && self
+                .blocks
+                .iter()
+                .all(|b| !matches!(b.message, Some(Err(_))))
     }
 }
 

@@ -14,7 +14,9 @@ pub enum DecodeErrorKind {
         available: usize,
     },
     /// A presence vector has bits set that the message does not define.
-    #[error("presence vector 0x{bits:02x} sets bits the message does not define (known: 0x{known:02x})")]
+    #[error(
+        "presence vector 0x{bits:02x} sets bits the message does not define (known: 0x{known:02x})"
+    )]
     UnknownPresenceBits {
         /// The presence vector as received.
         bits: u32,
@@ -40,7 +42,9 @@ pub enum DecodeErrorKind {
     #[error("empty datagram")]
     Empty,
     /// The block's message-type/header-compression byte is not 0.
-    #[error("message type / header compression byte 0x{0:02x} is not supported (only 0x00: plain JAUS message, no header compression)")]
+    #[error(
+        "message type / header compression byte 0x{0:02x} is not supported (only 0x00: plain JAUS message, no header compression)"
+    )]
     UnsupportedMessageType(u8),
     /// A block's data size is smaller than the header or larger than what remains.
     #[error("data size {size} is invalid (must be 14..={max})")]

@@ -74,7 +74,9 @@ impl fmt::Display for JausId {
 
 /// Why a JAUS ID string did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}' is not a JAUS ID: expected SUBSYSTEM.NODE.COMPONENT, e.g. 126.1.10 (subsystem 0..65535, node and component 0..255)")]
+#[error(
+    "'{0}' is not a JAUS ID: expected SUBSYSTEM.NODE.COMPONENT, e.g. 126.1.10 (subsystem 0..65535, node and component 0..255)"
+)]
 pub struct ParseJausIdError(String);
 
 impl FromStr for JausId {
@@ -83,7 +85,9 @@ impl FromStr for JausId {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseJausIdError(s.to_owned());
         let mut parts = s.trim().split('.');
-        let (Some(a), Some(b), Some(c), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        let (Some(a), Some(b), Some(c), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return Err(err());
         };
         Ok(JausId::new(
@@ -114,7 +118,10 @@ mod tests {
     #[test]
     fn format_py_id_vector_reads_subsystem_1000() {
         // §5.4: the bytes 02 01 e8 03 are component 2, node 1, subsystem 1000.
-        assert_eq!(JausId::from_bytes([0x02, 0x01, 0xe8, 0x03]), JausId::new(1000, 1, 2));
+        assert_eq!(
+            JausId::from_bytes([0x02, 0x01, 0xe8, 0x03]),
+            JausId::new(1000, 1, 2)
+        );
     }
 
     #[test]

@@ -46,7 +46,9 @@ pub struct ReportManipulatorEndEffectorForceTorque {
     pub torque_z: Option<f64>,
 }
 
-const FT_FIELDS: [&str; 6] = ["ForceX", "ForceY", "ForceZ", "TorqueX", "TorqueY", "TorqueZ"];
+const FT_FIELDS: [&str; 6] = [
+    "ForceX", "ForceY", "ForceZ", "TorqueX", "TorqueY", "TorqueZ",
+];
 
 impl ReportManipulatorEndEffectorForceTorque {
     /// A report with all six components.
@@ -62,7 +64,14 @@ impl ReportManipulatorEndEffectorForceTorque {
     }
 
     fn slots(&self) -> [Option<f64>; 6] {
-        [self.force_x, self.force_y, self.force_z, self.torque_x, self.torque_y, self.torque_z]
+        [
+            self.force_x,
+            self.force_y,
+            self.force_z,
+            self.torque_x,
+            self.torque_y,
+            self.torque_z,
+        ]
     }
 }
 
@@ -72,7 +81,11 @@ impl Body for ReportManipulatorEndEffectorForceTorque {
         let mut v = [None; 6];
         for (i, slot) in v.iter_mut().enumerate() {
             if pv & (1 << i) != 0 {
-                let scale = if i < 3 { scales::IOP_FORCE } else { scales::IOP_TORQUE };
+                let scale = if i < 3 {
+                    scales::IOP_FORCE
+                } else {
+                    scales::IOP_TORQUE
+                };
                 *slot = Some(r.scaled(scale, FT_FIELDS[i])?);
             }
         }
@@ -95,7 +108,11 @@ impl Body for ReportManipulatorEndEffectorForceTorque {
         w.u8(pv);
         for (i, s) in slots.iter().enumerate() {
             if let Some(v) = s {
-                let scale = if i < 3 { scales::IOP_FORCE } else { scales::IOP_TORQUE };
+                let scale = if i < 3 {
+                    scales::IOP_FORCE
+                } else {
+                    scales::IOP_TORQUE
+                };
                 w.scaled(scale, *v, FT_FIELDS[i])?;
             }
         }
@@ -371,9 +388,16 @@ impl Body for ReportPresetPoseSpecifications {
                 let jaus_id = JausId::from_u32(r.u32("JAUS_ID")?);
                 let target = match r.tag(4, "PresetPositionsVar")? {
                     0 => PresetTarget::JointPositions {
-                        joint_positions: parse_joint_values(r, POSITION, "JointPositionList", "JointPosition")?,
+                        joint_positions: parse_joint_values(
+                            r,
+                            POSITION,
+                            "JointPositionList",
+                            "JointPosition",
+                        )?,
                     },
-                    1 => PresetTarget::EndEffectorPose { pose: Pose::parse(r)? },
+                    1 => PresetTarget::EndEffectorPose {
+                        pose: Pose::parse(r)?,
+                    },
                     2 => PresetTarget::PanTilt {
                         joint1_position: r.scaled(scales::JOINT_POSITION_RAD, "Joint1Position")?,
                         joint2_position: r.scaled(scales::JOINT_POSITION_RAD, "Joint2Position")?,
@@ -405,7 +429,13 @@ impl Body for ReportPresetPoseSpecifications {
                 match &pos.target {
                     PresetTarget::JointPositions { joint_positions } => {
                         w.u8(0);
-                        emit_joint_values(w, joint_positions, POSITION, "JointPositionList", "JointPosition")?;
+                        emit_joint_values(
+                            w,
+                            joint_positions,
+                            POSITION,
+                            "JointPositionList",
+                            "JointPosition",
+                        )?;
                     }
                     PresetTarget::EndEffectorPose { pose } => {
                         w.u8(1);
@@ -416,8 +446,16 @@ impl Body for ReportPresetPoseSpecifications {
                         joint2_position,
                     } => {
                         w.u8(2);
-                        w.scaled(scales::JOINT_POSITION_RAD, *joint1_position, "Joint1Position")?;
-                        w.scaled(scales::JOINT_POSITION_RAD, *joint2_position, "Joint2Position")?;
+                        w.scaled(
+                            scales::JOINT_POSITION_RAD,
+                            *joint1_position,
+                            "Joint1Position",
+                        )?;
+                        w.scaled(
+                            scales::JOINT_POSITION_RAD,
+                            *joint2_position,
+                            "Joint2Position",
+                        )?;
                     }
                     PresetTarget::Stabilizer {
                         stabilizer_id,

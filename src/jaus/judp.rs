@@ -378,12 +378,16 @@ impl<'a> Datagram<'a> {
     pub fn new_checked(buf: &'a [u8]) -> Result<Self, DecodeError> {
         match buf.first() {
             None => Err(DecodeError::new("Version", 0, DecodeErrorKind::Empty)),
-            Some(_) if buf.starts_with(b"JAUS01.0") => {
-                Err(DecodeError::new("Version", 0, DecodeErrorKind::LegacyFraming))
-            }
-            Some(&v) if v != VERSION => {
-                Err(DecodeError::new("Version", 0, DecodeErrorKind::UnsupportedVersion(v)))
-            }
+            Some(_) if buf.starts_with(b"JAUS01.0") => Err(DecodeError::new(
+                "Version",
+                0,
+                DecodeErrorKind::LegacyFraming,
+            )),
+            Some(&v) if v != VERSION => Err(DecodeError::new(
+                "Version",
+                0,
+                DecodeErrorKind::UnsupportedVersion(v),
+            )),
             Some(_) if buf.len() < 1 + BLOCK_OVERHEAD => Err(DecodeError::new(
                 "JUDP header",
                 1,
@@ -506,7 +510,11 @@ pub fn single(header: &Header, message: &[u8]) -> Result<Vec<u8>, EncodeError> {
 /// otherwise First, Middle…, Last with consecutive sequence numbers from `header.sequence`
 /// and the message ID only at the start of the first fragment (§4.6, the majority form).
 /// Returns the headers with their payload slices; the caller sends one block per datagram.
-pub fn fragment<'m>(header: &Header, message: &'m [u8], max_payload: usize) -> Vec<(Header, &'m [u8])> {
+pub fn fragment<'m>(
+    header: &Header,
+    message: &'m [u8],
+    max_payload: usize,
+) -> Vec<(Header, &'m [u8])> {
     let max_payload = max_payload.clamp(1, MAX_BLOCK_PAYLOAD);
     if message.len() <= max_payload {
         return vec![(
@@ -723,7 +731,8 @@ mod tests {
     #[test]
     fn parses_pcap_request_control_header() {
         let d = [
-            0x02, 0x00, 0x11, 0x00, 0x19, 0x0a, 0x01, 0x7e, 0x00, 0x14, 0x01, 0x7e, 0x00, 0x0d, 0x00, 0xc8, 0x01, 0x00,
+            0x02, 0x00, 0x11, 0x00, 0x19, 0x0a, 0x01, 0x7e, 0x00, 0x14, 0x01, 0x7e, 0x00, 0x0d,
+            0x00, 0xc8, 0x01, 0x00,
         ];
         let dg = Datagram::new_checked(&d).unwrap();
         let blocks: Vec<_> = dg.blocks().collect::<Result<_, _>>().unwrap();
@@ -753,19 +762,27 @@ mod tests {
         let ack = single(&h.ack(), &[]).unwrap();
         assert_eq!(
             ack,
-            [0x02, 0x00, 0x0e, 0x00, 0x31, 0x14, 0x01, 0x7e, 0x00, 0x0a, 0x01, 0x7e, 0x00, 0x01, 0x00]
+            [
+                0x02, 0x00, 0x0e, 0x00, 0x31, 0x14, 0x01, 0x7e, 0x00, 0x0a, 0x01, 0x7e, 0x00, 0x01,
+                0x00
+            ]
         );
     }
 
     #[test]
     fn rejects_other_versions_and_legacy_framing() {
-        assert_eq!(Datagram::new_checked(&[]).unwrap_err().kind, DecodeErrorKind::Empty);
+        assert_eq!(
+            Datagram::new_checked(&[]).unwrap_err().kind,
+            DecodeErrorKind::Empty
+        );
         assert_eq!(
             Datagram::new_checked(&[1; 20]).unwrap_err().kind,
             DecodeErrorKind::UnsupportedVersion(1)
         );
         assert_eq!(
-            Datagram::new_checked(b"JAUS01.0 and more bytes").unwrap_err().kind,
+            Datagram::new_checked(b"JAUS01.0 and more bytes")
+                .unwrap_err()
+                .kind,
             DecodeErrorKind::LegacyFraming
         );
     }
@@ -774,8 +791,16 @@ mod tests {
     fn rejects_data_size_beyond_datagram_with_offset() {
         let mut d = single(&Header::new(S, C, 1), &[0x02, 0x20]).unwrap();
         d[2] = 0x40;
-        let e = Datagram::new_checked(&d).unwrap().blocks().next().unwrap().unwrap_err();
-        assert!(matches!(e.kind, DecodeErrorKind::BadDataSize { size: 0x40, .. }));
+        let e = Datagram::new_checked(&d)
+            .unwrap()
+            .blocks()
+            .next()
+            .unwrap()
+            .unwrap_err();
+        assert!(matches!(
+            e.kind,
+            DecodeErrorKind::BadDataSize { size: 0x40, .. }
+        ));
         assert_eq!(e.offset, 2);
     }
 
@@ -783,7 +808,12 @@ mod tests {
     fn rejects_header_compression_and_ack_with_payload() {
         let mut d = single(&Header::new(S, C, 1), &[0x02, 0x20]).unwrap();
         d[1] = 0x01;
-        let e = Datagram::new_checked(&d).unwrap().blocks().next().unwrap().unwrap_err();
+        let e = Datagram::new_checked(&d)
+            .unwrap()
+            .blocks()
+            .next()
+            .unwrap()
+            .unwrap_err();
         assert_eq!(e.kind, DecodeErrorKind::UnsupportedMessageType(1));
         let ack_with_payload = single(&Header::new(S, C, 1).ack(), &[1, 2]).unwrap();
         let e = Datagram::new_checked(&ack_with_payload)
@@ -798,10 +828,19 @@ mod tests {
     #[test]
     fn walks_several_blocks_in_one_datagram() {
         let mut w = DatagramWriter::new();
-        w.push(&Header::new(C, S, 6), &[0xf3, 0x01, 7, 0, 0x2c, 0x01]).unwrap();
-        w.push(&Header::new(C, S, 7), &[0xf1, 0x41, 0, 0, 2, 0, 0, 0, 0x02, 0x42]).unwrap();
+        w.push(&Header::new(C, S, 6), &[0xf3, 0x01, 7, 0, 0x2c, 0x01])
+            .unwrap();
+        w.push(
+            &Header::new(C, S, 7),
+            &[0xf1, 0x41, 0, 0, 2, 0, 0, 0, 0x02, 0x42],
+        )
+        .unwrap();
         let d = w.finish();
-        let blocks: Vec<_> = Datagram::new_checked(&d).unwrap().blocks().collect::<Result<_, _>>().unwrap();
+        let blocks: Vec<_> = Datagram::new_checked(&d)
+            .unwrap()
+            .blocks()
+            .collect::<Result<_, _>>()
+            .unwrap();
         assert_eq!(blocks.len(), 2);
         assert_eq!(blocks[1].offset, 1 + 14 + 6);
         assert_eq!(blocks[1].block.sequence(), 7);

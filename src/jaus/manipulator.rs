@@ -98,7 +98,13 @@ pub fn parse_joint_values(
                 (false, true) => JointKind::Revolute,
                 _ => r.ctx().joint_kind(i).unwrap_or(JointKind::Revolute),
             },
-            other => return Err(DecodeError::new(field, at, DecodeErrorKind::BadUnitCode(other))),
+            other => {
+                return Err(DecodeError::new(
+                    field,
+                    at,
+                    DecodeErrorKind::BadUnitCode(other),
+                ));
+            }
         };
         let value = r.scaled(family.scale(kind), field)?;
         out.push(JointValue {
@@ -313,7 +319,9 @@ pub struct ReportEndEffectorPose {
 
 impl Body for ReportEndEffectorPose {
     fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(Self { pose: Pose::parse(r)? })
+        Ok(Self {
+            pose: Pose::parse(r)?,
+        })
     }
 
     fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
@@ -373,7 +381,12 @@ fn opt(
     }
 }
 
-fn put_opt(w: &mut Writer, v: Option<f64>, scale: Scale, field: &'static str) -> Result<(), EncodeError> {
+fn put_opt(
+    w: &mut Writer,
+    v: Option<f64>,
+    scale: Scale,
+    field: &'static str,
+) -> Result<(), EncodeError> {
     match v {
         Some(v) => w.scaled(scale, v, field),
         None => Ok(()),
@@ -381,7 +394,9 @@ fn put_opt(w: &mut Writer, v: Option<f64>, scale: Scale, field: &'static str) ->
 }
 
 fn pv_of(bits: &[bool]) -> u8 {
-    bits.iter().enumerate().fold(0, |pv, (i, &b)| pv | u8::from(b) << i)
+    bits.iter()
+        .enumerate()
+        .fold(0, |pv, (i, &b)| pv | u8::from(b) << i)
 }
 
 /// FirstJointParameters, tag 0: a revolute joint 1.
@@ -439,7 +454,13 @@ impl FirstJointParameters {
                     joint1_max_value: opt(r, pv, 1, scales::LIMIT_RAD, "Joint1MaxValue")?,
                     joint1_max_speed: opt(r, pv, 2, scales::MAX_SPEED_RAD, "Joint1MaxSpeed")?,
                     joint1_max_torque: opt(r, pv, 3, scales::MAX_EFFORT, "Joint1MaxTorque")?,
-                    offset_bounding_cylinder_radius: opt(r, pv, 4, scales::RADIUS, "OffsetBoundingCylinderRadius")?,
+                    offset_bounding_cylinder_radius: opt(
+                        r,
+                        pv,
+                        4,
+                        scales::RADIUS,
+                        "OffsetBoundingCylinderRadius",
+                    )?,
                 })
             }
             _ => {
@@ -450,7 +471,13 @@ impl FirstJointParameters {
                     joint1_max_value: r.scaled(scales::LIMIT_M, "Joint1MaxValue")?,
                     joint1_max_speed: opt(r, pv, 0, scales::MAX_SPEED_M, "Joint1MaxSpeed")?,
                     joint1_max_force: opt(r, pv, 1, scales::MAX_EFFORT, "Joint1MaxForce")?,
-                    joint_bounding_cylinder_radius: opt(r, pv, 2, scales::RADIUS, "JointBoundingCylinderRadius")?,
+                    joint_bounding_cylinder_radius: opt(
+                        r,
+                        pv,
+                        2,
+                        scales::RADIUS,
+                        "JointBoundingCylinderRadius",
+                    )?,
                 })
             }
         })
@@ -470,9 +497,24 @@ impl FirstJointParameters {
                 w.scaled(scales::LENGTH_U16, j.joint1_offset, "Joint1Offset")?;
                 put_opt(w, j.joint1_min_value, scales::LIMIT_RAD, "Joint1MinValue")?;
                 put_opt(w, j.joint1_max_value, scales::LIMIT_RAD, "Joint1MaxValue")?;
-                put_opt(w, j.joint1_max_speed, scales::MAX_SPEED_RAD, "Joint1MaxSpeed")?;
-                put_opt(w, j.joint1_max_torque, scales::MAX_EFFORT, "Joint1MaxTorque")?;
-                put_opt(w, j.offset_bounding_cylinder_radius, scales::RADIUS, "OffsetBoundingCylinderRadius")
+                put_opt(
+                    w,
+                    j.joint1_max_speed,
+                    scales::MAX_SPEED_RAD,
+                    "Joint1MaxSpeed",
+                )?;
+                put_opt(
+                    w,
+                    j.joint1_max_torque,
+                    scales::MAX_EFFORT,
+                    "Joint1MaxTorque",
+                )?;
+                put_opt(
+                    w,
+                    j.offset_bounding_cylinder_radius,
+                    scales::RADIUS,
+                    "OffsetBoundingCylinderRadius",
+                )
             }
             Self::Prismatic(j) => {
                 w.u8(1);
@@ -486,7 +528,12 @@ impl FirstJointParameters {
                 w.scaled(scales::LIMIT_M, j.joint1_max_value, "Joint1MaxValue")?;
                 put_opt(w, j.joint1_max_speed, scales::MAX_SPEED_M, "Joint1MaxSpeed")?;
                 put_opt(w, j.joint1_max_force, scales::MAX_EFFORT, "Joint1MaxForce")?;
-                put_opt(w, j.joint_bounding_cylinder_radius, scales::RADIUS, "JointBoundingCylinderRadius")
+                put_opt(
+                    w,
+                    j.joint_bounding_cylinder_radius,
+                    scales::RADIUS,
+                    "JointBoundingCylinderRadius",
+                )
             }
         }
     }
@@ -569,7 +616,13 @@ impl JointSpecification {
                     max_value: opt(r, pv, 1, scales::LIMIT_RAD, "MaxValue")?,
                     max_speed: opt(r, pv, 2, scales::MAX_SPEED_RAD, "MaxSpeed")?,
                     max_torque: opt(r, pv, 3, scales::MAX_EFFORT, "MaxTorque")?,
-                    offset_bounding_cylinder_radius: opt(r, pv, 4, scales::RADIUS, "OffsetBoundingCylinderRadius")?,
+                    offset_bounding_cylinder_radius: opt(
+                        r,
+                        pv,
+                        4,
+                        scales::RADIUS,
+                        "OffsetBoundingCylinderRadius",
+                    )?,
                     link_length_bounding_cylinder_radius: opt(
                         r,
                         pv,
@@ -589,7 +642,13 @@ impl JointSpecification {
                     max_value: r.scaled(scales::LIMIT_M, "MaxValue")?,
                     max_speed: opt(r, pv, 0, scales::MAX_SPEED_M, "MaxSpeed")?,
                     max_force: opt(r, pv, 1, scales::MAX_EFFORT, "MaxForce")?,
-                    joint_bounding_cylinder_radius: opt(r, pv, 2, scales::RADIUS, "JointBoundingCylinderRadius")?,
+                    joint_bounding_cylinder_radius: opt(
+                        r,
+                        pv,
+                        2,
+                        scales::RADIUS,
+                        "JointBoundingCylinderRadius",
+                    )?,
                     link_length_bounding_cylinder_radius: opt(
                         r,
                         pv,
@@ -621,7 +680,12 @@ impl JointSpecification {
                 put_opt(w, j.max_value, scales::LIMIT_RAD, "MaxValue")?;
                 put_opt(w, j.max_speed, scales::MAX_SPEED_RAD, "MaxSpeed")?;
                 put_opt(w, j.max_torque, scales::MAX_EFFORT, "MaxTorque")?;
-                put_opt(w, j.offset_bounding_cylinder_radius, scales::RADIUS, "OffsetBoundingCylinderRadius")?;
+                put_opt(
+                    w,
+                    j.offset_bounding_cylinder_radius,
+                    scales::RADIUS,
+                    "OffsetBoundingCylinderRadius",
+                )?;
                 put_opt(
                     w,
                     j.link_length_bounding_cylinder_radius,
@@ -644,7 +708,12 @@ impl JointSpecification {
                 w.scaled(scales::LIMIT_M, j.max_value, "MaxValue")?;
                 put_opt(w, j.max_speed, scales::MAX_SPEED_M, "MaxSpeed")?;
                 put_opt(w, j.max_force, scales::MAX_EFFORT, "MaxForce")?;
-                put_opt(w, j.joint_bounding_cylinder_radius, scales::RADIUS, "JointBoundingCylinderRadius")?;
+                put_opt(
+                    w,
+                    j.joint_bounding_cylinder_radius,
+                    scales::RADIUS,
+                    "JointBoundingCylinderRadius",
+                )?;
                 put_opt(
                     w,
                     j.link_length_bounding_cylinder_radius,
@@ -681,7 +750,11 @@ impl ReportManipulatorSpecifications {
     /// Joint types, joint 1 first (the decode context for joint-value lists).
     pub fn joint_kinds(&self) -> Vec<JointKind> {
         std::iter::once(self.first_joint_parameters.kind())
-            .chain(self.joint_specifications.iter().map(JointSpecification::kind))
+            .chain(
+                self.joint_specifications
+                    .iter()
+                    .map(JointSpecification::kind),
+            )
             .collect()
     }
 
@@ -703,7 +776,11 @@ fn parse_names(r: &mut Reader<'_>) -> Result<Vec<String>, DecodeError> {
 impl Body for ReportManipulatorSpecifications {
     fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let pv = r.presence_u8(0x03, "PresenceVector")?;
-        let manipulator_coordinate_system = if pv & 1 != 0 { Some(Pose::parse(r)?) } else { None };
+        let manipulator_coordinate_system = if pv & 1 != 0 {
+            Some(Pose::parse(r)?)
+        } else {
+            None
+        };
         let first_joint_parameters = FirstJointParameters::parse(r)?;
         let n = r.count_u8(4, "JointSpecificationList")?;
         let mut joint_specifications = Vec::with_capacity(n);
@@ -737,7 +814,10 @@ impl Body for ReportManipulatorSpecifications {
 
     fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
         let names_bit = w.dialect() == Dialect::Jsidl && self.joint_names.is_some();
-        w.u8(pv_of(&[self.manipulator_coordinate_system.is_some(), names_bit]));
+        w.u8(pv_of(&[
+            self.manipulator_coordinate_system.is_some(),
+            names_bit,
+        ]));
         if let Some(p) = &self.manipulator_coordinate_system {
             p.emit(w)?;
         }

@@ -54,11 +54,32 @@ impl EmbeddedMessage {
     }
 }
 
+/// How deep embedded messages are rendered as decoded messages; deeper ones stay hex. A hostile
+/// peer can nest Events thousands deep in one block, and rendering recurses once per level.
+pub const MAX_RENDER_DEPTH: usize = 8;
+
+thread_local! {
+    static RENDER_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl Serialize for EmbeddedMessage {
-    /// The decoded message, or its bytes in hex with the reason it did not decode.
+    /// The decoded message, or its bytes in hex with the reason it did not decode (or that it
+    /// is nested deeper than [`MAX_RENDER_DEPTH`]).
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let depth = RENDER_DEPTH.with(|d| d.get());
+        if depth >= MAX_RENDER_DEPTH {
+            let mut map = s.serialize_map(Some(2))?;
+            map.serialize_entry("raw", &hex_string(&self.0))?;
+            map.serialize_entry("note", "embedded messages nested too deep to render")?;
+            return map.end();
+        }
         match self.decode(&DecodeContext::NONE) {
-            Ok(m) => m.serialize(s),
+            Ok(m) => {
+                RENDER_DEPTH.with(|d| d.set(depth + 1));
+                let out = m.serialize(s);
+                RENDER_DEPTH.with(|d| d.set(depth));
+                out
+            }
             Err(e) => {
                 let mut map = s.serialize_map(Some(3))?;
                 map.serialize_entry("raw", &hex_string(&self.0))?;
@@ -73,10 +94,11 @@ impl Serialize for EmbeddedMessage {
 /// Lower-case hex without separators.
 pub fn hex_string(b: &[u8]) -> String {
     use std::fmt::Write;
-    b.iter().fold(String::with_capacity(b.len() * 2), |mut s, x| {
-        let _ = write!(s, "{x:02x}");
-        s
-    })
+    b.iter()
+        .fold(String::with_capacity(b.len() * 2), |mut s, x| {
+            let _ = write!(s, "{x:02x}");
+            s
+        })
 }
 
 macro_rules! messages {
@@ -260,7 +282,11 @@ impl Message {
 
     /// Decodes a message that starts `base` bytes into a larger buffer (error offsets count
     /// from the start of that buffer). Bytes after the last field are an error.
-    pub fn parse_at(bytes: &[u8], base: usize, ctx: &DecodeContext) -> Result<Message, DecodeError> {
+    pub fn parse_at(
+        bytes: &[u8],
+        base: usize,
+        ctx: &DecodeContext,
+    ) -> Result<Message, DecodeError> {
         let mut r = Reader::new(bytes, base, ctx);
         let id = r.u16("MessageID")?;
         let m = Self::parse_body(id, &mut r)?;

@@ -157,7 +157,9 @@ impl DecodeContext {
 
     /// The kind of joint `index` (0-based), if known.
     pub fn joint_kind(&self, index: usize) -> Option<JointKind> {
-        self.joint_kinds.as_ref().and_then(|k| k.get(index).copied())
+        self.joint_kinds
+            .as_ref()
+            .and_then(|k| k.get(index).copied())
     }
 }
 
@@ -284,7 +286,11 @@ impl<'a> Reader<'a> {
         let at = self.offset();
         let tag = self.u8(field)?;
         if tag >= alternatives {
-            return Err(DecodeError::new(field, at, DecodeErrorKind::BadVariantTag(tag)));
+            return Err(DecodeError::new(
+                field,
+                at,
+                DecodeErrorKind::BadVariantTag(tag),
+            ));
         }
         Ok(tag)
     }
@@ -312,18 +318,31 @@ impl<'a> Reader<'a> {
 
     /// Reads a u8 list count. Each element needs at least `min_element` bytes, so an absurd
     /// count fails here instead of reserving memory for elements that cannot exist.
-    pub fn count_u8(&mut self, min_element: usize, field: &'static str) -> Result<usize, DecodeError> {
+    pub fn count_u8(
+        &mut self,
+        min_element: usize,
+        field: &'static str,
+    ) -> Result<usize, DecodeError> {
         let n = usize::from(self.u8(field)?);
         self.check_count(n, min_element, field)
     }
 
     /// Reads a u16 list count (see [`Reader::count_u8`]).
-    pub fn count_u16(&mut self, min_element: usize, field: &'static str) -> Result<usize, DecodeError> {
+    pub fn count_u16(
+        &mut self,
+        min_element: usize,
+        field: &'static str,
+    ) -> Result<usize, DecodeError> {
         let n = usize::from(self.u16(field)?);
         self.check_count(n, min_element, field)
     }
 
-    fn check_count(&self, n: usize, min_element: usize, field: &'static str) -> Result<usize, DecodeError> {
+    fn check_count(
+        &self,
+        n: usize,
+        min_element: usize,
+        field: &'static str,
+    ) -> Result<usize, DecodeError> {
         let needed = n.saturating_mul(min_element);
         if needed > self.remaining() {
             return Err(self.error(
@@ -357,7 +376,8 @@ impl Writer {
     /// A writer for `dialect`.
     pub fn new(dialect: Dialect) -> Self {
         Self {
-            buf: Vec::new(),
+            // Most messages fit; saves the early doublings of a growing Vec.
+            buf: Vec::with_capacity(64),
             dialect,
         }
     }
@@ -430,7 +450,13 @@ impl Writer {
     /// Writes a u16 list count.
     pub fn count_u16(&mut self, n: usize, field: &'static str) -> Result<(), EncodeError> {
         let n = u16::try_from(n).map_err(|_| {
-            EncodeError::new(field, EncodeErrorKind::TooMany { count: n, max: 65535 })
+            EncodeError::new(
+                field,
+                EncodeErrorKind::TooMany {
+                    count: n,
+                    max: 65535,
+                },
+            )
         })?;
         self.u16(n);
         Ok(())
@@ -439,7 +465,13 @@ impl Writer {
     /// Writes a string with a u8 count.
     pub fn string_u8(&mut self, s: &str, field: &'static str) -> Result<(), EncodeError> {
         let n = u8::try_from(s.len()).map_err(|_| {
-            EncodeError::new(field, EncodeErrorKind::StringTooLong { len: s.len(), max: 255 })
+            EncodeError::new(
+                field,
+                EncodeErrorKind::StringTooLong {
+                    len: s.len(),
+                    max: 255,
+                },
+            )
         })?;
         self.u8(n);
         self.bytes(s.as_bytes());
@@ -447,11 +479,19 @@ impl Writer {
     }
 
     /// Writes a fixed-length string padded with NULs.
-    pub fn string_fixed(&mut self, s: &str, len: usize, field: &'static str) -> Result<(), EncodeError> {
+    pub fn string_fixed(
+        &mut self,
+        s: &str,
+        len: usize,
+        field: &'static str,
+    ) -> Result<(), EncodeError> {
         if s.len() > len {
             return Err(EncodeError::new(
                 field,
-                EncodeErrorKind::StringTooLong { len: s.len(), max: len },
+                EncodeErrorKind::StringTooLong {
+                    len: s.len(),
+                    max: len,
+                },
             ));
         }
         self.bytes(s.as_bytes());
@@ -495,8 +535,14 @@ mod tests {
         assert_eq!(s.encode(0.0), Ok(32768));
         assert_eq!(s.encode(-100.0), Ok(0));
         assert_eq!(s.encode(100.0), Ok(65535));
-        assert!(matches!(s.encode(100.0001), Err(EncodeErrorKind::OutOfRange { .. })));
-        assert!(matches!(s.encode(f64::NAN), Err(EncodeErrorKind::NotFinite(_))));
+        assert!(matches!(
+            s.encode(100.0001),
+            Err(EncodeErrorKind::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            s.encode(f64::NAN),
+            Err(EncodeErrorKind::NotFinite(_))
+        ));
     }
 
     #[test]

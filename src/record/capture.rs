@@ -300,16 +300,11 @@ impl<R: Read> CaptureReader<R> {
         if got < magic.len() {
             return Err(CaptureError::TooShort { len: got });
         }
-        let pcap = |endian, nanos| PcapFormat {
-            endian,
-            nanos,
-            link_type: 0,
-        };
         let format = match magic {
-            [0xd4, 0xc3, 0xb2, 0xa1] => Format::Pcap(pcap(Endian::Little, false)),
-            [0x4d, 0x3c, 0xb2, 0xa1] => Format::Pcap(pcap(Endian::Little, true)),
-            [0xa1, 0xb2, 0xc3, 0xd4] => Format::Pcap(pcap(Endian::Big, false)),
-            [0xa1, 0xb2, 0x3c, 0x4d] => Format::Pcap(pcap(Endian::Big, true)),
+            [0xd4, 0xc3, 0xb2, 0xa1] => read_pcap_header(&mut input, Endian::Little, false)?,
+            [0x4d, 0x3c, 0xb2, 0xa1] => read_pcap_header(&mut input, Endian::Little, true)?,
+            [0xa1, 0xb2, 0xc3, 0xd4] => read_pcap_header(&mut input, Endian::Big, false)?,
+            [0xa1, 0xb2, 0x3c, 0x4d] => read_pcap_header(&mut input, Endian::Big, true)?,
             [0x0a, 0x0d, 0x0d, 0x0a] => {
                 let mut rest = [0; 8];
                 let got = input.read_full(&mut rest).map_err(|e| io_error(1, 0, e))?;
@@ -336,32 +331,6 @@ impl<R: Read> CaptureReader<R> {
                     magic: u32::from_be_bytes(magic),
                 });
             }
-        };
-        let format = match format {
-            Format::Pcap(mut pcap) => {
-                // Version (4), time zone (4), significant figures (4), snapshot length (4),
-                // link type (4).
-                let mut header = [0; 20];
-                let got = input
-                    .read_full(&mut header)
-                    .map_err(|e| io_error(1, 0, e))?;
-                if got < header.len() {
-                    return Err(CaptureError::Truncated {
-                        frame: 1,
-                        offset: 0,
-                        what: "file header needs",
-                        needed: 24,
-                        available: 4 + got as u64,
-                    });
-                }
-                // The upper 16 bits carry the FCS length of some captures, not the link type.
-                pcap.link_type = pcap
-                    .endian
-                    .u32([header[16], header[17], header[18], header[19]])
-                    & 0xffff;
-                Format::Pcap(pcap)
-            }
-            ng => ng,
         };
         Ok(Self {
             input,
@@ -688,6 +657,35 @@ enum Record {
         time: f64,
         reason: String,
     },
+}
+
+/// Reads the rest of the classic pcap file header, after its 4-byte magic number.
+fn read_pcap_header<R: Read>(
+    input: &mut Input<R>,
+    endian: Endian,
+    nanos: bool,
+) -> Result<Format, CaptureError> {
+    // Version (4), time zone (4), significant figures (4), snapshot length (4), link type (4).
+    let mut header = [0; 20];
+    let got = input
+        .read_full(&mut header)
+        .map_err(|e| io_error(1, 0, e))?;
+    if got < header.len() {
+        return Err(CaptureError::Truncated {
+            frame: 1,
+            offset: 0,
+            what: "file header needs",
+            needed: 24,
+            available: 4 + got as u64,
+        });
+    }
+    // The upper 16 bits carry the FCS length of some captures, not the link type.
+    let link_type = endian.u32([header[16], header[17], header[18], header[19]]) & 0xffff;
+    Ok(Format::Pcap(PcapFormat {
+        endian,
+        nanos,
+        link_type,
+    }))
 }
 
 /// Reads one classic pcap record; `None` at a clean end of file.
