@@ -4,4 +4,6 @@
 
 pub mod cli;
 pub mod jaus;
+pub mod model;
 pub mod record;
+pub mod sim;

@@ -20,6 +20,8 @@ enum Command {
     Decode(cli::decode::DecodeArgs),
     /// Decode every JUDP datagram in a .pcap or .pcapng capture.
     Inspect(cli::inspect::InspectArgs),
+    /// Run a simulated JAUS manipulator component on UDP (default: the demo arm on 127.0.0.1:3794).
+    Sim(cli::sim::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Decode(args) => cli::decode::run(args),
         Command::Inspect(args) => cli::inspect::run(args),
+        Command::Sim(args) => cli::sim::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

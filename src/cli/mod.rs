@@ -1,7 +1,8 @@
-//! Subcommands that run in the terminal (no GUI): `decode`, `inspect`.
+//! Subcommands that run in the terminal (no GUI): `decode`, `inspect`, `sim`.
 
 pub mod decode;
 pub mod inspect;
+pub mod sim;
 
 /// Parses hex with or without separators (spaces, `:`, `,`, a leading `0x`).
 pub fn parse_hex(text: &str) -> Result<Vec<u8>, String> {

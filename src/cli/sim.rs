@@ -1,0 +1,190 @@
+//! `jaus-ocu sim`: runs the simulated manipulator component on a UDP socket.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+
+use crate::jaus::{Dialect, JausId, judp};
+use crate::sim::arm_file::ArmFile;
+use crate::sim::component::{Component, DEFAULT_ID, SimConfig};
+use crate::sim::server::{self, Faults};
+
+/// Which encoding dialect the simulator writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DialectArg {
+    /// SAE JSIDL: unit codes 1/2, JointNamesList under its presence bit.
+    Jsidl,
+    /// OpenJAUS: unit codes 0/1, JointNamesList always present without its bit.
+    Openjaus,
+}
+
+/// Arguments of `jaus-ocu sim`.
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Arm description (TOML, see assets/arms/), or a built-in name: demo, puma560, ur5e.
+    #[arg(long, value_name = "FILE", default_value = "demo")]
+    pub arm: String,
+    /// UDP address to bind. Bind 0.0.0.0:3794 to be found by multicast discovery on a network.
+    #[arg(long, value_name = "ADDR", default_value_t = SocketAddr::from(([127, 0, 0, 1], judp::PORT)))]
+    pub bind: SocketAddr,
+    /// The component's JAUS ID.
+    #[arg(long, value_name = "SUBSYS.NODE.COMP", default_value_t = DEFAULT_ID)]
+    pub id: JausId,
+    /// Pin the joints at these values (rad or m, comma-separated): no motion, no noise.
+    #[arg(
+        long,
+        value_name = "Q1,Q2,...",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub hold: Option<Vec<f64>>,
+    /// Physics update rate and highest event rate, Hz.
+    #[arg(long, value_name = "HZ", default_value_t = 1000.0)]
+    pub rate: f64,
+    /// Probability of dropping each datagram sent.
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    pub loss: f64,
+    /// Probability of sending a datagram twice.
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    pub duplicate: f64,
+    /// Probability of sending a datagram after the next one.
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    pub reorder: f64,
+    /// Delay added to every datagram sent, ms.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub delay_ms: u64,
+    /// Encoding dialect to write.
+    #[arg(long, value_enum, default_value_t = DialectArg::Jsidl)]
+    pub dialect: DialectArg,
+    /// Seed for sensor noise and fault injection (default: from the clock).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Access-control timeout, s (0 = control never lapses).
+    #[arg(long, value_name = "S", default_value_t = 5)]
+    pub control_timeout: u8,
+    /// Cycle through the presets while nobody holds control.
+    #[arg(long)]
+    pub tour: bool,
+}
+
+/// Loads `--arm`: a built-in name or a file.
+pub fn load_arm(arm: &str) -> Result<ArmFile> {
+    let path = PathBuf::from(arm);
+    if !path.exists()
+        && let Some(a) = ArmFile::builtin(arm)
+    {
+        return Ok(a);
+    }
+    ArmFile::load(&path).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn probability(name: &str, p: f64) -> Result<f64> {
+    if !(0.0..=1.0).contains(&p) {
+        bail!("--{name} {p}: a probability must be between 0 and 1");
+    }
+    Ok(p)
+}
+
+impl SimArgs {
+    /// The component configuration and faults these arguments describe.
+    pub fn config(&self, arm: &ArmFile) -> Result<(SimConfig, Faults)> {
+        if !(self.rate.is_finite() && (1.0..=10_000.0).contains(&self.rate)) {
+            bail!(
+                "--rate {}: the physics rate must be between 1 and 10000 Hz",
+                self.rate
+            );
+        }
+        if let Some(q) = &self.hold {
+            let n = arm.spec.joint_count();
+            if q.len() != n {
+                bail!(
+                    "--hold gives {} values but {} has {n} joints",
+                    q.len(),
+                    arm.name
+                );
+            }
+            for (i, (v, j)) in q.iter().zip(&arm.spec.joints).enumerate() {
+                if !v.is_finite() || j.clamp(*v) != *v {
+                    bail!(
+                        "--hold: joint {} value {v} is outside its limits {:?}..{:?}",
+                        i + 1,
+                        j.min,
+                        j.max
+                    );
+                }
+            }
+        }
+        let seed = self.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        });
+        let cfg = SimConfig {
+            id: self.id,
+            dialect: match self.dialect {
+                DialectArg::Jsidl => Dialect::Jsidl,
+                DialectArg::Openjaus => Dialect::OpenJaus,
+            },
+            rate_hz: self.rate,
+            seed,
+            hold: self.hold.clone(),
+            control_timeout_s: self.control_timeout,
+            event_timeout_min: 1,
+            tour: self.tour,
+        };
+        let faults = Faults {
+            loss: probability("loss", self.loss)?,
+            duplicate: probability("duplicate", self.duplicate)?,
+            reorder: probability("reorder", self.reorder)?,
+            delay: Duration::from_millis(self.delay_ms),
+        };
+        Ok((cfg, faults))
+    }
+}
+
+/// Runs the simulator until the process is stopped, printing counters every 10 s.
+pub fn run(args: &SimArgs) -> Result<i32> {
+    let arm = load_arm(&args.arm)?;
+    let (cfg, faults) = args.config(&arm)?;
+    let socket = server::bind(args.bind)?;
+    let addr = socket.local_addr()?;
+    eprintln!(
+        "jaus-ocu sim: {} ({} joints, {} presets) as JAUS {} on udp {addr}, {:?} dialect, physics {} Hz{}; Ctrl-C stops",
+        arm.name,
+        arm.spec.joint_count(),
+        arm.presets.len(),
+        cfg.id,
+        cfg.dialect,
+        cfg.rate_hz,
+        if cfg.hold.is_some() {
+            ", joints held"
+        } else {
+            ""
+        },
+    );
+    let seed = cfg.seed;
+    let handle = server::spawn(Component::new(arm, cfg), socket, faults, seed)
+        .context("starting the simulator")?;
+    loop {
+        std::thread::sleep(Duration::from_secs(10));
+        let (s, f) = handle.stats();
+        eprintln!(
+            "sim: received {} sent {} (events {}, acks {}); malformed {} foreign {} not-for-us {} unhandled {} refused {}; faults: dropped {} duplicated {} reordered {}",
+            s.received,
+            s.sent,
+            s.events_sent,
+            s.acks_sent,
+            s.malformed,
+            s.foreign_version,
+            s.not_for_us,
+            s.unhandled,
+            s.refused_commands,
+            f.dropped,
+            f.duplicated,
+            f.reordered
+        );
+    }
+}

@@ -1,0 +1,415 @@
+//! Forward kinematics from an [`ArmSpec`] and joint positions: joint frames, the tool point,
+//! the end-effector pose and the bounding cylinders (kinematics.md §5 and §7).
+//!
+//! Convention (Crane & Duffy, kinematics.md §2–§5): frame j sits on joint axis **S**j at the
+//! foot of the common normal **a**j,j+1, z along **S**j, x along **a**j,j+1. The manipulator
+//! frame M has z along **S**1 and its origin on it; frame n is the end-effector frame in which
+//! the tool point is given. The chain is
+//!
+//! ```text
+//! ^M T_1     = Rz(θ1) · Tz(S11)
+//! ^k T_{k+1} = Tx(a_{k,k+1}) · Rx(α_{k,k+1}) · Rz(θ_{k+1}) · Tz(S_{k+1,k+1})
+//! ```
+//!
+//! where the joint position q_j is θj for a revolute joint and Sjj for a prismatic one.
+//! `Joint::link_length`/`twist` of joint k+1 are a(k,k+1)/α(k,k+1); joint 1's are ignored,
+//! because the message has no link before joint 1 (they never reach the wire either).
+//!
+//! [`tool_point`] and [`end_effector_pose`] allocate nothing: the simulator calls them at up
+//! to 1 kHz. [`forward`] builds everything the 3D view needs for one configuration.
+
+use glam::{DAffine3, DMat3, DQuat, DVec3};
+
+use super::arm::{ArmSpec, Joint, Mount};
+use crate::jaus::JointKind;
+
+/// Why forward kinematics could not be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KinematicsError {
+    /// The specification lists no joints.
+    #[error(
+        "the arm specification has no joints; a ReportManipulatorSpecifications always \
+         describes at least joint 1"
+    )]
+    NoJoints,
+    /// The number of joint positions differs from the number of joints.
+    #[error(
+        "{given} joint positions given for a {expected}-joint arm; give one position per \
+         joint, joint 1 first"
+    )]
+    JointCount {
+        /// Positions given.
+        given: usize,
+        /// Joints in the specification.
+        expected: usize,
+    },
+    /// A joint position is NaN or infinite.
+    #[error(
+        "joint {joint} position is {value}; joint positions must be finite (rad for a \
+         revolute joint, m for a prismatic one)"
+    )]
+    NonFiniteJointPosition {
+        /// The joint, 1-based.
+        joint: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// A link parameter of the specification is NaN or infinite.
+    #[error(
+        "joint {joint} {parameter} is {value}; the arm specification must hold finite link \
+         parameters"
+    )]
+    NonFiniteParameter {
+        /// The joint, 1-based.
+        joint: usize,
+        /// Which parameter: "link length", "twist", "offset" or "angle".
+        parameter: &'static str,
+        /// The offending value.
+        value: f64,
+    },
+    /// A tool point coordinate is NaN or infinite.
+    #[error(
+        "tool point {tool_point:?} is not finite; give the tool offset in metres in the \
+         end-effector frame"
+    )]
+    NonFiniteToolPoint {
+        /// The tool point given.
+        tool_point: [f64; 3],
+    },
+    /// The mount cannot be turned into a rigid transform.
+    #[error(
+        "mount position {position:?} with orientation {orientation:?} cannot place the arm: \
+         the position must be finite and the quaternion [d, a, b, c] finite and non-zero"
+    )]
+    InvalidMount {
+        /// The mount position, m.
+        position: [f64; 3],
+        /// The mount quaternion `[d, a, b, c]`.
+        orientation: [f64; 4],
+    },
+}
+
+/// Which bounding cylinder of a joint (kinematics.md §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CylinderKind {
+    /// Along a revolute joint's axis, covering the constant offset Sjj.
+    Offset,
+    /// Along a prismatic joint's axis, covering the current extension Sjj.
+    Joint,
+    /// Along the common normal a(k,k+1) from axis k to axis k+1.
+    LinkLength,
+}
+
+/// One bounding cylinder, its axis given by two end points in the manipulator frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cylinder {
+    /// The joint whose specification record gives the radius, 1-based.
+    pub joint: usize,
+    /// Which of the joint's cylinders this is.
+    pub kind: CylinderKind,
+    /// Start of the axis, manipulator frame, m.
+    pub from: DVec3,
+    /// End of the axis, manipulator frame, m (equal to `from` for a zero-length cylinder).
+    pub to: DVec3,
+    /// Radius as the specification gives it, m; `None` when it gives none (the viewer picks).
+    pub radius: Option<f64>,
+}
+
+impl Cylinder {
+    /// Length of the axis, m (|a| or |S|; never negative).
+    pub fn length(&self) -> f64 {
+        self.from.distance(self.to)
+    }
+}
+
+/// Everything the 3D view and the probe need for one configuration of the arm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmPose {
+    /// Vehicle ← manipulator (identity when the specification gives no mount).
+    pub mount: DAffine3,
+    /// Manipulator ← frame j for j = 1..n; index 0 is frame 1.
+    pub frames: Vec<DAffine3>,
+    /// Manipulator ← frame n, the end-effector frame (equal to the last of `frames`).
+    pub end_effector: DAffine3,
+    /// The tool point in the manipulator frame, m.
+    pub tool_point_manipulator: DVec3,
+    /// The tool point in the vehicle frame, m.
+    pub tool_point_vehicle: DVec3,
+    /// Bounding cylinders in the manipulator frame, base to tip: joint 1's offset/joint
+    /// cylinder, then for each later joint its link-length cylinder and its offset/joint
+    /// cylinder (2n − 1 in all; zero-length ones included).
+    pub cylinders: Vec<Cylinder>,
+}
+
+/// Computes every frame, the tool point and the bounding cylinders for joint positions `q`
+/// (rad or m, joint 1 first) and a tool point given in the end-effector frame, m.
+pub fn forward(
+    spec: &ArmSpec,
+    q: &[f64],
+    tool_point: [f64; 3],
+) -> Result<ArmPose, KinematicsError> {
+    let tool = checked_tool_point(tool_point)?;
+    let mount = mount_transform(&spec.mount_or_identity())?;
+    let n = spec.joints.len();
+    let mut frames = Vec::with_capacity(n);
+    let mut cylinders = Vec::with_capacity(2 * n);
+    let mut previous = DAffine3::IDENTITY;
+    let end_effector = walk(spec, q, |index, joint, frame| {
+        let foot = if index == 0 {
+            previous.translation
+        } else {
+            // The foot of a(k,k+1) on S(k+1): the signed link length along x_k.
+            let foot = previous.transform_point3(DVec3::new(joint.link_length, 0.0, 0.0));
+            cylinders.push(Cylinder {
+                joint: index + 1,
+                kind: CylinderKind::LinkLength,
+                from: previous.translation,
+                to: foot,
+                radius: joint.link_radius,
+            });
+            foot
+        };
+        cylinders.push(Cylinder {
+            joint: index + 1,
+            kind: match joint.kind {
+                JointKind::Revolute => CylinderKind::Offset,
+                JointKind::Prismatic => CylinderKind::Joint,
+            },
+            from: foot,
+            to: frame.translation,
+            radius: joint.axis_radius,
+        });
+        frames.push(frame);
+        previous = frame;
+    })?;
+    let tool_point_manipulator = end_effector.transform_point3(tool);
+    Ok(ArmPose {
+        mount,
+        frames,
+        end_effector,
+        tool_point_manipulator,
+        tool_point_vehicle: mount.transform_point3(tool_point_manipulator),
+        cylinders,
+    })
+}
+
+/// The tool point in the manipulator frame, m, for joint positions `q` and a tool point
+/// given in the end-effector frame. Allocates nothing.
+pub fn tool_point(
+    spec: &ArmSpec,
+    q: &[f64],
+    tool_point: [f64; 3],
+) -> Result<DVec3, KinematicsError> {
+    let tool = checked_tool_point(tool_point)?;
+    Ok(walk(spec, q, |_, _, _| {})?.transform_point3(tool))
+}
+
+/// The tool frame in the manipulator frame, as ReportEndEffectorPose carries it: the tool
+/// point (m) and the orientation of frame n as a unit quaternion `[d, a, b, c]` (scalar
+/// first, `d >= 0`). With a zero tool point this is frame n itself. Allocates nothing.
+pub fn end_effector_pose(
+    spec: &ArmSpec,
+    q: &[f64],
+    tool_point: [f64; 3],
+) -> Result<(DVec3, [f64; 4]), KinematicsError> {
+    let tool = checked_tool_point(tool_point)?;
+    let frame = walk(spec, q, |_, _, _| {})?;
+    let mut rotation = DQuat::from_mat3(&frame.matrix3).normalize();
+    // q and −q are the same rotation; report one of them so equal poses compare equal.
+    if rotation.w < 0.0 {
+        rotation = -rotation;
+    }
+    Ok((
+        frame.transform_point3(tool),
+        [rotation.w, rotation.x, rotation.y, rotation.z],
+    ))
+}
+
+/// Vehicle ← manipulator for a mount; its quaternion is normalised first (kinematics.md §5).
+pub fn mount_transform(mount: &Mount) -> Result<DAffine3, KinematicsError> {
+    let [d, a, b, c] = mount.orientation;
+    let quaternion = DQuat::from_xyzw(a, b, c, d);
+    let length = quaternion.length();
+    let position = DVec3::from_array(mount.position);
+    if !(length.is_finite() && length > 0.0 && position.is_finite()) {
+        return Err(KinematicsError::InvalidMount {
+            position: mount.position,
+            orientation: mount.orientation,
+        });
+    }
+    Ok(DAffine3::from_rotation_translation(
+        quaternion / length,
+        position,
+    ))
+}
+
+/// ^k T_{k+1} = Tx(a) · Rx(α) · Rz(θ) · Tz(S), in closed form (kinematics.md §2): two sin/cos
+/// pairs instead of four matrix products.
+fn link_transform(a: f64, alpha: f64, theta: f64, s: f64) -> DAffine3 {
+    let (st, ct) = theta.sin_cos();
+    let (sa, ca) = alpha.sin_cos();
+    DAffine3 {
+        matrix3: DMat3::from_cols(
+            DVec3::new(ct, st * ca, st * sa),
+            DVec3::new(-st, ct * ca, ct * sa),
+            DVec3::new(0.0, -sa, ca),
+        ),
+        translation: DVec3::new(a, -sa * s, ca * s),
+    }
+}
+
+/// Checks `spec` and `q`, then walks the chain base to tip, calling `visit(index, joint,
+/// ^M T_j)` for each joint (index 0 is joint 1). Returns ^M T_n.
+fn walk(
+    spec: &ArmSpec,
+    q: &[f64],
+    mut visit: impl FnMut(usize, &Joint, DAffine3),
+) -> Result<DAffine3, KinematicsError> {
+    check(spec, q)?;
+    let mut frame = DAffine3::IDENTITY;
+    for (index, (joint, &position)) in spec.joints.iter().zip(q).enumerate() {
+        let (theta, s) = match joint.kind {
+            JointKind::Revolute => (position, joint.offset),
+            JointKind::Prismatic => (joint.angle, position),
+        };
+        let (a, alpha) = if index == 0 {
+            (0.0, 0.0)
+        } else {
+            (joint.link_length, joint.twist)
+        };
+        frame *= link_transform(a, alpha, theta, s);
+        visit(index, joint, frame);
+    }
+    Ok(frame)
+}
+
+fn check(spec: &ArmSpec, q: &[f64]) -> Result<(), KinematicsError> {
+    if spec.joints.is_empty() {
+        return Err(KinematicsError::NoJoints);
+    }
+    if q.len() != spec.joints.len() {
+        return Err(KinematicsError::JointCount {
+            given: q.len(),
+            expected: spec.joints.len(),
+        });
+    }
+    for (index, (joint, &value)) in spec.joints.iter().zip(q).enumerate() {
+        let number = index + 1;
+        if !value.is_finite() {
+            return Err(KinematicsError::NonFiniteJointPosition {
+                joint: number,
+                value,
+            });
+        }
+        let constant = match joint.kind {
+            JointKind::Revolute => ("offset", joint.offset),
+            JointKind::Prismatic => ("angle", joint.angle),
+        };
+        let link = [("link length", joint.link_length), ("twist", joint.twist)];
+        // Joint 1's link parameters are not used, so they cannot spoil the result.
+        let used = if index == 0 { &link[..0] } else { &link[..] };
+        for &(parameter, value) in used.iter().chain([&constant]) {
+            if !value.is_finite() {
+                return Err(KinematicsError::NonFiniteParameter {
+                    joint: number,
+                    parameter,
+                    value,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn checked_tool_point(tool_point: [f64; 3]) -> Result<DVec3, KinematicsError> {
+    let tool = DVec3::from_array(tool_point);
+    if tool.is_finite() {
+        Ok(tool)
+    } else {
+        Err(KinematicsError::NonFiniteToolPoint { tool_point })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::f64::consts::FRAC_PI_2;
+
+    use super::*;
+
+    fn product(a: f64, alpha: f64, theta: f64, s: f64) -> DAffine3 {
+        DAffine3::from_translation(DVec3::new(a, 0.0, 0.0))
+            * DAffine3::from_rotation_x(alpha)
+            * DAffine3::from_rotation_z(theta)
+            * DAffine3::from_translation(DVec3::new(0.0, 0.0, s))
+    }
+
+    #[test]
+    fn closed_form_link_transform_equals_tx_rx_rz_tz_product() {
+        for &(a, alpha, theta, s) in &[
+            (0.0, 0.0, 0.0, 0.0),
+            (0.4318, 0.0, -1.2, 0.15005),
+            (-0.425, FRAC_PI_2, 0.5, 0.0),
+            (0.0203, -FRAC_PI_2, 0.4, 0.4318),
+            (1.3, 2.9, -20.0, -0.7),
+        ] {
+            let closed = link_transform(a, alpha, theta, s);
+            let expected = product(a, alpha, theta, s);
+            assert!(
+                closed.abs_diff_eq(expected, 1e-12),
+                "({a}, {alpha}, {theta}, {s}): {closed:?} != {expected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn first_joint_ignores_link_parameters_the_wire_cannot_carry() {
+        let mut joint = Joint::revolute(0.0, 0.0, 0.5);
+        let plain = ArmSpec {
+            mount: None,
+            joints: vec![joint.clone()],
+        };
+        joint.link_length = 2.0;
+        joint.twist = 1.0;
+        let odd = ArmSpec {
+            mount: None,
+            joints: vec![joint],
+        };
+        let q = [0.7];
+        assert_eq!(
+            tool_point(&odd, &q, [0.1, 0.2, 0.3]),
+            tool_point(&plain, &q, [0.1, 0.2, 0.3])
+        );
+    }
+
+    #[test]
+    fn zero_mount_quaternion_is_an_error() {
+        let mount = Mount {
+            position: [0.0; 3],
+            orientation: [0.0; 4],
+        };
+        assert!(matches!(
+            mount_transform(&mount),
+            Err(KinematicsError::InvalidMount { .. })
+        ));
+    }
+
+    #[test]
+    fn end_effector_quaternion_has_non_negative_scalar_part() {
+        // θ1 = 3 rad about z gives a quaternion whose natural form from the matrix may
+        // have either sign; the reported one must have d >= 0 and still rotate correctly.
+        let spec = ArmSpec {
+            mount: None,
+            joints: vec![Joint::revolute(0.0, 0.0, 0.0)],
+        };
+        for theta in [3.0, -3.0, 6.0, 9.0] {
+            let (_, [d, a, b, c]) = end_effector_pose(&spec, &[theta], [0.0; 3]).unwrap();
+            assert!(d >= 0.0, "θ = {theta}: d = {d}");
+            let rotation = DQuat::from_xyzw(a, b, c, d);
+            let expected = DQuat::from_rotation_z(theta);
+            assert!(
+                rotation.dot(expected).abs() > 1.0 - 1e-12,
+                "θ = {theta}: {rotation:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Facts the UI shows, in domain terms (SI units, no wire types): the arm's description,
+//! its kinematics, and (later) the time-indexed session history.
+
+pub mod arm;
+pub mod kinematics;

@@ -1,0 +1,1312 @@
+//! The simulated manipulator as a sans-I/O JAUS component: datagrams and the clock go in,
+//! datagrams to send come out. Every protocol rule lives here and is tested without sockets.
+//!
+//! Services (listed in ReportServices): core Transport, Events, AccessControl, Management,
+//! Liveness, Discovery; Manipulator v2.0 ManipulatorSpecificationService,
+//! ManipulatorJointPositionSensor, ManipulatorJointVelocitySensor, PrimitiveManipulator,
+//! ManipulatorJointForceTorqueSensor, ManipulatorToolOffsetService,
+//! ManipulatorEndEffectorPoseSensor, ManipulatorJointPositionDriver,
+//! ManipulatorJointVelocityDriver; IOP ManipulatorEndEffectorForceTorqueSensor and PresetPose.
+//!
+//! Behaviour choices where the standards leave room (documented for operators and tests):
+//! - Commands (`Set…`, SetCurrentPose, Standby, Resume, Shutdown, Reset, SetAuthority) are
+//!   executed only for the client holding control, as AccessControl says; others are counted
+//!   and ignored, except SetCurrentPose, which is answered with ReportTransitionCompleted
+//!   TRANSITION_FAILED so the requester learns it was refused.
+//! - SetEmergency is accepted from any client (an emergency stop must always work); the
+//!   emergency ends when every client that set it has cleared it, leaving the component in
+//!   STANDBY until a Resume from the controlling client.
+//! - Control lapses after the access-control timeout without a new RequestControl: the client
+//!   gets RejectControl CONTROL_RELEASED and any motion it commanded stops.
+//! - Events v1.1: a subscription not refreshed (CreateEvent/UpdateEvent) within the event
+//!   timeout is cancelled and the client gets ConfirmEventRequest, as the Events service says.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use glam::{DMat3, DQuat, DVec3};
+use tracing::{info, warn};
+
+use super::arm_file::ArmFile;
+use super::motion::{Mode, Motion};
+use crate::jaus::core::*;
+use crate::jaus::error::DecodeErrorKind;
+use crate::jaus::iop::*;
+use crate::jaus::judp::{self, AckNak, DataFlags, Datagram, Header, Reassembler, Reassembly};
+use crate::jaus::manipulator::*;
+use crate::jaus::wire::{Scale, scales};
+use crate::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, Message};
+use crate::model::kinematics;
+
+/// The simulator's default JAUS ID (the server ID of the wire reference's examples).
+pub const DEFAULT_ID: JausId = JausId::new(126, 1, 10);
+
+/// Most peers whose address and sequence counter are remembered (oldest forgotten first).
+const MAX_PEERS: usize = 256;
+
+/// How the component is set up.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// The component's JAUS ID.
+    pub id: JausId,
+    /// Unit codes and JointNamesList form the component writes.
+    pub dialect: Dialect,
+    /// Physics update rate and the highest event rate confirmed, Hz.
+    pub rate_hz: f64,
+    /// Seed of the sensor noise.
+    pub seed: u64,
+    /// Pins the joints at these values: no motion, no noise.
+    pub hold: Option<Vec<f64>>,
+    /// Access-control timeout, s (0 = never).
+    pub control_timeout_s: u8,
+    /// Event timeout, minutes (0 = never).
+    pub event_timeout_min: u8,
+    /// Cycles through the presets while nobody holds control (the demo's idle motion).
+    pub tour: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            id: DEFAULT_ID,
+            dialect: Dialect::Jsidl,
+            rate_hz: 1000.0,
+            seed: 1,
+            hold: None,
+            control_timeout_s: 5,
+            event_timeout_min: 1,
+            tour: false,
+        }
+    }
+}
+
+/// Counters of what the component received and sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Datagrams received.
+    pub received: u64,
+    /// Datagrams or blocks that did not frame or decode.
+    pub malformed: u64,
+    /// Datagrams of another JUDP version or the legacy framing.
+    pub foreign_version: u64,
+    /// Blocks addressed to another component.
+    pub not_for_us: u64,
+    /// Messages we do not handle (unknown IDs, reports sent to us).
+    pub unhandled: u64,
+    /// Commands ignored because the sender does not hold control or the state forbids them.
+    pub refused_commands: u64,
+    /// Datagrams handed to the socket.
+    pub sent: u64,
+    /// Event messages sent.
+    pub events_sent: u64,
+    /// ACK blocks sent.
+    pub acks_sent: u64,
+    /// Messages we could not encode (should stay 0).
+    pub encode_errors: u64,
+}
+
+/// A datagram to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    /// Where to.
+    pub to: SocketAddr,
+    /// The datagram.
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug, Clone)]
+struct Peer {
+    addr: SocketAddr,
+    seq: u16,
+    last_seen: f64,
+}
+
+#[derive(Debug, Clone)]
+struct Subscription {
+    event_id: u8,
+    client: JausId,
+    request_id: u8,
+    kind: EventType,
+    query_bytes: Vec<u8>,
+    query: Message,
+    rate: f64,
+    next_due: f64,
+    sequence: u8,
+    last_report: Option<Vec<u8>>,
+    refreshed: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Controller {
+    id: JausId,
+    authority: u8,
+    last_request: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ActiveTransition {
+    request_id: u8,
+    client: JausId,
+    from: u8,
+    to: u8,
+}
+
+/// Whether a message is a command that only the controlling client may give.
+fn is_command(m: &Message) -> bool {
+    matches!(
+        m,
+        Message::SetJointPositions(_)
+            | Message::SetJointVelocity(_)
+            | Message::SetJointEffort(_)
+            | Message::SetToolOffset(_)
+            | Message::SetCurrentPose(_)
+            | Message::Standby(_)
+            | Message::Resume(_)
+            | Message::Shutdown(_)
+            | Message::Reset(_)
+            | Message::SetAuthority(_)
+    )
+}
+
+/// The simulated manipulator component.
+#[derive(Debug)]
+pub struct Component {
+    cfg: SimConfig,
+    arm: ArmFile,
+    ctx: DecodeContext,
+    motion: Motion,
+    tool_point: [f64; 3],
+    status: Status,
+    emergency_setters: Vec<JausId>,
+    controller: Option<Controller>,
+    events: Vec<Subscription>,
+    peers: HashMap<JausId, Peer>,
+    transition: Option<ActiveTransition>,
+    reassembler: Reassembler,
+    last_step: Option<f64>,
+    tour_index: usize,
+    tour_next: f64,
+    stats: SimStats,
+    last_warning: f64,
+    cache: HashMap<Vec<u8>, Option<Vec<u8>>>,
+}
+
+impl Component {
+    /// A component for `arm`, set up by `cfg`.
+    pub fn new(arm: ArmFile, cfg: SimConfig) -> Self {
+        let start = cfg.hold.clone().unwrap_or_else(|| arm.home.clone());
+        let motion = Motion::new(&arm.spec, &start, cfg.seed, cfg.hold.is_some());
+        let ctx = DecodeContext {
+            joint_kinds: Some(arm.spec.joint_kinds()),
+        };
+        Self {
+            tool_point: arm.tool_point,
+            ctx,
+            motion,
+            arm,
+            cfg,
+            status: Status::Ready,
+            emergency_setters: Vec::new(),
+            controller: None,
+            events: Vec::new(),
+            peers: HashMap::new(),
+            transition: None,
+            reassembler: Reassembler::default(),
+            last_step: None,
+            tour_index: 0,
+            tour_next: 1.0,
+            stats: SimStats::default(),
+            last_warning: f64::NEG_INFINITY,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// The component's JAUS ID.
+    pub fn id(&self) -> JausId {
+        self.cfg.id
+    }
+
+    /// The arm it simulates.
+    pub fn arm(&self) -> &ArmFile {
+        &self.arm
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &SimStats {
+        &self.stats
+    }
+
+    /// Management status.
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// Joint positions now.
+    pub fn positions(&self) -> &[f64] {
+        self.motion.positions()
+    }
+
+    /// The client holding control, if any.
+    pub fn controller(&self) -> Option<JausId> {
+        self.controller.map(|c| c.id)
+    }
+
+    /// Number of live event subscriptions.
+    pub fn subscriptions(&self) -> usize {
+        self.events.len()
+    }
+
+    /// When `tick` should run next (s, same clock as `now`).
+    pub fn next_deadline(&self) -> f64 {
+        let step = self.last_step.unwrap_or(0.0) + 1.0 / self.cfg.rate_hz;
+        self.events
+            .iter()
+            .filter(|e| e.kind == EventType::Periodic)
+            .map(|e| e.next_due)
+            .fold(step, f64::min)
+    }
+
+    fn warn_limited(&mut self, now: f64, what: &str) {
+        // Hostile input must not flood the log: at most one line a second, with the counters.
+        if now - self.last_warning >= 1.0 {
+            self.last_warning = now;
+            let s = &self.stats;
+            warn!(
+                "sim {}: {what} (so far: {} malformed, {} foreign version, {} not for us, {} unhandled, {} refused)",
+                self.cfg.id,
+                s.malformed,
+                s.foreign_version,
+                s.not_for_us,
+                s.unhandled,
+                s.refused_commands
+            );
+        }
+    }
+
+    /// Takes one datagram received at `now` from `from`; replies go to `out`.
+    pub fn handle_datagram(
+        &mut self,
+        now: f64,
+        from: SocketAddr,
+        bytes: &[u8],
+        out: &mut Vec<Outgoing>,
+    ) {
+        self.stats.received += 1;
+        let dg = match Datagram::new_checked(bytes) {
+            Ok(d) => d,
+            Err(e) => {
+                if matches!(
+                    e.kind,
+                    DecodeErrorKind::UnsupportedVersion(_) | DecodeErrorKind::LegacyFraming
+                ) {
+                    self.stats.foreign_version += 1;
+                } else {
+                    self.stats.malformed += 1;
+                }
+                self.warn_limited(now, &format!("dropped a datagram from {from}: {e}"));
+                return;
+            }
+        };
+        for block in dg.blocks() {
+            let b = match block {
+                Ok(b) => b,
+                Err(e) => {
+                    self.stats.malformed += 1;
+                    self.warn_limited(
+                        now,
+                        &format!("dropped the rest of a datagram from {from}: {e}"),
+                    );
+                    break;
+                }
+            };
+            let h = Header::parse(&b.block);
+            if !h.destination.matches(self.cfg.id) {
+                self.stats.not_for_us += 1;
+                continue;
+            }
+            if h.source.is_wildcard() || h.source.has_reserved_zero() {
+                self.stats.malformed += 1;
+                self.warn_limited(
+                    now,
+                    &format!(
+                        "dropped a block from {from} with invalid source ID {}",
+                        h.source
+                    ),
+                );
+                continue;
+            }
+            self.learn(now, h.source, from);
+            if h.ack_nak == AckNak::Request {
+                self.send_ack(&h, out);
+            }
+            if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) {
+                continue;
+            }
+            let payload = b.block.payload();
+            let whole;
+            let message_bytes = if h.data_flags == DataFlags::Single {
+                payload
+            } else {
+                match self.reassembler.push(now, &h, payload) {
+                    Reassembly::Complete(m) => {
+                        whole = m;
+                        &whole[..]
+                    }
+                    Reassembly::Pending | Reassembly::Refused => continue,
+                }
+            };
+            match Message::parse_with(message_bytes, &self.ctx) {
+                Ok(m) => self.handle_message(now, h.source, m, out),
+                Err(e) => {
+                    self.stats.malformed += 1;
+                    self.warn_limited(
+                        now,
+                        &format!("dropped a message from {} ({from}): {e}", h.source),
+                    );
+                }
+            }
+        }
+    }
+
+    fn learn(&mut self, now: f64, id: JausId, addr: SocketAddr) {
+        if !self.peers.contains_key(&id) && self.peers.len() >= MAX_PEERS {
+            let oldest = self
+                .peers
+                .iter()
+                .min_by(|a, b| a.1.last_seen.total_cmp(&b.1.last_seen))
+                .map(|(k, _)| *k);
+            if let Some(k) = oldest {
+                self.peers.remove(&k);
+            }
+        }
+        let p = self.peers.entry(id).or_insert(Peer {
+            addr,
+            seq: 0,
+            last_seen: now,
+        });
+        p.addr = addr;
+        p.last_seen = now;
+    }
+
+    fn next_seq(&mut self, to: JausId) -> Option<(SocketAddr, u16)> {
+        let p = self.peers.get_mut(&to)?;
+        let s = p.seq;
+        p.seq = p.seq.wrapping_add(1);
+        Some((p.addr, s))
+    }
+
+    fn send_ack(&mut self, h: &Header, out: &mut Vec<Outgoing>) {
+        if let Some(p) = self.peers.get(&h.source)
+            && let Ok(bytes) = judp::single(&h.ack(), &[])
+        {
+            out.push(Outgoing { to: p.addr, bytes });
+            self.stats.acks_sent += 1;
+            self.stats.sent += 1;
+        }
+    }
+
+    /// Encodes and sends `m` to `to`, cutting it into multi-packet blocks when it is large.
+    fn send(&mut self, to: JausId, m: &Message, out: &mut Vec<Outgoing>) {
+        match m.emit_with(self.cfg.dialect) {
+            Ok(bytes) => self.send_bytes(to, &bytes, out),
+            Err(e) => {
+                self.stats.encode_errors += 1;
+                warn!("sim {}: cannot encode {}: {e}", self.cfg.id, m.name());
+            }
+        }
+    }
+
+    fn send_bytes(&mut self, to: JausId, message: &[u8], out: &mut Vec<Outgoing>) {
+        let Some((addr, seq)) = self.next_seq(to) else {
+            return;
+        };
+        let header = Header::new(to, self.cfg.id, seq);
+        let parts = judp::fragment(&header, message, judp::PREFERRED_BLOCK_PAYLOAD);
+        if parts.len() > 1
+            && let Some(p) = self.peers.get_mut(&to)
+        {
+            // The fragments took consecutive sequence numbers from `seq`.
+            p.seq = seq.wrapping_add(parts.len() as u16);
+        }
+        for (h, chunk) in parts {
+            match judp::single(&h, chunk) {
+                Ok(bytes) => {
+                    out.push(Outgoing { to: addr, bytes });
+                    self.stats.sent += 1;
+                }
+                Err(e) => {
+                    self.stats.encode_errors += 1;
+                    warn!("sim {}: cannot frame a block: {e}", self.cfg.id);
+                }
+            }
+        }
+    }
+
+    fn holds_control(&self, id: JausId) -> bool {
+        self.controller.is_some_and(|c| c.id == id)
+    }
+
+    fn handle_message(&mut self, now: f64, from: JausId, m: Message, out: &mut Vec<Outgoing>) {
+        if is_command(&m) && !self.holds_control(from) {
+            self.stats.refused_commands += 1;
+            if let Message::SetCurrentPose(s) = &m {
+                self.finish_request(from, s.request_id, TransitionStatus::Failed, out);
+            }
+            self.warn_limited(
+                now,
+                &format!("ignored {} from {from}: it does not hold control", m.name()),
+            );
+            return;
+        }
+        match m {
+            Message::RequestControl(r) => self.request_control(now, from, r.authority_code, out),
+            Message::ReleaseControl(_) => {
+                if self.holds_control(from) {
+                    self.lose_control(out);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::SetAuthority(s) => {
+                if let Some(c) = &mut self.controller {
+                    c.authority = s.authority_code;
+                }
+            }
+            Message::SetEmergency(_) => {
+                if !self.emergency_setters.contains(&from) {
+                    self.emergency_setters.push(from);
+                }
+                if self.status != Status::Emergency {
+                    info!("sim {}: EMERGENCY set by {from}", self.cfg.id);
+                }
+                self.status = Status::Emergency;
+                self.stop_motion(out);
+            }
+            Message::ClearEmergency(_) => {
+                self.emergency_setters.retain(|id| *id != from);
+                if self.status == Status::Emergency && self.emergency_setters.is_empty() {
+                    info!(
+                        "sim {}: emergency cleared by {from}; STANDBY until Resume",
+                        self.cfg.id
+                    );
+                    self.status = Status::Standby;
+                }
+            }
+            Message::Standby(_) => {
+                if matches!(self.status, Status::Ready | Status::Standby) {
+                    self.status = Status::Standby;
+                    self.stop_motion(out);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::Resume(_) => {
+                if matches!(self.status, Status::Standby | Status::Ready) {
+                    self.status = Status::Ready;
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::Shutdown(_) => {
+                self.status = Status::Shutdown;
+                self.stop_motion(out);
+            }
+            Message::Reset(_) => {
+                if self.status != Status::Emergency {
+                    self.status = Status::Standby;
+                    self.stop_motion(out);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::SetJointPositions(s) => {
+                if self.can_move(s.joint_positions.len()) {
+                    self.interrupt_transition(out);
+                    let q: Vec<f64> = s.joint_positions.iter().map(|v| v.value).collect();
+                    self.motion.move_to(&q);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::SetJointVelocity(s) => {
+                if self.can_move(s.joint_velocities.len()) {
+                    self.interrupt_transition(out);
+                    let v: Vec<f64> = s.joint_velocities.iter().map(|v| v.value).collect();
+                    self.motion.move_at(&v);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::SetJointEffort(s) => {
+                // PrimitiveManipulator effort control, simplified: effort % of max commands
+                // the same % of the joint's max speed.
+                if self.can_move(s.joint_efforts.len()) {
+                    self.interrupt_transition(out);
+                    let v: Vec<f64> = s
+                        .joint_efforts
+                        .iter()
+                        .zip(&self.arm.spec.joints)
+                        .map(|(e, j)| e / 100.0 * j.max_speed.unwrap_or(0.5))
+                        .collect();
+                    self.motion.move_at(&v);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::SetToolOffset(t) => self.tool_point = [t.x, t.y, t.z],
+            Message::SetCurrentPose(s) => self.set_current_pose(from, s, out),
+            Message::CreateEvent(c) => self.create_event(now, from, c, out),
+            Message::UpdateEvent(u) => self.update_event(now, from, u, out),
+            Message::CancelEvent(c) => {
+                if let Some(i) = self
+                    .events
+                    .iter()
+                    .position(|e| e.event_id == c.event_id && e.client == from)
+                {
+                    self.events.remove(i);
+                    let m = ConfirmEventRequest {
+                        request_id: c.request_id,
+                        event_id: c.event_id,
+                        confirmed_periodic_rate: 0.0,
+                    };
+                    self.send(from, &m.into(), out);
+                } else {
+                    self.reject_event(from, c.request_id, RejectEventCode::InvalidEventId, out);
+                }
+            }
+            Message::QueryEvents(q) => {
+                let events = self
+                    .events
+                    .iter()
+                    .filter(|e| match q {
+                        QueryEvents::MessageId { message_code } => e.query.id() == message_code,
+                        QueryEvents::EventType { event_type } => e.kind == event_type,
+                        QueryEvents::EventId { event_id } => e.event_id == event_id,
+                        QueryEvents::AllEvents { .. } => true,
+                    })
+                    .map(|e| ReportEventRec {
+                        event_type: e.kind,
+                        event_id: e.event_id,
+                        query_message: EmbeddedMessage(e.query_bytes.clone()),
+                    })
+                    .collect();
+                self.send(from, &ReportEvents { events }.into(), out);
+            }
+            m => match self.answer(now, &m) {
+                Some(report) => self.send(from, &report, out),
+                None => {
+                    self.stats.unhandled += 1;
+                    self.warn_limited(
+                        now,
+                        &format!("no handler for {} (0x{:04X}) from {from}", m.name(), m.id()),
+                    );
+                }
+            },
+        }
+    }
+
+    fn can_move(&self, count: usize) -> bool {
+        self.status == Status::Ready
+            && !self.motion.is_held()
+            && count == self.arm.spec.joint_count()
+    }
+
+    fn request_control(&mut self, now: f64, from: JausId, authority: u8, out: &mut Vec<Outgoing>) {
+        let code = match self.controller {
+            Some(c) if c.id == from => {
+                self.controller = Some(Controller {
+                    authority,
+                    last_request: now,
+                    ..c
+                });
+                ConfirmControlCode::ControlAccepted
+            }
+            Some(c) if authority > c.authority => {
+                // A higher authority takes control; the previous holder is told.
+                info!(
+                    "sim {}: control passes from {} to {from} (authority {authority})",
+                    self.cfg.id, c.id
+                );
+                self.lose_control(out);
+                self.controller = Some(Controller {
+                    id: from,
+                    authority,
+                    last_request: now,
+                });
+                ConfirmControlCode::ControlAccepted
+            }
+            Some(_) => ConfirmControlCode::InsufficientAuthority,
+            None => {
+                info!(
+                    "sim {}: control granted to {from} (authority {authority})",
+                    self.cfg.id
+                );
+                self.controller = Some(Controller {
+                    id: from,
+                    authority,
+                    last_request: now,
+                });
+                ConfirmControlCode::ControlAccepted
+            }
+        };
+        self.send(
+            from,
+            &ConfirmControl {
+                response_code: code,
+            }
+            .into(),
+            out,
+        );
+    }
+
+    /// Releases control (on request or timeout): the holder is told and its motion stops.
+    fn lose_control(&mut self, out: &mut Vec<Outgoing>) {
+        if let Some(c) = self.controller.take() {
+            let m = RejectControl {
+                response_code: RejectControlCode::ControlReleased,
+            };
+            self.send(c.id, &m.into(), out);
+            self.stop_motion(out);
+        }
+    }
+
+    /// Stops every motion; a preset transition under way fails.
+    fn stop_motion(&mut self, out: &mut Vec<Outgoing>) {
+        self.motion.halt();
+        self.interrupt_transition(out);
+    }
+
+    fn interrupt_transition(&mut self, out: &mut Vec<Outgoing>) {
+        if let Some(t) = self.transition.take() {
+            self.finish_request(t.client, t.request_id, TransitionStatus::Failed, out);
+        }
+    }
+
+    fn finish_request(
+        &mut self,
+        to: JausId,
+        request_id: u8,
+        status: TransitionStatus,
+        out: &mut Vec<Outgoing>,
+    ) {
+        let m = ReportTransitionCompleted {
+            request_id,
+            transition_status: status,
+        };
+        self.send(to, &m.into(), out);
+    }
+
+    fn set_current_pose(&mut self, from: JausId, s: SetCurrentPose, out: &mut Vec<Outgoing>) {
+        let Some(preset) = self.arm.presets.iter().find(|p| p.id == s.pose_id).cloned() else {
+            self.finish_request(from, s.request_id, TransitionStatus::UnrecognizedPose, out);
+            return;
+        };
+        if !self.can_move(preset.positions.len()) {
+            self.stats.refused_commands += 1;
+            self.finish_request(from, s.request_id, TransitionStatus::Failed, out);
+            return;
+        }
+        self.interrupt_transition(out);
+        let from_pose = self.current_pose_id();
+        self.motion.move_to(&preset.positions);
+        self.transition = Some(ActiveTransition {
+            request_id: s.request_id,
+            client: from,
+            from: from_pose,
+            to: s.pose_id,
+        });
+    }
+
+    /// The preset the arm is at (every joint within 1e-6), or 255.
+    fn current_pose_id(&self) -> u8 {
+        let q = self.motion.positions();
+        self.arm
+            .presets
+            .iter()
+            .find(|p| {
+                p.positions
+                    .iter()
+                    .zip(q)
+                    .all(|(a, b)| (a - b).abs() <= 1e-6)
+            })
+            .map_or(255, |p| p.id)
+    }
+
+    fn reject_event(
+        &mut self,
+        to: JausId,
+        request_id: u8,
+        code: RejectEventCode,
+        out: &mut Vec<Outgoing>,
+    ) {
+        let m = RejectEventRequest {
+            request_id,
+            response_code: Some(code),
+            error_message: None,
+        };
+        self.send(to, &m.into(), out);
+    }
+
+    fn confirmed_rate(&self, requested: f64) -> f64 {
+        let r = requested.min(self.cfg.rate_hz);
+        scales::EVENT_RATE.quantize(r).unwrap_or(r)
+    }
+
+    fn create_event(&mut self, now: f64, from: JausId, c: CreateEvent, out: &mut Vec<Outgoing>) {
+        let query = match c.query_message.decode(&self.ctx) {
+            Ok(q) if self.answer(now, &q).is_some() => q,
+            _ => {
+                self.reject_event(
+                    from,
+                    c.request_id,
+                    RejectEventCode::MessageNotSupported,
+                    out,
+                );
+                return;
+            }
+        };
+        if c.event_type == EventType::Periodic && c.requested_periodic_rate <= 0.0 {
+            self.reject_event(from, c.request_id, RejectEventCode::InvalidSetup, out);
+            return;
+        }
+        if let EventType::Other(_) = c.event_type {
+            self.reject_event(from, c.request_id, RejectEventCode::InvalidSetup, out);
+            return;
+        }
+        let rate = match c.event_type {
+            EventType::Periodic => self.confirmed_rate(c.requested_periodic_rate),
+            _ => 0.0,
+        };
+        // A CreateEvent for an event that exists already updates it (Events v1.1).
+        let existing = self.events.iter().position(|e| {
+            e.client == from && e.kind == c.event_type && e.query_bytes == c.query_message.0
+        });
+        let index = match existing {
+            Some(i) => {
+                let e = &mut self.events[i];
+                e.rate = rate;
+                e.request_id = c.request_id;
+                e.refreshed = now;
+                e.next_due = now;
+                i
+            }
+            None => {
+                let Some(event_id) =
+                    (0..=254u8).find(|id| self.events.iter().all(|e| e.event_id != *id))
+                else {
+                    self.reject_event(from, c.request_id, RejectEventCode::ConnectionRefused, out);
+                    return;
+                };
+                self.events.push(Subscription {
+                    event_id,
+                    client: from,
+                    request_id: c.request_id,
+                    kind: c.event_type,
+                    query_bytes: c.query_message.0.clone(),
+                    query,
+                    rate,
+                    next_due: now,
+                    sequence: 0,
+                    last_report: None,
+                    refreshed: now,
+                });
+                self.events.len() - 1
+            }
+        };
+        let e = &self.events[index];
+        let confirm = ConfirmEventRequest {
+            request_id: c.request_id,
+            event_id: e.event_id,
+            confirmed_periodic_rate: rate,
+        };
+        self.send(from, &confirm.into(), out);
+        // The first report goes out at once (as the peers we observed do).
+        self.fire(now, index, out);
+    }
+
+    fn update_event(&mut self, now: f64, from: JausId, u: UpdateEvent, out: &mut Vec<Outgoing>) {
+        let Some(i) = self
+            .events
+            .iter()
+            .position(|e| e.event_id == u.event_id && e.client == from)
+        else {
+            self.reject_event(from, u.request_id, RejectEventCode::InvalidEventId, out);
+            return;
+        };
+        let query = match u.query_message.decode(&self.ctx) {
+            Ok(q) if self.answer(now, &q).is_some() => q,
+            _ => {
+                self.reject_event(
+                    from,
+                    u.request_id,
+                    RejectEventCode::MessageNotSupported,
+                    out,
+                );
+                return;
+            }
+        };
+        let rate = match u.event_type {
+            EventType::Periodic if u.requested_periodic_rate > 0.0 => {
+                self.confirmed_rate(u.requested_periodic_rate)
+            }
+            EventType::EveryChange => 0.0,
+            _ => {
+                self.reject_event(from, u.request_id, RejectEventCode::InvalidSetup, out);
+                return;
+            }
+        };
+        let e = &mut self.events[i];
+        e.kind = u.event_type;
+        e.rate = rate;
+        e.request_id = u.request_id;
+        e.query_bytes = u.query_message.0;
+        e.query = query;
+        e.refreshed = now;
+        let confirm = ConfirmEventRequest {
+            request_id: u.request_id,
+            event_id: u.event_id,
+            confirmed_periodic_rate: rate,
+        };
+        self.send(from, &confirm.into(), out);
+    }
+
+    /// The report bytes answering `query` now, computed once per tick for all subscribers.
+    fn report_bytes(&mut self, now: f64, index: usize) -> Option<Vec<u8>> {
+        let key = &self.events[index].query_bytes;
+        if let Some(r) = self.cache.get(key) {
+            return r.clone();
+        }
+        let key = key.clone();
+        let query = self.events[index].query.clone();
+        let bytes = self
+            .answer(now, &query)
+            .and_then(|m| m.emit_with(self.cfg.dialect).ok());
+        self.cache.insert(key, bytes.clone());
+        bytes
+    }
+
+    /// Sends event `index` now.
+    fn fire(&mut self, now: f64, index: usize, out: &mut Vec<Outgoing>) {
+        let Some(report) = self.report_bytes(now, index) else {
+            return;
+        };
+        let e = &mut self.events[index];
+        if e.kind == EventType::EveryChange && e.last_report.as_deref() == Some(&report[..]) {
+            return;
+        }
+        let event = Event {
+            event_id: e.event_id,
+            sequence_number: e.sequence,
+            report_message: EmbeddedMessage(report.clone()),
+        };
+        e.sequence = e.sequence.wrapping_add(1);
+        let client = e.client;
+        if e.kind == EventType::EveryChange {
+            e.last_report = Some(report);
+        }
+        self.stats.events_sent += 1;
+        self.send(client, &event.into(), out);
+    }
+
+    /// Advances the arm to `now` and sends what is due: events, transition results, control
+    /// and event timeouts.
+    pub fn tick(&mut self, now: f64, out: &mut Vec<Outgoing>) {
+        self.cache.clear();
+        let last = self.last_step.unwrap_or(now);
+        // Integrate in steps no longer than the physics period; a stalled caller does not
+        // make the arm jump (at most 0.1 s is caught up).
+        let mut remaining = (now - last).clamp(0.0, 0.1);
+        let step = 1.0 / self.cfg.rate_hz;
+        while remaining > 1e-12 {
+            let dt = remaining.min(step);
+            self.motion.step(dt);
+            remaining -= dt;
+        }
+        self.last_step = Some(now);
+
+        if let Some(t) = self.transition
+            && self.motion.reached()
+        {
+            self.transition = None;
+            self.finish_request(t.client, t.request_id, TransitionStatus::Completed, out);
+        }
+        if let Some(c) = self.controller
+            && self.cfg.control_timeout_s > 0
+            && now - c.last_request > f64::from(self.cfg.control_timeout_s)
+        {
+            info!("sim {}: control of {} timed out", self.cfg.id, c.id);
+            self.lose_control(out);
+        }
+        if self.cfg.event_timeout_min > 0 {
+            let limit = f64::from(self.cfg.event_timeout_min) * 60.0;
+            let expired: Vec<Subscription> = self
+                .events
+                .iter()
+                .filter(|e| now - e.refreshed > limit)
+                .cloned()
+                .collect();
+            self.events.retain(|e| now - e.refreshed <= limit);
+            for e in expired {
+                let m = ConfirmEventRequest {
+                    request_id: e.request_id,
+                    event_id: e.event_id,
+                    confirmed_periodic_rate: 0.0,
+                };
+                self.send(e.client, &m.into(), out);
+            }
+        }
+        self.tour(now);
+        for i in 0..self.events.len() {
+            let e = &self.events[i];
+            match e.kind {
+                EventType::Periodic if now >= e.next_due => {
+                    let period = 1.0 / e.rate.max(1e-3);
+                    let mut next = e.next_due + period;
+                    if next < now - 0.05 {
+                        // Fell far behind (stalled process): skip rather than burst. Smaller
+                        // lags are caught up over the next ticks, so the rate holds.
+                        next = now + period;
+                    }
+                    self.events[i].next_due = next;
+                    self.fire(now, i, out);
+                }
+                EventType::EveryChange => self.fire(now, i, out),
+                _ => {}
+            }
+        }
+    }
+
+    fn tour(&mut self, now: f64) {
+        if !self.cfg.tour
+            || self.controller.is_some()
+            || self.status != Status::Ready
+            || self.arm.presets.is_empty()
+            || self.motion.is_held()
+        {
+            return;
+        }
+        let idle = matches!(self.motion.mode(), Mode::Idle) || self.motion.reached();
+        if !idle {
+            self.tour_next = now + 1.5;
+            return;
+        }
+        if now >= self.tour_next {
+            let p = &self.arm.presets[self.tour_index % self.arm.presets.len()];
+            self.tour_index += 1;
+            let q = p.positions.clone();
+            self.motion.move_to(&q);
+            self.tour_next = now + 1.5;
+        }
+    }
+
+    fn joint_values(&self, values: &[f64], family: VariableFamily) -> Vec<JointValue> {
+        values
+            .iter()
+            .zip(&self.arm.spec.joints)
+            .map(|(&v, j)| JointValue {
+                joint_type: j.kind,
+                value: family.scale(j.kind).clamp(v),
+            })
+            .collect()
+    }
+
+    fn vehicle_from_end_effector(&self) -> DMat3 {
+        let m = self.arm.spec.mount_or_identity();
+        let [d, a, b, c] = m.orientation;
+        let mount = DQuat::from_xyzw(a, b, c, d).normalize();
+        let ee = kinematics::end_effector_pose(&self.arm.spec, self.motion.positions(), [0.0; 3])
+            .map(|(_, [d, a, b, c])| DQuat::from_xyzw(a, b, c, d))
+            .unwrap_or(DQuat::IDENTITY);
+        DMat3::from_quat(mount * ee)
+    }
+
+    /// The report answering a query now, or `None` if we do not answer it.
+    pub fn answer(&mut self, now: f64, query: &Message) -> Option<Message> {
+        let id = self.cfg.id;
+        Some(match query {
+            Message::QueryIdentification(q) => ReportIdentification {
+                query_type: q.query_type,
+                kind: match q.query_type {
+                    QueryType::System | QueryType::Subsystem => IdentificationType::Vehicle,
+                    QueryType::Node => IdentificationType::Node,
+                    _ => IdentificationType::Component,
+                },
+                identification: format!("jaus-ocu sim: {}", self.arm.name)
+                    .chars()
+                    .take(255)
+                    .collect(),
+            }
+            .into(),
+            Message::QueryConfiguration(_) => ReportConfiguration {
+                nodes: vec![ConfigurationNode {
+                    node_id: id.node,
+                    components: vec![ComponentInstance {
+                        component_id: id.component,
+                        instance_id: 0,
+                    }],
+                }],
+            }
+            .into(),
+            Message::QuerySubsystemList(_) => ReportSubsystemList {
+                subsystems: vec![SubsystemRec {
+                    subsystem_id: id.subsystem,
+                    node_id: id.node,
+                    component_id: id.component,
+                }],
+            }
+            .into(),
+            Message::QueryServices(q) => {
+                let wanted = q.nodes.iter().any(|n| {
+                    (n.node_id == 255 || n.node_id == id.node)
+                        && n.components.iter().any(|c| *c == 255 || *c == id.component)
+                });
+                ReportServices {
+                    nodes: if wanted {
+                        vec![self.node_services()]
+                    } else {
+                        vec![]
+                    },
+                }
+                .into()
+            }
+            Message::QueryServiceList(q) => {
+                let wanted = q.subsystems.iter().any(|s| {
+                    (s.subsystem_id == u16::MAX || s.subsystem_id == id.subsystem)
+                        && s.nodes.iter().any(|n| {
+                            (n.node_id == 255 || n.node_id == id.node)
+                                && n.components.iter().any(|c| {
+                                    c.component_id == 255 || c.component_id == id.component
+                                })
+                        })
+                });
+                ReportServiceList {
+                    subsystems: if wanted {
+                        vec![SubsystemServices {
+                            subsystem_id: id.subsystem,
+                            nodes: vec![self.node_services()],
+                        }]
+                    } else {
+                        vec![]
+                    },
+                }
+                .into()
+            }
+            Message::QueryHeartbeatPulse(_) => ReportHeartbeatPulse.into(),
+            Message::QueryStatus(_) => ReportStatus {
+                status: self.status,
+                reserved: 0,
+            }
+            .into(),
+            Message::QueryControl(_) => match self.controller {
+                Some(c) => ReportControl {
+                    subsystem_id: c.id.subsystem,
+                    node_id: c.id.node,
+                    component_id: c.id.component,
+                    authority_code: c.authority,
+                },
+                None => ReportControl {
+                    subsystem_id: 0,
+                    node_id: 0,
+                    component_id: 0,
+                    authority_code: 0,
+                },
+            }
+            .into(),
+            Message::QueryAuthority(_) => ReportAuthority {
+                authority_code: self.controller.map_or(0, |c| c.authority),
+            }
+            .into(),
+            Message::QueryTimeout(_) => ReportTimeout {
+                timeout: self.cfg.control_timeout_s,
+            }
+            .into(),
+            Message::QueryEventTimeout(_) => ReportEventTimeout {
+                timeout: self.cfg.event_timeout_min,
+            }
+            .into(),
+            Message::QueryManipulatorSpecifications(q) => {
+                let mut r = self.arm.spec.to_report();
+                if q.presence_vector & 1 == 0 {
+                    r.manipulator_coordinate_system = None;
+                }
+                if q.presence_vector & 2 == 0 {
+                    r.joint_names = None;
+                }
+                r.into()
+            }
+            Message::QueryJointPositions(_) => ReportJointPositions {
+                joint_positions: self.joint_values(self.motion.positions(), POSITION),
+            }
+            .into(),
+            Message::QueryCommandedJointPositions(_) => {
+                let target = self
+                    .motion
+                    .target()
+                    .unwrap_or(self.motion.positions())
+                    .to_vec();
+                ReportCommandedJointPositions {
+                    joint_positions: self.joint_values(&target, POSITION),
+                }
+                .into()
+            }
+            Message::QueryJointVelocity(_) => ReportJointVelocity {
+                joint_velocities: self.joint_values(self.motion.velocities(), VELOCITY),
+            }
+            .into(),
+            Message::QueryJointEffort(_) => ReportJointEffort {
+                joint_efforts: self.motion.effort_percent(),
+            }
+            .into(),
+            Message::QueryJointForceTorques(_) => ReportJointForceTorques {
+                joint_force_torques: self.joint_values(&self.motion.joint_efforts(), FORCE_TORQUE),
+            }
+            .into(),
+            Message::QueryToolOffset(_) => ReportToolOffset {
+                x: self.tool_point[0],
+                y: self.tool_point[1],
+                z: self.tool_point[2],
+            }
+            .into(),
+            Message::QueryEndEffectorPose(_) => {
+                let (p, [d, a, b, c]) = kinematics::end_effector_pose(
+                    &self.arm.spec,
+                    self.motion.positions(),
+                    self.tool_point,
+                )
+                .ok()?;
+                let s = scales::POSITION_30M;
+                ReportEndEffectorPose {
+                    pose: Pose {
+                        x: s.clamp(p.x),
+                        y: s.clamp(p.y),
+                        z: s.clamp(p.z),
+                        d,
+                        a,
+                        b,
+                        c,
+                    },
+                }
+                .into()
+            }
+            Message::QueryManipulatorEndEffectorForceTorque(q) => {
+                let r = self.vehicle_from_end_effector();
+                let (f, t) =
+                    self.motion
+                        .end_effector_ft(now, r, DVec3::from_array(self.tool_point));
+                let pick = |bit: u8, v: f64, s: Scale| {
+                    (q.presence_vector & (1 << bit) != 0).then(|| s.clamp(v))
+                };
+                ReportManipulatorEndEffectorForceTorque {
+                    force_x: pick(0, f[0], scales::IOP_FORCE),
+                    force_y: pick(1, f[1], scales::IOP_FORCE),
+                    force_z: pick(2, f[2], scales::IOP_FORCE),
+                    torque_x: pick(3, t[0], scales::IOP_TORQUE),
+                    torque_y: pick(4, t[1], scales::IOP_TORQUE),
+                    torque_z: pick(5, t[2], scales::IOP_TORQUE),
+                }
+                .into()
+            }
+            Message::QueryPresetPoseCapabilities(_) => {
+                let ids: Vec<u8> = self.arm.presets.iter().map(|p| p.id).collect();
+                ReportPresetPoseCapabilities {
+                    poses: self
+                        .arm
+                        .presets
+                        .iter()
+                        .map(|p| PoseCapability {
+                            pose_id: p.id,
+                            pose_name: p.name.clone(),
+                            // Every preset can be reached from every other.
+                            transitions: ids
+                                .iter()
+                                .filter(|&&to| to != p.id)
+                                .map(|&to| Transition {
+                                    start_pose_id: p.id,
+                                    end_pose_id: to,
+                                    transition_properties: 0,
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                }
+                .into()
+            }
+            Message::QueryCurrentPose(_) => match self.transition {
+                Some(t) => ReportCurrentPose::Moving {
+                    start_state_id: t.from,
+                    end_state_id: t.to,
+                },
+                None => ReportCurrentPose::AtPose {
+                    current_state_id: self.current_pose_id(),
+                },
+            }
+            .into(),
+            Message::QueryPresetPoseSpecifications(_) => ReportPresetPoseSpecifications {
+                poses: self
+                    .arm
+                    .presets
+                    .iter()
+                    .map(|p| PresetPoseSpecification {
+                        pose_id: p.id,
+                        pose_name: p.name.clone(),
+                        positions: vec![PresetPositions {
+                            jaus_id: id,
+                            target: PresetTarget::JointPositions {
+                                joint_positions: self.joint_values(&p.positions, POSITION),
+                            },
+                        }],
+                    })
+                    .collect(),
+            }
+            .into(),
+            _ => return None,
+        })
+    }
+
+    fn node_services(&self) -> NodeServices {
+        NodeServices {
+            node_id: self.cfg.id.node,
+            components: vec![ComponentServices {
+                component_id: self.cfg.id.component,
+                instance_id: 0,
+                services: services(),
+            }],
+        }
+    }
+}
+
+/// The services the simulator implements, as ReportServices lists them.
+pub fn services() -> Vec<ServiceRec> {
+    let core = [
+        "Transport",
+        "Events",
+        "AccessControl",
+        "Management",
+        "Liveness",
+        "Discovery",
+    ];
+    let manipulator = [
+        "ManipulatorSpecificationService",
+        "ManipulatorJointPositionSensor",
+        "ManipulatorJointVelocitySensor",
+        "PrimitiveManipulator",
+        "ManipulatorJointForceTorqueSensor",
+        "ManipulatorToolOffsetService",
+        "ManipulatorEndEffectorPoseSensor",
+        "ManipulatorJointPositionDriver",
+        "ManipulatorJointVelocityDriver",
+    ];
+    let iop = ["ManipulatorEndEffectorForceTorqueSensor", "PresetPose"];
+    core.iter()
+        .map(|s| ServiceRec::new(&format!("urn:jaus:jss:core:{s}"), 1, 1))
+        .chain(
+            manipulator
+                .iter()
+                .map(|s| ServiceRec::new(&format!("urn:jaus:jss:manipulator:{s}"), 2, 0)),
+        )
+        .chain(
+            iop.iter()
+                .map(|s| ServiceRec::new(&format!("urn:jaus:jss:iop:{s}"), 1, 1)),
+        )
+        .collect()
+}
