@@ -186,6 +186,7 @@ pub struct Component {
     last_step: Option<f64>,
     tour_index: usize,
     tour_next: f64,
+    touring: bool,
     stats: SimStats,
     last_warning: f64,
     cache: HashMap<Vec<u8>, Option<Vec<u8>>>,
@@ -215,6 +216,7 @@ impl Component {
             last_step: None,
             tour_index: 0,
             tour_next: 1.0,
+            touring: false,
             stats: SimStats::default(),
             last_warning: f64::NEG_INFINITY,
             cache: HashMap::new(),
@@ -641,6 +643,11 @@ impl Component {
                     "sim {}: control granted to {from} (authority {authority})",
                     self.cfg.id
                 );
+                if self.touring {
+                    // The operator takes over: the idle tour's move ends and the arm comes to rest.
+                    self.touring = false;
+                    self.motion.stop_smoothly();
+                }
                 self.controller = Some(Controller {
                     id: from,
                     authority,
@@ -995,6 +1002,7 @@ impl Component {
             self.tour_index += 1;
             let q = p.positions.clone();
             self.motion.move_to(&q);
+            self.touring = true;
             self.tour_next = now + 1.5;
         }
     }

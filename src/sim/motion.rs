@@ -173,6 +173,11 @@ impl Motion {
         }
     }
 
+    /// Decelerates every joint to rest at its acceleration limit.
+    pub fn stop_smoothly(&mut self) {
+        self.mode = Mode::Idle;
+    }
+
     /// Stops at once (emergency): velocities drop to zero this instant.
     pub fn halt(&mut self) {
         self.mode = Mode::Idle;
