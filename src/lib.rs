@@ -5,5 +5,6 @@
 pub mod cli;
 pub mod jaus;
 pub mod model;
+pub mod net;
 pub mod record;
 pub mod sim;

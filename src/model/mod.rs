@@ -3,3 +3,4 @@
 
 pub mod arm;
 pub mod kinematics;
+pub mod update;

@@ -1,0 +1,454 @@
+//! The two doors between the network thread and everything above it: [`Update`] (facts, in
+//! SI units, stamped with the receive time in seconds since the session started) and
+//! [`Command`] (the operator's intent). No wire types cross them.
+
+use std::net::SocketAddr;
+
+use super::arm::ArmSpec;
+
+/// A component's address (subsystem.node.component). A plain value type shared with the codec.
+pub use crate::jaus::JausId as ComponentId;
+
+/// The operator's intent, sent to the network thread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Work with this manipulator (cancels subscriptions and releases control on the previous one).
+    Select(ComponentId),
+    /// Ask for control with this authority (kept by re-requesting before the peer's timeout).
+    RequestControl {
+        /// Authority code 0..=255.
+        authority: u8,
+    },
+    /// Give control back.
+    ReleaseControl,
+    /// Go to a preset pose (refused locally unless control is held).
+    GoToPreset {
+        /// PoseID.
+        pose_id: u8,
+    },
+    /// Emergency stop (accepted by the peer whoever holds control).
+    SetEmergency,
+    /// Clear our emergency stop.
+    ClearEmergency,
+    /// Management Resume (STANDBY → READY).
+    Resume,
+    /// Management Standby.
+    Standby,
+    /// Cancel subscriptions, release control, stop the thread.
+    Shutdown,
+}
+
+/// Which command an outcome belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CommandKind {
+    /// [`Command::Select`].
+    Select,
+    /// [`Command::RequestControl`].
+    RequestControl,
+    /// [`Command::ReleaseControl`].
+    ReleaseControl,
+    /// [`Command::GoToPreset`].
+    GoToPreset,
+    /// [`Command::SetEmergency`].
+    SetEmergency,
+    /// [`Command::ClearEmergency`].
+    ClearEmergency,
+    /// [`Command::Resume`].
+    Resume,
+    /// [`Command::Standby`].
+    Standby,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The peer confirmed it.
+    Confirmed,
+    /// Refused, with the reason (the peer's, or ours when refused locally).
+    Rejected(String),
+    /// No answer in time.
+    TimedOut,
+    /// A preset transition ended at the pose.
+    Completed,
+    /// A preset transition failed, with the peer's status.
+    Failed(String),
+}
+
+/// Whether we hold control of the selected manipulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ControlState {
+    /// Not held.
+    #[default]
+    Released,
+    /// Asked for, no answer yet.
+    Requested,
+    /// Held with this authority.
+    Held {
+        /// Our authority code.
+        authority: u8,
+    },
+}
+
+/// The manipulator's management state (ReportStatus).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ManagementState {
+    /// Not known yet.
+    #[default]
+    Unknown,
+    /// Initialising.
+    Initialize,
+    /// Ready: commands are executed.
+    Ready,
+    /// Standby.
+    Standby,
+    /// Shut down.
+    Shutdown,
+    /// Failed.
+    Failure,
+    /// Emergency stop.
+    Emergency,
+}
+
+/// Where the arm is among its presets (ReportCurrentPose).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PoseState {
+    /// Not known, or between poses without a transition.
+    #[default]
+    Unknown,
+    /// At this preset.
+    At(u8),
+    /// Moving from one preset to another.
+    Moving {
+        /// Pose being left.
+        from: u8,
+        /// Pose being approached.
+        to: u8,
+    },
+}
+
+/// How reachable the selected manipulator is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LinkState {
+    /// Nothing selected.
+    #[default]
+    Idle,
+    /// Selected, setting up (specification, subscriptions).
+    Connecting,
+    /// Reports arriving.
+    Live,
+    /// Silent for longer than the configured limit; being re-established.
+    Lost,
+}
+
+/// A time series the OCU receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Signal {
+    /// Joint positions.
+    JointPositions,
+    /// Joint velocities.
+    JointVelocities,
+    /// Joint efforts.
+    JointEfforts,
+    /// Joint forces/torques.
+    JointForceTorques,
+    /// End-effector force/torque.
+    EndEffectorForceTorque,
+    /// Current preset pose.
+    CurrentPose,
+    /// Management status.
+    Status,
+}
+
+impl Signal {
+    /// Every signal.
+    pub const ALL: [Signal; 7] = [
+        Signal::JointPositions,
+        Signal::JointVelocities,
+        Signal::JointEfforts,
+        Signal::JointForceTorques,
+        Signal::EndEffectorForceTorque,
+        Signal::CurrentPose,
+        Signal::Status,
+    ];
+
+    /// A short name for status lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::JointPositions => "positions",
+            Signal::JointVelocities => "velocities",
+            Signal::JointEfforts => "efforts",
+            Signal::JointForceTorques => "joint F/T",
+            Signal::EndEffectorForceTorque => "F/T",
+            Signal::CurrentPose => "pose",
+            Signal::Status => "status",
+        }
+    }
+}
+
+/// How a signal is being received.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Delivery {
+    /// Periodic event at this confirmed rate, Hz.
+    Event(f64),
+    /// Every-change event.
+    OnChange,
+    /// The peer refused or lacks events: periodic queries at this rate, Hz.
+    Polling(f64),
+}
+
+/// A preset pose as the arm describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PresetInfo {
+    /// PoseID.
+    pub id: u8,
+    /// PoseName.
+    pub name: String,
+    /// Joint positions of the pose for this manipulator, when ReportPresetPoseSpecifications gave them.
+    pub positions: Option<Vec<f64>>,
+}
+
+/// A component found on the network.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComponentInfo {
+    /// Its ID.
+    pub id: ComponentId,
+    /// Where it answers.
+    pub address: SocketAddr,
+    /// The identification string of its subsystem, if known.
+    pub identification: Option<String>,
+    /// Service URIs with major.minor versions.
+    pub services: Vec<(String, u8, u8)>,
+    /// Whether it offers manipulator services.
+    pub manipulator: bool,
+}
+
+/// Counters of the network side, published about once a second.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NetStats {
+    /// Datagrams received.
+    pub datagrams: u64,
+    /// Datagrams or blocks that did not frame or decode.
+    pub malformed: u64,
+    /// Datagrams of another JUDP version or framing.
+    pub foreign_version: u64,
+    /// Blocks addressed to another component.
+    pub not_for_us: u64,
+    /// Blocks dropped as duplicates (same source and sequence number).
+    pub duplicates: u64,
+    /// Reports from components other than the selected one (not applied).
+    pub foreign_reports: u64,
+    /// Messages we did not expect (unknown event IDs, stray replies).
+    pub unexpected: u64,
+    /// Multi-packet messages reassembled.
+    pub reassembled: u64,
+    /// Fragments dropped (timeouts, limits).
+    pub fragments_dropped: u64,
+    /// ACKs sent in answer to requests.
+    pub acks_sent: u64,
+    /// Updates replaced by a newer sample of the same signal because the UI was behind.
+    pub updates_coalesced: u64,
+    /// Updates dropped outright because the UI was far behind.
+    pub updates_dropped: u64,
+    /// Datagrams received by the socket but dropped because the protocol thread was behind.
+    pub queue_dropped: u64,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams the socket refused to send (no route to a multicast group, peer gone).
+    pub send_errors: u64,
+}
+
+/// A fact from the network, stamped `t` = receive time in seconds since the session started.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// A component was found or its services changed.
+    Component {
+        /// Receive time.
+        t: f64,
+        /// What we know of it.
+        info: ComponentInfo,
+    },
+    /// A component went silent (kept, marked lost) or came back.
+    ComponentLost {
+        /// Receive time.
+        t: f64,
+        /// Which.
+        id: ComponentId,
+        /// `true` when lost, `false` when heard again.
+        lost: bool,
+    },
+    /// The manipulator being worked with.
+    Selected {
+        /// Receive time.
+        t: f64,
+        /// Which.
+        id: ComponentId,
+    },
+    /// Reachability of the selected manipulator.
+    Link {
+        /// Receive time.
+        t: f64,
+        /// State.
+        state: LinkState,
+    },
+    /// The selected manipulator's specification.
+    Specification {
+        /// Receive time.
+        t: f64,
+        /// The arm.
+        spec: ArmSpec,
+    },
+    /// The tool point in the end-effector frame, m.
+    ToolOffset {
+        /// Receive time.
+        t: f64,
+        /// x, y, z.
+        point: [f64; 3],
+    },
+    /// The arm's preset poses.
+    Presets {
+        /// Receive time.
+        t: f64,
+        /// Presets.
+        presets: Vec<PresetInfo>,
+    },
+    /// Joint positions (rad or m), joint 1 first.
+    JointPositions {
+        /// Receive time.
+        t: f64,
+        /// Values.
+        values: Vec<f64>,
+    },
+    /// Joint velocities (rad/s or m/s).
+    JointVelocities {
+        /// Receive time.
+        t: f64,
+        /// Values.
+        values: Vec<f64>,
+    },
+    /// Joint efforts, percent of maximum.
+    JointEfforts {
+        /// Receive time.
+        t: f64,
+        /// Values.
+        values: Vec<f64>,
+    },
+    /// Joint torques (N·m) / forces (N).
+    JointForceTorques {
+        /// Receive time.
+        t: f64,
+        /// Values.
+        values: Vec<f64>,
+    },
+    /// End-effector force (N) and torque (N·m) in the end-effector frame; absent parts `None`.
+    ForceTorque {
+        /// Receive time.
+        t: f64,
+        /// Fx, Fy, Fz.
+        force: [Option<f64>; 3],
+        /// Tx, Ty, Tz.
+        torque: [Option<f64>; 3],
+    },
+    /// Where the arm is among its presets.
+    CurrentPose {
+        /// Receive time.
+        t: f64,
+        /// Pose state.
+        pose: PoseState,
+    },
+    /// Management state.
+    Status {
+        /// Receive time.
+        t: f64,
+        /// State.
+        state: ManagementState,
+    },
+    /// Our control of the selected manipulator.
+    Control {
+        /// Receive time.
+        t: f64,
+        /// State.
+        state: ControlState,
+    },
+    /// How a command ended.
+    CommandOutcome {
+        /// Receive time.
+        t: f64,
+        /// Which command.
+        command: CommandKind,
+        /// Result.
+        outcome: Outcome,
+    },
+    /// A signal became stale (overdue by 3 periods) or fresh again.
+    Stale {
+        /// Receive time.
+        t: f64,
+        /// Which signal.
+        signal: Signal,
+        /// `true` when stale.
+        stale: bool,
+    },
+    /// How a signal is delivered (event rate, on change, or polling fallback).
+    Delivery {
+        /// Receive time.
+        t: f64,
+        /// Which signal.
+        signal: Signal,
+        /// How.
+        delivery: Delivery,
+    },
+    /// Network counters.
+    Stats {
+        /// Time.
+        t: f64,
+        /// Counters.
+        stats: NetStats,
+    },
+    /// Something went wrong that the operator should see.
+    Error {
+        /// Time.
+        t: f64,
+        /// What happened and what to do.
+        message: String,
+    },
+}
+
+impl Update {
+    /// The update's time stamp.
+    pub fn t(&self) -> f64 {
+        match self {
+            Update::Component { t, .. }
+            | Update::ComponentLost { t, .. }
+            | Update::Selected { t, .. }
+            | Update::Link { t, .. }
+            | Update::Specification { t, .. }
+            | Update::ToolOffset { t, .. }
+            | Update::Presets { t, .. }
+            | Update::JointPositions { t, .. }
+            | Update::JointVelocities { t, .. }
+            | Update::JointEfforts { t, .. }
+            | Update::JointForceTorques { t, .. }
+            | Update::ForceTorque { t, .. }
+            | Update::CurrentPose { t, .. }
+            | Update::Status { t, .. }
+            | Update::Control { t, .. }
+            | Update::CommandOutcome { t, .. }
+            | Update::Stale { t, .. }
+            | Update::Delivery { t, .. }
+            | Update::Stats { t, .. }
+            | Update::Error { t, .. } => *t,
+        }
+    }
+
+    /// The signal a sample belongs to, for updates that may be coalesced (only the newest
+    /// matters when the UI falls behind). Discrete facts return `None` and are never coalesced.
+    pub fn coalesce_key(&self) -> Option<Signal> {
+        match self {
+            Update::JointPositions { .. } => Some(Signal::JointPositions),
+            Update::JointVelocities { .. } => Some(Signal::JointVelocities),
+            Update::JointEfforts { .. } => Some(Signal::JointEfforts),
+            Update::JointForceTorques { .. } => Some(Signal::JointForceTorques),
+            Update::ForceTorque { .. } => Some(Signal::EndEffectorForceTorque),
+            _ => None,
+        }
+    }
+}

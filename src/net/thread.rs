@@ -1,0 +1,385 @@
+//! The network thread: owns the OCU's UDP socket, runs the [`Client`] state machine and
+//! publishes [`Update`]s on one bounded channel. When the UI falls behind, samples of the same
+//! signal are coalesced (newest wins) and discrete updates queue in a bounded backlog; both
+//! are counted. The thread never blocks on the UI.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
+use tracing::{debug, warn};
+
+use super::client::{Client, ClientConfig, Output};
+use crate::jaus::judp;
+use crate::model::update::{Command, Signal, Update};
+
+/// Called after updates were published (the GUI passes a repaint request).
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
+
+/// How the network side is set up.
+#[derive(Clone)]
+pub struct NetConfig {
+    /// Local address to bind (default: any address, ephemeral port).
+    pub bind: SocketAddr,
+    /// Protocol configuration.
+    pub client: ClientConfig,
+    /// Capacity of the update channel.
+    pub update_capacity: usize,
+    /// Capacity of the backlog for discrete updates when the UI is behind.
+    pub backlog_capacity: usize,
+    /// Called after updates were published.
+    pub waker: Option<Waker>,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
+            client: ClientConfig::default(),
+            update_capacity: 4096,
+            backlog_capacity: 4096,
+            waker: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for NetConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetConfig")
+            .field("bind", &self.bind)
+            .field("client", &self.client)
+            .field("update_capacity", &self.update_capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Publishes updates without ever blocking: coalesces samples, queues the rest, counts.
+#[derive(Debug)]
+pub struct Publisher {
+    tx: Sender<Update>,
+    latest: BTreeMap<Signal, Update>,
+    backlog: VecDeque<Update>,
+    capacity: usize,
+    /// Samples replaced by newer ones.
+    pub coalesced: u64,
+    /// Discrete updates dropped because the backlog was full.
+    pub dropped: u64,
+}
+
+impl Publisher {
+    /// A publisher on `tx` with a backlog of at most `capacity` discrete updates.
+    pub fn new(tx: Sender<Update>, capacity: usize) -> Self {
+        Self {
+            tx,
+            latest: BTreeMap::new(),
+            backlog: VecDeque::new(),
+            capacity,
+            coalesced: 0,
+            dropped: 0,
+        }
+    }
+
+    /// Whether anything waits for room in the channel.
+    pub fn has_backlog(&self) -> bool {
+        !self.latest.is_empty() || !self.backlog.is_empty()
+    }
+
+    /// Publishes `u` now if there is room (and nothing older is waiting), else keeps it.
+    pub fn publish(&mut self, mut u: Update) {
+        if let Update::Stats { stats, .. } = &mut u {
+            stats.updates_coalesced = self.coalesced;
+            stats.updates_dropped = self.dropped;
+        }
+        self.flush();
+        if self.has_backlog() {
+            self.stash(u);
+            return;
+        }
+        match self.tx.try_send(u) {
+            Ok(()) | Err(TrySendError::Disconnected(_)) => {}
+            Err(TrySendError::Full(u)) => self.stash(u),
+        }
+    }
+
+    fn stash(&mut self, u: Update) {
+        match u.coalesce_key() {
+            Some(k) => {
+                if self.latest.insert(k, u).is_some() {
+                    self.coalesced += 1;
+                }
+            }
+            None => {
+                if self.backlog.len() >= self.capacity {
+                    self.backlog.pop_front();
+                    self.dropped += 1;
+                }
+                self.backlog.push_back(u);
+            }
+        }
+    }
+
+    /// Sends what waits, as far as the channel has room: discrete updates first (in order),
+    /// then the newest sample of each signal.
+    pub fn flush(&mut self) {
+        while let Some(u) = self.backlog.pop_front() {
+            match self.tx.try_send(u) {
+                Ok(()) | Err(TrySendError::Disconnected(_)) => {}
+                Err(TrySendError::Full(u)) => {
+                    self.backlog.push_front(u);
+                    return;
+                }
+            }
+        }
+        while let Some((k, u)) = self.latest.pop_first() {
+            match self.tx.try_send(u) {
+                Ok(()) | Err(TrySendError::Disconnected(_)) => {}
+                Err(TrySendError::Full(u)) => {
+                    self.latest.insert(k, u);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// A running network side: send commands, receive updates.
+pub struct NetHandle {
+    commands: Sender<Command>,
+    updates: Receiver<Update>,
+    start: Instant,
+    local_addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for NetHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetHandle").field("local_addr", &self.local_addr).finish_non_exhaustive()
+    }
+}
+
+impl NetHandle {
+    /// Binds the socket and starts the threads `jaus-net-rx` and `jaus-net`.
+    pub fn spawn(cfg: NetConfig) -> io::Result<NetHandle> {
+        let socket = UdpSocket::bind(cfg.bind).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot bind UDP {}: {e} (choose another address with --bind)", cfg.bind))
+        })?;
+        // Let a simulator on this machine hear our multicast queries, and hear broadcasts sent
+        // to the group where the interface allows (only a socket on port 3794 receives them).
+        let _ = socket.set_multicast_loop_v4(true);
+        if let Err(e) = socket.join_multicast_v4(&judp::MULTICAST_GROUP, &Ipv4Addr::UNSPECIFIED) {
+            debug!("net: not joining multicast group {}: {e}", judp::MULTICAST_GROUP);
+        }
+        let local_addr = socket.local_addr()?;
+        let start = Instant::now();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (cmd_tx, cmd_rx) = bounded::<Command>(256);
+        let (upd_tx, upd_rx) = bounded::<Update>(cfg.update_capacity.max(1));
+        let (dg_tx, dg_rx) = bounded::<(Instant, SocketAddr, Vec<u8>)>(8192);
+        let queue_dropped = Arc::new(AtomicU64::new(0));
+
+        let rx_socket = socket.try_clone()?;
+        rx_socket.set_read_timeout(Some(Duration::from_millis(50)))?;
+        let rx_stop = stop.clone();
+        let rx_dropped = queue_dropped.clone();
+        let receiver = std::thread::Builder::new().name("jaus-net-rx".into()).spawn(move || {
+            let mut buf = vec![0u8; 65_536];
+            while !rx_stop.load(Ordering::Relaxed) {
+                match rx_socket.recv_from(&mut buf) {
+                    Ok((n, from)) => {
+                        if dg_tx.try_send((Instant::now(), from, buf[..n].to_vec())).is_err() {
+                            rx_dropped.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                    Err(e) => {
+                        warn!("net: receive error: {e}");
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+            }
+        })?;
+
+        let loop_stop = stop.clone();
+        let waker = cfg.waker.clone();
+        let backlog = cfg.backlog_capacity;
+        let client_cfg = cfg.client.clone();
+        let worker = std::thread::Builder::new().name("jaus-net".into()).spawn(move || {
+            let clock = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
+            let mut client = Client::new(client_cfg);
+            let mut publisher = Publisher::new(upd_tx, backlog);
+            let mut out = Output::default();
+            let mut send_errors = 0u64;
+            let mut run = |client: &mut Client, out: &mut Output, publisher: &mut Publisher| {
+                for (addr, bytes) in out.datagrams.drain(..) {
+                    if let Err(e) = socket.send_to(&bytes, addr) {
+                        send_errors += 1;
+                        if send_errors.is_power_of_two() {
+                            warn!("net: cannot send to {addr}: {e} ({send_errors} send errors so far)");
+                        }
+                    }
+                }
+                let woke = !out.updates.is_empty();
+                for mut u in out.updates.drain(..) {
+                    if let Update::Stats { stats, .. } = &mut u {
+                        stats.queue_dropped = queue_dropped.load(Ordering::Relaxed);
+                        stats.send_errors = send_errors;
+                    }
+                    publisher.publish(u);
+                }
+                publisher.flush();
+                if woke && let Some(w) = &waker {
+                    w();
+                }
+                let _ = client;
+            };
+            loop {
+                if loop_stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let now = clock(Instant::now());
+                let mut deadline = client.next_deadline().min(now + 0.05);
+                if publisher.has_backlog() {
+                    deadline = deadline.min(now + 0.002);
+                }
+                let wait = Duration::from_secs_f64((deadline - now).max(0.0));
+                select! {
+                    recv(dg_rx) -> msg => {
+                        if let Ok((at, from, bytes)) = msg {
+                            client.handle_datagram(clock(at), from, &bytes, &mut out);
+                            // Take what else is queued before publishing.
+                            for _ in 0..256 {
+                                let Ok((at, from, bytes)) = dg_rx.try_recv() else { break };
+                                client.handle_datagram(clock(at), from, &bytes, &mut out);
+                            }
+                        }
+                    }
+                    recv(cmd_rx) -> cmd => match cmd {
+                        Ok(cmd) => {
+                            client.handle_command(clock(Instant::now()), cmd, &mut out);
+                        }
+                        Err(_) => {
+                            // The handle is gone: leave politely.
+                            client.handle_command(clock(Instant::now()), Command::Shutdown, &mut out);
+                        }
+                    },
+                    default(wait) => {}
+                }
+                let now = clock(Instant::now());
+                if now >= client.next_deadline() {
+                    client.tick(now, &mut out);
+                }
+                run(&mut client, &mut out, &mut publisher);
+                if client.is_shut_down() {
+                    loop_stop.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+        })?;
+
+        Ok(NetHandle {
+            commands: cmd_tx,
+            updates: upd_rx,
+            start,
+            local_addr,
+            stop,
+            threads: vec![receiver, worker],
+        })
+    }
+
+    /// Sends a command; fails only if the network thread is gone or hopelessly behind.
+    pub fn send(&self, cmd: Command) -> Result<(), String> {
+        self.commands.try_send(cmd).map_err(|e| match e {
+            TrySendError::Full(_) => "the network thread is not keeping up; command dropped".to_string(),
+            TrySendError::Disconnected(_) => "the network thread has stopped".to_string(),
+        })
+    }
+
+    /// The update channel.
+    pub fn updates(&self) -> &Receiver<Update> {
+        &self.updates
+    }
+
+    /// The instant `t = 0` of every update.
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
+    /// The local socket address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Cancels subscriptions, releases control and stops, waiting at most `grace` for the
+    /// goodbye datagrams to leave.
+    pub fn shutdown(mut self, grace: Duration) {
+        let _ = self.commands.try_send(Command::Shutdown);
+        let until = Instant::now() + grace;
+        while Instant::now() < until && !self.stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for NetHandle {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            let _ = self.commands.try_send(Command::Shutdown);
+            std::thread::sleep(Duration::from_millis(20));
+            self.finish();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn publisher_coalesces_samples_and_keeps_discrete_updates_when_full() {
+        let (tx, rx) = bounded(2);
+        let mut p = Publisher::new(tx, 3);
+        for i in 0..10 {
+            p.publish(Update::JointPositions {
+                t: f64::from(i),
+                values: vec![f64::from(i)],
+            });
+        }
+        for i in 0..5 {
+            p.publish(Update::Error {
+                t: f64::from(i),
+                message: format!("e{i}"),
+            });
+        }
+        // Two fit; eight positions went to the coalescing slot (seven replaced).
+        assert_eq!(p.coalesced, 7);
+        assert_eq!(p.dropped, 2, "backlog of 3 keeps the newest 3 of 5 errors");
+        let got: Vec<Update> = rx.try_iter().collect();
+        assert_eq!(got.len(), 2);
+        p.flush();
+        let rest: Vec<Update> = rx.try_iter().collect();
+        assert_eq!(rest.len(), 2);
+        p.flush();
+        p.flush();
+        let mut all: Vec<Update> = rx.try_iter().collect();
+        p.flush();
+        all.extend(rx.try_iter());
+        // The newest position is delivered last, never lost.
+        assert!(all.iter().any(|u| matches!(u, Update::JointPositions { t, .. } if *t == 9.0)));
+        assert!(!p.has_backlog());
+    }
+}
