@@ -22,6 +22,8 @@ enum Command {
     Inspect(cli::inspect::InspectArgs),
     /// Run a simulated JAUS manipulator component on UDP (default: the demo arm on 127.0.0.1:3794).
     Sim(cli::sim::SimArgs),
+    /// Discover JAUS components and show the selected manipulator (headless network side).
+    Probe(cli::probe::ProbeArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => cli::decode::run(args),
         Command::Inspect(args) => cli::inspect::run(args),
         Command::Sim(args) => cli::sim::run(args),
+        Command::Probe(args) => cli::probe::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -1,7 +1,8 @@
-//! Subcommands that run in the terminal (no GUI): `decode`, `inspect`, `sim`.
+//! Subcommands that run in the terminal (no GUI): `decode`, `inspect`, `sim`, `probe`.
 
 pub mod decode;
 pub mod inspect;
+pub mod probe;
 pub mod sim;
 
 /// Parses hex with or without separators (spaces, `:`, `,`, a leading `0x`).

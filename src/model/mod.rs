@@ -3,4 +3,5 @@
 
 pub mod arm;
 pub mod kinematics;
+pub mod state;
 pub mod update;

@@ -1,0 +1,338 @@
+//! `jaus-ocu probe`: the network side without a GUI. Discovers components, selects a
+//! manipulator and shows what the OCU knows of it, once (`--once`) or refreshed like `top`.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use clap::Args;
+use serde_json::{Value, json};
+
+use crate::jaus::{JausId, JointKind, judp};
+use crate::model::state::ArmState;
+use crate::model::update::*;
+use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
+use crate::net::thread::{NetConfig, NetHandle};
+
+/// Arguments of `jaus-ocu probe`.
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// Address of a JAUS component or node to query (repeatable; for networks without
+    /// multicast). Without any, 127.0.0.1:3794 (a local `jaus-ocu sim`) is queried as well as
+    /// the multicast group.
+    #[arg(long, value_name = "ADDR")]
+    pub connect: Vec<SocketAddr>,
+    /// The manipulator to select (default: the first one found).
+    #[arg(long, value_name = "S.N.C")]
+    pub component: Option<JausId>,
+    /// Print once when the arm is known, then exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds to wait for a manipulator before giving up (exit status 1).
+    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    pub timeout: f64,
+    /// Local UDP address to bind.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:0")]
+    pub bind: SocketAddr,
+    /// The OCU's own JAUS ID.
+    #[arg(long, value_name = "S.N.C", default_value_t = DEFAULT_OCU_ID)]
+    pub jaus_id: JausId,
+    /// Do not query the multicast group (unicast --connect only).
+    #[arg(long)]
+    pub no_multicast: bool,
+}
+
+impl ProbeArgs {
+    fn net_config(&self) -> NetConfig {
+        let connect = if self.connect.is_empty() {
+            vec![SocketAddr::from(([127, 0, 0, 1], judp::PORT))]
+        } else {
+            self.connect.clone()
+        };
+        NetConfig {
+            bind: self.bind,
+            client: ClientConfig {
+                id: self.jaus_id,
+                connect,
+                multicast: (!self.no_multicast).then(|| SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
+                component: self.component,
+                ..ClientConfig::default()
+            },
+            ..NetConfig::default()
+        }
+    }
+
+    fn looked_at(&self, cfg: &NetConfig) -> String {
+        let mut places: Vec<String> = cfg.client.connect.iter().map(|a| a.to_string()).collect();
+        if let Some(m) = cfg.client.multicast {
+            places.push(format!("multicast group {m}"));
+        }
+        places.join(", ")
+    }
+}
+
+fn kind_name(k: JointKind) -> &'static str {
+    match k {
+        JointKind::Revolute => "revolute",
+        JointKind::Prismatic => "prismatic",
+    }
+}
+
+fn link_name(l: LinkState) -> &'static str {
+    match l {
+        LinkState::Idle => "idle",
+        LinkState::Connecting => "connecting",
+        LinkState::Live => "live",
+        LinkState::Lost => "lost",
+    }
+}
+
+fn control_name(c: ControlState) -> String {
+    match c {
+        ControlState::Released => "released".into(),
+        ControlState::Requested => "requested".into(),
+        ControlState::Held { authority } => format!("held (authority {authority})"),
+    }
+}
+
+fn pose_json(p: PoseState) -> Value {
+    match p {
+        PoseState::Unknown => Value::Null,
+        PoseState::At(id) => json!({ "at": id }),
+        PoseState::Moving { from, to } => json!({ "from": from, "to": to }),
+    }
+}
+
+/// The probe's JSON object for the selected arm.
+pub fn to_json(s: &ArmState) -> Value {
+    let component = s.selected.and_then(|id| s.components.get(&id));
+    let joints: Vec<Value> = s
+        .spec
+        .as_ref()
+        .map(|spec| {
+            spec.joints
+                .iter()
+                .enumerate()
+                .map(|(i, j)| {
+                    let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>| x.as_ref().and_then(|v| v.value.get(i).copied());
+                    json!({
+                        "name": j.name,
+                        "type": kind_name(j.kind),
+                        "position": at(&s.positions),
+                        "velocity": at(&s.velocities),
+                        "effort_percent": at(&s.efforts),
+                        "force_torque": at(&s.joint_force_torques),
+                        "min": j.min,
+                        "max": j.max,
+                        "max_speed": j.max_speed,
+                        "max_effort": j.max_effort,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let frames = s.tool_point_frames();
+    json!({
+        "component": s.selected.map(|id| id.to_string()),
+        "address": component.map(|c| c.0.address.to_string()),
+        "identification": component.and_then(|c| c.0.identification.clone()),
+        "services": component.map(|c| c.0.services.iter().map(|(u, a, b)| format!("{u} {a}.{b}")).collect::<Vec<_>>()),
+        "link": link_name(s.link),
+        "status": format!("{:?}", s.status).to_uppercase(),
+        "control": control_name(s.control),
+        "joints": joints,
+        "mount": s.spec.as_ref().and_then(|sp| sp.mount).map(|m| json!({"position": m.position, "orientation": m.orientation})),
+        "tool_offset": s.tool_point,
+        "tool_point_manipulator": frames.map(|f| f.0),
+        "tool_point_vehicle": frames.map(|f| f.1),
+        "force_torque": s.force_torque.as_ref().map(|ft| json!({"force": ft.value.0, "torque": ft.value.1})),
+        "presets": s.presets.iter().map(|p| json!({"id": p.id, "name": p.name, "positions": p.positions})).collect::<Vec<_>>(),
+        "current_pose": pose_json(s.pose),
+        "stale": s.stale.iter().filter(|(_, v)| **v).map(|(k, _)| k.name()).collect::<Vec<_>>(),
+        "components": s.components.values().map(|(c, lost)| json!({
+            "id": c.id.to_string(), "address": c.address.to_string(), "manipulator": c.manipulator, "lost": lost,
+        })).collect::<Vec<_>>(),
+        "stats": {
+            "datagrams": s.stats.datagrams, "malformed": s.stats.malformed, "foreign_version": s.stats.foreign_version,
+            "not_for_us": s.stats.not_for_us, "duplicates": s.stats.duplicates, "foreign_reports": s.stats.foreign_reports,
+            "unexpected": s.stats.unexpected, "sent": s.stats.sent,
+        },
+    })
+}
+
+fn fmt_opt(v: Option<f64>, unit: &str) -> String {
+    v.map_or("-".into(), |v| format!("{v:.3}{unit}"))
+}
+
+/// The probe's text screen for the selected arm.
+pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "components:");
+    for (c, lost) in s.components.values() {
+        let _ = writeln!(
+            o,
+            "  {} at {}{}{} ({} services){}",
+            c.id,
+            c.address,
+            if c.manipulator { " manipulator" } else { "" },
+            c.identification.as_ref().map(|i| format!(" \"{i}\"")).unwrap_or_default(),
+            c.services.len(),
+            if *lost { " LOST" } else { "" }
+        );
+    }
+    let Some(id) = s.selected else {
+        let _ = writeln!(o, "no manipulator selected yet");
+        return o;
+    };
+    let _ = writeln!(
+        o,
+        "\nmanipulator {id}: link {}, status {:?}, control {}",
+        link_name(s.link),
+        s.status,
+        control_name(s.control)
+    );
+    if let Some(spec) = &s.spec {
+        let _ = writeln!(o, "  {:<3} {:<14} {:<9} {:>10} {:>10} {:>9} {:>21}", "#", "name", "type", "position", "velocity", "effort%", "limits");
+        for (i, j) in spec.joints.iter().enumerate() {
+            let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>| x.as_ref().and_then(|v| v.value.get(i).copied());
+            let unit = if j.kind == JointKind::Revolute { "" } else { "m" };
+            let limits = match (j.min, j.max) {
+                (Some(a), Some(b)) => format!("{a:.3}..{b:.3}{unit}"),
+                _ => "continuous".into(),
+            };
+            let _ = writeln!(
+                o,
+                "  {:<3} {:<14} {:<9} {:>10} {:>10} {:>9} {:>21}",
+                i + 1,
+                j.name.as_deref().unwrap_or("-"),
+                kind_name(j.kind),
+                fmt_opt(at(&s.positions), unit),
+                fmt_opt(at(&s.velocities), ""),
+                fmt_opt(at(&s.efforts), ""),
+                limits
+            );
+        }
+    } else {
+        let _ = writeln!(o, "  waiting for the specification");
+    }
+    if let Some((m, v)) = s.tool_point_frames() {
+        let _ = writeln!(o, "  tool point: manipulator frame ({:.4}, {:.4}, {:.4}) m, vehicle frame ({:.4}, {:.4}, {:.4}) m", m[0], m[1], m[2], v[0], v[1], v[2]);
+    }
+    if let Some(ft) = &s.force_torque {
+        let f = |x: [Option<f64>; 3]| x.map(|v| v.map_or("-".into(), |v| format!("{v:.2}"))).join(", ");
+        let _ = writeln!(o, "  F = ({}) N, T = ({}) N·m", f(ft.value.0), f(ft.value.1));
+    }
+    if !s.presets.is_empty() {
+        let names: Vec<String> = s
+            .presets
+            .iter()
+            .map(|p| {
+                let here = s.pose == PoseState::At(p.id);
+                format!("{}{} {}", if here { "*" } else { "" }, p.id, p.name)
+            })
+            .collect();
+        let _ = writeln!(o, "  presets: {} (pose: {:?})", names.join(", "), s.pose);
+    }
+    // Rates and counters only mean something on a refreshing screen.
+    if let Some(rates) = rates {
+        let rate_line: Vec<String> = Signal::ALL
+            .iter()
+            .filter(|sig| s.counts.contains_key(sig))
+            .map(|sig| {
+                let stale = if s.stale.get(sig).copied().unwrap_or(false) { " STALE" } else { "" };
+                format!("{} {:.0} Hz{stale}", sig.name(), rates(*sig))
+            })
+            .collect();
+        let _ = writeln!(o, "  rates: {}", rate_line.join(", "));
+        let st = &s.stats;
+        let _ = writeln!(
+            o,
+            "  datagrams {} (malformed {}, foreign version {}, not for us {}, duplicates {}, foreign reports {})",
+            st.datagrams, st.malformed, st.foreign_version, st.not_for_us, st.duplicates, st.foreign_reports
+        );
+    }
+    if let Some((t, e)) = s.errors.last() {
+        let _ = writeln!(o, "  last error at {t:.1} s: {e}");
+    }
+    o
+}
+
+/// Runs the subcommand.
+pub fn run(args: &ProbeArgs) -> Result<i32> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        anyhow::bail!("--timeout {}: give a positive number of seconds", args.timeout);
+    }
+    let cfg = args.net_config();
+    let looked = args.looked_at(&cfg);
+    let handle = NetHandle::spawn(cfg)?;
+    let mut state = ArmState::default();
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(args.timeout);
+    let mut last_draw = Instant::now() - Duration::from_secs(1);
+    let mut window: Vec<(Instant, std::collections::BTreeMap<Signal, u64>)> = Vec::new();
+    let mut complete_at: Option<Instant> = None;
+    loop {
+        match handle.updates().recv_timeout(Duration::from_millis(50)) {
+            Ok(u) => {
+                state.apply(&u);
+                for u in handle.updates().try_iter() {
+                    state.apply(&u);
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => anyhow::bail!("the network thread stopped"),
+        }
+        let now = Instant::now();
+        if state.is_complete() && complete_at.is_none() {
+            complete_at = Some(now);
+        }
+        if args.once {
+            // Give presets and the first F/T sample a moment to follow the positions.
+            let settled = complete_at.is_some_and(|t| now - t > Duration::from_millis(300));
+            if settled {
+                if args.json {
+                    println!("{}", to_json(&state));
+                } else {
+                    print!("{}", to_text(&state, None));
+                }
+                handle.shutdown(Duration::from_millis(300));
+                return Ok(0);
+            }
+        }
+        if now >= deadline && complete_at.is_none() {
+            let detail = match (state.selected, &state.spec) {
+                (None, _) if state.components.is_empty() => "no JAUS component answered".to_string(),
+                (None, _) => format!(
+                    "{} component(s) answered but none offers manipulator services{}",
+                    state.components.len(),
+                    args.component.map(|c| format!(" as {c}")).unwrap_or_default()
+                ),
+                (Some(id), None) => format!("manipulator {id} answered but never sent its specification"),
+                (Some(id), Some(_)) => format!("manipulator {id} sent its specification but no joint positions or tool offset"),
+            };
+            eprintln!(
+                "error: no manipulator within {} s: {detail}. Looked at {looked}. Is `jaus-ocu sim` (or the robot) running? Use --connect ADDR for unicast-only networks.",
+                args.timeout
+            );
+            handle.shutdown(Duration::from_millis(200));
+            return Ok(1);
+        }
+        if !args.once && now - last_draw >= Duration::from_millis(500) {
+            last_draw = now;
+            window.push((now, state.counts.clone()));
+            window.retain(|(t, _)| now - *t <= Duration::from_secs(2));
+            let (t0, c0) = window.first().cloned().unwrap_or((now, Default::default()));
+            let dt = (now - t0).as_secs_f64().max(1e-3);
+            let rates = |sig: Signal| (state.counts.get(&sig).copied().unwrap_or(0) - c0.get(&sig).copied().unwrap_or(0)) as f64 / dt;
+            if args.json {
+                println!("{}", to_json(&state));
+            } else {
+                print!("\x1b[2J\x1b[H{}", to_text(&state, Some(&rates)));
+            }
+        }
+    }
+}

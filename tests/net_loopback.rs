@@ -1,0 +1,302 @@
+//! The OCU's network side (`NetHandle`: socket threads + client state machine) against the
+//! simulator over real loopback UDP, including faults, a restart, foreign and hostile senders.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use jaus_ocu::jaus::core::Event;
+use jaus_ocu::jaus::judp::{self, Header};
+use jaus_ocu::jaus::manipulator::*;
+use jaus_ocu::jaus::{EmbeddedMessage, JausId, Message};
+use jaus_ocu::model::state::ArmState;
+use jaus_ocu::model::update::*;
+use jaus_ocu::net::client::ClientConfig;
+use jaus_ocu::net::thread::{NetConfig, NetHandle};
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::server::{self, Faults, SimHandle};
+
+fn start_sim(arm: ArmFile, cfg: SimConfig, faults: Faults, bind: &str) -> SimHandle {
+    let socket = server::bind(bind.parse().unwrap()).unwrap();
+    let seed = cfg.seed;
+    server::spawn(Component::new(arm, cfg), socket, faults, seed).unwrap()
+}
+
+fn ocu(sim: SocketAddr) -> NetHandle {
+    NetHandle::spawn(NetConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        client: ClientConfig {
+            connect: vec![sim],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        ..NetConfig::default()
+    })
+    .unwrap()
+}
+
+/// Applies updates to `state` until `done` holds or `timeout` passes; returns whether it held.
+fn pump(h: &NetHandle, state: &mut ArmState, timeout: Duration, mut done: impl FnMut(&ArmState, &Update) -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        if let Ok(u) = h.updates().recv_timeout(left.min(Duration::from_millis(50))) {
+            state.apply(&u);
+            if done(state, &u) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+fn held_puma() -> (ArmFile, SimConfig) {
+    (
+        ArmFile::builtin("puma560").unwrap(),
+        SimConfig {
+            hold: Some(vec![0.3, 0.6, -1.2, 0.4, -0.7, 1.1]),
+            seed: 5,
+            ..SimConfig::default()
+        },
+    )
+}
+
+#[test]
+fn discovery_specification_and_live_updates() {
+    let sim = start_sim(ArmFile::demo(), SimConfig::default(), Faults::default(), "127.0.0.1:0");
+    let h = ocu(sim.local_addr());
+    let mut s = ArmState::default();
+    assert!(
+        pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete()
+            && s.link == LinkState::Live
+            && s.presets.iter().all(|p| p.positions.is_some())
+            && !s.presets.is_empty()),
+        "not live: {s:?}"
+    );
+    assert_eq!(s.selected, Some(SimConfig::default().id));
+    assert_eq!(s.spec.as_ref().unwrap().joint_count(), 7);
+    assert_eq!(s.presets.len(), ArmFile::demo().presets.len());
+    // Samples keep coming at about the requested 50 Hz.
+    let before = s.counts.get(&Signal::JointPositions).copied().unwrap_or(0);
+    let t0 = Instant::now();
+    pump(&h, &mut s, Duration::from_secs(1), |_, _| false);
+    let n = s.counts.get(&Signal::JointPositions).copied().unwrap_or(0) - before;
+    let rate = n as f64 / t0.elapsed().as_secs_f64();
+    assert!((40.0..=60.0).contains(&rate), "positions at {rate} Hz");
+    assert!(s.force_torque.is_some() && s.velocities.is_some() && s.efforts.is_some());
+    h.shutdown(Duration::from_millis(300));
+    // The goodbye cancelled our events at the sim.
+    std::thread::sleep(Duration::from_millis(100));
+    let (stats, _) = sim.stop();
+    assert_eq!(stats.malformed, 0);
+}
+
+#[test]
+fn live_through_loss_duplication_and_reordering() {
+    let faults = Faults {
+        loss: 0.3,
+        duplicate: 0.1,
+        reorder: 0.1,
+        delay: Duration::ZERO,
+    };
+    let sim = start_sim(ArmFile::demo(), SimConfig { tour: true, ..SimConfig::default() }, faults, "127.0.0.1:0");
+    let h = ocu(sim.local_addr());
+    let mut s = ArmState::default();
+    assert!(pump(&h, &mut s, Duration::from_secs(10), |s, _| s.is_complete()), "not complete: {s:?}");
+    // Positions keep flowing and time never runs backwards in what is applied.
+    let mut last_t = 0.0;
+    let mut samples = 0;
+    pump(&h, &mut s, Duration::from_secs(2), |_, u| {
+        if let Update::JointPositions { t, .. } = u {
+            assert!(*t >= last_t);
+            last_t = *t;
+            samples += 1;
+        }
+        false
+    });
+    assert!(samples > 40, "{samples} samples in 2 s at 50 Hz with 30 % loss");
+    assert!(s.stats.duplicates > 0, "duplicates were suppressed and counted: {:?}", s.stats);
+}
+
+#[test]
+fn back_to_live_within_five_seconds_after_the_sim_restarts() {
+    let sim = start_sim(ArmFile::demo(), SimConfig::default(), Faults::default(), "127.0.0.1:0");
+    let addr = sim.local_addr();
+    let h = ocu(addr);
+    let mut s = ArmState::default();
+    assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete()));
+    drop(sim);
+    // Silence: the link is lost.
+    assert!(pump(&h, &mut s, Duration::from_secs(6), |s, _| s.link == LinkState::Lost), "link not lost");
+    // A new process on the same port.
+    let restarted = Instant::now();
+    let _sim2 = start_sim(ArmFile::demo(), SimConfig::default(), Faults::default(), &addr.to_string());
+    let mut fresh = false;
+    assert!(
+        pump(&h, &mut s, Duration::from_secs(5), |s, u| {
+            if matches!(u, Update::JointPositions { .. }) && s.link == LinkState::Live {
+                fresh = true;
+            }
+            fresh
+        }),
+        "not live again within 5 s"
+    );
+    assert!(restarted.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn preset_needs_control_then_completes() {
+    let arm = ArmFile::demo();
+    let goal = arm.presets[3].clone();
+    let sim = start_sim(arm, SimConfig::default(), Faults::default(), "127.0.0.1:0");
+    let h = ocu(sim.local_addr());
+    let mut s = ArmState::default();
+    assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete() && !s.presets.is_empty()));
+    h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
+    let mut outcome = None;
+    pump(&h, &mut s, Duration::from_secs(2), |_, u| match u {
+        Update::CommandOutcome { command: CommandKind::GoToPreset, outcome: o, .. } => {
+            outcome = Some(o.clone());
+            true
+        }
+        _ => false,
+    });
+    assert!(matches!(outcome, Some(Outcome::Rejected(ref r)) if r.contains("control")), "{outcome:?}");
+    h.send(Command::RequestControl { authority: 50 }).unwrap();
+    assert!(pump(&h, &mut s, Duration::from_secs(2), |s, _| matches!(s.control, ControlState::Held { .. })));
+    h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
+    let mut outcome = None;
+    pump(&h, &mut s, Duration::from_secs(60), |_, u| match u {
+        Update::CommandOutcome { command: CommandKind::GoToPreset, outcome: o, .. } => {
+            outcome = Some(o.clone());
+            true
+        }
+        _ => false,
+    });
+    assert_eq!(outcome, Some(Outcome::Completed));
+    // Control was kept (the sim's timeout is 5 s; the transition takes longer).
+    assert!(matches!(s.control, ControlState::Held { .. }));
+    pump(&h, &mut s, Duration::from_millis(300), |_, _| false);
+    let q = &s.positions.as_ref().unwrap().value;
+    for (got, want) in q.iter().zip(&goal.positions) {
+        assert!((got - want).abs() < 1e-6, "{q:?} vs {:?}", goal.positions);
+    }
+    assert_eq!(s.pose, PoseState::At(goal.id));
+}
+
+/// A JUDP datagram from `src` to `dst` carrying `m`.
+fn datagram(src: JausId, dst: JausId, seq: u16, m: impl Into<Message>) -> Vec<u8> {
+    judp::single(&Header::new(dst, src, seq), &m.into().emit().unwrap()).unwrap()
+}
+
+#[test]
+fn a_foreign_component_flooding_valid_reports_cannot_move_the_displayed_arm() {
+    let (arm, cfg) = held_puma();
+    let sim = start_sim(arm, cfg, Faults::default(), "127.0.0.1:0");
+    let h = ocu(sim.local_addr());
+    let mut s = ArmState::default();
+    assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete()));
+    let truth = s.positions.as_ref().unwrap().value.clone();
+    let intruder = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let foreign = JausId::new(127, 1, 10);
+    let fake = ReportJointPositions {
+        joint_positions: vec![JointValue::revolute(2.0); 6],
+    };
+    let ocu_id = ClientConfig::default().id;
+    for i in 0..2000u16 {
+        let m: Message = if i % 2 == 0 {
+            fake.clone().into()
+        } else {
+            Event {
+                event_id: 0,
+                sequence_number: i as u8,
+                report_message: EmbeddedMessage::new(&fake.clone().into()).unwrap(),
+            }
+            .into()
+        };
+        intruder.send_to(&datagram(foreign, ocu_id, i, m), h.local_addr()).unwrap();
+        if i % 100 == 99 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let mut moved = false;
+    pump(&h, &mut s, Duration::from_secs(1), |_, u| {
+        if let Update::JointPositions { values, .. } = u {
+            moved |= values.iter().zip(&truth).any(|(a, b)| (a - b).abs() > 1e-6);
+        }
+        false
+    });
+    assert!(!moved, "a foreign report was applied");
+    assert!(s.stats.foreign_reports >= 1000, "{:?}", s.stats);
+}
+
+#[test]
+fn a_hostile_sender_of_random_datagrams_changes_nothing_but_counters() {
+    let (arm, cfg) = held_puma();
+    let sim = start_sim(arm, cfg, Faults::default(), "127.0.0.1:0");
+    let h = ocu(sim.local_addr());
+    let mut s = ArmState::default();
+    assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete()));
+    let truth = s.positions.as_ref().unwrap().value.clone();
+    let hostile = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut x = 0x9E37_79B9_u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..3000 {
+        let len = (next() % 120) as usize;
+        let mut d: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if i % 2 == 0 && !d.is_empty() {
+            d[0] = 2;
+        }
+        hostile.send_to(&d, h.local_addr()).unwrap();
+        if i % 100 == 99 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let mut moved = false;
+    pump(&h, &mut s, Duration::from_secs(1), |_, u| {
+        if let Update::JointPositions { values, .. } = u {
+            moved |= values.iter().zip(&truth).any(|(a, b)| (a - b).abs() > 1e-6);
+        }
+        false
+    });
+    assert!(!moved);
+    assert_eq!(s.link, LinkState::Live);
+    assert!(s.stats.malformed + s.stats.foreign_version + s.stats.not_for_us >= 2500, "{:?}", s.stats);
+}
+
+#[test]
+fn emergency_and_control_outcomes_come_back_as_updates() {
+    let sim = start_sim(ArmFile::demo(), SimConfig::default(), Faults::default(), "127.0.0.1:0");
+    let h = ocu(sim.local_addr());
+    let mut s = ArmState::default();
+    assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete()));
+    let outcome_of = |h: &NetHandle, s: &mut ArmState, kind: CommandKind| {
+        let mut o = None;
+        pump(h, s, Duration::from_secs(3), |_, u| match u {
+            Update::CommandOutcome { command, outcome, .. } if *command == kind => {
+                o = Some(outcome.clone());
+                true
+            }
+            _ => false,
+        });
+        o
+    };
+    h.send(Command::Resume).unwrap();
+    assert!(matches!(outcome_of(&h, &mut s, CommandKind::Resume), Some(Outcome::Rejected(_))));
+    h.send(Command::SetEmergency).unwrap();
+    assert_eq!(outcome_of(&h, &mut s, CommandKind::SetEmergency), Some(Outcome::Confirmed));
+    assert!(pump(&h, &mut s, Duration::from_secs(2), |s, _| s.status == ManagementState::Emergency));
+    h.send(Command::ClearEmergency).unwrap();
+    assert_eq!(outcome_of(&h, &mut s, CommandKind::ClearEmergency), Some(Outcome::Confirmed));
+    h.send(Command::RequestControl { authority: 10 }).unwrap();
+    assert_eq!(outcome_of(&h, &mut s, CommandKind::RequestControl), Some(Outcome::Confirmed));
+    h.send(Command::Resume).unwrap();
+    assert_eq!(outcome_of(&h, &mut s, CommandKind::Resume), Some(Outcome::Confirmed));
+    h.send(Command::ReleaseControl).unwrap();
+    assert_eq!(outcome_of(&h, &mut s, CommandKind::ReleaseControl), Some(Outcome::Confirmed));
+    assert_eq!(s.control, ControlState::Released);
+}
