@@ -36,10 +36,18 @@ fn ocu(sim: SocketAddr) -> NetHandle {
 }
 
 /// Applies updates to `state` until `done` holds or `timeout` passes; returns whether it held.
-fn pump(h: &NetHandle, state: &mut ArmState, timeout: Duration, mut done: impl FnMut(&ArmState, &Update) -> bool) -> bool {
+fn pump(
+    h: &NetHandle,
+    state: &mut ArmState,
+    timeout: Duration,
+    mut done: impl FnMut(&ArmState, &Update) -> bool,
+) -> bool {
     let deadline = Instant::now() + timeout;
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        if let Ok(u) = h.updates().recv_timeout(left.min(Duration::from_millis(50))) {
+        if let Ok(u) = h
+            .updates()
+            .recv_timeout(left.min(Duration::from_millis(50)))
+        {
             state.apply(&u);
             if done(state, &u) {
                 return true;
@@ -62,7 +70,12 @@ fn held_puma() -> (ArmFile, SimConfig) {
 
 #[test]
 fn discovery_specification_and_live_updates() {
-    let sim = start_sim(ArmFile::demo(), SimConfig::default(), Faults::default(), "127.0.0.1:0");
+    let sim = start_sim(
+        ArmFile::demo(),
+        SimConfig::default(),
+        Faults::default(),
+        "127.0.0.1:0",
+    );
     let h = ocu(sim.local_addr());
     let mut s = ArmState::default();
     assert!(
@@ -98,10 +111,21 @@ fn live_through_loss_duplication_and_reordering() {
         reorder: 0.1,
         delay: Duration::ZERO,
     };
-    let sim = start_sim(ArmFile::demo(), SimConfig { tour: true, ..SimConfig::default() }, faults, "127.0.0.1:0");
+    let sim = start_sim(
+        ArmFile::demo(),
+        SimConfig {
+            tour: true,
+            ..SimConfig::default()
+        },
+        faults,
+        "127.0.0.1:0",
+    );
     let h = ocu(sim.local_addr());
     let mut s = ArmState::default();
-    assert!(pump(&h, &mut s, Duration::from_secs(10), |s, _| s.is_complete()), "not complete: {s:?}");
+    assert!(
+        pump(&h, &mut s, Duration::from_secs(10), |s, _| s.is_complete()),
+        "not complete: {s:?}"
+    );
     // Positions keep flowing and time never runs backwards in what is applied.
     let mut last_t = 0.0;
     let mut samples = 0;
@@ -113,23 +137,44 @@ fn live_through_loss_duplication_and_reordering() {
         }
         false
     });
-    assert!(samples > 40, "{samples} samples in 2 s at 50 Hz with 30 % loss");
-    assert!(s.stats.duplicates > 0, "duplicates were suppressed and counted: {:?}", s.stats);
+    assert!(
+        samples > 40,
+        "{samples} samples in 2 s at 50 Hz with 30 % loss"
+    );
+    assert!(
+        s.stats.duplicates > 0,
+        "duplicates were suppressed and counted: {:?}",
+        s.stats
+    );
 }
 
 #[test]
 fn back_to_live_within_five_seconds_after_the_sim_restarts() {
-    let sim = start_sim(ArmFile::demo(), SimConfig::default(), Faults::default(), "127.0.0.1:0");
+    let sim = start_sim(
+        ArmFile::demo(),
+        SimConfig::default(),
+        Faults::default(),
+        "127.0.0.1:0",
+    );
     let addr = sim.local_addr();
     let h = ocu(addr);
     let mut s = ArmState::default();
     assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete()));
     drop(sim);
     // Silence: the link is lost.
-    assert!(pump(&h, &mut s, Duration::from_secs(6), |s, _| s.link == LinkState::Lost), "link not lost");
+    assert!(
+        pump(&h, &mut s, Duration::from_secs(6), |s, _| s.link
+            == LinkState::Lost),
+        "link not lost"
+    );
     // A new process on the same port.
     let restarted = Instant::now();
-    let _sim2 = start_sim(ArmFile::demo(), SimConfig::default(), Faults::default(), &addr.to_string());
+    let _sim2 = start_sim(
+        ArmFile::demo(),
+        SimConfig::default(),
+        Faults::default(),
+        &addr.to_string(),
+    );
     let mut fresh = false;
     assert!(
         pump(&h, &mut s, Duration::from_secs(5), |s, u| {
@@ -150,23 +195,39 @@ fn preset_needs_control_then_completes() {
     let sim = start_sim(arm, SimConfig::default(), Faults::default(), "127.0.0.1:0");
     let h = ocu(sim.local_addr());
     let mut s = ArmState::default();
-    assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete() && !s.presets.is_empty()));
+    assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s
+        .is_complete()
+        && !s.presets.is_empty()));
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
     let mut outcome = None;
     pump(&h, &mut s, Duration::from_secs(2), |_, u| match u {
-        Update::CommandOutcome { command: CommandKind::GoToPreset, outcome: o, .. } => {
+        Update::CommandOutcome {
+            command: CommandKind::GoToPreset,
+            outcome: o,
+            ..
+        } => {
             outcome = Some(o.clone());
             true
         }
         _ => false,
     });
-    assert!(matches!(outcome, Some(Outcome::Rejected(ref r)) if r.contains("control")), "{outcome:?}");
+    assert!(
+        matches!(outcome, Some(Outcome::Rejected(ref r)) if r.contains("control")),
+        "{outcome:?}"
+    );
     h.send(Command::RequestControl { authority: 50 }).unwrap();
-    assert!(pump(&h, &mut s, Duration::from_secs(2), |s, _| matches!(s.control, ControlState::Held { .. })));
+    assert!(pump(&h, &mut s, Duration::from_secs(2), |s, _| matches!(
+        s.control,
+        ControlState::Held { .. }
+    )));
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
     let mut outcome = None;
     pump(&h, &mut s, Duration::from_secs(60), |_, u| match u {
-        Update::CommandOutcome { command: CommandKind::GoToPreset, outcome: o, .. } => {
+        Update::CommandOutcome {
+            command: CommandKind::GoToPreset,
+            outcome: o,
+            ..
+        } => {
             outcome = Some(o.clone());
             true
         }
@@ -213,7 +274,9 @@ fn a_foreign_component_flooding_valid_reports_cannot_move_the_displayed_arm() {
             }
             .into()
         };
-        intruder.send_to(&datagram(foreign, ocu_id, i, m), h.local_addr()).unwrap();
+        intruder
+            .send_to(&datagram(foreign, ocu_id, i, m), h.local_addr())
+            .unwrap();
         if i % 100 == 99 {
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -265,19 +328,30 @@ fn a_hostile_sender_of_random_datagrams_changes_nothing_but_counters() {
     });
     assert!(!moved);
     assert_eq!(s.link, LinkState::Live);
-    assert!(s.stats.malformed + s.stats.foreign_version + s.stats.not_for_us >= 2500, "{:?}", s.stats);
+    assert!(
+        s.stats.malformed + s.stats.foreign_version + s.stats.not_for_us >= 2500,
+        "{:?}",
+        s.stats
+    );
 }
 
 #[test]
 fn emergency_and_control_outcomes_come_back_as_updates() {
-    let sim = start_sim(ArmFile::demo(), SimConfig::default(), Faults::default(), "127.0.0.1:0");
+    let sim = start_sim(
+        ArmFile::demo(),
+        SimConfig::default(),
+        Faults::default(),
+        "127.0.0.1:0",
+    );
     let h = ocu(sim.local_addr());
     let mut s = ArmState::default();
     assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete()));
     let outcome_of = |h: &NetHandle, s: &mut ArmState, kind: CommandKind| {
         let mut o = None;
         pump(h, s, Duration::from_secs(3), |_, u| match u {
-            Update::CommandOutcome { command, outcome, .. } if *command == kind => {
+            Update::CommandOutcome {
+                command, outcome, ..
+            } if *command == kind => {
                 o = Some(outcome.clone());
                 true
             }
@@ -286,17 +360,36 @@ fn emergency_and_control_outcomes_come_back_as_updates() {
         o
     };
     h.send(Command::Resume).unwrap();
-    assert!(matches!(outcome_of(&h, &mut s, CommandKind::Resume), Some(Outcome::Rejected(_))));
+    assert!(matches!(
+        outcome_of(&h, &mut s, CommandKind::Resume),
+        Some(Outcome::Rejected(_))
+    ));
     h.send(Command::SetEmergency).unwrap();
-    assert_eq!(outcome_of(&h, &mut s, CommandKind::SetEmergency), Some(Outcome::Confirmed));
-    assert!(pump(&h, &mut s, Duration::from_secs(2), |s, _| s.status == ManagementState::Emergency));
+    assert_eq!(
+        outcome_of(&h, &mut s, CommandKind::SetEmergency),
+        Some(Outcome::Confirmed)
+    );
+    assert!(pump(&h, &mut s, Duration::from_secs(2), |s, _| s.status
+        == ManagementState::Emergency));
     h.send(Command::ClearEmergency).unwrap();
-    assert_eq!(outcome_of(&h, &mut s, CommandKind::ClearEmergency), Some(Outcome::Confirmed));
+    assert_eq!(
+        outcome_of(&h, &mut s, CommandKind::ClearEmergency),
+        Some(Outcome::Confirmed)
+    );
     h.send(Command::RequestControl { authority: 10 }).unwrap();
-    assert_eq!(outcome_of(&h, &mut s, CommandKind::RequestControl), Some(Outcome::Confirmed));
+    assert_eq!(
+        outcome_of(&h, &mut s, CommandKind::RequestControl),
+        Some(Outcome::Confirmed)
+    );
     h.send(Command::Resume).unwrap();
-    assert_eq!(outcome_of(&h, &mut s, CommandKind::Resume), Some(Outcome::Confirmed));
+    assert_eq!(
+        outcome_of(&h, &mut s, CommandKind::Resume),
+        Some(Outcome::Confirmed)
+    );
     h.send(Command::ReleaseControl).unwrap();
-    assert_eq!(outcome_of(&h, &mut s, CommandKind::ReleaseControl), Some(Outcome::Confirmed));
+    assert_eq!(
+        outcome_of(&h, &mut s, CommandKind::ReleaseControl),
+        Some(Outcome::Confirmed)
+    );
     assert_eq!(s.control, ControlState::Released);
 }

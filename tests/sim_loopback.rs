@@ -868,7 +868,10 @@ fn hostile_datagrams_change_nothing_but_counters() {
     assert!(n >= 80, "only {n} events in 1 s at 100 Hz during a flood");
     let s = sim.stats().0;
     // Every hostile datagram that reached the sim was counted (allow a few lost in the kernel).
-    assert!(s.malformed + s.foreign_version + s.not_for_us >= 2700, "{s:?}");
+    assert!(
+        s.malformed + s.foreign_version + s.not_for_us >= 2700,
+        "{s:?}"
+    );
     assert!(s.foreign_version >= 900, "{s:?}");
     assert_eq!(c.status(), Status::Ready);
 }

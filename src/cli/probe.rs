@@ -58,7 +58,8 @@ impl ProbeArgs {
             client: ClientConfig {
                 id: self.jaus_id,
                 connect,
-                multicast: (!self.no_multicast).then(|| SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
+                multicast: (!self.no_multicast)
+                    .then(|| SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
                 component: self.component,
                 ..ClientConfig::default()
             },
@@ -118,7 +119,9 @@ pub fn to_json(s: &ArmState) -> Value {
                 .iter()
                 .enumerate()
                 .map(|(i, j)| {
-                    let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>| x.as_ref().and_then(|v| v.value.get(i).copied());
+                    let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>| {
+                        x.as_ref().and_then(|v| v.value.get(i).copied())
+                    };
                     json!({
                         "name": j.name,
                         "type": kind_name(j.kind),
@@ -179,7 +182,10 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
             c.id,
             c.address,
             if c.manipulator { " manipulator" } else { "" },
-            c.identification.as_ref().map(|i| format!(" \"{i}\"")).unwrap_or_default(),
+            c.identification
+                .as_ref()
+                .map(|i| format!(" \"{i}\""))
+                .unwrap_or_default(),
             c.services.len(),
             if *lost { " LOST" } else { "" }
         );
@@ -196,10 +202,20 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
         control_name(s.control)
     );
     if let Some(spec) = &s.spec {
-        let _ = writeln!(o, "  {:<3} {:<14} {:<9} {:>10} {:>10} {:>9} {:>21}", "#", "name", "type", "position", "velocity", "effort%", "limits");
+        let _ = writeln!(
+            o,
+            "  {:<3} {:<14} {:<9} {:>10} {:>10} {:>9} {:>21}",
+            "#", "name", "type", "position", "velocity", "effort%", "limits"
+        );
         for (i, j) in spec.joints.iter().enumerate() {
-            let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>| x.as_ref().and_then(|v| v.value.get(i).copied());
-            let unit = if j.kind == JointKind::Revolute { "" } else { "m" };
+            let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>| {
+                x.as_ref().and_then(|v| v.value.get(i).copied())
+            };
+            let unit = if j.kind == JointKind::Revolute {
+                ""
+            } else {
+                "m"
+            };
             let limits = match (j.min, j.max) {
                 (Some(a), Some(b)) => format!("{a:.3}..{b:.3}{unit}"),
                 _ => "continuous".into(),
@@ -220,11 +236,23 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
         let _ = writeln!(o, "  waiting for the specification");
     }
     if let Some((m, v)) = s.tool_point_frames() {
-        let _ = writeln!(o, "  tool point: manipulator frame ({:.4}, {:.4}, {:.4}) m, vehicle frame ({:.4}, {:.4}, {:.4}) m", m[0], m[1], m[2], v[0], v[1], v[2]);
+        let _ = writeln!(
+            o,
+            "  tool point: manipulator frame ({:.4}, {:.4}, {:.4}) m, vehicle frame ({:.4}, {:.4}, {:.4}) m",
+            m[0], m[1], m[2], v[0], v[1], v[2]
+        );
     }
     if let Some(ft) = &s.force_torque {
-        let f = |x: [Option<f64>; 3]| x.map(|v| v.map_or("-".into(), |v| format!("{v:.2}"))).join(", ");
-        let _ = writeln!(o, "  F = ({}) N, T = ({}) N·m", f(ft.value.0), f(ft.value.1));
+        let f = |x: [Option<f64>; 3]| {
+            x.map(|v| v.map_or("-".into(), |v| format!("{v:.2}")))
+                .join(", ")
+        };
+        let _ = writeln!(
+            o,
+            "  F = ({}) N, T = ({}) N·m",
+            f(ft.value.0),
+            f(ft.value.1)
+        );
     }
     if !s.presets.is_empty() {
         let names: Vec<String> = s
@@ -243,7 +271,11 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
             .iter()
             .filter(|sig| s.counts.contains_key(sig))
             .map(|sig| {
-                let stale = if s.stale.get(sig).copied().unwrap_or(false) { " STALE" } else { "" };
+                let stale = if s.stale.get(sig).copied().unwrap_or(false) {
+                    " STALE"
+                } else {
+                    ""
+                };
                 format!("{} {:.0} Hz{stale}", sig.name(), rates(*sig))
             })
             .collect();
@@ -252,7 +284,12 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
         let _ = writeln!(
             o,
             "  datagrams {} (malformed {}, foreign version {}, not for us {}, duplicates {}, foreign reports {})",
-            st.datagrams, st.malformed, st.foreign_version, st.not_for_us, st.duplicates, st.foreign_reports
+            st.datagrams,
+            st.malformed,
+            st.foreign_version,
+            st.not_for_us,
+            st.duplicates,
+            st.foreign_reports
         );
     }
     if let Some((t, e)) = s.errors.last() {
@@ -264,7 +301,10 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
 /// Runs the subcommand.
 pub fn run(args: &ProbeArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        anyhow::bail!("--timeout {}: give a positive number of seconds", args.timeout);
+        anyhow::bail!(
+            "--timeout {}: give a positive number of seconds",
+            args.timeout
+        );
     }
     let cfg = args.net_config();
     let looked = args.looked_at(&cfg);
@@ -284,7 +324,9 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
                 }
             }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => anyhow::bail!("the network thread stopped"),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                anyhow::bail!("the network thread stopped")
+            }
         }
         let now = Instant::now();
         if state.is_complete() && complete_at.is_none() {
@@ -305,14 +347,22 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
         }
         if now >= deadline && complete_at.is_none() {
             let detail = match (state.selected, &state.spec) {
-                (None, _) if state.components.is_empty() => "no JAUS component answered".to_string(),
+                (None, _) if state.components.is_empty() => {
+                    "no JAUS component answered".to_string()
+                }
                 (None, _) => format!(
                     "{} component(s) answered but none offers manipulator services{}",
                     state.components.len(),
-                    args.component.map(|c| format!(" as {c}")).unwrap_or_default()
+                    args.component
+                        .map(|c| format!(" as {c}"))
+                        .unwrap_or_default()
                 ),
-                (Some(id), None) => format!("manipulator {id} answered but never sent its specification"),
-                (Some(id), Some(_)) => format!("manipulator {id} sent its specification but no joint positions or tool offset"),
+                (Some(id), None) => {
+                    format!("manipulator {id} answered but never sent its specification")
+                }
+                (Some(id), Some(_)) => format!(
+                    "manipulator {id} sent its specification but no joint positions or tool offset"
+                ),
             };
             eprintln!(
                 "error: no manipulator within {} s: {detail}. Looked at {looked}. Is `jaus-ocu sim` (or the robot) running? Use --connect ADDR for unicast-only networks.",
@@ -327,7 +377,11 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
             window.retain(|(t, _)| now - *t <= Duration::from_secs(2));
             let (t0, c0) = window.first().cloned().unwrap_or((now, Default::default()));
             let dt = (now - t0).as_secs_f64().max(1e-3);
-            let rates = |sig: Signal| (state.counts.get(&sig).copied().unwrap_or(0) - c0.get(&sig).copied().unwrap_or(0)) as f64 / dt;
+            let rates = |sig: Signal| {
+                (state.counts.get(&sig).copied().unwrap_or(0) - c0.get(&sig).copied().unwrap_or(0))
+                    as f64
+                    / dt
+            };
             if args.json {
                 println!("{}", to_json(&state));
             } else {

@@ -17,6 +17,9 @@ pub struct Stamped<T> {
     pub value: T,
 }
 
+/// End-effector force (N) and torque (N·m); absent components `None`.
+pub type Wrench = ([Option<f64>; 3], [Option<f64>; 3]);
+
 /// The OCU's picture of the world.
 #[derive(Debug, Clone, Default)]
 pub struct ArmState {
@@ -41,7 +44,7 @@ pub struct ArmState {
     /// Joint torques/forces.
     pub joint_force_torques: Option<Stamped<Vec<f64>>>,
     /// End-effector force and torque.
-    pub force_torque: Option<Stamped<([Option<f64>; 3], [Option<f64>; 3])>>,
+    pub force_torque: Option<Stamped<Wrench>>,
     /// Where the arm is among its presets.
     pub pose: PoseState,
     /// Management state.
@@ -99,19 +102,31 @@ impl ArmState {
             Update::ToolOffset { point, .. } => self.tool_point = Some(*point),
             Update::Presets { presets, .. } => self.presets = presets.clone(),
             Update::JointPositions { t, values } => {
-                self.positions = Some(Stamped { t: *t, value: values.clone() });
+                self.positions = Some(Stamped {
+                    t: *t,
+                    value: values.clone(),
+                });
                 *self.counts.entry(Signal::JointPositions).or_default() += 1;
             }
             Update::JointVelocities { t, values } => {
-                self.velocities = Some(Stamped { t: *t, value: values.clone() });
+                self.velocities = Some(Stamped {
+                    t: *t,
+                    value: values.clone(),
+                });
                 *self.counts.entry(Signal::JointVelocities).or_default() += 1;
             }
             Update::JointEfforts { t, values } => {
-                self.efforts = Some(Stamped { t: *t, value: values.clone() });
+                self.efforts = Some(Stamped {
+                    t: *t,
+                    value: values.clone(),
+                });
                 *self.counts.entry(Signal::JointEfforts).or_default() += 1;
             }
             Update::JointForceTorques { t, values } => {
-                self.joint_force_torques = Some(Stamped { t: *t, value: values.clone() });
+                self.joint_force_torques = Some(Stamped {
+                    t: *t,
+                    value: values.clone(),
+                });
                 *self.counts.entry(Signal::JointForceTorques).or_default() += 1;
             }
             Update::ForceTorque { t, force, torque } => {
@@ -119,16 +134,25 @@ impl ArmState {
                     t: *t,
                     value: (*force, *torque),
                 });
-                *self.counts.entry(Signal::EndEffectorForceTorque).or_default() += 1;
+                *self
+                    .counts
+                    .entry(Signal::EndEffectorForceTorque)
+                    .or_default() += 1;
             }
             Update::CurrentPose { pose, .. } => self.pose = *pose,
             Update::Status { state, .. } => self.status = *state,
             Update::Control { state, .. } => self.control = *state,
-            Update::CommandOutcome { t, command, outcome } => push_bounded(&mut self.outcomes, (*t, *command, outcome.clone())),
+            Update::CommandOutcome {
+                t,
+                command,
+                outcome,
+            } => push_bounded(&mut self.outcomes, (*t, *command, outcome.clone())),
             Update::Stale { signal, stale, .. } => {
                 self.stale.insert(*signal, *stale);
             }
-            Update::Delivery { signal, delivery, .. } => {
+            Update::Delivery {
+                signal, delivery, ..
+            } => {
                 self.delivery.insert(*signal, *delivery);
             }
             Update::Stats { stats, .. } => self.stats = *stats,
@@ -142,7 +166,10 @@ impl ArmState {
         let spec = self.spec.as_ref()?;
         let q = &self.positions.as_ref()?.value;
         let pose = kinematics::forward(spec, q, self.tool_point.unwrap_or([0.0; 3])).ok()?;
-        Some((pose.tool_point_manipulator.to_array(), pose.tool_point_vehicle.to_array()))
+        Some((
+            pose.tool_point_manipulator.to_array(),
+            pose.tool_point_vehicle.to_array(),
+        ))
     }
 
     /// Whether the selected arm is fully known: specification, tool point and positions.

@@ -30,7 +30,9 @@ use std::net::SocketAddr;
 use crate::jaus::core::*;
 use crate::jaus::error::DecodeErrorKind;
 use crate::jaus::iop::*;
-use crate::jaus::judp::{self, AckNak, Broadcast, DataFlags, Datagram, Header, Reassembler, Reassembly};
+use crate::jaus::judp::{
+    self, AckNak, Broadcast, DataFlags, Datagram, Header, Reassembler, Reassembly,
+};
 use crate::jaus::manipulator::*;
 use crate::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, Message};
 use crate::model::arm::ArmSpec;
@@ -176,7 +178,11 @@ impl Peer {
 
     /// Records `seq` and says whether it was seen within the duplicate window.
     fn duplicate(&mut self, seq: u16, now: f64) -> bool {
-        while self.recent.front().is_some_and(|(_, t)| now - t > DUPLICATE_WINDOW_S) {
+        while self
+            .recent
+            .front()
+            .is_some_and(|(_, t)| now - t > DUPLICATE_WINDOW_S)
+        {
             self.recent.pop_front();
         }
         if self.recent.iter().any(|(s, _)| *s == seq) {
@@ -195,7 +201,11 @@ enum SubState {
     /// CreateEvent sent, no answer yet.
     Requesting { sent: f64, tries: u8 },
     /// Events arriving.
-    Active { event_id: u8, rate: f64, renew_at: f64 },
+    Active {
+        event_id: u8,
+        rate: f64,
+        renew_at: f64,
+    },
     /// Periodic queries instead of events.
     Polling { next: f64, rate: f64 },
 }
@@ -427,7 +437,14 @@ impl Client {
         r
     }
 
-    fn send_to_addr(&mut self, addr: SocketAddr, dest: JausId, broadcast: bool, m: &Message, out: &mut Output) {
+    fn send_to_addr(
+        &mut self,
+        addr: SocketAddr,
+        dest: JausId,
+        broadcast: bool,
+        m: &Message,
+        out: &mut Output,
+    ) {
         let seq = match self.peers.get_mut(&dest) {
             Some(p) => {
                 p.seq_out = p.seq_out.wrapping_add(1);
@@ -436,10 +453,17 @@ impl Client {
             None => 0,
         };
         let header = Header {
-            broadcast: if broadcast { Broadcast::Global } else { Broadcast::None },
+            broadcast: if broadcast {
+                Broadcast::Global
+            } else {
+                Broadcast::None
+            },
             ..Header::new(dest, self.cfg.id, seq)
         };
-        match m.emit_with(self.cfg.dialect).and_then(|b| judp::single(&header, &b)) {
+        match m
+            .emit_with(self.cfg.dialect)
+            .and_then(|b| judp::single(&header, &b))
+        {
             Ok(d) => {
                 out.datagrams.push((addr, d));
                 self.stats.sent += 1;
@@ -463,7 +487,10 @@ impl Client {
         let dg = match Datagram::new_checked(bytes) {
             Ok(d) => d,
             Err(e) => {
-                if matches!(e.kind, DecodeErrorKind::UnsupportedVersion(_) | DecodeErrorKind::LegacyFraming) {
+                if matches!(
+                    e.kind,
+                    DecodeErrorKind::UnsupportedVersion(_) | DecodeErrorKind::LegacyFraming
+                ) {
                     self.stats.foreign_version += 1;
                 } else {
                     self.stats.malformed += 1;
@@ -486,17 +513,21 @@ impl Client {
                 continue;
             }
             self.heard(now, h.source, from, out);
-            if h.ack_nak == AckNak::Request {
-                if let Ok(d) = judp::single(&h.ack(), &[]) {
-                    out.datagrams.push((from, d));
-                    self.stats.acks_sent += 1;
-                    self.stats.sent += 1;
-                }
+            if h.ack_nak == AckNak::Request
+                && let Ok(d) = judp::single(&h.ack(), &[])
+            {
+                out.datagrams.push((from, d));
+                self.stats.acks_sent += 1;
+                self.stats.sent += 1;
             }
             if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) {
                 continue;
             }
-            if self.peers.get_mut(&h.source).is_some_and(|p| p.duplicate(h.sequence, now)) {
+            if self
+                .peers
+                .get_mut(&h.source)
+                .is_some_and(|p| p.duplicate(h.sequence, now))
+            {
                 self.stats.duplicates += 1;
                 continue;
             }
@@ -548,7 +579,11 @@ impl Client {
         p.last_heard = now;
         if p.lost {
             p.lost = false;
-            out.updates.push(Update::ComponentLost { t: now, id, lost: false });
+            out.updates.push(Update::ComponentLost {
+                t: now,
+                id,
+                lost: false,
+            });
         }
         let Some(s) = &mut self.session else { return };
         if s.id != id {
@@ -575,17 +610,29 @@ impl Client {
                 t: now,
                 state: LinkState::Connecting,
             });
-            out.updates.push(Update::Control { t: now, state: s.control });
+            out.updates.push(Update::Control {
+                t: now,
+                state: s.control,
+            });
         }
     }
 
-    fn handle_message(&mut self, now: f64, from: JausId, addr: SocketAddr, m: Message, out: &mut Output) {
+    fn handle_message(
+        &mut self,
+        now: f64,
+        from: JausId,
+        addr: SocketAddr,
+        m: Message,
+        out: &mut Output,
+    ) {
         match m {
             // Discovery answers come from anyone.
             Message::ReportIdentification(r) => {
                 if let Some(p) = self.peers.get_mut(&from) {
                     p.identification = Some(r.identification);
-                    if now - p.services_asked > self.cfg.discovery_period * 5.0 || p.services.is_empty() && now - p.services_asked > self.cfg.retry * 2.0 {
+                    if now - p.services_asked > self.cfg.discovery_period * 5.0
+                        || p.services.is_empty() && now - p.services_asked > self.cfg.retry * 2.0
+                    {
                         p.services_asked = now;
                         self.send(from, QueryServices::all(), out);
                     }
@@ -612,7 +659,14 @@ impl Client {
         }
     }
 
-    fn services_reported(&mut self, now: f64, from: JausId, addr: SocketAddr, r: ReportServices, out: &mut Output) {
+    fn services_reported(
+        &mut self,
+        now: f64,
+        from: JausId,
+        addr: SocketAddr,
+        r: ReportServices,
+        out: &mut Output,
+    ) {
         for node in &r.nodes {
             for c in &node.components {
                 let id = JausId::new(from.subsystem, node.node_id, c.component_id);
@@ -621,7 +675,13 @@ impl Client {
                 peer.services = c
                     .services
                     .iter()
-                    .map(|s| (s.uri.clone(), s.major_version_number, s.minor_version_number))
+                    .map(|s| {
+                        (
+                            s.uri.clone(),
+                            s.major_version_number,
+                            s.minor_version_number,
+                        )
+                    })
                     .collect();
                 if peer.identification.is_none() {
                     peer.identification = identification;
@@ -635,7 +695,10 @@ impl Client {
                 };
                 let manipulator = info.manipulator;
                 out.updates.push(Update::Component { t: now, info });
-                if manipulator && self.session.is_none() && self.cfg.component.is_none_or(|c| c == id) {
+                if manipulator
+                    && self.session.is_none()
+                    && self.cfg.component.is_none_or(|c| c == id)
+                {
                     self.select(now, id, out);
                 }
             }
@@ -662,16 +725,30 @@ impl Client {
         for sub in &s.subs {
             if let SubState::Active { event_id, .. } = sub.state {
                 let rid = self.request_id();
-                self.send(s.id, CancelEvent { request_id: rid, event_id }, out);
+                self.send(
+                    s.id,
+                    CancelEvent {
+                        request_id: rid,
+                        event_id,
+                    },
+                    out,
+                );
             }
         }
-        if matches!(s.control, ControlState::Held { .. } | ControlState::Requested) {
+        if matches!(
+            s.control,
+            ControlState::Held { .. } | ControlState::Requested
+        ) {
             self.send(s.id, ReleaseControl, out);
         }
     }
 
     fn outcome(out: &mut Output, now: f64, command: CommandKind, outcome: Outcome) {
-        out.updates.push(Update::CommandOutcome { t: now, command, outcome });
+        out.updates.push(Update::CommandOutcome {
+            t: now,
+            command,
+            outcome,
+        });
     }
 
     /// Takes one command from the UI.
@@ -696,7 +773,12 @@ impl Client {
         }
         let Some(s) = &mut self.session else {
             let kind = kind_of(&cmd);
-            Self::outcome(out, now, kind, Outcome::Rejected("no manipulator selected".into()));
+            Self::outcome(
+                out,
+                now,
+                kind,
+                Outcome::Rejected("no manipulator selected".into()),
+            );
             return;
         };
         let id = s.id;
@@ -711,7 +793,13 @@ impl Client {
                     t: now,
                     state: ControlState::Requested,
                 });
-                self.send(id, RequestControl { authority_code: authority }, out);
+                self.send(
+                    id,
+                    RequestControl {
+                        authority_code: authority,
+                    },
+                    out,
+                );
             }
             Command::ReleaseControl => {
                 s.wanted_authority = None;
@@ -743,13 +831,28 @@ impl Client {
                     if let Some(s) = &mut self.session {
                         s.transition = Some((rid, now));
                     }
-                    self.send(id, SetCurrentPose { request_id: rid, pose_id }, out);
+                    self.send(
+                        id,
+                        SetCurrentPose {
+                            request_id: rid,
+                            pose_id,
+                        },
+                        out,
+                    );
                 }
             }
-            Command::SetEmergency | Command::ClearEmergency | Command::Resume | Command::Standby => {
+            Command::SetEmergency
+            | Command::ClearEmergency
+            | Command::Resume
+            | Command::Standby => {
                 let kind = kind_of(&cmd);
                 if matches!(cmd, Command::Resume | Command::Standby) && !held {
-                    Self::outcome(out, now, kind, Outcome::Rejected("control is not held: request control first".into()));
+                    Self::outcome(
+                        out,
+                        now,
+                        kind,
+                        Outcome::Rejected("control is not held: request control first".into()),
+                    );
                     return;
                 }
                 s.status_pending.push(PendingStatus { kind, sent: now });
@@ -811,7 +914,12 @@ impl Client {
                 for p in r.poses {
                     let positions = p.positions.iter().find_map(|pp| match &pp.target {
                         PresetTarget::JointPositions { joint_positions } if pp.jaus_id == from => {
-                            Some(joint_positions.iter().map(|v| v.value).collect::<Vec<f64>>())
+                            Some(
+                                joint_positions
+                                    .iter()
+                                    .map(|v| v.value)
+                                    .collect::<Vec<f64>>(),
+                            )
                         }
                         _ => None,
                     });
@@ -883,7 +991,11 @@ impl Client {
             }
             Message::RejectEventRequest(r) => {
                 if let Some(sub) = s.subs.iter_mut().find(|x| x.request_id == r.request_id) {
-                    let rate = if sub.kind == EventType::Periodic { sub.rate.min(20.0) } else { 2.0 };
+                    let rate = if sub.kind == EventType::Periodic {
+                        sub.rate.min(20.0)
+                    } else {
+                        2.0
+                    };
                     sub.state = SubState::Polling { next: now, rate };
                     sub.since = now;
                     out.updates.push(Update::Delivery {
@@ -913,15 +1025,30 @@ impl Client {
                         self.stats.unexpected += 1;
                         // An event we no longer want (e.g. from before a restart): cancel it,
                         // at most once a second per event ID.
-                        let last = s.cancelled_unknown.get(&e.event_id).copied().unwrap_or(f64::NEG_INFINITY);
+                        let last = s
+                            .cancelled_unknown
+                            .get(&e.event_id)
+                            .copied()
+                            .unwrap_or(f64::NEG_INFINITY);
                         if now - last >= 1.0 {
                             s.cancelled_unknown.insert(e.event_id, now);
                             let rid = self.request_id();
-                            self.send(from, CancelEvent { request_id: rid, event_id: e.event_id }, out);
+                            self.send(
+                                from,
+                                CancelEvent {
+                                    request_id: rid,
+                                    event_id: e.event_id,
+                                },
+                                out,
+                            );
                         }
                     }
                 }
-                let ctx = self.session.as_ref().map(|s| s.ctx.clone()).unwrap_or_default();
+                let ctx = self
+                    .session
+                    .as_ref()
+                    .map(|s| s.ctx.clone())
+                    .unwrap_or_default();
                 match e.report_message.decode(&ctx) {
                     Ok(report) => self.apply_report(now, report, out),
                     Err(_) => self.stats.malformed += 1,
@@ -936,22 +1063,41 @@ impl Client {
                         s.control = ControlState::Held { authority };
                         s.control_renew_at = now + s.control_renew_interval();
                         if newly {
-                            out.updates.push(Update::Control { t: now, state: s.control });
+                            out.updates.push(Update::Control {
+                                t: now,
+                                state: s.control,
+                            });
                         }
                         if let Some((CommandKind::RequestControl, _)) = pending {
-                            Self::outcome(out, now, CommandKind::RequestControl, Outcome::Confirmed);
+                            Self::outcome(
+                                out,
+                                now,
+                                CommandKind::RequestControl,
+                                Outcome::Confirmed,
+                            );
                         }
                     }
                     code => {
                         s.control = ControlState::Released;
                         s.control_renew_at = f64::INFINITY;
                         s.wanted_authority = None;
-                        out.updates.push(Update::Control { t: now, state: s.control });
+                        out.updates.push(Update::Control {
+                            t: now,
+                            state: s.control,
+                        });
                         let reason = format!("the manipulator refused control: {}", label(code));
                         if let Some((CommandKind::RequestControl, _)) = pending {
-                            Self::outcome(out, now, CommandKind::RequestControl, Outcome::Rejected(reason));
+                            Self::outcome(
+                                out,
+                                now,
+                                CommandKind::RequestControl,
+                                Outcome::Rejected(reason),
+                            );
                         } else {
-                            out.updates.push(Update::Error { t: now, message: format!("control lost: {reason}") });
+                            out.updates.push(Update::Error {
+                                t: now,
+                                message: format!("control lost: {reason}"),
+                            });
                         }
                     }
                 }
@@ -961,17 +1107,25 @@ impl Client {
                 let was_held = matches!(s.control, ControlState::Held { .. });
                 s.control = ControlState::Released;
                 s.control_renew_at = f64::INFINITY;
-                out.updates.push(Update::Control { t: now, state: s.control });
+                out.updates.push(Update::Control {
+                    t: now,
+                    state: s.control,
+                });
                 match pending {
                     Some((CommandKind::ReleaseControl, _)) => {
                         Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed)
                     }
-                    Some((kind, _)) => Self::outcome(out, now, kind, Outcome::Rejected(label(r.response_code))),
+                    Some((kind, _)) => {
+                        Self::outcome(out, now, kind, Outcome::Rejected(label(r.response_code)))
+                    }
                     None if was_held => {
                         s.wanted_authority = None;
                         out.updates.push(Update::Error {
                             t: now,
-                            message: format!("control lost: the manipulator sent RejectControl {}", label(r.response_code)),
+                            message: format!(
+                                "control lost: the manipulator sent RejectControl {}",
+                                label(r.response_code)
+                            ),
                         });
                     }
                     None => {}
@@ -999,12 +1153,19 @@ impl Client {
         s.last_sample.insert(signal, now);
         if s.stale.get(&signal).copied().unwrap_or(false) {
             s.stale.insert(signal, false);
-            out.updates.push(Update::Stale { t: now, signal, stale: false });
+            out.updates.push(Update::Stale {
+                t: now,
+                signal,
+                stale: false,
+            });
         }
         if !s.live_announced && s.link != LinkState::Lost {
             s.live_announced = true;
             s.link = LinkState::Live;
-            out.updates.push(Update::Link { t: now, state: LinkState::Live });
+            out.updates.push(Update::Link {
+                t: now,
+                state: LinkState::Live,
+            });
         }
     }
 
@@ -1013,19 +1174,31 @@ impl Client {
         let (signal, update) = match report {
             Message::ReportJointPositions(r) => (
                 Signal::JointPositions,
-                Update::JointPositions { t: now, values: values(&r.joint_positions) },
+                Update::JointPositions {
+                    t: now,
+                    values: values(&r.joint_positions),
+                },
             ),
             Message::ReportJointVelocity(r) => (
                 Signal::JointVelocities,
-                Update::JointVelocities { t: now, values: values(&r.joint_velocities) },
+                Update::JointVelocities {
+                    t: now,
+                    values: values(&r.joint_velocities),
+                },
             ),
             Message::ReportJointEffort(r) => (
                 Signal::JointEfforts,
-                Update::JointEfforts { t: now, values: r.joint_efforts },
+                Update::JointEfforts {
+                    t: now,
+                    values: r.joint_efforts,
+                },
             ),
             Message::ReportJointForceTorques(r) => (
                 Signal::JointForceTorques,
-                Update::JointForceTorques { t: now, values: values(&r.joint_force_torques) },
+                Update::JointForceTorques {
+                    t: now,
+                    values: values(&r.joint_force_torques),
+                },
             ),
             Message::ReportManipulatorEndEffectorForceTorque(r) => (
                 Signal::EndEffectorForceTorque,
@@ -1040,9 +1213,16 @@ impl Client {
                 Update::CurrentPose {
                     t: now,
                     pose: match r {
-                        ReportCurrentPose::AtPose { current_state_id: 255 } => PoseState::Unknown,
-                        ReportCurrentPose::AtPose { current_state_id } => PoseState::At(current_state_id),
-                        ReportCurrentPose::Moving { start_state_id, end_state_id } => PoseState::Moving {
+                        ReportCurrentPose::AtPose {
+                            current_state_id: 255,
+                        } => PoseState::Unknown,
+                        ReportCurrentPose::AtPose { current_state_id } => {
+                            PoseState::At(current_state_id)
+                        }
+                        ReportCurrentPose::Moving {
+                            start_state_id,
+                            end_state_id,
+                        } => PoseState::Moving {
                             from: start_state_id,
                             to: end_state_id,
                         },
@@ -1063,14 +1243,19 @@ impl Client {
                         let outcome = if ok {
                             Outcome::Confirmed
                         } else {
-                            Outcome::Rejected(format!("the manipulator's status is {}", label(r.status)))
+                            Outcome::Rejected(format!(
+                                "the manipulator's status is {}",
+                                label(r.status)
+                            ))
                         };
                         Self::outcome(out, now, p.kind, outcome);
                     }
                 }
                 (Signal::Status, Update::Status { t: now, state })
             }
-            Message::ReportControl(_) | Message::ReportAuthority(_) | Message::ReportEndEffectorPose(_) => {
+            Message::ReportControl(_)
+            | Message::ReportAuthority(_)
+            | Message::ReportEndEffectorPose(_) => {
                 return;
             }
             _ => {
@@ -1090,13 +1275,28 @@ impl Client {
         let mut wanted: Vec<(Signal, Message, EventType, f64)> = Vec::new();
         let m = "urn:jaus:jss:manipulator:";
         if offers(&format!("{m}ManipulatorJointPositionSensor")) {
-            wanted.push((Signal::JointPositions, QueryJointPositions.into(), EventType::Periodic, rates.positions));
+            wanted.push((
+                Signal::JointPositions,
+                QueryJointPositions.into(),
+                EventType::Periodic,
+                rates.positions,
+            ));
         }
         if offers(&format!("{m}ManipulatorJointVelocitySensor")) {
-            wanted.push((Signal::JointVelocities, QueryJointVelocity.into(), EventType::Periodic, rates.velocities));
+            wanted.push((
+                Signal::JointVelocities,
+                QueryJointVelocity.into(),
+                EventType::Periodic,
+                rates.velocities,
+            ));
         }
         if offers(&format!("{m}PrimitiveManipulator")) {
-            wanted.push((Signal::JointEfforts, QueryJointEffort.into(), EventType::Periodic, rates.efforts));
+            wanted.push((
+                Signal::JointEfforts,
+                QueryJointEffort.into(),
+                EventType::Periodic,
+                rates.efforts,
+            ));
         }
         if offers(&format!("{m}ManipulatorJointForceTorqueSensor")) {
             wanted.push((
@@ -1109,18 +1309,34 @@ impl Client {
         if offers("urn:jaus:jss:iop:ManipulatorEndEffectorForceTorqueSensor") {
             wanted.push((
                 Signal::EndEffectorForceTorque,
-                QueryManipulatorEndEffectorForceTorque { presence_vector: 0x3f }.into(),
+                QueryManipulatorEndEffectorForceTorque {
+                    presence_vector: 0x3f,
+                }
+                .into(),
                 EventType::Periodic,
                 rates.force_torque,
             ));
         }
         if offers("urn:jaus:jss:iop:PresetPose") {
-            wanted.push((Signal::CurrentPose, QueryCurrentPose.into(), EventType::EveryChange, 0.0));
+            wanted.push((
+                Signal::CurrentPose,
+                QueryCurrentPose.into(),
+                EventType::EveryChange,
+                0.0,
+            ));
         }
-        wanted.push((Signal::Status, QueryStatus.into(), EventType::EveryChange, 0.0));
+        wanted.push((
+            Signal::Status,
+            QueryStatus.into(),
+            EventType::EveryChange,
+            0.0,
+        ));
         let id = s.id;
         let mut subs = Vec::new();
-        for (signal, query, kind, rate) in wanted.into_iter().filter(|w| w.3 > 0.0 || w.2 == EventType::EveryChange) {
+        for (signal, query, kind, rate) in wanted
+            .into_iter()
+            .filter(|w| w.3 > 0.0 || w.2 == EventType::EveryChange)
+        {
             let request_id = self.request_id();
             subs.push(Sub {
                 signal,
@@ -1144,7 +1360,9 @@ impl Client {
     }
 
     fn create_event(&mut self, to: JausId, sub: &Sub, out: &mut Output) {
-        let Ok(q) = EmbeddedMessage::with_dialect(&sub.query, self.cfg.dialect) else { return };
+        let Ok(q) = EmbeddedMessage::with_dialect(&sub.query, self.cfg.dialect) else {
+            return;
+        };
         let m = CreateEvent {
             request_id: sub.request_id,
             event_type: sub.kind,
@@ -1166,7 +1384,11 @@ impl Client {
                 SubState::Requesting { sent, tries } if now - sent >= retry => {
                     if tries >= 3 {
                         // No answer to three requests: fall back to queries.
-                        let rate = if sub.kind == EventType::Periodic { sub.rate.min(20.0) } else { 2.0 };
+                        let rate = if sub.kind == EventType::Periodic {
+                            sub.rate.min(20.0)
+                        } else {
+                            2.0
+                        };
                         s.subs[i].state = SubState::Polling { next: now, rate };
                         s.subs[i].since = now;
                         out.updates.push(Update::Delivery {
@@ -1175,11 +1397,18 @@ impl Client {
                             delivery: Delivery::Polling(rate),
                         });
                     } else {
-                        s.subs[i].state = SubState::Requesting { sent: now, tries: tries + 1 };
+                        s.subs[i].state = SubState::Requesting {
+                            sent: now,
+                            tries: tries + 1,
+                        };
                         self.create_event(id, &sub, out);
                     }
                 }
-                SubState::Active { event_id, rate, renew_at } if now >= renew_at => {
+                SubState::Active {
+                    event_id,
+                    rate,
+                    renew_at,
+                } if now >= renew_at => {
                     // Renew (a CreateEvent for an existing event is an update, Events v1.1).
                     let interval = s.renew_interval();
                     s.subs[i].state = SubState::Active {
@@ -1190,7 +1419,10 @@ impl Client {
                     self.create_event(id, &sub, out);
                 }
                 SubState::Polling { next, rate } if now >= next => {
-                    s.subs[i].state = SubState::Polling { next: now + 1.0 / rate, rate };
+                    s.subs[i].state = SubState::Polling {
+                        next: now + 1.0 / rate,
+                        rate,
+                    };
                     self.send(id, sub.query.clone(), out);
                 }
                 _ => {}
@@ -1209,7 +1441,10 @@ impl Client {
         }
         if now >= self.next_stats {
             self.next_stats = now + 1.0;
-            out.updates.push(Update::Stats { t: now, stats: self.stats });
+            out.updates.push(Update::Stats {
+                t: now,
+                stats: self.stats,
+            });
         }
         self.reassembler.expire(now);
         self.stats.fragments_dropped = self.reassembler.dropped;
@@ -1220,7 +1455,10 @@ impl Client {
         if s.link != LinkState::Lost && now - s.last_heard > self.cfg.lost_after {
             s.link = LinkState::Lost;
             s.live_announced = false;
-            out.updates.push(Update::Link { t: now, state: LinkState::Lost });
+            out.updates.push(Update::Link {
+                t: now,
+                state: LinkState::Lost,
+            });
         }
         let mut to_send: Vec<Message> = Vec::new();
         if now >= s.next_heartbeat {
@@ -1229,7 +1467,12 @@ impl Client {
         }
         if s.spec.is_none() && now >= s.spec_next {
             s.spec_next = now + self.cfg.retry;
-            to_send.push(QueryManipulatorSpecifications { presence_vector: 0x03 }.into());
+            to_send.push(
+                QueryManipulatorSpecifications {
+                    presence_vector: 0x03,
+                }
+                .into(),
+            );
         }
         if s.spec.is_some() {
             let retry = self.cfg.retry;
@@ -1239,8 +1482,16 @@ impl Client {
             let tool = offers("urn:jaus:jss:manipulator:ManipulatorToolOffsetService");
             let asks: [(&mut Ask, Message, bool); 5] = [
                 (&mut s.tool, QueryToolOffset.into(), tool),
-                (&mut s.capabilities, QueryPresetPoseCapabilities.into(), presets),
-                (&mut s.preset_specs, QueryPresetPoseSpecifications.into(), presets),
+                (
+                    &mut s.capabilities,
+                    QueryPresetPoseCapabilities.into(),
+                    presets,
+                ),
+                (
+                    &mut s.preset_specs,
+                    QueryPresetPoseSpecifications.into(),
+                    presets,
+                ),
                 (&mut s.control_timeout_ask, QueryTimeout.into(), true),
                 (&mut s.event_timeout_ask, QueryEventTimeout.into(), true),
             ];
@@ -1259,7 +1510,12 @@ impl Client {
                 if s.control_pending.is_none() && s.control == ControlState::Requested {
                     s.control_pending = Some((CommandKind::RequestControl, now));
                 }
-                to_send.push(RequestControl { authority_code: authority }.into());
+                to_send.push(
+                    RequestControl {
+                        authority_code: authority,
+                    }
+                    .into(),
+                );
             }
         }
         if let Some((kind, sent)) = s.control_pending
@@ -1272,11 +1528,19 @@ impl Client {
                 s.control = ControlState::Released;
                 s.wanted_authority = None;
             }
-            out.updates.push(Update::Control { t: now, state: s.control });
+            out.updates.push(Update::Control {
+                t: now,
+                state: s.control,
+            });
             Self::outcome(out, now, kind, Outcome::TimedOut);
         }
         let timeout = self.cfg.command_timeout;
-        let expired: Vec<PendingStatus> = s.status_pending.iter().filter(|p| now - p.sent > timeout).copied().collect();
+        let expired: Vec<PendingStatus> = s
+            .status_pending
+            .iter()
+            .filter(|p| now - p.sent > timeout)
+            .copied()
+            .collect();
         s.status_pending.retain(|p| now - p.sent <= timeout);
         for p in expired {
             Self::outcome(out, now, p.kind, Outcome::TimedOut);
@@ -1296,14 +1560,25 @@ impl Client {
             let stale = overdue > 3.0 * period;
             if stale != s.stale.get(&sub.signal).copied().unwrap_or(false) {
                 s.stale.insert(sub.signal, stale);
-                out.updates.push(Update::Stale { t: now, signal: sub.signal, stale });
+                out.updates.push(Update::Stale {
+                    t: now,
+                    signal: sub.signal,
+                    stale,
+                });
             }
-            if stale && overdue > (3.0 * period).max(1.0) && matches!(sub.state, SubState::Active { .. }) && s.link != LinkState::Lost {
+            if stale
+                && overdue > (3.0 * period).max(1.0)
+                && matches!(sub.state, SubState::Active { .. })
+                && s.link != LinkState::Lost
+            {
                 recreate.push(i);
             }
         }
         for i in recreate {
-            s.subs[i].state = SubState::Requesting { sent: f64::NEG_INFINITY, tries: 0 };
+            s.subs[i].state = SubState::Requesting {
+                sent: f64::NEG_INFINITY,
+                tries: 0,
+            };
             s.subs[i].since = now;
             s.subs[i].last_event_seq = None;
         }
@@ -1330,9 +1605,16 @@ impl Client {
     fn peer_liveness(&mut self, now: f64, out: &mut Output) {
         let limit = self.cfg.discovery_period * 2.0 + self.cfg.lost_after;
         for (id, p) in self.peers.iter_mut() {
-            if !p.lost && now - p.last_heard > limit && (!p.services.is_empty() || p.identification.is_some()) {
+            if !p.lost
+                && now - p.last_heard > limit
+                && (!p.services.is_empty() || p.identification.is_some())
+            {
                 p.lost = true;
-                out.updates.push(Update::ComponentLost { t: now, id: *id, lost: true });
+                out.updates.push(Update::ComponentLost {
+                    t: now,
+                    id: *id,
+                    lost: true,
+                });
             }
         }
     }

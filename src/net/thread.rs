@@ -159,7 +159,9 @@ pub struct NetHandle {
 
 impl std::fmt::Debug for NetHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NetHandle").field("local_addr", &self.local_addr).finish_non_exhaustive()
+        f.debug_struct("NetHandle")
+            .field("local_addr", &self.local_addr)
+            .finish_non_exhaustive()
     }
 }
 
@@ -167,13 +169,22 @@ impl NetHandle {
     /// Binds the socket and starts the threads `jaus-net-rx` and `jaus-net`.
     pub fn spawn(cfg: NetConfig) -> io::Result<NetHandle> {
         let socket = UdpSocket::bind(cfg.bind).map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot bind UDP {}: {e} (choose another address with --bind)", cfg.bind))
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot bind UDP {}: {e} (choose another address with --bind)",
+                    cfg.bind
+                ),
+            )
         })?;
         // Let a simulator on this machine hear our multicast queries, and hear broadcasts sent
         // to the group where the interface allows (only a socket on port 3794 receives them).
         let _ = socket.set_multicast_loop_v4(true);
         if let Err(e) = socket.join_multicast_v4(&judp::MULTICAST_GROUP, &Ipv4Addr::UNSPECIFIED) {
-            debug!("net: not joining multicast group {}: {e}", judp::MULTICAST_GROUP);
+            debug!(
+                "net: not joining multicast group {}: {e}",
+                judp::MULTICAST_GROUP
+            );
         }
         let local_addr = socket.local_addr()?;
         let start = Instant::now();
@@ -187,24 +198,33 @@ impl NetHandle {
         rx_socket.set_read_timeout(Some(Duration::from_millis(50)))?;
         let rx_stop = stop.clone();
         let rx_dropped = queue_dropped.clone();
-        let receiver = std::thread::Builder::new().name("jaus-net-rx".into()).spawn(move || {
-            let mut buf = vec![0u8; 65_536];
-            while !rx_stop.load(Ordering::Relaxed) {
-                match rx_socket.recv_from(&mut buf) {
-                    Ok((n, from)) => {
-                        if dg_tx.try_send((Instant::now(), from, buf[..n].to_vec())).is_err() {
-                            rx_dropped.fetch_add(1, Ordering::Relaxed);
+        let receiver = std::thread::Builder::new()
+            .name("jaus-net-rx".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; 65_536];
+                while !rx_stop.load(Ordering::Relaxed) {
+                    match rx_socket.recv_from(&mut buf) {
+                        Ok((n, from)) => {
+                            if dg_tx
+                                .try_send((Instant::now(), from, buf[..n].to_vec()))
+                                .is_err()
+                            {
+                                rx_dropped.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                            ) => {}
+                        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                        Err(e) => {
+                            warn!("net: receive error: {e}");
+                            std::thread::sleep(Duration::from_millis(10));
                         }
                     }
-                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
-                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
-                    Err(e) => {
-                        warn!("net: receive error: {e}");
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
                 }
-            }
-        })?;
+            })?;
 
         let loop_stop = stop.clone();
         let waker = cfg.waker.clone();
@@ -296,7 +316,9 @@ impl NetHandle {
     /// Sends a command; fails only if the network thread is gone or hopelessly behind.
     pub fn send(&self, cmd: Command) -> Result<(), String> {
         self.commands.try_send(cmd).map_err(|e| match e {
-            TrySendError::Full(_) => "the network thread is not keeping up; command dropped".to_string(),
+            TrySendError::Full(_) => {
+                "the network thread is not keeping up; command dropped".to_string()
+            }
             TrySendError::Disconnected(_) => "the network thread has stopped".to_string(),
         })
     }
@@ -379,7 +401,10 @@ mod tests {
         p.flush();
         all.extend(rx.try_iter());
         // The newest position is delivered last, never lost.
-        assert!(all.iter().any(|u| matches!(u, Update::JointPositions { t, .. } if *t == 9.0)));
+        assert!(
+            all.iter()
+                .any(|u| matches!(u, Update::JointPositions { t, .. } if *t == 9.0))
+        );
         assert!(!p.has_backlog());
     }
 }

@@ -1,0 +1,188 @@
+//! `jaus-ocu probe` end to end: a real `jaus-ocu sim` process and the probe process, as an
+//! operator runs them.
+
+use std::net::UdpSocket;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_jaus-ocu"))
+}
+
+/// A UDP port that was free a moment ago.
+fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Sim(Child);
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn sim(args: &[&str], port: u16) -> Sim {
+    let child = bin()
+        .arg("sim")
+        .args(args)
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sim starts");
+    std::thread::sleep(Duration::from_millis(300));
+    Sim(child)
+}
+
+fn reference_tool_point(q: &[f64]) -> [f64; 3] {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/reference-fk.json"
+    ))
+    .unwrap();
+    let j: Value = serde_json::from_str(&text).unwrap();
+    let puma = &j["arms"][0];
+    let case = puma["reference_cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            let cq: Vec<f64> = c["q"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            let tool: Vec<f64> = c["tool_point"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            cq == q && tool.iter().all(|t| *t == 0.0)
+        })
+        .expect("reference case");
+    let p = case["expected_tool_point_manipulator_frame"]
+        .as_array()
+        .unwrap();
+    [
+        p[0].as_f64().unwrap(),
+        p[1].as_f64().unwrap(),
+        p[2].as_f64().unwrap(),
+    ]
+}
+
+#[test]
+fn probe_once_json_reports_the_reference_tool_point_of_a_held_puma_within_1_mm() {
+    let q = [0.3, 0.6, -1.2, 0.4, -0.7, 1.1];
+    let port = free_port();
+    let _sim = sim(
+        &["--arm", "puma560", "--hold", "0.3,0.6,-1.2,0.4,-0.7,1.1"],
+        port,
+    );
+    let out = bin()
+        .args([
+            "probe",
+            "--once",
+            "--json",
+            "--no-multicast",
+            "--timeout",
+            "10",
+        ])
+        .args(["--connect", &format!("127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(j["component"], "126.1.10");
+    let joints = j["joints"].as_array().unwrap();
+    assert_eq!(joints.len(), 6);
+    assert_eq!(joints[0]["name"], "waist");
+    assert_eq!(joints[0]["type"], "revolute");
+    for (joint, want) in joints.iter().zip(q) {
+        assert!((joint["position"].as_f64().unwrap() - want).abs() < 1e-6);
+        assert!(joint["min"].as_f64().unwrap() < joint["max"].as_f64().unwrap());
+    }
+    let want = reference_tool_point(&q);
+    let got: Vec<f64> = j["tool_point_manipulator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    for k in 0..3 {
+        assert!(
+            (got[k] - want[k]).abs() < 1e-3,
+            "tool point {got:?} vs reference {want:?}"
+        );
+    }
+    // The PUMA file mounts the arm at the vehicle origin with no rotation.
+    let vehicle: Vec<f64> = j["tool_point_vehicle"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    for k in 0..3 {
+        assert!((vehicle[k] - got[k]).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn probe_once_text_shows_joints_tool_point_and_presets() {
+    let port = free_port();
+    let _sim = sim(&[], port);
+    let out = bin()
+        .args(["probe", "--once", "--no-multicast", "--timeout", "10"])
+        .args(["--connect", &format!("127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "manipulator 126.1.10",
+        "telescope",
+        "prismatic",
+        "continuous",
+        "tool point:",
+        "presets:",
+        "Stowed",
+    ] {
+        assert!(text.contains(want), "{want} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn probe_without_an_arm_says_where_it_looked_and_exits_1() {
+    let port = free_port();
+    let out = bin()
+        .args(["probe", "--once", "--no-multicast", "--timeout", "1"])
+        .args(["--connect", &format!("127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(err.contains("no JAUS component answered"), "{err}");
+}
+
+#[test]
+fn probe_rejects_a_bad_timeout() {
+    let out = bin().args(["probe", "--timeout", "-1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
