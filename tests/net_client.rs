@@ -1,66 +1,2252 @@
-use jaus_ocu::model::update::*;
-use jaus_ocu::net::client::{Client, ClientConfig, Output};
-use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, SimConfig};
-use std::net::SocketAddr;
+//! Unit tests of every rule of the OCU's client state machine (`net::client`), driven with a
+//! fake clock and no sockets: the client and simulated manipulator components exchange
+//! datagrams in memory, with seeded loss, duplication and reordering of what the peers send,
+//! peers that can be silenced, replaced (a restarted process) or wrapped to misbehave, and
+//! hand-made datagrams from anyone. Each test names the rule it proves; the rules are listed in
+//! the module doc of `src/net/client.rs`.
 
-#[test]
-fn smoke() {
-    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-    let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-    let mut sim = Component::new(ArmFile::demo(), SimConfig::default());
-    let mut client = Client::new(ClientConfig {
-        connect: vec![sim_addr],
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::rc::Rc;
+
+use jaus_ocu::jaus::core::{
+    CancelEvent, ConfirmControlCode, CreateEvent, Event, EventType, QueryIdentification, QueryType,
+    RejectEventCode, RejectEventRequest, ReportHeartbeatPulse, RequestControl, SetEmergency,
+    Status,
+};
+use jaus_ocu::jaus::judp::{self, AckNak, DataFlags, Datagram, DatagramWriter, Header};
+use jaus_ocu::jaus::manipulator::{
+    JointValue, QueryJointPositions, ReportJointPositions, ReportToolOffset, SetJointVelocity,
+};
+use jaus_ocu::jaus::message::ids;
+use jaus_ocu::jaus::wire::scales;
+use jaus_ocu::jaus::{EmbeddedMessage, JausId, JointKind, Message};
+use jaus_ocu::model::arm::{ArmSpec, Joint};
+use jaus_ocu::model::update::{
+    Command, CommandKind, ControlState, Delivery, LinkState, ManagementState, Outcome, PoseState,
+    Signal, Update,
+};
+use jaus_ocu::net::client::{Client, ClientConfig, DEFAULT_OCU_ID, Output, Rates};
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::component::{self, Component, Outgoing, SimConfig};
+
+const fn local(port: u16) -> SocketAddr {
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)), port)
+}
+
+/// Where the client lives.
+const OCU: SocketAddr = local(5000);
+/// Where the (first) simulated manipulator lives.
+const SIM: SocketAddr = local(3794);
+/// A second manipulator's address.
+const SIM_B: SocketAddr = local(3795);
+/// Somebody else on the network (another OCU, an attacker).
+const OTHER: SocketAddr = local(6000);
+
+const OCU_ID: JausId = DEFAULT_OCU_ID;
+const SIM_ID: JausId = component::DEFAULT_ID;
+const SIM_B_ID: JausId = JausId::new(126, 1, 11);
+const FOREIGN_ID: JausId = JausId::new(127, 1, 10);
+const OTHER_ID: JausId = JausId::new(150, 1, 1);
+
+// -------------------------------------------------------------------------------------------
+// The harness.
+
+/// SplitMix64: every fault pattern is reproducible from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        ((self.next() >> 11) as f64) / ((1u64 << 53) as f64) < p
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// What a wrapped peer does with one message from the client.
+enum Verdict {
+    /// Hand it to the simulated component.
+    Pass,
+    /// Lose it.
+    Drop,
+    /// Answer it with this message instead of the component.
+    Reply(Message),
+}
+
+type Intercept = Box<dyn FnMut(f64, &Message) -> Verdict>;
+type Filter = Box<dyn FnMut(&[u8]) -> bool>;
+type Delay = Box<dyn FnMut(&[u8]) -> u64>;
+
+/// One simulated component on the in-memory network.
+struct Peer {
+    addr: SocketAddr,
+    sim: Component,
+    /// Everything to and from it is lost.
+    silenced: bool,
+    /// Sees every message from the client before the component does.
+    intercept: Option<Intercept>,
+    /// Sequence numbers of the intercept's replies (far from the component's own).
+    reply_seq: u16,
+}
+
+/// Faults applied to what peers send to the client.
+#[derive(Debug, Clone, Copy, Default)]
+struct Faults {
+    loss: f64,
+    duplicate: f64,
+    /// Every datagram takes this long, ms.
+    latency_ms: u64,
+    /// Each datagram is delayed by 0..=this many ms more, uniformly: reordering.
+    max_delay_ms: u64,
+}
+
+/// A message the client sent.
+#[derive(Debug, Clone)]
+struct Sent {
+    t: f64,
+    to: SocketAddr,
+    header: Header,
+    msg: Option<Message>,
+}
+
+/// A non-Event message a peer delivered to the client.
+#[derive(Debug, Clone)]
+struct Heard {
+    t: f64,
+    peer: usize,
+    msg: Message,
+}
+
+/// An Event a peer delivered to the client (recorded only when asked for).
+#[derive(Debug, Clone, Copy)]
+struct EventSeen {
+    event_id: u8,
+    sequence: u8,
+    report_id: Option<u16>,
+}
+
+/// The client and its peers, exchanging datagrams in memory under a fake clock.
+struct Net {
+    ms: u64,
+    step_ms: u64,
+    client: Client,
+    out: Output,
+    peers: Vec<Peer>,
+    faults: Faults,
+    rng: Rng,
+    in_flight: Vec<(u64, u64, SocketAddr, Vec<u8>)>,
+    order: u64,
+    /// Drops datagrams from peers to the client for which it returns true.
+    drop_to_client: Option<Filter>,
+    /// Extra delay, ms, of each datagram from peers to the client.
+    delay_to_client: Option<Delay>,
+    updates: Vec<Update>,
+    sent: Vec<Sent>,
+    heard: Vec<Heard>,
+    record_events: bool,
+    events: Vec<EventSeen>,
+    /// Datagrams peers sent to addresses other than the client's.
+    stray: Vec<Outgoing>,
+}
+
+/// The messages of a datagram, one per block (`None` for ACKs, fragments and undecodable ones).
+fn decode(bytes: &[u8]) -> Vec<(Header, Option<Message>)> {
+    let Ok(dg) = Datagram::new_checked(bytes) else {
+        return Vec::new();
+    };
+    dg.blocks()
+        .map_while(Result::ok)
+        .map(|b| {
+            let h = Header::parse(&b.block);
+            let m = (h.data_flags == DataFlags::Single && h.ack_nak == AckNak::None)
+                .then(|| Message::parse(b.block.payload()).ok())
+                .flatten();
+            (h, m)
+        })
+        .collect()
+}
+
+/// The message ID of the report inside an Event datagram.
+fn report_in_event(bytes: &[u8]) -> Option<u16> {
+    match decode(bytes).into_iter().next() {
+        Some((_, Some(Message::Event(e)))) => e.report_message.message_id(),
+        _ => None,
+    }
+}
+
+/// One datagram carrying `m` from `src` to `dst`.
+fn datagram(dst: JausId, src: JausId, seq: u16, m: impl Into<Message>) -> Vec<u8> {
+    judp::single(&Header::new(dst, src, seq), &m.into().emit().unwrap()).unwrap()
+}
+
+fn client_cfg() -> ClientConfig {
+    ClientConfig {
+        connect: vec![SIM],
         multicast: None,
         ..ClientConfig::default()
-    });
-    let mut out = Output::default();
-    let mut sim_out = Vec::new();
-    let mut updates = Vec::new();
-    let mut t = 0.0;
-    for step in 0..3000 {
-        t = step as f64 * 0.001;
-        if step == 1000 {
-            client.handle_command(t, Command::RequestControl { authority: 10 }, &mut out);
-        }
-        if step == 1100 {
-            client.handle_command(t, Command::GoToPreset { pose_id: 2 }, &mut out);
-        }
-        client.tick(t, &mut out);
-        for (to, d) in out.datagrams.drain(..) {
-            assert_eq!(to, sim_addr);
-            sim.handle_datagram(t, ocu_addr, &d, &mut sim_out);
-        }
-        sim.tick(t, &mut sim_out);
-        for o in sim_out.drain(..) {
-            assert_eq!(o.to, ocu_addr);
-            client.handle_datagram(t, sim_addr, &o.bytes, &mut out);
-        }
-        updates.extend(out.updates.drain(..));
     }
-    let kinds: std::collections::BTreeMap<String, usize> =
-        updates.iter().fold(Default::default(), |mut m, u| {
-            *m.entry(
-                format!("{:?}", u)
-                    .split(['{', '(', ' '])
-                    .next()
-                    .unwrap()
-                    .to_string(),
-            )
-            .or_default() += 1;
-            m
+}
+
+fn sim_cfg() -> SimConfig {
+    SimConfig {
+        control_timeout_s: 2,
+        ..SimConfig::default()
+    }
+}
+
+impl Net {
+    fn new(cfg: ClientConfig) -> Self {
+        Self {
+            ms: 0,
+            step_ms: 1,
+            client: Client::new(cfg),
+            out: Output::default(),
+            peers: Vec::new(),
+            faults: Faults::default(),
+            rng: Rng(0x5EED),
+            in_flight: Vec::new(),
+            order: 0,
+            drop_to_client: None,
+            delay_to_client: None,
+            updates: Vec::new(),
+            sent: Vec::new(),
+            heard: Vec::new(),
+            record_events: false,
+            events: Vec::new(),
+            stray: Vec::new(),
+        }
+    }
+
+    /// A client connected to one demo-arm sim at [`SIM`].
+    fn with_sim(sim: SimConfig, cfg: ClientConfig) -> Self {
+        let mut net = Net::new(cfg);
+        net.add_peer(SIM, Component::new(ArmFile::demo(), sim));
+        net
+    }
+
+    /// [`Net::with_sim`], run until the link is live and setup is over.
+    fn live(sim: SimConfig, cfg: ClientConfig) -> Self {
+        let mut net = Net::with_sim(sim, cfg);
+        net.connect();
+        net
+    }
+
+    fn add_peer(&mut self, addr: SocketAddr, sim: Component) -> usize {
+        self.peers.push(Peer {
+            addr,
+            sim,
+            silenced: false,
+            intercept: None,
+            reply_seq: 40_000,
         });
-    println!("{kinds:?}");
-    for u in &updates {
-        match u {
-            Update::JointPositions { .. }
-            | Update::JointVelocities { .. }
-            | Update::JointEfforts { .. }
-            | Update::JointForceTorques { .. }
-            | Update::ForceTorque { .. }
-            | Update::Stats { .. } => {}
-            u => println!("{u:?}"),
+        self.peers.len() - 1
+    }
+
+    fn now(&self) -> f64 {
+        self.ms as f64 / 1000.0
+    }
+
+    /// Runs until the link is live, then a little longer so every query is answered.
+    fn connect(&mut self) {
+        assert!(
+            self.run_until(5.0, |n| n.link() == Some(LinkState::Live)),
+            "no live link within 5 s; updates: {:?}",
+            self.discrete_updates(0)
+        );
+        self.run(0.2);
+    }
+
+    /// One clock step: the client's timers, its datagrams to the peers, the peers' timers, what
+    /// is due to arrive at the client.
+    fn step(&mut self) {
+        let now = self.now();
+        self.client.tick(now, &mut self.out);
+        self.flush();
+        for i in 0..self.peers.len() {
+            let mut buf = Vec::new();
+            self.peers[i].sim.tick(now, &mut buf);
+            self.put_on_wire(i, buf);
+        }
+        self.deliver();
+        self.flush();
+        self.ms += self.step_ms;
+    }
+
+    fn run(&mut self, secs: f64) {
+        let end = self.ms + (secs * 1000.0).round() as u64;
+        while self.ms < end {
+            self.step();
         }
     }
-    println!("t={t} stats {:?} sim {:?}", client.stats(), sim.stats());
+
+    /// Steps until `done` or `secs` have passed; whether `done` became true.
+    fn run_until(&mut self, secs: f64, mut done: impl FnMut(&Net) -> bool) -> bool {
+        let end = self.ms + (secs * 1000.0).round() as u64;
+        while self.ms < end {
+            self.step();
+            if done(self) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Collects the client's updates and routes its datagrams to the peers.
+    fn flush(&mut self) {
+        let now = self.now();
+        self.updates.append(&mut self.out.updates);
+        let datagrams = std::mem::take(&mut self.out.datagrams);
+        for (to, bytes) in datagrams {
+            for (header, msg) in decode(&bytes) {
+                self.sent.push(Sent {
+                    t: now,
+                    to,
+                    header,
+                    msg,
+                });
+            }
+            if let Some(i) = self.peers.iter().position(|p| p.addr == to) {
+                self.hand_to_peer(i, OCU, &bytes);
+            }
+        }
+    }
+
+    /// Hands a datagram from `from` to peer `i` now.
+    fn hand_to_peer(&mut self, i: usize, from: SocketAddr, bytes: &[u8]) {
+        let now = self.now();
+        if self.peers[i].silenced {
+            return;
+        }
+        let mut buf = Vec::new();
+        let peer = &mut self.peers[i];
+        if let Some(f) = &mut peer.intercept
+            && let Some((h, Some(m))) = decode(bytes).into_iter().next()
+        {
+            match f(now, &m) {
+                Verdict::Pass => {}
+                Verdict::Drop => return,
+                Verdict::Reply(r) => {
+                    peer.reply_seq = peer.reply_seq.wrapping_add(1);
+                    buf.push(Outgoing {
+                        to: from,
+                        bytes: datagram(h.source, peer.sim.id(), peer.reply_seq, r),
+                    });
+                    self.put_on_wire(i, buf);
+                    return;
+                }
+            }
+        }
+        peer.sim.handle_datagram(now, from, bytes, &mut buf);
+        self.put_on_wire(i, buf);
+    }
+
+    /// A hand-made message to peer `i` from `src` at `from`.
+    fn send_to_peer(&mut self, i: usize, from: SocketAddr, src: JausId, m: impl Into<Message>) {
+        let seq = self.rng.next() as u16;
+        let bytes = datagram(self.peers[i].sim.id(), src, seq, m);
+        self.hand_to_peer(i, from, &bytes);
+    }
+
+    /// Puts what peer `i` sent on the wire towards the client, through the faults.
+    fn put_on_wire(&mut self, i: usize, outs: Vec<Outgoing>) {
+        if self.peers[i].silenced {
+            return;
+        }
+        let from = self.peers[i].addr;
+        for o in outs {
+            if o.to != OCU {
+                self.stray.push(o);
+                continue;
+            }
+            if let Some(f) = &mut self.drop_to_client
+                && f(&o.bytes)
+            {
+                continue;
+            }
+            if self.rng.chance(self.faults.loss) {
+                continue;
+            }
+            let copies = if self.rng.chance(self.faults.duplicate) {
+                2
+            } else {
+                1
+            };
+            let extra = self.delay_to_client.as_mut().map_or(0, |f| f(&o.bytes));
+            for _ in 0..copies {
+                let delay = self.faults.latency_ms
+                    + extra
+                    + match self.faults.max_delay_ms {
+                        0 => 0,
+                        d => self.rng.below(d + 1),
+                    };
+                self.in_flight
+                    .push((self.ms + delay, self.order, from, o.bytes.clone()));
+                self.order += 1;
+            }
+        }
+    }
+
+    /// Hands the client every datagram due by now, in arrival order.
+    fn deliver(&mut self) {
+        let now = self.now();
+        let ms = self.ms;
+        let mut due: Vec<_> = self
+            .in_flight
+            .iter()
+            .filter(|f| f.0 <= ms)
+            .cloned()
+            .collect();
+        self.in_flight.retain(|f| f.0 > ms);
+        due.sort_by_key(|f| (f.0, f.1));
+        for (_, _, from, bytes) in due {
+            let peer = self
+                .peers
+                .iter()
+                .position(|p| p.addr == from)
+                .unwrap_or(usize::MAX);
+            self.record(now, peer, &bytes);
+            self.client
+                .handle_datagram(now, from, &bytes, &mut self.out);
+        }
+    }
+
+    fn record(&mut self, t: f64, peer: usize, bytes: &[u8]) {
+        // Events are most of the traffic: recognise them by ID before decoding anything.
+        let is_event = bytes.len() > 16 && bytes[13..15] == ids::Event.to_le_bytes();
+        if is_event && !self.record_events {
+            return;
+        }
+        for (_, msg) in decode(bytes) {
+            match msg {
+                Some(Message::Event(e)) => self.events.push(EventSeen {
+                    event_id: e.event_id,
+                    sequence: e.sequence_number,
+                    report_id: e.report_message.message_id(),
+                }),
+                Some(msg) => self.heard.push(Heard { t, peer, msg }),
+                None => {}
+            }
+        }
+    }
+
+    /// A datagram from `from` handed straight to the client now.
+    fn inject(&mut self, from: SocketAddr, bytes: &[u8]) {
+        let now = self.now();
+        self.client.handle_datagram(now, from, bytes, &mut self.out);
+        self.flush();
+    }
+
+    fn command(&mut self, cmd: Command) {
+        let now = self.now();
+        self.client.handle_command(now, cmd, &mut self.out);
+        self.flush();
+    }
+
+    fn mark(&self) -> usize {
+        self.updates.len()
+    }
+
+    fn link(&self) -> Option<LinkState> {
+        self.updates.iter().rev().find_map(|u| match u {
+            Update::Link { state, .. } => Some(*state),
+            _ => None,
+        })
+    }
+
+    fn control(&self) -> Option<ControlState> {
+        self.updates.iter().rev().find_map(|u| match u {
+            Update::Control { state, .. } => Some(*state),
+            _ => None,
+        })
+    }
+
+    /// The outcomes of commands since update `mark`.
+    fn outcomes(&self, mark: usize) -> Vec<(f64, CommandKind, Outcome)> {
+        self.updates[mark..]
+            .iter()
+            .filter_map(|u| match u {
+                Update::CommandOutcome {
+                    t,
+                    command,
+                    outcome,
+                } => Some((*t, *command, outcome.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Runs until `kind` has an outcome (since `mark`), at most `secs`.
+    fn outcome_of(&mut self, mark: usize, kind: CommandKind, secs: f64) -> Option<(f64, Outcome)> {
+        let find = |n: &Net| {
+            n.outcomes(mark)
+                .into_iter()
+                .find(|o| o.1 == kind)
+                .map(|(t, _, o)| (t, o))
+        };
+        if find(self).is_none() {
+            self.run_until(secs, |n| find(n).is_some());
+        }
+        find(self)
+    }
+
+    /// Joint positions the client applied since update `mark`, with their times.
+    fn positions(&self, mark: usize) -> Vec<(f64, Vec<f64>)> {
+        self.updates[mark..]
+            .iter()
+            .filter_map(|u| match u {
+                Update::JointPositions { t, values } => Some((*t, values.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Samples of `signal` the client published in `(from, to]`.
+    fn samples(&self, signal: Signal, from: f64, to: f64) -> usize {
+        self.updates
+            .iter()
+            .filter(|u| u.coalesce_key() == Some(signal) && u.t() > from && u.t() <= to)
+            .count()
+    }
+
+    /// Messages the client sent at or after `t` that satisfy `pred`.
+    fn sent_since(&self, t: f64, pred: impl Fn(&Message) -> bool) -> Vec<&Sent> {
+        self.sent
+            .iter()
+            .filter(|s| s.t >= t && s.msg.as_ref().is_some_and(&pred))
+            .collect()
+    }
+
+    /// Updates since `mark` other than samples and counters (for failure messages).
+    fn discrete_updates(&self, mark: usize) -> Vec<&Update> {
+        self.updates[mark..]
+            .iter()
+            .filter(|u| u.coalesce_key().is_none() && !matches!(u, Update::Stats { .. }))
+            .collect()
+    }
+
+    /// Asks for control and waits until it is held.
+    fn take_control(&mut self, authority: u8) {
+        self.command(Command::RequestControl { authority });
+        assert!(
+            self.run_until(1.0, |n| matches!(
+                n.control(),
+                Some(ControlState::Held { .. })
+            )),
+            "control not held"
+        );
+    }
+}
+
+/// Whether `m` is a CreateEvent for the query with ID `query`.
+fn creates(m: &Message, query: u16) -> bool {
+    matches!(m, Message::CreateEvent(c) if c.query_message.message_id() == Some(query))
+}
+
+/// One LSB of the joint position field for `kind`.
+fn position_lsb(kind: JointKind) -> f64 {
+    match kind {
+        JointKind::Revolute => scales::JOINT_POSITION_RAD.lsb(),
+        JointKind::Prismatic => scales::JOINT_POSITION_M.lsb(),
+    }
+}
+
+/// Asserts `got` equals `want` within one LSB of the position field, joint by joint.
+fn assert_positions_close(got: &[f64], want: &[f64], spec: &ArmSpec) {
+    assert_eq!(got.len(), want.len(), "joint count: {got:?} vs {want:?}");
+    for (i, ((g, w), j)) in got.iter().zip(want).zip(&spec.joints).enumerate() {
+        let lsb = position_lsb(j.kind);
+        assert!((g - w).abs() <= lsb, "joint {i}: {g} vs {w} (LSB {lsb})");
+    }
+}
+
+/// The demo arm's home, the position every fresh demo sim reports until it moves.
+fn demo_home() -> Vec<f64> {
+    ArmFile::demo().home
+}
+
+// -------------------------------------------------------------------------------------------
+// Discovery, selection, setup.
+
+#[test]
+fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
+    let mut net = Net::with_sim(sim_cfg(), client_cfg());
+    let dropped = Rc::new(Cell::new(0));
+    let d = dropped.clone();
+    net.peers[0].intercept = Some(Box::new(move |_, m| {
+        if matches!(m, Message::QueryManipulatorSpecifications(_)) && d.get() < 3 {
+            d.set(d.get() + 1);
+            Verdict::Drop
+        } else {
+            Verdict::Pass
+        }
+    }));
+    net.connect();
+    assert_eq!(dropped.get(), 3);
+
+    let arm = ArmFile::demo();
+    let services: Vec<(String, u8, u8)> = component::services()
+        .into_iter()
+        .map(|s| (s.uri, s.major_version_number, s.minor_version_number))
+        .collect();
+    let info = net
+        .updates
+        .iter()
+        .find_map(|u| match u {
+            Update::Component { info, .. } if info.id == SIM_ID => Some(info.clone()),
+            _ => None,
+        })
+        .expect("Update::Component for the sim");
+    assert!(info.manipulator);
+    assert_eq!(info.address, SIM);
+    assert_eq!(info.services, services);
+    assert!(info.identification.unwrap().contains(&arm.name));
+    assert!(
+        net.updates
+            .iter()
+            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_ID))
+    );
+    assert_eq!(net.client.selected(), Some(SIM_ID));
+
+    // The specification is asked every `retry` s until answered.
+    let asks: Vec<f64> = net
+        .sent_since(0.0, |m| {
+            matches!(m, Message::QueryManipulatorSpecifications(_))
+        })
+        .iter()
+        .map(|s| s.t)
+        .collect();
+    assert_eq!(asks.len(), 4, "three lost, the fourth answered: {asks:?}");
+    for w in asks.windows(2) {
+        assert!(
+            (w[1] - w[0] - 0.5).abs() <= 0.0015,
+            "retry interval: {asks:?}"
+        );
+    }
+    let spec = net
+        .updates
+        .iter()
+        .find_map(|u| match u {
+            Update::Specification { t, spec } => Some((*t, spec.clone())),
+            _ => None,
+        })
+        .expect("Specification");
+    assert!(spec.0 >= asks[3]);
+    assert_eq!(spec.1.joints.len(), arm.spec.joints.len());
+    let names: Vec<_> = spec.1.joints.iter().map(|j| j.name.clone()).collect();
+    let want: Vec<_> = arm.spec.joints.iter().map(|j| j.name.clone()).collect();
+    assert_eq!(names, want);
+
+    // Connecting, then Live once samples arrive (after the specification).
+    let links: Vec<(f64, LinkState)> = net
+        .updates
+        .iter()
+        .filter_map(|u| match u {
+            Update::Link { t, state } => Some((*t, *state)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        links.iter().map(|l| l.1).collect::<Vec<_>>(),
+        [LinkState::Connecting, LinkState::Live]
+    );
+    assert!(links[1].0 >= spec.0);
+
+    let tool = net
+        .updates
+        .iter()
+        .find_map(|u| match u {
+            Update::ToolOffset { point, .. } => Some(*point),
+            _ => None,
+        })
+        .expect("ToolOffset");
+    for (g, w) in tool.iter().zip(arm.tool_point) {
+        assert!((g - w).abs() < 1e-6, "tool {tool:?}");
+    }
+    let presets = net
+        .updates
+        .iter()
+        .rev()
+        .find_map(|u| match u {
+            Update::Presets { presets, .. } => Some(presets.clone()),
+            _ => None,
+        })
+        .expect("Presets");
+    assert_eq!(presets.len(), arm.presets.len());
+    for (got, want) in presets.iter().zip(&arm.presets) {
+        assert_eq!((got.id, &got.name), (want.id, &want.name));
+        let positions = got.positions.as_ref().expect("preset positions");
+        assert_positions_close(positions, &want.positions, &arm.spec);
+    }
+
+    // One delivery per signal: events at the requested rates, on change for pose and status.
+    let rates = Rates::default();
+    let requested = [
+        (Signal::JointPositions, rates.positions),
+        (Signal::JointVelocities, rates.velocities),
+        (Signal::JointEfforts, rates.efforts),
+        (Signal::JointForceTorques, rates.joint_force_torques),
+        (Signal::EndEffectorForceTorque, rates.force_torque),
+    ];
+    let deliveries: Vec<(Signal, Delivery)> = net
+        .updates
+        .iter()
+        .filter_map(|u| match u {
+            Update::Delivery {
+                signal, delivery, ..
+            } => Some((*signal, *delivery)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deliveries.len(), 7, "{deliveries:?}");
+    for (signal, rate) in requested {
+        match deliveries.iter().find(|d| d.0 == signal) {
+            Some((_, Delivery::Event(confirmed))) => assert!(
+                (confirmed - rate).abs() <= rate * 0.01,
+                "{signal:?}: confirmed {confirmed} for {rate}"
+            ),
+            other => panic!("{signal:?}: {other:?}"),
+        }
+    }
+    for signal in [Signal::CurrentPose, Signal::Status] {
+        assert!(
+            deliveries.contains(&(signal, Delivery::OnChange)),
+            "{signal:?}: {deliveries:?}"
+        );
+    }
+    assert!(net.updates.iter().any(|u| matches!(
+        u,
+        Update::Status {
+            state: ManagementState::Ready,
+            ..
+        }
+    )));
+    assert!(net.updates.iter().any(|u| matches!(
+        u,
+        Update::CurrentPose {
+            pose: PoseState::At(1),
+            ..
+        }
+    )));
+}
+
+#[test]
+fn setup_completes_over_a_lossy_link() {
+    // A fifth of what the sim sends is lost: every query is retried until answered.
+    let mut net = Net::with_sim(sim_cfg(), client_cfg());
+    net.faults.loss = 0.2;
+    net.connect();
+    net.run(3.0);
+    let has = |f: fn(&Update) -> bool| net.updates.iter().any(f);
+    assert!(has(|u| matches!(u, Update::Specification { .. })));
+    assert!(has(|u| matches!(u, Update::ToolOffset { .. })));
+    assert!(has(
+        |u| matches!(u, Update::Presets { presets, .. } if presets.iter().all(|p| p.positions.is_some()))
+    ));
+    let signals: BTreeSet<Signal> = net
+        .updates
+        .iter()
+        .filter_map(|u| match u {
+            Update::Delivery { signal, .. } => Some(*signal),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(signals.len(), 7, "{signals:?}");
+    let t = net.now();
+    let n = net.samples(Signal::JointPositions, t - 2.0, t);
+    assert!(n >= 70, "{n} samples in 2 s");
+}
+
+#[test]
+fn samples_arrive_at_the_configured_rates() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let t0 = net.now();
+    net.run(10.0);
+    let rates = Rates::default();
+    for (signal, rate) in [
+        (Signal::JointPositions, rates.positions),
+        (Signal::JointVelocities, rates.velocities),
+        (Signal::JointEfforts, rates.efforts),
+        (Signal::JointForceTorques, rates.joint_force_torques),
+        (Signal::EndEffectorForceTorque, rates.force_torque),
+    ] {
+        let n = net.samples(signal, t0, t0 + 10.0) as f64;
+        let want = rate * 10.0;
+        assert!(
+            (n - want).abs() <= want * 0.03 + 1.0,
+            "{signal:?}: {n} samples in 10 s, want {want}"
+        );
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// Subscriptions.
+
+#[test]
+fn subscriptions_are_renewed_before_the_peers_event_timeout() {
+    let sim = SimConfig {
+        event_timeout_min: 1,
+        ..sim_cfg()
+    };
+    let cfg = ClientConfig {
+        rates: Rates {
+            positions: 50.0,
+            velocities: 0.0,
+            efforts: 0.0,
+            joint_force_torques: 0.0,
+            force_torque: 0.0,
+        },
+        ..client_cfg()
+    };
+    let mut net = Net::live(sim, cfg);
+    net.step_ms = 5;
+    let start = net.now();
+    let mark = net.mark();
+    net.run(300.0);
+
+    // Samples never stop: not at 1, 2, ... or 5 minutes.
+    let times: Vec<f64> = net.positions(mark).iter().map(|p| p.0).collect();
+    let gap = times.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+    assert!(gap < 0.05, "a {gap} s gap in samples");
+    for minute in [4.0, 5.0] {
+        let to = start + minute * 60.0;
+        let n = net.samples(Signal::JointPositions, to - 60.0, to);
+        assert!((2900..=3100).contains(&n), "{n} samples in minute {minute}");
+    }
+    // The peer never cancelled the event; the client renewed every half timeout.
+    let cancel = cancelled_at(&net, positions_event(&net), start);
+    assert_eq!(cancel, None, "the sim cancelled the positions event");
+    let renewals = net.sent_since(start, |m| creates(m, ids::QueryJointPositions));
+    assert!(
+        (9..=11).contains(&renewals.len()),
+        "{} renewals in 5 min",
+        renewals.len()
+    );
+    assert_eq!(net.peers[0].sim.subscriptions(), 3);
+    assert!(
+        !net.updates
+            .iter()
+            .any(|u| matches!(u, Update::Stale { stale: true, .. }))
+    );
+}
+
+#[test]
+fn an_event_the_peer_cancelled_for_want_of_renewal_is_re_created() {
+    // Renewals of the positions event are lost until the peer's event timeout cancels it
+    // (ConfirmEventRequest with rate 0, Events v1.1); from then on nothing is lost.
+    let cfg = ClientConfig {
+        rates: Rates {
+            positions: 50.0,
+            velocities: 0.0,
+            efforts: 0.0,
+            joint_force_torques: 0.0,
+            force_torque: 0.0,
+        },
+        ..client_cfg()
+    };
+    let mut net = Net::live(sim_cfg(), cfg);
+    net.step_ms = 5;
+    let blocking = Rc::new(Cell::new(true));
+    let b = blocking.clone();
+    net.peers[0].intercept = Some(Box::new(move |_, m| {
+        if b.get() && creates(m, ids::QueryJointPositions) {
+            Verdict::Drop
+        } else {
+            Verdict::Pass
+        }
+    }));
+    let id = positions_event(&net);
+    assert!(
+        net.run_until(70.0, |n| cancelled_at(n, id, 0.0).is_some()),
+        "the sim never cancelled the event"
+    );
+    let t_cancel = cancelled_at(&net, id, 0.0).unwrap();
+    blocking.set(false);
+    net.run(3.0);
+    let resumed = net
+        .positions(0)
+        .into_iter()
+        .find(|p| p.0 > t_cancel + 0.05)
+        .map(|p| p.0);
+    assert!(
+        resumed.is_some_and(|t| t - t_cancel < 1.5),
+        "positions stopped at {t_cancel} (peer cancelled the event) and resumed at {resumed:?}; \
+         stale updates: {:?}",
+        net.updates
+            .iter()
+            .filter(|u| matches!(u, Update::Stale { .. }))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn rejected_subscriptions_fall_back_to_polling() {
+    let mut net = Net::with_sim(sim_cfg(), client_cfg());
+    net.peers[0].intercept = Some(Box::new(|_, m| match m {
+        Message::CreateEvent(c) => Verdict::Reply(
+            RejectEventRequest {
+                request_id: c.request_id,
+                response_code: Some(RejectEventCode::ConnectionRefused),
+                error_message: None,
+            }
+            .into(),
+        ),
+        _ => Verdict::Pass,
+    }));
+    net.connect();
+    let mut deliveries: Vec<(Signal, Delivery)> = net
+        .updates
+        .iter()
+        .filter_map(|u| match u {
+            Update::Delivery {
+                signal, delivery, ..
+            } => Some((*signal, *delivery)),
+            _ => None,
+        })
+        .collect();
+    deliveries.sort_by_key(|d| d.0);
+    assert_eq!(
+        deliveries,
+        [
+            (Signal::JointPositions, Delivery::Polling(20.0)),
+            (Signal::JointVelocities, Delivery::Polling(20.0)),
+            (Signal::JointEfforts, Delivery::Polling(10.0)),
+            (Signal::JointForceTorques, Delivery::Polling(10.0)),
+            (Signal::EndEffectorForceTorque, Delivery::Polling(20.0)),
+            (Signal::CurrentPose, Delivery::Polling(2.0)),
+            (Signal::Status, Delivery::Polling(2.0)),
+        ]
+    );
+    assert_eq!(net.peers[0].sim.subscriptions(), 0);
+    let t0 = net.now();
+    net.run(5.0);
+    let n = net.samples(Signal::JointPositions, t0, t0 + 5.0);
+    assert!(
+        (97..=103).contains(&n),
+        "{n} polled samples in 5 s at 20 Hz"
+    );
+    let queries = net
+        .sent_since(t0, |m| matches!(m, Message::QueryJointPositions(_)))
+        .len();
+    assert!((99..=101).contains(&queries), "{queries} queries in 5 s");
+    assert_eq!(net.link(), Some(LinkState::Live));
+}
+
+#[test]
+fn unanswered_subscriptions_fall_back_to_polling_after_three_tries() {
+    let mut net = Net::with_sim(sim_cfg(), client_cfg());
+    net.peers[0].intercept = Some(Box::new(|_, m| match m {
+        Message::CreateEvent(_) => Verdict::Drop,
+        _ => Verdict::Pass,
+    }));
+    net.connect();
+    net.run(2.0);
+    let tries: Vec<f64> = net
+        .sent_since(0.0, |m| creates(m, ids::QueryJointPositions))
+        .iter()
+        .map(|s| s.t)
+        .collect();
+    assert_eq!(tries.len(), 3, "{tries:?}");
+    assert!(
+        (tries[1] - tries[0] - 0.5).abs() < 0.0015 && (tries[2] - tries[1] - 0.5).abs() < 0.0015
+    );
+    let polling = net
+        .updates
+        .iter()
+        .find_map(|u| match u {
+            Update::Delivery {
+                t,
+                signal: Signal::JointPositions,
+                delivery,
+            } => Some((*t, *delivery)),
+            _ => None,
+        })
+        .expect("a delivery for positions");
+    assert_eq!(polling.1, Delivery::Polling(20.0));
+    assert!(
+        (polling.0 - tries[2] - 0.5).abs() < 0.0015,
+        "polling from {}",
+        polling.0
+    );
+    let t0 = net.now();
+    net.run(2.0);
+    let n = net.samples(Signal::JointPositions, t0, t0 + 2.0);
+    assert!((38..=42).contains(&n), "{n} polled samples in 2 s at 20 Hz");
+}
+
+/// A live net whose positions events can be cut off (only those) by setting the flag.
+fn net_with_cuttable_positions() -> (Net, Rc<Cell<bool>>) {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let cut = Rc::new(Cell::new(false));
+    let c = cut.clone();
+    net.drop_to_client = Some(Box::new(move |bytes| {
+        c.get() && report_in_event(bytes) == Some(ids::ReportJointPositions)
+    }));
+    (net, cut)
+}
+
+#[test]
+fn a_silent_signal_goes_stale_after_three_periods_and_its_event_is_re_created() {
+    let (mut net, cut) = net_with_cuttable_positions();
+    let mark = net.mark();
+    let last = net.positions(0).last().unwrap().0;
+    cut.set(true);
+    net.run(1.5);
+    let stale: Vec<(f64, Signal, bool)> = net.updates[mark..]
+        .iter()
+        .filter_map(|u| match u {
+            Update::Stale { t, signal, stale } => Some((*t, *signal, *stale)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        stale.first().map(|s| (s.1, s.2)),
+        Some((Signal::JointPositions, true)),
+        "{stale:?}"
+    );
+    let overdue = stale[0].0 - last;
+    assert!((0.06..=0.062).contains(&overdue), "stale after {overdue} s");
+    assert!(
+        stale.iter().all(|s| s.1 == Signal::JointPositions),
+        "{stale:?}"
+    );
+    // Stale for more than a second: the event is created again.
+    let again = net.sent_since(last + 0.001, |m| creates(m, ids::QueryJointPositions));
+    let first = again.first().expect("CreateEvent again").t;
+    assert!(
+        (1.0..=1.003).contains(&(first - last)),
+        "re-created {} s after the last sample",
+        first - last
+    );
+    // Samples resume: fresh again.
+    let resume = net.now();
+    cut.set(false);
+    net.run(0.5);
+    let fresh = net.updates[mark..].iter().find_map(|u| match u {
+        Update::Stale {
+            t,
+            signal: Signal::JointPositions,
+            stale: false,
+        } => Some(*t),
+        _ => None,
+    });
+    assert!(
+        fresh.is_some_and(|t| t - resume <= 0.03),
+        "fresh again at {fresh:?}, resumed at {resume}"
+    );
+    assert!(net.samples(Signal::JointPositions, resume, resume + 0.5) >= 24);
+}
+
+#[test]
+fn a_stale_event_is_re_created_at_most_once_a_second() {
+    let (mut net, cut) = net_with_cuttable_positions();
+    let t0 = net.now();
+    cut.set(true);
+    net.run(3.0);
+    let creates = net
+        .sent_since(t0, |m| creates(m, ids::QueryJointPositions))
+        .len();
+    let deliveries = net
+        .updates
+        .iter()
+        .filter(
+            |u| matches!(u, Update::Delivery { t, signal: Signal::JointPositions, .. } if *t > t0),
+        )
+        .count();
+    assert!(
+        creates <= 3,
+        "{creates} CreateEvents (and {deliveries} Delivery updates) for positions in 3 s of silence"
+    );
+}
+
+// -------------------------------------------------------------------------------------------
+// Liveness.
+
+#[test]
+fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let mark = net.mark();
+    let t1 = net.now();
+    net.peers[0].silenced = true;
+    net.run(8.0);
+    let lost = net.updates[mark..]
+        .iter()
+        .find_map(|u| match u {
+            Update::Link {
+                t,
+                state: LinkState::Lost,
+            } => Some(*t),
+            _ => None,
+        })
+        .expect("Link Lost");
+    assert!(
+        (3.0..=3.01).contains(&(lost - t1)),
+        "lost after {} s",
+        lost - t1
+    );
+    let gone = net.updates[mark..]
+        .iter()
+        .find_map(|u| match u {
+            Update::ComponentLost { t, id, lost: true } if *id == SIM_ID => Some(*t),
+            _ => None,
+        })
+        .expect("ComponentLost");
+    assert!(
+        (7.0..=7.01).contains(&(gone - t1)),
+        "component lost after {} s",
+        gone - t1
+    );
+
+    let mark = net.mark();
+    let t2 = net.now();
+    net.peers[0].silenced = false;
+    assert!(
+        net.run_until(5.0, |n| n.link() == Some(LinkState::Live)),
+        "not live again"
+    );
+    let links: Vec<LinkState> = net.updates[mark..]
+        .iter()
+        .filter_map(|u| match u {
+            Update::Link { state, .. } => Some(*state),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(links, [LinkState::Connecting, LinkState::Live]);
+    assert!(
+        net.updates[mark..]
+            .iter()
+            .any(|u| matches!(u, Update::ComponentLost { lost: false, .. }))
+    );
+    net.run(1.0);
+    let t3 = net.now();
+    assert!(net.samples(Signal::JointPositions, t3 - 1.0, t3) >= 48);
+    assert!(t3 - t2 < 5.0);
+}
+
+#[test]
+fn a_restarted_peer_is_set_up_again_and_control_held_again() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    net.peers[0].silenced = true;
+    net.run(4.0);
+    assert_eq!(net.link(), Some(LinkState::Lost));
+    // The process restarts: no subscriptions, no controller, sequence numbers from 0.
+    net.peers[0].sim = Component::new(ArmFile::demo(), sim_cfg());
+    net.peers[0].silenced = false;
+    let mark = net.mark();
+    let t2 = net.now();
+    assert!(
+        net.run_until(5.0, |n| n.link() == Some(LinkState::Live)),
+        "not live again"
+    );
+    assert!(
+        net.run_until(5.0 - (net.now() - t2), |n| matches!(
+            n.control(),
+            Some(ControlState::Held { authority: 10 })
+        )),
+        "control not held again: {:?}",
+        net.discrete_updates(mark)
+    );
+    net.run(1.0);
+    let t3 = net.now();
+    assert!(net.samples(Signal::JointPositions, t3 - 1.0, t3) >= 48);
+    assert_eq!(net.peers[0].sim.controller(), Some(OCU_ID));
+    assert_eq!(net.peers[0].sim.subscriptions(), 7);
+    let controls: Vec<ControlState> = net.updates[mark..]
+        .iter()
+        .filter_map(|u| match u {
+            Update::Control { state, .. } => Some(*state),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        controls.last(),
+        Some(&ControlState::Held { authority: 10 }),
+        "{controls:?}"
+    );
+}
+
+// -------------------------------------------------------------------------------------------
+// Control.
+
+#[test]
+fn control_is_requested_held_and_kept_past_the_peers_timeout() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.step_ms = 5;
+    let mark = net.mark();
+    let t0 = net.now();
+    net.command(Command::RequestControl { authority: 10 });
+    net.run(0.1);
+    let controls: Vec<ControlState> = net.updates[mark..]
+        .iter()
+        .filter_map(|u| match u {
+            Update::Control { state, .. } => Some(*state),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        controls,
+        [
+            ControlState::Requested,
+            ControlState::Held { authority: 10 }
+        ]
+    );
+    assert_eq!(
+        net.outcomes(mark)
+            .iter()
+            .map(|o| (o.1, o.2.clone()))
+            .collect::<Vec<_>>(),
+        [(CommandKind::RequestControl, Outcome::Confirmed)]
+    );
+    // The sim lets control lapse after 2 s without a RequestControl; the client re-requests.
+    for _ in 0..60 {
+        net.run(1.0);
+        assert_eq!(
+            net.peers[0].sim.controller(),
+            Some(OCU_ID),
+            "at {}",
+            net.now()
+        );
+    }
+    assert_eq!(net.control(), Some(ControlState::Held { authority: 10 }));
+    assert!(
+        !net.updates[mark..]
+            .iter()
+            .any(|u| matches!(u, Update::Error { .. }))
+    );
+    let requests = net
+        .sent_since(t0, |m| matches!(m, Message::RequestControl(_)))
+        .len();
+    assert!(
+        (85..=95).contains(&requests),
+        "{requests} RequestControl in 60 s (every 2/3 s)"
+    );
+}
+
+#[test]
+fn release_control_is_confirmed() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    net.command(Command::ReleaseControl);
+    let outcome = net.outcome_of(mark, CommandKind::ReleaseControl, 1.0);
+    assert_eq!(outcome.map(|o| o.1), Some(Outcome::Confirmed));
+    assert_eq!(net.control(), Some(ControlState::Released));
+    assert_eq!(net.peers[0].sim.controller(), None);
+    // No more keep-alives.
+    let t = net.now();
+    net.run(3.0);
+    assert!(
+        net.sent_since(t, |m| matches!(m, Message::RequestControl(_)))
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_higher_authority_takes_control_and_the_client_reports_the_loss() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    let t = net.now();
+    // A second OCU with a higher authority.
+    net.send_to_peer(
+        0,
+        OTHER,
+        OTHER_ID,
+        RequestControl {
+            authority_code: 200,
+        },
+    );
+    net.run(0.1);
+    let granted = net.stray.iter().any(|o| {
+        o.to == OTHER
+            && matches!(
+                decode(&o.bytes).first(),
+                Some((_, Some(Message::ConfirmControl(c)))) if c.response_code == ConfirmControlCode::ControlAccepted
+            )
+    });
+    assert!(granted, "the sim did not grant the other OCU control");
+    assert_eq!(net.peers[0].sim.controller(), Some(OTHER_ID));
+    assert_eq!(net.control(), Some(ControlState::Released));
+    let error = net.updates[mark..].iter().find_map(|u| match u {
+        Update::Error { message, .. } => Some(message.clone()),
+        _ => None,
+    });
+    assert!(
+        error.as_deref().is_some_and(|e| e.contains("control lost")),
+        "{error:?}"
+    );
+    // The client does not fight for control it lost (the other OCU keeps renewing).
+    for _ in 0..3 {
+        net.send_to_peer(
+            0,
+            OTHER,
+            OTHER_ID,
+            RequestControl {
+                authority_code: 200,
+            },
+        );
+        net.run(1.0);
+    }
+    assert!(
+        net.sent_since(t + 0.001, |m| matches!(m, Message::RequestControl(_)))
+            .is_empty()
+    );
+    assert_eq!(net.peers[0].sim.controller(), Some(OTHER_ID));
+    assert_eq!(net.control(), Some(ControlState::Released));
+}
+
+#[test]
+fn an_unanswered_control_request_times_out() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.peers[0].intercept = Some(Box::new(|_, m| match m {
+        Message::RequestControl(_) => Verdict::Drop,
+        _ => Verdict::Pass,
+    }));
+    let mark = net.mark();
+    let t0 = net.now();
+    net.command(Command::RequestControl { authority: 10 });
+    assert_eq!(net.control(), Some(ControlState::Requested));
+    let (t, outcome) = net
+        .outcome_of(mark, CommandKind::RequestControl, 3.0)
+        .expect("an outcome");
+    assert_eq!(outcome, Outcome::TimedOut);
+    assert!(
+        (2.0..=2.002).contains(&(t - t0)),
+        "timed out after {} s",
+        t - t0
+    );
+    assert_eq!(net.control(), Some(ControlState::Released));
+}
+
+// -------------------------------------------------------------------------------------------
+// Commands.
+
+#[test]
+fn go_to_preset_is_refused_locally_without_control() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let mark = net.mark();
+    let t = net.now();
+    net.command(Command::GoToPreset { pose_id: 2 });
+    let outcomes = net.outcomes(mark);
+    assert!(
+        matches!(
+            &outcomes[..],
+            [(_, CommandKind::GoToPreset, Outcome::Rejected(_))]
+        ),
+        "{outcomes:?}"
+    );
+    net.run(0.5);
+    assert!(
+        net.sent_since(t, |m| matches!(m, Message::SetCurrentPose(_)))
+            .is_empty()
+    );
+}
+
+#[test]
+fn go_to_an_unknown_preset_is_refused_locally() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    let t = net.now();
+    net.command(Command::GoToPreset { pose_id: 99 });
+    let outcomes = net.outcomes(mark);
+    assert!(
+        matches!(&outcomes[..], [(_, CommandKind::GoToPreset, Outcome::Rejected(r))] if r.contains("99")),
+        "{outcomes:?}"
+    );
+    net.run(0.5);
+    assert!(
+        net.sent_since(t, |m| matches!(m, Message::SetCurrentPose(_)))
+            .is_empty()
+    );
+}
+
+#[test]
+fn go_to_preset_completes_at_the_preset() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    net.command(Command::GoToPreset { pose_id: 2 });
+    assert_eq!(
+        net.sent_since(
+            net.now(),
+            |m| matches!(m, Message::SetCurrentPose(s) if s.pose_id == 2)
+        )
+        .len(),
+        1
+    );
+    let (t, outcome) = net
+        .outcome_of(mark, CommandKind::GoToPreset, 20.0)
+        .expect("an outcome");
+    assert_eq!(outcome, Outcome::Completed);
+    net.run(0.1);
+    let arm = ArmFile::demo();
+    let (_, last) = net.positions(mark).pop().unwrap();
+    assert_positions_close(&last, &arm.presets[1].positions, &arm.spec);
+    assert!(net.updates[mark..].iter().any(|u| matches!(
+        u,
+        Update::CurrentPose {
+            pose: PoseState::Moving { from: 1, to: 2 },
+            ..
+        }
+    )));
+    assert!(net.updates[mark..].iter().any(
+        |u| matches!(u, Update::CurrentPose { t: tp, pose: PoseState::At(2) } if *tp <= t + 0.001)
+    ));
+}
+
+#[test]
+fn an_emergency_during_a_transition_fails_it() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    net.command(Command::GoToPreset { pose_id: 2 });
+    net.run(0.5);
+    net.command(Command::SetEmergency);
+    net.run(0.1);
+    let outcomes: Vec<(CommandKind, Outcome)> =
+        net.outcomes(mark).into_iter().map(|o| (o.1, o.2)).collect();
+    assert!(
+        outcomes.contains(&(
+            CommandKind::GoToPreset,
+            Outcome::Failed("TRANSITION_FAILED".into())
+        )),
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.contains(&(CommandKind::SetEmergency, Outcome::Confirmed)),
+        "{outcomes:?}"
+    );
+}
+
+#[test]
+fn emergency_set_and_clear_are_confirmed_by_the_status() {
+    // Without control: an emergency stop must always work.
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let mark = net.mark();
+    net.command(Command::SetEmergency);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::SetEmergency, 1.0)
+            .map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+    assert_eq!(net.peers[0].sim.status(), Status::Emergency);
+    assert!(net.updates[mark..].iter().any(|u| matches!(
+        u,
+        Update::Status {
+            state: ManagementState::Emergency,
+            ..
+        }
+    )));
+    let mark = net.mark();
+    net.command(Command::ClearEmergency);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::ClearEmergency, 1.0)
+            .map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+    assert!(net.updates[mark..].iter().any(|u| matches!(
+        u,
+        Update::Status {
+            state: ManagementState::Standby,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn standby_and_resume_are_confirmed_with_control() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    net.command(Command::Standby);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::Standby, 1.0).map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+    assert_eq!(net.peers[0].sim.status(), Status::Standby);
+    let mark = net.mark();
+    net.command(Command::Resume);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::Resume, 1.0).map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+    assert_eq!(net.peers[0].sim.status(), Status::Ready);
+    assert!(net.updates[mark..].iter().any(|u| matches!(
+        u,
+        Update::Status {
+            state: ManagementState::Ready,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn standby_and_resume_are_refused_locally_without_control() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let mark = net.mark();
+    let t = net.now();
+    net.command(Command::Standby);
+    net.command(Command::Resume);
+    let outcomes = net.outcomes(mark);
+    assert!(
+        matches!(
+            &outcomes[..],
+            [
+                (_, CommandKind::Standby, Outcome::Rejected(_)),
+                (_, CommandKind::Resume, Outcome::Rejected(_))
+            ]
+        ),
+        "{outcomes:?}"
+    );
+    net.run(0.5);
+    assert!(
+        net.sent_since(t, |m| matches!(m, Message::Standby(_) | Message::Resume(_)))
+            .is_empty()
+    );
+    assert_eq!(net.peers[0].sim.status(), Status::Ready);
+}
+
+#[test]
+fn status_commands_time_out_when_the_peer_is_silent() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.peers[0].silenced = true;
+    let mark = net.mark();
+    let t0 = net.now();
+    net.command(Command::SetEmergency);
+    net.command(Command::ClearEmergency);
+    net.run(2.5);
+    let outcomes = net.outcomes(mark);
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    for (t, _, outcome) in outcomes {
+        assert_eq!(outcome, Outcome::TimedOut);
+        assert!(
+            (2.0..=2.002).contains(&(t - t0)),
+            "timed out after {} s",
+            t - t0
+        );
+    }
+}
+
+#[test]
+fn each_status_command_is_judged_by_the_status_that_follows_it() {
+    // With 20 ms of latency, the status answering Standby is still in flight when Resume goes
+    // out 5 ms later; Resume must be judged by the status after it, not by that one.
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    net.faults.latency_ms = 20;
+    let mark = net.mark();
+    net.command(Command::Standby);
+    net.run(0.005);
+    net.command(Command::Resume);
+    net.run(0.5);
+    assert_eq!(net.peers[0].sim.status(), Status::Ready);
+    let outcomes: Vec<(CommandKind, Outcome)> =
+        net.outcomes(mark).into_iter().map(|o| (o.1, o.2)).collect();
+    assert_eq!(
+        outcomes,
+        [
+            (CommandKind::Standby, Outcome::Confirmed),
+            (CommandKind::Resume, Outcome::Confirmed)
+        ]
+    );
+}
+
+/// Runs until an Update::Status with `state` arrives (since `mark`), at most `secs`.
+fn sees_status(net: &mut Net, mark: usize, state: ManagementState, secs: f64) -> bool {
+    let seen = |n: &Net| {
+        n.updates[mark..]
+            .iter()
+            .any(|u| matches!(u, Update::Status { state: s, .. } if *s == state))
+    };
+    seen(net) || net.run_until(secs, seen)
+}
+
+#[test]
+fn an_event_overtaking_its_confirmation_keeps_its_subscription() {
+    // Every ConfirmEventRequest arrives 10 ms late, after the first report the peer sends
+    // right behind it (UDP may reorder). The subscriptions must survive.
+    let mut net = Net::with_sim(sim_cfg(), client_cfg());
+    net.delay_to_client = Some(Box::new(|b| match decode(b).first() {
+        Some((_, Some(Message::ConfirmEventRequest(_)))) => 10,
+        _ => 0,
+    }));
+    net.connect();
+    net.run(2.0);
+    let cancels = net
+        .sent_since(0.0, |m| matches!(m, Message::CancelEvent(_)))
+        .len();
+    assert_eq!(
+        net.peers[0].sim.subscriptions(),
+        7,
+        "the client sent {cancels} CancelEvent"
+    );
+    // Another OCU's emergency stop shows (the status event works).
+    let mark = net.mark();
+    net.send_to_peer(0, OTHER, OTHER_ID, SetEmergency { emergency_code: 1 });
+    assert!(
+        sees_status(&mut net, mark, ManagementState::Emergency, 1.0),
+        "the emergency never showed"
+    );
+}
+
+#[test]
+fn a_quickly_restarted_peer_gets_every_subscription_back() {
+    // The peer restarts within `lost_after`: the link is never lost, the new process knows no
+    // subscription. Periodic ones go stale and are re-created; the on-change ones must be too.
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.peers[0].silenced = true;
+    net.run(1.0);
+    net.peers[0].sim = Component::new(ArmFile::demo(), sim_cfg());
+    net.peers[0].silenced = false;
+    net.run(3.0);
+    assert_eq!(net.link(), Some(LinkState::Live));
+    let t = net.now();
+    assert!(net.samples(Signal::JointPositions, t - 1.0, t) >= 48);
+    let mark = net.mark();
+    net.send_to_peer(0, OTHER, OTHER_ID, SetEmergency { emergency_code: 1 });
+    assert!(
+        sees_status(&mut net, mark, ManagementState::Emergency, 1.0),
+        "the emergency never showed: the peer has {} subscriptions",
+        net.peers[0].sim.subscriptions()
+    );
+}
+
+// -------------------------------------------------------------------------------------------
+// JUDP duties.
+
+#[test]
+fn ack_requests_are_answered_with_an_ack() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let t = net.now();
+    let header = Header {
+        ack_nak: AckNak::Request,
+        ..Header::new(OCU_ID, SIM_ID, 61_234)
+    };
+    let bytes = judp::single(
+        &header,
+        &Message::from(ReportHeartbeatPulse).emit().unwrap(),
+    )
+    .unwrap();
+    net.inject(SIM, &bytes);
+    let acks: Vec<&Sent> = net
+        .sent
+        .iter()
+        .filter(|s| s.t >= t && s.header.ack_nak == AckNak::Ack)
+        .collect();
+    assert_eq!(acks.len(), 1, "{acks:?}");
+    let ack = acks[0];
+    assert_eq!(ack.to, SIM);
+    assert_eq!(
+        (
+            ack.header.sequence,
+            ack.header.destination,
+            ack.header.source
+        ),
+        (61_234, SIM_ID, OCU_ID)
+    );
+    assert_eq!(net.client.stats().acks_sent, 1);
+}
+
+#[test]
+fn duplicated_datagrams_are_applied_once() {
+    let mut net = Net::with_sim(sim_cfg(), client_cfg());
+    net.faults.duplicate = 1.0;
+    net.connect();
+    let mark = net.mark();
+    net.command(Command::RequestControl { authority: 10 });
+    let t0 = net.now();
+    net.run(5.0);
+    let count = |f: fn(&Update) -> bool| net.updates.iter().filter(|u| f(u)).count();
+    assert_eq!(count(|u| matches!(u, Update::Specification { .. })), 1);
+    assert_eq!(count(|u| matches!(u, Update::ToolOffset { .. })), 1);
+    // One for the capabilities, one for the specifications.
+    assert_eq!(count(|u| matches!(u, Update::Presets { .. })), 2);
+    assert_eq!(count(|u| matches!(u, Update::Delivery { .. })), 7);
+    assert_eq!(net.outcomes(mark).len(), 1);
+    let n = net.samples(Signal::JointPositions, t0, t0 + 5.0);
+    assert!((245..=255).contains(&n), "{n} samples in 5 s at 50 Hz");
+    let stats = net.client.stats();
+    assert!(stats.duplicates * 2 >= stats.datagrams - 2, "{stats:?}");
+}
+
+#[test]
+fn reordered_events_never_move_positions_backwards() {
+    let sim = SimConfig {
+        control_timeout_s: 10,
+        ..SimConfig::default()
+    };
+    let mut net = Net::live(sim, client_cfg());
+    // Someone else drives the turret at a steady +0.5 rad/s.
+    net.send_to_peer(0, OTHER, OTHER_ID, RequestControl { authority_code: 50 });
+    let velocities: Vec<JointValue> = ArmFile::demo()
+        .spec
+        .joints
+        .iter()
+        .enumerate()
+        .map(|(i, j)| JointValue {
+            joint_type: j.kind,
+            value: if i == 0 { 0.5 } else { 0.0 },
+        })
+        .collect();
+    net.send_to_peer(
+        0,
+        OTHER,
+        OTHER_ID,
+        SetJointVelocity {
+            joint_velocities: velocities,
+        },
+    );
+    net.faults.max_delay_ms = 50;
+    net.record_events = true;
+    let mark = net.mark();
+    let dropped_before = net.client.stats().duplicates;
+    net.run(3.0);
+    // The peer's positions events really arrived out of order...
+    let id = positions_event(&net);
+    let seqs: Vec<u8> = net
+        .events
+        .iter()
+        .filter(|e| e.event_id == id && e.report_id == Some(ids::ReportJointPositions))
+        .map(|e| e.sequence)
+        .collect();
+    let inversions = seqs
+        .windows(2)
+        .filter(|w| w[1].wrapping_sub(w[0]) > 128)
+        .count();
+    assert!(inversions >= 10, "only {inversions} reorderings");
+    // ...yet the applied turret angle only ever grows.
+    let turret: Vec<f64> = net.positions(mark).iter().map(|p| p.1[0]).collect();
+    for w in turret.windows(2) {
+        assert!(w[1] >= w[0], "turret moved back from {} to {}", w[0], w[1]);
+    }
+    assert!(turret.last().unwrap() - turret[0] > 1.0, "{turret:?}");
+    assert!(net.client.stats().duplicates - dropped_before >= inversions as u64);
+}
+
+/// An arm of 255 joints with long names: its specification needs several JUDP blocks.
+fn long_arm() -> ArmFile {
+    let joints: Vec<Joint> = (0..255)
+        .map(|i| Joint {
+            name: Some(format!(
+                "joint number {i:03} with a deliberately long descriptive name"
+            )),
+            min: Some(-1.0),
+            max: Some(1.0),
+            max_speed: Some(1.0),
+            axis_radius: Some(0.05),
+            link_radius: (i > 0).then_some(0.04),
+            ..Joint::revolute(
+                if i == 0 { 0.0 } else { 0.1 },
+                if i == 0 { 0.0 } else { 0.2 },
+                0.05,
+            )
+        })
+        .collect();
+    ArmFile {
+        name: "long arm".into(),
+        spec: ArmSpec {
+            mount: None,
+            joints,
+        },
+        tool_point: [0.0; 3],
+        home: vec![0.0; 255],
+        presets: vec![],
+    }
+}
+
+#[test]
+fn a_multi_packet_specification_is_reassembled() {
+    let arm = long_arm();
+    let encoded = Message::from(arm.spec.to_report()).emit().unwrap();
+    assert!(
+        encoded.len() > judp::MAX_BLOCK_PAYLOAD,
+        "{} bytes",
+        encoded.len()
+    );
+    let cfg = ClientConfig {
+        rates: Rates {
+            positions: 10.0,
+            velocities: 0.0,
+            efforts: 0.0,
+            joint_force_torques: 0.0,
+            force_torque: 0.0,
+        },
+        ..client_cfg()
+    };
+    let mut net = Net::new(cfg);
+    net.add_peer(SIM, Component::new(arm.clone(), sim_cfg()));
+    net.connect();
+    let spec = net
+        .updates
+        .iter()
+        .find_map(|u| match u {
+            Update::Specification { spec, .. } => Some(spec.clone()),
+            _ => None,
+        })
+        .expect("Specification");
+    assert_eq!(spec.joints.len(), 255);
+    assert_eq!(spec.joints[254].name, arm.spec.joints[254].name);
+    assert!(net.client.stats().reassembled >= 1);
+    let (_, values) = net.positions(0).pop().expect("positions");
+    assert_eq!(values.len(), 255);
+}
+
+#[test]
+fn every_block_of_a_datagram_is_handled() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let mark = net.mark();
+    let not_for_us = net.client.stats().not_for_us;
+    let values: Vec<f64> = vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
+    let joints: Vec<JointValue> = ArmFile::demo()
+        .spec
+        .joints
+        .iter()
+        .zip(&values)
+        .map(|(j, v)| JointValue {
+            joint_type: j.kind,
+            value: *v,
+        })
+        .collect();
+    let mut w = DatagramWriter::new();
+    let tool = Message::from(ReportToolOffset {
+        x: 0.01,
+        y: 0.02,
+        z: 0.03,
+    })
+    .emit()
+    .unwrap();
+    let positions = Message::from(ReportJointPositions {
+        joint_positions: joints,
+    })
+    .emit()
+    .unwrap();
+    w.push(&Header::new(OCU_ID, SIM_ID, 50_001), &tool).unwrap();
+    w.push(&Header::new(JausId::new(200, 1, 2), SIM_ID, 50_002), &tool)
+        .unwrap();
+    w.push(&Header::new(OCU_ID, SIM_ID, 50_003), &positions)
+        .unwrap();
+    net.inject(SIM, &w.finish());
+    let tool = net.updates[mark..].iter().find_map(|u| match u {
+        Update::ToolOffset { point, .. } => Some(*point),
+        _ => None,
+    });
+    assert!(
+        tool.is_some_and(|p| (p[0] - 0.01).abs() < 1e-6 && (p[2] - 0.03).abs() < 1e-6),
+        "{tool:?}"
+    );
+    let (_, got) = net
+        .positions(mark)
+        .pop()
+        .expect("the third block's positions");
+    assert_positions_close(&got, &values, &ArmFile::demo().spec);
+    assert_eq!(net.client.stats().not_for_us, not_for_us + 1);
+}
+
+// -------------------------------------------------------------------------------------------
+// Foreign and hostile input.
+
+#[test]
+fn reports_from_another_component_are_counted_never_applied() {
+    let home = demo_home();
+    let sim = SimConfig {
+        hold: Some(home.clone()),
+        ..sim_cfg()
+    };
+    let mut net = Net::live(
+        sim,
+        ClientConfig {
+            component: Some(SIM_ID),
+            ..client_cfg()
+        },
+    );
+    let foreign = net.add_peer(
+        OTHER,
+        Component::new(
+            ArmFile::demo(),
+            SimConfig {
+                id: FOREIGN_ID,
+                hold: Some(vec![0.5; 7]),
+                ..sim_cfg()
+            },
+        ),
+    );
+    let before = net.client.stats().foreign_reports;
+    let mark = net.mark();
+    // The foreign component streams events and answers queries to the client's address.
+    let query = EmbeddedMessage::new(&QueryJointPositions.into()).unwrap();
+    net.send_to_peer(
+        foreign,
+        OCU,
+        OCU_ID,
+        CreateEvent {
+            request_id: 1,
+            event_type: EventType::Periodic,
+            requested_periodic_rate: 50.0,
+            query_message: query,
+        },
+    );
+    for _ in 0..20 {
+        net.send_to_peer(foreign, OCU, OCU_ID, QueryJointPositions);
+        net.run(0.1);
+    }
+    let foreign_reports = net.client.stats().foreign_reports - before;
+    assert!(
+        foreign_reports >= 110,
+        "{foreign_reports} foreign reports counted"
+    );
+    let applied = net.positions(mark);
+    assert!(applied.len() >= 95);
+    let spec = ArmFile::demo().spec;
+    for (_, values) in applied {
+        assert_positions_close(&values, &home, &spec);
+    }
+    assert_eq!(net.client.selected(), Some(SIM_ID));
+    assert!(
+        !net.updates[mark..]
+            .iter()
+            .any(|u| matches!(u, Update::Component { .. } | Update::Selected { .. }))
+    );
+}
+
+/// A datagram that is wrong in one of many ways; never from the selected component.
+fn hostile_datagram(rng: &mut Rng) -> Vec<u8> {
+    let known = [
+        ids::ReportJointPositions,
+        ids::Event,
+        ids::ReportServices,
+        ids::ReportIdentification,
+        ids::ConfirmEventRequest,
+        ids::ConfirmControl,
+        ids::RejectControl,
+        ids::ReportStatus,
+        ids::ReportManipulatorSpecifications,
+        ids::QueryIdentification,
+        ids::QueryHeartbeatPulse,
+        ids::ReportTransitionCompleted,
+        0xFFFF,
+    ];
+    let random_id = |rng: &mut Rng| {
+        let id = JausId::from_u32(rng.next() as u32);
+        if id == SIM_ID {
+            JausId::new(1, 1, 1)
+        } else {
+            id
+        }
+    };
+    match rng.below(5) {
+        0 => {
+            let n = rng.below(40) as usize;
+            rng.bytes(n)
+        }
+        1 => {
+            let n = rng.below(60) as usize;
+            let mut b = vec![judp::VERSION];
+            b.extend(rng.bytes(n));
+            b
+        }
+        2 | 3 => {
+            // Well-framed blocks with random flags, addresses and bodies, perhaps cut short.
+            let mut b = vec![judp::VERSION];
+            for _ in 0..=rng.below(3) {
+                let dst = match rng.below(3) {
+                    0 => OCU_ID,
+                    1 => JausId::BROADCAST,
+                    _ => random_id(rng),
+                };
+                let src = match rng.below(4) {
+                    0 => JausId::new(0, 1, 1),
+                    1 => JausId::BROADCAST,
+                    _ => random_id(rng),
+                };
+                let id = known[rng.below(known.len() as u64) as usize];
+                let mut payload = id.to_le_bytes().to_vec();
+                let n = rng.below(40) as usize;
+                payload.extend(rng.bytes(n));
+                let at = b.len();
+                Header::new(dst, src, rng.next() as u16)
+                    .emit(&payload, &mut b)
+                    .unwrap();
+                // Flags: priority, broadcast, ACK/NAK, data flags.
+                b[at + 3] = rng.next() as u8;
+                if rng.chance(0.1) {
+                    b[at + 1] = rng.next() as u8;
+                }
+            }
+            if rng.chance(0.3) {
+                b.truncate(rng.below(b.len() as u64 + 1) as usize);
+            }
+            b
+        }
+        _ => {
+            // A valid event from someone else, with a few bits flipped.
+            let report = ReportJointPositions {
+                joint_positions: (0..7).map(|_| JointValue::revolute(0.25)).collect(),
+            };
+            let event = Event {
+                event_id: rng.below(8) as u8,
+                sequence_number: rng.next() as u8,
+                report_message: EmbeddedMessage::new(&report.into()).unwrap(),
+            };
+            let mut b = datagram(OCU_ID, random_id(rng), rng.next() as u16, event);
+            for _ in 0..rng.below(4) {
+                let i = rng.below(b.len() as u64) as usize;
+                b[i] ^= 1 << rng.below(8);
+            }
+            b
+        }
+    }
+}
+
+#[test]
+fn random_datagrams_change_nothing_but_counters() {
+    let home = demo_home();
+    let sim = SimConfig {
+        hold: Some(home.clone()),
+        ..sim_cfg()
+    };
+    let mut net = Net::live(sim, client_cfg());
+    let mark = net.mark();
+    let before = net.client.stats();
+    let mut rng = Rng(42);
+    for i in 0..10_000u32 {
+        let bytes = hostile_datagram(&mut rng);
+        let from = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, rng.next() as u8)), 3794);
+        net.inject(from, &bytes);
+        if i.is_multiple_of(10) {
+            net.step();
+        }
+    }
+    net.run(1.0);
+    let after = net.client.stats();
+    assert!(after.datagrams - before.datagrams >= 10_000);
+    assert!(after.malformed > before.malformed, "{after:?}");
+    assert!(after.foreign_version > before.foreign_version, "{after:?}");
+    assert!(after.not_for_us > before.not_for_us, "{after:?}");
+    assert!(after.foreign_reports > before.foreign_reports, "{after:?}");
+    // Only samples from the sim, counters and (fake) components found.
+    for u in &net.updates[mark..] {
+        match u {
+            Update::JointPositions { values, .. } => {
+                assert_positions_close(values, &home, &ArmFile::demo().spec)
+            }
+            Update::Component { info, .. } => assert_ne!(info.id, SIM_ID),
+            Update::ComponentLost { id, .. } => assert_ne!(*id, SIM_ID),
+            u if u.coalesce_key().is_some() => {}
+            Update::Stats { .. } => {}
+            u => panic!("unexpected update {u:?}"),
+        }
+    }
+    assert_eq!(net.client.selected(), Some(SIM_ID));
+    assert_eq!(net.link(), Some(LinkState::Live));
+    let t = net.now();
+    assert!(net.samples(Signal::JointPositions, t - 1.0, t) >= 48);
+}
+
+#[test]
+fn arbitrary_bytes_never_panic_a_live_client() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let net = RefCell::new(Net::live(sim_cfg(), client_cfg()));
+    let mut runner = TestRunner::new(Config {
+        cases: 512,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (
+        any::<bool>(),
+        proptest::collection::vec(any::<u8>(), 0..200),
+    );
+    runner
+        .run(&strategy, |(framed, mut bytes)| {
+            if framed {
+                bytes.insert(0, judp::VERSION);
+            }
+            let mut net = net.borrow_mut();
+            let before = net.client.stats().datagrams;
+            net.inject(OTHER, &bytes);
+            prop_assert_eq!(net.client.stats().datagrams, before + 1);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(net.borrow().client.selected(), Some(SIM_ID));
+}
+
+// -------------------------------------------------------------------------------------------
+// Select and shutdown.
+
+/// The event IDs peer `peer` confirmed to the client.
+fn confirmed_events(net: &Net, peer: usize) -> BTreeSet<u8> {
+    net.heard
+        .iter()
+        .filter(|h| h.peer == peer)
+        .filter_map(|h| match &h.msg {
+            Message::ConfirmEventRequest(c) => Some(c.event_id),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The event ID of the first periodic subscription peer 0 confirmed (positions: created first).
+fn positions_event(net: &Net) -> u8 {
+    net.heard
+        .iter()
+        .find_map(|h| match &h.msg {
+            Message::ConfirmEventRequest(c) if c.confirmed_periodic_rate > 0.0 => Some(c.event_id),
+            _ => None,
+        })
+        .expect("a periodic event")
+}
+
+/// When peer 0 cancelled event `id` (ConfirmEventRequest with rate 0 for a periodic event).
+fn cancelled_at(net: &Net, id: u8, after: f64) -> Option<f64> {
+    net.heard.iter().find_map(|h| match &h.msg {
+        Message::ConfirmEventRequest(c)
+            if h.t > after && c.event_id == id && c.confirmed_periodic_rate == 0.0 =>
+        {
+            Some(h.t)
+        }
+        _ => None,
+    })
+}
+
+#[test]
+fn selecting_another_component_cancels_events_and_releases_control_on_the_previous_one() {
+    let mut net = Net::new(ClientConfig {
+        connect: vec![SIM, SIM_B],
+        component: Some(SIM_ID),
+        ..client_cfg()
+    });
+    let a = net.add_peer(SIM, Component::new(ArmFile::demo(), sim_cfg()));
+    let b_hold = vec![0.5; 7];
+    let b = net.add_peer(
+        SIM_B,
+        Component::new(
+            ArmFile::demo(),
+            SimConfig {
+                id: SIM_B_ID,
+                hold: Some(b_hold.clone()),
+                ..sim_cfg()
+            },
+        ),
+    );
+    net.connect();
+    net.take_control(10);
+    assert_eq!(net.client.selected(), Some(SIM_ID));
+    let events = confirmed_events(&net, a);
+    assert_eq!(events.len(), 7, "{events:?}");
+    assert_eq!(net.peers[a].sim.subscriptions(), 7);
+
+    let mark = net.mark();
+    let t = net.now();
+    net.command(Command::Select(SIM_B_ID));
+    let to_a: Vec<&Sent> = net
+        .sent
+        .iter()
+        .filter(|s| s.t >= t && s.to == SIM)
+        .collect();
+    let cancelled: BTreeSet<u8> = to_a
+        .iter()
+        .filter_map(|s| match &s.msg {
+            Some(Message::CancelEvent(CancelEvent { event_id, .. })) => Some(*event_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cancelled, events);
+    assert!(
+        to_a.iter()
+            .any(|s| matches!(s.msg, Some(Message::ReleaseControl(_))))
+    );
+    assert_eq!(net.peers[a].sim.subscriptions(), 0);
+    assert_eq!(net.peers[a].sim.controller(), None);
+
+    assert!(
+        net.run_until(2.0, |n| n.link() == Some(LinkState::Live)),
+        "{:?}",
+        net.discrete_updates(mark)
+    );
+    net.run(0.2);
+    assert!(
+        net.updates[mark..]
+            .iter()
+            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_B_ID))
+    );
+    assert_eq!(net.client.selected(), Some(SIM_B_ID));
+    assert_eq!(net.peers[b].sim.subscriptions(), 7);
+    let spec = ArmFile::demo().spec;
+    let (_, last) = net.positions(mark).pop().expect("positions from B");
+    assert_positions_close(&last, &b_hold, &spec);
+}
+
+#[test]
+fn shutdown_cancels_every_event_and_releases_control() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let events = confirmed_events(&net, 0);
+    assert_eq!(events.len(), 7);
+    let t = net.now();
+    net.command(Command::Shutdown);
+    assert!(net.client.is_shut_down());
+    let cancelled: BTreeSet<u8> = net
+        .sent_since(t, |m| matches!(m, Message::CancelEvent(_)))
+        .iter()
+        .filter_map(|s| match &s.msg {
+            Some(Message::CancelEvent(c)) => Some(c.event_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cancelled, events);
+    assert_eq!(
+        net.sent_since(t, |m| matches!(m, Message::ReleaseControl(_)))
+            .len(),
+        1
+    );
+    assert_eq!(net.peers[0].sim.subscriptions(), 0);
+    assert_eq!(net.peers[0].sim.controller(), None);
+    // Nothing more leaves the client.
+    let n = net.sent.len();
+    net.run(2.0);
+    assert_eq!(net.sent.len(), n, "{:?}", &net.sent[n..]);
+}
+
+#[test]
+fn identification_queries_are_answered_from_anyone() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let t = net.now();
+    let q = datagram(
+        OCU_ID,
+        OTHER_ID,
+        7,
+        QueryIdentification {
+            query_type: QueryType::Subsystem,
+        },
+    );
+    net.inject(OTHER, &q);
+    let answers: Vec<&Sent> = net
+        .sent
+        .iter()
+        .filter(|s| s.t >= t && s.to == OTHER)
+        .collect();
+    assert!(
+        matches!(
+            answers.first().and_then(|s| s.msg.as_ref()),
+            Some(Message::ReportIdentification(_))
+        ),
+        "{answers:?}"
+    );
 }

@@ -2,6 +2,7 @@
 //! its kinematics, and (later) the time-indexed session history.
 
 pub mod arm;
+pub mod history;
 pub mod kinematics;
 pub mod state;
 pub mod update;

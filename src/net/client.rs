@@ -959,6 +959,19 @@ impl Client {
                 match s.subs.iter_mut().find(|x| x.request_id == c.request_id) {
                     Some(sub) => {
                         let was_active = matches!(sub.state, SubState::Active { .. });
+                        if was_active
+                            && sub.kind == EventType::Periodic
+                            && c.confirmed_periodic_rate == 0.0
+                        {
+                            // The peer cancelled it (event timeout): create it again.
+                            sub.state = SubState::Requesting {
+                                sent: f64::NEG_INFINITY,
+                                tries: 0,
+                            };
+                            sub.since = now;
+                            sub.last_event_seq = None;
+                            return;
+                        }
                         sub.state = SubState::Active {
                             event_id: c.event_id,
                             rate: c.confirmed_periodic_rate,
@@ -1030,7 +1043,11 @@ impl Client {
                             .get(&e.event_id)
                             .copied()
                             .unwrap_or(f64::NEG_INFINITY);
-                        if now - last >= 1.0 {
+                        let setting_up = s
+                            .subs
+                            .iter()
+                            .any(|x| matches!(x.state, SubState::Requesting { .. }));
+                        if !setting_up && now - last >= 1.0 {
                             s.cancelled_unknown.insert(e.event_id, now);
                             let rid = self.request_id();
                             self.send(
@@ -1050,7 +1067,7 @@ impl Client {
                     .map(|s| s.ctx.clone())
                     .unwrap_or_default();
                 match e.report_message.decode(&ctx) {
-                    Ok(report) => self.apply_report(now, report, out),
+                    Ok(report) => self.apply_report(now, report, false, out),
                     Err(_) => self.stats.malformed += 1,
                 }
             }
@@ -1144,7 +1161,7 @@ impl Client {
                 _ => self.stats.unexpected += 1,
             },
             Message::ReportHeartbeatPulse(_) => {}
-            report => self.apply_report(now, report, out),
+            report => self.apply_report(now, report, true, out),
         }
     }
 
@@ -1169,7 +1186,7 @@ impl Client {
         }
     }
 
-    fn apply_report(&mut self, now: f64, report: Message, out: &mut Output) {
+    fn apply_report(&mut self, now: f64, report: Message, direct: bool, out: &mut Output) {
         let values = |v: &[JointValue]| v.iter().map(|x| x.value).collect::<Vec<f64>>();
         let (signal, update) = match report {
             Message::ReportJointPositions(r) => (
@@ -1232,7 +1249,11 @@ impl Client {
             Message::ReportStatus(r) => {
                 let state = status_of(r.status);
                 if let Some(s) = &mut self.session {
-                    let pending = std::mem::take(&mut s.status_pending);
+                    let pending: Vec<PendingStatus> = if direct && !s.status_pending.is_empty() {
+                        vec![s.status_pending.remove(0)]
+                    } else {
+                        Vec::new()
+                    };
                     for p in pending {
                         let ok = match p.kind {
                             CommandKind::SetEmergency => state == ManagementState::Emergency,
@@ -1567,11 +1588,20 @@ impl Client {
                 });
             }
             if stale
-                && overdue > (3.0 * period).max(1.0)
+                && now - last.max(sub.since) > (3.0 * period).max(1.0)
                 && matches!(sub.state, SubState::Active { .. })
                 && s.link != LinkState::Lost
             {
                 recreate.push(i);
+            }
+        }
+        if !recreate.is_empty() {
+            for (i, sub) in s.subs.iter().enumerate() {
+                if sub.kind == EventType::EveryChange
+                    && matches!(sub.state, SubState::Active { .. })
+                {
+                    recreate.push(i);
+                }
             }
         }
         for i in recreate {

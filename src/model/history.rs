@@ -1,0 +1,325 @@
+//! Time-indexed history of sampled signals, built for plotting hours of data: a shared time
+//! column, `f32` value columns, and min/max summaries over blocks of 64 and 4096 samples, so
+//! the min/max envelope of any time range over `n` pixel columns costs about `n` small scans
+//! however long the history is.
+
+/// Samples per level-1 block.
+const B1: usize = 64;
+/// Samples per level-2 block.
+const B2: usize = 64 * 64;
+
+/// Min and max of one channel over one block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct MinMax {
+    min: f32,
+    max: f32,
+}
+
+impl MinMax {
+    const EMPTY: MinMax = MinMax {
+        min: f32::INFINITY,
+        max: f32::NEG_INFINITY,
+    };
+
+    fn add(&mut self, v: f32) {
+        if v.is_nan() {
+            return;
+        }
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    fn merge(&mut self, o: MinMax) {
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+    }
+}
+
+/// One channel's values and block summaries.
+#[derive(Debug, Clone, Default)]
+struct Channel {
+    values: Vec<f32>,
+    level1: Vec<MinMax>,
+    level2: Vec<MinMax>,
+}
+
+/// The min/max of a channel over one pixel column of a plot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Envelope {
+    /// Column start time, s.
+    pub t0: f64,
+    /// Column end time, s.
+    pub t1: f64,
+    /// Smallest value in the column.
+    pub min: f64,
+    /// Largest value in the column.
+    pub max: f64,
+}
+
+/// Several channels sampled at the same times (e.g. Fx, Fy, Fz, Tx, Ty, Tz, |F|).
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    t: Vec<f64>,
+    channels: Vec<Channel>,
+}
+
+impl History {
+    /// An empty history of `channels` channels.
+    pub fn new(channels: usize) -> Self {
+        Self {
+            t: Vec::new(),
+            channels: vec![Channel::default(); channels],
+        }
+    }
+
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.t.len()
+    }
+
+    /// Whether there are no samples.
+    pub fn is_empty(&self) -> bool {
+        self.t.is_empty()
+    }
+
+    /// Number of channels.
+    pub fn channels(&self) -> usize {
+        self.channels.len()
+    }
+
+    /// First and last sample times.
+    pub fn span(&self) -> Option<(f64, f64)> {
+        Some((*self.t.first()?, *self.t.last()?))
+    }
+
+    /// Bytes held (for the memory figures).
+    pub fn memory_bytes(&self) -> usize {
+        self.t.capacity() * 8
+            + self
+                .channels
+                .iter()
+                .map(|c| c.values.capacity() * 4 + (c.level1.capacity() + c.level2.capacity()) * 8)
+                .sum::<usize>()
+    }
+
+    /// Appends one sample. Times must not go backwards (a sample older than the last one is
+    /// refused and `false` returned); missing channels are NaN (not drawn).
+    pub fn push(&mut self, t: f64, values: &[f64]) -> bool {
+        if !t.is_finite() || self.t.last().is_some_and(|last| t < *last) {
+            return false;
+        }
+        let i = self.t.len();
+        self.t.push(t);
+        for (k, c) in self.channels.iter_mut().enumerate() {
+            let v = values.get(k).copied().unwrap_or(f64::NAN) as f32;
+            c.values.push(v);
+            if i.is_multiple_of(B1) {
+                c.level1.push(MinMax::EMPTY);
+            }
+            if i.is_multiple_of(B2) {
+                c.level2.push(MinMax::EMPTY);
+            }
+            if let Some(b) = c.level1.last_mut() {
+                b.add(v);
+            }
+            if let Some(b) = c.level2.last_mut() {
+                b.add(v);
+            }
+        }
+        true
+    }
+
+    /// The sample index of the first time `>= t`.
+    pub fn index_at(&self, t: f64) -> usize {
+        self.t.partition_point(|x| *x < t)
+    }
+
+    /// The value of `channel` at the last sample at or before `t`.
+    pub fn value_at(&self, channel: usize, t: f64) -> Option<(f64, f64)> {
+        let i = self.t.partition_point(|x| *x <= t).checked_sub(1)?;
+        let v = *self.channels.get(channel)?.values.get(i)?;
+        Some((self.t[i], f64::from(v)))
+    }
+
+    /// The sample nearest to `t` (for hover read-outs).
+    pub fn nearest(&self, channel: usize, t: f64) -> Option<(f64, f64)> {
+        let i = self.index_at(t);
+        let candidates = [i.checked_sub(1), (i < self.t.len()).then_some(i)];
+        let j = candidates
+            .into_iter()
+            .flatten()
+            .min_by(|a, b| (self.t[*a] - t).abs().total_cmp(&(self.t[*b] - t).abs()))?;
+        Some((
+            self.t[j],
+            f64::from(*self.channels.get(channel)?.values.get(j)?),
+        ))
+    }
+
+    /// Min and max of `channel` over samples `[i, j)`.
+    fn range_min_max(&self, channel: usize, mut i: usize, j: usize) -> MinMax {
+        let c = &self.channels[channel];
+        let mut m = MinMax::EMPTY;
+        while i < j {
+            if i.is_multiple_of(B2) && i + B2 <= j {
+                m.merge(c.level2[i / B2]);
+                i += B2;
+            } else if i.is_multiple_of(B1) && i + B1 <= j {
+                m.merge(c.level1[i / B1]);
+                i += B1;
+            } else {
+                m.add(c.values[i]);
+                i += 1;
+            }
+        }
+        m
+    }
+
+    /// The min/max envelope of `channel` over `[t0, t1]` in `columns` equal time columns;
+    /// columns without samples are left out.
+    pub fn envelope(
+        &self,
+        channel: usize,
+        t0: f64,
+        t1: f64,
+        columns: usize,
+        out: &mut Vec<Envelope>,
+    ) {
+        out.clear();
+        if channel >= self.channels.len()
+            || columns == 0
+            || t1 <= t0
+            || !t0.is_finite()
+            || !t1.is_finite()
+        {
+            return;
+        }
+        let dt = (t1 - t0) / columns as f64;
+        let mut i = self.index_at(t0);
+        for col in 0..columns {
+            let c0 = t0 + dt * col as f64;
+            let c1 = if col + 1 == columns { t1 } else { c0 + dt };
+            // Inclusive end for the last column.
+            let j = if col + 1 == columns {
+                self.t.partition_point(|x| *x <= c1)
+            } else {
+                i + self.t[i..].partition_point(|x| *x < c1)
+            };
+            if j > i {
+                let m = self.range_min_max(channel, i, j);
+                if m.min <= m.max {
+                    out.push(Envelope {
+                        t0: c0,
+                        t1: c1,
+                        min: f64::from(m.min),
+                        max: f64::from(m.max),
+                    });
+                }
+            }
+            i = j;
+        }
+    }
+
+    /// Plot points for `channel` over `[t0, t1]` in at most `2 * columns` points: every sample
+    /// when there are fewer samples than that, else a min/max pair per column (drawn as a
+    /// vertical stroke, which keeps spikes visible at any zoom).
+    pub fn plot_points(
+        &self,
+        channel: usize,
+        t0: f64,
+        t1: f64,
+        columns: usize,
+        scratch: &mut Vec<Envelope>,
+    ) -> Vec<[f64; 2]> {
+        let i = self.index_at(t0);
+        let j = self.t.partition_point(|x| *x <= t1);
+        if channel >= self.channels.len() {
+            return Vec::new();
+        }
+        if j.saturating_sub(i) <= 2 * columns {
+            let c = &self.channels[channel];
+            return (i..j)
+                .filter(|k| !c.values[*k].is_nan())
+                .map(|k| [self.t[k], f64::from(c.values[k])])
+                .collect();
+        }
+        self.envelope(channel, t0, t1, columns, scratch);
+        let mut pts = Vec::with_capacity(scratch.len() * 2);
+        for e in scratch.iter() {
+            let mid = 0.5 * (e.t0 + e.t1);
+            pts.push([mid, e.min]);
+            pts.push([mid, e.max]);
+        }
+        pts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filled(n: usize) -> History {
+        let mut h = History::new(2);
+        for i in 0..n {
+            let t = i as f64 * 0.01;
+            h.push(t, &[(t * 3.0).sin(), i as f64]);
+        }
+        h
+    }
+
+    #[test]
+    fn envelope_equals_brute_force_min_max_per_column() {
+        let h = filled(20_000);
+        let mut env = Vec::new();
+        for (t0, t1, cols) in [
+            (0.0, 199.99, 300),
+            (12.345, 98.7, 333),
+            (100.0, 100.5, 10),
+            (0.0, 1.0, 100),
+        ] {
+            h.envelope(0, t0, t1, cols, &mut env);
+            for e in &env {
+                let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+                for k in 0..h.len() {
+                    let t = h.t[k];
+                    let inside = t >= e.t0 && (t < e.t1 || (e.t1 == t1 && t <= t1));
+                    if inside {
+                        let v = f64::from(h.channels[0].values[k]);
+                        lo = lo.min(v);
+                        hi = hi.max(v);
+                    }
+                }
+                assert_eq!((e.min, e.max), (lo, hi), "column {}..{}", e.t0, e.t1);
+            }
+        }
+    }
+
+    #[test]
+    fn plot_points_are_bounded_by_columns_and_keep_spikes() {
+        let h = filled(300_000);
+        let mut h2 = History::new(1);
+        for i in 0..300_000 {
+            let v = if i == 123_457 { 50.0 } else { 0.0 };
+            h2.push(i as f64 * 0.01, &[v]);
+        }
+        let mut scratch = Vec::new();
+        let pts = h2.plot_points(0, 0.0, 3000.0, 800, &mut scratch);
+        assert!(pts.len() <= 1600);
+        assert!(
+            pts.iter().any(|p| p[1] == 50.0),
+            "the spike survives decimation"
+        );
+        let few = h.plot_points(1, 10.0, 10.5, 800, &mut scratch);
+        assert_eq!(few.len(), 51, "short ranges give the raw samples");
+    }
+
+    #[test]
+    fn refuses_time_going_backwards_and_reads_values() {
+        let mut h = History::new(1);
+        assert!(h.push(1.0, &[1.0]));
+        assert!(h.push(2.0, &[2.0]));
+        assert!(!h.push(1.5, &[9.0]));
+        assert_eq!(h.value_at(0, 1.7), Some((1.0, 1.0)));
+        assert_eq!(h.nearest(0, 1.7), Some((2.0, 2.0)));
+        assert_eq!(h.value_at(0, 0.5), None);
+    }
+}
