@@ -8,3 +8,4 @@ pub mod model;
 pub mod net;
 pub mod record;
 pub mod sim;
+pub mod ui;

@@ -8,14 +8,19 @@ use jaus_ocu::cli;
 
 /// jaus-ocu: an operator control unit for SAE JAUS robotic manipulators.
 #[derive(Debug, Parser)]
-#[command(name = "jaus-ocu", version, about, long_about = None)]
+#[command(name = "jaus-ocu", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Without a subcommand: the GUI on the network.
+    #[command(flatten)]
+    gui: cli::gui::GuiArgs,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The GUI with the built-in simulated arm (started in-process, reached over loopback UDP).
+    Demo(cli::gui::DemoArgs),
     /// Decode one JUDP datagram (or bare JAUS message) given as hex, or one per line from stdin.
     Decode(cli::decode::DecodeArgs),
     /// Decode every JUDP datagram in a .pcap or .pcapng capture.
@@ -35,10 +40,12 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Decode(args) => cli::decode::run(args),
-        Command::Inspect(args) => cli::inspect::run(args),
-        Command::Sim(args) => cli::sim::run(args),
-        Command::Probe(args) => cli::probe::run(args),
+        None => cli::gui::run_live(&cli.gui),
+        Some(Command::Demo(args)) => cli::gui::run_demo(args),
+        Some(Command::Decode(args)) => cli::decode::run(args),
+        Some(Command::Inspect(args)) => cli::inspect::run(args),
+        Some(Command::Sim(args)) => cli::sim::run(args),
+        Some(Command::Probe(args)) => cli::probe::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

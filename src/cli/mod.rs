@@ -1,6 +1,7 @@
 //! Subcommands that run in the terminal (no GUI): `decode`, `inspect`, `sim`, `probe`.
 
 pub mod decode;
+pub mod gui;
 pub mod inspect;
 pub mod probe;
 pub mod sim;

@@ -1,12 +1,11 @@
 //! Time-indexed history of sampled signals, built for plotting hours of data: a shared time
-//! column, `f32` value columns, and min/max summaries over blocks of 64 and 4096 samples, so
-//! the min/max envelope of any time range over `n` pixel columns costs about `n` small scans
-//! however long the history is.
+//! column, `f32` value columns, and min/max summaries over blocks of 8, 64, 512 and 4096
+//! samples, so the min/max of any sample range takes at most ~7 steps per level, and the
+//! envelope of any time range over `n` pixel columns costs about `n` small scans however long
+//! the history is.
 
-/// Samples per level-1 block.
-const B1: usize = 64;
-/// Samples per level-2 block.
-const B2: usize = 64 * 64;
+/// Samples per block at each summary level (each level is 8 blocks of the one below).
+const LEVELS: [usize; 4] = [8, 64, 512, 4096];
 
 /// Min and max of one channel over one block.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,8 +38,7 @@ impl MinMax {
 #[derive(Debug, Clone, Default)]
 struct Channel {
     values: Vec<f32>,
-    level1: Vec<MinMax>,
-    level2: Vec<MinMax>,
+    levels: [Vec<MinMax>; 4],
 }
 
 /// The min/max of a channel over one pixel column of a plot.
@@ -98,7 +96,7 @@ impl History {
             + self
                 .channels
                 .iter()
-                .map(|c| c.values.capacity() * 4 + (c.level1.capacity() + c.level2.capacity()) * 8)
+                .map(|c| c.values.capacity() * 4 + c.levels.iter().map(|l| l.capacity() * 8).sum::<usize>())
                 .sum::<usize>()
     }
 
@@ -113,17 +111,13 @@ impl History {
         for (k, c) in self.channels.iter_mut().enumerate() {
             let v = values.get(k).copied().unwrap_or(f64::NAN) as f32;
             c.values.push(v);
-            if i.is_multiple_of(B1) {
-                c.level1.push(MinMax::EMPTY);
-            }
-            if i.is_multiple_of(B2) {
-                c.level2.push(MinMax::EMPTY);
-            }
-            if let Some(b) = c.level1.last_mut() {
-                b.add(v);
-            }
-            if let Some(b) = c.level2.last_mut() {
-                b.add(v);
+            for (level, size) in c.levels.iter_mut().zip(LEVELS) {
+                if i.is_multiple_of(size) {
+                    level.push(MinMax::EMPTY);
+                }
+                if let Some(b) = level.last_mut() {
+                    b.add(v);
+                }
             }
         }
         true
@@ -155,21 +149,42 @@ impl History {
         ))
     }
 
-    /// Min and max of `channel` over samples `[i, j)`.
-    fn range_min_max(&self, channel: usize, mut i: usize, j: usize) -> MinMax {
+    /// Min and max of `channel` over samples `[i, j)`: at each level, at most 7 items at each
+    /// end are taken one by one, the aligned middle moves up a level (each level is 8 blocks
+    /// of the one below), so any range costs at most ~70 cheap steps.
+    fn range_min_max(&self, channel: usize, i: usize, j: usize) -> MinMax {
         let c = &self.channels[channel];
         let mut m = MinMax::EMPTY;
-        while i < j {
-            if i.is_multiple_of(B2) && i + B2 <= j {
-                m.merge(c.level2[i / B2]);
-                i += B2;
-            } else if i.is_multiple_of(B1) && i + B1 <= j {
-                m.merge(c.level1[i / B1]);
-                i += B1;
-            } else {
-                m.add(c.values[i]);
-                i += 1;
+        let (mut lo, mut hi) = (i, j);
+        // Raw samples up to the first 8-aligned index, and back from the last.
+        while lo < hi && lo & 7 != 0 {
+            m.add(c.values[lo]);
+            lo += 1;
+        }
+        while hi > lo && hi & 7 != 0 {
+            hi -= 1;
+            m.add(c.values[hi]);
+        }
+        // Now [lo, hi) is whole level-0 blocks; climb.
+        let (mut lo, mut hi) = (lo >> 3, hi >> 3);
+        for (k, level) in c.levels.iter().enumerate() {
+            let last = k + 1 == c.levels.len();
+            if last {
+                for b in &level[lo..hi] {
+                    m.merge(*b);
+                }
+                break;
             }
+            while lo < hi && lo & 7 != 0 {
+                m.merge(level[lo]);
+                lo += 1;
+            }
+            while hi > lo && hi & 7 != 0 {
+                hi -= 1;
+                m.merge(level[hi]);
+            }
+            lo >>= 3;
+            hi >>= 3;
         }
         m
     }

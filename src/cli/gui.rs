@@ -1,0 +1,91 @@
+//! The GUI entry points: `jaus-ocu` (arms on the network) and `jaus-ocu demo` (the built-in
+//! simulated arm, started in-process and reached over real loopback UDP).
+
+use std::net::SocketAddr;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::sim::load_arm;
+use crate::jaus::{JausId, judp};
+use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
+use crate::net::thread::NetConfig;
+use crate::sim::component::{Component, SimConfig};
+use crate::sim::server::{self, Faults};
+use crate::ui::app::Mode;
+
+/// Options of the GUI on the network (`jaus-ocu` without a subcommand).
+#[derive(Debug, Args, Default)]
+pub struct GuiArgs {
+    /// Address of a JAUS component or node to query (repeatable; for networks without multicast).
+    #[arg(long, value_name = "ADDR")]
+    pub connect: Vec<SocketAddr>,
+    /// The manipulator to select (default: the first one found).
+    #[arg(long, value_name = "S.N.C")]
+    pub component: Option<JausId>,
+    /// Local UDP address to bind.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:0")]
+    pub bind: Option<SocketAddr>,
+    /// The OCU's own JAUS ID.
+    #[arg(long, value_name = "S.N.C")]
+    pub jaus_id: Option<JausId>,
+}
+
+/// Arguments of `jaus-ocu demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Arm description (TOML) or built-in name: demo, puma560, ur5e.
+    #[arg(long, value_name = "FILE", default_value = "demo")]
+    pub arm: String,
+}
+
+/// Runs the GUI on the network.
+pub fn run_live(args: &GuiArgs) -> Result<i32> {
+    let cfg = NetConfig {
+        bind: args.bind.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
+        client: ClientConfig {
+            id: args.jaus_id.unwrap_or(DEFAULT_OCU_ID),
+            connect: if args.connect.is_empty() {
+                vec![SocketAddr::from(([127, 0, 0, 1], judp::PORT))]
+            } else {
+                args.connect.clone()
+            },
+            component: args.component,
+            ..ClientConfig::default()
+        },
+        ..NetConfig::default()
+    };
+    crate::ui::run(Mode::Live, cfg, None)?;
+    Ok(0)
+}
+
+/// Starts the simulator on loopback and the GUI connected to it.
+pub fn run_demo(args: &DemoArgs) -> Result<i32> {
+    let arm = load_arm(&args.arm)?;
+    let socket = server::bind(SocketAddr::from(([127, 0, 0, 1], 0))).context("starting the simulator")?;
+    let sim_addr = socket.local_addr()?;
+    let sim = server::spawn(
+        Component::new(
+            arm,
+            SimConfig {
+                tour: true,
+                seed: 1,
+                ..SimConfig::default()
+            },
+        ),
+        socket,
+        Faults::default(),
+        1,
+    )?;
+    let cfg = NetConfig {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        client: ClientConfig {
+            connect: vec![sim_addr],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        ..NetConfig::default()
+    };
+    crate::ui::run(Mode::Simulated, cfg, Some(sim))?;
+    Ok(0)
+}

@@ -1,0 +1,59 @@
+//! The operator UI: an eframe (glow) application, one panel per file, widgets in `widgets/`,
+//! the three-d scene in `scene`. The UI never imports the wire codec: data arrives as
+//! [`crate::model::update::Update`]s, intent leaves as [`crate::model::update::Command`]s.
+
+pub mod app;
+pub mod gauges;
+pub mod help;
+pub mod offscreen;
+pub mod plots;
+pub mod presets;
+pub mod scene;
+pub mod status_bar;
+pub mod theme;
+pub mod top_bar;
+pub mod view3d;
+pub mod widgets;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::net::thread::{NetConfig, NetHandle};
+use crate::sim::server::SimHandle;
+use app::{Mode, OcuApp};
+
+/// Native options that fit this stack (gui-testing.md): glow renderer, a depth buffer for the
+/// 3D view, no MSAA (software rendering).
+pub fn native_options(title: &str) -> eframe::NativeOptions {
+    eframe::NativeOptions {
+        renderer: eframe::Renderer::Glow,
+        depth_buffer: 24,
+        multisampling: 0,
+        viewport: eframe::egui::ViewportBuilder::default()
+            .with_title(title)
+            .with_inner_size([1280.0, 800.0])
+            .with_min_inner_size([800.0, 500.0]),
+        ..Default::default()
+    }
+}
+
+/// Opens the window and runs until it is closed.
+pub fn run(mode: Mode, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> anyhow::Result<()> {
+    let title = match mode {
+        Mode::Live => "jaus-ocu",
+        Mode::Simulated => "jaus-ocu (SIMULATED)",
+    };
+    eframe::run_native(
+        "jaus-ocu",
+        native_options(title),
+        Box::new(move |cc| {
+            let ctx = cc.egui_ctx.clone();
+            // Bursts of updates coalesce into one repaint.
+            net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(Duration::from_millis(10))));
+            let net = NetHandle::spawn(net_cfg)?;
+            let settings = OcuApp::load_settings(cc.storage);
+            Ok(Box::new(OcuApp::new(mode, Some(net), sim, settings)))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("the window could not be opened: {e} (is a display available? set DISPLAY, or use `jaus-ocu probe` for a terminal view)"))
+}

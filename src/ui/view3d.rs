@@ -1,0 +1,110 @@
+//! The 3D arm panel: forward kinematics of the state at the cursor time, the previewed
+//! preset as a ghost, near-limit tints from the gauges, and the SIMULATED mark.
+
+use eframe::egui::{self, Align2, FontId, RichText};
+
+use super::app::{Mode, OcuApp};
+use super::gauges::gauge_data;
+use super::scene::{ArmView, SceneInput};
+use super::theme::Theme;
+use crate::model::kinematics::{self, ArmPose};
+
+/// Default radius for cylinders the specification gives none for, m.
+pub const DEFAULT_RADIUS: f64 = 0.03;
+
+/// Transient state of the 3D panel.
+#[derive(Default)]
+pub struct ArmView3d {
+    /// The three-d view and its camera.
+    pub view: ArmView,
+    fitted: bool,
+}
+
+/// The live pose and the previewed ghost pose, when computable.
+pub fn poses(app: &OcuApp) -> (Option<ArmPose>, Option<ArmPose>) {
+    let Some(spec) = &app.state.spec else { return (None, None) };
+    let tool = app.state.tool_point.unwrap_or([0.0; 3]);
+    let live = app
+        .state
+        .positions
+        .as_ref()
+        .and_then(|q| kinematics::forward(spec, &q.value, tool).ok());
+    let ghost = app
+        .view
+        .preview
+        .and_then(|id| app.state.presets.iter().find(|p| p.id == id))
+        .and_then(|p| p.positions.as_ref())
+        .and_then(|q| kinematics::forward(spec, q, tool).ok());
+    (live, ghost)
+}
+
+/// Draws the panel.
+pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
+    let (live, ghost) = poses(app);
+    let warnings: Vec<f32> = gauge_data(app).iter().map(|g| g.warning_level()).collect();
+    let (fit, reset) = ui.input(|i| (i.key_pressed(egui::Key::F), i.key_pressed(egui::Key::R)));
+    let wants_keys = ui.ctx().egui_wants_keyboard_input();
+    if let Some(p) = &live
+        && (!app.view.arm_view.fitted || (fit && !wants_keys))
+    {
+        app.view.arm_view.view.camera.fit(p);
+        app.view.arm_view.fitted = true;
+    }
+    if reset && !wants_keys {
+        app.view.arm_view.view.camera.reset();
+        app.view.arm_view.fitted = false;
+    }
+    ui.horizontal(|ui| {
+        ui.toggle_value(&mut app.settings.show_axes, "axes").on_hover_text("Show joint axes");
+        ui.toggle_value(&mut app.settings.show_frames, "frames").on_hover_text("Show joint frames");
+        if ui.button("fit").on_hover_text("Fit the arm in view (F)").clicked()
+            && let Some(p) = &live
+        {
+            app.view.arm_view.view.camera.fit(p);
+        }
+        if ui.button("reset").on_hover_text("Reset the camera (R)").clicked() {
+            app.view.arm_view.view.camera.reset();
+        }
+        ui.label(RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit").small().color(theme.muted));
+    });
+    let input = SceneInput {
+        pose: live.clone(),
+        ghost,
+        joint_warning: warnings,
+        default_radius: DEFAULT_RADIUS,
+        show_axes: app.settings.show_axes,
+        show_frames: app.settings.show_frames,
+        dark: app.settings.dark,
+    };
+    let response = app.view.arm_view.view.ui(ui, input);
+    let rect = response.rect;
+    let painter = ui.painter_at(rect);
+    if app.mode == Mode::Simulated {
+        painter.text(
+            rect.left_top() + egui::vec2(10.0, 8.0),
+            Align2::LEFT_TOP,
+            "SIMULATED",
+            FontId::proportional(22.0),
+            theme.simulated,
+        );
+    }
+    if live.is_none() {
+        painter.text(
+            rect.center(),
+            Align2::CENTER_CENTER,
+            if app.state.selected.is_some() { "waiting for the arm's specification and positions…" } else { "searching for manipulators…" },
+            FontId::proportional(16.0),
+            theme.muted,
+        );
+    }
+    if let Some(p) = &live {
+        let t = p.tool_point_vehicle;
+        painter.text(
+            rect.left_bottom() + egui::vec2(10.0, -8.0),
+            Align2::LEFT_BOTTOM,
+            format!("tool point (vehicle frame): {:.3}, {:.3}, {:.3} m", t.x, t.y, t.z),
+            FontId::monospace(12.0),
+            theme.muted,
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! One joint's gauge: value against the specification's limits, speed against max speed,
+//! effort against max effort, with a near-limit warning (within 5 % of the range).
+
+use eframe::egui::{Align2, Color32, FontId, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2, WidgetInfo, pos2, vec2};
+
+use crate::jaus::JointKind;
+use crate::ui::theme::Theme;
+
+/// Fraction of the range next to a limit that counts as "near".
+pub const NEAR_LIMIT: f64 = 0.05;
+
+/// What a gauge shows.
+#[derive(Debug, Clone)]
+pub struct GaugeData {
+    /// Joint label (number and name).
+    pub label: String,
+    /// Revolute or prismatic.
+    pub kind: JointKind,
+    /// Position (rad or m).
+    pub value: Option<f64>,
+    /// Lower limit; `None` with `max` `None` means continuous.
+    pub min: Option<f64>,
+    /// Upper limit.
+    pub max: Option<f64>,
+    /// Speed (rad/s or m/s).
+    pub speed: Option<f64>,
+    /// Maximum speed.
+    pub max_speed: Option<f64>,
+    /// Effort, percent of maximum.
+    pub effort_percent: Option<f64>,
+    /// Show angles in degrees.
+    pub degrees: bool,
+    /// Show lengths in millimetres.
+    pub millimetres: bool,
+    /// The position is stale.
+    pub stale: bool,
+}
+
+/// Where a value sits against its limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitState {
+    /// Well inside.
+    Inside,
+    /// Within 5 % of the lower limit.
+    NearMin,
+    /// Within 5 % of the upper limit.
+    NearMax,
+    /// At or beyond a limit.
+    AtLimit,
+    /// No limits (continuous joint) or no value.
+    Unlimited,
+}
+
+impl GaugeData {
+    /// The value against the limits.
+    pub fn limit_state(&self) -> LimitState {
+        let (Some(v), Some(lo), Some(hi)) = (self.value, self.min, self.max) else {
+            return LimitState::Unlimited;
+        };
+        let margin = (hi - lo).abs() * NEAR_LIMIT;
+        if v <= lo || v >= hi {
+            LimitState::AtLimit
+        } else if v - lo < margin {
+            LimitState::NearMin
+        } else if hi - v < margin {
+            LimitState::NearMax
+        } else {
+            LimitState::Inside
+        }
+    }
+
+    /// How close to a limit, 0 (far) .. 1 (at the limit), for tinting the 3D view.
+    pub fn warning_level(&self) -> f32 {
+        let (Some(v), Some(lo), Some(hi)) = (self.value, self.min, self.max) else {
+            return 0.0;
+        };
+        let margin = ((hi - lo).abs() * NEAR_LIMIT).max(1e-9);
+        let d = (v - lo).min(hi - v);
+        (1.0 - d / margin).clamp(0.0, 1.0) as f32
+    }
+
+    /// A value in display units with its unit.
+    pub fn format(&self, v: f64) -> String {
+        match (self.kind, self.degrees, self.millimetres) {
+            (JointKind::Revolute, true, _) => format!("{:.1}°", v.to_degrees()),
+            (JointKind::Revolute, false, _) => format!("{v:.3} rad"),
+            (JointKind::Prismatic, _, true) => format!("{:.1} mm", v * 1000.0),
+            (JointKind::Prismatic, _, false) => format!("{v:.4} m"),
+        }
+    }
+
+    /// The text a screen reader (and a test) gets.
+    pub fn describe(&self) -> String {
+        let value = self.value.map_or("no data".to_string(), |v| self.format(v));
+        let limits = match (self.min, self.max) {
+            (Some(a), Some(b)) => format!("limits {} to {}", self.format(a), self.format(b)),
+            _ => "continuous".to_string(),
+        };
+        let warning = match self.limit_state() {
+            LimitState::NearMin => ", NEAR LOWER LIMIT",
+            LimitState::NearMax => ", NEAR UPPER LIMIT",
+            LimitState::AtLimit => ", AT LIMIT",
+            _ => "",
+        };
+        format!("{}: {value}, {limits}{warning}{}", self.label, if self.stale { ", stale" } else { "" })
+    }
+}
+
+fn bar(ui: &Ui, rect: Rect, fraction: f64, colour: Color32, theme: &Theme) {
+    let p = ui.painter();
+    p.rect_filled(rect, 2.0, theme.track);
+    let w = rect.width() * fraction.clamp(0.0, 1.0) as f32;
+    p.rect_filled(Rect::from_min_size(rect.min, vec2(w, rect.height())), 2.0, colour);
+}
+
+/// Draws a gauge; returns its response (hover shows the details).
+pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
+    // 1. Size.
+    let size = Vec2::new(ui.available_width().max(180.0), 58.0);
+    // 2. Allocate.
+    let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
+    // 3. Interact: nothing to change; describe for accessibility.
+    let text = d.describe();
+    response.widget_info(|| WidgetInfo::slider(true, d.value.unwrap_or(f64::NAN), &text));
+    // 4. Paint, only if visible.
+    if ui.is_rect_visible(rect) {
+        let state = d.limit_state();
+        let colour = match state {
+            LimitState::AtLimit => theme.danger,
+            LimitState::NearMin | LimitState::NearMax => theme.warn,
+            _ if d.stale => theme.muted,
+            _ => theme.accent,
+        };
+        let p = ui.painter();
+        let font = FontId::proportional(13.0);
+        let small = FontId::proportional(11.0);
+        let text_colour = ui.visuals().text_color();
+        p.text(rect.left_top(), Align2::LEFT_TOP, &d.label, font.clone(), text_colour);
+        let value = d.value.map_or("—".to_string(), |v| d.format(v));
+        p.text(rect.right_top(), Align2::RIGHT_TOP, &value, font, colour);
+        let warn_text = match state {
+            LimitState::NearMin => "near lower limit",
+            LimitState::NearMax => "near upper limit",
+            LimitState::AtLimit => "AT LIMIT",
+            LimitState::Unlimited if d.min.is_none() && d.kind == JointKind::Revolute => "continuous",
+            _ => "",
+        };
+        if !warn_text.is_empty() {
+            p.text(pos2(rect.center().x, rect.top()), Align2::CENTER_TOP, warn_text, small.clone(), colour);
+        }
+        // Position track with limits.
+        let track = Rect::from_min_size(pos2(rect.left(), rect.top() + 20.0), vec2(rect.width(), 10.0));
+        p.rect_filled(track, 3.0, theme.track);
+        let (lo, hi) = match (d.min, d.max) {
+            (Some(a), Some(b)) if b > a => (a, b),
+            // Continuous: one turn either side of zero.
+            _ => (-std::f64::consts::PI, std::f64::consts::PI),
+        };
+        let x_of = |v: f64| track.left() + track.width() * ((v - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
+        if d.min.is_some() {
+            let m = (hi - lo) * NEAR_LIMIT;
+            for (a, b) in [(lo, lo + m), (hi - m, hi)] {
+                let r = Rect::from_x_y_ranges(x_of(a)..=x_of(b), track.y_range());
+                p.rect_filled(r, 0.0, theme.warn.gamma_multiply(0.35));
+            }
+        }
+        if let Some(v) = d.value {
+            let v = if d.min.is_none() {
+                // Wrap a continuous joint into one turn for the marker.
+                (v + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
+            } else {
+                v
+            };
+            let x = x_of(v);
+            p.line_segment([pos2(x, track.top() - 3.0), pos2(x, track.bottom() + 3.0)], Stroke::new(3.0, colour));
+        }
+        p.rect_stroke(track, 3.0, Stroke::new(1.0, theme.muted), StrokeKind::Inside);
+        if let (Some(a), Some(b)) = (d.min, d.max) {
+            p.text(track.left_bottom() + vec2(0.0, 2.0), Align2::LEFT_TOP, d.format(a), small.clone(), theme.muted);
+            p.text(track.right_bottom() + vec2(0.0, 2.0), Align2::RIGHT_TOP, d.format(b), small.clone(), theme.muted);
+        }
+        // Speed and effort.
+        let half = (rect.width() - 8.0) / 2.0;
+        let row = rect.top() + 48.0;
+        let speed_rect = Rect::from_min_size(pos2(rect.left(), row), vec2(half, 6.0));
+        let effort_rect = Rect::from_min_size(pos2(rect.left() + half + 8.0, row), vec2(half, 6.0));
+        let speed_frac = match (d.speed, d.max_speed) {
+            (Some(s), Some(m)) if m > 0.0 => s.abs() / m,
+            _ => 0.0,
+        };
+        bar(ui, speed_rect, speed_frac, theme.series[1], theme);
+        bar(ui, effort_rect, d.effort_percent.unwrap_or(0.0).abs() / 100.0, theme.series[3], theme);
+    }
+    response.on_hover_text(format!(
+        "{text}\nspeed {} of max {}\neffort {}",
+        d.speed.map_or("—".into(), |s| format!("{s:.3}")),
+        d.max_speed.map_or("—".into(), |s| format!("{s:.3}")),
+        d.effort_percent.map_or("—".into(), |e| format!("{e:.1} %")),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(value: f64) -> GaugeData {
+        GaugeData {
+            label: "1 waist".into(),
+            kind: JointKind::Revolute,
+            value: Some(value),
+            min: Some(-1.0),
+            max: Some(1.0),
+            speed: None,
+            max_speed: None,
+            effort_percent: None,
+            degrees: true,
+            millimetres: false,
+            stale: false,
+        }
+    }
+
+    #[test]
+    fn near_limit_is_within_five_percent_of_the_range() {
+        assert_eq!(g(0.0).limit_state(), LimitState::Inside);
+        assert_eq!(g(0.89).limit_state(), LimitState::Inside);
+        assert_eq!(g(0.91).limit_state(), LimitState::NearMax);
+        assert_eq!(g(-0.95).limit_state(), LimitState::NearMin);
+        assert_eq!(g(1.0).limit_state(), LimitState::AtLimit);
+        assert!(g(0.95).warning_level() > 0.4 && g(0.0).warning_level() == 0.0);
+        assert!(g(0.95).describe().contains("NEAR UPPER LIMIT"));
+    }
+
+    #[test]
+    fn units_follow_the_toggles() {
+        let mut d = g(std::f64::consts::FRAC_PI_2);
+        assert_eq!(d.format(std::f64::consts::FRAC_PI_2), "90.0°");
+        d.degrees = false;
+        assert_eq!(d.format(1.0), "1.000 rad");
+        d.kind = JointKind::Prismatic;
+        d.millimetres = true;
+        assert_eq!(d.format(0.25), "250.0 mm");
+        d.min = None;
+        d.max = None;
+        assert_eq!(d.limit_state(), LimitState::Unlimited);
+    }
+}

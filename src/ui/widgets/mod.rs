@@ -1,0 +1,4 @@
+//! Reusable widgets, in egui's toggle-switch anatomy: size → allocate → interact → paint (only
+//! if visible) → `widget_info` for accessibility and tests.
+
+pub mod joint_gauge;

@@ -1,0 +1,370 @@
+//! The 3D scene rendered offscreen through EGL on Mesa's software device (no display, no
+//! GPU), checked against forward kinematics and `Camera::project`: the tool marker is where
+//! the kinematics put it, bounding cylinders show along their axes, the ghost arm changes
+//! pixels where it projects, and an empty scene is the grid alone.
+//!
+//! Needs Mesa's EGL at run time (Debian: `libegl1 libegl-mesa0 libgl1-mesa-dri`); without it
+//! every test here fails and says so. `target/scene_render.png` is the full scene, for a human.
+
+
+use std::path::Path;
+
+use jaus_ocu::model::arm::{ArmSpec, Mount};
+use jaus_ocu::model::kinematics::{ArmPose, CylinderKind, forward};
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::ui::scene::{Camera, Scene, SceneInput, ScenePalette};
+use three_d::{DepthTexture2D, Interpolation, RenderTarget, Texture2D, Viewport, Wrapping};
+
+const WIDTH: u32 = 400;
+const HEIGHT: u32 = 300;
+
+use jaus_ocu::ui::offscreen::Headless;
+
+fn headless() -> Headless {
+    jaus_ocu::ui::offscreen::headless().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An RGBA image, rows top-down (as `RenderTarget::read_color` returns them).
+struct Frame {
+    pixels: Vec<[u8; 4]>,
+}
+
+impl Frame {
+    fn at(&self, x: f32, y: f32) -> Option<[u8; 4]> {
+        let (x, y) = (x.floor(), y.floor());
+        if x < 0.0 || y < 0.0 || x >= WIDTH as f32 || y >= HEIGHT as f32 {
+            return None;
+        }
+        Some(self.pixels[y as usize * WIDTH as usize + x as usize])
+    }
+
+    /// Centroid (pixel centres) and count of the pixels within `tolerance` of `rgb`.
+    fn centroid_of(&self, rgb: [u8; 3], tolerance: u8) -> Option<([f32; 2], usize)> {
+        let mut sum = [0.0f64; 2];
+        let mut count = 0;
+        for (i, p) in self.pixels.iter().enumerate() {
+            if (0..3).all(|c| p[c].abs_diff(rgb[c]) <= tolerance) {
+                sum[0] += (i % WIDTH as usize) as f64 + 0.5;
+                sum[1] += (i / WIDTH as usize) as f64 + 0.5;
+                count += 1;
+            }
+        }
+        (count > 0).then(|| {
+            (
+                [
+                    (sum[0] / count as f64) as f32,
+                    (sum[1] / count as f64) as f32,
+                ],
+                count,
+            )
+        })
+    }
+
+    fn save(&self, path: &Path) {
+        let bytes: Vec<u8> = self.pixels.iter().flatten().copied().collect();
+        image::save_buffer(path, &bytes, WIDTH, HEIGHT, image::ExtendedColorType::Rgba8)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    }
+}
+
+fn render(gl: &Headless, scene: &mut Scene, input: &SceneInput, camera: &Camera) -> Frame {
+    let color = Texture2D::new_empty::<[u8; 4]>(
+        &gl.gl,
+        WIDTH,
+        HEIGHT,
+        Interpolation::Nearest,
+        Interpolation::Nearest,
+        None,
+        Wrapping::ClampToEdge,
+        Wrapping::ClampToEdge,
+    );
+    let depth = DepthTexture2D::new::<f32>(
+        &gl.gl,
+        WIDTH,
+        HEIGHT,
+        Wrapping::ClampToEdge,
+        Wrapping::ClampToEdge,
+    );
+    let target = RenderTarget::new(color.as_color_target(None), depth.as_depth_target());
+    let viewport = Viewport::new_at_origo(WIDTH, HEIGHT);
+    scene.paint(&target, viewport, viewport.into(), input, camera);
+    Frame {
+        pixels: target.read_color::<[u8; 4]>(),
+    }
+}
+
+/// The PUMA 560 of `assets/arms/puma560.toml`, mounted upright (its file mounts it at the
+/// identity, which hangs it below the ground of a z-down vehicle frame), with reported
+/// radii on the pedestal and the upper arm so both cylinder styles show (the file gives none).
+fn puma() -> (ArmSpec, Vec<Vec<f64>>) {
+    let file = ArmFile::builtin("puma560").expect("the PUMA 560 is built in");
+    let mut spec = file.spec;
+    spec.mount = Some(Mount {
+        position: [0.0; 3],
+        orientation: [0.0, 1.0, 0.0, 0.0],
+    });
+    spec.joints[0].axis_radius = Some(0.09);
+    spec.joints[2].link_radius = Some(0.06);
+    let presets = file.presets.into_iter().map(|p| p.positions).collect();
+    (spec, presets)
+}
+
+const Q: [f64; 6] = [0.3, 0.6, -1.2, 0.4, -0.7, 1.1];
+
+fn live_pose() -> ArmPose {
+    forward(&puma().0, &Q, [0.0; 3]).unwrap()
+}
+
+fn ghost_pose() -> ArmPose {
+    // Preset "Zero": far enough from Q that the two arms separate on screen.
+    let (spec, presets) = puma();
+    forward(&spec, &presets[0], [0.0; 3]).unwrap()
+}
+
+/// Looks at the arm from behind-left and above, the whole arm and its ghost in view.
+fn camera() -> Camera {
+    Camera {
+        target: [0.3, 0.0, -0.65],
+        yaw: 2.2,
+        pitch: 0.35,
+        distance: 2.0,
+    }
+}
+
+fn input(pose: Option<ArmPose>) -> SceneInput {
+    SceneInput {
+        pose,
+        ghost: None,
+        joint_warning: vec![0.0; 6],
+        default_radius: 0.04,
+        show_axes: false,
+        show_frames: false,
+        dark: true,
+    }
+}
+
+fn project(camera: &Camera, p: glam::DVec3) -> [f32; 2] {
+    camera
+        .project(p.to_array(), [WIDTH as f32, HEIGHT as f32])
+        .expect("in front of the camera")
+}
+
+fn u8_rgb(rgb: [f32; 3]) -> [u8; 3] {
+    rgb.map(|c| (c * 255.0).round() as u8)
+}
+
+#[test]
+fn tool_marker_is_drawn_where_the_camera_projects_the_tool_point() {
+    let gl = headless();
+    let mut scene = Scene::new(&gl.gl).expect("the shaders compile");
+    let pose = live_pose();
+    let expected = project(&camera(), pose.tool_point_vehicle);
+
+    // The showcase for a human, and the same check on it: ghost, near-limit tint, axes and
+    // frames must not hide or move the marker.
+    let showcase = SceneInput {
+        ghost: Some(ghost_pose()),
+        joint_warning: vec![0.0, 0.0, 0.7, 0.0, 0.0, 0.0],
+        show_axes: true,
+        show_frames: true,
+        ..input(Some(pose.clone()))
+    };
+    let png = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/scene_render.png");
+    for (name, scene_input) in [("plain", input(Some(pose.clone()))), ("showcase", showcase)] {
+        let frame = render(&gl, &mut scene, &scene_input, &camera());
+        if name == "showcase" {
+            frame.save(&png);
+        }
+        let marker = u8_rgb(ScenePalette::new(true).tool_marker);
+        let (centroid, count) = frame
+            .centroid_of(marker, 3)
+            .unwrap_or_else(|| panic!("{name}: no pixel has the tool marker colour {marker:?}"));
+        assert!(count >= 20, "{name}: only {count} marker pixels");
+        let error =
+            ((centroid[0] - expected[0]).powi(2) + (centroid[1] - expected[1]).powi(2)).sqrt();
+        assert!(
+            error < 2.0,
+            "{name}: marker centroid {centroid:?} is {error:.2} px from the projected tool point {expected:?}"
+        );
+    }
+}
+
+#[test]
+fn bounding_cylinders_tint_the_pixels_along_their_axes() {
+    let gl = headless();
+    let mut scene = Scene::new(&gl.gl).expect("the shaders compile");
+    let camera = camera();
+    let pose = live_pose();
+    let mut bare = pose.clone();
+    bare.cylinders.clear();
+    let with = render(&gl, &mut scene, &input(Some(pose.clone())), &camera);
+    let without = render(&gl, &mut scene, &input(Some(bare)), &camera);
+    let palette = ScenePalette::new(true);
+    let eye = glam::DVec3::from_array(camera.eye());
+
+    // The upper arm (joint 3's link cylinder, reported radius) and joint 4's offset cylinder
+    // (no radius: default radius, banded style).
+    for (joint, kind, tint, min_share) in [
+        (3, CylinderKind::LinkLength, palette.cylinder, 0.8),
+        (4, CylinderKind::Offset, palette.cylinder_default, 0.4),
+    ] {
+        let c = pose
+            .cylinders
+            .iter()
+            .find(|c| c.joint == joint && c.kind == kind)
+            .unwrap();
+        let (from, to) = (
+            pose.mount.transform_point3(c.from),
+            pose.mount.transform_point3(c.to),
+        );
+        let radius = c.radius.unwrap_or(0.04);
+        // Half a radius beside the axis, across the line of sight: inside the volume, clear
+        // of the thin links.
+        let side = (to - from).cross(eye - from).normalize() * radius * 0.5;
+        let tint = tint.map(|v| v * 255.0);
+        let samples = 21;
+        let mut tinted = 0;
+        for i in 0..samples {
+            let t = 0.15 + 0.7 * i as f64 / (samples - 1) as f64;
+            let [x, y] = project(&camera, from.lerp(to, t) + side);
+            let (a, b) = (with.at(x, y).unwrap(), without.at(x, y).unwrap());
+            // How far the pixel moved towards the tint, in 0..255 units.
+            let towards: Vec<f32> = (0..3).map(|k| tint[k] - f32::from(b[k])).collect();
+            let length = towards.iter().map(|v| v * v).sum::<f32>().sqrt().max(1.0);
+            let moved: f32 = (0..3)
+                .map(|k| (f32::from(a[k]) - f32::from(b[k])) * towards[k] / length)
+                .sum();
+            if moved > 6.0 {
+                tinted += 1;
+            }
+        }
+        let share = tinted as f64 / samples as f64;
+        assert!(
+            share >= min_share,
+            "joint {joint} {kind:?}: only {tinted}/{samples} samples along the axis are tinted"
+        );
+    }
+}
+
+#[test]
+fn ghost_arm_changes_pixels_only_where_it_projects() {
+    let gl = headless();
+    let mut scene = Scene::new(&gl.gl).expect("the shaders compile");
+    let camera = camera();
+    let pose = live_pose();
+    let ghost = ghost_pose();
+    let alone = render(&gl, &mut scene, &input(Some(pose.clone())), &camera);
+    let with_ghost = SceneInput {
+        ghost: Some(ghost.clone()),
+        ..input(Some(pose.clone()))
+    };
+    let both = render(&gl, &mut scene, &with_ghost, &camera);
+    let live_tool = project(&camera, pose.tool_point_vehicle);
+
+    // Points along the ghost's links and its tool point; not along the pedestal, which
+    // joint 1 turns about its own axis, so the live arm's opaque pedestal hides the ghost's.
+    // Where the live arm passes in front of the ghost nothing changes, hence a share.
+    let links = |pose: &ArmPose| -> Vec<(glam::DVec3, glam::DVec3)> {
+        let origins: Vec<glam::DVec3> = std::iter::once(pose.mount.translation)
+            .chain(pose.frames.iter().map(|f| (pose.mount * *f).translation))
+            .collect();
+        origins
+            .windows(2)
+            .filter(|w| w[0].distance(w[1]) > 0.05)
+            .map(|w| (w[0], w[1]))
+            .collect()
+    };
+    let live_links = links(&pose);
+    let mut points = vec![ghost.tool_point_vehicle];
+    for (a, b) in links(&ghost) {
+        if live_links
+            .iter()
+            .any(|(c, d)| a.distance(*c) < 0.02 && b.distance(*d) < 0.02)
+        {
+            continue;
+        }
+        points.extend((1..=5).map(|i| a.lerp(b, 0.1 + 0.8 * f64::from(i) / 6.0)));
+    }
+    let mut changed = 0;
+    for p in &points {
+        let [x, y] = project(&camera, *p);
+        assert!(
+            ((x - live_tool[0]).powi(2) + (y - live_tool[1]).powi(2)).sqrt() > 15.0,
+            "sample {p} falls on the live tool marker; pick another ghost pose"
+        );
+        let (a, b) = (alone.at(x, y).unwrap(), both.at(x, y).unwrap());
+        let difference: u32 = (0..3).map(|k| u32::from(a[k].abs_diff(b[k]))).sum();
+        if difference > 20 {
+            changed += 1;
+        }
+    }
+    assert!(
+        points.len() >= 8 && changed * 4 >= points.len() * 3,
+        "the ghost changed only {changed} of {} pixels where its links and tool point project",
+        points.len()
+    );
+    // Far from both arms (the top corners) nothing changes.
+    for (x, y) in [(2.0, 2.0), (WIDTH as f32 - 3.0, 2.0)] {
+        assert_eq!(alone.at(x, y), both.at(x, y), "pixel ({x}, {y})");
+    }
+}
+
+#[test]
+fn empty_scene_draws_the_grid_only() {
+    let gl = headless();
+    let mut scene = Scene::new(&gl.gl).expect("the shaders compile");
+    for dark in [true, false] {
+        let palette = ScenePalette::new(dark);
+        let frame = render(
+            &gl,
+            &mut scene,
+            &SceneInput {
+                dark,
+                ..input(None)
+            },
+            &camera(),
+        );
+        let marker = u8_rgb(palette.tool_marker);
+        assert!(
+            frame.centroid_of(marker, 40).is_none(),
+            "dark = {dark}: tool marker colour in an empty scene"
+        );
+        let background = u8_rgb(palette.background);
+        let grid = frame
+            .pixels
+            .iter()
+            .filter(|p| (0..3).any(|k| p[k].abs_diff(background[k]) > 8))
+            .count();
+        assert!(grid > 500, "dark = {dark}: only {grid} grid pixels");
+        // Above the horizon there is nothing but the background.
+        for x in 0..WIDTH {
+            let p = frame.at(x as f32, 1.0).unwrap();
+            assert!(
+                (0..3).all(|k| p[k].abs_diff(background[k]) <= 1),
+                "dark = {dark}: pixel ({x}, 1) = {p:?}, background {background:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn fit_puts_every_point_of_the_arm_inside_the_view() {
+    let pose = live_pose();
+    let mut camera = camera();
+    camera.fit(&pose);
+    let points = std::iter::once(pose.mount.translation)
+        .chain(pose.frames.iter().map(|f| (pose.mount * *f).translation))
+        .chain([pose.tool_point_vehicle])
+        .chain(
+            pose.cylinders
+                .iter()
+                .flat_map(|c| [c.from, c.to].map(|p| pose.mount.transform_point3(p))),
+        );
+    for p in points {
+        let [x, y] = project(&camera, p);
+        assert!(
+            (0.0..=WIDTH as f32).contains(&x) && (0.0..=HEIGHT as f32).contains(&y),
+            "{p} projects to ({x}, {y}), outside the {WIDTH}×{HEIGHT} view"
+        );
+    }
+}
