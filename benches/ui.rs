@@ -31,8 +31,14 @@ fn app(window_s: f64) -> OcuApp {
         t: 0.0,
         id: jaus_ocu::sim::component::DEFAULT_ID,
     });
-    app.apply(&Update::Specification { t: 0.0, spec: arm.spec.clone() });
-    app.apply(&Update::ToolOffset { t: 0.0, point: arm.tool_point });
+    app.apply(&Update::Specification {
+        t: 0.0,
+        spec: arm.spec.clone(),
+    });
+    app.apply(&Update::ToolOffset {
+        t: 0.0,
+        point: arm.tool_point,
+    });
     app.apply(&Update::Presets {
         t: 0.0,
         presets: arm
@@ -45,20 +51,41 @@ fn app(window_s: f64) -> OcuApp {
             })
             .collect(),
     });
-    app.apply(&Update::JointPositions { t: 0.0, values: arm.home.clone() });
+    app.apply(&Update::JointPositions {
+        t: 0.0,
+        values: arm.home.clone(),
+    });
     let n = (HOURS * 3600.0 * RATE) as usize;
     for i in 0..n {
         let t = i as f64 / RATE;
-        let f = [(t * 0.7).sin() * 5.0, (t * 1.3).cos() * 3.0, 14.7 + (t * 0.1).sin()];
+        let f = [
+            (t * 0.7).sin() * 5.0,
+            (t * 1.3).cos() * 3.0,
+            14.7 + (t * 0.1).sin(),
+        ];
         let tq = [0.1 * (t * 2.0).sin(), 0.05, -0.02];
-        app.ft.push(t, &[f[0], f[1], f[2], tq[0], tq[1], tq[2], (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt()]);
+        app.ft.push(
+            t,
+            &[
+                f[0],
+                f[1],
+                f[2],
+                tq[0],
+                tq[1],
+                tq[2],
+                (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt(),
+            ],
+        );
     }
     app
 }
 
 fn frame(ctx: &egui::Context, app: &mut OcuApp) -> usize {
     let input = egui::RawInput {
-        screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1280.0, 800.0))),
+        screen_rect: Some(egui::Rect::from_min_size(
+            egui::Pos2::ZERO,
+            egui::vec2(1280.0, 800.0),
+        )),
         ..Default::default()
     };
     let out = ctx.run_ui(input, |ui| app.frame(ui));
@@ -86,19 +113,26 @@ fn bench(c: &mut Criterion) {
     a.settings.show_plots = false;
     let ctx = egui::Context::default();
     frame(&ctx, &mut a);
-    g.bench_function("without_plots", |b| b.iter(|| black_box(frame(&ctx, &mut a))));
-    // Decimation alone: 7 channels over the full 8 h into 1280 columns.
+    g.bench_function("without_plots", |b| {
+        b.iter(|| black_box(frame(&ctx, &mut a)))
+    });
+    // Decimation alone, as the two plots do it: 4 + 3 channels over the full 8 h, 1280 columns.
     let a = app(HOURS * 3600.0);
-    let mut scratch = Vec::new();
+    let mut bounds = Vec::new();
     g.bench_function("decimation_only_7_channels_1280_columns", |b| {
         b.iter(|| {
-            let mut n = 0;
-            for c in 0..7 {
-                n += a.ft.plot_points(c, 0.0, HOURS * 3600.0, 1280, &mut scratch).len();
-            }
-            black_box(n)
+            let f =
+                a.ft.plot_points_multi(&[0, 1, 2, 6], 0.0, HOURS * 3600.0, 1280, &mut bounds);
+            let t =
+                a.ft.plot_points_multi(&[3, 4, 5], 0.0, HOURS * 3600.0, 1280, &mut bounds);
+            black_box(f.len() + t.len())
         })
     });
+    eprintln!(
+        "history: {} samples x 7 channels, {:.1} MB",
+        a.ft.len(),
+        a.ft.memory_bytes() as f64 / 1e6
+    );
     g.finish();
 }
 

@@ -29,6 +29,8 @@ enum Command {
     Sim(cli::sim::SimArgs),
     /// Discover JAUS components and show the selected manipulator (headless network side).
     Probe(cli::probe::ProbeArgs),
+    /// Render the demo UI offscreen to a PNG (no display needed).
+    Screenshot(cli::screenshot::ScreenshotArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Some(Command::Inspect(args)) => cli::inspect::run(args),
         Some(Command::Sim(args)) => cli::sim::run(args),
         Some(Command::Probe(args)) => cli::probe::run(args),
+        Some(Command::Screenshot(args)) => cli::screenshot::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -6,7 +6,6 @@
 //! Needs Mesa's EGL at run time (Debian: `libegl1 libegl-mesa0 libgl1-mesa-dri`); without it
 //! every test here fails and says so. `target/scene_render.png` is the full scene, for a human.
 
-
 use std::path::Path;
 
 use jaus_ocu::model::arm::{ArmSpec, Mount};

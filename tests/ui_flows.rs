@@ -17,9 +17,21 @@ fn recorded(seconds: f64, extra: Option<(JausIdLike, ArmFile)>) -> Vec<Update> {
     let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
     let other_addr: SocketAddr = "127.0.0.1:3795".parse().unwrap();
     let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-    let mut sims = vec![(sim_addr, Component::new(ArmFile::demo(), SimConfig::default()))];
+    let mut sims = vec![(
+        sim_addr,
+        Component::new(ArmFile::demo(), SimConfig::default()),
+    )];
     if let Some((id, arm)) = extra {
-        sims.push((other_addr, Component::new(arm, SimConfig { id: id.0, ..SimConfig::default() })));
+        sims.push((
+            other_addr,
+            Component::new(
+                arm,
+                SimConfig {
+                    id: id.0,
+                    ..SimConfig::default()
+                },
+            ),
+        ));
     }
     let mut client = Client::new(ClientConfig {
         connect: sims.iter().map(|s| s.0).collect(),
@@ -75,7 +87,11 @@ fn emergency_stop_is_one_click() {
     h.step();
     h.get_by_label("E-STOP").click();
     h.step();
-    assert!(h.state().sent.contains(&Command::SetEmergency), "{:?}", h.state().sent);
+    assert!(
+        h.state().sent.contains(&Command::SetEmergency),
+        "{:?}",
+        h.state().sent
+    );
 }
 
 #[test]
@@ -84,20 +100,31 @@ fn request_control_from_the_top_bar() {
     h.step();
     h.get_by_label("Request control").click();
     h.step();
-    assert!(h.state().sent.iter().any(|c| matches!(c, Command::RequestControl { .. })));
+    assert!(
+        h.state()
+            .sent
+            .iter()
+            .any(|c| matches!(c, Command::RequestControl { .. }))
+    );
 }
 
 #[test]
 fn units_toggle_changes_what_the_gauges_say() {
     let mut h = harness(app_with(&recorded(1.0, None)));
     h.step();
-    assert!(h.query_all_by_label_contains("°").count() > 0, "gauges in degrees by default");
+    assert!(
+        h.query_all_by_label_contains("°").count() > 0,
+        "gauges in degrees by default"
+    );
     h.get_by_label("deg").click();
     h.step();
     h.step();
     assert!(!h.state().settings.degrees);
     assert_eq!(h.query_all_by_label_contains("°").count(), 0);
-    assert!(h.query_all_by_label_contains(" rad").count() > 0, "gauges now in radians");
+    assert!(
+        h.query_all_by_label_contains(" rad").count() > 0,
+        "gauges now in radians"
+    );
 }
 
 #[test]
@@ -112,15 +139,31 @@ fn preview_then_command_a_preset_with_control_and_confirmation() {
     let goal = ArmFile::demo().presets[3].clone();
     h.get_by_label_contains(&goal.name).click();
     h.step();
-    assert_eq!(h.state().view.preview, Some(goal.id), "clicking a preset previews it");
+    assert_eq!(
+        h.state().view.preview,
+        Some(goal.id),
+        "clicking a preset previews it"
+    );
     h.get_by_label_contains("Go to").click();
     // The confirmation window appears on the next frames.
     h.step();
     h.step();
-    assert!(h.state().sent.iter().all(|c| !matches!(c, Command::GoToPreset { .. })), "not before confirming");
+    assert!(
+        h.state()
+            .sent
+            .iter()
+            .all(|c| !matches!(c, Command::GoToPreset { .. })),
+        "not before confirming"
+    );
     h.get_by_label("Confirm").click();
     h.step();
-    assert!(h.state().sent.contains(&Command::GoToPreset { pose_id: goal.id }), "{:?}", h.state().sent);
+    assert!(
+        h.state()
+            .sent
+            .contains(&Command::GoToPreset { pose_id: goal.id }),
+        "{:?}",
+        h.state().sent
+    );
 }
 
 #[test]
@@ -137,15 +180,34 @@ fn going_to_a_preset_without_control_offers_to_request_it() {
 #[test]
 fn selecting_another_arm_sends_select() {
     let other = ComponentId::new(127, 1, 10);
-    let mut h = harness(app_with(&recorded(1.0, Some((JausIdLike(other), ArmFile::builtin("ur5e").unwrap())))));
+    let mut h = harness(app_with(&recorded(
+        1.0,
+        Some((JausIdLike(other), ArmFile::builtin("ur5e").unwrap())),
+    )));
     h.step();
-    assert_eq!(h.state().state.components.values().filter(|c| c.0.manipulator).count(), 2);
+    assert_eq!(
+        h.state()
+            .state
+            .components
+            .values()
+            .filter(|c| c.0.manipulator)
+            .count(),
+        2
+    );
     let selected = h.state().state.selected.unwrap();
     h.get_by_label("arm").click();
     h.step();
     h.step();
-    let target = if selected == other { ComponentId::new(126, 1, 10) } else { other };
+    let target = if selected == other {
+        ComponentId::new(126, 1, 10)
+    } else {
+        other
+    };
     h.get_by_label_contains(&target.to_string()).click();
     h.step();
-    assert!(h.state().sent.contains(&Command::Select(target)), "{:?}", h.state().sent);
+    assert!(
+        h.state().sent.contains(&Command::Select(target)),
+        "{:?}",
+        h.state().sent
+    );
 }

@@ -42,7 +42,9 @@ pub struct DemoArgs {
 /// Runs the GUI on the network.
 pub fn run_live(args: &GuiArgs) -> Result<i32> {
     let cfg = NetConfig {
-        bind: args.bind.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
+        bind: args
+            .bind
+            .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
         client: ClientConfig {
             id: args.jaus_id.unwrap_or(DEFAULT_OCU_ID),
             connect: if args.connect.is_empty() {
@@ -62,7 +64,8 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
 /// Starts the simulator on loopback and the GUI connected to it.
 pub fn run_demo(args: &DemoArgs) -> Result<i32> {
     let arm = load_arm(&args.arm)?;
-    let socket = server::bind(SocketAddr::from(([127, 0, 0, 1], 0))).context("starting the simulator")?;
+    let socket =
+        server::bind(SocketAddr::from(([127, 0, 0, 1], 0))).context("starting the simulator")?;
     let sim_addr = socket.local_addr()?;
     let sim = server::spawn(
         Component::new(

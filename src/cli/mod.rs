@@ -4,6 +4,7 @@ pub mod decode;
 pub mod gui;
 pub mod inspect;
 pub mod probe;
+pub mod screenshot;
 pub mod sim;
 
 /// Parses hex with or without separators (spaces, `:`, `,`, a leading `0x`).

@@ -96,7 +96,10 @@ impl History {
             + self
                 .channels
                 .iter()
-                .map(|c| c.values.capacity() * 4 + c.levels.iter().map(|l| l.capacity() * 8).sum::<usize>())
+                .map(|c| {
+                    c.values.capacity() * 4
+                        + c.levels.iter().map(|l| l.capacity() * 8).sum::<usize>()
+                })
                 .sum::<usize>()
     }
 
@@ -234,6 +237,93 @@ impl History {
         }
     }
 
+    /// The first index `>= from` whose time is `>= t` (or `<= t` when `inclusive`), found by
+    /// galloping forward from `from`: neighbouring pixel columns are close together, so this
+    /// touches a few cache lines where a binary search over hours of samples would miss on
+    /// every step.
+    fn gallop(&self, from: usize, t: f64, inclusive: bool) -> usize {
+        let before = |x: f64| if inclusive { x <= t } else { x < t };
+        let n = self.t.len();
+        let mut lo = from;
+        let mut step = 1;
+        let mut hi = from;
+        while hi < n && before(self.t[hi]) {
+            lo = hi + 1;
+            hi = from + step;
+            step *= 2;
+        }
+        let hi = hi.min(n);
+        lo + self.t[lo..hi].partition_point(|x| before(*x))
+    }
+
+    /// Sample index bounds of `columns` equal time columns over `[t0, t1]`: column `k` holds
+    /// samples `bounds[k]..bounds[k + 1]` (the last column includes `t1`).
+    pub fn column_bounds(&self, t0: f64, t1: f64, columns: usize, bounds: &mut Vec<usize>) {
+        bounds.clear();
+        if columns == 0 || t1 <= t0 || !t0.is_finite() || !t1.is_finite() {
+            return;
+        }
+        let dt = (t1 - t0) / columns as f64;
+        let mut i = self.index_at(t0);
+        bounds.push(i);
+        for col in 0..columns {
+            i = if col + 1 == columns {
+                self.gallop(i, t1, true)
+            } else {
+                self.gallop(i, t0 + dt * (col + 1) as f64, false)
+            };
+            bounds.push(i);
+        }
+    }
+
+    /// Plot points for several channels over `[t0, t1]` at once (the column bounds are found
+    /// once for all of them); see [`History::plot_points`].
+    pub fn plot_points_multi(
+        &self,
+        channels: &[usize],
+        t0: f64,
+        t1: f64,
+        columns: usize,
+        bounds: &mut Vec<usize>,
+    ) -> Vec<Vec<[f64; 2]>> {
+        let i = self.index_at(t0);
+        let j = self.t.partition_point(|x| *x <= t1);
+        if j.saturating_sub(i) <= 2 * columns {
+            return channels
+                .iter()
+                .map(|&c| match self.channels.get(c) {
+                    Some(ch) => (i..j)
+                        .filter(|k| !ch.values[*k].is_nan())
+                        .map(|k| [self.t[k], f64::from(ch.values[k])])
+                        .collect(),
+                    None => Vec::new(),
+                })
+                .collect();
+        }
+        self.column_bounds(t0, t1, columns, bounds);
+        let dt = (t1 - t0) / columns as f64;
+        channels
+            .iter()
+            .map(|&c| {
+                if c >= self.channels.len() {
+                    return Vec::new();
+                }
+                let mut pts = Vec::with_capacity(columns * 2);
+                for (k, w) in bounds.windows(2).enumerate() {
+                    if w[1] > w[0] {
+                        let m = self.range_min_max(c, w[0], w[1]);
+                        if m.min <= m.max {
+                            let mid = t0 + dt * (k as f64 + 0.5);
+                            pts.push([mid, f64::from(m.min)]);
+                            pts.push([mid, f64::from(m.max)]);
+                        }
+                    }
+                }
+                pts
+            })
+            .collect()
+    }
+
     /// Plot points for `channel` over `[t0, t1]` in at most `2 * columns` points: every sample
     /// when there are fewer samples than that, else a min/max pair per column (drawn as a
     /// vertical stroke, which keeps spikes visible at any zoom).
@@ -325,6 +415,26 @@ mod tests {
         );
         let few = h.plot_points(1, 10.0, 10.5, 800, &mut scratch);
         assert_eq!(few.len(), 51, "short ranges give the raw samples");
+    }
+
+    #[test]
+    fn multi_channel_points_equal_single_channel_points() {
+        let h = filled(50_000);
+        let mut scratch = Vec::new();
+        let mut bounds = Vec::new();
+        for (t0, t1, cols) in [(0.0, 499.99, 300), (3.3, 250.0, 777), (10.0, 10.3, 100)] {
+            let multi = h.plot_points_multi(&[0, 1], t0, t1, cols, &mut bounds);
+            for (c, got) in multi.iter().enumerate() {
+                let want = h.plot_points(c, t0, t1, cols, &mut scratch);
+                assert_eq!(got.len(), want.len());
+                // Same samples; column centres may differ in the last bit of rounding.
+                assert!(
+                    got.iter()
+                        .zip(&want)
+                        .all(|(a, b)| a[1] == b[1] && (a[0] - b[0]).abs() < 1e-9)
+                );
+            }
+        }
     }
 
     #[test]

@@ -144,7 +144,12 @@ const SETTINGS_KEY: &str = "jaus-ocu-settings";
 
 impl OcuApp {
     /// An app on a running network side (and the simulator it talks to, in demo mode).
-    pub fn new(mode: Mode, net: Option<NetHandle>, sim: Option<SimHandle>, settings: Settings) -> Self {
+    pub fn new(
+        mode: Mode,
+        net: Option<NetHandle>,
+        sim: Option<SimHandle>,
+        settings: Settings,
+    ) -> Self {
         let start = net.as_ref().map_or_else(Instant::now, |n| n.start());
         Self {
             mode,
@@ -161,7 +166,9 @@ impl OcuApp {
 
     /// Restores settings from eframe storage.
     pub fn load_settings(storage: Option<&dyn eframe::Storage>) -> Settings {
-        storage.and_then(|s| eframe::get_value(s, SETTINGS_KEY)).unwrap_or_default()
+        storage
+            .and_then(|s| eframe::get_value(s, SETTINGS_KEY))
+            .unwrap_or_default()
     }
 
     /// Seconds since the session started (the time base of every update).
@@ -180,9 +187,13 @@ impl OcuApp {
             let f = force.map(|x| x.unwrap_or(f64::NAN));
             let m = (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt();
             let tq = torque.map(|x| x.unwrap_or(f64::NAN));
-            self.ft.push(*t, &[f[0], f[1], f[2], tq[0], tq[1], tq[2], m]);
+            self.ft
+                .push(*t, &[f[0], f[1], f[2], tq[0], tq[1], tq[2], m]);
         }
-        if let Update::CommandOutcome { command, outcome, .. } = u {
+        if let Update::CommandOutcome {
+            command, outcome, ..
+        } = u
+        {
             self.view.last_outcome = Some((*command, outcome.clone()));
         }
         if let Update::Selected { .. } = u {

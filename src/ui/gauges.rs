@@ -9,9 +9,18 @@ use crate::model::update::Signal;
 
 /// Gauge data for every joint of the selected arm.
 pub fn gauge_data(app: &OcuApp) -> Vec<GaugeData> {
-    let Some(spec) = &app.state.spec else { return Vec::new() };
-    let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>, i: usize| x.as_ref().and_then(|v| v.value.get(i).copied());
-    let stale = app.state.stale.get(&Signal::JointPositions).copied().unwrap_or(false);
+    let Some(spec) = &app.state.spec else {
+        return Vec::new();
+    };
+    let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>, i: usize| {
+        x.as_ref().and_then(|v| v.value.get(i).copied())
+    };
+    let stale = app
+        .state
+        .stale
+        .get(&Signal::JointPositions)
+        .copied()
+        .unwrap_or(false);
     spec.joints
         .iter()
         .enumerate()
@@ -52,6 +61,10 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
             joint_gauge(ui, d, theme);
             ui.add_space(6.0);
         }
-        ui.label(egui::RichText::new("bars: speed / max speed, effort / max effort").small().color(theme.muted));
+        ui.label(
+            egui::RichText::new("bars: speed / max speed, effort / max effort")
+                .small()
+                .color(theme.muted),
+        );
     });
 }

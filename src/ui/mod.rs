@@ -9,18 +9,22 @@ pub mod offscreen;
 pub mod plots;
 pub mod presets;
 pub mod scene;
+pub mod screenshot;
 pub mod status_bar;
 pub mod theme;
 pub mod top_bar;
 pub mod view3d;
 pub mod widgets;
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::net::thread::{NetConfig, NetHandle};
 use crate::sim::server::SimHandle;
 use app::{Mode, OcuApp};
+
+/// When the GUI was asked to start (for the "first frame with the live arm" figure).
+pub static GUI_START: OnceLock<Instant> = OnceLock::new();
 
 /// Native options that fit this stack (gui-testing.md): glow renderer, a depth buffer for the
 /// 3D view, no MSAA (software rendering).
@@ -39,6 +43,7 @@ pub fn native_options(title: &str) -> eframe::NativeOptions {
 
 /// Opens the window and runs until it is closed.
 pub fn run(mode: Mode, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> anyhow::Result<()> {
+    GUI_START.get_or_init(Instant::now);
     let title = match mode {
         Mode::Live => "jaus-ocu",
         Mode::Simulated => "jaus-ocu (SIMULATED)",

@@ -8,14 +8,21 @@ use egui_plot::{HLine, Legend, Line, Plot, PlotBounds};
 
 use super::app::{FT_CHANNELS, OcuApp};
 use super::theme::Theme;
-use crate::model::history::{Envelope, History};
+use crate::model::history::History;
 
 /// Plot lines for `channels` over `[t0, t1]` decimated to `columns` pixel columns.
-pub fn decimated(history: &History, channels: &[usize], t0: f64, t1: f64, columns: usize) -> Vec<(usize, Vec<[f64; 2]>)> {
-    let mut scratch: Vec<Envelope> = Vec::new();
+pub fn decimated(
+    history: &History,
+    channels: &[usize],
+    t0: f64,
+    t1: f64,
+    columns: usize,
+) -> Vec<(usize, Vec<[f64; 2]>)> {
+    let mut bounds = Vec::new();
     channels
         .iter()
-        .map(|&c| (c, history.plot_points(c, t0, t1, columns, &mut scratch)))
+        .copied()
+        .zip(history.plot_points_multi(channels, t0, t1, columns, &mut bounds))
         .collect()
 }
 
@@ -24,7 +31,15 @@ pub fn live_window(now: f64, window: f64) -> (f64, f64) {
     (now - window, now)
 }
 
-fn one_plot(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme, id: &str, channels: &[usize], unit: &str, height: f32) {
+fn one_plot(
+    app: &mut OcuApp,
+    ui: &mut egui::Ui,
+    theme: &Theme,
+    id: &str,
+    channels: &[usize],
+    unit: &str,
+    height: f32,
+) {
     let group = egui::Id::NULL.with("ft_time_axis");
     let now = app.time();
     let follow = app.view.follow_live;
@@ -36,7 +51,9 @@ fn one_plot(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme, id: &str, channe
     let (q0, q1) = if follow {
         (t0, t1)
     } else {
-        ui.ctx().data(|d| d.get_temp::<(f64, f64)>(bounds_id)).unwrap_or((t0, t1))
+        ui.ctx()
+            .data(|d| d.get_temp::<(f64, f64)>(bounds_id))
+            .unwrap_or((t0, t1))
     };
     let lines = if app.view.decimate {
         decimated(&app.ft, channels, q0, q1, columns)
@@ -62,7 +79,9 @@ fn one_plot(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme, id: &str, channe
                 let (lo, hi) = lines
                     .iter()
                     .flat_map(|(_, pts)| pts.iter().map(|p| p[1]))
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| (a.min(y), b.max(y)));
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
+                        (a.min(y), b.max(y))
+                    });
                 if lo.is_finite() {
                     let pad = ((hi - lo) * 0.1).max(0.1);
                     y0 = lo - pad;
@@ -71,7 +90,11 @@ fn one_plot(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme, id: &str, channe
                 plot_ui.set_plot_bounds(PlotBounds::from_min_max([t0, y0], [t1, y1]));
             }
             for (c, pts) in lines {
-                plot_ui.line(Line::new(FT_CHANNELS[c], pts).color(theme.series[c]).width(1.5));
+                plot_ui.line(
+                    Line::new(FT_CHANNELS[c], pts)
+                        .color(theme.series[c])
+                        .width(1.5),
+                );
             }
             if unit == "N"
                 && let Some(th) = threshold
@@ -80,8 +103,17 @@ fn one_plot(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme, id: &str, channe
                 plot_ui.hline(HLine::new("threshold", -th).color(theme.danger));
             }
             let b = plot_ui.plot_bounds();
-            let hover = plot_ui.pointer_coordinate().and_then(|p| history.nearest(hover_channel, p.x));
-            (b.min()[0], b.max()[0], plot_ui.response().dragged() || plot_ui.response().hovered() && plot_ui.ctx().input(|i| i.smooth_scroll_delta.y != 0.0), hover)
+            let hover = plot_ui
+                .pointer_coordinate()
+                .and_then(|p| history.nearest(hover_channel, p.x));
+            (
+                b.min()[0],
+                b.max()[0],
+                plot_ui.response().dragged()
+                    || plot_ui.response().hovered()
+                        && plot_ui.ctx().input(|i| i.smooth_scroll_delta.y != 0.0),
+                hover,
+            )
         });
     let (b0, b1, interacted, hover) = response.inner;
     ui.ctx().data_mut(|d| d.insert_temp(bounds_id, (b0, b1)));
@@ -89,7 +121,10 @@ fn one_plot(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme, id: &str, channe
         app.view.follow_live = false;
     }
     if let Some((t, v)) = hover {
-        response.response.on_hover_text(format!("{} at {t:.3} s: {v:.3} {unit}", FT_CHANNELS[hover_channel]));
+        response.response.on_hover_text(format!(
+            "{} at {t:.3} s: {v:.3} {unit}",
+            FT_CHANNELS[hover_channel]
+        ));
     }
 }
 
@@ -114,13 +149,21 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         )
         .on_hover_text("Seconds of history shown while following live");
         let mut on = app.settings.force_threshold.is_some();
-        if ui.checkbox(&mut on, "threshold").on_hover_text("Show ± force threshold lines").changed() {
+        if ui
+            .checkbox(&mut on, "threshold")
+            .on_hover_text("Show ± force threshold lines")
+            .changed()
+        {
             app.settings.force_threshold = on.then_some(50.0);
         }
         if let Some(th) = &mut app.settings.force_threshold {
             ui.add(egui::DragValue::new(th).range(0.0..=100_000.0).suffix(" N"));
         }
-        ui.label(RichText::new(format!("{} samples", app.ft.len())).small().color(theme.muted));
+        ui.label(
+            RichText::new(format!("{} samples", app.ft.len()))
+                .small()
+                .color(theme.muted),
+        );
     });
     let h = ((ui.available_height() - 10.0) / 2.0).max(60.0);
     one_plot(app, ui, theme, "force", &[0, 1, 2, 6], "N", h);

@@ -12,9 +12,27 @@ use crate::model::update::{Command, CommandKind, Outcome, PoseState};
 /// and target presets' positions are known.
 pub fn progress(app: &OcuApp, from: u8, to: u8) -> Option<f64> {
     let q = &app.state.positions.as_ref()?.value;
-    let start = app.state.presets.iter().find(|p| p.id == from)?.positions.as_ref()?;
-    let goal = app.state.presets.iter().find(|p| p.id == to)?.positions.as_ref()?;
-    let dist = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    let start = app
+        .state
+        .presets
+        .iter()
+        .find(|p| p.id == from)?
+        .positions
+        .as_ref()?;
+    let goal = app
+        .state
+        .presets
+        .iter()
+        .find(|p| p.id == to)?
+        .positions
+        .as_ref()?;
+    let dist = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
     let total = dist(start, goal);
     (total > 1e-9).then(|| (1.0 - dist(q, goal) / total).clamp(0.0, 1.0))
 }
@@ -37,21 +55,31 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         }
         let r = ui
             .selectable_label(previewing, text)
-            .on_hover_text(if here { "The arm is at this pose" } else { "Click to preview this pose as a ghost arm" });
+            .on_hover_text(if here {
+                "The arm is at this pose"
+            } else {
+                "Click to preview this pose as a ghost arm"
+            });
         if r.clicked() {
             app.view.preview = if previewing { None } else { Some(p.id) };
         }
     }
     ui.separator();
     if let PoseState::Moving { from, to } = pose {
-        let name = presets.iter().find(|p| p.id == to).map_or(to.to_string(), |p| p.name.clone());
+        let name = presets
+            .iter()
+            .find(|p| p.id == to)
+            .map_or(to.to_string(), |p| p.name.clone());
         ui.label(format!("moving to {name}"));
         if let Some(f) = progress(app, from, to) {
             ui.add(egui::ProgressBar::new(f as f32).show_percentage());
         }
     }
     if let Some(id) = app.view.preview {
-        let name = presets.iter().find(|p| p.id == id).map_or(String::new(), |p| p.name.clone());
+        let name = presets
+            .iter()
+            .find(|p| p.id == id)
+            .map_or(String::new(), |p| p.name.clone());
         if app.holds_control() {
             if ui
                 .button(format!("Go to {name}…"))
@@ -62,7 +90,11 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
             }
         } else {
             ui.label(RichText::new("Going to a preset needs control.").color(theme.warn));
-            if ui.button("Request control").on_hover_text("Ask for control (C)").clicked() {
+            if ui
+                .button("Request control")
+                .on_hover_text("Ask for control (C)")
+                .clicked()
+            {
                 app.command(Command::RequestControl {
                     authority: app.settings.authority,
                 });
@@ -80,13 +112,26 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
 
 /// Confirmation dialogs for commands that move the arm or leave an emergency.
 pub fn confirmations(app: &mut OcuApp, ctx: &egui::Context, theme: &Theme) {
-    let Some(confirm) = app.view.confirm.clone() else { return };
+    let Some(confirm) = app.view.confirm.clone() else {
+        return;
+    };
     let (title, question) = match &confirm {
         Confirm::GoToPreset(id) => {
-            let name = app.state.presets.iter().find(|p| p.id == *id).map_or(id.to_string(), |p| p.name.clone());
-            ("Go to preset", format!("Move the arm to \"{name}\"? Make sure the path is clear."))
+            let name = app
+                .state
+                .presets
+                .iter()
+                .find(|p| p.id == *id)
+                .map_or(id.to_string(), |p| p.name.clone());
+            (
+                "Go to preset",
+                format!("Move the arm to \"{name}\"? Make sure the path is clear."),
+            )
         }
-        Confirm::ClearEmergency => ("Clear emergency", "Clear the emergency stop and resume motion commands?".to_string()),
+        Confirm::ClearEmergency => (
+            "Clear emergency",
+            "Clear the emergency stop and resume motion commands?".to_string(),
+        ),
     };
     let mut decision = None;
     egui::Window::new(title)
@@ -96,7 +141,10 @@ pub fn confirmations(app: &mut OcuApp, ctx: &egui::Context, theme: &Theme) {
         .show(ctx, |ui| {
             ui.label(question);
             ui.horizontal(|ui| {
-                if ui.button(RichText::new("Confirm").color(theme.warn)).clicked() {
+                if ui
+                    .button(RichText::new("Confirm").color(theme.warn))
+                    .clicked()
+                {
                     decision = Some(true);
                 }
                 if ui.button("Cancel").clicked() {

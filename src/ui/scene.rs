@@ -119,15 +119,24 @@ impl Camera {
     /// Looks at the whole arm: target at the centre of its points, distance so that they
     /// fit the vertical field of view. Keeps yaw and pitch.
     pub fn fit(&mut self, pose: &ArmPose) {
-        let points = arm_points(pose);
+        self.fit_all(std::slice::from_ref(pose));
+    }
+
+    /// Looks at several poses at once (e.g. every preset: the arm's working space), so the
+    /// view does not have to follow the arm as it moves between them. Keeps yaw and pitch.
+    pub fn fit_all(&mut self, poses: &[ArmPose]) {
+        let points: Vec<DVec3> = poses.iter().flat_map(arm_points).collect();
+        if points.is_empty() {
+            return;
+        }
         let (lo, hi) = points.iter().fold(
             (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
             |(lo, hi), p| (lo.min(*p), hi.max(*p)),
         );
         let centre = (lo + hi) * 0.5;
-        let padding = pose
-            .cylinders
+        let padding = poses
             .iter()
+            .flat_map(|p| p.cylinders.iter())
             .filter_map(|c| c.radius)
             .fold(0.0, f64::max);
         let radius = points

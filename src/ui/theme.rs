@@ -69,6 +69,10 @@ impl Theme {
 
     /// egui's visuals for the mode.
     pub fn visuals(dark: bool) -> Visuals {
-        if dark { Visuals::dark() } else { Visuals::light() }
+        if dark {
+            Visuals::dark()
+        } else {
+            Visuals::light()
+        }
     }
 }

@@ -18,11 +18,15 @@ pub struct ArmView3d {
     /// The three-d view and its camera.
     pub view: ArmView,
     fitted: bool,
+    fitted_presets: bool,
+    first_arm_logged: bool,
 }
 
 /// The live pose and the previewed ghost pose, when computable.
 pub fn poses(app: &OcuApp) -> (Option<ArmPose>, Option<ArmPose>) {
-    let Some(spec) = &app.state.spec else { return (None, None) };
+    let Some(spec) = &app.state.spec else {
+        return (None, None);
+    };
     let tool = app.state.tool_point.unwrap_or([0.0; 3]);
     let live = app
         .state
@@ -38,6 +42,20 @@ pub fn poses(app: &OcuApp) -> (Option<ArmPose>, Option<ArmPose>) {
     (live, ghost)
 }
 
+/// The arm at each preset whose positions are known.
+pub fn preset_poses(app: &OcuApp) -> Vec<ArmPose> {
+    let Some(spec) = &app.state.spec else {
+        return Vec::new();
+    };
+    let tool = app.state.tool_point.unwrap_or([0.0; 3]);
+    app.state
+        .presets
+        .iter()
+        .filter_map(|p| p.positions.as_ref())
+        .filter_map(|q| kinematics::forward(spec, q, tool).ok())
+        .collect()
+}
+
 /// Draws the panel.
 pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
     let (live, ghost) = poses(app);
@@ -50,22 +68,48 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         app.view.arm_view.view.camera.fit(p);
         app.view.arm_view.fitted = true;
     }
+    // Once the presets are known, frame the whole working space so the view need not follow.
+    if let (Some(p), false) = (&live, app.view.arm_view.fitted_presets) {
+        let poses = preset_poses(app);
+        if !poses.is_empty() {
+            let mut all = poses;
+            all.push(p.clone());
+            app.view.arm_view.view.camera.fit_all(&all);
+            // The presets' union is a generous sphere; the arm fills only part of it at a time.
+            app.view.arm_view.view.camera.distance *= 0.7;
+            app.view.arm_view.fitted_presets = true;
+        }
+    }
     if reset && !wants_keys {
         app.view.arm_view.view.camera.reset();
         app.view.arm_view.fitted = false;
+        app.view.arm_view.fitted_presets = false;
     }
     ui.horizontal(|ui| {
-        ui.toggle_value(&mut app.settings.show_axes, "axes").on_hover_text("Show joint axes");
-        ui.toggle_value(&mut app.settings.show_frames, "frames").on_hover_text("Show joint frames");
-        if ui.button("fit").on_hover_text("Fit the arm in view (F)").clicked()
+        ui.toggle_value(&mut app.settings.show_axes, "axes")
+            .on_hover_text("Show joint axes");
+        ui.toggle_value(&mut app.settings.show_frames, "frames")
+            .on_hover_text("Show joint frames");
+        if ui
+            .button("fit")
+            .on_hover_text("Fit the arm in view (F)")
+            .clicked()
             && let Some(p) = &live
         {
             app.view.arm_view.view.camera.fit(p);
         }
-        if ui.button("reset").on_hover_text("Reset the camera (R)").clicked() {
+        if ui
+            .button("reset")
+            .on_hover_text("Reset the camera (R)")
+            .clicked()
+        {
             app.view.arm_view.view.camera.reset();
         }
-        ui.label(RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit").small().color(theme.muted));
+        ui.label(
+            RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit")
+                .small()
+                .color(theme.muted),
+        );
     });
     let input = SceneInput {
         pose: live.clone(),
@@ -77,6 +121,15 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         dark: app.settings.dark,
     };
     let response = app.view.arm_view.view.ui(ui, input);
+    if live.is_some() && !app.view.arm_view.first_arm_logged {
+        app.view.arm_view.first_arm_logged = true;
+        if let Some(start) = super::GUI_START.get() {
+            tracing::info!(
+                "first frame with the live arm {:.0} ms after start",
+                start.elapsed().as_secs_f64() * 1000.0
+            );
+        }
+    }
     let rect = response.rect;
     let painter = ui.painter_at(rect);
     if app.mode == Mode::Simulated {
@@ -92,7 +145,11 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         painter.text(
             rect.center(),
             Align2::CENTER_CENTER,
-            if app.state.selected.is_some() { "waiting for the arm's specification and positions…" } else { "searching for manipulators…" },
+            if app.state.selected.is_some() {
+                "waiting for the arm's specification and positions…"
+            } else {
+                "searching for manipulators…"
+            },
             FontId::proportional(16.0),
             theme.muted,
         );
@@ -102,7 +159,10 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         painter.text(
             rect.left_bottom() + egui::vec2(10.0, -8.0),
             Align2::LEFT_BOTTOM,
-            format!("tool point (vehicle frame): {:.3}, {:.3}, {:.3} m", t.x, t.y, t.z),
+            format!(
+                "tool point (vehicle frame): {:.3}, {:.3}, {:.3} m",
+                t.x, t.y, t.z
+            ),
             FontId::monospace(12.0),
             theme.muted,
         );

@@ -1,7 +1,10 @@
 //! One joint's gauge: value against the specification's limits, speed against max speed,
 //! effort against max effort, with a near-limit warning (within 5 % of the range).
 
-use eframe::egui::{Align2, Color32, FontId, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2, WidgetInfo, pos2, vec2};
+use eframe::egui::{
+    Align2, Color32, FontId, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2, WidgetInfo, pos2,
+    vec2,
+};
 
 use crate::jaus::JointKind;
 use crate::ui::theme::Theme;
@@ -102,7 +105,11 @@ impl GaugeData {
             LimitState::AtLimit => ", AT LIMIT",
             _ => "",
         };
-        format!("{}: {value}, {limits}{warning}{}", self.label, if self.stale { ", stale" } else { "" })
+        format!(
+            "{}: {value}, {limits}{warning}{}",
+            self.label,
+            if self.stale { ", stale" } else { "" }
+        )
     }
 }
 
@@ -110,7 +117,11 @@ fn bar(ui: &Ui, rect: Rect, fraction: f64, colour: Color32, theme: &Theme) {
     let p = ui.painter();
     p.rect_filled(rect, 2.0, theme.track);
     let w = rect.width() * fraction.clamp(0.0, 1.0) as f32;
-    p.rect_filled(Rect::from_min_size(rect.min, vec2(w, rect.height())), 2.0, colour);
+    p.rect_filled(
+        Rect::from_min_size(rect.min, vec2(w, rect.height())),
+        2.0,
+        colour,
+    );
 }
 
 /// Draws a gauge; returns its response (hover shows the details).
@@ -135,28 +146,46 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
         let font = FontId::proportional(13.0);
         let small = FontId::proportional(11.0);
         let text_colour = ui.visuals().text_color();
-        p.text(rect.left_top(), Align2::LEFT_TOP, &d.label, font.clone(), text_colour);
+        p.text(
+            rect.left_top(),
+            Align2::LEFT_TOP,
+            &d.label,
+            font.clone(),
+            text_colour,
+        );
         let value = d.value.map_or("—".to_string(), |v| d.format(v));
         p.text(rect.right_top(), Align2::RIGHT_TOP, &value, font, colour);
         let warn_text = match state {
             LimitState::NearMin => "near lower limit",
             LimitState::NearMax => "near upper limit",
             LimitState::AtLimit => "AT LIMIT",
-            LimitState::Unlimited if d.min.is_none() && d.kind == JointKind::Revolute => "continuous",
+            LimitState::Unlimited if d.min.is_none() && d.kind == JointKind::Revolute => {
+                "continuous"
+            }
             _ => "",
         };
         if !warn_text.is_empty() {
-            p.text(pos2(rect.center().x, rect.top()), Align2::CENTER_TOP, warn_text, small.clone(), colour);
+            p.text(
+                pos2(rect.center().x, rect.top()),
+                Align2::CENTER_TOP,
+                warn_text,
+                small.clone(),
+                colour,
+            );
         }
         // Position track with limits.
-        let track = Rect::from_min_size(pos2(rect.left(), rect.top() + 20.0), vec2(rect.width(), 10.0));
+        let track = Rect::from_min_size(
+            pos2(rect.left(), rect.top() + 20.0),
+            vec2(rect.width(), 10.0),
+        );
         p.rect_filled(track, 3.0, theme.track);
         let (lo, hi) = match (d.min, d.max) {
             (Some(a), Some(b)) if b > a => (a, b),
             // Continuous: one turn either side of zero.
             _ => (-std::f64::consts::PI, std::f64::consts::PI),
         };
-        let x_of = |v: f64| track.left() + track.width() * ((v - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
+        let x_of =
+            |v: f64| track.left() + track.width() * ((v - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
         if d.min.is_some() {
             let m = (hi - lo) * NEAR_LIMIT;
             for (a, b) in [(lo, lo + m), (hi - m, hi)] {
@@ -172,12 +201,32 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
                 v
             };
             let x = x_of(v);
-            p.line_segment([pos2(x, track.top() - 3.0), pos2(x, track.bottom() + 3.0)], Stroke::new(3.0, colour));
+            p.line_segment(
+                [pos2(x, track.top() - 3.0), pos2(x, track.bottom() + 3.0)],
+                Stroke::new(3.0, colour),
+            );
         }
-        p.rect_stroke(track, 3.0, Stroke::new(1.0, theme.muted), StrokeKind::Inside);
+        p.rect_stroke(
+            track,
+            3.0,
+            Stroke::new(1.0, theme.muted),
+            StrokeKind::Inside,
+        );
         if let (Some(a), Some(b)) = (d.min, d.max) {
-            p.text(track.left_bottom() + vec2(0.0, 2.0), Align2::LEFT_TOP, d.format(a), small.clone(), theme.muted);
-            p.text(track.right_bottom() + vec2(0.0, 2.0), Align2::RIGHT_TOP, d.format(b), small.clone(), theme.muted);
+            p.text(
+                track.left_bottom() + vec2(0.0, 2.0),
+                Align2::LEFT_TOP,
+                d.format(a),
+                small.clone(),
+                theme.muted,
+            );
+            p.text(
+                track.right_bottom() + vec2(0.0, 2.0),
+                Align2::RIGHT_TOP,
+                d.format(b),
+                small.clone(),
+                theme.muted,
+            );
         }
         // Speed and effort.
         let half = (rect.width() - 8.0) / 2.0;
@@ -189,7 +238,13 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
             _ => 0.0,
         };
         bar(ui, speed_rect, speed_frac, theme.series[1], theme);
-        bar(ui, effort_rect, d.effort_percent.unwrap_or(0.0).abs() / 100.0, theme.series[3], theme);
+        bar(
+            ui,
+            effort_rect,
+            d.effort_percent.unwrap_or(0.0).abs() / 100.0,
+            theme.series[3],
+            theme,
+        );
     }
     response.on_hover_text(format!(
         "{text}\nspeed {} of max {}\neffort {}",

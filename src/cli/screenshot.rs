@@ -1,0 +1,121 @@
+//! `jaus-ocu screenshot`: the demo UI rendered offscreen to a PNG, no display needed (EGL on
+//! Mesa's software device). The simulated arm runs its idle tour for a few simulated seconds
+//! first, in memory, so the picture shows the arm away from home and the plots filled.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+
+use super::sim::load_arm;
+use crate::ui::screenshot;
+
+/// Simulated seconds before the picture is taken.
+pub const SESSION_S: f64 = 6.0;
+
+/// Largest width or height accepted, pixels.
+pub const MAX_SIDE: u32 = 8192;
+
+/// Arguments of `jaus-ocu screenshot`.
+#[derive(Debug, Args)]
+pub struct ScreenshotArgs {
+    /// The PNG to write.
+    #[arg(long, value_name = "FILE.png")]
+    pub out: PathBuf,
+    /// Arm description (TOML) or built-in name: demo, puma560, ur5e.
+    #[arg(long, value_name = "FILE", default_value = "demo")]
+    pub arm: String,
+    /// Image size in pixels, WIDTHxHEIGHT.
+    #[arg(long, value_name = "WxH", default_value = "1280x800")]
+    pub size: String,
+}
+
+/// The smallest image: the window's minimum size (smaller, the panels overlap).
+pub fn min_size() -> (u32, u32) {
+    let min = crate::ui::native_options("")
+        .viewport
+        .min_inner_size
+        .unwrap_or(eframe::egui::vec2(800.0, 500.0));
+    (min.x.ceil() as u32, min.y.ceil() as u32)
+}
+
+/// Parses `WIDTHxHEIGHT` (e.g. `1280x800`), from [`min_size`] up to [`MAX_SIDE`] pixels a side.
+pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("--size {text}: expected WIDTHxHEIGHT in pixels, e.g. 1280x800");
+    let (w, h) = text.trim().split_once(['x', 'X']).ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    for side in [w, h] {
+        if !(16..=MAX_SIDE).contains(&side) {
+            return Err(format!(
+                "--size {text}: each side must be 16 to {MAX_SIDE} pixels"
+            ));
+        }
+    }
+    Ok((w, h))
+}
+
+/// Runs the session, renders and writes the PNG.
+pub fn run(args: &ScreenshotArgs) -> Result<i32> {
+    let started = Instant::now();
+    let (width, height) = parse_size(&args.size).map_err(|e| anyhow!(e))?;
+    if args.out.as_os_str().is_empty() {
+        bail!("--out: give the PNG file to write");
+    }
+    // Fail before the session and the render when the file cannot be written anyway.
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        bail!(
+            "cannot write {}: the folder {} does not exist",
+            args.out.display(),
+            dir.display()
+        );
+    }
+    let arm = load_arm(&args.arm).with_context(|| {
+        format!(
+            "--arm {}: not a built-in arm (demo, puma560, ur5e) nor a readable arm file",
+            args.arm
+        )
+    })?;
+    let mut app = screenshot::simulated_app(arm, SESSION_S);
+    // The plots show the whole session, not a 30 s window that is mostly empty.
+    app.settings.plot_window_s = SESSION_S;
+    let image = screenshot::render(&mut app, width, height)
+        .map_err(|e| anyhow!("cannot render offscreen: {e}"))?;
+    image
+        .save_with_format(&args.out, image::ImageFormat::Png)
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    println!(
+        "wrote {} ({width}x{height}) in {:.2} s",
+        args.out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_or_say_what_is_expected() {
+        assert_eq!(parse_size("1280x800"), Ok((1280, 800)));
+        assert_eq!(parse_size(" 800X500 "), Ok((800, 500)));
+        assert!(parse_size("10").unwrap_err().contains("WIDTHxHEIGHT"));
+        assert!(parse_size("axb").unwrap_err().contains("WIDTHxHEIGHT"));
+        assert_eq!(parse_size("800x500"), Ok((800, 500)));
+        assert!(
+            parse_size("799x500")
+                .unwrap_err()
+                .contains("at least 800x500")
+        );
+        assert!(
+            parse_size("800x499")
+                .unwrap_err()
+                .contains("at least 800x500")
+        );
+        assert!(parse_size("100000x800").unwrap_err().contains("at most"));
+    }
+}

@@ -1,0 +1,160 @@
+//! The whole operator UI rendered offscreen, for `jaus-ocu screenshot` and pixel tests: an
+//! in-memory session between the real client state machine and the simulator (fake clock, no
+//! sockets) fills an [`OcuApp`], then egui_glow paints it into an EGL pbuffer on Mesa's
+//! software device ([`super::offscreen::headless_pbuffer`]). The pbuffer is framebuffer 0, so
+//! the 3D view's paint callback runs exactly as it does in a window.
+
+use std::net::SocketAddr;
+
+use eframe::egui;
+use eframe::egui_glow;
+
+use super::app::{Mode, OcuApp, Settings};
+use super::offscreen;
+use super::scene::ArmView;
+use super::theme::Theme;
+use crate::model::update::Update;
+use crate::net::client::{Client, ClientConfig, Output};
+use crate::sim::arm_file::ArmFile;
+use crate::sim::component::{Component, SimConfig};
+
+/// Fake-clock step of the in-memory session, s.
+const STEP_S: f64 = 0.002;
+
+/// egui passes run before the one that is painted (layout settles: panel sizes, text
+/// measured, the 3D camera fitted).
+const WARM_UP_PASSES: usize = 3;
+
+/// The updates of `seconds` of an in-memory session between the real client and a simulated
+/// `arm` (the demo's idle tour on, seed 1), in the order the client produced them.
+pub fn simulated_updates(arm: ArmFile, seconds: f64) -> Vec<Update> {
+    let sim_addr = SocketAddr::from(([127, 0, 0, 1], crate::jaus::judp::PORT));
+    let ocu_addr = SocketAddr::from(([127, 0, 0, 1], 5000));
+    let mut sim = Component::new(
+        arm,
+        SimConfig {
+            tour: true,
+            seed: 1,
+            ..SimConfig::default()
+        },
+    );
+    let mut client = Client::new(ClientConfig {
+        connect: vec![sim_addr],
+        multicast: None,
+        ..ClientConfig::default()
+    });
+    let mut out = Output::default();
+    let mut sim_out = Vec::new();
+    let mut updates = Vec::new();
+    let steps = (seconds.max(0.0) / STEP_S).ceil() as usize;
+    for step in 0..=steps {
+        let t = step as f64 * STEP_S;
+        client.tick(t, &mut out);
+        for (to, bytes) in out.datagrams.drain(..) {
+            if to == sim_addr {
+                sim.handle_datagram(t, ocu_addr, &bytes, &mut sim_out);
+            }
+        }
+        sim.tick(t, &mut sim_out);
+        // The sim's replies reach the client from the sim's address.
+        for o in sim_out.drain(..) {
+            client.handle_datagram(t, sim_addr, &o.bytes, &mut out);
+        }
+        // Replies the client makes at once go out on the next step.
+        updates.append(&mut out.updates);
+    }
+    updates
+}
+
+/// An app in [`Mode::Simulated`] with default settings, fed `seconds` of a simulated session
+/// of `arm` ([`simulated_updates`]), its cursor at the last update so the plots show the
+/// recorded window.
+pub fn simulated_app(arm: ArmFile, seconds: f64) -> OcuApp {
+    let mut app = OcuApp::new(Mode::Simulated, None, None, Settings::default());
+    let updates = simulated_updates(arm, seconds);
+    for u in &updates {
+        app.apply(u);
+    }
+    app.view.cursor = Some(updates.last().map_or(0.0, Update::t));
+    app
+}
+
+/// Renders `app` at `width` × `height` pixels (1 pixel per point) offscreen and returns the
+/// image, rows top-down, opaque. Runs a few egui passes first so the layout settles; the
+/// egui time is fixed, so the same app renders the same image. The app must not be painting
+/// in another GL context (a window) at the same time: its 3D view's GPU objects are made in
+/// this one and freed before returning.
+pub fn render(app: &mut OcuApp, width: u32, height: u32) -> Result<image::RgbaImage, String> {
+    let surface = offscreen::headless_pbuffer(width, height)?;
+    let mut painter = egui_glow::Painter::new(surface.glow.clone(), "", None, false)
+        .map_err(|e| format!("egui_glow cannot paint on the EGL context: {e}"))?;
+    let result = paint(app, &mut painter, [width, height]);
+    // The 3D view made its GPU objects in this context on first paint: free them now, while
+    // it is current, so the app can be rendered again (in a new context) or dropped safely.
+    let camera = app.view.arm_view.view.camera;
+    app.view.arm_view.view = ArmView::new();
+    app.view.arm_view.view.camera = camera;
+    painter.destroy();
+    result
+}
+
+/// The egui passes and the paint; `painter` draws into framebuffer 0 of size `size`.
+fn paint(
+    app: &mut OcuApp,
+    painter: &mut egui_glow::Painter,
+    size: [u32; 2],
+) -> Result<image::RgbaImage, String> {
+    let ctx = egui::Context::default();
+    ctx.set_theme(if app.settings.dark {
+        egui::Theme::Dark
+    } else {
+        egui::Theme::Light
+    });
+    ctx.set_visuals(Theme::visuals(app.settings.dark));
+    let screen =
+        egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(size[0] as f32, size[1] as f32));
+    let mut output = None;
+    for pass in 0..=WARM_UP_PASSES {
+        let raw_input = egui::RawInput {
+            screen_rect: Some(screen),
+            // Fixed times: deterministic, and animations (if any) finish between passes.
+            time: Some(pass as f64),
+            predicted_dt: 1.0,
+            focused: false,
+            ..Default::default()
+        };
+        let mut full = ctx.run_ui(raw_input, |ui| app.frame(ui));
+        if pass < WARM_UP_PASSES {
+            // Fonts and images uploaded in warm-up passes are needed by the painted one.
+            painter.paint_and_update_textures(
+                size,
+                full.pixels_per_point,
+                &[],
+                &mut full.textures_delta,
+            );
+        } else {
+            output = Some(full);
+        }
+    }
+    let mut full = output.ok_or("no egui pass ran")?;
+    let primitives = ctx.tessellate(std::mem::take(&mut full.shapes), full.pixels_per_point);
+    let clear = ctx.global_style().visuals.panel_fill;
+    painter.clear(size, clear.to_normalized_gamma_f32());
+    painter.paint_and_update_textures(
+        size,
+        full.pixels_per_point,
+        &primitives,
+        &mut full.textures_delta,
+    );
+    let shot = painter.read_screen_rgba(size);
+    let bytes: Vec<u8> = shot
+        .pixels
+        .iter()
+        .flat_map(|c| {
+            let [r, g, b, _] = c.to_array();
+            [r, g, b, 255]
+        })
+        .collect();
+    image::RgbaImage::from_raw(size[0], size[1], bytes)
+        .ok_or_else(|| "the read-back has the wrong size".to_string())
+}

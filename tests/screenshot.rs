@@ -1,0 +1,176 @@
+//! `jaus-ocu screenshot` end to end: the whole UI rendered offscreen through EGL on Mesa's
+//! software device into a pbuffer (no display, no GPU). The PNG must show the UI (many
+//! colours), the SIMULATED badge, and the 3D view's tool marker, which only the three-d paint
+//! callback draws: proof that the callback ran inside egui_glow's paint.
+//!
+//! Needs Mesa's EGL at run time (Debian: `libegl1 libegl-mesa0 libgl1-mesa-dri`).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::ui::scene::ScenePalette;
+use jaus_ocu::ui::screenshot::{render, simulated_app};
+use jaus_ocu::ui::theme::Theme;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jaus-ocu"))
+        .args(args)
+        .output()
+        .expect("jaus-ocu runs")
+}
+
+/// Pixels within `tolerance` (per channel) of `rgb`.
+fn count_near(image: &image::RgbaImage, rgb: [u8; 3], tolerance: u8) -> usize {
+    image
+        .pixels()
+        .filter(|p| (0..3).all(|c| p.0[c].abs_diff(rgb[c]) <= tolerance))
+        .count()
+}
+
+#[test]
+fn screenshot_shows_the_ui_the_badge_and_the_3d_arm() {
+    let out: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "screenshot_test_shot.png"]
+        .iter()
+        .collect();
+    let _ = std::fs::remove_file(&out);
+    let o = run(&[
+        "screenshot",
+        "--out",
+        out.to_str().unwrap(),
+        "--size",
+        "800x500",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "exit {:?}: {stderr}", o.status.code());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("800x500"));
+
+    let image = image::open(&out)
+        .unwrap_or_else(|e| panic!("{}: {e}", out.display()))
+        .to_rgba8();
+    assert_eq!(image.dimensions(), (800, 500));
+
+    let colours: HashSet<[u8; 3]> = image.pixels().map(|p| [p.0[0], p.0[1], p.0[2]]).collect();
+    assert!(
+        colours.len() > 500,
+        "only {} distinct colours: blank?",
+        colours.len()
+    );
+
+    let badge = Theme::new(true).simulated.to_array();
+    let badge_pixels = count_near(&image, [badge[0], badge[1], badge[2]], 3);
+    assert!(
+        badge_pixels >= 20,
+        "SIMULATED badge colour {badge:?}: {badge_pixels} pixels"
+    );
+
+    // Only the three-d paint callback draws these: the view's background (its partial clear)
+    // and the tool-point marker (flat, over everything; a few pixels at this size).
+    let palette = ScenePalette::new(true);
+    let to_u8 = |c: [f32; 3]| c.map(|v| (v * 255.0).round() as u8);
+    let background = to_u8(palette.background);
+    let background_pixels = count_near(&image, background, 1);
+    assert!(
+        background_pixels >= 5000,
+        "3D background colour {background:?}: {background_pixels} pixels (did the paint callback run?)"
+    );
+    let marker = to_u8(palette.tool_marker);
+    let marker_pixels = count_near(&image, marker, 3);
+    assert!(
+        marker_pixels >= 3,
+        "3D tool marker colour {marker:?}: {marker_pixels} pixels (is the arm drawn?)"
+    );
+}
+
+#[test]
+fn a_bad_size_fails_with_a_message_and_exit_2() {
+    let out: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "screenshot_bad_size.png"]
+        .iter()
+        .collect();
+    let o = run(&["screenshot", "--out", out.to_str().unwrap(), "--size", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("--size 10") && stderr.contains("WIDTHxHEIGHT"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_unwritable_path_fails_with_a_message_and_exit_2() {
+    let out: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "no such dir", "shot.png"]
+        .iter()
+        .collect();
+    let o = run(&[
+        "screenshot",
+        "--out",
+        out.to_str().unwrap(),
+        "--size",
+        "200x100",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("cannot write") && stderr.contains("no such dir"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_simulated_session_moves_the_arm_off_home() {
+    let arm = ArmFile::demo();
+    let home = arm.home.clone();
+    let app = simulated_app(arm, 6.0);
+    let q = &app
+        .state
+        .positions
+        .as_ref()
+        .expect("positions arrived")
+        .value;
+    assert_eq!(q.len(), home.len());
+    let moved = q
+        .iter()
+        .zip(&home)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        moved > 0.1,
+        "largest joint move {moved}: {q:?} vs home {home:?}"
+    );
+    assert!(app.state.spec.is_some(), "the specification arrived");
+    assert!(app.ft.len() > 100, "force/torque history: {}", app.ft.len());
+    let cursor = app.view.cursor.expect("cursor set");
+    assert!((5.9..=6.1).contains(&cursor), "cursor {cursor}");
+}
+
+#[test]
+fn the_same_app_renders_twice_alike() {
+    let mut app = simulated_app(ArmFile::demo(), 3.0);
+    let first = render(&mut app, 800, 500).unwrap_or_else(|e| panic!("{e}"));
+    let second = render(&mut app, 800, 500).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(first.dimensions(), (800, 500));
+    first
+        .save(concat!(env!("CARGO_TARGET_TMPDIR"), "/first.png"))
+        .unwrap();
+    second
+        .save(concat!(env!("CARGO_TARGET_TMPDIR"), "/second.png"))
+        .unwrap();
+    let marker = ScenePalette::new(true)
+        .tool_marker
+        .map(|c| (c * 255.0).round() as u8);
+    assert!(
+        count_near(&second, marker, 3) >= 3,
+        "the 3D view is drawn again in a new context"
+    );
+    let differing = first
+        .pixels()
+        .zip(second.pixels())
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differing, 0,
+        "pixels that differ between two renders of the same app"
+    );
+}
