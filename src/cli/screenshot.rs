@@ -46,12 +46,11 @@ pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
     let (w, h) = text.trim().split_once(['x', 'X']).ok_or_else(bad)?;
     let w: u32 = w.trim().parse().map_err(|_| bad())?;
     let h: u32 = h.trim().parse().map_err(|_| bad())?;
-    for side in [w, h] {
-        if !(16..=MAX_SIDE).contains(&side) {
-            return Err(format!(
-                "--size {text}: each side must be 16 to {MAX_SIDE} pixels"
-            ));
-        }
+    let (min_w, min_h) = min_size();
+    if !(min_w..=MAX_SIDE).contains(&w) || !(min_h..=MAX_SIDE).contains(&h) {
+        return Err(format!(
+            "--size {text}: the UI needs at least {min_w}x{min_h} (the window's minimum) and at most {MAX_SIDE} pixels a side"
+        ));
     }
     Ok((w, h))
 }
