@@ -1,6 +1,6 @@
 //! Force/torque plots: Fx Fy Fz (N) with |F|, and Tx Ty Tz (N·m), on linked time axes. Points
 //! are decimated before egui_plot sees them (min/max envelope per pixel column over the
-//! time-indexed [`History`](crate::model::history::History)), so hours of 1 kHz data stay
+//! time-indexed [`History`]), so hours of 1 kHz data stay
 //! fluid. Following live, the window ends at now; drag or zoom pauses, `L` returns to live.
 
 use eframe::egui::{self, RichText};

@@ -18,6 +18,12 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
             };
             ui.label(RichText::new(text).small().color(if stale { theme.warn } else { theme.muted }));
         }
+        // Age of the newest joint sample when this frame is drawn: receive-to-display latency.
+        if let Some(p) = &app.state.positions {
+            let age_ms = (app.now() - p.t) * 1000.0;
+            ui.label(RichText::new(format!("latency {age_ms:.0} ms")).small().color(theme.muted))
+                .on_hover_text("Age of the newest joint sample when this frame was drawn");
+        }
         ui.separator();
         let s = &app.state.stats;
         ui.label(RichText::new(format!(
