@@ -67,10 +67,10 @@ use jaus_ocu::jaus::wire::Scale;
 use jaus_ocu::jaus::{DecodeContext, Message};
 use jaus_ocu::model::update::{Delivery, LinkState, NetStats, Signal, Update};
 use jaus_ocu::net::client::{Client, ClientConfig, Output};
+use jaus_ocu::net::server::{self, Faults};
 use jaus_ocu::net::thread::{NetConfig, NetHandle, Publisher};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, Outgoing, SimConfig};
-use jaus_ocu::sim::server::{self, Faults};
 
 /// ReportJointPositions' message ID.
 const REPORT_JOINT_POSITIONS: u16 = 0x4602;

@@ -19,9 +19,9 @@ use jaus_ocu::jaus::iop::QueryManipulatorEndEffectorForceTorque;
 use jaus_ocu::jaus::judp::{self, Datagram, Header};
 use jaus_ocu::jaus::manipulator::{QueryJointPositions, QueryJointVelocity};
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, Message};
+use jaus_ocu::net::server::{self, Faults};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, Outgoing, SimConfig};
-use jaus_ocu::sim::server::{self, Faults};
 
 const SUBSCRIBERS: u8 = 10;
 const RATE: f64 = 1000.0;

@@ -13,9 +13,9 @@ use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, JointKind, Message};
 use jaus_ocu::model::arm::{ArmSpec, Joint};
+use jaus_ocu::net::server::{self, Faults, SimHandle};
 use jaus_ocu::sim::arm_file::{ArmFile, Preset};
 use jaus_ocu::sim::component::{Component, SimConfig};
-use jaus_ocu::sim::server::{self, Faults, SimHandle};
 
 const CLIENT: JausId = JausId::new(126, 1, 20);
 const OTHER: JausId = JausId::new(126, 1, 30);

@@ -9,9 +9,9 @@ use clap::Args;
 use super::sim::load_arm;
 use crate::jaus::{JausId, judp};
 use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
+use crate::net::server::{self, Faults};
 use crate::net::thread::NetConfig;
 use crate::sim::component::{Component, SimConfig};
-use crate::sim::server::{self, Faults};
 use crate::ui::app::Mode;
 
 /// Options of the GUI on the network (`jaus-ocu` without a subcommand).

@@ -8,9 +8,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 
 use crate::jaus::{Dialect, JausId, judp};
+use crate::net::server::{self, Faults};
 use crate::sim::arm_file::ArmFile;
 use crate::sim::component::{Component, DEFAULT_ID, SimConfig};
-use crate::sim::server::{self, Faults};
 
 /// Which encoding dialect the simulator writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -15,6 +15,7 @@ use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
 use tracing::{debug, warn};
 
 use super::client::{Client, ClientConfig, Output};
+use super::server::{Received, spawn_receiver};
 use crate::jaus::judp;
 use crate::model::update::{Command, Signal, Update};
 
@@ -191,40 +192,16 @@ impl NetHandle {
         let stop = Arc::new(AtomicBool::new(false));
         let (cmd_tx, cmd_rx) = bounded::<Command>(256);
         let (upd_tx, upd_rx) = bounded::<Update>(cfg.update_capacity.max(1));
-        let (dg_tx, dg_rx) = bounded::<(Instant, SocketAddr, Vec<u8>)>(8192);
+        let (dg_tx, dg_rx) = bounded::<Received>(8192);
         let queue_dropped = Arc::new(AtomicU64::new(0));
 
-        let rx_socket = socket.try_clone()?;
-        rx_socket.set_read_timeout(Some(Duration::from_millis(50)))?;
-        let rx_stop = stop.clone();
-        let rx_dropped = queue_dropped.clone();
-        let receiver = std::thread::Builder::new()
-            .name("jaus-net-rx".into())
-            .spawn(move || {
-                let mut buf = vec![0u8; 65_536];
-                while !rx_stop.load(Ordering::Relaxed) {
-                    match rx_socket.recv_from(&mut buf) {
-                        Ok((n, from)) => {
-                            if dg_tx
-                                .try_send((Instant::now(), from, buf[..n].to_vec()))
-                                .is_err()
-                            {
-                                rx_dropped.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                            ) => {}
-                        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
-                        Err(e) => {
-                            warn!("net: receive error: {e}");
-                            std::thread::sleep(Duration::from_millis(10));
-                        }
-                    }
-                }
-            })?;
+        let receiver = spawn_receiver(
+            "jaus-net-rx",
+            &socket,
+            stop.clone(),
+            dg_tx,
+            queue_dropped.clone(),
+        )?;
 
         let loop_stop = stop.clone();
         let waker = cfg.waker.clone();

@@ -13,8 +13,8 @@ use super::{gauges, help, plots, presets, status_bar, top_bar, view3d};
 use crate::model::history::History;
 use crate::model::state::ArmState;
 use crate::model::update::{Command, CommandKind, ControlState, Outcome, Update};
+use crate::net::server::SimHandle;
 use crate::net::thread::NetHandle;
-use crate::sim::server::SimHandle;
 
 /// Where the data comes from (the window title and badge say it).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,8 +19,8 @@ pub mod widgets;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::net::server::SimHandle;
 use crate::net::thread::{NetConfig, NetHandle};
-use crate::sim::server::SimHandle;
 use app::{Mode, OcuApp};
 
 /// When the GUI was asked to start (for the "first frame with the live arm" figure).

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{RecvTimeoutError, bounded};
 use tracing::warn;
 
-use super::component::{Component, Outgoing, SimStats};
-use super::rng::Rng;
 use crate::jaus::judp;
+use crate::sim::component::{Component, Outgoing, SimStats};
+use crate::sim::rng::Rng;
 
 /// Faults applied to what the simulator sends (for tests of the OCU's tolerance).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -199,6 +199,52 @@ impl Drop for SimHandle {
     }
 }
 
+/// A datagram as the receive thread hands it over: arrival instant, sender, bytes.
+pub type Received = (Instant, SocketAddr, Vec<u8>);
+
+/// Starts the named thread that blocks on `socket` and hands every datagram, stamped with its
+/// arrival, to `tx`. A full channel means the consumer is overwhelmed: the datagram is
+/// dropped and counted in `dropped`, never waited for. Stops within 50 ms of `stop`.
+pub fn spawn_receiver(
+    name: &str,
+    socket: &UdpSocket,
+    stop: Arc<AtomicBool>,
+    tx: crossbeam_channel::Sender<Received>,
+    dropped: Arc<AtomicU64>,
+) -> io::Result<JoinHandle<()>> {
+    let rx_socket = socket.try_clone()?;
+    rx_socket.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let label = name.to_string();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 65_536];
+            while !stop.load(Ordering::Relaxed) {
+                match rx_socket.recv_from(&mut buf) {
+                    Ok((n, from)) => {
+                        if tx
+                            .try_send((Instant::now(), from, buf[..n].to_vec()))
+                            .is_err()
+                        {
+                            dropped.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                        ) => {}
+                    // ICMP port unreachable from a peer that went away: not our problem.
+                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                    Err(e) => {
+                        warn!("{label}: receive error: {e}");
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+            }
+        })
+}
+
 /// Binds `bind` and joins the JUDP multicast group when the address is not loopback (to
 /// receive multicast discovery, bind 0.0.0.0:3794).
 pub fn bind(bind: SocketAddr) -> io::Result<UdpSocket> {
@@ -236,35 +282,15 @@ pub fn spawn(
     let local_addr = socket.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
     let stats = Arc::new(Mutex::new((SimStats::default(), FaultStats::default())));
-    let (tx, rx) = bounded::<(Instant, SocketAddr, Vec<u8>)>(4096);
+    let (tx, rx) = bounded::<Received>(4096);
 
-    let rx_socket = socket.try_clone()?;
-    rx_socket.set_read_timeout(Some(Duration::from_millis(50)))?;
-    let rx_stop = stop.clone();
-    let receiver = std::thread::Builder::new()
-        .name("jaus-sim-rx".into())
-        .spawn(move || {
-            let mut buf = vec![0u8; 65_536];
-            while !rx_stop.load(Ordering::Relaxed) {
-                match rx_socket.recv_from(&mut buf) {
-                    Ok((n, from)) => {
-                        // A full queue means the component is overwhelmed: drop, never block.
-                        let _ = tx.try_send((Instant::now(), from, buf[..n].to_vec()));
-                    }
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                        ) => {}
-                    // ICMP port unreachable from a peer that went away: not our problem.
-                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
-                    Err(e) => {
-                        warn!("sim: receive error: {e}");
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                }
-            }
-        })?;
+    let receiver = spawn_receiver(
+        "jaus-sim-rx",
+        &socket,
+        stop.clone(),
+        tx,
+        Arc::new(AtomicU64::new(0)),
+    )?;
 
     let loop_stop = stop.clone();
     let loop_stats = stats.clone();
