@@ -21,7 +21,7 @@
 //!
 //! 2. Over real loopback UDP (target: `NET_LOAD_RATE` = 50,000 datagrams/s for
 //!    `NET_LOAD_SECONDS` = 10 s, 0 skips this part, with zero loss inside the OCU and p99
-//!    receive->update latency <= 1 ms). A real sim (`sim::server::spawn`) serves discovery,
+//!    receive->update latency <= 1 ms). A real sim (`net::server::spawn`) serves discovery,
 //!    the specification and the subscriptions to a real [`NetHandle`] through a proxy thread
 //!    (`bench-proxy`) that owns the address the OCU knows as the sim's: it forwards both ways
 //!    and watches the sim's Events for the joint-position event ID, its last Event sequence
@@ -1015,7 +1015,6 @@ fn loopback() {
         _ => "unknown (socket not found in /proc/net/udp)".into(),
     };
     let lost_before_ocu = report.to_ocu as i64 - final_stats.datagrams as i64;
-    let applied = distinct + d(|s| s.updates_coalesced);
     // Discarded inside the OCU process (its own counters); the rest of the missing blaster
     // datagrams were lost in the socket buffer (whose drops also include sim datagrams).
     let discarded = d(|s| s.queue_dropped)
@@ -1023,7 +1022,8 @@ fn loopback() {
         + d(|s| s.unexpected)
         + d(|s| s.malformed)
         + d(|s| s.updates_dropped);
-    let missing = sent - applied;
+    let coalesced = d(|s| s.updates_coalesced);
+    let missing = sent - distinct;
 
     println!(
         "OCU over loopback UDP: blaster at {rate:.0} datagrams/s for {secs} s ({} pacing), setup (discovery -> Live) took {:.0} ms",
@@ -1069,9 +1069,8 @@ fn loopback() {
         records.len()
     );
     println!(
-        "  blaster datagrams applied {applied} (consumed {distinct} + coalesced {}) of {sent}: {missing} missing = {discarded} discarded inside the OCU (queue_dropped + duplicates + unexpected + malformed + updates_dropped) + {} lost in the socket buffer",
-        d(|s| s.updates_coalesced),
-        missing as i64 - discarded as i64,
+        "  blaster datagrams: {distinct} of {sent} reached the consumer; {missing} missing = {discarded} discarded inside the OCU (queue_dropped + duplicates + unexpected + malformed + updates_dropped) + {coalesced} coalesced by the publisher (consumer behind, newest kept; counts every signal) + {} lost in the socket buffer",
+        missing as i64 - discarded as i64 - coalesced as i64,
     );
     println!(
         "  missing blaster indices: {} in {} runs, longest {}; {runs_256} runs of a multiple of 256 (the signature of the Event-sequence check: a burst of 128..=255 lost, then the rest of 256 discarded; blaster JUDP sequences never repeat within 65,536, so `duplicates` above are such discards)",

@@ -235,6 +235,8 @@ pub struct NetStats {
     pub not_for_us: u64,
     /// Blocks dropped as duplicates (same source and sequence number).
     pub duplicates: u64,
+    /// Events dropped as older than the last one applied (reordered in flight).
+    pub out_of_order: u64,
     /// Reports from components other than the selected one (not applied).
     pub foreign_reports: u64,
     /// Messages we did not expect (unknown event IDs, stray replies).

@@ -221,6 +221,8 @@ struct Sub {
     /// When the subscription last became active (staleness counts from here).
     since: f64,
     last_event_seq: Option<u8>,
+    /// Events dropped in a row as older than the last applied.
+    old_in_a_row: u8,
 }
 
 impl Sub {
@@ -1025,13 +1027,18 @@ impl Client {
                 match known {
                     Some(sub) => {
                         // Drop events older than the last one applied (reordered in flight).
+                        // The u8 sequence cannot tell "older" from "128+ events were lost", so
+                        // a run of apparently old events is a gap, not reordering: after
+                        // three in a row, follow the new numbering.
                         if let Some(last) = sub.last_event_seq {
                             let d = e.sequence_number.wrapping_sub(last);
-                            if d == 0 || d > 128 {
-                                self.stats.duplicates += 1;
+                            if (d == 0 || d > 128) && sub.old_in_a_row < 2 {
+                                sub.old_in_a_row += 1;
+                                self.stats.out_of_order += 1;
                                 return;
                             }
                         }
+                        sub.old_in_a_row = 0;
                         sub.last_event_seq = Some(e.sequence_number);
                     }
                     None => {
@@ -1371,6 +1378,7 @@ impl Client {
                 },
                 since: now,
                 last_event_seq: None,
+                old_in_a_row: 0,
             });
         }
         if let Some(s) = &mut self.session {
