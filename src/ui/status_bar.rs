@@ -20,7 +20,7 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         }
         // Age of the newest joint sample when this frame is drawn: receive-to-display latency.
         if let Some(p) = &app.state.positions {
-            let age_ms = (app.now() - p.t) * 1000.0;
+            let age_ms = (app.time() - p.t) * 1000.0;
             ui.label(RichText::new(format!("latency {age_ms:.0} ms")).small().color(theme.muted))
                 .on_hover_text("Age of the newest joint sample when this frame was drawn");
         }

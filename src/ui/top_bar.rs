@@ -112,11 +112,16 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
                 app.settings.dark = !app.settings.dark;
             }
             ui.menu_button("View", |ui| {
-                ui.checkbox(&mut app.settings.show_gauges, "Joint gauges");
-                ui.checkbox(&mut app.settings.show_plots, "Force/torque plots");
-                ui.checkbox(&mut app.settings.show_presets, "Presets");
-                ui.checkbox(&mut app.settings.show_axes, "Joint axes");
-                ui.checkbox(&mut app.settings.show_frames, "Joint frames");
+                ui.checkbox(&mut app.settings.show_gauges, "Joint gauges")
+                    .on_hover_text("Show the joint gauges panel");
+                ui.checkbox(&mut app.settings.show_plots, "Force/torque plots")
+                    .on_hover_text("Show the end-effector force/torque plots");
+                ui.checkbox(&mut app.settings.show_presets, "Presets")
+                    .on_hover_text("Show the preset pose picker");
+                ui.checkbox(&mut app.settings.show_axes, "Joint axes")
+                    .on_hover_text("Draw each joint's axis in the 3D view");
+                ui.checkbox(&mut app.settings.show_frames, "Joint frames")
+                    .on_hover_text("Draw each joint's x/y/z frame in the 3D view");
             });
             if app.mode == Mode::Simulated {
                 ui.label(RichText::new("SIMULATED").strong().color(theme.simulated))
