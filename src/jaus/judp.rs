@@ -231,6 +231,14 @@ impl<T: AsRef<[u8]>> Block<T> {
     }
 }
 
+impl<'a> Block<&'a [u8]> {
+    /// The payload, borrowed for as long as the datagram (not just the view).
+    pub fn payload_slice(&self) -> &'a [u8] {
+        let buffer: &'a [u8] = self.buffer;
+        &buffer[field::PAYLOAD..self.block_len() - 2]
+    }
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Block<T> {
     /// Sets the type/HC byte.
     pub fn set_type_hc(&mut self, v: u8) {
@@ -718,6 +726,97 @@ impl Reassembler {
         self.dropped += dropped;
         self.held_fragments -= fragments;
         self.held_bytes -= bytes;
+    }
+}
+
+/// What one block of a received datagram amounts to for the receiver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inbound<'a> {
+    /// Addressed to another component.
+    NotForUs(Header),
+    /// Its source ID is a wildcard or has a reserved 0 part.
+    BadSource(Header),
+    /// An ACK or NAK (no payload).
+    Ack(Header),
+    /// A fragment of a multi-packet message, stored or refused by the reassembler.
+    Fragment(Header),
+    /// A whole message: a single block, or the message its last fragment completed.
+    Message(Header, std::borrow::Cow<'a, [u8]>),
+}
+
+impl Inbound<'_> {
+    /// The block's header.
+    pub fn header(&self) -> &Header {
+        match self {
+            Inbound::NotForUs(h)
+            | Inbound::BadSource(h)
+            | Inbound::Ack(h)
+            | Inbound::Fragment(h) => h,
+            Inbound::Message(h, _) => h,
+        }
+    }
+}
+
+/// Whether a datagram-level error means another JUDP version or framing (not garbage).
+pub fn is_foreign(e: &DecodeError) -> bool {
+    matches!(
+        e.kind,
+        DecodeErrorKind::UnsupportedVersion(_) | DecodeErrorKind::LegacyFraming
+    )
+}
+
+/// The receive side every JUDP endpoint shares: walks a datagram's blocks, filters by
+/// destination and source, and puts multi-packet messages back together. Items are
+/// `Err` once, for the first block that does not frame (the rest of the datagram is lost).
+/// Answering ACK requests, duplicate suppression and decoding stay with the caller.
+#[derive(Debug)]
+pub struct Inbox<'a, 'r> {
+    blocks: Blocks<'a>,
+    me: JausId,
+    now: f64,
+    reassembler: &'r mut Reassembler,
+}
+
+impl<'a, 'r> Inbox<'a, 'r> {
+    /// The blocks of `datagram` as seen by component `me` at time `now`.
+    pub fn new(
+        datagram: &Datagram<'a>,
+        me: JausId,
+        now: f64,
+        reassembler: &'r mut Reassembler,
+    ) -> Self {
+        Self {
+            blocks: datagram.blocks(),
+            me,
+            now,
+            reassembler,
+        }
+    }
+}
+
+impl<'a> Iterator for Inbox<'a, '_> {
+    type Item = Result<Inbound<'a>, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = match self.blocks.next()? {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        let h = Header::parse(&b.block);
+        Some(Ok(if !h.destination.matches(self.me) {
+            Inbound::NotForUs(h)
+        } else if h.source.is_wildcard() || h.source.has_reserved_zero() {
+            Inbound::BadSource(h)
+        } else if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) {
+            Inbound::Ack(h)
+        } else if h.data_flags == DataFlags::Single {
+            Inbound::Message(h, std::borrow::Cow::Borrowed(b.block.payload_slice()))
+        } else {
+            match self.reassembler.push(self.now, &h, b.block.payload_slice()) {
+                Reassembly::Complete(m) => Inbound::Message(h, std::borrow::Cow::Owned(m)),
+                Reassembly::Pending | Reassembly::Refused => Inbound::Fragment(h),
+            }
+        }))
     }
 }
 

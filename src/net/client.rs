@@ -28,10 +28,9 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
 use crate::jaus::core::*;
-use crate::jaus::error::DecodeErrorKind;
 use crate::jaus::iop::*;
 use crate::jaus::judp::{
-    self, AckNak, Broadcast, DataFlags, Datagram, Header, Reassembler, Reassembly,
+    self, AckNak, Broadcast, DataFlags, Datagram, Header, Inbound, Inbox, Reassembler,
 };
 use crate::jaus::manipulator::*;
 use crate::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, Message};
@@ -489,10 +488,7 @@ impl Client {
         let dg = match Datagram::new_checked(bytes) {
             Ok(d) => d,
             Err(e) => {
-                if matches!(
-                    e.kind,
-                    DecodeErrorKind::UnsupportedVersion(_) | DecodeErrorKind::LegacyFraming
-                ) {
+                if judp::is_foreign(&e) {
                     self.stats.foreign_version += 1;
                 } else {
                     self.stats.malformed += 1;
@@ -500,19 +496,24 @@ impl Client {
                 return;
             }
         };
-        for block in dg.blocks() {
-            let Ok(b) = block else {
+        // Out of `self` while the inbox holds it, so the handlers can take `&mut self`.
+        let mut reassembler = std::mem::take(&mut self.reassembler);
+        for item in Inbox::new(&dg, self.cfg.id, now, &mut reassembler) {
+            let Ok(inbound) = item else {
                 self.stats.malformed += 1;
                 break;
             };
-            let h = Header::parse(&b.block);
-            if !h.destination.matches(self.cfg.id) {
-                self.stats.not_for_us += 1;
-                continue;
-            }
-            if h.source.is_wildcard() || h.source.has_reserved_zero() {
-                self.stats.malformed += 1;
-                continue;
+            let h = *inbound.header();
+            match &inbound {
+                Inbound::NotForUs(_) => {
+                    self.stats.not_for_us += 1;
+                    continue;
+                }
+                Inbound::BadSource(_) => {
+                    self.stats.malformed += 1;
+                    continue;
+                }
+                _ => {}
             }
             self.heard(now, h.source, from, out);
             if h.ack_nak == AckNak::Request
@@ -522,9 +523,9 @@ impl Client {
                 self.stats.acks_sent += 1;
                 self.stats.sent += 1;
             }
-            if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) {
+            let Inbound::Message(_, message) = inbound else {
                 continue;
-            }
+            };
             if self
                 .peers
                 .get_mut(&h.source)
@@ -533,33 +534,19 @@ impl Client {
                 self.stats.duplicates += 1;
                 continue;
             }
-            let payload = b.block.payload();
-            let whole;
-            let message = if h.data_flags == DataFlags::Single {
-                payload
-            } else {
-                match self.reassembler.push(now, &h, payload) {
-                    Reassembly::Complete(m) => {
-                        self.stats.reassembled += 1;
-                        whole = m;
-                        &whole[..]
-                    }
-                    Reassembly::Pending => continue,
-                    Reassembly::Refused => {
-                        self.stats.fragments_dropped = self.reassembler.dropped;
-                        continue;
-                    }
-                }
-            };
+            if h.data_flags != DataFlags::Single {
+                self.stats.reassembled += 1;
+            }
             let ctx = match &self.session {
                 Some(s) if s.id == h.source => s.ctx.clone(),
                 _ => DecodeContext::NONE,
             };
-            match Message::parse_with(message, &ctx) {
+            match Message::parse_with(&message, &ctx) {
                 Ok(m) => self.handle_message(now, h.source, from, m, out),
                 Err(_) => self.stats.malformed += 1,
             }
         }
+        self.reassembler = reassembler;
         self.stats.fragments_dropped = self.reassembler.dropped;
     }
 

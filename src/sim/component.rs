@@ -30,9 +30,8 @@ use tracing::{info, warn};
 use super::arm_file::ArmFile;
 use super::motion::{Mode, Motion};
 use crate::jaus::core::*;
-use crate::jaus::error::DecodeErrorKind;
 use crate::jaus::iop::*;
-use crate::jaus::judp::{self, AckNak, DataFlags, Datagram, Header, Reassembler, Reassembly};
+use crate::jaus::judp::{self, AckNak, Datagram, Header, Inbound, Inbox, Reassembler};
 use crate::jaus::manipulator::*;
 use crate::jaus::wire::{Scale, scales};
 use crate::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, Message};
@@ -297,10 +296,7 @@ impl Component {
         let dg = match Datagram::new_checked(bytes) {
             Ok(d) => d,
             Err(e) => {
-                if matches!(
-                    e.kind,
-                    DecodeErrorKind::UnsupportedVersion(_) | DecodeErrorKind::LegacyFraming
-                ) {
+                if judp::is_foreign(&e) {
                     self.stats.foreign_version += 1;
                 } else {
                     self.stats.malformed += 1;
@@ -309,9 +305,11 @@ impl Component {
                 return;
             }
         };
-        for block in dg.blocks() {
-            let b = match block {
-                Ok(b) => b,
+        // Out of `self` while the inbox holds it, so the handlers can take `&mut self`.
+        let mut reassembler = std::mem::take(&mut self.reassembler);
+        for item in Inbox::new(&dg, self.cfg.id, now, &mut reassembler) {
+            let inbound = match item {
+                Ok(i) => i,
                 Err(e) => {
                     self.stats.malformed += 1;
                     self.warn_limited(
@@ -321,43 +319,33 @@ impl Component {
                     break;
                 }
             };
-            let h = Header::parse(&b.block);
-            if !h.destination.matches(self.cfg.id) {
-                self.stats.not_for_us += 1;
-                continue;
-            }
-            if h.source.is_wildcard() || h.source.has_reserved_zero() {
-                self.stats.malformed += 1;
-                self.warn_limited(
-                    now,
-                    &format!(
-                        "dropped a block from {from} with invalid source ID {}",
-                        h.source
-                    ),
-                );
-                continue;
+            let h = *inbound.header();
+            match &inbound {
+                Inbound::NotForUs(_) => {
+                    self.stats.not_for_us += 1;
+                    continue;
+                }
+                Inbound::BadSource(_) => {
+                    self.stats.malformed += 1;
+                    self.warn_limited(
+                        now,
+                        &format!(
+                            "dropped a block from {from} with invalid source ID {}",
+                            h.source
+                        ),
+                    );
+                    continue;
+                }
+                _ => {}
             }
             self.learn(now, h.source, from);
             if h.ack_nak == AckNak::Request {
                 self.send_ack(&h, out);
             }
-            if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) {
+            let Inbound::Message(_, message) = inbound else {
                 continue;
-            }
-            let payload = b.block.payload();
-            let whole;
-            let message_bytes = if h.data_flags == DataFlags::Single {
-                payload
-            } else {
-                match self.reassembler.push(now, &h, payload) {
-                    Reassembly::Complete(m) => {
-                        whole = m;
-                        &whole[..]
-                    }
-                    Reassembly::Pending | Reassembly::Refused => continue,
-                }
             };
-            match Message::parse_with(message_bytes, &self.ctx) {
+            match Message::parse_with(&message, &self.ctx) {
                 Ok(m) => self.handle_message(now, h.source, m, out),
                 Err(e) => {
                     self.stats.malformed += 1;
@@ -368,6 +356,7 @@ impl Component {
                 }
             }
         }
+        self.reassembler = reassembler;
     }
 
     fn learn(&mut self, now: f64, id: JausId, addr: SocketAddr) {
