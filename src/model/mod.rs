@@ -4,5 +4,6 @@
 pub mod arm;
 pub mod history;
 pub mod kinematics;
+pub mod session;
 pub mod state;
 pub mod update;

@@ -156,6 +156,8 @@ impl ArmState {
                 self.delivery.insert(*signal, *delivery);
             }
             Update::Stats { stats, .. } => self.stats = *stats,
+            // Marks live on the session's timeline, not in the latest state.
+            Update::Mark { .. } => {}
             Update::Error { t, message } => push_bounded(&mut self.errors, (*t, message.clone())),
         }
     }

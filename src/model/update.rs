@@ -140,6 +140,37 @@ pub enum LinkState {
     Lost,
 }
 
+/// What a timeline mark is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MarkKind {
+    /// Control requested, granted, refused, released or lost.
+    Control,
+    /// An emergency stop set or cleared.
+    Emergency,
+    /// A management state change (ready, standby, ...).
+    Status,
+    /// A preset transition started, completed or failed.
+    Transition,
+    /// No traffic from the manipulator for a while, or the link lost.
+    Gap,
+    /// A signal overdue (stale) or fresh again.
+    Stale,
+}
+
+impl MarkKind {
+    /// A short name for legends and exports.
+    pub fn name(self) -> &'static str {
+        match self {
+            MarkKind::Control => "control",
+            MarkKind::Emergency => "emergency",
+            MarkKind::Status => "status",
+            MarkKind::Transition => "transition",
+            MarkKind::Gap => "gap",
+            MarkKind::Stale => "stale",
+        }
+    }
+}
+
 /// A time series the OCU receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Signal {
@@ -405,6 +436,16 @@ pub enum Update {
         /// Counters.
         stats: NetStats,
     },
+    /// Something seen on the wire that deserves a timeline mark and is not a fact above
+    /// (a command another OCU sent, a gap in traffic). The replay observer emits these.
+    Mark {
+        /// Time.
+        t: f64,
+        /// What about.
+        kind: MarkKind,
+        /// What happened, for the operator.
+        label: String,
+    },
     /// Something went wrong that the operator should see.
     Error {
         /// Time.
@@ -437,6 +478,7 @@ impl Update {
             | Update::Stale { t, .. }
             | Update::Delivery { t, .. }
             | Update::Stats { t, .. }
+            | Update::Mark { t, .. }
             | Update::Error { t, .. } => *t,
         }
     }

@@ -1,2 +1,22 @@
 //! Recording, replay and capture import.
+//!
+//! - [`recorder`]: the recorder thread, raw datagrams (and decoded channels) → MCAP.
+//! - [`format`]: the MCAP layout both sides agree on (topics, schemas, metadata).
+//! - [`source`]: reads `.mcap` recordings and `.pcap`/`.pcapng` captures as [`WireRecord`]s,
+//!   tolerant of damage.
+//! - [`observer`]: a passive, sans-I/O decoder: wire records → [`Update`]s, for replay and for
+//!   the recorder's decoded channels.
+//! - [`player`]: loads a file into a [`Session`] on a background thread, with progress.
+//! - [`export`]: CSV of joint and force/torque series.
+//! - [`capture`]: the pcap/pcapng reader.
+//!
+//! [`WireRecord`]: crate::net::tap::WireRecord
+//! [`Update`]: crate::model::update::Update
+//! [`Session`]: crate::model::session::Session
 pub mod capture;
+pub mod export;
+pub mod format;
+pub mod observer;
+pub mod player;
+pub mod recorder;
+pub mod source;

@@ -1,0 +1,2 @@
+//! Placeholder until issue 6 lands.
+fn main() {}
