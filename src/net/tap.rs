@@ -126,9 +126,15 @@ mod tests {
         }
         assert_eq!(tap.offered(), 5);
         assert_eq!(tap.dropped(), 3);
-        assert_eq!(rx.try_iter().map(|r| r.bytes[0]).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(
+            rx.try_iter().map(|r| r.bytes[0]).collect::<Vec<_>>(),
+            [0, 1]
+        );
         drop(rx);
         tap.offer(|| rec(9));
-        assert!(!tap.is_connected(), "a vanished recorder disconnects the tap");
+        assert!(
+            !tap.is_connected(),
+            "a vanished recorder disconnects the tap"
+        );
     }
 }

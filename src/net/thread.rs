@@ -9,13 +9,14 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
 use tracing::{debug, warn};
 
 use super::client::{Client, ClientConfig, Output};
 use super::server::{Received, spawn_receiver};
+use super::tap::{Direction, Tap, WireRecord};
 use crate::jaus::judp;
 use crate::model::update::{Command, Signal, Update};
 
@@ -35,6 +36,9 @@ pub struct NetConfig {
     pub backlog_capacity: usize,
     /// Called after updates were published.
     pub waker: Option<Waker>,
+    /// Where every datagram received and sent is offered for recording (connect a recorder
+    /// before `spawn` to record from the first datagram, or later through [`NetHandle::tap`]).
+    pub tap: Tap,
 }
 
 impl Default for NetConfig {
@@ -45,6 +49,7 @@ impl Default for NetConfig {
             update_capacity: 4096,
             backlog_capacity: 4096,
             waker: None,
+            tap: Tap::new(),
         }
     }
 }
@@ -57,6 +62,12 @@ impl std::fmt::Debug for NetConfig {
             .field("update_capacity", &self.update_capacity)
             .finish_non_exhaustive()
     }
+}
+
+/// Nanoseconds since the Unix epoch (0 for a clock set before 1970).
+pub fn unix_ns(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// Publishes updates without ever blocking: coalesces samples, queues the rest, counts.
@@ -153,6 +164,8 @@ pub struct NetHandle {
     commands: Sender<Command>,
     updates: Receiver<Update>,
     start: Instant,
+    start_unix_ns: u64,
+    tap: Tap,
     local_addr: SocketAddr,
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
@@ -189,6 +202,7 @@ impl NetHandle {
         }
         let local_addr = socket.local_addr()?;
         let start = Instant::now();
+        let start_unix_ns = unix_ns(SystemTime::now());
         let stop = Arc::new(AtomicBool::new(false));
         let (cmd_tx, cmd_rx) = bounded::<Command>(256);
         let (upd_tx, upd_rx) = bounded::<Update>(cfg.update_capacity.max(1));
@@ -207,18 +221,36 @@ impl NetHandle {
         let waker = cfg.waker.clone();
         let backlog = cfg.backlog_capacity;
         let client_cfg = cfg.client.clone();
+        let tap = cfg.tap.clone();
         let worker = std::thread::Builder::new().name("jaus-net".into()).spawn(move || {
             let clock = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
+            // The recording's clock is the client's: replay times equal live times.
+            let wire_ns = |t: Instant| {
+                start_unix_ns.saturating_add(
+                    u64::try_from(t.saturating_duration_since(start).as_nanos()).unwrap_or(u64::MAX),
+                )
+            };
+            let record = |at: Instant, direction: Direction, peer: SocketAddr, bytes: Vec<u8>| {
+                tap.offer(|| WireRecord {
+                    t_ns: wire_ns(at),
+                    direction,
+                    peer,
+                    bytes,
+                });
+            };
             let mut client = Client::new(client_cfg);
             let mut publisher = Publisher::new(upd_tx, backlog);
             let mut out = Output::default();
             let mut send_errors = 0u64;
             let mut run = |client: &mut Client, out: &mut Output, publisher: &mut Publisher| {
                 for (addr, bytes) in out.datagrams.drain(..) {
-                    if let Err(e) = socket.send_to(&bytes, addr) {
-                        send_errors += 1;
-                        if send_errors.is_power_of_two() {
-                            warn!("net: cannot send to {addr}: {e} ({send_errors} send errors so far)");
+                    match socket.send_to(&bytes, addr) {
+                        Ok(_) => record(Instant::now(), Direction::Tx, addr, bytes),
+                        Err(e) => {
+                            send_errors += 1;
+                            if send_errors.is_power_of_two() {
+                                warn!("net: cannot send to {addr}: {e} ({send_errors} send errors so far)");
+                            }
                         }
                     }
                 }
@@ -250,10 +282,12 @@ impl NetHandle {
                     recv(dg_rx) -> msg => {
                         if let Ok((at, from, bytes)) = msg {
                             client.handle_datagram(clock(at), from, &bytes, &mut out);
+                            record(at, Direction::Rx, from, bytes);
                             // Take what else is queued before publishing.
                             for _ in 0..256 {
                                 let Ok((at, from, bytes)) = dg_rx.try_recv() else { break };
                                 client.handle_datagram(clock(at), from, &bytes, &mut out);
+                                record(at, Direction::Rx, from, bytes);
                             }
                         }
                     }
@@ -284,6 +318,8 @@ impl NetHandle {
             commands: cmd_tx,
             updates: upd_rx,
             start,
+            start_unix_ns,
+            tap: cfg.tap,
             local_addr,
             stop,
             threads: vec![receiver, worker],
@@ -308,6 +344,16 @@ impl NetHandle {
     /// The instant `t = 0` of every update.
     pub fn start(&self) -> Instant {
         self.start
+    }
+
+    /// The instant `t = 0` as ns since the Unix epoch (the time origin of recordings).
+    pub fn start_unix_ns(&self) -> u64 {
+        self.start_unix_ns
+    }
+
+    /// The recording tap: connect a recorder's channel to record every datagram.
+    pub fn tap(&self) -> &Tap {
+        &self.tap
     }
 
     /// The local socket address.

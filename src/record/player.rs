@@ -52,7 +52,9 @@ pub struct Replay {
 
 impl std::fmt::Debug for Replay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Replay").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Replay")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
