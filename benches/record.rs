@@ -1,2 +1,265 @@
-//! Placeholder until issue 6 lands.
-fn main() {}
+//! Recording throughput (issue 6). Run: `cargo bench --bench record` (about three minutes).
+//!
+//! Target: the recorder writes >= 500,000 datagrams/s of ~100-byte JUDP datagrams on one core.
+//!
+//! The traffic is what a 7-joint arm streaming at 1 kHz sends: each datagram carries two JUDP
+//! blocks from the arm to the OCU, a ReportJointPositions and a ReportJointVelocity of the
+//! demo arm following a smooth trajectory (so the bytes compress like real ones, not like
+//! copies), with consecutive JUDP sequence numbers, 1 ms apart. The first datagram is the
+//! arm's ReportManipulatorSpecifications, so the observer selects the arm and decodes the rest.
+//!
+//! `write/*` times the real [`Recorder`] end to end: `start` (file created, header and session
+//! metadata flushed), every datagram sent through its bounded channel from the bench thread,
+//! `stop` (queue drained, summary written, thread joined). The recorder's work happens on its
+//! one thread (`jaus-recorder`; zstd's worker threads are off), so datagrams/s here is what
+//! one core sustains; the bench thread only moves pre-built records into the channel.
+//! Variants, side by side in one run:
+//! - `raw/zstd`: the default for raw channels (chunk indexes, no message indexes);
+//! - `raw/zstd+msgidx`: the same with message indexes, the question being what they cost;
+//! - `raw/lz4`, `raw/none`: the other compressions;
+//! - `raw+decoded/zstd`: the default configuration: raw channels plus the replay observer's
+//!   decoded JSON channels.
+//!
+//! `read/*` times [`WireSource`] over the files written (every datagram back as a record).
+//! `format/*` prices the JSON of one joint sample. Bytes per datagram on disk are printed for
+//! every variant before the timings.
+//!
+//! Decisions taken from this bench (figures from one run on the 2-core development machine,
+//! shared with other builds, so absolute numbers move between runs; ratios are steadier):
+//! see the report printed at the start and `RecorderConfig::compression` /
+//! `RecorderConfig::message_indexes`.
+
+use std::hint::black_box;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use jaus_ocu::jaus::judp::{DatagramWriter, Header};
+use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions, ReportJointVelocity};
+use jaus_ocu::jaus::message::Message;
+use jaus_ocu::jaus::{JausId, JointKind};
+use jaus_ocu::model::update::Update;
+use jaus_ocu::net::tap::{Direction, WireRecord};
+use jaus_ocu::record::format;
+use jaus_ocu::record::recorder::{RecordCompression, Recorder, RecorderConfig};
+use jaus_ocu::record::source::WireSource;
+use jaus_ocu::sim::arm_file::ArmFile;
+
+/// Datagrams per timed recording.
+const N: usize = 100_000;
+
+const START_NS: u64 = 1_735_689_600_000_000_000;
+const ARM: JausId = JausId::new(1, 1, 1);
+const OCU: JausId = JausId::new(200, 1, 1);
+
+fn value(kind: JointKind, v: f64) -> JointValue {
+    match kind {
+        JointKind::Revolute => JointValue::revolute(v),
+        JointKind::Prismatic => JointValue::prismatic(v),
+    }
+}
+
+/// The specification, then `n` position + velocity datagrams.
+fn traffic(n: usize) -> Vec<WireRecord> {
+    let arm = ArmFile::demo();
+    let peer: SocketAddr = "192.168.1.50:3794".parse().unwrap();
+    let mut seq: u16 = 0;
+    let mut next_header = || {
+        let h = Header::new(OCU, ARM, seq);
+        seq = seq.wrapping_add(1);
+        h
+    };
+    let mut w = DatagramWriter::new();
+    let spec = Message::from(arm.spec.to_report()).emit().unwrap();
+    w.push(&next_header(), &spec).unwrap();
+    let mut out = vec![WireRecord {
+        t_ns: START_NS,
+        direction: Direction::Rx,
+        peer,
+        bytes: w.finish(),
+    }];
+    for i in 0..n {
+        let t = i as f64 * 1e-3;
+        let (mut q, mut dq) = (Vec::new(), Vec::new());
+        for (j, joint) in arm.spec.joints.iter().enumerate() {
+            let w = 0.5 + 0.1 * j as f64;
+            q.push(value(joint.kind, joint.clamp(0.4 * (w * t).sin())));
+            dq.push(value(joint.kind, 0.4 * w * (w * t).cos()));
+        }
+        let positions = Message::from(ReportJointPositions { joint_positions: q })
+            .emit()
+            .unwrap();
+        let velocities = Message::from(ReportJointVelocity {
+            joint_velocities: dq,
+        })
+        .emit()
+        .unwrap();
+        let mut w = DatagramWriter::new();
+        w.push(&next_header(), &positions).unwrap();
+        w.push(&next_header(), &velocities).unwrap();
+        out.push(WireRecord {
+            t_ns: START_NS + 1_000_000 + (t * 1e9) as u64,
+            direction: Direction::Rx,
+            peer,
+            bytes: w.finish(),
+        });
+    }
+    out
+}
+
+struct Variant {
+    name: &'static str,
+    decoded: bool,
+    compression: RecordCompression,
+    message_indexes: bool,
+}
+
+const VARIANTS: [Variant; 5] = [
+    Variant {
+        name: "raw/zstd",
+        decoded: false,
+        compression: RecordCompression::Zstd,
+        message_indexes: false,
+    },
+    Variant {
+        name: "raw/zstd+msgidx",
+        decoded: false,
+        compression: RecordCompression::Zstd,
+        message_indexes: true,
+    },
+    Variant {
+        name: "raw/lz4",
+        decoded: false,
+        compression: RecordCompression::Lz4,
+        message_indexes: false,
+    },
+    Variant {
+        name: "raw/none",
+        decoded: false,
+        compression: RecordCompression::None,
+        message_indexes: false,
+    },
+    Variant {
+        name: "raw+decoded/zstd",
+        decoded: true,
+        compression: RecordCompression::Zstd,
+        message_indexes: false,
+    },
+];
+
+fn path_for(v: &Variant) -> PathBuf {
+    let name = v.name.replace(['/', '+'], "_");
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bench-record-{name}.mcap"))
+}
+
+fn config(v: &Variant) -> RecorderConfig {
+    let mut cfg = RecorderConfig::new(path_for(v), START_NS);
+    cfg.decoded = v.decoded;
+    cfg.compression = v.compression;
+    cfg.message_indexes = v.message_indexes;
+    cfg
+}
+
+/// One recording, start to stop; the time it took.
+fn record(cfg: RecorderConfig, recs: Vec<WireRecord>) -> Duration {
+    let t0 = Instant::now();
+    let recorder = Recorder::start(cfg).unwrap();
+    let tx = recorder.sender();
+    for r in recs {
+        tx.send(r).unwrap();
+    }
+    drop(tx);
+    let stats = recorder.stop().unwrap();
+    let took = t0.elapsed();
+    assert_eq!(stats.rx, (N + 1) as u64);
+    took
+}
+
+fn bench(c: &mut Criterion) {
+    let recs = traffic(N);
+    let payload = recs[1..].iter().map(|r| r.bytes.len()).sum::<usize>() as f64 / N as f64;
+    println!("\ntraffic: {N} datagrams of {payload:.0} bytes (+ the specification)");
+    println!(
+        "{:<18} {:>10} {:>14} {:>12}",
+        "variant", "bytes/dgram", "decoded msgs", "one run"
+    );
+    for v in &VARIANTS {
+        let took = record(config(v), recs.clone());
+        let size = std::fs::metadata(path_for(v)).unwrap().len();
+        let mut decoded = 0;
+        if v.decoded {
+            let bytes = std::fs::read(path_for(v)).unwrap();
+            let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+            let stats = summary.stats.unwrap();
+            decoded = stats.message_count - (N + 1) as u64;
+        }
+        println!(
+            "{:<18} {:>10.1} {:>14} {:>9.0} k/s",
+            v.name,
+            size as f64 / (N + 1) as f64,
+            decoded,
+            N as f64 / took.as_secs_f64() / 1e3
+        );
+    }
+
+    let mut g = c.benchmark_group("write");
+    g.throughput(Throughput::Elements(N as u64));
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_secs(2));
+    g.measurement_time(Duration::from_secs(12));
+    for v in &VARIANTS {
+        g.bench_function(v.name, |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let batch = recs.clone();
+                        record(config(v), batch)
+                    })
+                    .sum()
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("read");
+    g.throughput(Throughput::Elements((N + 1) as u64));
+    g.sample_size(10);
+    for v in [&VARIANTS[0], &VARIANTS[4]] {
+        g.bench_function(v.name, |b| {
+            b.iter(|| {
+                let mut src = WireSource::open(&path_for(v), 3794).unwrap();
+                let n = src.by_ref().fold(0, |n, r| {
+                    black_box(r.bytes.len());
+                    n + 1
+                });
+                assert_eq!(n, N + 1);
+                assert_eq!(src.stopped(), None);
+                n
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("format");
+    g.throughput(Throughput::Elements(1));
+    let sample = Update::JointPositions {
+        t: 1234.567,
+        values: vec![0.1234567, -1.25, 0.6, 2.0943, -0.0001234, 3.1, 0.5],
+    };
+    let mut json = Vec::new();
+    g.bench_function("encode_joint_positions_7", |b| {
+        b.iter(|| {
+            format::encode_update(black_box(&sample), &mut json);
+            json.len()
+        })
+    });
+    g.finish();
+
+    for v in &VARIANTS {
+        let _ = std::fs::remove_file(path_for(v));
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

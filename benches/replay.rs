@@ -1,2 +1,240 @@
-//! Placeholder until issue 6 lands.
-fn main() {}
+//! Replay of a long recording (issue 6). Run: `cargo bench --bench replay` (about two
+//! minutes; `REPLAY_BENCH_SECONDS` shortens the recording, default one hour).
+//!
+//! The recording is made once, outside the timed part: a 7-joint arm (the demo arm) reporting
+//! joint positions and end-effector force/torque at 1 kHz each through Events, as the OCU
+//! receives them (real JUDP datagrams from `jaus::`), plus its specification at the start,
+//! written by the real recorder (`record::recorder::Recorder`, default settings: zstd chunks
+//! and the decoded JSON channels beside the raw ones) into a temporary file. Its size and
+//! datagram count are printed.
+//!
+//! Then, side by side in one run:
+//! - (a) `open_to_first_frame` (criterion; target <= 2 s): `Replay::open` until the shared
+//!   session has the specification and a positions sample and `state_at(first t)` returns
+//!   positions: the first drawn frame minus the UI's own frame cost (`cargo bench --bench
+//!   ui`, ~3 ms). The replay is dropped (loader cancelled) outside the timed part.
+//! - (b) full load (printed, 3 runs): `Replay::open` + `wait`, and datagrams/s.
+//! - (c) seek on the fully loaded session (criterion; target <= 16 ms): `state_at(t)` at
+//!   random times over the hour; `next_report` / `prev_report` at random times.
+//! - (d) memory per hour: `Session::memory_bytes()` of the loaded session, MB, and bytes per
+//!   datagram.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use crossbeam_channel::bounded;
+use jaus_ocu::jaus::core::Event;
+use jaus_ocu::jaus::iop::ReportManipulatorEndEffectorForceTorque;
+use jaus_ocu::jaus::judp::{self, Header};
+use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
+use jaus_ocu::jaus::{EmbeddedMessage, JausId, Message};
+use jaus_ocu::model::session::Session;
+use jaus_ocu::net::tap::{Direction, WireRecord};
+use jaus_ocu::record::player::{LoadWaker, Replay};
+use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::rng::Rng;
+
+const SIM: JausId = JausId::new(126, 1, 10);
+const OCU: JausId = JausId::new(200, 1, 1);
+const START_NS: u64 = 1_700_000_000_000_000_000;
+const PORT: u16 = 3794;
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One datagram from the arm to the OCU.
+fn datagram(seq: u16, m: &Message) -> Vec<u8> {
+    judp::single(&Header::new(OCU, SIM, seq), &m.emit().expect("encodes"))
+        .expect("fits one datagram")
+}
+
+/// An Event carrying `report`.
+fn event(event_id: u8, sequence_number: u8, report: &Message) -> Message {
+    Event {
+        event_id,
+        sequence_number,
+        report_message: EmbeddedMessage::new(report).expect("encodes"),
+    }
+    .into()
+}
+
+/// Records `seconds` of 1 kHz positions and 1 kHz F/T into `path`; returns the datagrams.
+fn record(path: &Path, seconds: u64) -> u64 {
+    let arm = ArmFile::demo();
+    let kinds = arm.spec.joint_kinds();
+    let recorder =
+        Recorder::start(RecorderConfig::new(path.to_path_buf(), START_NS)).expect("recorder");
+    let tx = recorder.sender();
+    let peer = "192.168.0.10:3794".parse().unwrap();
+    let mut seq = 0u16;
+    let mut send = |t_ns: u64, m: &Message| {
+        seq = seq.wrapping_add(1);
+        tx.send(WireRecord {
+            t_ns,
+            direction: Direction::Rx,
+            peer,
+            bytes: datagram(seq, m),
+        })
+        .expect("the recorder is running");
+    };
+    send(START_NS + 200_000_000, &arm.spec.to_report().into());
+    let mut rng = Rng::new(7);
+    let mut n = 1u64;
+    for ms in 0..seconds * 1000 {
+        let t = ms as f64 / 1000.0;
+        let t_ns = START_NS + 500_000_000 + ms * 1_000_000;
+        let positions: Message = ReportJointPositions {
+            joint_positions: kinds
+                .iter()
+                .enumerate()
+                .map(|(i, k)| JointValue {
+                    joint_type: *k,
+                    value: 0.3 * (t / 60.0 + i as f64).sin() + 0.001 * rng.normal(),
+                })
+                .collect(),
+        }
+        .into();
+        send(t_ns, &event(1, ms as u8, &positions));
+        let mut f = |a: f64| 20.0 * (t / 7.0 + a).sin() + 0.5 * rng.normal();
+        let ft: Message = ReportManipulatorEndEffectorForceTorque::full(
+            [f(0.0), f(1.0), f(2.0)],
+            [0.1 * f(3.0), 0.1 * f(4.0), 0.1 * f(5.0)],
+        )
+        .into();
+        send(t_ns + 500_000, &event(2, ms as u8, &ft));
+        n += 2;
+    }
+    drop(tx);
+    let stats = recorder.stop().expect("the recording finishes");
+    assert_eq!(stats.rx, n, "every datagram recorded");
+    n
+}
+
+/// Opens `path` and waits until the first frame could be drawn; the time it took.
+fn first_frame(path: &Path) -> (Duration, Replay) {
+    let (wake_tx, wake_rx) = bounded::<()>(1);
+    let waker: LoadWaker = Arc::new(move || {
+        let _ = wake_tx.try_send(());
+    });
+    let t0 = Instant::now();
+    let replay = Replay::open(path, PORT, Some(waker)).expect("opens");
+    loop {
+        {
+            let s = replay.session.read().unwrap();
+            if s.latest.spec.is_some()
+                && let Some((first, _)) = s.positions.span()
+                && black_box(s.state_at(first)).positions.is_some()
+            {
+                break;
+            }
+        }
+        if replay.progress().finished {
+            panic!("the whole file loaded without a drawable frame");
+        }
+        let _ = wake_rx.recv_timeout(Duration::from_millis(5));
+    }
+    (t0.elapsed(), replay)
+}
+
+fn main() {
+    let seconds = env_u64("REPLAY_BENCH_SECONDS", 3600);
+    let dir = std::env::temp_dir().join(format!("jaus-ocu-bench-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path: PathBuf = dir.join("hour.mcap");
+    let t = Instant::now();
+    let datagrams = record(&path, seconds);
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "recording: {seconds} s at 1 kHz positions + 1 kHz F/T, {datagrams} datagrams, {:.1} MB ({:.1} bytes/datagram), written in {:.1} s",
+        size as f64 / 1e6,
+        size as f64 / datagrams as f64,
+        t.elapsed().as_secs_f64()
+    );
+
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+
+    // (a) Open to first frame.
+    c.bench_function("open_to_first_frame", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let (took, replay) = first_frame(&path);
+                total += took;
+                // Cancels the loader (joins within one batch), outside the timing.
+                drop(replay);
+            }
+            total
+        })
+    });
+
+    // (b) Full load.
+    let mut loads = Vec::new();
+    let mut loaded: Option<Replay> = None;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let replay = Replay::open(&path, PORT, None).expect("opens");
+        let p = replay.wait();
+        loads.push(t.elapsed().as_secs_f64());
+        assert!(p.finished && p.stopped.is_none(), "{p:?}");
+        assert_eq!(p.datagrams, datagrams);
+        loaded = Some(replay);
+    }
+    loads.sort_by(f64::total_cmp);
+    println!(
+        "full load: min {:.2} s, median {:.2} s of 3 ({:.0} datagrams/s at the median)",
+        loads[0],
+        loads[1],
+        datagrams as f64 / loads[1]
+    );
+    let replay = loaded.expect("loaded");
+    let session = replay.session.read().unwrap();
+    let session: &Session = &session;
+    let (t0, t1) = session.positions.span().expect("samples");
+    assert!(session.positions.len() as u64 >= seconds * 1000);
+    assert_eq!(session.ft.len(), session.positions.len());
+
+    // (c) Seek.
+    let mut rng = Rng::new(42);
+    let times: Vec<f64> = (0..4096).map(|_| t0 + rng.uniform() * (t1 - t0)).collect();
+    let mut i = 0;
+    c.bench_function("seek_state_at_random_time", |b| {
+        b.iter(|| {
+            i = (i + 1) % times.len();
+            let s = session.state_at(black_box(times[i]));
+            assert!(s.positions.is_some());
+            s
+        })
+    });
+    c.bench_function("step_next_and_prev_report", |b| {
+        b.iter(|| {
+            i = (i + 1) % times.len();
+            let t = black_box(times[i]);
+            (session.next_report(t), session.prev_report(t))
+        })
+    });
+    c.final_summary();
+
+    // (d) Memory.
+    let bytes = session.memory_bytes();
+    println!(
+        "memory: {:.1} MB for {seconds} s ({:.1} MB per hour, {:.1} bytes per datagram); {} position and {} F/T samples, {} discrete updates",
+        bytes as f64 / 1e6,
+        bytes as f64 / 1e6 * 3600.0 / seconds as f64,
+        bytes as f64 / datagrams as f64,
+        session.positions.len(),
+        session.ft.len(),
+        session.discrete_updates()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

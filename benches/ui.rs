@@ -56,6 +56,9 @@ fn app(window_s: f64) -> OcuApp {
         values: arm.home.clone(),
     });
     let n = (HOURS * 3600.0 * RATE) as usize;
+    // Straight into the session's F/T history, as `Session::apply` would put it (one lock).
+    let session = app.session.clone();
+    let mut s = session.write().expect("session lock");
     for i in 0..n {
         let t = i as f64 / RATE;
         let f = [
@@ -64,7 +67,7 @@ fn app(window_s: f64) -> OcuApp {
             14.7 + (t * 0.1).sin(),
         ];
         let tq = [0.1 * (t * 2.0).sin(), 0.05, -0.02];
-        app.ft.push(
+        s.ft.push(
             t,
             &[
                 f[0],
@@ -77,6 +80,7 @@ fn app(window_s: f64) -> OcuApp {
             ],
         );
     }
+    drop(s);
     app
 }
 
@@ -118,20 +122,21 @@ fn bench(c: &mut Criterion) {
     });
     // Decimation alone, as the two plots do it: 4 + 3 channels over the full 8 h, 1280 columns.
     let a = app(HOURS * 3600.0);
+    let s = a.session.read().expect("session lock");
     let mut bounds = Vec::new();
     g.bench_function("decimation_only_7_channels_1280_columns", |b| {
         b.iter(|| {
             let f =
-                a.ft.plot_points_multi(&[0, 1, 2, 6], 0.0, HOURS * 3600.0, 1280, &mut bounds);
+                s.ft.plot_points_multi(&[0, 1, 2, 6], 0.0, HOURS * 3600.0, 1280, &mut bounds);
             let t =
-                a.ft.plot_points_multi(&[3, 4, 5], 0.0, HOURS * 3600.0, 1280, &mut bounds);
+                s.ft.plot_points_multi(&[3, 4, 5], 0.0, HOURS * 3600.0, 1280, &mut bounds);
             black_box(f.len() + t.len())
         })
     });
     eprintln!(
         "history: {} samples x 7 channels, {:.1} MB",
-        a.ft.len(),
-        a.ft.memory_bytes() as f64 / 1e6
+        s.ft.len(),
+        s.ft.memory_bytes() as f64 / 1e6
     );
     g.finish();
 }

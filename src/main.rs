@@ -23,12 +23,16 @@ enum Command {
     Demo(cli::gui::DemoArgs),
     /// Decode one JUDP datagram (or bare JAUS message) given as hex, or one per line from stdin.
     Decode(cli::decode::DecodeArgs),
-    /// Decode every JUDP datagram in a .pcap or .pcapng capture.
+    /// Decode every JUDP datagram of a .pcap/.pcapng capture, or summarise an .mcap recording.
     Inspect(cli::inspect::InspectArgs),
+    /// Replay a recording (.mcap) or capture (.pcap, .pcapng) in the GUI, with a timeline.
+    Replay(cli::gui::ReplayArgs),
     /// Run a simulated JAUS manipulator component on UDP (default: the demo arm on 127.0.0.1:3794).
     Sim(cli::sim::SimArgs),
     /// Discover JAUS components and show the selected manipulator (headless network side).
     Probe(cli::probe::ProbeArgs),
+    /// Record every datagram the network side sends and receives to an MCAP file (headless).
+    Record(cli::record::RecordArgs),
     /// Render the demo UI offscreen to a PNG (no display needed).
     Screenshot(cli::screenshot::ScreenshotArgs),
 }
@@ -46,12 +50,23 @@ fn main() -> ExitCode {
         Some(Command::Demo(args)) => cli::gui::run_demo(args),
         Some(Command::Decode(args)) => cli::decode::run(args),
         Some(Command::Inspect(args)) => cli::inspect::run(args),
+        Some(Command::Replay(args)) => cli::gui::run_replay(args),
         Some(Command::Sim(args)) => cli::sim::run(args),
         Some(Command::Probe(args)) => cli::probe::run(args),
         Some(Command::Screenshot(args)) => cli::screenshot::run(args),
+        Some(Command::Record(args)) => cli::record::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
+        // `jaus-ocu inspect big.mcap --json | head`: the reader left; that is not an error.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

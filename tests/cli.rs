@@ -263,3 +263,61 @@ fn inspect_refuses_a_file_that_is_not_a_capture() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a pcap or pcapng file"));
 }
+
+#[test]
+fn inspect_summary_of_the_real_capture_counts_messages_peers_and_gaps() {
+    let o = run(&["inspect", "--summary", "--json", PCAP]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = json_lines(&o);
+    assert_eq!(lines.len(), 1, "one summary object");
+    let s = &lines[0];
+    assert_eq!(s["format"], "pcap");
+    assert_eq!(s["datagrams"]["total"], 22);
+    assert_eq!(s["messages"]["ReportStatus"], 5);
+    assert_eq!(s["messages"]["QueryStatus"], 5);
+    assert_eq!(s["messages"]["RequestControl"], 2);
+    assert_eq!(s["messages"]["SetEmergency"], 1);
+    let peers = s["peers"].as_object().unwrap();
+    assert_eq!(peers.len(), 2, "{peers:?}");
+    let duration = s["duration_s"].as_f64().unwrap();
+    assert!((duration - 92.046).abs() < 0.01, "duration {duration}");
+    // Frames 1 to 4 are 24.6 s apart: a gap in the manipulator's traffic.
+    let gaps = s["gaps"].as_array().unwrap();
+    assert!(
+        gaps.iter().any(|g| g["length_s"].as_f64().unwrap() > 20.0),
+        "{gaps:?}"
+    );
+}
+
+#[test]
+fn record_refuses_a_nonsense_duration_with_usage_status() {
+    let o = run(&[
+        "record",
+        "--out",
+        "/tmp/never-written.mcap",
+        "--duration",
+        "-1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--duration -1: give a positive number"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!std::path::Path::new("/tmp/never-written.mcap").exists());
+}
+
+#[test]
+fn record_into_a_missing_directory_says_which_path_failed() {
+    let o = run(&[
+        "record",
+        "--out",
+        "/nonexistent-dir/x.mcap",
+        "--duration",
+        "1",
+        "--no-multicast",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/nonexistent-dir/x.mcap"), "{err}");
+}

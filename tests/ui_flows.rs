@@ -211,3 +211,713 @@ fn selecting_another_arm_sends_select() {
         h.state().sent
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Record and replay (issue 6).
+
+mod replay_flows {
+    use std::net::SocketAddr;
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    use eframe::egui;
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+    use jaus_ocu::model::update::*;
+    use jaus_ocu::net::client::{Client, ClientConfig, Output};
+    use jaus_ocu::net::server::{self, Faults};
+    use jaus_ocu::net::tap::{Direction, WireRecord};
+    use jaus_ocu::net::thread::{NetConfig, NetHandle};
+    use jaus_ocu::record::player::Replay;
+    use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
+    use jaus_ocu::sim::arm_file::ArmFile;
+    use jaus_ocu::sim::component::{Component, SimConfig};
+    use jaus_ocu::ui::app::{Mode, NoticeLevel, OcuApp, Settings, read_session};
+    use jaus_ocu::ui::files::{self, Task};
+    use jaus_ocu::ui::gauges::gauge_data;
+    use jaus_ocu::ui::recording::Recording;
+
+    const SAE: &str = "tests/data/SAE_Management_PacketCapture.pcap";
+
+    fn temp_path(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("jaus-ocu-ui-flows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
+        Harness::builder()
+            .with_size([1280.0, 800.0])
+            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+    }
+
+    fn replay_app(path: &Path) -> OcuApp {
+        let replay = Replay::open(path, 3794, None).unwrap_or_else(|e| panic!("{e}"));
+        let p = replay.wait();
+        assert!(p.finished && p.stopped.is_none(), "{p:?}");
+        OcuApp::with_replay(replay, Settings::default())
+    }
+
+    fn span(app: &OcuApp) -> (f64, f64) {
+        read_session(&app.session).span().expect("something loaded")
+    }
+
+    fn cursor(h: &Harness<'_, OcuApp>) -> f64 {
+        h.state().view.cursor.expect("replay has a cursor")
+    }
+
+    /// Records `seconds` of an in-memory session between the real client and the simulator
+    /// (fake clock, no sockets) at the wire, as the network thread would offer it, to MCAP.
+    fn record_in_memory(path: &Path, seconds: f64) {
+        let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
+        let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let start_ns = 1_700_000_000_000_000_000u64;
+        let recorder = Recorder::start(RecorderConfig::new(path.to_path_buf(), start_ns)).unwrap();
+        let tx = recorder.sender();
+        let mut sim = Component::new(
+            ArmFile::demo(),
+            SimConfig {
+                tour: true,
+                seed: 1,
+                ..SimConfig::default()
+            },
+        );
+        let mut client = Client::new(ClientConfig {
+            connect: vec![sim_addr],
+            multicast: None,
+            ..ClientConfig::default()
+        });
+        let mut out = Output::default();
+        let mut sim_out = Vec::new();
+        let record = |t: f64, direction, bytes: &[u8]| {
+            tx.send(WireRecord {
+                t_ns: start_ns + (t * 1e9) as u64,
+                direction,
+                peer: sim_addr,
+                bytes: bytes.to_vec(),
+            })
+            .unwrap();
+        };
+        let steps = (seconds / 0.002) as usize;
+        for step in 0..=steps {
+            let t = step as f64 * 0.002;
+            client.tick(t, &mut out);
+            for (to, bytes) in out.datagrams.drain(..) {
+                if to == sim_addr {
+                    record(t, Direction::Tx, &bytes);
+                    sim.handle_datagram(t, ocu_addr, &bytes, &mut sim_out);
+                }
+            }
+            sim.tick(t, &mut sim_out);
+            for o in sim_out.drain(..) {
+                record(t, Direction::Rx, &o.bytes);
+                client.handle_datagram(t, sim_addr, &o.bytes, &mut out);
+            }
+            out.updates.clear();
+        }
+        drop(tx);
+        recorder.stop().unwrap();
+    }
+
+    #[test]
+    fn replay_of_the_sae_capture_shows_the_timeline_with_its_marks() {
+        let mut h = harness(replay_app(Path::new(SAE)));
+        h.step();
+        let app = h.state();
+        assert_eq!(app.mode, Mode::Replay(PathBuf::from(SAE)));
+        assert!(
+            app.title()
+                .contains("REPLAY SAE_Management_PacketCapture.pcap"),
+            "{}",
+            app.title()
+        );
+        let kinds: Vec<MarkKind> = read_session(&app.session)
+            .marks
+            .iter()
+            .map(|m| m.kind)
+            .collect();
+        for kind in [MarkKind::Control, MarkKind::Emergency, MarkKind::Status] {
+            assert!(kinds.contains(&kind), "{kind:?} mark missing: {kinds:?}");
+        }
+        assert!(h.query_by_label("timeline").is_some(), "the scrub bar");
+        assert!(h.query_by_label("Play").is_some());
+        assert!(h.query_by_label("mark ▶").is_some());
+        assert!(
+            h.query_by_label_contains("REPLAY SAE_Management").is_some(),
+            "the badge"
+        );
+        assert_eq!(cursor(&h), span(h.state()).0, "a replay opens at its start");
+    }
+
+    #[test]
+    fn space_plays_and_pauses_a_replay_and_sends_nothing() {
+        let mut h = harness(replay_app(Path::new(SAE)));
+        h.step();
+        let t0 = cursor(&h);
+        h.key_press(egui::Key::Space);
+        h.step();
+        assert!(h.state().view.playback.playing, "space plays");
+        h.step();
+        assert!(
+            cursor(&h) > t0,
+            "playing moves the cursor: {} vs {t0}",
+            cursor(&h)
+        );
+        h.key_press(egui::Key::Space);
+        h.step();
+        assert!(!h.state().view.playback.playing, "space pauses");
+        let paused_at = cursor(&h);
+        h.step();
+        h.step();
+        assert_eq!(cursor(&h), paused_at, "paused stays put");
+        assert!(h.state().sent.is_empty(), "{:?}", h.state().sent);
+    }
+
+    #[test]
+    fn end_shows_the_last_state_standby_and_home_the_first() {
+        let mut h = harness(replay_app(Path::new(SAE)));
+        h.step();
+        let (a, b) = span(h.state());
+        h.key_press(egui::Key::End);
+        h.step();
+        h.step();
+        assert_eq!(cursor(&h), b);
+        assert_eq!(h.state().state.status, ManagementState::Standby);
+        assert!(h.query_by_label("STANDBY").is_some(), "the top bar says so");
+        h.key_press(egui::Key::Home);
+        h.step();
+        h.step();
+        assert_eq!(cursor(&h), a);
+        assert_ne!(h.state().state.status, ManagementState::Standby);
+        assert!(h.query_by_label("STANDBY").is_none());
+    }
+
+    #[test]
+    fn mark_keys_and_buttons_jump_from_mark_to_mark() {
+        let mut h = harness(replay_app(Path::new(SAE)));
+        h.step();
+        let marks: Vec<f64> = read_session(&h.state().session)
+            .marks
+            .iter()
+            .map(|m| m.t)
+            .collect();
+        let start = cursor(&h);
+        let first_after = *marks.iter().find(|t| **t > start + 1e-9).unwrap();
+        h.key_press(egui::Key::Period);
+        h.step();
+        assert_eq!(cursor(&h), first_after);
+        let second_after = *marks.iter().find(|t| **t > first_after + 1e-9).unwrap();
+        h.get_by_label("mark ▶").click();
+        h.step();
+        assert_eq!(cursor(&h), second_after);
+        h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::ArrowLeft);
+        h.step();
+        assert_eq!(cursor(&h), first_after, "shift+left goes back one mark");
+    }
+
+    #[test]
+    fn replay_is_read_only_whatever_the_operator_clicks_or_presses() {
+        let mut h = harness(replay_app(Path::new(SAE)));
+        h.step();
+        h.key_press(egui::Key::End);
+        h.step();
+        h.get_by_label("E-STOP").click();
+        h.step();
+        for key in [egui::Key::E, egui::Key::C, egui::Key::Space] {
+            h.key_press(key);
+            h.step();
+        }
+        if let Some(release) = h.query_by_label("Release") {
+            release.click();
+            h.step();
+        }
+        assert!(h.state().sent.is_empty(), "{:?}", h.state().sent);
+        // Sending directly is refused too.
+        h.state_mut().command(Command::SetEmergency);
+        assert!(h.state().sent.is_empty());
+    }
+
+    #[test]
+    fn stepping_moves_the_cursor_to_the_next_and_previous_report() {
+        let path = temp_path("stepping.mcap");
+        record_in_memory(&path, 3.0);
+        let mut h = harness(replay_app(&path));
+        h.step();
+        h.key_press(egui::Key::Home);
+        h.step();
+        let start = cursor(&h);
+        let expected = read_session(&h.state().session)
+            .next_report(start)
+            .expect("reports recorded");
+        h.key_press(egui::Key::ArrowRight);
+        h.step();
+        assert_eq!(cursor(&h), expected);
+        let next = read_session(&h.state().session)
+            .next_report(expected)
+            .unwrap();
+        h.get_by_label("step ▶").click();
+        h.step();
+        assert_eq!(cursor(&h), next);
+        assert!(next > expected);
+        h.key_press(egui::Key::ArrowLeft);
+        h.step();
+        assert_eq!(cursor(&h), expected, "left steps back one report");
+        // The state drawn is the session's state at the cursor.
+        h.step();
+        let want = read_session(&h.state().session).state_at(expected);
+        assert_eq!(h.state().state.positions, want.positions);
+    }
+
+    #[test]
+    fn a_recording_opens_at_its_first_joint_positions_so_the_arm_shows() {
+        let path = temp_path("first-positions.mcap");
+        record_in_memory(&path, 1.0);
+        let replay = Replay::open(&path, 3794, None).unwrap();
+        // Not waiting: the first frames may run while the file loads.
+        let mut h = harness(OcuApp::with_replay(replay, Settings::default()));
+        h.state().replay.as_ref().unwrap().replay.wait();
+        h.step();
+        h.step();
+        let first = read_session(&h.state().session)
+            .positions
+            .span()
+            .expect("positions recorded")
+            .0;
+        assert!(
+            first > span(h.state()).0,
+            "the recording starts before the arm reports"
+        );
+        assert_eq!(cursor(&h), first);
+        assert!(h.state().state.positions.is_some(), "the arm is drawn");
+        // Home still goes to the very start.
+        h.key_press(egui::Key::Home);
+        h.step();
+        assert_eq!(cursor(&h), span(h.state()).0);
+        h.step();
+        assert_eq!(cursor(&h), span(h.state()).0, "and stays there");
+    }
+
+    #[test]
+    fn playing_a_recording_advances_by_speed_and_pauses_at_the_end() {
+        let path = temp_path("playing.mcap");
+        record_in_memory(&path, 2.0);
+        let mut h = harness(replay_app(&path));
+        h.step();
+        h.state_mut().view.playback.set_speed(2.0);
+        let t0 = cursor(&h);
+        h.get_by_label("Play").click();
+        h.step();
+        h.step();
+        let moved = cursor(&h) - t0;
+        // Each kittest step is 0.25 s of wall-clock time; at 2x the cursor moves 0.5 s a step.
+        assert!(
+            (0.49..=1.01).contains(&moved),
+            "moved {moved} s in one or two steps"
+        );
+        for _ in 0..20 {
+            h.step();
+        }
+        let (_, end) = span(h.state());
+        assert_eq!(cursor(&h), end);
+        assert!(!h.state().view.playback.playing, "paused at the end");
+        assert!(h.query_by_label("Play").is_some());
+    }
+
+    #[test]
+    fn a_live_app_scrubbed_back_shows_the_older_joint_positions() {
+        let updates = super::recorded(3.0, None);
+        let mut app = OcuApp::new(Mode::Simulated, None, None, Settings::default());
+        for u in &updates {
+            app.apply(u);
+        }
+        let mut h = harness(app);
+        h.step();
+        let latest = h.state().state.positions.clone().expect("positions");
+        assert!(h.query_by_label("LIVE").is_some(), "following live");
+        // Back to 1.5 s: every panel draws the state then.
+        h.state_mut().seek(1.5);
+        h.step();
+        h.step();
+        let then = h
+            .state()
+            .state
+            .positions
+            .clone()
+            .expect("positions at 1.5 s");
+        assert!(then.t <= 1.5 && then.t > 1.4, "sample at {}", then.t);
+        assert_ne!(then.value, latest.value, "the arm moved in between");
+        let want = read_session(&h.state().session)
+            .state_at(1.5)
+            .positions
+            .unwrap();
+        assert_eq!(then, want);
+        let gauge = gauge_data(h.state())[0].describe();
+        assert!(
+            h.query_by_label(&gauge).is_some(),
+            "the first gauge shows the older value: {gauge}"
+        );
+        assert!(h.query_by_label("LIVE").is_none());
+        // L returns to following now.
+        h.key_press(egui::Key::L);
+        h.step();
+        h.step();
+        assert_eq!(h.state().view.cursor, None);
+        assert_eq!(h.state().state.positions.as_ref(), Some(&latest));
+        assert!(h.query_by_label("LIVE").is_some());
+        // The emergency stop stays on space while live, scrubbed or not.
+        h.state_mut().seek(1.0);
+        h.step();
+        h.key_press(egui::Key::Space);
+        h.step();
+        assert!(h.state().sent.contains(&Command::SetEmergency));
+    }
+
+    #[test]
+    fn clicking_the_scrub_bar_moves_the_cursor_there() {
+        let mut h = harness(replay_app(Path::new(SAE)));
+        h.step();
+        let (a, b) = span(h.state());
+        h.get_by_label("timeline").click();
+        h.step();
+        let t = cursor(&h);
+        // The middle of the bar is the middle of the session (within a few pixels).
+        let per_px = (b - a) / 1000.0;
+        assert!(
+            (t - (a + b) / 2.0).abs() < 6.0 * per_px.max(0.01),
+            "cursor {t} in {a}..{b}"
+        );
+    }
+
+    #[test]
+    fn opening_a_file_that_is_not_a_recording_says_why_and_keeps_the_view() {
+        let path = temp_path("not-a-capture.mcap");
+        std::fs::write(&path, b"this is not a capture at all").unwrap();
+        let mut app = OcuApp::new(Mode::Simulated, None, None, Settings::default());
+        for u in &super::recorded(1.0, None) {
+            app.apply(u);
+        }
+        let before = app.state.positions.clone();
+        let mut h = harness(app);
+        h.step();
+        let err = h.state_mut().open_replay(&path).unwrap_err();
+        h.step();
+        assert!(err.contains("not an MCAP recording"), "{err}");
+        assert_eq!(h.state().mode, Mode::Simulated);
+        assert!(h.state().replay.is_none());
+        assert_eq!(h.state().state.positions, before);
+        let notice = &h.state().view.notices.last().unwrap();
+        assert_eq!(notice.level, NoticeLevel::Error);
+        assert!(h.query_by_label_contains("not an MCAP recording").is_some());
+        h.get_by_label("Dismiss").click();
+        h.step();
+        assert!(h.state().view.notices.is_empty());
+    }
+
+    #[test]
+    fn a_truncated_capture_loads_what_is_readable_and_says_where_it_stopped() {
+        let bytes = std::fs::read(SAE).unwrap();
+        let path = temp_path("truncated.pcap");
+        std::fs::write(&path, &bytes[..bytes.len() - 30]).unwrap();
+        let replay = Replay::open(&path, 3794, None).unwrap();
+        let p = replay.wait();
+        assert!(p.stopped.is_some(), "the reader says it stopped: {p:?}");
+        let mut h = harness(OcuApp::with_replay(replay, Settings::default()));
+        h.step();
+        h.step();
+        let notice = h.state().view.notices.first().expect("a notice").clone();
+        assert_eq!(notice.level, NoticeLevel::Warning);
+        assert!(
+            notice.text.contains("loaded up to 0:01:")
+                && notice.text.contains(p.stopped.as_deref().unwrap()),
+            "{}",
+            notice.text
+        );
+        assert!(h.query_by_label_contains("loaded up to").is_some(), "shown");
+        assert_eq!(
+            h.query_all_by_label_contains("loaded partly").count(),
+            2,
+            "the timeline and the status bar say so too"
+        );
+        assert!(!read_session(&h.state().session).marks.is_empty());
+    }
+
+    #[derive(Debug)]
+    struct Dropped(PathBuf);
+
+    impl egui::DroppedFile for Dropped {
+        fn path(&self) -> &Path {
+            &self.0
+        }
+        fn bytes(&self) -> Result<Vec<u8>, String> {
+            std::fs::read(&self.0).map_err(|e| e.to_string())
+        }
+    }
+
+    #[test]
+    fn dropping_a_capture_on_the_window_replays_it_and_back_to_live_returns() {
+        let mut app = OcuApp::new(Mode::Simulated, None, None, Settings::default());
+        for u in &super::recorded(1.0, None) {
+            app.apply(u);
+        }
+        let live_positions = app.state.positions.clone();
+        let mut h = harness(app);
+        h.step();
+        h.input_mut().hovered_files.push(egui::HoveredFile {
+            path: Some(PathBuf::from(SAE)),
+            mime: String::new(),
+        });
+        h.step();
+        assert!(h.state().view.drop_hover, "the drop veil shows");
+        // As winit does: a drop ends the hover.
+        h.input_mut().hovered_files.clear();
+        h.input_mut()
+            .dropped_files
+            .push(Arc::new(Dropped(PathBuf::from(SAE))));
+        h.step();
+        assert!(!h.state().view.drop_hover);
+        assert_eq!(h.state().mode, Mode::Replay(PathBuf::from(SAE)));
+        h.state().replay.as_ref().unwrap().replay.wait();
+        h.key_press(egui::Key::End);
+        h.step();
+        h.step();
+        assert_eq!(h.state().state.status, ManagementState::Standby);
+        h.state_mut().back_to_live();
+        h.step();
+        assert_eq!(h.state().mode, Mode::Simulated);
+        assert!(h.state().replay.is_none());
+        assert_eq!(h.state().state.positions, live_positions);
+    }
+
+    #[test]
+    fn csv_export_writes_the_series_off_the_ui_thread_and_says_so() {
+        let path = temp_path("stepping-export.mcap");
+        record_in_memory(&path, 2.0);
+        let csv = temp_path("export.csv");
+        let _ = std::fs::remove_file(&csv);
+        let mut h = harness(replay_app(&path));
+        h.step();
+        let (a, b) = span(h.state());
+        files::dispatch(h.state_mut(), Task::ExportCsv { t0: a, t1: b }, csv.clone());
+        let until = Instant::now() + Duration::from_secs(10);
+        while h.state().view.notices.is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+            h.step();
+        }
+        let notice = h.state().view.notices.last().expect("a notice");
+        assert_eq!(notice.level, NoticeLevel::Info, "{}", notice.text);
+        assert!(notice.text.contains("Exported"), "{}", notice.text);
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(text.lines().count() > 100, "{} lines", text.lines().count());
+    }
+
+    #[test]
+    fn help_lists_the_replay_and_recording_shortcuts() {
+        let mut h = harness(replay_app(Path::new(SAE)));
+        h.step();
+        h.key_press(egui::Key::F1);
+        h.step();
+        h.step();
+        for key in ["Ctrl+R", "Ctrl+O", "Home / End", "← / →"] {
+            assert!(h.query_by_label(key).is_some(), "{key} not in the help");
+        }
+    }
+
+    /// The simulator on loopback and a network side talking to it, as `jaus-ocu demo` runs.
+    fn demo_app() -> OcuApp {
+        let socket = server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let sim_addr = socket.local_addr().unwrap();
+        let sim = server::spawn(
+            Component::new(
+                ArmFile::demo(),
+                SimConfig {
+                    tour: true,
+                    seed: 1,
+                    ..SimConfig::default()
+                },
+            ),
+            socket,
+            Faults::default(),
+            1,
+        )
+        .unwrap();
+        let net = NetHandle::spawn(NetConfig {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            client: ClientConfig {
+                connect: vec![sim_addr],
+                multicast: None,
+                ..ClientConfig::default()
+            },
+            ..NetConfig::default()
+        })
+        .unwrap();
+        OcuApp::new(Mode::Simulated, Some(net), Some(sim), Settings::default())
+    }
+
+    /// Steps (draining the network like eframe's `logic` does) until `done` or `secs` pass.
+    fn run_until(h: &mut Harness<'_, OcuApp>, secs: f64, done: impl Fn(&OcuApp) -> bool) -> bool {
+        let until = Instant::now() + Duration::from_secs_f64(secs);
+        while Instant::now() < until {
+            h.state_mut().drain(Duration::from_millis(10));
+            h.step();
+            if done(h.state()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    #[test]
+    fn recording_from_the_ui_writes_a_file_that_replays() {
+        let path = temp_path("ui-recording.mcap");
+        let _ = std::fs::remove_file(&path);
+        let mut h = harness(demo_app());
+        assert!(
+            run_until(&mut h, 10.0, |a| a.state.positions.is_some()),
+            "the demo arm reports"
+        );
+        h.state_mut().start_recording(path.clone()).unwrap();
+        assert!(
+            run_until(&mut h, 10.0, |a| match &a.recording {
+                Recording::Active(r) => r.stats.rx > 50,
+                _ => false,
+            }),
+            "datagrams recorded"
+        );
+        let rec_button = || {
+            egui_kittest::kittest::By::new()
+                .role(egui::accesskit::Role::Button)
+                .label_contains("REC ")
+        };
+        assert!(h.query(rec_button()).is_some(), "the button says REC");
+        h.get(rec_button()).click();
+        h.step();
+        assert!(
+            h.state().recording.is_stopping() || matches!(h.state().recording, Recording::Idle)
+        );
+        assert!(
+            run_until(&mut h, 10.0, |a| matches!(a.recording, Recording::Idle)),
+            "the stop finishes"
+        );
+        let notice = h.state().view.notices.last().expect("a notice").clone();
+        assert_eq!(notice.level, NoticeLevel::Info, "{}", notice.text);
+        assert!(notice.text.starts_with("Recorded"), "{}", notice.text);
+        assert!(
+            h.query_by_label("Record").is_some(),
+            "the button is idle again"
+        );
+        let (session, progress) = Replay::load_blocking(&path, 3794).unwrap();
+        assert!(progress.stopped.is_none(), "{progress:?}");
+        assert!(progress.datagrams > 50, "{progress:?}");
+        assert!(!session.positions.is_empty(), "joint positions replay");
+    }
+
+    #[test]
+    fn over_a_replay_the_live_arm_can_still_be_stopped_with_e_but_not_space() {
+        let mut h = harness(demo_app());
+        assert!(
+            run_until(&mut h, 10.0, |a| a.state.positions.is_some()),
+            "the demo arm reports"
+        );
+        h.state_mut()
+            .open_replay(std::path::Path::new(SAE))
+            .unwrap();
+        h.step();
+        assert!(h.state().read_only());
+        h.key_press(egui::Key::Space);
+        h.step();
+        assert!(
+            !h.state().sent.contains(&Command::SetEmergency),
+            "Space plays the replay"
+        );
+        h.key_press(egui::Key::E);
+        h.step();
+        assert_eq!(
+            h.state().sent,
+            vec![Command::SetEmergency],
+            "E stops the live arm underneath, and nothing else is sent"
+        );
+    }
+
+    /// A sink that fails every write once told to (a disk filling up).
+    struct Failing {
+        inner: std::io::Cursor<Vec<u8>>,
+        fail: Arc<AtomicBool>,
+    }
+
+    impl std::io::Write for Failing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.fail.load(Ordering::Relaxed) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    "no space left on device",
+                ));
+            }
+            self.inner.write(buf)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl std::io::Seek for Failing {
+        fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+            self.inner.seek(pos)
+        }
+    }
+
+    #[test]
+    fn a_write_error_stops_recording_with_a_message_and_the_live_view_carries_on() {
+        let mut h = harness(demo_app());
+        assert!(run_until(&mut h, 10.0, |a| a.state.positions.is_some()));
+        let fail = Arc::new(AtomicBool::new(false));
+        let cfg = h
+            .state()
+            .recorder_config(temp_path("never-written.mcap"))
+            .expect("live");
+        let recorder = Recorder::start_with_sink(
+            cfg,
+            Failing {
+                inner: std::io::Cursor::new(Vec::new()),
+                fail: fail.clone(),
+            },
+        )
+        .unwrap();
+        h.state_mut().attach_recorder(recorder).unwrap();
+        h.step();
+        assert!(h.state().recording.is_active());
+        fail.store(true, Ordering::Relaxed);
+        assert!(
+            run_until(&mut h, 10.0, |a| matches!(a.recording, Recording::Idle)),
+            "the error stops recording"
+        );
+        let notice = h.state().view.notices.last().expect("a notice").clone();
+        assert_eq!(notice.level, NoticeLevel::Error);
+        assert!(
+            notice.text.contains("stopped") && notice.text.contains("live view carries on"),
+            "{}",
+            notice.text
+        );
+        assert!(
+            !h.state().net().unwrap().tap().is_connected(),
+            "tap disconnected"
+        );
+        let t = h.state().state.positions.as_ref().unwrap().t;
+        assert!(
+            run_until(&mut h, 5.0, |a| a.state.positions.as_ref().unwrap().t
+                > t + 0.2),
+            "live positions keep arriving"
+        );
+        assert!(h.query_by_label("Record").is_some());
+    }
+
+    #[test]
+    fn recording_needs_a_live_source() {
+        let mut app = replay_app(Path::new(SAE));
+        let err = app.start_recording(temp_path("x.mcap")).unwrap_err();
+        assert!(err.contains("live or demo"), "{err}");
+        assert!(matches!(app.recording, Recording::Idle));
+    }
+}

@@ -1,5 +1,5 @@
-//! The GUI entry points: `jaus-ocu` (arms on the network) and `jaus-ocu demo` (the built-in
-//! simulated arm, started in-process and reached over real loopback UDP).
+//! The GUI entry points: `jaus-ocu` (arms on the network), `jaus-ocu demo` (the built-in
+//! simulated arm, started in-process and reached over real loopback UDP) and `jaus-ocu replay`.
 
 use std::net::SocketAddr;
 
@@ -37,6 +37,23 @@ pub struct DemoArgs {
     /// Arm description (TOML) or built-in name: demo, puma560, ur5e.
     #[arg(long, value_name = "FILE", default_value = "demo")]
     pub arm: String,
+}
+
+/// Arguments of `jaus-ocu replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A recording (`.mcap`, from `jaus-ocu record` or the record button) or a capture
+    /// (`.pcap`, `.pcapng`); the format is detected from the content.
+    pub file: std::path::PathBuf,
+    /// UDP port that carries JUDP in captures.
+    #[arg(long, default_value_t = judp::PORT)]
+    pub port: u16,
+}
+
+/// Opens the GUI replaying a file.
+pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
+    crate::ui::run_replay(args.file.clone(), args.port)?;
+    Ok(0)
 }
 
 /// Runs the GUI on the network.

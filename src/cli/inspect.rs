@@ -1,4 +1,5 @@
-//! `jaus-ocu inspect`: decodes every JUDP datagram of a `.pcap` / `.pcapng` capture.
+//! `jaus-ocu inspect`: decodes every JUDP datagram of a `.pcap` / `.pcapng` capture, and
+//! summarises (or, with `--json`, decodes datagram by datagram) an `.mcap` recording.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,16 +11,26 @@ use serde_json::{Map, Value, json};
 use crate::jaus::DecodeContext;
 use crate::jaus::dump::{datagram_error_json, decode_datagram};
 use crate::jaus::judp::{self, Reassembler};
+use crate::net::tap::Direction;
 use crate::record::capture::{CaptureEvent, CaptureReader};
+use crate::record::format::rfc3339_utc;
+use crate::record::observer::Observer;
+use crate::record::source::{SourceKind, WireSource};
 
 /// Arguments of `jaus-ocu inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The capture: `.pcap` or `.pcapng` (the format is detected from the content).
+    /// A recording (`.mcap`) or capture (`.pcap`, `.pcapng`); the format is detected from
+    /// the content, not the name.
     pub file: PathBuf,
-    /// Write one JSON object per datagram instead of the human dump.
+    /// Write one JSON object per datagram instead of the human dump (with `--summary`: the
+    /// summary as one JSON object).
     #[arg(long)]
     pub json: bool,
+    /// Only the summary: duration, message counts by type, peers, gaps (the default for
+    /// recordings, which can hold millions of datagrams).
+    #[arg(long)]
+    pub summary: bool,
     /// UDP port that carries JUDP.
     #[arg(long, default_value_t = judp::PORT)]
     pub port: u16,
@@ -36,6 +47,14 @@ struct Summary {
 /// Runs the subcommand. Exit status 0 when the whole file was read (undecodable datagrams are
 /// reported, not fatal), 1 when the file is damaged and reading stopped early.
 pub fn run(args: &InspectArgs) -> Result<i32> {
+    let mut magic = [0u8; 8];
+    let is_mcap = std::fs::File::open(&args.file)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == MCAP_MAGIC;
+    if is_mcap || args.summary {
+        return run_recording(args);
+    }
     let mut reader = CaptureReader::open(&args.file, args.port)
         .with_context(|| format!("cannot inspect {}", args.file.display()))?;
     let stdout = std::io::stdout();
@@ -138,4 +157,189 @@ pub fn run(args: &InspectArgs) -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// The first bytes of every MCAP file.
+const MCAP_MAGIC: [u8; 8] = *b"\x89MCAP0\r\n";
+
+/// `inspect` of a recording (or `--summary` of a capture): the summary, or with `--json` one
+/// decoded object per datagram. Exit status 1 when the file is damaged.
+fn run_recording(args: &InspectArgs) -> Result<i32> {
+    let mut source = WireSource::open(&args.file, args.port)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let per_datagram = args.json && !args.summary;
+    let ctx = DecodeContext::NONE;
+    let mut reassembler = Reassembler::default();
+    let mut observer: Option<Observer> = None;
+    let mut updates = Vec::new();
+    let (mut first, mut last) = (None::<u64>, 0u64);
+    let (mut rx, mut tx) = (0u64, 0u64);
+    for (index, rec) in source.by_ref().enumerate() {
+        let start_ns = *first.get_or_insert(rec.t_ns);
+        last = last.max(rec.t_ns);
+        match rec.direction {
+            Direction::Rx => rx += 1,
+            Direction::Tx => tx += 1,
+        }
+        observer
+            .get_or_insert_with(|| Observer::new(start_ns))
+            .observe(&rec, &mut updates);
+        updates.clear();
+        if per_datagram {
+            let t = rec.t_ns as f64 / 1e9;
+            let decoded = decode_datagram(&rec.bytes, &ctx, Some((&mut reassembler, t)));
+            let mut o = Map::new();
+            o.insert("index".into(), index.into());
+            o.insert("time".into(), json!(t));
+            o.insert(
+                "elapsed".into(),
+                json!((rec.t_ns.saturating_sub(start_ns)) as f64 / 1e9),
+            );
+            o.insert("direction".into(), rec.direction.as_str().into());
+            o.insert("peer".into(), rec.peer.to_string().into());
+            let body = match &decoded {
+                Ok(x) => x.to_json(),
+                Err(e) => datagram_error_json(e),
+            };
+            if let Value::Object(b) = body {
+                o.extend(b);
+            }
+            writeln!(out, "{}", Value::Object(o))?;
+        }
+    }
+    let stats = observer.as_mut().map(|o| {
+        o.finish(last, &mut updates);
+        o.stats().clone()
+    });
+    let stats = stats.unwrap_or_default();
+    let info = source.info().clone();
+    let duration = first.map_or(0.0, |f| last.saturating_sub(f) as f64 / 1e9);
+    let summary = json!({
+        "file": args.file.display().to_string(),
+        "format": match info.kind {
+            Some(SourceKind::Mcap) => "mcap",
+            Some(SourceKind::Pcap) => "pcap",
+            Some(SourceKind::Pcapng) => "pcapng",
+            None => "unknown",
+        },
+        "complete": info.complete,
+        "start_time": first.map(rfc3339_utc),
+        "duration_s": duration,
+        "datagrams": { "total": rx + tx, "received": rx, "sent": tx },
+        "malformed": stats.malformed,
+        "duplicates": stats.duplicates,
+        "messages": stats.messages,
+        "peers": stats.peers.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<Map<_, _>>(),
+        "gaps": stats.gaps.iter().map(|(a, b)| json!({ "start_s": a, "end_s": b, "length_s": b - a })).collect::<Vec<_>>(),
+        "metadata": info.metadata,
+        "problems": source.problems(),
+        "stopped": source.stopped(),
+    });
+    if args.json && args.summary {
+        writeln!(out, "{summary}")?;
+    } else if !per_datagram {
+        write!(out, "{}", summary_text(&summary))?;
+    }
+    out.flush()?;
+    if per_datagram {
+        eprintln!(
+            "{}: {} datagrams ({rx} received, {tx} sent) over {duration:.3} s",
+            args.file.display(),
+            rx + tx
+        );
+    }
+    if let Some(why) = source.stopped() {
+        eprintln!(
+            "error: {}: reading stopped early: {why}; everything before that point is {}",
+            args.file.display(),
+            if per_datagram {
+                "shown above"
+            } else {
+                "summarised above"
+            }
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// The human form of the summary object.
+fn summary_text(s: &Value) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let get = |k: &str| s.get(k).cloned().unwrap_or(Value::Null);
+    let _ = writeln!(
+        o,
+        "{} ({}{})",
+        get("file").as_str().unwrap_or(""),
+        get("format").as_str().unwrap_or(""),
+        if get("format") == "mcap" && get("complete") == false {
+            ", not finished: the recorder stopped abruptly"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        o,
+        "  start     {}",
+        get("start_time").as_str().unwrap_or("-")
+    );
+    let _ = writeln!(
+        o,
+        "  duration  {:.3} s",
+        get("duration_s").as_f64().unwrap_or(0.0)
+    );
+    let d = get("datagrams");
+    let _ = writeln!(
+        o,
+        "  datagrams {} ({} received, {} sent), {} malformed, {} duplicates",
+        d["total"],
+        d["received"],
+        d["sent"],
+        get("malformed"),
+        get("duplicates")
+    );
+    if let Value::Object(m) = get("messages") {
+        let _ = writeln!(o, "  messages");
+        let mut v: Vec<_> = m.iter().collect();
+        v.sort_by(|a, b| b.1.as_u64().cmp(&a.1.as_u64()).then(a.0.cmp(b.0)));
+        for (name, n) in v {
+            let _ = writeln!(o, "    {:>10}  {name}", n.as_u64().unwrap_or(0));
+        }
+    }
+    if let Value::Object(m) = get("peers") {
+        let _ = writeln!(o, "  peers");
+        for (peer, n) in m {
+            let _ = writeln!(o, "    {:>10}  {peer}", n.as_u64().unwrap_or(0));
+        }
+    }
+    match get("gaps") {
+        Value::Array(g) if !g.is_empty() => {
+            let _ = writeln!(o, "  gaps (no traffic from the manipulator)");
+            for x in g {
+                let _ = writeln!(
+                    o,
+                    "    {:>10.3} s .. {:.3} s ({:.3} s)",
+                    x["start_s"].as_f64().unwrap_or(0.0),
+                    x["end_s"].as_f64().unwrap_or(0.0),
+                    x["length_s"].as_f64().unwrap_or(0.0)
+                );
+            }
+        }
+        _ => {
+            let _ = writeln!(o, "  gaps      none");
+        }
+    }
+    if let Value::Object(m) = get("metadata") {
+        for (name, kv) in m {
+            let _ = writeln!(o, "  metadata {name}: {kv}");
+        }
+    }
+    if let Value::Array(p) = get("problems") {
+        for x in p {
+            let _ = writeln!(o, "  problem: {}", x.as_str().unwrap_or(""));
+        }
+    }
+    o
 }

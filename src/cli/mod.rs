@@ -1,9 +1,11 @@
-//! Subcommands that run in the terminal (no GUI): `decode`, `inspect`, `sim`, `probe`.
+//! The subcommands: terminal ones (`decode`, `inspect`, `sim`, `probe`, `record`) and the
+//! GUI entry points (`gui`, `screenshot`).
 
 pub mod decode;
 pub mod gui;
 pub mod inspect;
 pub mod probe;
+pub mod record;
 pub mod screenshot;
 pub mod sim;
 

@@ -18,14 +18,9 @@ use crate::net::thread::{NetConfig, NetHandle};
 /// Arguments of `jaus-ocu probe`.
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
-    /// Address of a JAUS component or node to query (repeatable; for networks without
-    /// multicast). Without any, 127.0.0.1:3794 (a local `jaus-ocu sim`) is queried as well as
-    /// the multicast group.
-    #[arg(long, value_name = "ADDR")]
-    pub connect: Vec<SocketAddr>,
-    /// The manipulator to select (default: the first one found).
-    #[arg(long, value_name = "S.N.C")]
-    pub component: Option<JausId>,
+    /// Where to look and who we are.
+    #[command(flatten)]
+    pub net: NetArgs,
     /// Print once when the arm is known, then exit.
     #[arg(long)]
     pub once: bool,
@@ -35,6 +30,19 @@ pub struct ProbeArgs {
     /// Seconds to wait for a manipulator before giving up (exit status 1).
     #[arg(long, value_name = "S", default_value_t = 5.0)]
     pub timeout: f64,
+}
+
+/// The network options `probe` and `record` share.
+#[derive(Debug, Args, Clone)]
+pub struct NetArgs {
+    /// Address of a JAUS component or node to query (repeatable; for networks without
+    /// multicast). Without any, 127.0.0.1:3794 (a local `jaus-ocu sim`) is queried as well as
+    /// the multicast group.
+    #[arg(long, value_name = "ADDR")]
+    pub connect: Vec<SocketAddr>,
+    /// The manipulator to select (default: the first one found).
+    #[arg(long, value_name = "S.N.C")]
+    pub component: Option<JausId>,
     /// Local UDP address to bind.
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:0")]
     pub bind: SocketAddr,
@@ -46,8 +54,9 @@ pub struct ProbeArgs {
     pub no_multicast: bool,
 }
 
-impl ProbeArgs {
-    fn net_config(&self) -> NetConfig {
+impl NetArgs {
+    /// The network side's configuration.
+    pub fn net_config(&self) -> NetConfig {
         let connect = if self.connect.is_empty() {
             vec![SocketAddr::from(([127, 0, 0, 1], judp::PORT))]
         } else {
@@ -67,7 +76,8 @@ impl ProbeArgs {
         }
     }
 
-    fn looked_at(&self, cfg: &NetConfig) -> String {
+    /// Where `cfg` looks, for error messages.
+    pub fn looked_at(&self, cfg: &NetConfig) -> String {
         let mut places: Vec<String> = cfg.client.connect.iter().map(|a| a.to_string()).collect();
         if let Some(m) = cfg.client.multicast {
             places.push(format!("multicast group {m}"));
@@ -306,8 +316,8 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
             args.timeout
         );
     }
-    let cfg = args.net_config();
-    let looked = args.looked_at(&cfg);
+    let cfg = args.net.net_config();
+    let looked = args.net.looked_at(&cfg);
     let handle = NetHandle::spawn(cfg)?;
     let mut state = ArmState::default();
     let start = Instant::now();
@@ -353,7 +363,8 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
                 (None, _) => format!(
                     "{} component(s) answered but none offers manipulator services{}",
                     state.components.len(),
-                    args.component
+                    args.net
+                        .component
                         .map(|c| format!(" as {c}"))
                         .unwrap_or_default()
                 ),

@@ -772,7 +772,8 @@ pub fn is_foreign(e: &DecodeError) -> bool {
 #[derive(Debug)]
 pub struct Inbox<'a, 'r> {
     blocks: Blocks<'a>,
-    me: JausId,
+    /// `None`: every destination (a passive observer).
+    me: Option<JausId>,
     now: f64,
     reassembler: &'r mut Reassembler,
 }
@@ -787,7 +788,22 @@ impl<'a, 'r> Inbox<'a, 'r> {
     ) -> Self {
         Self {
             blocks: datagram.blocks(),
-            me,
+            me: Some(me),
+            now,
+            reassembler,
+        }
+    }
+
+    /// The blocks of `datagram` whatever their destination, at time `now`: for a passive
+    /// observer of all traffic (replay), which never sees [`Inbound::NotForUs`].
+    pub fn promiscuous(
+        datagram: &Datagram<'a>,
+        now: f64,
+        reassembler: &'r mut Reassembler,
+    ) -> Self {
+        Self {
+            blocks: datagram.blocks(),
+            me: None,
             now,
             reassembler,
         }
@@ -803,20 +819,22 @@ impl<'a> Iterator for Inbox<'a, '_> {
             Err(e) => return Some(Err(e)),
         };
         let h = Header::parse(&b.block);
-        Some(Ok(if !h.destination.matches(self.me) {
-            Inbound::NotForUs(h)
-        } else if h.source.is_wildcard() || h.source.has_reserved_zero() {
-            Inbound::BadSource(h)
-        } else if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) {
-            Inbound::Ack(h)
-        } else if h.data_flags == DataFlags::Single {
-            Inbound::Message(h, std::borrow::Cow::Borrowed(b.block.payload_slice()))
-        } else {
-            match self.reassembler.push(self.now, &h, b.block.payload_slice()) {
-                Reassembly::Complete(m) => Inbound::Message(h, std::borrow::Cow::Owned(m)),
-                Reassembly::Pending | Reassembly::Refused => Inbound::Fragment(h),
-            }
-        }))
+        Some(Ok(
+            if self.me.is_some_and(|me| !h.destination.matches(me)) {
+                Inbound::NotForUs(h)
+            } else if h.source.is_wildcard() || h.source.has_reserved_zero() {
+                Inbound::BadSource(h)
+            } else if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) {
+                Inbound::Ack(h)
+            } else if h.data_flags == DataFlags::Single {
+                Inbound::Message(h, std::borrow::Cow::Borrowed(b.block.payload_slice()))
+            } else {
+                match self.reassembler.push(self.now, &h, b.block.payload_slice()) {
+                    Reassembly::Complete(m) => Inbound::Message(h, std::borrow::Cow::Owned(m)),
+                    Reassembly::Pending | Reassembly::Refused => Inbound::Fragment(h),
+                }
+            },
+        ))
     }
 }
 

@@ -126,6 +126,21 @@ impl History {
         true
     }
 
+    /// The time of sample `i`.
+    pub fn time(&self, i: usize) -> Option<f64> {
+        self.t.get(i).copied()
+    }
+
+    /// Every sample time, oldest first (for merging several histories' time columns).
+    pub fn times(&self) -> &[f64] {
+        &self.t
+    }
+
+    /// The value of `channel` at sample `i` (NaN where the sample lacked the channel).
+    pub fn value(&self, channel: usize, i: usize) -> Option<f64> {
+        Some(f64::from(*self.channels.get(channel)?.values.get(i)?))
+    }
+
     /// The sample index of the first time `>= t`.
     pub fn index_at(&self, t: f64) -> usize {
         self.t.partition_point(|x| *x < t)

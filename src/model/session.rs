@@ -1,16 +1,41 @@
 //! The facts with their time history: what live mode accumulates and replay loads. The UI
 //! draws "the state at time t" from here: live, t follows now; replay moves t.
 //!
-//! SKELETON: signatures agreed between modules; bodies are being written (issue 6).
+//! Two kinds of update are kept differently:
+//! - samples (joint positions, velocities, efforts, joint and end-effector force/torque) go
+//!   into one [`History`] per signal: a time column and `f32` channels, so an hour at 1 kHz
+//!   costs tens of bytes per sample, and the value at any time is a binary search away;
+//! - everything else ("discrete" updates: selection, specification, status, control, ...) is
+//!   appended to a log, with a checkpoint of the [`ArmState`] every [`CHECKPOINT_EVERY`]
+//!   discrete updates, so [`Session::state_at`] clones the nearest checkpoint and applies at
+//!   most that many updates, however long the session.
+//!
+//! Discrete updates take effect in arrival order: one stamped earlier than its predecessor
+//! (a late error, say) is indexed at its predecessor's time, so the log stays sorted and
+//! `state_at` agrees with what live mode showed. Samples older than the last one of their
+//! signal are refused (and counted, [`Session::refused_samples`]).
+//!
+//! Timeline marks are derived from state changes (control, status, emergency, preset
+//! transitions, link lost, staleness) and taken from explicit [`Update::Mark`]s. An explicit
+//! mark describes the same change better (who sent the command, how long the gap was), so an
+//! explicit mark and a derived one of the same kind at the same time are kept once, with the
+//! explicit label.
 
 use std::sync::{Arc, RwLock};
 
+use super::arm::{ArmSpec, Joint};
 use super::history::History;
-use super::state::ArmState;
-use super::update::{MarkKind, Update};
+use super::state::{ArmState, Stamped};
+use super::update::{
+    CommandKind, ComponentId, ComponentInfo, ControlState, LinkState, ManagementState, MarkKind,
+    Outcome, PoseState, PresetInfo, Signal, Update,
+};
 
 /// Force/torque channels of [`Session::ft`].
 pub const FT_CHANNELS: [&str; 7] = ["Fx", "Fy", "Fz", "Tx", "Ty", "Tz", "|F|"];
+
+/// Discrete updates between two [`ArmState`] checkpoints: `state_at` applies at most this many.
+pub const CHECKPOINT_EVERY: usize = 256;
 
 /// A point of interest on the timeline.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +50,20 @@ pub struct Mark {
 
 /// A session shared between a loader thread (appending) and the UI (drawing).
 pub type SharedSession = Arc<RwLock<Session>>;
+
+/// The sampled signals, in the order of `Session::sampled`.
+const SAMPLED: [Signal; 5] = [
+    Signal::JointPositions,
+    Signal::JointVelocities,
+    Signal::JointEfforts,
+    Signal::JointForceTorques,
+    Signal::EndEffectorForceTorque,
+];
+
+/// Index of a sampled signal in [`SAMPLED`].
+fn slot_of(signal: Signal) -> Option<usize> {
+    SAMPLED.iter().position(|s| *s == signal)
+}
 
 /// Every update of a session, kept so that the state at any time can be rebuilt.
 #[derive(Debug, Clone, Default)]
@@ -43,45 +82,447 @@ pub struct Session {
     pub ft: History,
     /// Timeline marks, in time order.
     pub marks: Vec<Mark>,
+    /// Whether `marks[i]` was derived from a state change (else explicit).
+    derived: Vec<bool>,
+    /// Discrete updates in arrival order, with their (non-decreasing) index times.
+    log: Vec<Update>,
+    log_t: Vec<f64>,
+    /// `checkpoints[k]` = the discrete state after the first `(k + 1) * CHECKPOINT_EVERY`
+    /// updates of the log (sampled fields empty).
+    checkpoints: Vec<ArmState>,
+    /// The discrete state after the whole log (what marks are derived against).
+    discrete: ArmState,
+    /// Index times of the selection changes (samples before one belong to another arm).
+    selections: Vec<f64>,
+    /// Histories replaced because the number of channels changed, per signal, oldest first.
+    retired: [Vec<History>; 5],
+    /// Samples refused because they were older than the last of their signal.
+    refused: u64,
+    /// First and last update times.
+    span: Option<(f64, f64)>,
+}
+
+/// Upper-case name of a management state, as marks show it.
+fn status_name(s: ManagementState) -> &'static str {
+    match s {
+        ManagementState::Unknown => "UNKNOWN",
+        ManagementState::Initialize => "INITIALIZE",
+        ManagementState::Ready => "READY",
+        ManagementState::Standby => "STANDBY",
+        ManagementState::Shutdown => "SHUTDOWN",
+        ManagementState::Failure => "FAILURE",
+        ManagementState::Emergency => "EMERGENCY",
+    }
 }
 
 impl Session {
     /// An empty session.
     pub fn new() -> Self {
-        todo!("issue 6: Session::new")
+        Self {
+            ft: History::new(FT_CHANNELS.len()),
+            ..Self::default()
+        }
+    }
+
+    fn history(&self, slot: usize) -> &History {
+        match slot {
+            0 => &self.positions,
+            1 => &self.velocities,
+            2 => &self.efforts,
+            3 => &self.joint_force_torques,
+            _ => &self.ft,
+        }
+    }
+
+    fn history_mut(&mut self, slot: usize) -> &mut History {
+        match slot {
+            0 => &mut self.positions,
+            1 => &mut self.velocities,
+            2 => &mut self.efforts,
+            3 => &mut self.joint_force_torques,
+            _ => &mut self.ft,
+        }
+    }
+
+    /// Every history of a signal, oldest first (retired ones, then the current one).
+    fn histories(&self, slot: usize) -> impl DoubleEndedIterator<Item = &History> {
+        self.retired[slot]
+            .iter()
+            .chain(std::iter::once(self.history(slot)))
+    }
+
+    /// Samples refused because they were older than the last sample of their signal.
+    pub fn refused_samples(&self) -> u64 {
+        self.refused
+    }
+
+    /// Discrete (non-sample) updates kept.
+    pub fn discrete_updates(&self) -> usize {
+        self.log.len()
     }
 
     /// Applies one update (times must not go backwards; older samples are refused).
     pub fn apply(&mut self, u: &Update) {
-        let _ = u;
-        todo!("issue 6: Session::apply")
+        let t = u.t();
+        if !t.is_finite() {
+            return;
+        }
+        let mut ft = [0.0; 7];
+        match sample(u, &mut ft) {
+            Some((slot, values)) => {
+                if !self.push_sample(slot, t, values) {
+                    self.refused += 1;
+                    return;
+                }
+                self.latest.apply(u);
+            }
+            None => {
+                if let Update::Mark { t, kind, label } = u {
+                    self.add_mark(*t, *kind, label.clone(), false);
+                } else {
+                    self.derive_mark(u);
+                    let index_t = self.log_t.last().map_or(t, |last| last.max(t));
+                    if let Update::Selected { id, .. } = u
+                        && self.discrete.selected != Some(*id)
+                    {
+                        self.selections.push(index_t);
+                    }
+                    self.discrete.apply(u);
+                    self.latest.apply(u);
+                    self.log.push(u.clone());
+                    self.log_t.push(index_t);
+                    if self.log.len().is_multiple_of(CHECKPOINT_EVERY) {
+                        self.checkpoints.push(self.discrete.clone());
+                    }
+                }
+            }
+        }
+        self.span = Some(match self.span {
+            Some((a, b)) => (a.min(t), b.max(t)),
+            None => (t, t),
+        });
     }
 
-    /// The state as it was at time `t` (samples: the last at or before `t`).
+    fn push_sample(&mut self, slot: usize, t: f64, values: &[f64]) -> bool {
+        // Time order across retired histories too: a fresh history would accept anything.
+        let last = self
+            .histories(slot)
+            .rev()
+            .find_map(|h| h.span().map(|(_, b)| b));
+        if last.is_some_and(|last| t < last) {
+            return false;
+        }
+        let channels = if slot == 4 {
+            FT_CHANNELS.len()
+        } else {
+            values.len()
+        };
+        let h = self.history_mut(slot);
+        if h.channels() != channels {
+            // A history has a fixed number of channels. A report with another joint count
+            // comes from another arm (or a broken peer): its joints must not be drawn as
+            // continuations of these, so it starts a fresh history. The old one is kept for
+            // `state_at` and stepping, not for plotting.
+            let old = std::mem::replace(h, History::new(channels));
+            if !old.is_empty() {
+                self.retired[slot].push(old);
+            }
+        }
+        self.history_mut(slot).push(t, values)
+    }
+
+    fn derive_mark(&mut self, u: &Update) {
+        let before = &self.discrete;
+        let mark = match u {
+            Update::Control { t, state } if *state != before.control => Some((
+                *t,
+                MarkKind::Control,
+                match state {
+                    ControlState::Held { authority } => {
+                        format!("control granted (authority {authority})")
+                    }
+                    ControlState::Released => "control released".to_string(),
+                    ControlState::Requested => "control requested".to_string(),
+                },
+            )),
+            Update::Status { t, state } if *state != before.status => {
+                Some(if *state == ManagementState::Emergency {
+                    (*t, MarkKind::Emergency, "EMERGENCY".to_string())
+                } else if before.status == ManagementState::Emergency {
+                    (
+                        *t,
+                        MarkKind::Emergency,
+                        format!("emergency cleared ({})", status_name(*state)),
+                    )
+                } else {
+                    (*t, MarkKind::Status, status_name(*state).to_string())
+                })
+            }
+            Update::CurrentPose {
+                t,
+                pose: pose @ PoseState::Moving { from, to },
+            } if *pose != before.pose => {
+                let name = |id: u8| {
+                    before
+                        .presets
+                        .iter()
+                        .find(|p| p.id == id)
+                        .map_or_else(|| format!("pose {id}"), |p| format!("{} ({id})", p.name))
+                };
+                Some((
+                    *t,
+                    MarkKind::Transition,
+                    format!("moving from {} to {}", name(*from), name(*to)),
+                ))
+            }
+            Update::CommandOutcome {
+                t,
+                command: CommandKind::GoToPreset,
+                outcome,
+            } => Some((
+                *t,
+                MarkKind::Transition,
+                match outcome {
+                    Outcome::Completed => "transition completed".to_string(),
+                    Outcome::Failed(why) => format!("transition failed: {why}"),
+                    Outcome::TimedOut => "transition timed out".to_string(),
+                    Outcome::Rejected(why) => format!("go to preset refused: {why}"),
+                    Outcome::Confirmed => "go to preset confirmed".to_string(),
+                },
+            )),
+            Update::Link {
+                t,
+                state: LinkState::Lost,
+            } if before.link != LinkState::Lost => {
+                Some((*t, MarkKind::Gap, "link lost".to_string()))
+            }
+            Update::Stale {
+                t,
+                signal,
+                stale: true,
+            } if before.stale.get(signal) != Some(&true) => {
+                Some((*t, MarkKind::Stale, format!("{} stale", signal.name())))
+            }
+            _ => None,
+        };
+        if let Some((t, kind, label)) = mark {
+            self.add_mark(t, kind, label, true);
+        }
+    }
+
+    fn add_mark(&mut self, t: f64, kind: MarkKind, label: String, derived: bool) {
+        let end = self.marks.partition_point(|m| m.t <= t);
+        let start = self.marks[..end].partition_point(|m| m.t < t);
+        // The same change described twice (derived, and explicitly by the observer).
+        let twin = (start..end)
+            .find(|&i| self.marks[i].kind == kind && self.derived.get(i).copied() != Some(derived));
+        if let Some(i) = twin {
+            if !derived {
+                self.marks[i].label = label;
+                if let Some(d) = self.derived.get_mut(i) {
+                    *d = false;
+                }
+            }
+            return;
+        }
+        self.marks.insert(end, Mark { t, kind, label });
+        if end <= self.derived.len() {
+            self.derived.insert(end, derived);
+        }
+    }
+
+    /// The state as it was at time `t`: the nearest checkpoint at or before `t` plus the
+    /// discrete updates up to `t`; samples are the last at or before `t` (as stored, `f32`
+    /// precision) and `counts` the samples up to `t`, both since the last selection change
+    /// (samples of a previously selected arm are not this arm's, as in live mode).
     pub fn state_at(&self, t: f64) -> ArmState {
-        let _ = t;
-        todo!("issue 6: Session::state_at")
+        let n = self.log_t.partition_point(|x| *x <= t);
+        let k = n / CHECKPOINT_EVERY;
+        let mut s = match k.checked_sub(1).and_then(|i| self.checkpoints.get(i)) {
+            Some(c) => c.clone(),
+            None => ArmState::default(),
+        };
+        for u in &self.log[(k * CHECKPOINT_EVERY).min(n)..n] {
+            s.apply(u);
+        }
+        // Samples from before the last selection change belong to another arm.
+        let since = {
+            let i = self.selections.partition_point(|x| *x <= t);
+            i.checked_sub(1)
+                .map_or(f64::NEG_INFINITY, |i| self.selections[i])
+        };
+        s.counts.clear();
+        for (slot, signal) in SAMPLED.iter().enumerate() {
+            let Some((ts, values)) = self.sample_at(slot, t) else {
+                continue;
+            };
+            if ts < since {
+                continue;
+            }
+            let count: usize = self
+                .histories(slot)
+                .map(|h| upto(h, t).saturating_sub(h.index_at(since)))
+                .sum();
+            if count > 0 {
+                s.counts.insert(*signal, count as u64);
+            }
+            let stamped = |value| Stamped { t: ts, value };
+            match slot {
+                0 => s.positions = Some(stamped(values)),
+                1 => s.velocities = Some(stamped(values)),
+                2 => s.efforts = Some(stamped(values)),
+                3 => s.joint_force_torques = Some(stamped(values)),
+                _ => {
+                    let part = |i: usize| values.get(i).copied().filter(|v| !v.is_nan());
+                    s.force_torque = Some(Stamped {
+                        t: ts,
+                        value: ([part(0), part(1), part(2)], [part(3), part(4), part(5)]),
+                    });
+                }
+            }
+        }
+        s
+    }
+
+    /// The last sample of a signal at or before `t`: its time and channel values.
+    fn sample_at(&self, slot: usize, t: f64) -> Option<(f64, Vec<f64>)> {
+        self.histories(slot).rev().find_map(|h| {
+            let i = upto(h, t).checked_sub(1)?;
+            let ts = h.time(i)?;
+            let channels = if slot == 4 {
+                // |F| is derived, not part of the wrench.
+                FT_CHANNELS.len() - 1
+            } else {
+                h.channels()
+            };
+            let values = (0..channels)
+                .map(|c| h.value(c, i).unwrap_or(f64::NAN))
+                .collect();
+            Some((ts, values))
+        })
     }
 
     /// First and last update times.
     pub fn span(&self) -> Option<(f64, f64)> {
-        todo!("issue 6: Session::span")
+        self.span
     }
 
     /// The time of the first report (sample) strictly after `t`.
     pub fn next_report(&self, t: f64) -> Option<f64> {
-        let _ = t;
-        todo!("issue 6: Session::next_report")
+        (0..SAMPLED.len())
+            .flat_map(|slot| self.histories(slot))
+            .filter_map(|h| h.time(upto(h, t)))
+            .min_by(f64::total_cmp)
     }
 
     /// The time of the last report (sample) strictly before `t`.
     pub fn prev_report(&self, t: f64) -> Option<f64> {
-        let _ = t;
-        todo!("issue 6: Session::prev_report")
+        (0..SAMPLED.len())
+            .flat_map(|slot| self.histories(slot))
+            .filter_map(|h| h.time(h.index_at(t).checked_sub(1)?))
+            .max_by(f64::total_cmp)
     }
 
-    /// Bytes held (for the memory figures).
+    /// Bytes held (for the memory figures). Samples are exact; discrete updates and
+    /// checkpoints are counted by their inline size plus their largest heap parts.
     pub fn memory_bytes(&self) -> usize {
-        todo!("issue 6: Session::memory_bytes")
+        let histories: usize = (0..SAMPLED.len())
+            .flat_map(|slot| self.histories(slot))
+            .map(History::memory_bytes)
+            .sum();
+        let log = self.log.capacity() * std::mem::size_of::<Update>()
+            + self.log_t.capacity() * 8
+            + self.log.iter().map(update_heap_bytes).sum::<usize>();
+        let checkpoints = self.checkpoints.capacity() * std::mem::size_of::<ArmState>()
+            + self.checkpoints.iter().map(state_heap_bytes).sum::<usize>();
+        let marks = self.marks.capacity() * std::mem::size_of::<Mark>()
+            + self.marks.iter().map(|m| m.label.capacity()).sum::<usize>()
+            + self.derived.capacity();
+        std::mem::size_of::<Self>()
+            + histories
+            + log
+            + checkpoints
+            + marks
+            + state_heap_bytes(&self.latest)
+            + state_heap_bytes(&self.discrete)
+            + self.selections.capacity() * 8
     }
+}
+
+/// The history slot and channel values of a sampled update (F/T written into `ft`).
+fn sample<'a>(u: &'a Update, ft: &'a mut [f64; 7]) -> Option<(usize, &'a [f64])> {
+    let slot = slot_of(u.coalesce_key()?)?;
+    let values: &[f64] = match u {
+        Update::JointPositions { values, .. }
+        | Update::JointVelocities { values, .. }
+        | Update::JointEfforts { values, .. }
+        | Update::JointForceTorques { values, .. } => values,
+        Update::ForceTorque { force, torque, .. } => {
+            let f = force.map(|x| x.unwrap_or(f64::NAN));
+            let tq = torque.map(|x| x.unwrap_or(f64::NAN));
+            // NaN if any force part is absent: a magnitude of two parts would mislead.
+            let m = (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt();
+            *ft = [f[0], f[1], f[2], tq[0], tq[1], tq[2], m];
+            ft
+        }
+        _ => return None,
+    };
+    Some((slot, values))
+}
+
+/// The number of samples of `h` at or before `t`.
+fn upto(h: &History, t: f64) -> usize {
+    h.times().partition_point(|x| *x <= t)
+}
+
+/// Rough heap bytes of a discrete update (vectors and strings it owns).
+fn update_heap_bytes(u: &Update) -> usize {
+    match u {
+        Update::Component { info, .. } => {
+            info.identification.as_ref().map_or(0, String::capacity)
+                + info
+                    .services
+                    .iter()
+                    .map(|s| std::mem::size_of_val(s) + s.0.capacity())
+                    .sum::<usize>()
+        }
+        Update::Specification { spec, .. } => spec_heap_bytes(spec),
+        Update::Presets { presets, .. } => presets
+            .iter()
+            .map(|p| {
+                std::mem::size_of_val(p)
+                    + p.name.capacity()
+                    + p.positions.as_ref().map_or(0, |v| v.capacity() * 8)
+            })
+            .sum(),
+        Update::CommandOutcome {
+            outcome: Outcome::Rejected(s) | Outcome::Failed(s),
+            ..
+        } => s.capacity(),
+        Update::Mark { label, .. } => label.capacity(),
+        Update::Error { message, .. } => message.capacity(),
+        _ => 0,
+    }
+}
+
+/// Heap bytes of a specification (its joints and their names).
+fn spec_heap_bytes(spec: &ArmSpec) -> usize {
+    spec.joints.capacity() * std::mem::size_of::<Joint>()
+        + spec
+            .joints
+            .iter()
+            .map(|j| j.name.as_ref().map_or(0, String::capacity))
+            .sum::<usize>()
+}
+
+/// Rough heap bytes of an [`ArmState`] (its maps, lists and specification).
+fn state_heap_bytes(s: &ArmState) -> usize {
+    let entry = std::mem::size_of::<(ComponentId, (ComponentInfo, bool))>();
+    s.components.len() * entry
+        + s.spec.as_ref().map_or(0, spec_heap_bytes)
+        + s.presets.capacity() * std::mem::size_of::<PresetInfo>()
+        + s.outcomes.capacity() * 64
+        + s.errors.capacity() * 64
+        + s.stale.len() * 16
+        + s.delivery.len() * 32
 }

@@ -36,6 +36,7 @@ use crate::jaus::manipulator::*;
 use crate::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, Message};
 use crate::model::arm::ArmSpec;
 use crate::model::update::*;
+use crate::net::reports;
 
 /// The OCU's default JAUS ID.
 pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
@@ -164,10 +165,7 @@ impl Peer {
     }
 
     fn is_manipulator(&self) -> bool {
-        self.services.iter().any(|(uri, _, _)| {
-            uri == "urn:jaus:jss:manipulator:ManipulatorSpecificationService"
-                || uri == "urn:jaus:jss:manipulator:ManipulatorJointPositionSensor"
-        })
+        reports::is_manipulator(&self.services)
     }
 
     fn offers(&self, uri: &str) -> bool {
@@ -348,18 +346,6 @@ pub struct Client {
     next_stats: f64,
     next_request_id: u8,
     shut_down: bool,
-}
-
-fn status_of(s: Status) -> ManagementState {
-    match s {
-        Status::Initialize => ManagementState::Initialize,
-        Status::Ready => ManagementState::Ready,
-        Status::Standby => ManagementState::Standby,
-        Status::Shutdown => ManagementState::Shutdown,
-        Status::Failure => ManagementState::Failure,
-        Status::Emergency => ManagementState::Emergency,
-        Status::Other(_) => ManagementState::Unknown,
-    }
 }
 
 fn label<T: std::fmt::Display>(v: T) -> String {
@@ -883,16 +869,7 @@ impl Client {
             }
             Message::ReportPresetPoseCapabilities(r) => {
                 s.capabilities.answered = true;
-                for p in r.poses {
-                    match s.presets.iter_mut().find(|x| x.id == p.pose_id) {
-                        Some(x) => x.name = p.pose_name,
-                        None => s.presets.push(PresetInfo {
-                            id: p.pose_id,
-                            name: p.pose_name,
-                            positions: None,
-                        }),
-                    }
-                }
+                reports::merge_preset_capabilities(&mut s.presets, &r);
                 out.updates.push(Update::Presets {
                     t: now,
                     presets: s.presets.clone(),
@@ -900,30 +877,7 @@ impl Client {
             }
             Message::ReportPresetPoseSpecifications(r) => {
                 s.preset_specs.answered = true;
-                for p in r.poses {
-                    let positions = p.positions.iter().find_map(|pp| match &pp.target {
-                        PresetTarget::JointPositions { joint_positions } if pp.jaus_id == from => {
-                            Some(
-                                joint_positions
-                                    .iter()
-                                    .map(|v| v.value)
-                                    .collect::<Vec<f64>>(),
-                            )
-                        }
-                        _ => None,
-                    });
-                    match s.presets.iter_mut().find(|x| x.id == p.pose_id) {
-                        Some(x) => {
-                            x.name = p.pose_name;
-                            x.positions = positions;
-                        }
-                        None => s.presets.push(PresetInfo {
-                            id: p.pose_id,
-                            name: p.pose_name,
-                            positions,
-                        }),
-                    }
-                }
+                reports::merge_preset_specifications(&mut s.presets, &r, from);
                 out.updates.push(Update::Presets {
                     t: now,
                     presets: s.presets.clone(),
@@ -1181,103 +1135,34 @@ impl Client {
     }
 
     fn apply_report(&mut self, now: f64, report: Message, direct: bool, out: &mut Output) {
-        let values = |v: &[JointValue]| v.iter().map(|x| x.value).collect::<Vec<f64>>();
-        let (signal, update) = match report {
-            Message::ReportJointPositions(r) => (
-                Signal::JointPositions,
-                Update::JointPositions {
-                    t: now,
-                    values: values(&r.joint_positions),
-                },
-            ),
-            Message::ReportJointVelocity(r) => (
-                Signal::JointVelocities,
-                Update::JointVelocities {
-                    t: now,
-                    values: values(&r.joint_velocities),
-                },
-            ),
-            Message::ReportJointEffort(r) => (
-                Signal::JointEfforts,
-                Update::JointEfforts {
-                    t: now,
-                    values: r.joint_efforts,
-                },
-            ),
-            Message::ReportJointForceTorques(r) => (
-                Signal::JointForceTorques,
-                Update::JointForceTorques {
-                    t: now,
-                    values: values(&r.joint_force_torques),
-                },
-            ),
-            Message::ReportManipulatorEndEffectorForceTorque(r) => (
-                Signal::EndEffectorForceTorque,
-                Update::ForceTorque {
-                    t: now,
-                    force: [r.force_x, r.force_y, r.force_z],
-                    torque: [r.torque_x, r.torque_y, r.torque_z],
-                },
-            ),
-            Message::ReportCurrentPose(r) => (
-                Signal::CurrentPose,
-                Update::CurrentPose {
-                    t: now,
-                    pose: match r {
-                        ReportCurrentPose::AtPose {
-                            current_state_id: 255,
-                        } => PoseState::Unknown,
-                        ReportCurrentPose::AtPose { current_state_id } => {
-                            PoseState::At(current_state_id)
-                        }
-                        ReportCurrentPose::Moving {
-                            start_state_id,
-                            end_state_id,
-                        } => PoseState::Moving {
-                            from: start_state_id,
-                            to: end_state_id,
-                        },
-                    },
-                },
-            ),
-            Message::ReportStatus(r) => {
-                let state = status_of(r.status);
-                if let Some(s) = &mut self.session {
-                    let pending: Vec<PendingStatus> = if direct && !s.status_pending.is_empty() {
-                        vec![s.status_pending.remove(0)]
-                    } else {
-                        Vec::new()
-                    };
-                    for p in pending {
-                        let ok = match p.kind {
-                            CommandKind::SetEmergency => state == ManagementState::Emergency,
-                            CommandKind::ClearEmergency => state != ManagementState::Emergency,
-                            CommandKind::Resume => state == ManagementState::Ready,
-                            _ => state == ManagementState::Standby,
-                        };
-                        let outcome = if ok {
-                            Outcome::Confirmed
-                        } else {
-                            Outcome::Rejected(format!(
-                                "the manipulator's status is {}",
-                                label(r.status)
-                            ))
-                        };
-                        Self::outcome(out, now, p.kind, outcome);
-                    }
-                }
-                (Signal::Status, Update::Status { t: now, state })
-            }
-            Message::ReportControl(_)
-            | Message::ReportAuthority(_)
-            | Message::ReportEndEffectorPose(_) => {
-                return;
-            }
-            _ => {
+        let Some((signal, update)) = reports::report_update(now, &report) else {
+            if !reports::is_ignored_report(&report) {
                 self.stats.unexpected += 1;
-                return;
             }
+            return;
         };
+        if let (Message::ReportStatus(r), Some(s)) = (&report, &mut self.session) {
+            let state = reports::status_of(r.status);
+            let pending: Vec<PendingStatus> = if direct && !s.status_pending.is_empty() {
+                vec![s.status_pending.remove(0)]
+            } else {
+                Vec::new()
+            };
+            for p in pending {
+                let ok = match p.kind {
+                    CommandKind::SetEmergency => state == ManagementState::Emergency,
+                    CommandKind::ClearEmergency => state != ManagementState::Emergency,
+                    CommandKind::Resume => state == ManagementState::Ready,
+                    _ => state == ManagementState::Standby,
+                };
+                let outcome = if ok {
+                    Outcome::Confirmed
+                } else {
+                    Outcome::Rejected(format!("the manipulator's status is {}", label(r.status)))
+                };
+                Self::outcome(out, now, p.kind, outcome);
+            }
+        }
         out.updates.push(update);
         self.sample(now, signal, out);
     }

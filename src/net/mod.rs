@@ -4,6 +4,7 @@
 //! [`crate::model::update::Update`]s on one bounded channel.
 
 pub mod client;
+pub mod reports;
 pub mod server;
 pub mod tap;
 pub mod thread;

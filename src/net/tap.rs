@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Sender, TrySendError};
 
@@ -39,6 +40,40 @@ pub struct WireRecord {
     pub peer: SocketAddr,
     /// The UDP payload, untouched.
     pub bytes: Vec<u8>,
+}
+
+/// The time origin of a session: one instant on the monotonic clock and the same moment as
+/// ns since the Unix epoch. Live update times are seconds since `instant`; recorded datagram
+/// times are `unix_ns` plus the same elapsed time, so replay times equal live times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Epoch {
+    /// `t = 0` on the monotonic clock.
+    pub instant: Instant,
+    /// `t = 0` as ns since the Unix epoch.
+    pub unix_ns: u64,
+}
+
+impl Epoch {
+    /// Now.
+    pub fn now() -> Self {
+        let instant = Instant::now();
+        let unix_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        Self { instant, unix_ns }
+    }
+
+    /// Seconds since `t = 0` at `at` (0 before it).
+    pub fn seconds(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.instant).as_secs_f64()
+    }
+
+    /// `at` as ns since the Unix epoch.
+    pub fn unix_ns_at(&self, at: Instant) -> u64 {
+        let elapsed = at.saturating_duration_since(self.instant).as_nanos();
+        self.unix_ns
+            .saturating_add(u64::try_from(elapsed).unwrap_or(u64::MAX))
+    }
 }
 
 /// A switchable tap shared by the network thread (which offers) and whoever records (which

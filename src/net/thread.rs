@@ -9,14 +9,14 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
 use tracing::{debug, warn};
 
 use super::client::{Client, ClientConfig, Output};
 use super::server::{Received, spawn_receiver};
-use super::tap::{Direction, Tap, WireRecord};
+use super::tap::{Direction, Epoch, Tap, WireRecord};
 use crate::jaus::judp;
 use crate::model::update::{Command, Signal, Update};
 
@@ -39,6 +39,9 @@ pub struct NetConfig {
     /// Where every datagram received and sent is offered for recording (connect a recorder
     /// before `spawn` to record from the first datagram, or later through [`NetHandle::tap`]).
     pub tap: Tap,
+    /// The session's time origin (default: when `spawn` is called). A recorder started before
+    /// the network side shares it so that the first datagram is recorded and times agree.
+    pub epoch: Option<Epoch>,
 }
 
 impl Default for NetConfig {
@@ -50,6 +53,7 @@ impl Default for NetConfig {
             backlog_capacity: 4096,
             waker: None,
             tap: Tap::new(),
+            epoch: None,
         }
     }
 }
@@ -62,12 +66,6 @@ impl std::fmt::Debug for NetConfig {
             .field("update_capacity", &self.update_capacity)
             .finish_non_exhaustive()
     }
-}
-
-/// Nanoseconds since the Unix epoch (0 for a clock set before 1970).
-pub fn unix_ns(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// Publishes updates without ever blocking: coalesces samples, queues the rest, counts.
@@ -201,8 +199,8 @@ impl NetHandle {
             );
         }
         let local_addr = socket.local_addr()?;
-        let start = Instant::now();
-        let start_unix_ns = unix_ns(SystemTime::now());
+        let epoch = cfg.epoch.unwrap_or_else(Epoch::now);
+        let (start, start_unix_ns) = (epoch.instant, epoch.unix_ns);
         let stop = Arc::new(AtomicBool::new(false));
         let (cmd_tx, cmd_rx) = bounded::<Command>(256);
         let (upd_tx, upd_rx) = bounded::<Update>(cfg.update_capacity.max(1));
@@ -225,14 +223,9 @@ impl NetHandle {
         let worker = std::thread::Builder::new().name("jaus-net".into()).spawn(move || {
             let clock = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
             // The recording's clock is the client's: replay times equal live times.
-            let wire_ns = |t: Instant| {
-                start_unix_ns.saturating_add(
-                    u64::try_from(t.saturating_duration_since(start).as_nanos()).unwrap_or(u64::MAX),
-                )
-            };
             let record = |at: Instant, direction: Direction, peer: SocketAddr, bytes: Vec<u8>| {
                 tap.offer(|| WireRecord {
-                    t_ns: wire_ns(at),
+                    t_ns: epoch.unix_ns_at(at),
                     direction,
                     peer,
                     bytes,

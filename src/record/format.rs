@@ -2,4 +2,925 @@
 //! message = the UDP payload untouched), decoded JSON channels with JSON Schema for Foxglove
 //! and Lichtblick, and metadata records.
 //!
-//! SKELETON: being written (issue 6).
+//! Raw channels are the recording; everything else is derived from them (replay re-decodes the
+//! raw datagrams and never reads the decoded channels), so the decoded layout can change
+//! without breaking old files.
+//!
+//! Decoded messages are written as JSON text straight into a reused buffer: the recorder runs
+//! this for every report at up to hundreds of thousands of datagrams a second, and a
+//! `serde_json::Value` tree per message would cost an allocation per field.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::net::SocketAddr;
+
+use crate::jaus::JointKind;
+use crate::model::arm::ArmSpec;
+use crate::model::update::{
+    CommandKind, ControlState, LinkState, ManagementState, Outcome, PoseState, Signal, Update,
+};
+use crate::net::tap::Direction;
+
+/// The MCAP header's profile.
+pub const PROFILE: &str = "jaus-ocu";
+
+/// The MCAP header's library field: the program and its version.
+pub const LIBRARY: &str = concat!("jaus-ocu ", env!("CARGO_PKG_VERSION"));
+
+/// Message encoding of the raw channels: one JUDP datagram (the UDP payload) per message.
+pub const RAW_ENCODING: &str = "judp";
+
+/// Message encoding of the decoded channels.
+pub const JSON_ENCODING: &str = "json";
+
+/// Schema encoding of the decoded channels (MCAP well-known encoding for JSON Schema text).
+pub const SCHEMA_ENCODING: &str = "jsonschema";
+
+/// Topic prefix of datagrams received from a peer.
+pub const RX_TOPIC_PREFIX: &str = "/judp/rx/";
+
+/// Topic prefix of datagrams sent to a peer.
+pub const TX_TOPIC_PREFIX: &str = "/judp/tx/";
+
+/// Raw channel metadata key: `"rx"` or `"tx"`.
+pub const META_DIRECTION: &str = "direction";
+
+/// Raw channel metadata key: the peer as `ip:port`.
+pub const META_PEER: &str = "peer";
+
+/// Name of the metadata record written when recording starts.
+pub const SESSION_METADATA: &str = "session";
+
+/// Name of the metadata record written when the first specification is seen.
+pub const ARM_METADATA: &str = "arm";
+
+/// "session" key: the version of jaus-ocu that recorded.
+pub const KEY_OCU_VERSION: &str = "ocu_version";
+
+/// "session" key: the time origin, ns since the Unix epoch (decimal); replay times are seconds
+/// since it.
+pub const KEY_SESSION_START_NS: &str = "session_start_ns";
+
+/// "session" key: the time origin as RFC 3339 UTC, for people.
+pub const KEY_START_TIME: &str = "start_time";
+
+/// "session" key: the recording OCU's JAUS ID (given by the caller).
+pub const KEY_OCU_ID: &str = "ocu_id";
+
+/// "arm" key: the selected manipulator's JAUS ID.
+pub const KEY_COMPONENT_ID: &str = "component_id";
+
+/// "arm" key: the number of joints.
+pub const KEY_JOINTS: &str = "joints";
+
+/// "arm" key: the component's identification string, when known.
+pub const KEY_NAME: &str = "name";
+
+/// The topic of a raw channel: `/judp/rx/<ip:port>` or `/judp/tx/<ip:port>`.
+pub fn raw_topic(direction: Direction, peer: SocketAddr) -> String {
+    let prefix = match direction {
+        Direction::Rx => RX_TOPIC_PREFIX,
+        Direction::Tx => TX_TOPIC_PREFIX,
+    };
+    format!("{prefix}{peer}")
+}
+
+/// The metadata of a raw channel.
+pub fn raw_channel_metadata(direction: Direction, peer: SocketAddr) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (META_DIRECTION.to_owned(), direction.as_str().to_owned()),
+        (META_PEER.to_owned(), peer.to_string()),
+    ])
+}
+
+/// Direction and peer of a raw channel: from its metadata, else from its topic; `None` when
+/// neither says.
+pub fn parse_raw_channel(
+    topic: &str,
+    metadata: &BTreeMap<String, String>,
+) -> Option<(Direction, SocketAddr)> {
+    let from_meta = || {
+        let direction = match metadata.get(META_DIRECTION)?.as_str() {
+            "rx" => Direction::Rx,
+            "tx" => Direction::Tx,
+            _ => return None,
+        };
+        Some((direction, metadata.get(META_PEER)?.parse().ok()?))
+    };
+    from_meta().or_else(|| {
+        if let Some(peer) = topic.strip_prefix(RX_TOPIC_PREFIX) {
+            Some((Direction::Rx, peer.parse().ok()?))
+        } else {
+            Some((
+                Direction::Tx,
+                topic.strip_prefix(TX_TOPIC_PREFIX)?.parse().ok()?,
+            ))
+        }
+    })
+}
+
+/// A decoded (JSON) channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DecodedTopic {
+    /// Joint positions: `{"t", "positions": [rad or m]}`.
+    JointPositions,
+    /// Joint velocities: `{"t", "velocities": [rad/s or m/s]}`.
+    JointVelocities,
+    /// Joint efforts: `{"t", "efforts": [% of maximum]}`.
+    JointEfforts,
+    /// Joint forces/torques: `{"t", "force_torques": [N·m or N]}`.
+    JointForceTorques,
+    /// End-effector force/torque: `{"t", "force": {x,y,z}, "torque": {x,y,z}}`.
+    ForceTorque,
+    /// The selected arm's specification.
+    Specification,
+    /// Discrete events: control, status, emergency, transitions, gaps, outcomes, ...
+    Events,
+}
+
+impl DecodedTopic {
+    /// Every decoded topic.
+    pub const ALL: [DecodedTopic; 7] = [
+        DecodedTopic::JointPositions,
+        DecodedTopic::JointVelocities,
+        DecodedTopic::JointEfforts,
+        DecodedTopic::JointForceTorques,
+        DecodedTopic::ForceTorque,
+        DecodedTopic::Specification,
+        DecodedTopic::Events,
+    ];
+
+    /// Position in [`DecodedTopic::ALL`] (for per-topic tables).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The MCAP topic.
+    pub fn topic(self) -> &'static str {
+        match self {
+            DecodedTopic::JointPositions => "/jaus/joint_positions",
+            DecodedTopic::JointVelocities => "/jaus/joint_velocities",
+            DecodedTopic::JointEfforts => "/jaus/joint_efforts",
+            DecodedTopic::JointForceTorques => "/jaus/joint_force_torques",
+            DecodedTopic::ForceTorque => "/jaus/force_torque",
+            DecodedTopic::Specification => "/jaus/specification",
+            DecodedTopic::Events => "/jaus/events",
+        }
+    }
+
+    /// The topic of a decoded channel by name.
+    pub fn from_topic(topic: &str) -> Option<DecodedTopic> {
+        Self::ALL.into_iter().find(|d| d.topic() == topic)
+    }
+
+    /// The schema record's name.
+    pub fn schema_name(self) -> &'static str {
+        match self {
+            DecodedTopic::JointPositions => "jaus_ocu.JointPositions",
+            DecodedTopic::JointVelocities => "jaus_ocu.JointVelocities",
+            DecodedTopic::JointEfforts => "jaus_ocu.JointEfforts",
+            DecodedTopic::JointForceTorques => "jaus_ocu.JointForceTorques",
+            DecodedTopic::ForceTorque => "jaus_ocu.ForceTorque",
+            DecodedTopic::Specification => "jaus_ocu.Specification",
+            DecodedTopic::Events => "jaus_ocu.Event",
+        }
+    }
+
+    /// The JSON Schema (draft 2020-12) of the topic's messages.
+    pub fn schema(self) -> &'static str {
+        match self {
+            DecodedTopic::JointPositions => SCHEMA_JOINT_POSITIONS,
+            DecodedTopic::JointVelocities => SCHEMA_JOINT_VELOCITIES,
+            DecodedTopic::JointEfforts => SCHEMA_JOINT_EFFORTS,
+            DecodedTopic::JointForceTorques => SCHEMA_JOINT_FORCE_TORQUES,
+            DecodedTopic::ForceTorque => SCHEMA_FORCE_TORQUE,
+            DecodedTopic::Specification => SCHEMA_SPECIFICATION,
+            DecodedTopic::Events => SCHEMA_EVENTS,
+        }
+    }
+
+    /// The key of the value array, for the joint topics.
+    fn array_key(self) -> &'static str {
+        match self {
+            DecodedTopic::JointPositions => "positions",
+            DecodedTopic::JointVelocities => "velocities",
+            DecodedTopic::JointEfforts => "efforts",
+            _ => "force_torques",
+        }
+    }
+}
+
+macro_rules! joint_schema {
+    ($title:literal, $key:literal, $unit:literal) => {
+        concat!(
+            r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":""#,
+            $title,
+            r#"","type":"object","properties":{"t":{"type":"number","description":"Receive time, s since the session started"},""#,
+            $key,
+            r#"":{"type":"array","description":""#,
+            $unit,
+            r#", joint 1 first","items":{"type":["number","null"]}}},"required":["t",""#,
+            $key,
+            r#""]}"#
+        )
+    };
+}
+
+/// JSON Schema of `/jaus/joint_positions`.
+pub const SCHEMA_JOINT_POSITIONS: &str = joint_schema!(
+    "Joint positions",
+    "positions",
+    "rad (revolute) or m (prismatic)"
+);
+
+/// JSON Schema of `/jaus/joint_velocities`.
+pub const SCHEMA_JOINT_VELOCITIES: &str = joint_schema!(
+    "Joint velocities",
+    "velocities",
+    "rad/s (revolute) or m/s (prismatic)"
+);
+
+/// JSON Schema of `/jaus/joint_efforts`.
+pub const SCHEMA_JOINT_EFFORTS: &str =
+    joint_schema!("Joint efforts", "efforts", "percent of maximum effort");
+
+/// JSON Schema of `/jaus/joint_force_torques`.
+pub const SCHEMA_JOINT_FORCE_TORQUES: &str = joint_schema!(
+    "Joint forces and torques",
+    "force_torques",
+    "N·m (revolute) or N (prismatic)"
+);
+
+/// JSON Schema of `/jaus/force_torque`.
+pub const SCHEMA_FORCE_TORQUE: &str = r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"End-effector force and torque","type":"object","$defs":{"vec":{"type":"object","properties":{"x":{"type":["number","null"]},"y":{"type":["number","null"]},"z":{"type":["number","null"]}},"required":["x","y","z"]}},"properties":{"t":{"type":"number","description":"Receive time, s since the session started"},"force":{"$ref":"#/$defs/vec","description":"N, end-effector frame; null when not reported"},"torque":{"$ref":"#/$defs/vec","description":"N·m, end-effector frame; null when not reported"}},"required":["t","force","torque"]}"##;
+
+/// JSON Schema of `/jaus/specification`.
+pub const SCHEMA_SPECIFICATION: &str = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Manipulator specification (Crane & Duffy parameters)","type":"object","properties":{"t":{"type":"number","description":"Receive time, s since the session started"},"mount":{"description":"Manipulator frame in the vehicle frame (+x front, +y right, +z down); null when not given","oneOf":[{"type":"null"},{"type":"object","properties":{"position":{"type":"array","items":{"type":"number"},"minItems":3,"maxItems":3,"description":"m"},"orientation":{"type":"array","items":{"type":"number"},"minItems":4,"maxItems":4,"description":"unit quaternion [d, a, b, c], scalar first"}},"required":["position","orientation"]}]},"joints":{"type":"array","description":"Joint 1 first","items":{"type":"object","properties":{"name":{"type":["string","null"]},"kind":{"enum":["revolute","prismatic"]},"link_length":{"type":"number","description":"a(k-1,k), m"},"twist":{"type":"number","description":"alpha(k-1,k), rad"},"offset":{"type":"number","description":"revolute: joint offset S(k,k), m"},"angle":{"type":"number","description":"prismatic: joint angle theta(k), rad"},"min":{"type":["number","null"],"description":"rad or m; null = continuous"},"max":{"type":["number","null"],"description":"rad or m; null = continuous"},"max_speed":{"type":["number","null"],"description":"rad/s or m/s"},"max_effort":{"type":["number","null"],"description":"N·m or N"},"axis_radius":{"type":["number","null"],"description":"bounding cylinder along the joint axis, m"},"link_radius":{"type":["number","null"],"description":"bounding cylinder along the link, m"}},"required":["kind","link_length","twist","offset","angle"]}}},"required":["t","joints"]}"#;
+
+/// JSON Schema of `/jaus/events`.
+pub const SCHEMA_EVENTS: &str = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Session event","type":"object","properties":{"t":{"type":"number","description":"Time, s since the session started"},"kind":{"enum":["control","status","emergency","transition","gap","stale","outcome","component","link","error"]},"label":{"type":"string","description":"What happened, for people"},"state":{"type":"string"},"authority":{"type":["integer","null"]},"pose":{"type":["integer","null"]},"from":{"type":"integer"},"to":{"type":"integer"},"command":{"type":"string"},"outcome":{"enum":["confirmed","rejected","timed_out","completed","failed"]},"reason":{"type":"string"},"id":{"type":"string","description":"JAUS ID subsystem.node.component"},"address":{"type":"string"},"identification":{"type":["string","null"]},"lost":{"type":"boolean"},"signal":{"type":"string"},"stale":{"type":"boolean"}},"required":["t","kind","label"]}"#;
+
+/// Writes `update` as one JSON message (UTF-8) of its decoded topic into `out` (cleared first) and
+/// returns the topic; `None` (and `out` empty) for updates that have no decoded channel
+/// (presets, tool offset, delivery, counters).
+pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic> {
+    out.clear();
+    let topic = match update {
+        Update::JointPositions { t, values } => {
+            joints(out, DecodedTopic::JointPositions, *t, values)
+        }
+        Update::JointVelocities { t, values } => {
+            joints(out, DecodedTopic::JointVelocities, *t, values)
+        }
+        Update::JointEfforts { t, values } => joints(out, DecodedTopic::JointEfforts, *t, values),
+        Update::JointForceTorques { t, values } => {
+            joints(out, DecodedTopic::JointForceTorques, *t, values)
+        }
+        Update::ForceTorque { t, force, torque } => {
+            start(out, *t);
+            out.extend_from_slice(b",\"force\":");
+            xyz(out, force);
+            out.extend_from_slice(b",\"torque\":");
+            xyz(out, torque);
+            out.push(b'}');
+            DecodedTopic::ForceTorque
+        }
+        Update::Specification { t, spec } => {
+            specification(out, *t, spec);
+            DecodedTopic::Specification
+        }
+        Update::Presets { .. }
+        | Update::ToolOffset { .. }
+        | Update::Delivery { .. }
+        | Update::Stats { .. } => return None,
+        _ => {
+            event(out, update);
+            DecodedTopic::Events
+        }
+    };
+    Some(topic)
+}
+
+fn start(out: &mut Vec<u8>, t: f64) {
+    out.extend_from_slice(b"{\"t\":");
+    num(out, t);
+}
+
+fn joints(out: &mut Vec<u8>, topic: DecodedTopic, t: f64, values: &[f64]) -> DecodedTopic {
+    start(out, t);
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(topic.array_key().as_bytes());
+    out.extend_from_slice(b"\":");
+    samples(out, values);
+    out.push(b'}');
+    topic
+}
+
+/// A finite number in its shortest round-trip form, through serde_json's float formatter
+/// (`Display` for f64 measured about 110 ns a number, six times slower: `cargo bench --bench
+/// record -- format`); NaN and infinities as `null`.
+fn num(out: &mut Vec<u8>, v: f64) {
+    if v.is_finite() {
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, &v);
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
+fn opt_num(out: &mut Vec<u8>, v: Option<f64>) {
+    match v {
+        Some(v) => num(out, v),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// A measured value rounded to 1e-9 (below 1e6 in magnitude), then as [`num`].
+///
+/// Values decoded from scaled integers print with 16-17 digits, most of them noise that
+/// neither compresses nor means anything: the finest scale of any sampled signal (prismatic
+/// joint velocity, ±5 m/s in 32 bits) has steps of 2.3e-9, so rounding to 1e-9 keeps every
+/// wire value distinct and within a quarter step, and made the decoded channels 25 % smaller
+/// (`cargo bench --bench record`). Specifications are not rounded: quaternion steps are
+/// 4.7e-10.
+fn sample(out: &mut Vec<u8>, v: f64) {
+    if v.abs() < 1e6 {
+        num(out, (v * 1e9).round() / 1e9);
+    } else {
+        num(out, v);
+    }
+}
+
+fn opt_sample(out: &mut Vec<u8>, v: Option<f64>) {
+    match v {
+        Some(v) => sample(out, v),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+fn samples(out: &mut Vec<u8>, values: &[f64]) {
+    out.push(b'[');
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        sample(out, *v);
+    }
+    out.push(b']');
+}
+
+fn array(out: &mut Vec<u8>, values: &[f64]) {
+    out.push(b'[');
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        num(out, *v);
+    }
+    out.push(b']');
+}
+
+fn xyz(out: &mut Vec<u8>, v: &[Option<f64>; 3]) {
+    out.extend_from_slice(b"{\"x\":");
+    opt_sample(out, v[0]);
+    out.extend_from_slice(b",\"y\":");
+    opt_sample(out, v[1]);
+    out.extend_from_slice(b",\"z\":");
+    opt_sample(out, v[2]);
+    out.push(b'}');
+}
+
+/// A JSON string literal.
+fn string(out: &mut Vec<u8>, s: &str) {
+    // Writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn key(out: &mut Vec<u8>, k: &str) {
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(k.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+fn specification(out: &mut Vec<u8>, t: f64, spec: &ArmSpec) {
+    start(out, t);
+    key(out, "mount");
+    match &spec.mount {
+        None => out.extend_from_slice(b"null"),
+        Some(m) => {
+            out.extend_from_slice(b"{\"position\":");
+            array(out, &m.position);
+            out.extend_from_slice(b",\"orientation\":");
+            array(out, &m.orientation);
+            out.push(b'}');
+        }
+    }
+    key(out, "joints");
+    out.push(b'[');
+    for (i, j) in spec.joints.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"name\":");
+        match &j.name {
+            Some(n) => string(out, n),
+            None => out.extend_from_slice(b"null"),
+        }
+        key(out, "kind");
+        out.extend_from_slice(match j.kind {
+            JointKind::Revolute => b"\"revolute\"",
+            JointKind::Prismatic => b"\"prismatic\"",
+        });
+        for (k, v) in [
+            ("link_length", j.link_length),
+            ("twist", j.twist),
+            ("offset", j.offset),
+            ("angle", j.angle),
+        ] {
+            key(out, k);
+            num(out, v);
+        }
+        for (k, v) in [
+            ("min", j.min),
+            ("max", j.max),
+            ("max_speed", j.max_speed),
+            ("max_effort", j.max_effort),
+            ("axis_radius", j.axis_radius),
+            ("link_radius", j.link_radius),
+        ] {
+            key(out, k);
+            opt_num(out, v);
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]}");
+}
+
+fn event_head(out: &mut Vec<u8>, t: f64, kind: &str, label: &str) {
+    start(out, t);
+    key(out, "kind");
+    string(out, kind);
+    key(out, "label");
+    string(out, label);
+}
+
+fn str_field(out: &mut Vec<u8>, k: &str, v: &str) {
+    key(out, k);
+    string(out, v);
+}
+
+fn management_name(s: ManagementState) -> &'static str {
+    match s {
+        ManagementState::Unknown => "unknown",
+        ManagementState::Initialize => "initialize",
+        ManagementState::Ready => "ready",
+        ManagementState::Standby => "standby",
+        ManagementState::Shutdown => "shutdown",
+        ManagementState::Failure => "failure",
+        ManagementState::Emergency => "emergency",
+    }
+}
+
+fn link_name(s: LinkState) -> &'static str {
+    match s {
+        LinkState::Idle => "idle",
+        LinkState::Connecting => "connecting",
+        LinkState::Live => "live",
+        LinkState::Lost => "lost",
+    }
+}
+
+/// The command's name as the operator knows it.
+pub fn command_name(c: CommandKind) -> &'static str {
+    match c {
+        CommandKind::Select => "Select",
+        CommandKind::RequestControl => "RequestControl",
+        CommandKind::ReleaseControl => "ReleaseControl",
+        CommandKind::GoToPreset => "GoToPreset",
+        CommandKind::SetEmergency => "SetEmergency",
+        CommandKind::ClearEmergency => "ClearEmergency",
+        CommandKind::Resume => "Resume",
+        CommandKind::Standby => "Standby",
+    }
+}
+
+fn signal_key(s: Signal) -> &'static str {
+    match s {
+        Signal::JointPositions => "joint_positions",
+        Signal::JointVelocities => "joint_velocities",
+        Signal::JointEfforts => "joint_efforts",
+        Signal::JointForceTorques => "joint_force_torques",
+        Signal::EndEffectorForceTorque => "force_torque",
+        Signal::CurrentPose => "current_pose",
+        Signal::Status => "status",
+    }
+}
+
+/// Discrete updates as `/jaus/events` messages. Labels are built with `format!`: events are
+/// rare next to samples, so their allocations do not matter.
+fn event(out: &mut Vec<u8>, update: &Update) {
+    let t = update.t();
+    match update {
+        Update::Control { state, .. } => {
+            let (name, authority, label) = match state {
+                ControlState::Released => ("released", None, "control released".to_owned()),
+                ControlState::Requested => ("requested", None, "control requested".to_owned()),
+                ControlState::Held { authority } => (
+                    "held",
+                    Some(*authority),
+                    format!("control held (authority {authority})"),
+                ),
+            };
+            event_head(out, t, "control", &label);
+            str_field(out, "state", name);
+            key(out, "authority");
+            match authority {
+                Some(a) => {
+                    let _ = write!(out, "{a}");
+                }
+                None => out.extend_from_slice(b"null"),
+            }
+        }
+        Update::Status { state, .. } => {
+            let name = management_name(*state);
+            if *state == ManagementState::Emergency {
+                event_head(out, t, "emergency", "emergency stop");
+            } else {
+                event_head(out, t, "status", &format!("status {name}"));
+            }
+            str_field(out, "state", name);
+        }
+        Update::CurrentPose { pose, .. } => match pose {
+            PoseState::Unknown => {
+                event_head(out, t, "transition", "pose unknown");
+                str_field(out, "state", "unknown");
+                out.extend_from_slice(b",\"pose\":null");
+            }
+            PoseState::At(p) => {
+                event_head(out, t, "transition", &format!("at preset {p}"));
+                str_field(out, "state", "at");
+                let _ = write!(out, ",\"pose\":{p}");
+            }
+            PoseState::Moving { from, to } => {
+                event_head(
+                    out,
+                    t,
+                    "transition",
+                    &format!("moving from preset {from} to preset {to}"),
+                );
+                str_field(out, "state", "moving");
+                let _ = write!(out, ",\"from\":{from},\"to\":{to}");
+            }
+        },
+        Update::CommandOutcome {
+            command, outcome, ..
+        } => {
+            let c = command_name(*command);
+            let (name, reason) = match outcome {
+                Outcome::Confirmed => ("confirmed", None),
+                Outcome::Rejected(r) => ("rejected", Some(r.as_str())),
+                Outcome::TimedOut => ("timed_out", None),
+                Outcome::Completed => ("completed", None),
+                Outcome::Failed(r) => ("failed", Some(r.as_str())),
+            };
+            let label = match reason {
+                Some(r) => format!("{c} {}: {r}", name.replace('_', " ")),
+                None => format!("{c} {}", name.replace('_', " ")),
+            };
+            event_head(out, t, "outcome", &label);
+            str_field(out, "command", c);
+            str_field(out, "outcome", name);
+            if let Some(r) = reason {
+                str_field(out, "reason", r);
+            }
+        }
+        Update::Component { info, .. } => {
+            let label = match &info.identification {
+                Some(s) => format!("found {} \"{s}\" at {}", info.id, info.address),
+                None => format!("found {} at {}", info.id, info.address),
+            };
+            event_head(out, t, "component", &label);
+            str_field(out, "id", &info.id.to_string());
+            str_field(out, "address", &info.address.to_string());
+            key(out, "identification");
+            match &info.identification {
+                Some(s) => string(out, s),
+                None => out.extend_from_slice(b"null"),
+            }
+            out.extend_from_slice(b",\"lost\":false");
+        }
+        Update::ComponentLost { id, lost, .. } => {
+            let label = if *lost {
+                format!("{id} lost")
+            } else {
+                format!("{id} heard again")
+            };
+            event_head(out, t, "component", &label);
+            str_field(out, "id", &id.to_string());
+            let _ = write!(out, ",\"lost\":{lost}");
+        }
+        Update::Selected { id, .. } => {
+            event_head(out, t, "component", &format!("selected {id}"));
+            str_field(out, "id", &id.to_string());
+            str_field(out, "state", "selected");
+        }
+        Update::Link { state, .. } => {
+            let name = link_name(*state);
+            event_head(out, t, "link", &format!("link {name}"));
+            str_field(out, "state", name);
+        }
+        Update::Stale { signal, stale, .. } => {
+            let label = format!(
+                "{} {}",
+                signal.name(),
+                if *stale { "stale" } else { "fresh again" }
+            );
+            event_head(out, t, "stale", &label);
+            str_field(out, "signal", signal_key(*signal));
+            let _ = write!(out, ",\"stale\":{stale}");
+        }
+        Update::Mark { kind, label, .. } => event_head(out, t, kind.name(), label),
+        Update::Error { message, .. } => event_head(out, t, "error", message),
+        // Samples, the specification and the updates without a channel are handled by
+        // `encode_update`; anything else lands here only if a variant is added without a
+        // mapping, and still gets a readable event.
+        other => event_head(out, t, "error", &format!("unmapped update {other:?}")),
+    }
+    out.push(b'}');
+}
+
+/// `unix_ns` as RFC 3339 UTC with milliseconds, e.g. `2025-03-01T12:34:56.789Z`.
+pub fn rfc3339_utc(unix_ns: u64) -> String {
+    let secs = unix_ns / 1_000_000_000;
+    let millis = (unix_ns % 1_000_000_000) / 1_000_000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days: proleptic Gregorian calendar from days since 1970-01-01.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::arm::{Joint, Mount};
+    use crate::model::update::{ComponentId, ComponentInfo, MarkKind};
+
+    fn parse(s: impl AsRef<[u8]>) -> serde_json::Value {
+        let s = s.as_ref();
+        serde_json::from_slice(s)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(s)))
+    }
+
+    #[test]
+    fn every_schema_is_json_with_the_required_time() {
+        for d in DecodedTopic::ALL {
+            let v = parse(d.schema());
+            assert_eq!(v["type"], "object", "{d:?}");
+            let required = v["required"].as_array().unwrap();
+            assert!(required.contains(&"t".into()), "{d:?}");
+            for r in required {
+                assert!(
+                    v["properties"].get(r.as_str().unwrap()).is_some(),
+                    "{d:?}: required {r} has no property"
+                );
+            }
+            assert_eq!(DecodedTopic::from_topic(d.topic()), Some(d));
+            assert_eq!(DecodedTopic::ALL[d.index()], d);
+        }
+    }
+
+    #[test]
+    fn joint_samples_become_arrays_with_null_for_non_finite() {
+        let mut s = Vec::new();
+        let u = Update::JointPositions {
+            t: 1.5,
+            values: vec![0.1, -2.0, f64::NAN, 1e-7, 3e20],
+        };
+        assert_eq!(
+            encode_update(&u, &mut s),
+            Some(DecodedTopic::JointPositions)
+        );
+        let v = parse(&s);
+        assert_eq!(v["t"], 1.5);
+        assert_eq!(v["positions"][0], 0.1);
+        assert_eq!(v["positions"][1], -2.0);
+        assert!(v["positions"][2].is_null());
+        assert_eq!(v["positions"][3], 1e-7);
+        assert_eq!(v["positions"][4], 3e20);
+        let u = Update::JointVelocities {
+            t: 0.25,
+            values: vec![0.123_456_789_012_345, -4.999_999_999_7, 2.3e-9],
+        };
+        encode_update(&u, &mut s);
+        assert_eq!(
+            std::str::from_utf8(&s).unwrap(),
+            r#"{"t":0.25,"velocities":[0.123456789,-5.0,2e-9]}"#,
+            "samples are rounded to 1e-9"
+        );
+        let u = Update::JointForceTorques {
+            t: 0.0,
+            values: vec![],
+        };
+        assert_eq!(
+            encode_update(&u, &mut s),
+            Some(DecodedTopic::JointForceTorques)
+        );
+        assert_eq!(parse(&s)["force_torques"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn force_torque_has_xyz_objects_with_null_for_absent_parts() {
+        let mut s = Vec::new();
+        let u = Update::ForceTorque {
+            t: 2.0,
+            force: [Some(1.0), None, Some(-3.5)],
+            torque: [None, Some(0.25), None],
+        };
+        assert_eq!(encode_update(&u, &mut s), Some(DecodedTopic::ForceTorque));
+        let v = parse(&s);
+        assert_eq!(v["force"]["x"], 1.0);
+        assert!(v["force"]["y"].is_null());
+        assert_eq!(v["force"]["z"], -3.5);
+        assert_eq!(v["torque"]["y"], 0.25);
+    }
+
+    #[test]
+    fn specification_lists_joints_with_their_parameters_and_mount() {
+        let mut named = Joint::revolute(0.5, 1.25, 0.1);
+        named.name = Some("shoulder \"1\"".into());
+        named.min = Some(-1.0);
+        let spec = ArmSpec {
+            mount: Some(Mount {
+                position: [1.0, 2.0, 3.0],
+                orientation: [1.0, 0.0, 0.0, 0.0],
+            }),
+            joints: vec![named, Joint::prismatic(0.0, 0.0, 0.3, 0.0, 0.5)],
+        };
+        let mut s = Vec::new();
+        let u = Update::Specification { t: 0.5, spec };
+        assert_eq!(encode_update(&u, &mut s), Some(DecodedTopic::Specification));
+        let v = parse(&s);
+        assert_eq!(v["mount"]["position"][2], 3.0);
+        assert_eq!(v["joints"][0]["name"], "shoulder \"1\"");
+        assert_eq!(v["joints"][0]["kind"], "revolute");
+        assert_eq!(v["joints"][0]["link_length"], 0.5);
+        assert_eq!(v["joints"][0]["twist"], 1.25);
+        assert_eq!(v["joints"][0]["min"], -1.0);
+        assert!(v["joints"][0]["max"].is_null());
+        assert_eq!(v["joints"][1]["kind"], "prismatic");
+        assert_eq!(v["joints"][1]["angle"], 0.3);
+        assert_eq!(v["joints"][1]["max"], 0.5);
+    }
+
+    #[test]
+    fn discrete_updates_become_events_with_kind_and_label() {
+        let id = ComponentId::new(1, 2, 3);
+        let cases = [
+            (
+                Update::Control {
+                    t: 1.0,
+                    state: ControlState::Held { authority: 200 },
+                },
+                "control",
+            ),
+            (
+                Update::Status {
+                    t: 1.0,
+                    state: ManagementState::Emergency,
+                },
+                "emergency",
+            ),
+            (
+                Update::Status {
+                    t: 1.0,
+                    state: ManagementState::Ready,
+                },
+                "status",
+            ),
+            (
+                Update::CurrentPose {
+                    t: 1.0,
+                    pose: PoseState::Moving { from: 1, to: 2 },
+                },
+                "transition",
+            ),
+            (
+                Update::CommandOutcome {
+                    t: 1.0,
+                    command: CommandKind::GoToPreset,
+                    outcome: Outcome::Rejected("not \\ controlled\n".into()),
+                },
+                "outcome",
+            ),
+            (
+                Update::Component {
+                    t: 1.0,
+                    info: ComponentInfo {
+                        id,
+                        address: "127.0.0.1:3794".parse().unwrap(),
+                        identification: Some("arm\u{1}".into()),
+                        services: vec![],
+                        manipulator: true,
+                    },
+                },
+                "component",
+            ),
+            (
+                Update::ComponentLost {
+                    t: 1.0,
+                    id,
+                    lost: true,
+                },
+                "component",
+            ),
+            (
+                Update::Link {
+                    t: 1.0,
+                    state: LinkState::Lost,
+                },
+                "link",
+            ),
+            (
+                Update::Stale {
+                    t: 1.0,
+                    signal: Signal::JointPositions,
+                    stale: true,
+                },
+                "stale",
+            ),
+            (
+                Update::Mark {
+                    t: 1.0,
+                    kind: MarkKind::Gap,
+                    label: "no traffic for 2.0 s".into(),
+                },
+                "gap",
+            ),
+            (
+                Update::Error {
+                    t: 1.0,
+                    message: "bad".into(),
+                },
+                "error",
+            ),
+        ];
+        let mut s = Vec::new();
+        for (u, kind) in cases {
+            assert_eq!(encode_update(&u, &mut s), Some(DecodedTopic::Events));
+            let v = parse(&s);
+            assert_eq!(v["kind"], kind, "{}", String::from_utf8_lossy(&s));
+            assert_eq!(v["t"], 1.0);
+            assert!(!v["label"].as_str().unwrap().is_empty());
+        }
+        let u = Update::ToolOffset {
+            t: 0.0,
+            point: [0.0; 3],
+        };
+        assert_eq!(encode_update(&u, &mut s), None);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn raw_topics_round_trip_through_metadata_and_topic() {
+        for (d, peer) in [
+            (Direction::Rx, "10.0.0.7:3794"),
+            (Direction::Tx, "[fe80::1]:40000"),
+        ] {
+            let peer: SocketAddr = peer.parse().unwrap();
+            let topic = raw_topic(d, peer);
+            let meta = raw_channel_metadata(d, peer);
+            assert_eq!(parse_raw_channel(&topic, &meta), Some((d, peer)));
+            assert_eq!(parse_raw_channel(&topic, &BTreeMap::new()), Some((d, peer)));
+        }
+        assert_eq!(parse_raw_channel("/other", &BTreeMap::new()), None);
+    }
+
+    #[test]
+    fn rfc3339_matches_known_instants() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00.000Z");
+        // 2000-02-29T23:59:59.999Z (leap day of a century leap year).
+        assert_eq!(
+            rfc3339_utc(951_868_799_999_000_000),
+            "2000-02-29T23:59:59.999Z"
+        );
+        // 2024-12-31T12:00:00Z.
+        assert_eq!(
+            rfc3339_utc(1_735_646_400_000_000_000),
+            "2024-12-31T12:00:00.000Z"
+        );
+    }
+}

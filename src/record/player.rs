@@ -1,16 +1,31 @@
 //! Loads a recording or capture into a [`Session`] on a background thread, with progress;
 //! the UI draws what is loaded while the rest arrives.
 //!
-//! SKELETON: signatures agreed between modules; bodies are being written (issue 6).
+//! The loader thread (`jaus-replay-load`) reads wire records, runs them through the
+//! [`Observer`] (the same decoder and report mapping as live mode) and applies the updates to
+//! the shared session in batches: it takes the write lock once per [`BATCH_RECORDS`] records or
+//! [`BATCH_INTERVAL`], whichever comes first, never per datagram, so the UI thread's read lock
+//! waits at most one batch. Dropping the [`Replay`] stops the loader.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use super::source::{SourceError, SourceInfo};
+use super::observer::Observer;
+use super::source::{SourceError, SourceInfo, WireSource};
 use crate::model::session::{Session, SharedSession};
+use crate::model::update::Update;
+use crate::net::tap::WireRecord;
 
 /// Called when more of the file has been loaded (the GUI passes a repaint request).
 pub type LoadWaker = Arc<dyn Fn() + Send + Sync>;
+
+/// Records per batch applied under one write lock.
+pub const BATCH_RECORDS: usize = 4096;
+/// Longest time between two batches (so a slow source still shows progress).
+pub const BATCH_INTERVAL: Duration = Duration::from_millis(20);
 
 /// How far loading has come.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -40,6 +55,14 @@ impl LoadProgress {
     }
 }
 
+/// Progress shared with the loader thread, with a condition variable for [`Replay::wait`].
+type SharedProgress = Arc<(Mutex<LoadProgress>, Condvar)>;
+
+/// A lock that survives a panicked holder: progress and session stay readable.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A file being (or done being) loaded.
 pub struct Replay {
     /// The file.
@@ -48,6 +71,10 @@ pub struct Replay {
     pub info: SourceInfo,
     /// The session, filled by the loader thread.
     pub session: SharedSession,
+    start_ns: u64,
+    progress: SharedProgress,
+    cancel: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Replay {
@@ -58,33 +85,354 @@ impl std::fmt::Debug for Replay {
     }
 }
 
+/// The time origin of a source: the recording's `session_start_ns` metadata when present
+/// (then replay times equal the live session's), else the first record's time.
+fn start_of(info: &SourceInfo, first: Option<&WireRecord>) -> u64 {
+    info.metadata
+        .get("session")
+        .and_then(|m| m.get("session_start_ns"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .or_else(|| first.map(|r| r.t_ns))
+        .unwrap_or(0)
+}
+
+/// Reads a source to its end through an observer, handing updates over in batches.
+struct Loader {
+    source: WireSource,
+    first: Option<WireRecord>,
+    observer: Observer,
+    progress: LoadProgress,
+}
+
+impl Loader {
+    fn open(path: &Path, port: u16) -> Result<(Loader, SourceInfo, u64), SourceError> {
+        let mut source = WireSource::open(path, port)?;
+        // The first record settles the time origin (and reads the metadata written before it).
+        let first = source.next();
+        let info = source.info().clone();
+        let start_ns = start_of(&info, first.as_ref());
+        let progress = LoadProgress {
+            total_bytes: info.total_bytes,
+            ..LoadProgress::default()
+        };
+        Ok((
+            Loader {
+                source,
+                first,
+                observer: Observer::new(start_ns),
+                progress,
+            },
+            info,
+            start_ns,
+        ))
+    }
+
+    /// Runs to the end (or until `cancel`); `flush` gets every batch of updates with the
+    /// progress so far, and a last one with `finished` set.
+    fn run(mut self, cancel: &AtomicBool, mut flush: impl FnMut(&mut Vec<Update>, &LoadProgress)) {
+        let mut updates = Vec::with_capacity(BATCH_RECORDS * 2);
+        let mut in_batch = 0usize;
+        let mut batch_start = Instant::now();
+        let mut last_ns: Option<u64> = None;
+        let mut next = self.first.take();
+        while let Some(rec) = next.take().or_else(|| self.source.next()) {
+            self.observer.observe(&rec, &mut updates);
+            last_ns = Some(last_ns.map_or(rec.t_ns, |l| l.max(rec.t_ns)));
+            self.progress.datagrams += 1;
+            in_batch += 1;
+            // The clock is read every 256 records: cheap, and still well inside the interval.
+            if in_batch >= BATCH_RECORDS
+                || (in_batch.is_multiple_of(256) && batch_start.elapsed() >= BATCH_INTERVAL)
+            {
+                if cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                self.refresh();
+                flush(&mut updates, &self.progress);
+                updates.clear();
+                in_batch = 0;
+                batch_start = Instant::now();
+            }
+        }
+        if let Some(end) = last_ns {
+            self.observer.finish(end, &mut updates);
+        }
+        self.refresh();
+        self.progress.finished = true;
+        self.progress.stopped = self.source.stopped().map(str::to_string);
+        self.progress.done_bytes = self.progress.done_bytes.max(self.progress.total_bytes);
+        flush(&mut updates, &self.progress);
+    }
+
+    fn refresh(&mut self) {
+        self.progress.done_bytes = self.source.position();
+        let problems = self.source.problems();
+        if problems.len() != self.progress.problems.len() {
+            self.progress.problems = problems.to_vec();
+        }
+    }
+}
+
+/// Marks loading finished even if the loader thread panics, so [`Replay::wait`] returns.
+struct FinishGuard(SharedProgress);
+
+impl Drop for FinishGuard {
+    fn drop(&mut self) {
+        let (m, cv) = &*self.0;
+        let mut p = lock(m);
+        if !p.finished {
+            p.finished = true;
+            if p.stopped.is_none() && std::thread::panicking() {
+                p.stopped = Some(
+                    "loading failed with an internal error (a bug: please report it with the file)"
+                        .into(),
+                );
+            }
+        }
+        cv.notify_all();
+    }
+}
+
 impl Replay {
     /// Opens `path` (captures filtered to UDP `port`) and starts loading it on the thread
     /// `jaus-replay-load`; `waker` is called as batches arrive. Fails at once only if the file
     /// cannot be read or is not a format we read.
     pub fn open(path: &Path, port: u16, waker: Option<LoadWaker>) -> Result<Replay, SourceError> {
-        let _ = (path, port, waker);
-        todo!("issue 6: Replay::open")
+        let (loader, info, start_ns) = Loader::open(path, port)?;
+        let session: SharedSession = Arc::new(RwLock::new(Session::new()));
+        let progress: SharedProgress =
+            Arc::new((Mutex::new(loader.progress.clone()), Condvar::new()));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (session, progress, cancel) = (session.clone(), progress.clone(), cancel.clone());
+            std::thread::Builder::new()
+                .name("jaus-replay-load".into())
+                .spawn(move || {
+                    let _guard = FinishGuard(progress.clone());
+                    loader.run(&cancel, |updates, p| {
+                        {
+                            let mut s = session
+                                .write()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                            for u in updates.iter() {
+                                s.apply(u);
+                            }
+                        }
+                        {
+                            let (m, cv) = &*progress;
+                            *lock(m) = p.clone();
+                            cv.notify_all();
+                        }
+                        if let Some(w) = &waker {
+                            w();
+                        }
+                    });
+                })
+                .map_err(|source| SourceError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?
+        };
+        Ok(Replay {
+            path: path.to_path_buf(),
+            info,
+            session,
+            start_ns,
+            progress,
+            cancel,
+            thread: Some(thread),
+        })
     }
 
     /// How far loading has come.
     pub fn progress(&self) -> LoadProgress {
-        todo!("issue 6: Replay::progress")
+        lock(&self.progress.0).clone()
     }
 
     /// Blocks until loading has ended.
     pub fn wait(&self) -> LoadProgress {
-        todo!("issue 6: Replay::wait")
+        let (m, cv) = &*self.progress;
+        let mut p = lock(m);
+        while !p.finished {
+            p = cv
+                .wait(p)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        p.clone()
     }
 
     /// Time origin of the session's times, ns since the Unix epoch (for wall-clock display).
     pub fn start_ns(&self) -> u64 {
-        todo!("issue 6: Replay::start_ns")
+        self.start_ns
     }
 
     /// Loads `path` completely on this thread (for `inspect`, tests and benchmarks).
     pub fn load_blocking(path: &Path, port: u16) -> Result<(Session, LoadProgress), SourceError> {
-        let _ = (path, port);
-        todo!("issue 6: Replay::load_blocking")
+        let (loader, _, _) = Loader::open(path, port)?;
+        let mut session = Session::new();
+        let mut last = LoadProgress::default();
+        loader.run(&AtomicBool::new(false), |updates, p| {
+            for u in updates.iter() {
+                session.apply(u);
+            }
+            last = p.clone();
+        });
+        Ok((session, last))
+    }
+}
+
+impl Drop for Replay {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            // At most one batch away from seeing the flag.
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::jaus::JausId;
+    use crate::jaus::judp::{self, Header};
+    use crate::jaus::manipulator::{JointValue, ReportJointPositions};
+    use crate::model::update::{ManagementState, MarkKind};
+    use crate::net::tap::Direction;
+    use crate::record::recorder::{Recorder, RecorderConfig};
+
+    const SAE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/SAE_Management_PacketCapture.pcap"
+    );
+
+    fn temp_path(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("jaus-ocu-player-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    fn marks(s: &Session) -> Vec<(f64, MarkKind, String)> {
+        s.marks
+            .iter()
+            .map(|m| (m.t, m.kind, m.label.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn loads_a_capture_completely_with_its_marks() {
+        let (session, progress) = Replay::load_blocking(Path::new(SAE), 3794).unwrap();
+        assert!(progress.finished);
+        assert_eq!(progress.datagrams, 22);
+        assert_eq!(progress.stopped, None);
+        assert_eq!(progress.done_bytes, progress.total_bytes);
+        assert!(progress.total_bytes > 0);
+        let kinds: Vec<MarkKind> = session.marks.iter().map(|m| m.kind).collect();
+        for kind in [
+            MarkKind::Control,
+            MarkKind::Status,
+            MarkKind::Emergency,
+            MarkKind::Gap,
+        ] {
+            assert!(kinds.contains(&kind), "{kind:?} in {kinds:?}");
+        }
+        let (first, last) = session.span().unwrap();
+        assert_eq!(first, 0.0, "times count from the first record");
+        assert!((last - 92.046).abs() < 0.01, "{last}");
+        assert_eq!(session.latest.status, ManagementState::Standby);
+    }
+
+    #[test]
+    fn background_load_equals_blocking_load_and_wakes_the_caller() {
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let waker: LoadWaker = {
+            let wakes = wakes.clone();
+            Arc::new(move || {
+                wakes.fetch_add(1, Ordering::Relaxed);
+            })
+        };
+        let replay = Replay::open(Path::new(SAE), 3794, Some(waker)).unwrap();
+        let progress = replay.wait();
+        assert!(progress.finished);
+        assert_eq!(progress.fraction(), 1.0);
+        let (blocking, _) = Replay::load_blocking(Path::new(SAE), 3794).unwrap();
+        let session = replay.session.clone();
+        let start_ns = replay.start_ns();
+        let total_bytes = replay.info.total_bytes;
+        // Dropping joins the loader: its last wake has happened.
+        drop(replay);
+        assert!(wakes.load(Ordering::Relaxed) >= 1);
+        let loaded = session.read().unwrap();
+        assert_eq!(marks(&loaded), marks(&blocking));
+        assert_eq!(
+            format!("{:?}", loaded.state_at(63.5)),
+            format!("{:?}", blocking.state_at(63.5))
+        );
+        // No metadata in a capture: the first datagram is t = 0 (frame 1 of the capture).
+        let first = WireSource::open(Path::new(SAE), 3794)
+            .unwrap()
+            .next()
+            .unwrap();
+        assert_eq!(start_ns, first.t_ns);
+        assert_eq!(total_bytes, progress.total_bytes);
+    }
+
+    #[test]
+    fn a_recordings_session_start_is_the_time_origin() {
+        let path = temp_path("origin.mcap");
+        let start_ns = 1_700_000_000_000_000_000u64;
+        let recorder = Recorder::start(RecorderConfig {
+            decoded: false,
+            ..RecorderConfig::new(path.clone(), start_ns)
+        })
+        .unwrap();
+        let tx = recorder.sender();
+        let sim = JausId::new(126, 1, 10);
+        let ocu = JausId::new(200, 1, 1);
+        for k in 0..50u16 {
+            let m: crate::jaus::Message = ReportJointPositions {
+                joint_positions: vec![JointValue::revolute(f64::from(k) * 0.01)],
+            }
+            .into();
+            tx.send(WireRecord {
+                // The first datagram 1.5 s after the session started.
+                t_ns: start_ns + 1_500_000_000 + u64::from(k) * 10_000_000,
+                direction: Direction::Rx,
+                peer: "127.0.0.1:3794".parse().unwrap(),
+                bytes: judp::single(&Header::new(ocu, sim, k + 1), &m.emit().unwrap()).unwrap(),
+            })
+            .unwrap();
+        }
+        drop(tx);
+        recorder.stop().unwrap();
+
+        let replay = Replay::open(&path, 3794, None).unwrap();
+        let progress = replay.wait();
+        assert_eq!(progress.datagrams, 50);
+        assert_eq!(replay.start_ns(), start_ns);
+        let s = replay.session.read().unwrap();
+        assert_eq!(s.positions.len(), 50);
+        assert_eq!(s.positions.span(), Some((1.5, 1.99)));
+        let at = s.state_at(1.755).positions.unwrap();
+        assert_eq!(at.t, 1.75);
+        assert!((at.value[0] - 0.25).abs() < 1e-6);
+        drop(s);
+        drop(replay);
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn unreadable_files_fail_at_open_with_the_path() {
+        let missing = temp_path("missing.mcap");
+        let e = Replay::open(&missing, 3794, None).unwrap_err();
+        assert!(e.to_string().contains("missing.mcap"), "{e}");
+        let junk = temp_path("junk.bin");
+        std::fs::write(&junk, b"not a recording at all").unwrap();
+        assert!(matches!(
+            Replay::load_blocking(&junk, 3794),
+            Err(SourceError::UnknownFormat { .. })
+        ));
     }
 }

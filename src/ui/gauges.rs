@@ -53,7 +53,11 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
     });
     let data = gauge_data(app);
     if data.is_empty() {
-        ui.label("Waiting for the manipulator's specification…");
+        ui.label(if app.read_only() {
+            "No specification recorded up to this time."
+        } else {
+            "Waiting for the manipulator's specification…"
+        });
         return;
     }
     egui::ScrollArea::vertical().show(ui, |ui| {

@@ -5,11 +5,23 @@ use eframe::egui;
 use super::app::OcuApp;
 
 /// Every shortcut, as the help overlay lists it.
-pub const SHORTCUTS: [(&str, &str); 8] = [
-    ("Space / E", "Emergency stop"),
+pub const SHORTCUTS: [(&str, &str); 14] = [
+    ("Space", "Live: emergency stop · Replay: play / pause"),
+    ("E", "Emergency stop (live)"),
     ("C", "Request / release control"),
     ("U", "Toggle degrees / radians"),
-    ("L", "Plots: back to live"),
+    ("L", "Back to live (replay: the plots follow the cursor)"),
+    ("← / →", "Step to the previous / next report"),
+    ("Shift+← / → or , / .", "Previous / next timeline mark"),
+    (
+        "Home / End",
+        "Start of the session / its end (live: back to live)",
+    ),
+    (
+        "Ctrl+O",
+        "Open a recording or capture (or drop it on the window)",
+    ),
+    ("Ctrl+R", "Start / stop recording"),
     ("F", "3D: fit the arm"),
     ("R", "3D: reset the camera"),
     ("Esc", "Cancel a preview or confirmation, close this help"),

@@ -3,24 +3,30 @@
 //! [`crate::model::update::Update`]s, intent leaves as [`crate::model::update::Command`]s.
 
 pub mod app;
+pub mod export;
+pub mod files;
 pub mod gauges;
 pub mod help;
 pub mod offscreen;
 pub mod plots;
 pub mod presets;
+pub mod recording;
 pub mod scene;
 pub mod screenshot;
 pub mod status_bar;
 pub mod theme;
+pub mod timeline;
 pub mod top_bar;
 pub mod view3d;
 pub mod widgets;
 
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::net::server::SimHandle;
 use crate::net::thread::{NetConfig, NetHandle};
+use crate::record::player::{LoadWaker, Replay};
 use app::{Mode, OcuApp};
 
 /// When the GUI was asked to start (for the "first frame with the live arm" figure).
@@ -45,7 +51,7 @@ pub fn native_options(title: &str) -> eframe::NativeOptions {
 pub fn run(mode: Mode, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
     let title = match mode {
-        Mode::Live => "jaus-ocu",
+        Mode::Live | Mode::Replay(_) => "jaus-ocu",
         Mode::Simulated => "jaus-ocu (SIMULATED)",
     };
     eframe::run_native(
@@ -61,4 +67,34 @@ pub fn run(mode: Mode, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> anyhow
         }),
     )
     .map_err(|e| anyhow::anyhow!("the window could not be opened: {e} (is a display available? set DISPLAY, or use `jaus-ocu probe` for a terminal view)"))
+}
+
+/// Opens the window replaying `path` (a `.mcap` recording or a `.pcap`/`.pcapng` capture,
+/// JUDP on UDP `port`) and runs until it is closed. The file loads in the background while
+/// the window draws what has arrived; a file that cannot be opened at all fails here, before
+/// any window appears.
+pub fn run_replay(path: PathBuf, port: u16) -> anyhow::Result<()> {
+    GUI_START.get_or_init(Instant::now);
+    // The loader wakes the window as batches arrive, once the window exists.
+    let waker_ctx: Arc<OnceLock<eframe::egui::Context>> = Arc::new(OnceLock::new());
+    let for_waker = waker_ctx.clone();
+    let waker: LoadWaker = Arc::new(move || {
+        if let Some(ctx) = for_waker.get() {
+            ctx.request_repaint_after(Duration::from_millis(30));
+        }
+    });
+    let replay = Replay::open(&path, port, Some(waker))?;
+    let title = format!("jaus-ocu (REPLAY {})", app::file_name(&path));
+    eframe::run_native(
+        "jaus-ocu",
+        native_options(&title),
+        Box::new(move |cc| {
+            let _ = waker_ctx.set(cc.egui_ctx.clone());
+            let settings = OcuApp::load_settings(cc.storage);
+            let mut app = OcuApp::with_replay(replay, settings);
+            app.replay_port = port;
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("the window could not be opened: {e} (is a display available? set DISPLAY, or use `jaus-ocu inspect` for a terminal view)"))
 }

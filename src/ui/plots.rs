@@ -1,12 +1,13 @@
 //! Force/torque plots: Fx Fy Fz (N) with |F|, and Tx Ty Tz (N·m), on linked time axes. Points
 //! are decimated before egui_plot sees them (min/max envelope per pixel column over the
-//! time-indexed [`History`]), so hours of 1 kHz data stay
-//! fluid. Following live, the window ends at now; drag or zoom pauses, `L` returns to live.
+//! time-indexed [`History`] of the session), so hours of 1 kHz data stay
+//! fluid. Following, the window ends at the drawn time (now live, the cursor in replay); drag
+//! or zoom pauses, `L` returns. A vertical line marks the cursor when there is one.
 
 use eframe::egui::{self, RichText};
-use egui_plot::{HLine, Legend, Line, Plot, PlotBounds};
+use egui_plot::{HLine, Legend, Line, Plot, PlotBounds, VLine};
 
-use super::app::{FT_CHANNELS, OcuApp};
+use super::app::{FT_CHANNELS, OcuApp, read_session};
 use super::theme::Theme;
 use crate::model::history::History;
 
@@ -55,15 +56,19 @@ fn one_plot(
             .data(|d| d.get_temp::<(f64, f64)>(bounds_id))
             .unwrap_or((t0, t1))
     };
+    // The guard borrows a clone of the Arc, not `app`, so `app` stays free to change below.
+    let session = app.session.clone();
+    let guard = read_session(&session);
+    let history = &guard.ft;
     let lines = if app.view.decimate {
-        decimated(&app.ft, channels, q0, q1, columns)
+        decimated(history, channels, q0, q1, columns)
     } else {
         // Every sample in range, as a naive plot would hand them over.
-        decimated(&app.ft, channels, q0, q1, usize::MAX / 4)
+        decimated(history, channels, q0, q1, usize::MAX / 4)
     };
     let threshold = app.settings.force_threshold;
     let hover_channel = channels[0];
-    let history = &app.ft;
+    let cursor = app.view.cursor;
     let response = Plot::new(id)
         .height(height)
         .link_axis(group, [true, false])
@@ -96,6 +101,10 @@ fn one_plot(
                         .width(1.5),
                 );
             }
+            // No name: the cursor stays out of the legend.
+            if let Some(t) = cursor {
+                plot_ui.vline(VLine::new("", t).color(theme.cursor).width(1.0));
+            }
             if unit == "N"
                 && let Some(th) = threshold
             {
@@ -115,8 +124,12 @@ fn one_plot(
                 hover,
             )
         });
+    drop(guard);
     let (b0, b1, interacted, hover) = response.inner;
     ui.ctx().data_mut(|d| d.insert_temp(bounds_id, (b0, b1)));
+    if id == "force" {
+        app.view.plot_range = Some((b0, b1));
+    }
     if interacted && app.view.follow_live {
         app.view.follow_live = false;
     }
@@ -132,11 +145,30 @@ fn one_plot(
 pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
     ui.horizontal(|ui| {
         ui.heading("End-effector force / torque");
+        let replay = app.read_only();
         if app.view.follow_live {
-            ui.label(RichText::new("live").color(theme.ok));
+            let (text, hover) = if replay {
+                (
+                    "following the cursor",
+                    "The plots end at the timeline's cursor",
+                )
+            } else if app.view.cursor.is_some() {
+                (
+                    "following the cursor",
+                    "The plots end at the timeline's cursor (scrubbed back)",
+                )
+            } else {
+                ("live", "The plots end at now")
+            };
+            ui.label(RichText::new(text).color(theme.ok))
+                .on_hover_text(hover);
         } else if ui
-            .button("Back to live")
-            .on_hover_text("Follow live data again (L)")
+            .button(if replay {
+                "Follow cursor"
+            } else {
+                "Back to live"
+            })
+            .on_hover_text("Follow the drawn time again (L)")
             .clicked()
         {
             app.view.follow_live = true;
@@ -159,8 +191,9 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         if let Some(th) = &mut app.settings.force_threshold {
             ui.add(egui::DragValue::new(th).range(0.0..=100_000.0).suffix(" N"));
         }
+        let samples = read_session(&app.session).ft.len();
         ui.label(
-            RichText::new(format!("{} samples", app.ft.len()))
+            RichText::new(format!("{samples} samples"))
                 .small()
                 .color(theme.muted),
         );

@@ -80,7 +80,9 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
             .iter()
             .find(|p| p.id == id)
             .map_or(String::new(), |p| p.name.clone());
-        if app.holds_control() {
+        if app.read_only() {
+            ui.label(RichText::new("Preview only (replay: read-only)").color(theme.muted));
+        } else if app.holds_control() {
             if ui
                 .button(format!("Go to {name}…"))
                 .on_hover_text("Move the arm to this preset (asks for confirmation)")
@@ -101,7 +103,7 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
             }
         }
     }
-    if let Some((CommandKind::GoToPreset, outcome)) = &app.view.last_outcome {
+    if let Some((CommandKind::GoToPreset, outcome)) = &app.last_outcome() {
         let (text, colour) = match outcome {
             Outcome::Completed => ("last transition: completed".to_string(), theme.ok),
             other => (format!("last transition: {other:?}"), theme.danger),
@@ -115,6 +117,11 @@ pub fn confirmations(app: &mut OcuApp, ctx: &egui::Context, theme: &Theme) {
     let Some(confirm) = app.view.confirm.clone() else {
         return;
     };
+    if app.read_only() {
+        // Nothing may leave in a replay; a confirmation left over from live is dropped.
+        app.view.confirm = None;
+        return;
+    }
     let (title, question) = match &confirm {
         Confirm::GoToPreset(id) => {
             let name = app

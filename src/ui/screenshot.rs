@@ -67,15 +67,15 @@ pub fn simulated_updates(arm: ArmFile, seconds: f64) -> Vec<Update> {
 }
 
 /// An app in [`Mode::Simulated`] with default settings, fed `seconds` of a simulated session
-/// of `arm` ([`simulated_updates`]), its cursor at the last update so the plots show the
-/// recorded window.
+/// of `arm` ([`simulated_updates`]), its clock stopped at the last update so that it follows
+/// "live" at that moment and the plots show the recorded window.
 pub fn simulated_app(arm: ArmFile, seconds: f64) -> OcuApp {
     let mut app = OcuApp::new(Mode::Simulated, None, None, Settings::default());
     let updates = simulated_updates(arm, seconds);
     for u in &updates {
         app.apply(u);
     }
-    app.view.cursor = Some(updates.last().map_or(0.0, Update::t));
+    app.freeze_clock(updates.last().map_or(0.0, Update::t));
     app
 }
 

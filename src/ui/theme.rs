@@ -2,6 +2,8 @@
 
 use eframe::egui::{Color32, Visuals};
 
+use crate::model::update::MarkKind;
+
 /// Semantic colours for the current theme.
 #[derive(Debug, Clone, Copy)]
 pub struct Theme {
@@ -21,6 +23,18 @@ pub struct Theme {
     pub series: [Color32; 7],
     /// The SIMULATED badge.
     pub simulated: Color32,
+    /// The REPLAY badge.
+    pub replay: Color32,
+    /// The recording indicator.
+    pub recording: Color32,
+    /// Timeline marks, in [`MarkKind`] order: control, emergency, status, transition, gap, stale.
+    pub marks: [Color32; 6],
+    /// The part of the timeline already loaded.
+    pub loaded: Color32,
+    /// The timeline's time cursor.
+    pub cursor: Color32,
+    /// The veil over the window while files are dragged over it.
+    pub drop_veil: Color32,
 }
 
 impl Theme {
@@ -44,6 +58,19 @@ impl Theme {
                     Color32::from_gray(220),
                 ],
                 simulated: Color32::from_rgb(200, 120, 255),
+                replay: Color32::from_rgb(80, 200, 220),
+                recording: Color32::from_rgb(235, 50, 50),
+                marks: [
+                    Color32::from_rgb(90, 170, 255),
+                    Color32::from_rgb(235, 70, 60),
+                    Color32::from_rgb(200, 200, 90),
+                    Color32::from_rgb(80, 200, 120),
+                    Color32::from_rgb(240, 170, 40),
+                    Color32::from_rgb(190, 140, 90),
+                ],
+                loaded: Color32::from_gray(85),
+                cursor: Color32::from_gray(240),
+                drop_veil: Color32::from_black_alpha(170),
             }
         } else {
             Self {
@@ -63,8 +90,33 @@ impl Theme {
                     Color32::from_gray(40),
                 ],
                 simulated: Color32::from_rgb(140, 50, 200),
+                replay: Color32::from_rgb(0, 120, 140),
+                recording: Color32::from_rgb(210, 20, 20),
+                marks: [
+                    Color32::from_rgb(20, 100, 200),
+                    Color32::from_rgb(200, 30, 30),
+                    Color32::from_rgb(140, 130, 0),
+                    Color32::from_rgb(20, 140, 60),
+                    Color32::from_rgb(190, 120, 0),
+                    Color32::from_rgb(130, 90, 50),
+                ],
+                loaded: Color32::from_gray(175),
+                cursor: Color32::from_gray(20),
+                drop_veil: Color32::from_white_alpha(200),
             }
         }
+    }
+
+    /// The colour of a timeline mark of this kind.
+    pub fn mark(&self, kind: MarkKind) -> Color32 {
+        self.marks[match kind {
+            MarkKind::Control => 0,
+            MarkKind::Emergency => 1,
+            MarkKind::Status => 2,
+            MarkKind::Transition => 3,
+            MarkKind::Gap => 4,
+            MarkKind::Stale => 5,
+        }]
     }
 
     /// egui's visuals for the mode.

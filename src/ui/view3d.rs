@@ -131,25 +131,33 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         }
     }
     let rect = response.rect;
+    app.view.view3d_rect = Some(rect);
     let painter = ui.painter_at(rect);
-    if app.mode == Mode::Simulated {
+    let badge = match &app.mode {
+        Mode::Simulated => Some(("SIMULATED".to_string(), theme.simulated)),
+        Mode::Replay(_) => Some(("REPLAY".to_string(), theme.replay)),
+        Mode::Live => None,
+    };
+    if let Some((text, colour)) = badge {
         painter.text(
             rect.left_top() + egui::vec2(10.0, 8.0),
             Align2::LEFT_TOP,
-            "SIMULATED",
+            text,
             FontId::proportional(22.0),
-            theme.simulated,
+            colour,
         );
     }
     if live.is_none() {
+        let text = match (app.read_only(), app.state.selected.is_some()) {
+            (false, true) => "waiting for the arm's specification and positions…",
+            (false, false) => "searching for manipulators…",
+            (true, true) => "no specification and joint positions recorded up to this time",
+            (true, false) => "no manipulator selected in the recording at this time",
+        };
         painter.text(
             rect.center(),
             Align2::CENTER_CENTER,
-            if app.state.selected.is_some() {
-                "waiting for the arm's specification and positions…"
-            } else {
-                "searching for manipulators…"
-            },
+            text,
             FontId::proportional(16.0),
             theme.muted,
         );

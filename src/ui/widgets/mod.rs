@@ -2,3 +2,4 @@
 //! if visible) → `widget_info` for accessibility and tests.
 
 pub mod joint_gauge;
+pub mod scrub_bar;

@@ -1,0 +1,72 @@
+"""Reads a jaus-ocu recording with the official `mcap` Python library and checks it against
+what `jaus-ocu inspect --summary --json` says of the same file. Exits non-zero on a mismatch."""
+
+import json
+import sys
+from collections import Counter
+
+from mcap.reader import make_reader
+
+
+def fail(msg: str) -> None:
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main(path: str, summary_path: str) -> None:
+    with open(summary_path) as f:
+        ours = json.load(f)
+    with open(path, "rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        if summary is None:
+            fail("no summary section: the recording was not finished")
+        topics = {c.id: c for c in summary.channels.values()}
+        schemas = summary.schemas
+        counts: Counter = Counter()
+        first = last = None
+        for schema, channel, message in reader.iter_messages():
+            counts[channel.topic] += 1
+            first = message.log_time if first is None else min(first, message.log_time)
+            last = message.log_time if last is None else max(last, message.log_time)
+            if channel.message_encoding == "json":
+                if schema is None or schema.encoding != "jsonschema":
+                    fail(f"{channel.topic}: JSON channel without a JSON Schema")
+                body = json.loads(message.data)
+                if "t" not in body:
+                    fail(f"{channel.topic}: message without its time field 't': {body}")
+            elif channel.message_encoding == "judp":
+                if message.data[:1] != b"\x02":
+                    fail(f"{channel.topic}: raw message is not a JUDP v2 datagram")
+            else:
+                fail(f"{channel.topic}: unexpected encoding {channel.message_encoding}")
+        metadata = {m.name: m.metadata for m in reader.iter_metadata()}
+
+    stats = summary.statistics
+    if stats is None:
+        fail("no statistics record")
+    for cid, n in stats.channel_message_counts.items():
+        if counts[topics[cid].topic] != n:
+            fail(f"{topics[cid].topic}: statistics say {n}, read {counts[topics[cid].topic]}")
+    raw = sum(n for t, n in counts.items() if t.startswith("/judp/"))
+    rx = sum(n for t, n in counts.items() if t.startswith("/judp/rx/"))
+    tx = sum(n for t, n in counts.items() if t.startswith("/judp/tx/"))
+    want = ours["datagrams"]
+    if (raw, rx, tx) != (want["total"], want["received"], want["sent"]):
+        fail(f"raw datagrams: mcap reader {raw} ({rx} rx, {tx} tx), jaus-ocu {want}")
+    for topic in ("/jaus/joint_positions", "/jaus/force_torque", "/jaus/specification", "/jaus/events"):
+        if counts[topic] == 0:
+            fail(f"{topic}: no messages")
+    for name in ("session", "arm"):
+        if name not in metadata:
+            fail(f"metadata record '{name}' missing (have {sorted(metadata)})")
+    span_s = (last - first) / 1e9
+    print(f"OK: {len(topics)} channels, {sum(counts.values())} messages "
+          f"({raw} raw datagrams: {rx} rx, {tx} tx), {span_s:.2f} s, "
+          f"schemas {sorted(s.name for s in schemas.values())}")
+    for topic, n in sorted(counts.items()):
+        print(f"  {n:>8}  {topic}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,208 @@
+//! `jaus-ocu record`: the network side without a GUI, recording every datagram it sends and
+//! receives to an MCAP file, with progress on the terminal. Stops after `--duration`, on
+//! Ctrl-C (the file is finished properly) or when writing fails.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::probe::NetArgs;
+use crate::model::state::ArmState;
+use crate::model::update::LinkState;
+use crate::net::tap::{Epoch, Tap};
+use crate::net::thread::NetHandle;
+use crate::record::recorder::{Recorder, RecorderConfig, RecorderStats};
+
+/// Arguments of `jaus-ocu record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Where to look and who we are (the same network side as the GUI).
+    #[command(flatten)]
+    pub net: NetArgs,
+    /// The recording to write (MCAP; created or overwritten).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Stop after this many seconds (default: until Ctrl-C).
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// No progress line (errors and the final summary only).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn clock(s: f64) -> String {
+    let s = s.max(0.0) as u64;
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+fn arm_line(state: &ArmState) -> String {
+    match (state.selected, &state.spec) {
+        (None, _) => format!(
+            "{} component(s), no manipulator yet",
+            state.components.len()
+        ),
+        (Some(id), None) => format!("{id}, waiting for its specification"),
+        (Some(id), Some(spec)) => {
+            let link = match state.link {
+                LinkState::Live => "live",
+                LinkState::Lost => "LOST",
+                LinkState::Connecting => "connecting",
+                LinkState::Idle => "idle",
+            };
+            format!("{id} ({} joints, {link})", spec.joints.len())
+        }
+    }
+}
+
+fn progress(stats: &RecorderStats, elapsed: f64, dropped: u64, state: &ArmState) -> String {
+    format!(
+        "recording {}  {}  rx {}  tx {}  decoded {}  {:.1} MB  dropped {}  arm {}",
+        stats.path.display(),
+        clock(elapsed),
+        stats.rx,
+        stats.tx,
+        stats.decoded,
+        stats.bytes as f64 / 1e6,
+        dropped,
+        arm_line(state)
+    )
+}
+
+/// Runs the subcommand. Exit status 0 when the recording was finished, 1 when writing failed
+/// (what was written before the failure stays readable), 2 for wrong arguments.
+pub fn run(args: &RecordArgs) -> Result<i32> {
+    if let Some(d) = args.duration
+        && !(d.is_finite() && d > 0.0)
+    {
+        anyhow::bail!("--duration {d}: give a positive number of seconds");
+    }
+    let mut cfg = args.net.net_config();
+    // The recorder starts first and shares the session's clock, so the first datagram the
+    // network side sends is recorded and replay times equal live times.
+    let epoch = Epoch::now();
+    let mut rcfg = RecorderConfig::new(args.out.clone(), epoch.unix_ns);
+    rcfg.metadata
+        .insert("ocu_id".into(), cfg.client.id.to_string());
+    rcfg.metadata.insert(
+        "connect".into(),
+        cfg.client
+            .connect
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    if let Some(c) = args.net.component {
+        rcfg.metadata.insert("component".into(), c.to_string());
+    }
+    rcfg.metadata
+        .insert("recorded_by".into(), "jaus-ocu record".into());
+    let recorder = Recorder::start(rcfg)?;
+    let tap = Tap::new();
+    tap.connect(recorder.sender());
+    cfg.tap = tap.clone();
+    cfg.epoch = Some(epoch);
+    let looked = args.net.looked_at(&cfg);
+    let net = NetHandle::spawn(cfg).context("starting the network side")?;
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let flag = interrupted.clone();
+        // A second Ctrl-C while finishing falls back to the default (the file stays readable
+        // up to the last flush).
+        if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed)) {
+            tracing::warn!("record: Ctrl-C will not finish the file cleanly: {e}");
+        }
+    }
+    if !args.quiet {
+        eprintln!(
+            "recording to {} (looking at {looked}); Ctrl-C to stop",
+            args.out.display()
+        );
+    }
+    let mut state = ArmState::default();
+    let start = Instant::now();
+    let until = args.duration.map(|d| start + Duration::from_secs_f64(d));
+    let mut last_line = Instant::now();
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut failure = None;
+    loop {
+        if let Ok(u) = net.updates().recv_timeout(Duration::from_millis(50)) {
+            state.apply(&u);
+            for u in net.updates().try_iter() {
+                state.apply(&u);
+            }
+        }
+        let stats = recorder.stats();
+        if !stats.running {
+            failure = Some(
+                stats
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "the recorder stopped".to_string()),
+            );
+            break;
+        }
+        let now = Instant::now();
+        if interrupted.load(Ordering::Relaxed) || until.is_some_and(|u| now >= u) {
+            break;
+        }
+        if !args.quiet && now - last_line >= Duration::from_secs(1) {
+            last_line = now;
+            let line = progress(&stats, (now - start).as_secs_f64(), tap.dropped(), &state);
+            if tty {
+                eprint!("\r\x1b[2K{line}");
+            } else {
+                eprintln!("{line}");
+            }
+        }
+    }
+    if tty && !args.quiet {
+        eprintln!();
+    }
+    // Leave politely (cancel events, release control): those datagrams are recorded too.
+    net.shutdown(Duration::from_millis(300));
+    tap.disconnect();
+    let dropped = tap.dropped();
+    let result = recorder.stop();
+    let elapsed = start.elapsed().as_secs_f64();
+    match (result, failure) {
+        (Ok(stats), None) => {
+            eprintln!(
+                "wrote {}: {} datagrams ({} received, {} sent), {} decoded messages, {:.1} MB, {}{}",
+                stats.path.display(),
+                stats.rx + stats.tx,
+                stats.rx,
+                stats.tx,
+                stats.decoded,
+                stats.bytes as f64 / 1e6,
+                clock(elapsed),
+                if dropped > 0 {
+                    format!(
+                        "; {dropped} datagrams were NOT recorded because the disk could not keep up"
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            if state.selected.is_none() {
+                eprintln!(
+                    "note: no manipulator answered (looked at {looked}); the recording holds the discovery traffic only"
+                );
+            }
+            Ok(0)
+        }
+        (_, Some(why)) => {
+            eprintln!("error: {why}");
+            Ok(1)
+        }
+        (Err(e), None) => {
+            eprintln!("error: {e}");
+            Ok(1)
+        }
+    }
+}

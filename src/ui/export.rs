@@ -1,0 +1,241 @@
+//! Exports from the UI: CSV of the joint and force/torque series over a time range, and the
+//! 3D view as PNG. Both write on their own threads (`jaus-export-csv`, `jaus-export-png`) and
+//! report back through a channel the UI polls; errors become notices.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, TryRecvError, bounded};
+use eframe::egui;
+
+use super::app::{NoticeLevel, OcuApp, read_session};
+use super::timeline::{format_hms, group_digits};
+use crate::record::export::write_csv;
+
+/// How long the window may take to deliver a screenshot before the export gives up.
+pub const SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// An export being written: its result is the message for the operator.
+pub struct ExportJob {
+    rx: Receiver<Result<String, String>>,
+}
+
+/// A screenshot asked of the window, to be cropped to the 3D view and saved.
+pub struct PendingShot {
+    path: PathBuf,
+    rx: Receiver<Arc<egui::ColorImage>>,
+    asked: Instant,
+}
+
+fn spawn_job(
+    app: &mut OcuApp,
+    name: &str,
+    work: impl FnOnce() -> Result<String, String> + Send + 'static,
+) {
+    let (tx, rx) = bounded(1);
+    let ctx = app.egui_ctx.clone();
+    let spawned = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let _ = tx.send(work());
+            if let Some(ctx) = ctx {
+                ctx.request_repaint();
+            }
+        });
+    match spawned {
+        Ok(_) => app.jobs.exports.push(ExportJob { rx }),
+        Err(e) => app.notify(
+            NoticeLevel::Error,
+            format!("The export could not start: {e}"),
+        ),
+    }
+}
+
+/// Writes the CSV of `[t0, t1]` of the drawn session to `path`, off the UI thread.
+pub fn export_csv(app: &mut OcuApp, path: PathBuf, t0: f64, t1: f64) {
+    if app.replay.as_ref().is_some_and(|r| r.loading()) {
+        app.notify(
+            NoticeLevel::Warning,
+            "The file is still loading; export once it has loaded completely.",
+        );
+        return;
+    }
+    let session = app.session.clone();
+    spawn_job(app, "jaus-export-csv", move || {
+        let file = std::fs::File::create(&path).map_err(|e| {
+            format!(
+                "Cannot create {}: {e} (choose another folder or file name)",
+                path.display()
+            )
+        })?;
+        let mut w = std::io::BufWriter::new(file);
+        let rows = {
+            let s = read_session(&session);
+            write_csv(&s, t0, t1, &mut w)
+        }
+        .and_then(|rows| w.flush().map(|()| rows))
+        .map_err(|e| {
+            format!(
+                "Writing {} failed: {e} (is the disk full? the file is incomplete)",
+                path.display()
+            )
+        })?;
+        Ok(format!(
+            "Exported {} rows ({} to {}) to {}",
+            group_digits(rows as u64),
+            format_hms(t0.max(0.0), true),
+            format_hms(t1.max(0.0), true),
+            path.display()
+        ))
+    });
+}
+
+/// Asks the window for a screenshot; when it arrives the 3D view is cropped out and saved.
+pub fn request_png(app: &mut OcuApp, path: PathBuf) {
+    let Some(ctx) = app.egui_ctx.clone() else {
+        return;
+    };
+    if app.view.view3d_rect.is_none() {
+        app.notify(
+            NoticeLevel::Error,
+            "The 3D view is not on screen; nothing to export.",
+        );
+        return;
+    }
+    let (tx, rx) = bounded(1);
+    let waker = ctx.clone();
+    ctx.request_screenshot(move |image| {
+        let _ = tx.send(image);
+        waker.request_repaint();
+    });
+    app.jobs.shot = Some(PendingShot {
+        path,
+        rx,
+        asked: Instant::now(),
+    });
+}
+
+/// The part of `image` (a screenshot at `pixels_per_point`) under `rect` (points), clamped to
+/// the image; `None` when nothing is left.
+pub fn crop(
+    image: &egui::ColorImage,
+    rect: egui::Rect,
+    pixels_per_point: f32,
+) -> Option<image::RgbaImage> {
+    let [w, h] = image.size;
+    let px = |v: f32, max: usize| ((v * pixels_per_point).round().max(0.0) as usize).min(max);
+    let (x0, x1) = (px(rect.min.x, w), px(rect.max.x, w));
+    let (y0, y1) = (px(rect.min.y, h), px(rect.max.y, h));
+    if x1 <= x0 || y1 <= y0 {
+        return None;
+    }
+    let mut out = image::RgbaImage::new((x1 - x0) as u32, (y1 - y0) as u32);
+    for (y, row) in (y0..y1).enumerate() {
+        for (x, col) in (x0..x1).enumerate() {
+            let c = image.pixels.get(row * w + col)?;
+            out.put_pixel(x as u32, y as u32, image::Rgba(c.to_srgba_unmultiplied()));
+        }
+    }
+    Some(out)
+}
+
+fn save_png(image: &image::RgbaImage, path: &Path) -> Result<String, String> {
+    image
+        .save_with_format(path, image::ImageFormat::Png)
+        .map_err(|e| {
+            format!(
+                "Cannot write {}: {e} (choose another folder or file name)",
+                path.display()
+            )
+        })?;
+    Ok(format!(
+        "Saved the 3D view ({}×{} pixels) to {}",
+        image.width(),
+        image.height(),
+        path.display()
+    ))
+}
+
+/// Polls the exports and the screenshot (every frame).
+pub fn poll(app: &mut OcuApp, ctx: &egui::Context) {
+    let mut messages = Vec::new();
+    app.jobs.exports.retain(|job| match job.rx.try_recv() {
+        Ok(result) => {
+            messages.push(result);
+            false
+        }
+        Err(TryRecvError::Empty) => true,
+        Err(TryRecvError::Disconnected) => {
+            messages.push(Err("The export stopped unexpectedly; try again.".into()));
+            false
+        }
+    });
+    for m in messages {
+        match m {
+            Ok(text) => app.notify(NoticeLevel::Info, text),
+            Err(text) => app.notify(NoticeLevel::Error, text),
+        }
+    }
+    let Some(shot) = &app.jobs.shot else { return };
+    match shot.rx.try_recv() {
+        Ok(image) => {
+            let Some(shot) = app.jobs.shot.take() else {
+                return;
+            };
+            let rect = app.view.view3d_rect;
+            match rect.and_then(|r| crop(&image, r, ctx.pixels_per_point())) {
+                Some(cropped) => {
+                    spawn_job(app, "jaus-export-png", move || {
+                        save_png(&cropped, &shot.path)
+                    });
+                }
+                None => app.notify(
+                    NoticeLevel::Error,
+                    "The 3D view was not on screen when the screenshot was taken; nothing exported.",
+                ),
+            }
+        }
+        Err(TryRecvError::Empty) if shot.asked.elapsed() < SCREENSHOT_TIMEOUT => {}
+        Err(_) => {
+            app.jobs.shot = None;
+            app.notify(
+                NoticeLevel::Error,
+                "The window did not deliver a screenshot (is it minimised?); nothing exported.",
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image(w: usize, h: usize) -> egui::ColorImage {
+        let pixels = (0..w * h)
+            .map(|i| egui::Color32::from_rgb((i % w) as u8, (i / w) as u8, 7))
+            .collect();
+        egui::ColorImage::new([w, h], pixels)
+    }
+
+    #[test]
+    fn crop_takes_the_rect_in_pixels() {
+        let img = image(40, 30);
+        let rect = egui::Rect::from_min_max(egui::pos2(5.0, 4.0), egui::pos2(10.0, 8.0));
+        let out = crop(&img, rect, 2.0).expect("inside");
+        assert_eq!(out.dimensions(), (10, 8));
+        assert_eq!(out.get_pixel(0, 0).0, [10, 8, 7, 255]);
+        assert_eq!(out.get_pixel(9, 7).0, [19, 15, 7, 255]);
+    }
+
+    #[test]
+    fn crop_clamps_to_the_image_and_refuses_nothing() {
+        let img = image(20, 10);
+        let rect = egui::Rect::from_min_max(egui::pos2(15.0, 5.0), egui::pos2(100.0, 100.0));
+        let out = crop(&img, rect, 1.0).expect("partly inside");
+        assert_eq!(out.dimensions(), (5, 5));
+        let outside = egui::Rect::from_min_max(egui::pos2(50.0, 50.0), egui::pos2(60.0, 60.0));
+        assert!(crop(&img, outside, 1.0).is_none());
+    }
+}

@@ -1,0 +1,370 @@
+//! The record button and the recorder's life in the UI: start (save dialog, then
+//! [`Recorder::start`] and the network tap connected), the running figures on the button,
+//! stop off the UI thread (finishing the file can take about a second), and a write error
+//! that stops recording with a message while the live view carries on.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, TryRecvError, bounded};
+use eframe::egui::{self, RichText};
+
+use super::app::{Mode, NoticeLevel, OcuApp, read_session};
+use super::files::{self, Task};
+use super::theme::Theme;
+use super::timeline::{format_hms, group_digits, utc};
+use crate::record::recorder::{Recorder, RecorderConfig, RecorderStats};
+
+/// A recording in progress.
+pub struct Active {
+    recorder: Recorder,
+    /// The file.
+    pub path: PathBuf,
+    /// When it started.
+    pub started: Instant,
+    /// The recorder's figures as of this frame.
+    pub stats: RecorderStats,
+}
+
+/// The recorder's state in the UI.
+#[derive(Default)]
+pub enum Recording {
+    /// Not recording.
+    #[default]
+    Idle,
+    /// Recording.
+    Active(Active),
+    /// Finishing the file on the thread `jaus-recorder-stop`.
+    Stopping {
+        /// The file.
+        path: PathBuf,
+        /// The stop's result.
+        rx: Receiver<Result<RecorderStats, String>>,
+    },
+}
+
+impl Recording {
+    /// Whether datagrams are being recorded.
+    pub fn is_active(&self) -> bool {
+        matches!(self, Recording::Active(_))
+    }
+
+    /// Whether a stop is finishing the file.
+    pub fn is_stopping(&self) -> bool {
+        matches!(self, Recording::Stopping { .. })
+    }
+
+    /// `REC 0:01:23 · 12.3 MB · 45 123 datagrams` while recording (the UI puts a red dot
+    /// before it, in the monospace font: the proportional one has no `●`).
+    pub fn summary(&self) -> Option<String> {
+        match self {
+            Recording::Active(a) => Some(format!(
+                "REC {} · {:.1} MB · {} datagrams",
+                format_hms(a.started.elapsed().as_secs_f64(), false),
+                a.stats.bytes as f64 / 1e6,
+                group_digits(a.stats.rx + a.stats.tx)
+            )),
+            Recording::Stopping { .. } => Some("finishing the recording…".into()),
+            Recording::Idle => None,
+        }
+    }
+}
+
+/// Keeps letters, digits, `-` and `_`; everything else becomes `-` (runs collapsed, ends
+/// trimmed, at most 40 characters), so an arm's name is safe in a file name.
+pub fn sanitise(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '_' {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && (out.is_empty() || out.ends_with('-')) {
+            continue;
+        }
+        out.push(c);
+        if out.len() >= 40 {
+            break;
+        }
+    }
+    out.trim_end_matches('-').to_string()
+}
+
+/// `jaus-ocu-YYYYMMDD-HHMMSS-<arm>.mcap` (UTC), the arm's part left out when unknown.
+pub fn default_file_name(arm: Option<&str>, now_ns: u64) -> String {
+    let u = utc(now_ns);
+    let stamp = format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}",
+        u.year, u.month, u.day, u.hour, u.minute, u.second
+    );
+    match arm.map(sanitise).filter(|a| !a.is_empty()) {
+        Some(arm) => format!("jaus-ocu-{stamp}-{arm}.mcap"),
+        None => format!("jaus-ocu-{stamp}.mcap"),
+    }
+}
+
+fn spawn_stop(
+    recorder: Recorder,
+    ctx: Option<egui::Context>,
+) -> Receiver<Result<RecorderStats, String>> {
+    let (tx, rx) = bounded(1);
+    let job = move || {
+        let result = recorder.stop().map_err(|e| e.to_string());
+        let _ = tx.send(result);
+        if let Some(ctx) = ctx {
+            ctx.request_repaint();
+        }
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("jaus-recorder-stop".into())
+        .spawn(job)
+    {
+        // Without a thread the receiver reports a disconnect, which says the stop failed.
+        tracing::warn!("cannot start the thread that finishes the recording: {e}");
+    }
+    rx
+}
+
+impl OcuApp {
+    /// The live session's selected arm (identification, else its JAUS ID), for file names
+    /// and metadata; a replay on screen does not change it.
+    pub fn live_arm_name(&self) -> Option<String> {
+        let s = read_session(&self.live_session);
+        let st = &s.latest;
+        st.selected
+            .and_then(|id| st.components.get(&id))
+            .and_then(|c| c.0.identification.clone())
+            .or_else(|| st.selected.map(|id| id.to_string()))
+    }
+
+    /// The recorder configuration for `path`: the live session's time origin and metadata
+    /// (source, OCU address, arm). `None` without a live source.
+    pub fn recorder_config(&self, path: PathBuf) -> Option<RecorderConfig> {
+        let net = self.net.as_ref()?;
+        let mut cfg = RecorderConfig::new(path, net.start_unix_ns());
+        let source = match self.mode_of_live() {
+            Some(Mode::Simulated) => "simulated",
+            _ => "live",
+        };
+        cfg.metadata.insert("source".into(), source.into());
+        cfg.metadata
+            .insert("ocu_address".into(), net.local_addr().to_string());
+        if let Some(arm) = self.live_arm_name() {
+            cfg.metadata.insert("arm".into(), arm);
+        }
+        Some(cfg)
+    }
+
+    /// Starts recording every datagram of the live session to `path` (no dialog).
+    pub fn start_recording(&mut self, path: PathBuf) -> Result<(), String> {
+        if !matches!(self.recording, Recording::Idle) {
+            return Err("Already recording; stop the current recording first.".into());
+        }
+        let Some(cfg) = self.recorder_config(path) else {
+            return Err(
+                "Recording needs a live or demo session (a replay is already recorded).".into(),
+            );
+        };
+        let recorder = Recorder::start(cfg).map_err(|e| e.to_string())?;
+        self.attach_recorder(recorder)
+    }
+
+    /// Connects a started recorder (made from [`OcuApp::recorder_config`]) to the live
+    /// session's tap; the button shows its figures from now on.
+    pub fn attach_recorder(&mut self, recorder: Recorder) -> Result<(), String> {
+        if !matches!(self.recording, Recording::Idle) {
+            return Err("Already recording; stop the current recording first.".into());
+        }
+        let Some(net) = &self.net else {
+            return Err("Recording needs a live or demo session.".into());
+        };
+        net.tap().connect(recorder.sender());
+        let stats = recorder.stats();
+        self.recording = Recording::Active(Active {
+            path: stats.path.clone(),
+            recorder,
+            started: Instant::now(),
+            stats,
+        });
+        Ok(())
+    }
+
+    /// Stops recording: the tap is disconnected at once, the file is finished off the UI
+    /// thread, and a notice says what was written.
+    pub fn stop_recording(&mut self) {
+        let Recording::Active(a) = std::mem::take(&mut self.recording) else {
+            return;
+        };
+        if let Some(net) = &self.net {
+            net.tap().disconnect();
+        }
+        let rx = spawn_stop(a.recorder, self.egui_ctx.clone());
+        self.recording = Recording::Stopping { path: a.path, rx };
+    }
+
+    /// Record button / Ctrl+R: asks where to record, or stops.
+    pub fn toggle_recording(&mut self) {
+        match self.recording {
+            Recording::Idle if self.has_live() => files::request(self, Task::Record),
+            Recording::Idle => self.notify(
+                NoticeLevel::Info,
+                "Recording needs a live or demo session; this window replays a file.",
+            ),
+            Recording::Active(_) => self.stop_recording(),
+            Recording::Stopping { .. } => {}
+        }
+    }
+
+    /// Refreshes the figures; a recorder that stopped by itself (a write error) is reported
+    /// and the button returns to idle.
+    pub(crate) fn poll_recording(&mut self) {
+        match &mut self.recording {
+            Recording::Idle => {}
+            Recording::Active(a) => {
+                a.stats = a.recorder.stats();
+                if a.stats.running && a.stats.error.is_none() {
+                    return;
+                }
+                let why = a
+                    .stats
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "the recorder stopped by itself".into());
+                let Recording::Active(a) = std::mem::take(&mut self.recording) else {
+                    return;
+                };
+                if let Some(net) = &self.net {
+                    net.tap().disconnect();
+                }
+                // Finish what can be finished; the error is already known and shown.
+                let _ = spawn_stop(a.recorder, None);
+                self.notify(
+                    NoticeLevel::Error,
+                    format!(
+                        "Recording to {} stopped: {why}. The live view carries on; free some space or choose another disk and record again.",
+                        a.path.display()
+                    ),
+                );
+            }
+            Recording::Stopping { path, rx } => {
+                let result = match rx.try_recv() {
+                    Ok(r) => r,
+                    Err(TryRecvError::Empty) => return,
+                    Err(TryRecvError::Disconnected) => {
+                        Err("the recorder's stop did not report back".into())
+                    }
+                };
+                let path = path.clone();
+                self.recording = Recording::Idle;
+                match result {
+                    Ok(stats) => self.notify(
+                        NoticeLevel::Info,
+                        format!(
+                            "Recorded {} datagrams ({} received, {} sent; {:.1} MB) to {}",
+                            group_digits(stats.rx + stats.tx),
+                            group_digits(stats.rx),
+                            group_digits(stats.tx),
+                            stats.bytes as f64 / 1e6,
+                            path.display()
+                        ),
+                    ),
+                    Err(e) => self.notify(
+                        NoticeLevel::Error,
+                        format!("Finishing the recording {} failed: {e}", path.display()),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// At exit: the file must be finished, so this waits for the recorder (about a second).
+    pub(crate) fn finish_recording_on_exit(&mut self) {
+        match std::mem::take(&mut self.recording) {
+            Recording::Active(a) => {
+                if let Some(net) = &self.net {
+                    net.tap().disconnect();
+                }
+                if let Err(e) = a.recorder.stop() {
+                    tracing::warn!("finishing the recording at exit: {e}");
+                }
+            }
+            Recording::Stopping { rx, .. } => {
+                let _ = rx.recv_timeout(Duration::from_secs(10));
+            }
+            Recording::Idle => {}
+        }
+    }
+
+    fn mode_of_live(&self) -> Option<Mode> {
+        match &self.mode {
+            Mode::Replay(_) => self.net.as_ref().map(|_| Mode::Live),
+            m => Some(m.clone()),
+        }
+    }
+}
+
+/// The record button of the top bar.
+pub fn button(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
+    match &app.recording {
+        Recording::Idle => {
+            if ui
+                .add_enabled(app.has_live(), egui::Button::new("Record"))
+                .on_hover_text("Record every datagram sent and received to an MCAP file (Ctrl+R)")
+                .on_disabled_hover_text("Recording needs a live or demo session")
+                .clicked()
+            {
+                app.toggle_recording();
+            }
+        }
+        Recording::Active(a) => {
+            let text = app.recording.summary().unwrap_or_default();
+            let hover = format!("Recording to {} — click to stop (Ctrl+R)", a.path.display());
+            let label = (
+                RichText::new("●").monospace().color(theme.recording),
+                RichText::new(text).strong().color(theme.recording),
+            );
+            if ui
+                .add(egui::Button::new(label))
+                .on_hover_text(hover)
+                .clicked()
+            {
+                app.stop_recording();
+            }
+        }
+        Recording::Stopping { path, .. } => {
+            let hover = format!("Writing the summary and indexes of {}", path.display());
+            ui.add_enabled(false, egui::Button::new("finishing recording…"))
+                .on_disabled_hover_text(hover);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arm_names_become_safe_file_name_parts() {
+        assert_eq!(sanitise("EOD arm #2 (left)"), "EOD-arm-2-left");
+        assert_eq!(sanitise("126.1.10"), "126-1-10");
+        assert_eq!(sanitise("../../etc/passwd"), "etc-passwd");
+        assert_eq!(sanitise("ÄÖ"), "");
+        assert!(sanitise(&"x".repeat(100)).len() <= 40);
+    }
+
+    #[test]
+    fn the_default_name_has_utc_date_time_and_arm() {
+        // 2024-03-05T07:08:09Z.
+        let ns = 1_709_622_489_000_000_000;
+        assert_eq!(
+            default_file_name(Some("126.1.10"), ns),
+            "jaus-ocu-20240305-070809-126-1-10.mcap"
+        );
+        assert_eq!(default_file_name(None, ns), "jaus-ocu-20240305-070809.mcap");
+        assert_eq!(
+            default_file_name(Some("//"), ns),
+            "jaus-ocu-20240305-070809.mcap"
+        );
+    }
+}

@@ -1,0 +1,226 @@
+//! The timeline's scrub bar: the session's span, the part already loaded, the marks as
+//! coloured ticks (hover for the label, click to jump), and the time cursor. Click or drag
+//! anywhere else to seek.
+
+use eframe::egui::{
+    Pos2, Rect, Response, Sense, Shape, Stroke, StrokeKind, Ui, WidgetInfo, pos2, vec2,
+};
+
+use crate::model::session::Mark;
+use crate::ui::theme::Theme;
+
+/// Pixels either side of a mark's tick that still hit it.
+pub const MARK_HIT_PX: f32 = 4.0;
+
+/// What the bar shows.
+#[derive(Debug, Clone, Copy)]
+pub struct ScrubBar<'a> {
+    /// The times at the bar's two ends, s.
+    pub range: (f64, f64),
+    /// The part of the session loaded so far (all of it once loading ends).
+    pub loaded: Option<(f64, f64)>,
+    /// The drawn time; `None` while following live (drawn at the end of `loaded`).
+    pub cursor: Option<f64>,
+    /// Timeline marks, in time order.
+    pub marks: &'a [Mark],
+    /// Height, points.
+    pub height: f32,
+}
+
+/// What the operator did on the bar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScrubAction {
+    /// Seek to this time (click or drag on the bar).
+    Seek(f64),
+    /// Jump to this mark's time (click on its tick).
+    Mark(f64),
+}
+
+impl ScrubBar<'_> {
+    fn span(&self) -> (f64, f64) {
+        let (a, b) = self.range;
+        if b > a { (a, b) } else { (a, a + 1.0) }
+    }
+
+    /// The x of time `t` in `rect`.
+    pub fn x_of(&self, rect: Rect, t: f64) -> f32 {
+        let (a, b) = self.span();
+        rect.left() + (((t - a) / (b - a)).clamp(0.0, 1.0) as f32) * rect.width()
+    }
+
+    /// The time at `x` in `rect`.
+    pub fn t_of(&self, rect: Rect, x: f32) -> f64 {
+        let (a, b) = self.span();
+        let f = f64::from(((x - rect.left()) / rect.width().max(1.0)).clamp(0.0, 1.0));
+        a + f * (b - a)
+    }
+
+    /// The marks whose ticks are within [`MARK_HIT_PX`] of `x`, nearest first.
+    pub fn marks_near(&self, rect: Rect, x: f32) -> Vec<&Mark> {
+        let lo = self.t_of(rect, x - MARK_HIT_PX);
+        let hi = self.t_of(rect, x + MARK_HIT_PX);
+        let i = self.marks.partition_point(|m| m.t < lo);
+        let j = self.marks.partition_point(|m| m.t <= hi);
+        let mut near: Vec<&Mark> = self.marks[i..j.max(i)].iter().collect();
+        near.sort_by(|a, b| {
+            (self.x_of(rect, a.t) - x)
+                .abs()
+                .total_cmp(&(self.x_of(rect, b.t) - x).abs())
+        });
+        near
+    }
+}
+
+/// Draws the bar; returns its response and what the operator did.
+pub fn scrub_bar(
+    ui: &mut Ui,
+    bar: &ScrubBar<'_>,
+    theme: &Theme,
+) -> (Response, Option<ScrubAction>) {
+    let size = vec2(ui.available_width().max(50.0), bar.height);
+    let (rect, mut response) = ui.allocate_exact_size(size, Sense::click_and_drag());
+    let value = bar
+        .cursor
+        .or(bar.loaded.map(|l| l.1))
+        .unwrap_or(bar.range.0);
+    response.widget_info(|| WidgetInfo::slider(true, value, "timeline"));
+
+    let mut action = None;
+    if let Some(p) = response.interact_pointer_pos() {
+        if response.clicked()
+            && let Some(m) = bar.marks_near(rect, p.x).first()
+        {
+            action = Some(ScrubAction::Mark(m.t));
+        } else if response.clicked() || response.dragged() {
+            action = Some(ScrubAction::Seek(bar.t_of(rect, p.x)));
+        }
+    }
+    if let Some(p) = response.hover_pos() {
+        let near = bar.marks_near(rect, p.x);
+        let text = if near.is_empty() {
+            format!(
+                "{} — click or drag to move the cursor",
+                crate::ui::timeline::format_hms(bar.t_of(rect, p.x), true)
+            )
+        } else {
+            let mut lines: Vec<String> = near
+                .iter()
+                .take(6)
+                .map(|m| {
+                    format!(
+                        "{}  {}: {}",
+                        crate::ui::timeline::format_hms(m.t, true),
+                        m.kind.name(),
+                        m.label
+                    )
+                })
+                .collect();
+            if near.len() > 6 {
+                lines.push(format!("and {} more", near.len() - 6));
+            }
+            lines.push("click to jump there".into());
+            lines.join("\n")
+        };
+        response = response.on_hover_text_at_pointer(text);
+    }
+
+    if ui.is_rect_visible(rect) {
+        let painter = ui.painter_at(rect.expand(2.0));
+        let track = rect.shrink2(vec2(0.0, rect.height() * 0.25));
+        painter.rect_filled(track, 3.0, theme.track);
+        if let Some((a, b)) = bar.loaded {
+            let loaded = Rect::from_min_max(
+                pos2(bar.x_of(rect, a), track.top()),
+                pos2(
+                    bar.x_of(rect, b).max(bar.x_of(rect, a) + 1.0),
+                    track.bottom(),
+                ),
+            );
+            painter.rect_filled(loaded, 3.0, theme.loaded);
+        }
+        // One tick per pixel column and kind is enough however many marks there are.
+        let mut last: Option<(i32, crate::model::update::MarkKind)> = None;
+        for m in bar.marks {
+            let x = bar.x_of(rect, m.t);
+            let key = (x.round() as i32, m.kind);
+            if last == Some(key) {
+                continue;
+            }
+            last = Some(key);
+            painter.vline(
+                x,
+                rect.top() + 2.0..=rect.bottom() - 2.0,
+                Stroke::new(2.0, theme.mark(m.kind)),
+            );
+        }
+        let (cursor_t, colour) = match bar.cursor {
+            Some(t) => (Some(t), theme.cursor),
+            None => (bar.loaded.map(|l| l.1), theme.ok),
+        };
+        if let Some(t) = cursor_t {
+            let x = bar.x_of(rect, t);
+            painter.vline(x, rect.y_range(), Stroke::new(2.0, colour));
+            painter.add(Shape::convex_polygon(
+                vec![
+                    Pos2::new(x - 5.0, rect.top()),
+                    Pos2::new(x + 5.0, rect.top()),
+                    Pos2::new(x, rect.top() + 6.0),
+                ],
+                colour,
+                Stroke::NONE,
+            ));
+        }
+        if response.hovered() {
+            painter.rect_stroke(rect, 3.0, Stroke::new(1.0, theme.muted), StrokeKind::Inside);
+        }
+    }
+    (response, action)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::update::MarkKind;
+
+    fn mark(t: f64) -> Mark {
+        Mark {
+            t,
+            kind: MarkKind::Control,
+            label: format!("at {t}"),
+        }
+    }
+
+    #[test]
+    fn time_and_x_map_back_and_forth_and_clamp_outside_the_bar() {
+        let marks = [];
+        let bar = ScrubBar {
+            range: (10.0, 110.0),
+            loaded: None,
+            cursor: None,
+            marks: &marks,
+            height: 20.0,
+        };
+        let rect = Rect::from_min_size(pos2(100.0, 0.0), vec2(200.0, 20.0));
+        assert_eq!(bar.x_of(rect, 60.0), 200.0);
+        assert!((bar.t_of(rect, 250.0) - 85.0).abs() < 1e-9);
+        assert_eq!(bar.t_of(rect, 0.0), 10.0);
+        assert_eq!(bar.x_of(rect, 1e9), 300.0);
+    }
+
+    #[test]
+    fn only_marks_within_a_few_pixels_are_hit_nearest_first() {
+        let marks = [mark(10.0), mark(50.0), mark(51.0), mark(90.0)];
+        let bar = ScrubBar {
+            range: (0.0, 100.0),
+            loaded: None,
+            cursor: None,
+            marks: &marks,
+            height: 20.0,
+        };
+        // 1 px per second.
+        let rect = Rect::from_min_size(pos2(0.0, 0.0), vec2(100.0, 20.0));
+        let near = bar.marks_near(rect, 51.4);
+        assert_eq!(near.iter().map(|m| m.t).collect::<Vec<_>>(), [51.0, 50.0]);
+        assert!(bar.marks_near(rect, 30.0).is_empty());
+    }
+}
