@@ -296,11 +296,11 @@ fn record_refuses_a_nonsense_duration_with_usage_status() {
         "--out",
         "/tmp/never-written.mcap",
         "--duration",
-        "-1",
+        "0",
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("--duration -1: give a positive number"),
+        String::from_utf8_lossy(&o.stderr).contains("--duration 0: give a positive number"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );

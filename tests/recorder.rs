@@ -289,6 +289,42 @@ fn truncated_copies_yield_a_prefix_and_say_where_they_stop() {
 }
 
 #[test]
+fn a_chunk_cut_while_being_written_says_it_was_never_finished() {
+    // The writer streams a chunk behind a placeholder header whose length is all ones, and
+    // fills it in when the chunk is done: a killed recorder leaves exactly this.
+    let (path, recs, mut bytes) = chunky("unfinished", 5_000);
+    let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+    let chunk = summary.chunk_indexes[summary.chunk_indexes.len() / 2].clone();
+    let at = chunk.chunk_start_offset as usize;
+    bytes[at + 1..at + 9].copy_from_slice(&u64::MAX.to_le_bytes());
+    let cut = at + chunk.chunk_length as usize / 2;
+    let killed = temp("unfinished-copy");
+    std::fs::write(&killed, &bytes[..cut]).unwrap();
+    let (got, src) = read_all(&killed);
+    let before: Vec<_> = recs
+        .iter()
+        .filter(|r| r.t_ns < chunk.message_start_time)
+        .cloned()
+        .collect();
+    assert!(
+        got == before,
+        "{} records, {} before the chunk",
+        got.len(),
+        before.len()
+    );
+    let why = src.stopped().unwrap();
+    assert!(
+        why.contains(&format!(
+            "truncated at byte {cut} inside a chunk that starts at byte {at} and was never \
+             finished"
+        )),
+        "{why}"
+    );
+    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_file(&killed).unwrap();
+}
+
+#[test]
 fn a_corrupt_chunk_is_skipped_and_reported_and_reading_goes_on() {
     let (path, recs, mut bytes) = chunky("corrupt", 20_000);
     let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
@@ -516,6 +552,116 @@ fn the_sae_capture_yields_its_22_datagrams_as_received() {
     );
     assert_eq!(src.position(), src.info().total_bytes);
     assert!(got.iter().all(|r| !r.bytes.is_empty()));
+}
+
+/// The SAE capture's link type and frames: (seconds, microseconds, frame bytes).
+fn sae_frames() -> (u32, Vec<(u32, u32, Vec<u8>)>) {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/SAE_Management_PacketCapture.pcap");
+    let b = std::fs::read(path).unwrap();
+    let u32le = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    assert_eq!(u32le(0), 0xa1b2_c3d4, "a little-endian microsecond pcap");
+    let mut frames = Vec::new();
+    let mut at = 24;
+    while at + 16 <= b.len() {
+        let len = u32le(at + 8) as usize;
+        frames.push((u32le(at), u32le(at + 4), b[at + 16..at + 16 + len].to_vec()));
+        at += 16 + len;
+    }
+    (u32le(20), frames)
+}
+
+#[test]
+fn captures_are_recognised_in_every_pcap_flavour_and_pcapng() {
+    let (link, frames) = sae_frames();
+    let (reference, _) = read_all(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/SAE_Management_PacketCapture.pcap"),
+    );
+    let pcap = |big: bool, nanos: bool| {
+        let w32 = |v: u32| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let w16 = |v: u16| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let mut out = Vec::new();
+        out.extend(w32(if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 }));
+        out.extend(w16(2));
+        out.extend(w16(4));
+        out.extend(w32(0));
+        out.extend(w32(0));
+        out.extend(w32(65_535));
+        out.extend(w32(link));
+        for (s, us, f) in &frames {
+            out.extend(w32(*s));
+            out.extend(w32(if nanos { us * 1000 } else { *us }));
+            out.extend(w32(f.len() as u32));
+            out.extend(w32(f.len() as u32));
+            out.extend(f);
+        }
+        out
+    };
+    let pcapng = {
+        let block = |out: &mut Vec<u8>, kind: u32, body: &[u8]| {
+            let len = (12 + body.len().div_ceil(4) * 4) as u32;
+            out.extend(kind.to_le_bytes());
+            out.extend(len.to_le_bytes());
+            out.extend(body);
+            out.resize(out.len() + (4 - body.len() % 4) % 4, 0);
+            out.extend(len.to_le_bytes());
+        };
+        let mut out = Vec::new();
+        let mut shb = 0x1a2b_3c4du32.to_le_bytes().to_vec();
+        shb.extend(1u16.to_le_bytes());
+        shb.extend(0u16.to_le_bytes());
+        shb.extend((-1i64).to_le_bytes());
+        block(&mut out, 0x0a0d_0d0a, &shb);
+        let mut idb = (link as u16).to_le_bytes().to_vec();
+        idb.extend(0u16.to_le_bytes());
+        idb.extend(65_535u32.to_le_bytes());
+        block(&mut out, 1, &idb);
+        for (s, us, f) in &frames {
+            let ts = u64::from(*s) * 1_000_000 + u64::from(*us);
+            let mut epb = 0u32.to_le_bytes().to_vec();
+            epb.extend(((ts >> 32) as u32).to_le_bytes());
+            epb.extend((ts as u32).to_le_bytes());
+            epb.extend((f.len() as u32).to_le_bytes());
+            epb.extend((f.len() as u32).to_le_bytes());
+            epb.extend(f);
+            block(&mut out, 6, &epb);
+        }
+        out
+    };
+    let path = temp("flavour").with_extension("bin");
+    for (name, bytes, kind) in [
+        ("pcap big-endian", pcap(true, false), SourceKind::Pcap),
+        ("pcap nanoseconds", pcap(false, true), SourceKind::Pcap),
+        (
+            "pcap big-endian nanoseconds",
+            pcap(true, true),
+            SourceKind::Pcap,
+        ),
+        ("pcapng", pcapng, SourceKind::Pcapng),
+    ] {
+        std::fs::write(&path, bytes).unwrap();
+        let (got, src) = read_all(&path);
+        assert_eq!(src.info().kind, Some(kind), "{name}");
+        assert_eq!(src.stopped(), None, "{name}");
+        assert!(
+            got == reference,
+            "{name}: {} records differ from the pcap's",
+            got.len()
+        );
+    }
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]

@@ -653,7 +653,13 @@ impl Observer {
     fn heard_selected(&mut self, t: f64, out: &mut Vec<Update>) {
         if let Some(last) = self.last_heard {
             let dt = t - last;
-            let threshold = self.gap_threshold();
+            // The threshold is at least GAP_S: the median is only needed past it (this runs
+            // for every datagram from the arm).
+            let threshold = if dt > GAP_S {
+                self.gap_threshold()
+            } else {
+                GAP_S
+            };
             if dt > threshold {
                 self.close_gap(last, t, threshold, "", out);
             } else if dt > 0.0 {
