@@ -15,7 +15,7 @@ use crate::net::tap::Direction;
 use crate::record::capture::{CaptureEvent, CaptureReader};
 use crate::record::format::rfc3339_utc;
 use crate::record::observer::Observer;
-use crate::record::source::{SourceKind, WireSource};
+use crate::record::source::{MCAP_MAGIC, SourceKind, WireSource};
 
 /// Arguments of `jaus-ocu inspect`.
 #[derive(Debug, Args)]
@@ -51,7 +51,7 @@ pub fn run(args: &InspectArgs) -> Result<i32> {
     let is_mcap = std::fs::File::open(&args.file)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
         .is_ok()
-        && magic == MCAP_MAGIC;
+        && magic == *MCAP_MAGIC;
     if is_mcap || args.summary {
         return run_recording(args);
     }
@@ -90,14 +90,7 @@ pub fn run(args: &InspectArgs) -> Result<i32> {
                     o.insert("elapsed".into(), json!(d.time - t0));
                     o.insert("source".into(), d.source.to_string().into());
                     o.insert("destination".into(), d.destination.to_string().into());
-                    let body = match &decoded {
-                        Ok(x) => x.to_json(),
-                        Err(e) => datagram_error_json(e),
-                    };
-                    if let Value::Object(b) = body {
-                        o.extend(b);
-                    }
-                    writeln!(out, "{}", Value::Object(o))?;
+                    write_object(&mut out, o, &decoded)?;
                 } else {
                     let prefix = format!(
                         "#{:<5} {:>10.6}  {} -> {}",
@@ -159,8 +152,21 @@ pub fn run(args: &InspectArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// The first bytes of every MCAP file.
-const MCAP_MAGIC: [u8; 8] = *b"\x89MCAP0\r\n";
+/// Writes one JSON line: where the datagram came from (`o`), then its decode or its error.
+fn write_object(
+    out: &mut impl Write,
+    mut o: Map<String, Value>,
+    decoded: &Result<crate::jaus::dump::DecodedDatagram, crate::jaus::DecodeError>,
+) -> std::io::Result<()> {
+    let body = match decoded {
+        Ok(x) => x.to_json(),
+        Err(e) => datagram_error_json(e),
+    };
+    if let Value::Object(b) = body {
+        o.extend(b);
+    }
+    writeln!(out, "{}", Value::Object(o))
+}
 
 /// `inspect` of a recording (or `--summary` of a capture): the summary, or with `--json` one
 /// decoded object per datagram. Exit status 1 when the file is damaged.
@@ -198,14 +204,7 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
             );
             o.insert("direction".into(), rec.direction.as_str().into());
             o.insert("peer".into(), rec.peer.to_string().into());
-            let body = match &decoded {
-                Ok(x) => x.to_json(),
-                Err(e) => datagram_error_json(e),
-            };
-            if let Value::Object(b) = body {
-                o.extend(b);
-            }
-            writeln!(out, "{}", Value::Object(o))?;
+            write_object(&mut out, o, &decoded)?;
         }
     }
     let stats = observer.as_mut().map(|o| {

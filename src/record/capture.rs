@@ -202,22 +202,24 @@ impl fmt::Display for CaptureFormat {
 #[derive(thiserror::Error, Debug)]
 pub enum CaptureError {
     /// The capture file could not be opened.
-    #[error("cannot open capture {}: {source}", path.display())]
+    // Causes are part of the messages, not chained as `source` (anyhow would print them
+    // twice).
+    #[error("cannot open capture {}: {error}", path.display())]
     Open {
         /// The path given to [`CaptureReader::open`].
         path: PathBuf,
         /// The operating system's reason.
-        source: io::Error,
+        error: io::Error,
     },
     /// Reading failed for a reason other than the end of the data.
-    #[error("read error in frame {frame} at byte offset {offset}: {source}")]
+    #[error("read error in frame {frame} at byte offset {offset}: {error}")]
     Io {
         /// Frame being read.
         frame: u64,
         /// Byte offset of the record or block being read.
         offset: u64,
         /// The underlying error.
-        source: io::Error,
+        error: io::Error,
     },
     /// The input is shorter than any magic number.
     #[error("not a pcap or pcapng file (only {len} bytes long)")]
@@ -281,9 +283,9 @@ pub struct CaptureReader<R> {
 impl CaptureReader<BufReader<File>> {
     /// Opens the capture file at `path` and reads its header, to read datagrams on `port`.
     pub fn open(path: &Path, port: u16) -> Result<Self, CaptureError> {
-        let file = File::open(path).map_err(|source| CaptureError::Open {
+        let file = File::open(path).map_err(|error| CaptureError::Open {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Self::new(BufReader::new(file), port)
     }
@@ -541,11 +543,11 @@ impl<R: Read> Input<R> {
     }
 }
 
-fn io_error(frame: u64, offset: u64, source: io::Error) -> CaptureError {
+fn io_error(frame: u64, offset: u64, error: io::Error) -> CaptureError {
     CaptureError::Io {
         frame,
         offset,
-        source,
+        error,
     }
 }
 

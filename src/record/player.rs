@@ -228,9 +228,9 @@ impl Replay {
                         }
                     });
                 })
-                .map_err(|source| SourceError::Io {
+                .map_err(|error| SourceError::Io {
                     path: path.to_path_buf(),
-                    source,
+                    error,
                 })?
         };
         Ok(Replay {

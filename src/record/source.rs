@@ -69,12 +69,14 @@ pub struct SourceInfo {
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    // The cause is part of the message (the UI shows only the message), so it is not also
+    // chained as a `source` (anyhow would print it twice).
+    #[error("cannot read {path}: {error}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Not a format we read.
     #[error(
@@ -162,9 +164,9 @@ impl fmt::Debug for Inner {
 impl WireSource {
     /// Opens `path`; captures are filtered to UDP `port` (JUDP: 3794).
     pub fn open(path: &Path, port: u16) -> Result<WireSource, SourceError> {
-        let io_err = |source| SourceError::Io {
+        let io_err = |error| SourceError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let mut file = File::open(path).map_err(io_err)?;
         let total_bytes = file.metadata().map_err(io_err)?.len();
