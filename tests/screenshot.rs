@@ -169,3 +169,50 @@ fn the_same_app_renders_twice_alike() {
         "pixels that differ between two renders of the same app"
     );
 }
+
+#[test]
+fn screenshot_of_a_replay_shows_the_replay_badge_and_refuses_a_time_outside_the_file() {
+    let sae = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/SAE_Management_PacketCapture.pcap"
+    );
+    let out: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "screenshot_replay_shot.png"]
+        .iter()
+        .collect();
+    let _ = std::fs::remove_file(&out);
+    let o = run(&[
+        "screenshot",
+        "--replay",
+        sae,
+        "--at",
+        "90",
+        "--size",
+        "800x500",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let image = image::open(&out).unwrap().to_rgba8();
+    let badge = Theme::new(true).replay.to_array();
+    let badge_pixels = count_near(&image, [badge[0], badge[1], badge[2]], 3);
+    assert!(
+        badge_pixels >= 20,
+        "REPLAY badge colour {badge:?}: {badge_pixels} pixels"
+    );
+
+    let o = run(&[
+        "screenshot",
+        "--replay",
+        sae,
+        "--at",
+        "1000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--at 1000: give a time between 0 and 92.046 s"),
+        "{err}"
+    );
+}

@@ -466,3 +466,39 @@ proptest! {
         prop_assert_eq!(format!("{:?}", s.state_at(end)), format!("{:?}", s.latest));
     }
 }
+
+#[test]
+fn arriving_at_a_preset_is_a_transition_mark_but_the_starting_pose_is_not() {
+    let mut s = Session::new();
+    s.apply(&Update::Presets {
+        t: 0.0,
+        presets: vec![PresetInfo {
+            id: 2,
+            name: "Deploy".into(),
+            positions: None,
+        }],
+    });
+    let pose = |t: f64, pose: PoseState| Update::CurrentPose { t, pose };
+    for u in [
+        pose(0.5, PoseState::At(1)),
+        pose(1.0, PoseState::Unknown),
+        pose(2.0, PoseState::At(2)),
+        pose(2.5, PoseState::At(2)),
+        pose(3.0, PoseState::Unknown),
+        pose(4.0, PoseState::At(7)),
+    ] {
+        s.apply(&u);
+    }
+    let got: Vec<(f64, MarkKind, &str)> = s
+        .marks
+        .iter()
+        .map(|m| (m.t, m.kind, m.label.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (2.0, MarkKind::Transition, "at preset Deploy (2)"),
+            (4.0, MarkKind::Transition, "at preset pose 7"),
+        ]
+    );
+}

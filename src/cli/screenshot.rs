@@ -1,6 +1,7 @@
 //! `jaus-ocu screenshot`: the demo UI rendered offscreen to a PNG, no display needed (EGL on
 //! Mesa's software device). The simulated arm runs its idle tour for a few simulated seconds
-//! first, in memory, so the picture shows the arm away from home and the plots filled.
+//! first, in memory, so the picture shows the arm away from home and the plots filled. With
+//! `--replay FILE`, the replay window of a recording or capture at `--at` seconds instead.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -9,6 +10,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
 use super::sim::load_arm;
+use crate::record::player::Replay;
+use crate::ui::app::OcuApp;
 use crate::ui::screenshot;
 
 /// Simulated seconds before the picture is taken.
@@ -29,6 +32,13 @@ pub struct ScreenshotArgs {
     /// Image size in pixels, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH", default_value = "1280x800")]
     pub size: String,
+    /// Render the replay of this recording (.mcap) or capture (.pcap, .pcapng) instead of the
+    /// demo.
+    #[arg(long, value_name = "FILE", conflicts_with = "arm")]
+    pub replay: Option<PathBuf>,
+    /// With --replay: the time to show, seconds from the start (default: the middle).
+    #[arg(long, value_name = "S", requires = "replay")]
+    pub at: Option<f64>,
 }
 
 /// The smallest image: the window's minimum size (smaller, the panels overlap).
@@ -72,15 +82,21 @@ pub fn run(args: &ScreenshotArgs) -> Result<i32> {
             dir.display()
         );
     }
-    let arm = load_arm(&args.arm).with_context(|| {
-        format!(
-            "--arm {}: not a built-in arm (demo, puma560, ur5e) nor a readable arm file",
-            args.arm
-        )
-    })?;
-    let mut app = screenshot::simulated_app(arm, SESSION_S);
-    // The plots show the whole session, not a 30 s window that is mostly empty.
-    app.settings.plot_window_s = SESSION_S;
+    let mut app = match &args.replay {
+        Some(path) => replay_app(path, args.at)?,
+        None => {
+            let arm = load_arm(&args.arm).with_context(|| {
+                format!(
+                    "--arm {}: not a built-in arm (demo, puma560, ur5e) nor a readable arm file",
+                    args.arm
+                )
+            })?;
+            let mut app = screenshot::simulated_app(arm, SESSION_S);
+            // The plots show the whole session, not a 30 s window that is mostly empty.
+            app.settings.plot_window_s = SESSION_S;
+            app
+        }
+    };
     let image = screenshot::render(&mut app, width, height)
         .map_err(|e| anyhow!("cannot render offscreen: {e}"))?;
     image
@@ -92,6 +108,35 @@ pub fn run(args: &ScreenshotArgs) -> Result<i32> {
         started.elapsed().as_secs_f64()
     );
     Ok(0)
+}
+
+/// The replay window of `path`, loaded completely, with the cursor at `at` (default: the middle).
+fn replay_app(path: &std::path::Path, at: Option<f64>) -> Result<OcuApp> {
+    let replay = Replay::open(path, crate::jaus::judp::PORT, None)?;
+    let progress = replay.wait();
+    if let Some(why) = &progress.stopped {
+        eprintln!("warning: {}: {why}", path.display());
+    }
+    let span = replay
+        .session
+        .read()
+        .map_err(|_| anyhow!("the loader failed"))?
+        .span();
+    let Some((t0, t1)) = span else {
+        bail!("{}: nothing to show (no JAUS traffic)", path.display());
+    };
+    let t = match at {
+        Some(at) if !(at.is_finite() && (0.0..=t1 - t0).contains(&at)) => bail!(
+            "--at {at}: give a time between 0 and {:.3} s (the length of {})",
+            t1 - t0,
+            path.display()
+        ),
+        Some(at) => t0 + at,
+        None => (t0 + t1) / 2.0,
+    };
+    let mut app = OcuApp::with_replay(replay, Default::default());
+    app.seek(t);
+    Ok(app)
 }
 
 #[cfg(test)]

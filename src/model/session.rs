@@ -96,6 +96,8 @@ pub struct Session {
     selections: Vec<f64>,
     /// Histories replaced because the number of channels changed, per signal, oldest first.
     retired: [Vec<History>; 5],
+    /// Whether a CurrentPose has been applied (the first says where the arm starts: no mark).
+    pose_seen: bool,
     /// Samples refused because they were older than the last of their signal.
     refused: u64,
     /// First and last update times.
@@ -232,6 +234,10 @@ impl Session {
     }
 
     fn derive_mark(&mut self, u: &Update) {
+        let pose_seen = self.pose_seen;
+        if matches!(u, Update::CurrentPose { .. }) {
+            self.pose_seen = true;
+        }
         let before = &self.discrete;
         let mark = match u {
             Update::Control { t, state } if *state != before.control => Some((
@@ -274,6 +280,19 @@ impl Session {
                     MarkKind::Transition,
                     format!("moving from {} to {}", name(*from), name(*to)),
                 ))
+            }
+            // Arriving at a preset ends a transition, commanded or not (a tour, another
+            // OCU's command): worth a mark. The first report of where the arm is is not news.
+            Update::CurrentPose {
+                t,
+                pose: pose @ PoseState::At(id),
+            } if *pose != before.pose && pose_seen => {
+                let name = before
+                    .presets
+                    .iter()
+                    .find(|p| p.id == *id)
+                    .map_or_else(|| format!("pose {id}"), |p| format!("{} ({id})", p.name));
+                Some((*t, MarkKind::Transition, format!("at preset {name}")))
             }
             Update::CommandOutcome {
                 t,
