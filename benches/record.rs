@@ -255,6 +255,8 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
 
+    parts(c, &recs);
+
     let mut g = c.benchmark_group("format");
     g.throughput(Throughput::Elements(1));
     let sample = Update::JointPositions {
@@ -273,6 +275,149 @@ fn bench(c: &mut Criterion) {
     for v in &VARIANTS {
         let _ = std::fs::remove_file(path_for(v));
     }
+}
+
+/// Discards what is written; seeks only move the position (the `mcap` writer seeks back to
+/// patch chunk headers).
+#[derive(Default)]
+struct NullSink {
+    pos: u64,
+    end: u64,
+}
+
+impl std::io::Write for NullSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pos += buf.len() as u64;
+        self.end = self.end.max(self.pos);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for NullSink {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.pos = match pos {
+            std::io::SeekFrom::Start(p) => p,
+            std::io::SeekFrom::End(d) => self.end.saturating_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+        };
+        Ok(self.pos)
+    }
+}
+
+/// The decoded path's parts on their own, per datagram: the observer, the JSON of its
+/// updates, and the `mcap` writer (to a sink that discards) given the raw bytes alone or the
+/// raw bytes and the JSON messages, per compression.
+fn parts(c: &mut Criterion, recs: &[WireRecord]) {
+    use jaus_ocu::record::observer::Observer;
+
+    let mut g = c.benchmark_group("parts");
+    g.throughput(Throughput::Elements(recs.len() as u64));
+    g.sample_size(10);
+    g.bench_function("observe", |b| {
+        let mut out = Vec::new();
+        b.iter(|| {
+            let mut obs = Observer::new(START_NS);
+            let mut n = 0;
+            for r in recs {
+                obs.observe(r, &mut out);
+                n += out.len();
+                out.clear();
+            }
+            n
+        })
+    });
+    let mut obs = Observer::new(START_NS);
+    let mut updates = Vec::new();
+    let per_record: Vec<Vec<Update>> = recs
+        .iter()
+        .map(|r| {
+            obs.observe(r, &mut updates);
+            std::mem::take(&mut updates)
+        })
+        .collect();
+    g.bench_function("encode", |b| {
+        let mut json = Vec::new();
+        b.iter(|| {
+            let mut n = 0;
+            for u in per_record.iter().flatten() {
+                format::encode_update(u, &mut json);
+                n += json.len();
+            }
+            n
+        })
+    });
+    let jsons: Vec<Vec<Vec<u8>>> = per_record
+        .iter()
+        .map(|us| {
+            us.iter()
+                .filter_map(|u| {
+                    let mut json = Vec::new();
+                    format::encode_update(u, &mut json).map(|_| json)
+                })
+                .collect()
+        })
+        .collect();
+    let json_bytes: usize = jsons.iter().flatten().map(Vec::len).sum();
+    println!(
+        "parts: {} JSON messages, {:.1} bytes each",
+        jsons.iter().flatten().count(),
+        json_bytes as f64 / jsons.iter().flatten().count() as f64
+    );
+    let compressions = [
+        ("none", None),
+        ("lz4", Some(mcap::Compression::Lz4)),
+        ("zstd", Some(mcap::Compression::Zstd)),
+    ];
+    for (name, compression) in compressions {
+        for with_json in [false, true] {
+            let id = format!("mcap/{name}/{}", if with_json { "raw+json" } else { "raw" });
+            let mut size = 0;
+            g.bench_function(&id, |b| {
+                b.iter(|| {
+                    let mut w = mcap::WriteOptions::new()
+                        .compression(compression)
+                        .compression_threads(0)
+                        .compression_level(1)
+                        .chunk_size(Some(1024 * 1024))
+                        .emit_message_indexes(false)
+                        .create(NullSink::default())
+                        .unwrap();
+                    let raw = w.add_channel(0, "/judp/rx/x", "judp", &Default::default());
+                    let raw = raw.unwrap();
+                    let schema = w.add_schema("s", "jsonschema", b"{}").unwrap();
+                    let json = w
+                        .add_channel(schema, "/jaus/x", "json", &Default::default())
+                        .unwrap();
+                    for (i, (r, js)) in recs.iter().zip(&jsons).enumerate() {
+                        let mut header = mcap::records::MessageHeader {
+                            channel_id: raw,
+                            sequence: i as u32,
+                            log_time: r.t_ns,
+                            publish_time: r.t_ns,
+                        };
+                        w.write_to_known_channel(&header, &r.bytes).unwrap();
+                        if with_json {
+                            header.channel_id = json;
+                            for j in js {
+                                w.write_to_known_channel(&header, j).unwrap();
+                            }
+                        }
+                    }
+                    w.finish().unwrap();
+                    size = w.into_inner().end;
+                })
+            });
+            println!(
+                "{id}: {:.1} bytes/datagram",
+                size as f64 / recs.len() as f64
+            );
+        }
+    }
+    g.finish();
 }
 
 criterion_group!(benches, bench);
