@@ -11,9 +11,9 @@ use serde_json::{Map, Value, json};
 use crate::jaus::DecodeContext;
 use crate::jaus::dump::{datagram_error_json, decode_datagram};
 use crate::jaus::judp::{self, Reassembler};
+use crate::model::clock::rfc3339_utc;
 use crate::net::tap::Direction;
 use crate::record::capture::{CaptureEvent, CaptureReader};
-use crate::record::format::rfc3339_utc;
 use crate::record::observer::Observer;
 use crate::record::source::{MCAP_MAGIC, SourceKind, WireSource};
 

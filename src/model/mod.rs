@@ -2,6 +2,7 @@
 //! its kinematics, and (later) the time-indexed session history.
 
 pub mod arm;
+pub mod clock;
 pub mod history;
 pub mod kinematics;
 pub mod session;

@@ -649,30 +649,6 @@ fn event(out: &mut Vec<u8>, update: &Update) {
     out.push(b'}');
 }
 
-/// `unix_ns` as RFC 3339 UTC with milliseconds, e.g. `2025-03-01T12:34:56.789Z`.
-pub fn rfc3339_utc(unix_ns: u64) -> String {
-    let secs = unix_ns / 1_000_000_000;
-    let millis = (unix_ns % 1_000_000_000) / 1_000_000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days: proleptic Gregorian calendar from days since 1970-01-01.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -907,20 +883,5 @@ mod tests {
             assert_eq!(parse_raw_channel(&topic, &BTreeMap::new()), Some((d, peer)));
         }
         assert_eq!(parse_raw_channel("/other", &BTreeMap::new()), None);
-    }
-
-    #[test]
-    fn rfc3339_matches_known_instants() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00.000Z");
-        // 2000-02-29T23:59:59.999Z (leap day of a century leap year).
-        assert_eq!(
-            rfc3339_utc(951_868_799_999_000_000),
-            "2000-02-29T23:59:59.999Z"
-        );
-        // 2024-12-31T12:00:00Z.
-        assert_eq!(
-            rfc3339_utc(1_735_646_400_000_000_000),
-            "2024-12-31T12:00:00.000Z"
-        );
     }
 }

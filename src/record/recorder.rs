@@ -226,7 +226,7 @@ impl Recorder {
             ),
             (
                 format::KEY_START_TIME.to_owned(),
-                format::rfc3339_utc(cfg.session_start_ns),
+                crate::model::clock::rfc3339_utc(cfg.session_start_ns),
             ),
         ]);
         session.extend(cfg.metadata.clone());

@@ -12,7 +12,8 @@ use eframe::egui::{self, RichText};
 use super::app::{Mode, NoticeLevel, OcuApp, read_session};
 use super::files::{self, Task};
 use super::theme::Theme;
-use super::timeline::{format_hms, group_digits, utc};
+use super::timeline::{format_hms, group_digits};
+use crate::model::clock::utc;
 use crate::record::recorder::{Recorder, RecorderConfig, RecorderStats};
 
 /// A recording in progress.

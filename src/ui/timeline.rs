@@ -12,6 +12,7 @@ use eframe::egui::{self, RichText};
 use super::app::{OcuApp, read_session};
 use super::theme::Theme;
 use super::widgets::scrub_bar::{ScrubAction, ScrubBar, scrub_bar};
+use crate::model::clock::{format_utc_date, format_utc_time};
 use crate::model::session::Mark;
 
 /// The speeds offered, × real time.
@@ -178,66 +179,6 @@ pub fn format_hms(t: f64, millis: bool) -> String {
     } else {
         format!("{sign}{h}:{m:02}:{s:02}")
     }
-}
-
-/// A moment in UTC, split into calendar fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Utc {
-    /// Year.
-    pub year: i64,
-    /// Month 1..=12.
-    pub month: u32,
-    /// Day 1..=31.
-    pub day: u32,
-    /// Hour 0..=23.
-    pub hour: u32,
-    /// Minute 0..=59.
-    pub minute: u32,
-    /// Second 0..=59.
-    pub second: u32,
-    /// Millisecond 0..=999.
-    pub millis: u32,
-}
-
-/// Splits ns since the Unix epoch into UTC calendar fields (proleptic Gregorian; Howard
-/// Hinnant's `civil_from_days`).
-pub fn utc(ns: u64) -> Utc {
-    let ms = ns / 1_000_000;
-    let days = (ms / 86_400_000) as i64;
-    let ms_of_day = ms % 86_400_000;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    Utc {
-        year,
-        month,
-        day,
-        hour: (ms_of_day / 3_600_000) as u32,
-        minute: (ms_of_day / 60_000 % 60) as u32,
-        second: (ms_of_day / 1000 % 60) as u32,
-        millis: (ms_of_day % 1000) as u32,
-    }
-}
-
-/// `HH:MM:SS.mmm` in UTC.
-pub fn format_utc_time(ns: u64) -> String {
-    let u = utc(ns);
-    format!(
-        "{:02}:{:02}:{:02}.{:03}",
-        u.hour, u.minute, u.second, u.millis
-    )
-}
-
-/// `YYYY-MM-DD` in UTC.
-pub fn format_utc_date(ns: u64) -> String {
-    let u = utc(ns);
-    format!("{:04}-{:02}-{:02}", u.year, u.month, u.day)
 }
 
 /// The wall-clock time of session time `t`: `start_ns + t` (never before the epoch).
@@ -827,29 +768,6 @@ mod tests {
         assert_eq!(prev_mark(&m, 2.0).map(|m| m.t), Some(1.0));
         assert_eq!(prev_mark(&m, 4.0).map(|m| m.t), Some(2.0));
         assert_eq!(prev_mark(&m, 1.0), None);
-    }
-
-    #[test]
-    fn utc_fields_match_known_instants() {
-        // 2024-02-29T23:59:59.999Z, a leap day.
-        let ns = 1_709_251_199_999_000_000;
-        assert_eq!(
-            utc(ns),
-            Utc {
-                year: 2024,
-                month: 2,
-                day: 29,
-                hour: 23,
-                minute: 59,
-                second: 59,
-                millis: 999
-            }
-        );
-        assert_eq!(format_utc_time(ns), "23:59:59.999");
-        assert_eq!(format_utc_date(ns), "2024-02-29");
-        assert_eq!(format_utc_date(0), "1970-01-01");
-        // 2000-03-01T00:00:00Z.
-        assert_eq!(format_utc_date(951_868_800_000_000_000), "2000-03-01");
     }
 
     #[test]
