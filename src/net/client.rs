@@ -43,8 +43,10 @@ pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
 
 /// Most peers remembered (the oldest silent ones are forgotten first).
 const MAX_PEERS: usize = 256;
-/// How long a (source, sequence) pair counts as a duplicate.
-const DUPLICATE_WINDOW_S: f64 = 2.0;
+/// How long a (source, sequence) pair counts as a duplicate (the replay observer uses the same).
+pub const DUPLICATE_WINDOW_S: f64 = 2.0;
+/// Sequence numbers remembered per source for the duplicate check (the observer: per pair).
+pub const DUPLICATE_MEMORY: usize = 256;
 
 /// Requested event rates, Hz.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -185,7 +187,7 @@ impl Peer {
         if self.recent.iter().any(|(s, _)| *s == seq) {
             return true;
         }
-        if self.recent.len() >= 256 {
+        if self.recent.len() >= DUPLICATE_MEMORY {
             self.recent.pop_front();
         }
         self.recent.push_back((seq, now));

@@ -48,6 +48,8 @@ use crate::model::arm::ArmSpec;
 use crate::model::update::{
     CommandKind, ComponentInfo, ControlState, LinkState, MarkKind, Outcome, PresetInfo, Update,
 };
+// Duplicates: the live client's window and memory, kept per (source, destination) here.
+use crate::net::client::{DUPLICATE_MEMORY, DUPLICATE_WINDOW_S};
 use crate::net::reports;
 use crate::net::tap::{Direction, WireRecord};
 
@@ -55,10 +57,6 @@ use crate::net::tap::{Direction, WireRecord};
 pub const GAP_S: f64 = 2.0;
 /// A silence longer than this many median intervals of the component counts as a gap.
 pub const GAP_MEDIANS: f64 = 10.0;
-/// How long a (source, destination, sequence) triple counts as a duplicate, s.
-const DUPLICATE_WINDOW_S: f64 = 2.0;
-/// Sequence numbers remembered per (source, destination), as the live client.
-const DUPLICATE_MEMORY: usize = 256;
 /// Intervals of the selected component kept for the median.
 const INTERVALS: usize = 31;
 /// Most (source, destination) pairs, components, contexts and event streams remembered; a
