@@ -57,9 +57,14 @@ def main(path: str, summary_path: str) -> None:
     for topic in ("/jaus/joint_positions", "/jaus/force_torque", "/jaus/specification", "/jaus/events"):
         if counts[topic] == 0:
             fail(f"{topic}: no messages")
-    for name in ("session", "arm"):
+    for name in ("session", "arm", "session_end"):
         if name not in metadata:
             fail(f"metadata record '{name}' missing (have {sorted(metadata)})")
+    end = metadata["session_end"]
+    if (int(end["datagrams_rx"]), int(end["datagrams_tx"])) != (rx, tx):
+        fail(f"session_end says {end}, the file holds {rx} rx and {tx} tx")
+    if end.get("dropped") != "0":
+        fail(f"the recorder could not keep up with 150 datagrams/s: {end}")
     span_s = (last - first) / 1e9
     print(f"OK: {len(topics)} channels, {sum(counts.values())} messages "
           f"({raw} raw datagrams: {rx} rx, {tx} tx), {span_s:.2f} s, "

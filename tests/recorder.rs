@@ -168,7 +168,10 @@ fn the_mcap_crate_reads_the_file_with_the_expected_channels_and_counts() {
         .iter()
         .map(|m| m.name.as_str())
         .collect();
-    assert_eq!(names, [format::SESSION_METADATA]);
+    assert_eq!(
+        names,
+        [format::SESSION_METADATA, format::SESSION_END_METADATA]
+    );
 
     let mut n = 0;
     for m in mcap::MessageStream::new(&bytes).unwrap() {
@@ -793,4 +796,48 @@ fn decoded_channels_carry_json_with_schemas_and_the_arm_metadata() {
     assert_eq!(positions, 200);
     assert_eq!(spec, 1);
     std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn datagrams_the_tap_dropped_are_counted_and_written_in_the_session_end_metadata() {
+    let path = temp("tap-drops");
+    let recs = records(8);
+    let tap = Tap::new();
+    let mut cfg = raw_config(&path);
+    cfg.tap = Some(tap.clone());
+    // Drops from before this recording started are not its business.
+    let (stuck, _keep) = crossbeam_channel::bounded(0);
+    tap.connect(stuck);
+    tap.offer(|| recs[0].clone());
+    let recorder = Recorder::start(cfg).unwrap();
+    // A recorder that cannot keep up, as the tap sees it: these five are lost.
+    for r in &recs[..5] {
+        tap.offer(|| r.clone());
+    }
+    tap.connect(recorder.sender());
+    for r in &recs[5..] {
+        tap.offer(|| r.clone());
+    }
+    tap.disconnect();
+    let stats = recorder.stop().unwrap();
+    assert_eq!(stats.dropped, 5);
+    assert_eq!(stats.rx + stats.tx, 3);
+
+    let (got, src) = read_all(&path);
+    assert_eq!(got, recs[5..].to_vec());
+    let end = &src.info().metadata[format::SESSION_END_METADATA];
+    assert_eq!(end[format::KEY_DROPPED], "5");
+    let (rx, tx) = (
+        recs[5..]
+            .iter()
+            .filter(|r| r.direction == Direction::Rx)
+            .count(),
+        recs[5..]
+            .iter()
+            .filter(|r| r.direction == Direction::Tx)
+            .count(),
+    );
+    assert_eq!(end[format::KEY_DATAGRAMS_RX], rx.to_string());
+    assert_eq!(end[format::KEY_DATAGRAMS_TX], tx.to_string());
+    assert!(end.contains_key(format::KEY_END_TIME));
 }

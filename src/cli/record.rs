@@ -63,7 +63,7 @@ fn arm_line(state: &ArmState) -> String {
     }
 }
 
-fn progress(stats: &RecorderStats, elapsed: f64, dropped: u64, state: &ArmState) -> String {
+fn progress(stats: &RecorderStats, elapsed: f64, state: &ArmState) -> String {
     format!(
         "recording {}  {}  rx {}  tx {}  decoded {}  {:.1} MB  dropped {}  arm {}",
         stats.path.display(),
@@ -72,7 +72,7 @@ fn progress(stats: &RecorderStats, elapsed: f64, dropped: u64, state: &ArmState)
         stats.tx,
         stats.decoded,
         stats.bytes as f64 / 1e6,
-        dropped,
+        stats.dropped,
         arm_line(state)
     )
 }
@@ -89,8 +89,10 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     // The recorder starts first and shares the session's clock, so the first datagram the
     // network side sends is recorded and replay times equal live times.
     let epoch = Epoch::now();
+    let tap = Tap::new();
     let mut rcfg = RecorderConfig::new(args.out.clone(), epoch.unix_ns);
     rcfg.decoded = !args.no_decoded;
+    rcfg.tap = Some(tap.clone());
     rcfg.metadata
         .insert("ocu_id".into(), cfg.client.id.to_string());
     rcfg.metadata.insert(
@@ -108,7 +110,6 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     rcfg.metadata
         .insert("recorded_by".into(), "jaus-ocu record".into());
     let recorder = Recorder::start(rcfg)?;
-    let tap = Tap::new();
     tap.connect(recorder.sender());
     cfg.tap = tap.clone();
     cfg.epoch = Some(epoch);
@@ -159,7 +160,7 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
         }
         if !args.quiet && now - last_line >= Duration::from_secs(1) {
             last_line = now;
-            let line = progress(&stats, (now - start).as_secs_f64(), tap.dropped(), &state);
+            let line = progress(&stats, (now - start).as_secs_f64(), &state);
             if tty {
                 eprint!("\r\x1b[2K{line}");
             } else {
@@ -173,7 +174,6 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     // Leave politely (cancel events, release control): those datagrams are recorded too.
     net.shutdown(Duration::from_millis(300));
     tap.disconnect();
-    let dropped = tap.dropped();
     let result = recorder.stop();
     let elapsed = start.elapsed().as_secs_f64();
     match (result, failure) {
@@ -187,9 +187,10 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
                 stats.decoded,
                 stats.bytes as f64 / 1e6,
                 clock(elapsed),
-                if dropped > 0 {
+                if stats.dropped > 0 {
                     format!(
-                        "; {dropped} datagrams were NOT recorded because the disk could not keep up"
+                        "; {} datagrams were NOT recorded because the disk could not keep up (noted in the file's session_end metadata)",
+                        stats.dropped
                     )
                 } else {
                     String::new()

@@ -54,6 +54,23 @@ pub const SESSION_METADATA: &str = "session";
 /// Name of the metadata record written when the first specification is seen.
 pub const ARM_METADATA: &str = "arm";
 
+/// Name of the metadata record written when a recording is finished properly (absent after
+/// a crash): datagram counts, end time, and datagrams dropped because the recorder was behind.
+pub const SESSION_END_METADATA: &str = "session_end";
+
+/// "session_end" key: datagrams received and recorded.
+pub const KEY_DATAGRAMS_RX: &str = "datagrams_rx";
+
+/// "session_end" key: datagrams sent and recorded.
+pub const KEY_DATAGRAMS_TX: &str = "datagrams_tx";
+
+/// "session_end" key: time of the last datagram, RFC 3339 UTC.
+pub const KEY_END_TIME: &str = "end_time";
+
+/// "session_end" key: datagrams the network side could not hand to the recorder (it was
+/// behind), so not in the file. Absent when the recorder was not fed by a tap.
+pub const KEY_DROPPED: &str = "dropped";
+
 /// "session" key: the version of jaus-ocu that recorded.
 pub const KEY_OCU_VERSION: &str = "ocu_version";
 

@@ -34,7 +34,7 @@ use mcap::records::{MessageHeader, Metadata};
 use mcap::write::{WriteOptions, Writer};
 
 use crate::model::update::{ComponentId, Update};
-use crate::net::tap::{Direction, WireRecord};
+use crate::net::tap::{Direction, Tap, WireRecord};
 use crate::record::format::{self, DecodedTopic};
 use crate::record::observer::Observer;
 
@@ -81,6 +81,10 @@ pub struct RecorderConfig {
     pub message_indexes: bool,
     /// Target uncompressed chunk size, bytes (default 1 MiB).
     pub chunk_size: u64,
+    /// The tap that feeds this recorder, if any: the datagrams it had to drop while the
+    /// recorder was behind are then counted in the stats and written in the file's
+    /// "session_end" metadata, so an incomplete recording says so.
+    pub tap: Option<Tap>,
 }
 
 impl RecorderConfig {
@@ -97,6 +101,7 @@ impl RecorderConfig {
             compression: RecordCompression::Zstd,
             message_indexes: false,
             chunk_size: 1024 * 1024,
+            tap: None,
         }
     }
 }
@@ -116,6 +121,8 @@ pub struct RecorderStats {
     pub bytes: u64,
     /// Time of the last datagram written, ns since the Unix epoch.
     pub last_ns: u64,
+    /// Datagrams the tap dropped because the recorder was behind (not in the file).
+    pub dropped: u64,
     /// Still running (false after `stop` or after a write error).
     pub running: bool,
     /// The write error that stopped recording (what failed and what to do).
@@ -263,6 +270,10 @@ impl Recorder {
             last_ns: 0,
             flushed_count: 0,
             flushed_ns: None,
+            tap: cfg.tap.map(|t| {
+                let base = t.dropped();
+                (t, base)
+            }),
         };
         let interval = cfg.flush_interval.max(Duration::from_millis(10));
         let thread_shared = shared.clone();
@@ -411,6 +422,8 @@ struct Machine<W: Write + Seek> {
     /// is sure to find after a failure.
     flushed_count: u64,
     flushed_ns: Option<u64>,
+    /// The feeding tap and its drop count when recording started.
+    tap: Option<(Tap, u64)>,
 }
 
 impl<W: Write + Seek> Machine<W> {
@@ -548,6 +561,30 @@ impl<W: Write + Seek> Machine<W> {
             let last_ns = self.last_ns;
             self.write_updates(last_ns)?;
         }
+        // How the recording ended: a reader can tell a complete one from one with holes.
+        let mut end = BTreeMap::from([
+            (
+                format::KEY_DATAGRAMS_RX.to_owned(),
+                self.rx_count.to_string(),
+            ),
+            (
+                format::KEY_DATAGRAMS_TX.to_owned(),
+                self.tx_count.to_string(),
+            ),
+        ]);
+        if self.last_ns > 0 {
+            end.insert(
+                format::KEY_END_TIME.to_owned(),
+                crate::model::clock::rfc3339_utc(self.last_ns),
+            );
+        }
+        if self.tap.is_some() {
+            end.insert(format::KEY_DROPPED.to_owned(), self.dropped().to_string());
+        }
+        self.writer.write_metadata(&Metadata {
+            name: format::SESSION_END_METADATA.to_owned(),
+            metadata: end,
+        })?;
         self.writer.finish()?;
         let mut file = self.writer.into_inner();
         file.flush()?;
@@ -562,6 +599,14 @@ impl<W: Write + Seek> Machine<W> {
         s.decoded = self.decoded_count;
         s.bytes = self.end.load(Ordering::Relaxed);
         s.last_ns = self.last_ns;
+        s.dropped = self.dropped();
+    }
+
+    /// Datagrams the tap dropped since recording started.
+    fn dropped(&self) -> u64 {
+        self.tap
+            .as_ref()
+            .map_or(0, |(t, base)| t.dropped().saturating_sub(*base))
     }
 
     /// The stats' error for `e`: what failed, what to do, and what is still readable.

@@ -144,6 +144,7 @@ impl OcuApp {
     pub fn recorder_config(&self, path: PathBuf) -> Option<RecorderConfig> {
         let net = self.net.as_ref()?;
         let mut cfg = RecorderConfig::new(path, net.start_unix_ns());
+        cfg.tap = Some(net.tap().clone());
         let source = match self.mode_of_live() {
             Some(Mode::Simulated) => "simulated",
             _ => "live",
@@ -259,6 +260,15 @@ impl OcuApp {
                 let path = path.clone();
                 self.recording = Recording::Idle;
                 match result {
+                    Ok(stats) if stats.dropped > 0 => self.notify(
+                        NoticeLevel::Error,
+                        format!(
+                            "Recorded {} datagrams to {}, but {} more could not be recorded because the disk did not keep up (the file says so in its session_end metadata).",
+                            group_digits(stats.rx + stats.tx),
+                            path.display(),
+                            group_digits(stats.dropped)
+                        ),
+                    ),
                     Ok(stats) => self.notify(
                         NoticeLevel::Info,
                         format!(
