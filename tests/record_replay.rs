@@ -236,6 +236,15 @@ fn replay_of_a_recorded_sim_session_equals_the_live_session() {
         );
         assert_eq!(a.status, b.status, "status at t = {t}");
         assert_eq!(a.pose, b.pose, "pose at t = {t}");
+        assert_eq!(a.control, b.control, "control at t = {t}");
+        // (Selection is not compared moment by moment: the live client selects an arm when it
+        // hears its services, the observer when the arm's specification or reports show it;
+        // both end on the same arm, asserted above.)
+        assert_eq!(
+            a.spec.is_some(),
+            b.spec.is_some(),
+            "specification known at t = {t}"
+        );
         checked += usize::from(a.positions.is_some());
     }
     assert!(checked > 150, "most probe times had positions ({checked})");

@@ -181,15 +181,17 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
     let mut updates = Vec::new();
     let (mut first, mut last) = (None::<u64>, 0u64);
     let (mut rx, mut tx) = (0u64, 0u64);
-    for (index, rec) in source.by_ref().enumerate() {
-        let start_ns = *first.get_or_insert(rec.t_ns);
+    let mut index = 0u64;
+    while let Some(rec) = source.next() {
+        let first_ns = *first.get_or_insert(rec.t_ns);
         last = last.max(rec.t_ns);
         match rec.direction {
             Direction::Rx => rx += 1,
             Direction::Tx => tx += 1,
         }
+        // The GUI's time origin (the session's start for recordings), so gap times agree.
         observer
-            .get_or_insert_with(|| Observer::new(start_ns))
+            .get_or_insert_with(|| Observer::new(source.info().time_origin(Some(&rec))))
             .observe(&rec, &mut updates);
         updates.clear();
         if per_datagram {
@@ -200,12 +202,13 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
             o.insert("time".into(), json!(t));
             o.insert(
                 "elapsed".into(),
-                json!((rec.t_ns.saturating_sub(start_ns)) as f64 / 1e9),
+                json!((rec.t_ns.saturating_sub(first_ns)) as f64 / 1e9),
             );
             o.insert("direction".into(), rec.direction.as_str().into());
             o.insert("peer".into(), rec.peer.to_string().into());
             write_object(&mut out, o, &decoded)?;
         }
+        index += 1;
     }
     let stats = observer.as_mut().map(|o| {
         o.finish(last, &mut updates);

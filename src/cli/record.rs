@@ -80,11 +80,15 @@ fn progress(stats: &RecorderStats, elapsed: f64, state: &ArmState) -> String {
 /// Runs the subcommand. Exit status 0 when the recording was finished, 1 when writing failed
 /// (what was written before the failure stays readable), 2 for wrong arguments.
 pub fn run(args: &RecordArgs) -> Result<i32> {
-    if let Some(d) = args.duration
-        && !(d.is_finite() && d > 0.0)
-    {
-        anyhow::bail!("--duration {d}: give a positive number of seconds");
-    }
+    let duration = match args.duration {
+        Some(d) if d.is_finite() && d > 0.0 => {
+            Some(Duration::try_from_secs_f64(d).map_err(|_| {
+                anyhow::anyhow!("--duration {d}: too long; give seconds, e.g. 3600")
+            })?)
+        }
+        Some(d) => anyhow::bail!("--duration {d}: give a positive number of seconds"),
+        None => None,
+    };
     let mut cfg = args.net.net_config();
     // The recorder starts first and shares the session's clock, so the first datagram the
     // network side sends is recorded and replay times equal live times.
@@ -133,7 +137,8 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     }
     let mut state = ArmState::default();
     let start = Instant::now();
-    let until = args.duration.map(|d| start + Duration::from_secs_f64(d));
+    // Beyond what the clock can hold means "until Ctrl-C".
+    let until = duration.and_then(|d| start.checked_add(d));
     let mut last_line = Instant::now();
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut failure = None;

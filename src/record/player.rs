@@ -8,7 +8,7 @@
 //! waits at most one batch. Dropping the [`Replay`] stops the loader.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -17,7 +17,6 @@ use super::observer::Observer;
 use super::source::{SourceError, SourceInfo, WireSource};
 use crate::model::session::{Session, SharedSession};
 use crate::model::update::Update;
-use crate::net::tap::WireRecord;
 
 /// Called when more of the file has been loaded (the GUI passes a repaint request).
 pub type LoadWaker = Arc<dyn Fn() + Send + Sync>;
@@ -71,7 +70,8 @@ pub struct Replay {
     pub info: SourceInfo,
     /// The session, filled by the loader thread.
     pub session: SharedSession,
-    start_ns: u64,
+    /// The time origin, published by the loader once the first record is read (0 before).
+    start_ns: Arc<AtomicU64>,
     progress: SharedProgress,
     cancel: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -85,58 +85,54 @@ impl std::fmt::Debug for Replay {
     }
 }
 
-/// The time origin of a source: the recording's `session_start_ns` metadata when present
-/// (then replay times equal the live session's), else the first record's time.
-fn start_of(info: &SourceInfo, first: Option<&WireRecord>) -> u64 {
-    info.metadata
-        .get("session")
-        .and_then(|m| m.get("session_start_ns"))
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .or_else(|| first.map(|r| r.t_ns))
-        .unwrap_or(0)
-}
-
 /// Reads a source to its end through an observer, handing updates over in batches.
 struct Loader {
     source: WireSource,
-    first: Option<WireRecord>,
-    observer: Observer,
     progress: LoadProgress,
 }
 
 impl Loader {
-    fn open(path: &Path, port: u16) -> Result<(Loader, SourceInfo, u64), SourceError> {
-        let mut source = WireSource::open(path, port)?;
-        // The first record settles the time origin (and reads the metadata written before it).
-        let first = source.next();
+    /// Opens the source: the format check and, for MCAP, its summary. Nothing that scans
+    /// the file happens here (this runs on the caller's thread, the UI's included).
+    fn open(path: &Path, port: u16) -> Result<(Loader, SourceInfo), SourceError> {
+        let source = WireSource::open(path, port)?;
         let info = source.info().clone();
-        let start_ns = start_of(&info, first.as_ref());
         let progress = LoadProgress {
             total_bytes: info.total_bytes,
             ..LoadProgress::default()
         };
-        Ok((
-            Loader {
-                source,
-                first,
-                observer: Observer::new(start_ns),
-                progress,
-            },
-            info,
-            start_ns,
-        ))
+        Ok((Loader { source, progress }, info))
     }
 
-    /// Runs to the end (or until `cancel`); `flush` gets every batch of updates with the
+    /// Runs to the end (or until `cancel`, checked before every record: a capture can hold
+    /// long stretches of other traffic between two datagrams). `origin` gets the time origin
+    /// once the first record settles it; `flush` gets every batch of updates with the
     /// progress so far, and a last one with `finished` set.
-    fn run(mut self, cancel: &AtomicBool, mut flush: impl FnMut(&mut Vec<Update>, &LoadProgress)) {
+    fn run(
+        mut self,
+        cancel: &AtomicBool,
+        origin: impl FnOnce(u64),
+        mut flush: impl FnMut(&mut Vec<Update>, &LoadProgress),
+    ) {
         let mut updates = Vec::with_capacity(BATCH_RECORDS * 2);
+        // The first record settles the time origin (and the metadata written before it has
+        // been read by then).
+        let first = self.source.next();
+        let start_ns = self.source.info().time_origin(first.as_ref());
+        origin(start_ns);
+        let mut observer = Observer::new(start_ns);
         let mut in_batch = 0usize;
         let mut batch_start = Instant::now();
         let mut last_ns: Option<u64> = None;
-        let mut next = self.first.take();
-        while let Some(rec) = next.take().or_else(|| self.source.next()) {
-            self.observer.observe(&rec, &mut updates);
+        let mut next = first;
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let Some(rec) = next.take().or_else(|| self.source.next()) else {
+                break;
+            };
+            observer.observe(&rec, &mut updates);
             last_ns = Some(last_ns.map_or(rec.t_ns, |l| l.max(rec.t_ns)));
             self.progress.datagrams += 1;
             in_batch += 1;
@@ -144,9 +140,6 @@ impl Loader {
             if in_batch >= BATCH_RECORDS
                 || (in_batch.is_multiple_of(256) && batch_start.elapsed() >= BATCH_INTERVAL)
             {
-                if cancel.load(Ordering::Relaxed) {
-                    return;
-                }
                 self.refresh();
                 flush(&mut updates, &self.progress);
                 updates.clear();
@@ -155,7 +148,7 @@ impl Loader {
             }
         }
         if let Some(end) = last_ns {
-            self.observer.finish(end, &mut updates);
+            observer.finish(end, &mut updates);
         }
         self.refresh();
         self.progress.finished = true;
@@ -167,7 +160,10 @@ impl Loader {
     fn refresh(&mut self) {
         self.progress.done_bytes = self.source.position();
         let problems = self.source.problems();
-        if problems.len() != self.progress.problems.len() {
+        // Past the listed limit the last entry counts the rest: compare it too.
+        if problems.len() != self.progress.problems.len()
+            || problems.last() != self.progress.problems.last()
+        {
             self.progress.problems = problems.to_vec();
         }
     }
@@ -198,18 +194,21 @@ impl Replay {
     /// `jaus-replay-load`; `waker` is called as batches arrive. Fails at once only if the file
     /// cannot be read or is not a format we read.
     pub fn open(path: &Path, port: u16, waker: Option<LoadWaker>) -> Result<Replay, SourceError> {
-        let (loader, info, start_ns) = Loader::open(path, port)?;
+        let (loader, info) = Loader::open(path, port)?;
+        let start_ns = Arc::new(AtomicU64::new(0));
         let session: SharedSession = Arc::new(RwLock::new(Session::new()));
         let progress: SharedProgress =
             Arc::new((Mutex::new(loader.progress.clone()), Condvar::new()));
         let cancel = Arc::new(AtomicBool::new(false));
         let thread = {
             let (session, progress, cancel) = (session.clone(), progress.clone(), cancel.clone());
+            let origin = start_ns.clone();
             std::thread::Builder::new()
                 .name("jaus-replay-load".into())
                 .spawn(move || {
                     let _guard = FinishGuard(progress.clone());
-                    loader.run(&cancel, |updates, p| {
+                    let origin = |ns| origin.store(ns, Ordering::Relaxed);
+                    loader.run(&cancel, origin, |updates, p| {
                         {
                             let mut s = session
                                 .write()
@@ -218,13 +217,16 @@ impl Replay {
                                 s.apply(u);
                             }
                         }
+                        // Wake before publishing: once `wait` sees the end, the last wake
+                        // has happened (the UI's wake is a repaint a few ms later, by when
+                        // the progress is published).
+                        if let Some(w) = &waker {
+                            w();
+                        }
                         {
                             let (m, cv) = &*progress;
                             *lock(m) = p.clone();
                             cv.notify_all();
-                        }
-                        if let Some(w) = &waker {
-                            w();
                         }
                     });
                 })
@@ -261,33 +263,38 @@ impl Replay {
         p.clone()
     }
 
-    /// Time origin of the session's times, ns since the Unix epoch (for wall-clock display).
+    /// Time origin of the session's times, ns since the Unix epoch (for wall-clock display);
+    /// 0 until the loader has read the first record (the first batch).
     pub fn start_ns(&self) -> u64 {
-        self.start_ns
+        self.start_ns.load(Ordering::Relaxed)
     }
 
     /// Loads `path` completely on this thread (for `inspect`, tests and benchmarks).
     pub fn load_blocking(path: &Path, port: u16) -> Result<(Session, LoadProgress), SourceError> {
-        let (loader, _, _) = Loader::open(path, port)?;
+        let (loader, _) = Loader::open(path, port)?;
         let mut session = Session::new();
         let mut last = LoadProgress::default();
-        loader.run(&AtomicBool::new(false), |updates, p| {
-            for u in updates.iter() {
-                session.apply(u);
-            }
-            last = p.clone();
-        });
+        loader.run(
+            &AtomicBool::new(false),
+            |_| {},
+            |updates, p| {
+                for u in updates.iter() {
+                    session.apply(u);
+                }
+                last = p.clone();
+            },
+        );
         Ok((session, last))
     }
 }
 
 impl Drop for Replay {
     fn drop(&mut self) {
+        // The loader sees the flag before its next record and ends on its own; it holds
+        // only shared handles, so the UI thread does not wait for it (a read of the file
+        // can take a while on a slow disk).
         self.cancel.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            // At most one batch away from seeing the flag.
-            let _ = t.join();
-        }
+        drop(self.thread.take());
     }
 }
 
@@ -301,6 +308,7 @@ mod tests {
     use crate::jaus::manipulator::{JointValue, ReportJointPositions};
     use crate::model::update::{ManagementState, MarkKind};
     use crate::net::tap::Direction;
+    use crate::net::tap::WireRecord;
     use crate::record::recorder::{Recorder, RecorderConfig};
 
     const SAE: &str = concat!(
@@ -361,7 +369,7 @@ mod tests {
         let session = replay.session.clone();
         let start_ns = replay.start_ns();
         let total_bytes = replay.info.total_bytes;
-        // Dropping joins the loader: its last wake has happened.
+        // The loader woke the caller before it published the end.
         drop(replay);
         assert!(wakes.load(Ordering::Relaxed) >= 1);
         let loaded = session.read().unwrap();

@@ -65,6 +65,20 @@ pub struct SourceInfo {
     pub complete: bool,
 }
 
+impl SourceInfo {
+    /// The time origin of replay times, ns since the Unix epoch: the recording's
+    /// `session_start_ns` metadata when present (then replay times equal the live session's),
+    /// else the first record's time (`first`), else 0.
+    pub fn time_origin(&self, first: Option<&WireRecord>) -> u64 {
+        self.metadata
+            .get(super::format::SESSION_METADATA)
+            .and_then(|m| m.get(super::format::KEY_SESSION_START_NS))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .or_else(|| first.map(|r| r.t_ns))
+            .unwrap_or(0)
+    }
+}
+
 /// Why a source could not be opened at all.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -101,6 +115,11 @@ const READ_SIZE: usize = 1024 * 1024;
 /// field from allocating gigabytes.
 pub const MAX_RECORD_LEN: usize = 256 * 1024 * 1024;
 
+/// Most metadata records read through the summary's index when a file is opened (jaus-ocu
+/// writes three); the rest are still merged as the data section is read.
+const MAX_METADATA_RECORDS: usize = 64;
+/// Most bytes of metadata records read through the summary's index when a file is opened.
+const MAX_METADATA_BYTES: u64 = 1 << 20;
 /// The largest summary section read at open (a one-hour 1 kHz recording has well under 1 MiB).
 const MAX_SUMMARY_LEN: u64 = 64 * 1024 * 1024;
 
@@ -451,8 +470,16 @@ impl McapReader {
                 _ => {}
             }
         }
-        for index in metadata_indexes {
-            let bytes = self.read_at(index.offset, index.length.min(MAX_SUMMARY_LEN))?;
+        // A hostile index could point at thousands of huge records; this runs on the
+        // caller's thread (the UI's when a file is opened), so read a bounded amount.
+        let mut budget = MAX_METADATA_BYTES;
+        for index in metadata_indexes.into_iter().take(MAX_METADATA_RECORDS) {
+            let length = index.length.min(budget);
+            if length == 0 {
+                break;
+            }
+            budget -= length;
+            let bytes = self.read_at(index.offset, length)?;
             let Some((op::METADATA, body)) = split_record(&bytes) else {
                 return Err(format!(
                     "its metadata index \"{}\" points at byte {}, where there is no metadata \

@@ -328,7 +328,8 @@ impl OcuApp {
     /// The time origin of the drawn session, ns since the Unix epoch, when known.
     pub fn start_ns(&self) -> Option<u64> {
         match &self.replay {
-            Some(r) => Some(r.replay.start_ns()),
+            // 0 until the loader has read the first record.
+            Some(r) => Some(r.replay.start_ns()).filter(|&ns| ns > 0),
             None => self.net.as_ref().map(NetHandle::start_unix_ns),
         }
     }

@@ -553,7 +553,9 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
     // The bar covers the whole recording when an index says how long it is; while loading a
     // file without one, it estimates the end from the bytes read.
     let range = loaded.map(|(a, b)| {
-        let a = a.min(0.0);
+        // Live, the bar starts at the session's start; a replay starts at its first datagram
+        // (a recording started an hour into a session would otherwise be a sliver).
+        let a = if app.replay.is_some() { a } else { a.min(0.0) };
         let mut end = b;
         if let Some(r) = &app.replay {
             if let (Some(e), Some(start)) = (r.replay.info.end_ns, start_ns) {
