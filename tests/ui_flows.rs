@@ -226,9 +226,9 @@ mod replay_flows {
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
     use jaus_ocu::model::update::*;
-    use jaus_ocu::net::client::{Client, ClientConfig, Output};
+    use jaus_ocu::net::client::ClientConfig;
     use jaus_ocu::net::server::{self, Faults};
-    use jaus_ocu::net::tap::{Direction, WireRecord};
+    use jaus_ocu::net::tap::WireRecord;
     use jaus_ocu::net::thread::{NetConfig, NetHandle};
     use jaus_ocu::record::player::Replay;
     use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
@@ -238,6 +238,7 @@ mod replay_flows {
     use jaus_ocu::ui::files::{self, Task};
     use jaus_ocu::ui::gauges::gauge_data;
     use jaus_ocu::ui::recording::Recording;
+    use jaus_ocu::ui::screenshot::simulated_session;
 
     const SAE: &str = "tests/data/SAE_Management_PacketCapture.pcap";
 
@@ -272,26 +273,10 @@ mod replay_flows {
     /// (fake clock, no sockets) at the wire, as the network thread would offer it, to MCAP.
     fn record_in_memory(path: &Path, seconds: f64) {
         let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-        let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
         let start_ns = 1_700_000_000_000_000_000u64;
         let recorder = Recorder::start(RecorderConfig::new(path.to_path_buf(), start_ns)).unwrap();
         let tx = recorder.sender();
-        let mut sim = Component::new(
-            ArmFile::demo(),
-            SimConfig {
-                tour: true,
-                seed: 1,
-                ..SimConfig::default()
-            },
-        );
-        let mut client = Client::new(ClientConfig {
-            connect: vec![sim_addr],
-            multicast: None,
-            ..ClientConfig::default()
-        });
-        let mut out = Output::default();
-        let mut sim_out = Vec::new();
-        let record = |t: f64, direction, bytes: &[u8]| {
+        simulated_session(ArmFile::demo(), seconds, |t, direction, bytes| {
             tx.send(WireRecord {
                 t_ns: start_ns + (t * 1e9) as u64,
                 direction,
@@ -299,24 +284,7 @@ mod replay_flows {
                 bytes: bytes.to_vec(),
             })
             .unwrap();
-        };
-        let steps = (seconds / 0.002) as usize;
-        for step in 0..=steps {
-            let t = step as f64 * 0.002;
-            client.tick(t, &mut out);
-            for (to, bytes) in out.datagrams.drain(..) {
-                if to == sim_addr {
-                    record(t, Direction::Tx, &bytes);
-                    sim.handle_datagram(t, ocu_addr, &bytes, &mut sim_out);
-                }
-            }
-            sim.tick(t, &mut sim_out);
-            for o in sim_out.drain(..) {
-                record(t, Direction::Rx, &o.bytes);
-                client.handle_datagram(t, sim_addr, &o.bytes, &mut out);
-            }
-            out.updates.clear();
-        }
+        });
         drop(tx);
         recorder.stop().unwrap();
     }

@@ -160,17 +160,7 @@ mod tests {
         let mut s = Session::new();
         let joint = |name: &str| Joint {
             name: Some(name.into()),
-            kind: crate::jaus::JointKind::Revolute,
-            link_length: 0.0,
-            twist: 0.0,
-            offset: 0.0,
-            angle: 0.0,
-            min: None,
-            max: None,
-            max_speed: None,
-            max_effort: None,
-            axis_radius: None,
-            link_radius: None,
+            ..Joint::revolute(0.0, 0.0, 0.0)
         };
         s.apply(&Update::Specification {
             t: 0.0,

@@ -15,6 +15,7 @@ use super::scene::ArmView;
 use super::theme::Theme;
 use crate::model::update::Update;
 use crate::net::client::{Client, ClientConfig, Output};
+use crate::net::tap::Direction;
 use crate::sim::arm_file::ArmFile;
 use crate::sim::component::{Component, SimConfig};
 
@@ -28,6 +29,17 @@ const WARM_UP_PASSES: usize = 3;
 /// The updates of `seconds` of an in-memory session between the real client and a simulated
 /// `arm` (the demo's idle tour on, seed 1), in the order the client produced them.
 pub fn simulated_updates(arm: ArmFile, seconds: f64) -> Vec<Update> {
+    simulated_session(arm, seconds, |_, _, _| {})
+}
+
+/// [`simulated_updates`], also handing every datagram to `wire` as it crosses between the
+/// client and the simulator: (time s, direction seen from the OCU, bytes) — what the
+/// network thread offers a recorder.
+pub fn simulated_session(
+    arm: ArmFile,
+    seconds: f64,
+    mut wire: impl FnMut(f64, Direction, &[u8]),
+) -> Vec<Update> {
     let sim_addr = SocketAddr::from(([127, 0, 0, 1], crate::jaus::judp::PORT));
     let ocu_addr = SocketAddr::from(([127, 0, 0, 1], 5000));
     let mut sim = Component::new(
@@ -52,12 +64,14 @@ pub fn simulated_updates(arm: ArmFile, seconds: f64) -> Vec<Update> {
         client.tick(t, &mut out);
         for (to, bytes) in out.datagrams.drain(..) {
             if to == sim_addr {
+                wire(t, Direction::Tx, &bytes);
                 sim.handle_datagram(t, ocu_addr, &bytes, &mut sim_out);
             }
         }
         sim.tick(t, &mut sim_out);
         // The sim's replies reach the client from the sim's address.
         for o in sim_out.drain(..) {
+            wire(t, Direction::Rx, &o.bytes);
             client.handle_datagram(t, sim_addr, &o.bytes, &mut out);
         }
         // Replies the client makes at once go out on the next step.
