@@ -649,17 +649,7 @@ impl Client {
                 let id = JausId::new(from.subsystem, node.node_id, c.component_id);
                 let identification = self.peers.get(&from).and_then(|p| p.identification.clone());
                 let peer = self.peers.entry(id).or_insert_with(|| Peer::new(addr, now));
-                peer.services = c
-                    .services
-                    .iter()
-                    .map(|s| {
-                        (
-                            s.uri.clone(),
-                            s.major_version_number,
-                            s.minor_version_number,
-                        )
-                    })
-                    .collect();
+                peer.services = reports::service_list(&c.services);
                 if peer.identification.is_none() {
                     peer.identification = identification;
                 }

@@ -3,7 +3,7 @@
 //! reports through these functions.
 
 use crate::jaus::Message;
-use crate::jaus::core::Status;
+use crate::jaus::core::{ServiceRec, Status};
 use crate::jaus::iop::{
     PresetTarget, ReportCurrentPose, ReportPresetPoseCapabilities, ReportPresetPoseSpecifications,
 };
@@ -156,4 +156,18 @@ pub fn merge_preset_specifications(
             }),
         }
     }
+}
+
+/// A component's services as (URI, major, minor), as ReportServices lists them.
+pub fn service_list(services: &[ServiceRec]) -> Vec<(String, u8, u8)> {
+    services
+        .iter()
+        .map(|s| {
+            (
+                s.uri.clone(),
+                s.major_version_number,
+                s.minor_version_number,
+            )
+        })
+        .collect()
 }

@@ -359,17 +359,7 @@ impl Observer {
                     for c in &node.components {
                         let id = JausId::new(src.subsystem, node.node_id, c.component_id);
                         let known = bounded_entry(&mut self.components, id, Known::default);
-                        known.services = c
-                            .services
-                            .iter()
-                            .map(|s| {
-                                (
-                                    s.uri.clone(),
-                                    s.major_version_number,
-                                    s.minor_version_number,
-                                )
-                            })
-                            .collect();
+                        known.services = reports::service_list(&c.services);
                         if known.identification.is_none() {
                             known.identification = identification.clone();
                         }
