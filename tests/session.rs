@@ -220,11 +220,7 @@ fn marks_are_derived_from_state_changes_only() {
     for u in &updates {
         s.apply(u);
     }
-    let got: Vec<(f64, MarkKind, &str)> = s
-        .marks
-        .iter()
-        .map(|m| (m.t, m.kind, m.label.as_str()))
-        .collect();
+    let got = marks(&s);
     assert_eq!(
         got,
         vec![
@@ -489,11 +485,7 @@ fn arriving_at_a_preset_is_a_transition_mark_but_the_starting_pose_is_not() {
     ] {
         s.apply(&u);
     }
-    let got: Vec<(f64, MarkKind, &str)> = s
-        .marks
-        .iter()
-        .map(|m| (m.t, m.kind, m.label.as_str()))
-        .collect();
+    let got = marks(&s);
     assert_eq!(
         got,
         vec![
@@ -501,4 +493,12 @@ fn arriving_at_a_preset_is_a_transition_mark_but_the_starting_pose_is_not() {
             (4.0, MarkKind::Transition, "at preset pose 7"),
         ]
     );
+}
+
+/// The session's marks as (time, kind, label).
+fn marks(s: &Session) -> Vec<(f64, MarkKind, &str)> {
+    s.marks
+        .iter()
+        .map(|m| (m.t, m.kind, m.label.as_str()))
+        .collect()
 }
