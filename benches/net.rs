@@ -115,7 +115,7 @@ fn stamp(dg: &mut [u8], judp_seq: u16, event_seq: u8, joint1_raw: Option<u32>) {
 
 /// The scale of joint 1's position on the demo arm (to write and read blaster indices).
 fn joint1_scale() -> Scale {
-    POSITION.scale(ArmFile::demo().spec.joint_kinds()[0])
+    POSITION.scale(ArmFile::demo().spec.joint_types()[0].into())
 }
 
 /// Checks the offsets above against the decoder on a stamped copy of `template`.
@@ -126,7 +126,7 @@ fn check_offsets(template: &[u8]) {
     let e = e.expect("an Event");
     assert_eq!((seq, e.sequence_number), (0xbeef, 0x5a));
     let ctx = DecodeContext {
-        joint_kinds: Some(ArmFile::demo().spec.joint_kinds()),
+        joint_kinds: jaus_ocu::net::reports::decode_context(&ArmFile::demo().spec).joint_kinds,
     };
     match e.report_message.decode(&ctx) {
         Ok(Message::ReportJointPositions(r)) => {
@@ -449,7 +449,7 @@ fn in_memory(c: &mut Criterion) {
     {
         let (_, mut stream) = live_client();
         let ctx = DecodeContext {
-            joint_kinds: Some(ArmFile::demo().spec.joint_kinds()),
+            joint_kinds: jaus_ocu::net::reports::decode_context(&ArmFile::demo().spec).joint_kinds,
         };
         g.bench_function("part_codec_only", |b| {
             b.iter(|| {
@@ -489,7 +489,7 @@ fn in_memory(c: &mut Criterion) {
             })
         });
         let ctx = DecodeContext {
-            joint_kinds: Some(ArmFile::demo().spec.joint_kinds()),
+            joint_kinds: jaus_ocu::net::reports::decode_context(&ArmFile::demo().spec).joint_kinds,
         };
         g.bench_function("part_decode_context_clone", |b| {
             b.iter(|| black_box(&ctx).clone())

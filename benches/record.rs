@@ -85,7 +85,9 @@ fn traffic(n: usize) -> Vec<WireRecord> {
         h
     };
     let mut w = DatagramWriter::new();
-    let spec = Message::from(arm.spec.to_report()).emit().unwrap();
+    let spec = Message::from(jaus_ocu::net::reports::spec_report(&arm.spec))
+        .emit()
+        .unwrap();
     w.push(&next_header(), &spec).unwrap();
     let mut out = vec![WireRecord {
         t_ns: START_NS,
@@ -98,8 +100,8 @@ fn traffic(n: usize) -> Vec<WireRecord> {
         let (mut q, mut dq) = (Vec::new(), Vec::new());
         for (j, joint) in arm.spec.joints.iter().enumerate() {
             let w = 0.5 + 0.1 * j as f64;
-            q.push(value(joint.kind, joint.clamp(0.4 * (w * t).sin())));
-            dq.push(value(joint.kind, 0.4 * w * (w * t).cos()));
+            q.push(value(joint.kind.into(), joint.clamp(0.4 * (w * t).sin())));
+            dq.push(value(joint.kind.into(), 0.4 * w * (w * t).cos()));
         }
         let positions = Message::from(ReportJointPositions { joint_positions: q })
             .emit()

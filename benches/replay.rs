@@ -69,7 +69,7 @@ fn event(event_id: u8, sequence_number: u8, report: &Message) -> Message {
 /// Records `seconds` of 1 kHz positions and 1 kHz F/T into `path`; returns the datagrams.
 fn record(path: &Path, seconds: u64) -> u64 {
     let arm = ArmFile::demo();
-    let kinds = arm.spec.joint_kinds();
+    let kinds = arm.spec.joint_types();
     let recorder =
         Recorder::start(RecorderConfig::new(path.to_path_buf(), START_NS)).expect("recorder");
     let tx = recorder.sender();
@@ -85,7 +85,10 @@ fn record(path: &Path, seconds: u64) -> u64 {
         })
         .expect("the recorder is running");
     };
-    send(START_NS + 200_000_000, &arm.spec.to_report().into());
+    send(
+        START_NS + 200_000_000,
+        &jaus_ocu::net::reports::spec_report(&arm.spec).into(),
+    );
     let mut rng = Rng::new(7);
     let mut n = 1u64;
     for ms in 0..seconds * 1000 {
@@ -96,7 +99,7 @@ fn record(path: &Path, seconds: u64) -> u64 {
                 .iter()
                 .enumerate()
                 .map(|(i, k)| JointValue {
-                    joint_type: *k,
+                    joint_type: (*k).into(),
                     value: 0.3 * (t / 60.0 + i as f64).sin() + 0.001 * rng.normal(),
                 })
                 .collect(),

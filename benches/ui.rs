@@ -29,7 +29,7 @@ fn app(window_s: f64) -> OcuApp {
     );
     app.apply(&Update::Selected {
         t: 0.0,
-        id: jaus_ocu::sim::component::DEFAULT_ID,
+        id: jaus_ocu::sim::component::DEFAULT_ID.into(),
     });
     app.apply(&Update::Specification {
         t: 0.0,

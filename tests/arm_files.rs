@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use jaus_ocu::jaus::Message;
 use jaus_ocu::jaus::manipulator::ReportManipulatorSpecifications;
 use jaus_ocu::jaus::wire::{Scale, scales};
-use jaus_ocu::jaus::{JointKind, Message};
+use jaus_ocu::model::arm::JointType;
 use jaus_ocu::model::arm::{ArmSpec, Joint, Mount};
 use jaus_ocu::sim::arm_file::{ArmFile, ArmFileErrorKind, BUILTIN, Preset};
 use proptest::prelude::*;
@@ -107,8 +108,8 @@ fn assert_within_one_lsb(sent: &ArmSpec, got: &ArmSpec) {
         assert_eq!(s.name, g.name, "{}", what("name"));
         assert_eq!(s.kind, g.kind, "{}", what("kind"));
         let (limit, speed) = match s.kind {
-            JointKind::Revolute => (scales::LIMIT_RAD, scales::MAX_SPEED_RAD),
-            JointKind::Prismatic => (scales::LIMIT_M, scales::MAX_SPEED_M),
+            JointType::Revolute => (scales::LIMIT_RAD, scales::MAX_SPEED_RAD),
+            JointType::Prismatic => (scales::LIMIT_M, scales::MAX_SPEED_M),
         };
         let l = scales::LENGTH_U16;
         let a = scales::ANGLE_U16;
@@ -147,14 +148,14 @@ fn assert_within_one_lsb(sent: &ArmSpec, got: &ArmSpec) {
 
 /// Sends `spec` as ReportManipulatorSpecifications and decodes it again.
 fn over_the_wire(spec: &ArmSpec) -> (usize, ArmSpec) {
-    let bytes = Message::from(spec.to_report())
+    let bytes = Message::from(jaus_ocu::net::reports::spec_report(&spec))
         .emit()
         .unwrap_or_else(|e| panic!("encode: {e}"));
     let report: ReportManipulatorSpecifications = match Message::parse(&bytes) {
         Ok(Message::ReportManipulatorSpecifications(r)) => r,
         other => panic!("decoded as {other:?}"),
     };
-    (bytes.len(), ArmSpec::from_report(&report))
+    (bytes.len(), jaus_ocu::net::reports::arm_spec(&report))
 }
 
 #[test]
@@ -171,7 +172,7 @@ fn demo_arm_has_a_prismatic_a_continuous_joint_radii_mount_tool_and_presets() {
     let a = ArmFile::demo();
     let j = &a.spec.joints;
     assert!(j.len() == 6 || j.len() == 7, "{} joints", j.len());
-    assert!(j.iter().any(|j| j.kind == JointKind::Prismatic));
+    assert!(j.iter().any(|j| j.kind == JointType::Prismatic));
     assert!(j.iter().any(Joint::is_continuous));
     for (k, joint) in j.iter().enumerate() {
         assert!(joint.name.is_some(), "joint {} has no name", k + 1);
@@ -287,8 +288,8 @@ fn tool_in_vehicle(a: &ArmFile, q: &[f64]) -> ([f64; 3], [f64; 3]) {
     let mut t = mount_matrix(a.spec.mount_or_identity());
     for (j, &qj) in a.spec.joints.iter().zip(q) {
         let (theta, s) = match j.kind {
-            JointKind::Revolute => (qj, j.offset),
-            JointKind::Prismatic => (j.angle, qj),
+            JointType::Revolute => (qj, j.offset),
+            JointType::Prismatic => (j.angle, qj),
         };
         let link = mul(
             &mul(&tx(j.link_length), &rx(j.twist)),
@@ -385,7 +386,7 @@ fn assert_matches_reference(file: &str, index: usize) {
     assert_eq!(a.spec.joints.len(), 1 + specs.len());
     let j1 = &a.spec.joints[0];
     assert_eq!(first["type"], "revolute");
-    assert_eq!(j1.kind, JointKind::Revolute);
+    assert_eq!(j1.kind, JointType::Revolute);
     assert_eq!((j1.link_length, j1.twist), (0.0, 0.0));
     assert_eq!(Some(j1.offset), f(&first["Joint1Offset"]));
     assert_eq!(j1.min, f(&first["Joint1MinValue"]));
@@ -395,7 +396,7 @@ fn assert_matches_reference(file: &str, index: usize) {
     for (k, s) in specs.iter().enumerate() {
         let j = &a.spec.joints[k + 1];
         assert_eq!(s["type"], "revolute");
-        assert_eq!(j.kind, JointKind::Revolute, "joint {}", k + 2);
+        assert_eq!(j.kind, JointType::Revolute, "joint {}", k + 2);
         assert_eq!(Some(j.link_length), f(&s["LinkLength"]), "joint {}", k + 2);
         assert_eq!(Some(j.twist), f(&s["TwistAngle"]), "joint {}", k + 2);
         assert_eq!(Some(j.offset), f(&s["JointOffset"]), "joint {}", k + 2);
@@ -979,7 +980,7 @@ fn ordered(lo: f64, hi: f64) -> impl Strategy<Value = (f64, f64)> {
 }
 
 fn joint_strategy(first: bool) -> impl Strategy<Value = (Joint, f64)> {
-    let kind = prop_oneof![Just(JointKind::Revolute), Just(JointKind::Prismatic)];
+    let kind = prop_oneof![Just(JointType::Revolute), Just(JointType::Prismatic)];
     (
         kind,
         prop::option::of(name_strategy()),
@@ -1001,12 +1002,12 @@ fn joint_strategy(first: bool) -> impl Strategy<Value = (Joint, f64)> {
         .prop_map(
             move |(kind, name, (a, alpha, s, theta), (rl, pl), (sp, ef), (ar, lr), t)| {
                 let (min, max, speed) = match kind {
-                    JointKind::Revolute => {
+                    JointType::Revolute => {
                         (rl.map(|l| l.0), rl.map(|l| l.1), sp.map(|v| v * 10.0 * PI))
                     }
-                    JointKind::Prismatic => (Some(pl.0), Some(pl.1), sp.map(|v| v * 5.0)),
+                    JointType::Prismatic => (Some(pl.0), Some(pl.1), sp.map(|v| v * 5.0)),
                 };
-                let revolute = kind == JointKind::Revolute;
+                let revolute = kind == JointType::Revolute;
                 let joint = Joint {
                     name,
                     kind,

@@ -5,7 +5,8 @@
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_3, PI, TAU};
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
-use jaus_ocu::jaus::{JointKind, Message};
+use jaus_ocu::jaus::Message;
+use jaus_ocu::model::arm::JointType;
 use jaus_ocu::model::arm::{ArmSpec, Joint, Mount};
 use jaus_ocu::model::kinematics::{
     ArmPose, CylinderKind, KinematicsError, end_effector_pose, forward, mount_transform, tool_point,
@@ -83,11 +84,13 @@ fn rotation_as_kinematics_md_writes_it(q: [f64; 4]) -> DMat3 {
 }
 
 fn through_the_wire(spec: &ArmSpec) -> ArmSpec {
-    let bytes = Message::from(spec.to_report())
+    let bytes = Message::from(jaus_ocu::net::reports::spec_report(&spec))
         .emit()
         .expect("the specification encodes");
     match Message::parse(&bytes).expect("the specification decodes") {
-        Message::ReportManipulatorSpecifications(report) => ArmSpec::from_report(&report),
+        Message::ReportManipulatorSpecifications(report) => {
+            jaus_ocu::net::reports::arm_spec(&report)
+        }
         other => panic!("decoded as {}", other.name()),
     }
 }
@@ -425,7 +428,7 @@ fn reference_arms_after_a_wire_round_trip_stay_within_a_millimetre() {
     let mut cases = 0;
     for (name, spec, reference_cases) in reference_arms() {
         let received = through_the_wire(&spec);
-        assert_eq!(received.joint_kinds(), spec.joint_kinds(), "{name}");
+        assert_eq!(received.joint_types(), spec.joint_types(), "{name}");
         for (i, case) in reference_cases.iter().enumerate() {
             let what = format!("{name} after the wire, case {i}");
             let q = numbers(&case["q"]);
@@ -643,7 +646,7 @@ fn telemax_tool_point_in_vehicle_frame_goes_through_the_flipped_mount() {
 fn telemax_survives_a_wire_round_trip_within_a_millimetre() {
     let sent = telemax();
     let received = through_the_wire(&sent);
-    assert_eq!(received.joints[2].kind, JointKind::Prismatic);
+    assert_eq!(received.joints[2].kind, JointType::Prismatic);
     assert!(received.joints[6].min.is_none() && received.joints[6].max.is_none());
     for urdf in [
         [0.0; 7],
@@ -935,8 +938,8 @@ fn arb_arm_and_q() -> impl Strategy<Value = (ArmSpec, Vec<f64>)> {
         let q: Vec<BoxedStrategy<f64>> = joints
             .iter()
             .map(|j| match j.kind {
-                JointKind::Revolute => (-8.0 * PI..8.0 * PI).boxed(),
-                JointKind::Prismatic => (-2.0..2.0f64).boxed(),
+                JointType::Revolute => (-8.0 * PI..8.0 * PI).boxed(),
+                JointType::Prismatic => (-2.0..2.0f64).boxed(),
             })
             .collect();
         (Just(ArmSpec { mount, joints }), q)
@@ -955,8 +958,8 @@ fn chain_as_kinematics_md_writes_it(spec: &ArmSpec, q: &[f64]) -> Vec<DAffine3> 
     let mut t = DAffine3::IDENTITY;
     for (k, (joint, &v)) in spec.joints.iter().zip(q).enumerate() {
         let (theta, s) = match joint.kind {
-            JointKind::Revolute => (v, joint.offset),
-            JointKind::Prismatic => (joint.angle, v),
+            JointType::Revolute => (v, joint.offset),
+            JointType::Prismatic => (joint.angle, v),
         };
         if k > 0 {
             t = t * tx(joint.link_length) * DAffine3::from_rotation_x(joint.twist);
@@ -989,8 +992,8 @@ proptest! {
             .iter()
             .zip(&spec.joints)
             .map(|(&v, j)| match j.kind {
-                JointKind::Revolute => v + f64::from(turns) * TAU,
-                JointKind::Prismatic => v,
+                JointType::Revolute => v + f64::from(turns) * TAU,
+                JointType::Prismatic => v,
             })
             .collect();
         let other = forward(&spec, &turned, tool).unwrap();
@@ -1006,8 +1009,8 @@ proptest! {
         let mut previous = DVec3::ZERO;
         for (k, ((joint, &v), frame)) in spec.joints.iter().zip(&q).zip(&pose.frames).enumerate() {
             let s = match joint.kind {
-                JointKind::Revolute => joint.offset,
-                JointKind::Prismatic => v,
+                JointType::Revolute => joint.offset,
+                JointType::Prismatic => v,
             };
             // No link precedes joint 1: O_1 is S11 up z_M.
             let a = if k == 0 { 0.0 } else { joint.link_length };
@@ -1039,8 +1042,8 @@ proptest! {
             let v = q[c.joint - 1];
             let (length, radius, kind) = match (c.kind, joint.kind) {
                 (CylinderKind::LinkLength, _) => (joint.link_length.abs(), joint.link_radius, CylinderKind::LinkLength),
-                (_, JointKind::Revolute) => (joint.offset.abs(), joint.axis_radius, CylinderKind::Offset),
-                (_, JointKind::Prismatic) => (v.abs(), joint.axis_radius, CylinderKind::Joint),
+                (_, JointType::Revolute) => (joint.offset.abs(), joint.axis_radius, CylinderKind::Offset),
+                (_, JointType::Prismatic) => (v.abs(), joint.axis_radius, CylinderKind::Joint),
             };
             prop_assert_eq!(c.kind, kind);
             prop_assert_eq!(c.radius, radius);

@@ -569,7 +569,7 @@ fn position_lsb(kind: JointKind) -> f64 {
 fn assert_positions_close(got: &[f64], want: &[f64], spec: &ArmSpec) {
     assert_eq!(got.len(), want.len(), "joint count: {got:?} vs {want:?}");
     for (i, ((g, w), j)) in got.iter().zip(want).zip(&spec.joints).enumerate() {
-        let lsb = position_lsb(j.kind);
+        let lsb = position_lsb(j.kind.into());
         assert!((g - w).abs() <= lsb, "joint {i}: {g} vs {w} (LSB {lsb})");
     }
 }
@@ -607,7 +607,7 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Component { info, .. } if info.id == SIM_ID => Some(info.clone()),
+            Update::Component { info, .. } if info.id == SIM_ID.into() => Some(info.clone()),
             _ => None,
         })
         .expect("Update::Component for the sim");
@@ -618,7 +618,7 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
     assert!(
         net.updates
             .iter()
-            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_ID))
+            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_ID.into()))
     );
     assert_eq!(net.client.selected(), Some(SIM_ID));
 
@@ -1101,7 +1101,7 @@ fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
     let gone = net.updates[mark..]
         .iter()
         .find_map(|u| match u {
-            Update::ComponentLost { t, id, lost: true } if *id == SIM_ID => Some(*t),
+            Update::ComponentLost { t, id, lost: true } if *id == SIM_ID.into() => Some(*t),
             _ => None,
         })
         .expect("ComponentLost");
@@ -1700,7 +1700,7 @@ fn reordered_events_never_move_positions_backwards() {
         .iter()
         .enumerate()
         .map(|(i, j)| JointValue {
-            joint_type: j.kind,
+            joint_type: j.kind.into(),
             value: if i == 0 { 0.5 } else { 0.0 },
         })
         .collect();
@@ -1773,7 +1773,9 @@ fn long_arm() -> ArmFile {
 #[test]
 fn a_multi_packet_specification_is_reassembled() {
     let arm = long_arm();
-    let encoded = Message::from(arm.spec.to_report()).emit().unwrap();
+    let encoded = Message::from(jaus_ocu::net::reports::spec_report(&arm.spec))
+        .emit()
+        .unwrap();
     assert!(
         encoded.len() > judp::MAX_BLOCK_PAYLOAD,
         "{} bytes",
@@ -1819,7 +1821,7 @@ fn every_block_of_a_datagram_is_handled() {
         .iter()
         .zip(&values)
         .map(|(j, v)| JointValue {
-            joint_type: j.kind,
+            joint_type: j.kind.into(),
             value: *v,
         })
         .collect();
@@ -2045,8 +2047,8 @@ fn random_datagrams_change_nothing_but_counters() {
             Update::JointPositions { values, .. } => {
                 assert_positions_close(values, &home, &ArmFile::demo().spec)
             }
-            Update::Component { info, .. } => assert_ne!(info.id, SIM_ID),
-            Update::ComponentLost { id, .. } => assert_ne!(*id, SIM_ID),
+            Update::Component { info, .. } => assert_ne!(info.id, SIM_ID.into()),
+            Update::ComponentLost { id, .. } => assert_ne!(*id, SIM_ID.into()),
             u if u.coalesce_key().is_some() => {}
             Update::Stats { .. } => {}
             u => panic!("unexpected update {u:?}"),
@@ -2154,7 +2156,7 @@ fn selecting_another_component_cancels_events_and_releases_control_on_the_previo
 
     let mark = net.mark();
     let t = net.now();
-    net.command(Command::Select(SIM_B_ID));
+    net.command(Command::Select(SIM_B_ID.into()));
     let to_a: Vec<&Sent> = net
         .sent
         .iter()
@@ -2184,7 +2186,7 @@ fn selecting_another_component_cancels_events_and_releases_control_on_the_previo
     assert!(
         net.updates[mark..]
             .iter()
-            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_B_ID))
+            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_B_ID.into()))
     );
     assert_eq!(net.client.selected(), Some(SIM_B_ID));
     assert_eq!(net.peers[b].sim.subscriptions(), 7);

@@ -85,7 +85,7 @@ fn discovery_specification_and_live_updates() {
             && !s.presets.is_empty()),
         "not live: {s:?}"
     );
-    assert_eq!(s.selected, Some(SimConfig::default().id));
+    assert_eq!(s.selected, Some(SimConfig::default().id.into()));
     assert_eq!(s.spec.as_ref().unwrap().joint_count(), 7);
     assert_eq!(s.presets.len(), ArmFile::demo().presets.len());
     // Samples keep coming at about the requested 50 Hz.

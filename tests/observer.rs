@@ -11,7 +11,7 @@ use jaus_ocu::jaus::core::{
 };
 use jaus_ocu::jaus::judp::{self, Header};
 use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
-use jaus_ocu::jaus::{Dialect, EmbeddedMessage, JausId, JointKind, Message};
+use jaus_ocu::jaus::{Dialect, EmbeddedMessage, JausId, Message};
 use jaus_ocu::model::session::Session;
 use jaus_ocu::model::update::{
     Command, ControlState, LinkState, ManagementState, MarkKind, Update,
@@ -70,7 +70,7 @@ fn sae_capture_gives_control_status_emergency_and_gap_marks() {
     let selected: Vec<JausId> = updates
         .iter()
         .filter_map(|u| match u {
-            Update::Selected { id, .. } => Some(*id),
+            Update::Selected { id, .. } => Some(JausId::from(*id)),
             _ => None,
         })
         .collect();
@@ -370,7 +370,8 @@ fn reports_decode_with_the_senders_specification() {
     // An all-prismatic arm in the OpenJAUS dialect writes unit code 1 for every joint: only
     // the specification says that means metres (alone, 1 reads as the JSIDL rotary code).
     let mut spec = ArmFile::demo().spec;
-    spec.joints.retain(|j| j.kind == JointKind::Prismatic);
+    spec.joints
+        .retain(|j| j.kind == jaus_ocu::model::arm::JointType::Prismatic);
     assert_eq!(spec.joints.len(), 1);
     let report: Message = ReportJointPositions {
         joint_positions: vec![JointValue::prismatic(0.3)],
@@ -391,7 +392,12 @@ fn reports_decode_with_the_senders_specification() {
                 _ => None,
             })
     };
-    let spec_record = record_in(0, 1, Dialect::OpenJaus, &spec.to_report().into());
+    let spec_record = record_in(
+        0,
+        1,
+        Dialect::OpenJaus,
+        &jaus_ocu::net::reports::spec_report(&spec).into(),
+    );
     let with_spec = first_position(&[spec_record, record_in(10, 2, Dialect::OpenJaus, &event)]);
     let without = first_position(&[record_in(10, 2, Dialect::OpenJaus, &event)]);
     let with_spec = with_spec.expect("positions with the specification");
@@ -569,7 +575,7 @@ fn components_are_reported_with_the_senders_address() {
             _ => None,
         })
         .expect("a component update");
-    assert_eq!(info.id, SIM_ID);
+    assert_eq!(info.id, SIM_ID.into());
     assert_eq!(info.address, SIM);
     assert_eq!(info.identification.as_deref(), Some("arm"));
     assert!(info.manipulator);

@@ -707,7 +707,10 @@ fn arm_traffic(n: usize) -> (Vec<WireRecord>, usize) {
         t_ns: START_NS + 1_000_000,
         direction: Direction::Rx,
         peer,
-        bytes: datagram(0, &Message::from(arm.spec.to_report())),
+        bytes: datagram(
+            0,
+            &Message::from(jaus_ocu::net::reports::spec_report(&arm.spec)),
+        ),
     }];
     for i in 0..n {
         let m = Message::from(ReportJointPositions {
@@ -719,8 +722,8 @@ fn arm_traffic(n: usize) -> (Vec<WireRecord>, usize) {
                 .map(|(j, joint)| {
                     let v = joint.clamp(0.001 * i as f64 + 0.01 * j as f64);
                     match joint.kind {
-                        jaus_ocu::jaus::JointKind::Revolute => JointValue::revolute(v),
-                        jaus_ocu::jaus::JointKind::Prismatic => JointValue::prismatic(v),
+                        jaus_ocu::model::arm::JointType::Revolute => JointValue::revolute(v),
+                        jaus_ocu::model::arm::JointType::Prismatic => JointValue::prismatic(v),
                     }
                 })
                 .collect(),

@@ -12,7 +12,7 @@ use jaus_ocu::jaus::judp::{
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, JointKind, Message};
-use jaus_ocu::model::arm::{ArmSpec, Joint};
+use jaus_ocu::model::arm::{ArmSpec, Joint, JointType};
 use jaus_ocu::net::server::{self, Faults, SimHandle};
 use jaus_ocu::sim::arm_file::{ArmFile, Preset};
 use jaus_ocu::sim::component::{Component, SimConfig};
@@ -309,7 +309,7 @@ fn assert_spec_close(got: &ArmSpec, want: &ArmSpec) {
             i,
         );
         match g.kind {
-            JointKind::Revolute => {
+            JointType::Revolute => {
                 close(
                     Some(g.offset),
                     Some(w.offset),
@@ -327,7 +327,7 @@ fn assert_spec_close(got: &ArmSpec, want: &ArmSpec) {
                     i,
                 );
             }
-            JointKind::Prismatic => {
+            JointType::Prismatic => {
                 close(
                     Some(g.angle),
                     Some(w.angle),
@@ -401,7 +401,9 @@ fn specification_from_the_wire_equals_every_shipped_arm_file() {
         });
         let spec = c
             .wait_for(Duration::from_secs(2), |m| match m {
-                Message::ReportManipulatorSpecifications(r) => Some(ArmSpec::from_report(r)),
+                Message::ReportManipulatorSpecifications(r) => {
+                    Some(jaus_ocu::net::reports::arm_spec(r))
+                }
                 _ => None,
             })
             .expect("specification");
@@ -562,8 +564,8 @@ fn preset_transition_ends_at_the_preset_and_reports_completion() {
     let q = c.positions();
     for (i, (got, want)) in q.iter().zip(&target.positions).enumerate() {
         let lsb = match arm.spec.joints[i].kind {
-            JointKind::Revolute => scales::JOINT_POSITION_RAD.lsb(),
-            JointKind::Prismatic => scales::JOINT_POSITION_M.lsb(),
+            JointType::Revolute => scales::JOINT_POSITION_RAD.lsb(),
+            JointType::Prismatic => scales::JOINT_POSITION_M.lsb(),
         };
         assert!(
             lsb_close(*got, *want, lsb),
@@ -614,7 +616,7 @@ fn commands_without_control_are_refused() {
         .iter()
         .zip(&arm.spec.joints)
         .map(|(v, j)| JointValue {
-            joint_type: j.kind,
+            joint_type: j.kind.into(),
             value: *v,
         })
         .collect();
@@ -775,7 +777,9 @@ fn a_255_joint_specification_arrives_as_a_multi_packet_message() {
         home: vec![0.0; 255],
         presets: vec![],
     };
-    let encoded = Message::from(arm.spec.to_report()).emit().unwrap();
+    let encoded = Message::from(jaus_ocu::net::reports::spec_report(&arm.spec))
+        .emit()
+        .unwrap();
     assert!(
         encoded.len() > judp::MAX_BLOCK_PAYLOAD,
         "needs several blocks: {} bytes",
@@ -788,7 +792,9 @@ fn a_255_joint_specification_arrives_as_a_multi_packet_message() {
     });
     let spec = c
         .wait_for(Duration::from_secs(3), |m| match m {
-            Message::ReportManipulatorSpecifications(r) => Some(ArmSpec::from_report(r)),
+            Message::ReportManipulatorSpecifications(r) => {
+                Some(jaus_ocu::net::reports::arm_spec(r))
+            }
             _ => None,
         })
         .expect("the reassembled specification");
@@ -806,9 +812,7 @@ fn openjaus_dialect_writes_codes_zero_and_one() {
         },
     );
     let mut c = Client::new(&sim, CLIENT);
-    c.ctx = DecodeContext {
-        joint_kinds: Some(arm.spec.joint_kinds()),
-    };
+    c.ctx = jaus_ocu::net::reports::decode_context(&arm.spec);
     let kinds: Vec<JointKind> = {
         c.send(QueryJointPositions);
         c.wait_for(Duration::from_secs(2), |m| match m {
@@ -819,7 +823,14 @@ fn openjaus_dialect_writes_codes_zero_and_one() {
         })
         .unwrap()
     };
-    assert_eq!(kinds, arm.spec.joint_kinds());
+    assert_eq!(
+        kinds,
+        arm.spec
+            .joint_types()
+            .into_iter()
+            .map(JointKind::from)
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]

@@ -27,7 +27,7 @@ fn recorded(seconds: f64, extra: Option<(JausIdLike, ArmFile)>) -> Vec<Update> {
             Component::new(
                 arm,
                 SimConfig {
-                    id: id.0,
+                    id: id.0.into(),
                     ..SimConfig::default()
                 },
             ),

@@ -9,7 +9,8 @@ use anyhow::Result;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::jaus::{JausId, JointKind, judp};
+use crate::jaus::{JausId, judp};
+use crate::model::arm::JointType;
 use crate::model::state::ArmState;
 use crate::model::update::*;
 use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
@@ -86,19 +87,10 @@ impl NetArgs {
     }
 }
 
-fn kind_name(k: JointKind) -> &'static str {
+fn kind_name(k: JointType) -> &'static str {
     match k {
-        JointKind::Revolute => "revolute",
-        JointKind::Prismatic => "prismatic",
-    }
-}
-
-fn link_name(l: LinkState) -> &'static str {
-    match l {
-        LinkState::Idle => "idle",
-        LinkState::Connecting => "connecting",
-        LinkState::Live => "live",
-        LinkState::Lost => "lost",
+        JointType::Revolute => "revolute",
+        JointType::Prismatic => "prismatic",
     }
 }
 
@@ -154,7 +146,7 @@ pub fn to_json(s: &ArmState) -> Value {
         "address": component.map(|c| c.0.address.to_string()),
         "identification": component.and_then(|c| c.0.identification.clone()),
         "services": component.map(|c| c.0.services.iter().map(|(u, a, b)| format!("{u} {a}.{b}")).collect::<Vec<_>>()),
-        "link": link_name(s.link),
+        "link": LinkState::name(s.link),
         "status": format!("{:?}", s.status).to_uppercase(),
         "control": control_name(s.control),
         "joints": joints,
@@ -207,7 +199,7 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
     let _ = writeln!(
         o,
         "\nmanipulator {id}: link {}, status {:?}, control {}",
-        link_name(s.link),
+        LinkState::name(s.link),
         s.status,
         control_name(s.control)
     );
@@ -221,7 +213,7 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
             let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>| {
                 x.as_ref().and_then(|v| v.value.get(i).copied())
             };
-            let unit = if j.kind == JointKind::Revolute {
+            let unit = if j.kind == JointType::Revolute {
                 ""
             } else {
                 "m"

@@ -12,7 +12,6 @@ use clap::Args;
 
 use super::probe::NetArgs;
 use crate::model::state::ArmState;
-use crate::model::update::LinkState;
 use crate::net::tap::{Epoch, Tap};
 use crate::net::thread::NetHandle;
 use crate::record::recorder::{Recorder, RecorderConfig, RecorderStats};
@@ -52,12 +51,7 @@ fn arm_line(state: &ArmState) -> String {
         ),
         (Some(id), None) => format!("{id}, waiting for its specification"),
         (Some(id), Some(spec)) => {
-            let link = match state.link {
-                LinkState::Live => "live",
-                LinkState::Lost => "LOST",
-                LinkState::Connecting => "connecting",
-                LinkState::Idle => "idle",
-            };
+            let link = state.link.name();
             format!("{id} ({} joints, {link})", spec.joints.len())
         }
     }

@@ -1,12 +1,26 @@
 //! The arm's description in domain terms: what ReportManipulatorSpecifications says
 //! (Crane & Duffy link parameters, limits, bounding radii, names) plus where it is mounted.
-//! Converts to and from the wire `Repr`; everything else in the program uses this type.
+//! Everything above the codec uses this type; the conversion to and from the wire `Repr` is
+//! at the boundary, `net::reports`.
 
-use crate::jaus::JointKind;
-use crate::jaus::manipulator::{
-    FirstJointParameters, JointSpecification, Pose, PrismaticJoint1, PrismaticJointSpecification,
-    ReportManipulatorSpecifications, RevoluteJoint1, RevoluteJointSpecification,
-};
+/// The two kinds of joint, and so the units of a joint value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JointType {
+    /// Rotary joint: rad, rad/s, N·m.
+    Revolute,
+    /// Linear joint: m, m/s, N.
+    Prismatic,
+}
+
+impl JointType {
+    /// `"revolute"` or `"prismatic"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JointType::Revolute => "revolute",
+            JointType::Prismatic => "prismatic",
+        }
+    }
+}
 
 /// A rigid placement: position (m) and unit quaternion `[d, a, b, c]` (scalar first).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,7 +45,7 @@ pub struct Joint {
     /// Joint name, if the specification gives one.
     pub name: Option<String>,
     /// Revolute or prismatic.
-    pub kind: JointKind,
+    pub kind: JointType,
     /// Link length a(k−1,k) from the previous joint axis, m (0 for joint 1).
     pub link_length: f64,
     /// Twist angle α(k−1,k) of that link, rad (0 for joint 1).
@@ -59,7 +73,7 @@ impl Joint {
     pub fn revolute(link_length: f64, twist: f64, offset: f64) -> Self {
         Self {
             name: None,
-            kind: JointKind::Revolute,
+            kind: JointType::Revolute,
             link_length,
             twist,
             offset,
@@ -76,7 +90,7 @@ impl Joint {
     /// A prismatic joint travelling `min..=max` m.
     pub fn prismatic(link_length: f64, twist: f64, angle: f64, min: f64, max: f64) -> Self {
         Self {
-            kind: JointKind::Prismatic,
+            kind: JointType::Prismatic,
             angle,
             offset: 0.0,
             min: Some(min),
@@ -87,7 +101,7 @@ impl Joint {
 
     /// Whether the joint turns without limits.
     pub fn is_continuous(&self) -> bool {
-        self.kind == JointKind::Revolute && (self.min.is_none() || self.max.is_none())
+        self.kind == JointType::Revolute && (self.min.is_none() || self.max.is_none())
     }
 
     /// `v` clamped into the joint's limits (unchanged for a continuous joint).
@@ -113,151 +127,13 @@ impl ArmSpec {
         self.joints.len()
     }
 
-    /// Joint kinds, joint 1 first.
-    pub fn joint_kinds(&self) -> Vec<JointKind> {
+    /// Joint types, joint 1 first.
+    pub fn joint_types(&self) -> Vec<JointType> {
         self.joints.iter().map(|j| j.kind).collect()
     }
 
     /// The mount, or the identity when the specification gives none.
     pub fn mount_or_identity(&self) -> Mount {
         self.mount.unwrap_or(Mount::IDENTITY)
-    }
-
-    /// From the wire specification. Joint names beyond the joint count are ignored; missing
-    /// ones stay `None`.
-    pub fn from_report(r: &ReportManipulatorSpecifications) -> Self {
-        let mount = r.manipulator_coordinate_system.map(|p| Mount {
-            position: [p.x, p.y, p.z],
-            orientation: [p.d, p.a, p.b, p.c],
-        });
-        let mut joints = Vec::with_capacity(r.joint_count());
-        joints.push(match &r.first_joint_parameters {
-            FirstJointParameters::Revolute(j) => Joint {
-                min: j.joint1_min_value,
-                max: j.joint1_max_value,
-                max_speed: j.joint1_max_speed,
-                max_effort: j.joint1_max_torque,
-                axis_radius: j.offset_bounding_cylinder_radius,
-                ..Joint::revolute(0.0, 0.0, j.joint1_offset)
-            },
-            FirstJointParameters::Prismatic(j) => Joint {
-                max_speed: j.joint1_max_speed,
-                max_effort: j.joint1_max_force,
-                axis_radius: j.joint_bounding_cylinder_radius,
-                ..Joint::prismatic(
-                    0.0,
-                    0.0,
-                    j.joint1_angle,
-                    j.joint1_min_value,
-                    j.joint1_max_value,
-                )
-            },
-        });
-        for s in &r.joint_specifications {
-            joints.push(match s {
-                JointSpecification::Revolute(j) => Joint {
-                    min: j.min_value,
-                    max: j.max_value,
-                    max_speed: j.max_speed,
-                    max_effort: j.max_torque,
-                    axis_radius: j.offset_bounding_cylinder_radius,
-                    link_radius: j.link_length_bounding_cylinder_radius,
-                    ..Joint::revolute(j.link_length, j.twist_angle, j.joint_offset)
-                },
-                JointSpecification::Prismatic(j) => Joint {
-                    max_speed: j.max_speed,
-                    max_effort: j.max_force,
-                    axis_radius: j.joint_bounding_cylinder_radius,
-                    link_radius: j.link_length_bounding_cylinder_radius,
-                    ..Joint::prismatic(
-                        j.link_length,
-                        j.twist_angle,
-                        j.joint_angle,
-                        j.min_value,
-                        j.max_value,
-                    )
-                },
-            });
-        }
-        if let Some(names) = &r.joint_names {
-            for (j, n) in joints.iter_mut().zip(names) {
-                j.name = Some(n.clone());
-            }
-        }
-        Self { mount, joints }
-    }
-
-    /// To the wire specification. Prismatic limits are mandatory on the wire: a missing one
-    /// is sent as 0 (arm files refuse that case before it gets here). Names are sent when
-    /// every joint has one.
-    pub fn to_report(&self) -> ReportManipulatorSpecifications {
-        let manipulator_coordinate_system = self.mount.map(|m| Pose {
-            x: m.position[0],
-            y: m.position[1],
-            z: m.position[2],
-            d: m.orientation[0],
-            a: m.orientation[1],
-            b: m.orientation[2],
-            c: m.orientation[3],
-        });
-        let first = &self.joints[0];
-        let first_joint_parameters = match first.kind {
-            JointKind::Revolute => FirstJointParameters::Revolute(RevoluteJoint1 {
-                joint1_offset: first.offset,
-                joint1_min_value: first.min,
-                joint1_max_value: first.max,
-                joint1_max_speed: first.max_speed,
-                joint1_max_torque: first.max_effort,
-                offset_bounding_cylinder_radius: first.axis_radius,
-            }),
-            JointKind::Prismatic => FirstJointParameters::Prismatic(PrismaticJoint1 {
-                joint1_angle: first.angle,
-                joint1_min_value: first.min.unwrap_or(0.0),
-                joint1_max_value: first.max.unwrap_or(0.0),
-                joint1_max_speed: first.max_speed,
-                joint1_max_force: first.max_effort,
-                joint_bounding_cylinder_radius: first.axis_radius,
-            }),
-        };
-        let joint_specifications = self.joints[1..]
-            .iter()
-            .map(|j| match j.kind {
-                JointKind::Revolute => JointSpecification::Revolute(RevoluteJointSpecification {
-                    link_length: j.link_length,
-                    twist_angle: j.twist,
-                    joint_offset: j.offset,
-                    min_value: j.min,
-                    max_value: j.max,
-                    max_speed: j.max_speed,
-                    max_torque: j.max_effort,
-                    offset_bounding_cylinder_radius: j.axis_radius,
-                    link_length_bounding_cylinder_radius: j.link_radius,
-                }),
-                JointKind::Prismatic => {
-                    JointSpecification::Prismatic(PrismaticJointSpecification {
-                        link_length: j.link_length,
-                        twist_angle: j.twist,
-                        joint_angle: j.angle,
-                        min_value: j.min.unwrap_or(0.0),
-                        max_value: j.max.unwrap_or(0.0),
-                        max_speed: j.max_speed,
-                        max_force: j.max_effort,
-                        joint_bounding_cylinder_radius: j.axis_radius,
-                        link_length_bounding_cylinder_radius: j.link_radius,
-                    })
-                }
-            })
-            .collect();
-        let joint_names = self
-            .joints
-            .iter()
-            .map(|j| j.name.clone())
-            .collect::<Option<Vec<String>>>();
-        ReportManipulatorSpecifications {
-            manipulator_coordinate_system,
-            first_joint_parameters,
-            joint_specifications,
-            joint_names,
-        }
     }
 }

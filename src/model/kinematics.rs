@@ -21,7 +21,7 @@
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 
 use super::arm::{ArmSpec, Joint, Mount};
-use crate::jaus::JointKind;
+use crate::model::arm::JointType;
 
 /// Why forward kinematics could not be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -172,8 +172,8 @@ pub fn forward(
         cylinders.push(Cylinder {
             joint: index + 1,
             kind: match joint.kind {
-                JointKind::Revolute => CylinderKind::Offset,
-                JointKind::Prismatic => CylinderKind::Joint,
+                JointType::Revolute => CylinderKind::Offset,
+                JointType::Prismatic => CylinderKind::Joint,
             },
             from: foot,
             to: frame.translation,
@@ -269,8 +269,8 @@ fn walk(
     let mut frame = DAffine3::IDENTITY;
     for (index, (joint, &position)) in spec.joints.iter().zip(q).enumerate() {
         let (theta, s) = match joint.kind {
-            JointKind::Revolute => (position, joint.offset),
-            JointKind::Prismatic => (joint.angle, position),
+            JointType::Revolute => (position, joint.offset),
+            JointType::Prismatic => (joint.angle, position),
         };
         let (a, alpha) = if index == 0 {
             (0.0, 0.0)
@@ -302,8 +302,8 @@ fn check(spec: &ArmSpec, q: &[f64]) -> Result<(), KinematicsError> {
             });
         }
         let constant = match joint.kind {
-            JointKind::Revolute => ("offset", joint.offset),
-            JointKind::Prismatic => ("angle", joint.angle),
+            JointType::Revolute => ("offset", joint.offset),
+            JointType::Prismatic => ("angle", joint.angle),
         };
         let link = [("link length", joint.link_length), ("twist", joint.twist)];
         // Joint 1's link parameters are not used, so they cannot spoil the result.

@@ -6,8 +6,40 @@ use std::net::SocketAddr;
 
 use super::arm::ArmSpec;
 
-/// A component's address (subsystem.node.component). A plain value type shared with the codec.
-pub use crate::jaus::JausId as ComponentId;
+/// A component's address on the JAUS network: subsystem.node.component. The domain's own
+/// type (the codec has its `JausId`; `net::reports` converts at the boundary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct ComponentId {
+    /// Subsystem, 1..=65534.
+    pub subsystem: u16,
+    /// Node, 1..=254.
+    pub node: u8,
+    /// Component, 1..=254.
+    pub component: u8,
+}
+
+impl ComponentId {
+    /// The ID `subsystem.node.component`.
+    pub const fn new(subsystem: u16, node: u8, component: u8) -> Self {
+        Self {
+            subsystem,
+            node,
+            component,
+        }
+    }
+}
+
+impl std::fmt::Display for ComponentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.subsystem, self.node, self.component)
+    }
+}
+
+impl serde::Serialize for ComponentId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 /// The operator's intent, sent to the network thread.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +70,23 @@ pub enum Command {
     Shutdown,
 }
 
+impl Command {
+    /// Which kind of command this is (what its outcome is reported as).
+    pub fn kind(&self) -> CommandKind {
+        match self {
+            Command::Select(_) => CommandKind::Select,
+            Command::RequestControl { .. } => CommandKind::RequestControl,
+            Command::ReleaseControl => CommandKind::ReleaseControl,
+            Command::GoToPreset { .. } => CommandKind::GoToPreset,
+            Command::SetEmergency => CommandKind::SetEmergency,
+            Command::ClearEmergency => CommandKind::ClearEmergency,
+            Command::Resume => CommandKind::Resume,
+            Command::Standby => CommandKind::Standby,
+            Command::Shutdown => CommandKind::Shutdown,
+        }
+    }
+}
+
 /// Which command an outcome belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CommandKind {
@@ -57,6 +106,25 @@ pub enum CommandKind {
     Resume,
     /// [`Command::Standby`].
     Standby,
+    /// [`Command::Shutdown`].
+    Shutdown,
+}
+
+impl CommandKind {
+    /// The command's name as the operator knows it (its JAUS-like name: `"GoToPreset"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CommandKind::Select => "Select",
+            CommandKind::RequestControl => "RequestControl",
+            CommandKind::ReleaseControl => "ReleaseControl",
+            CommandKind::GoToPreset => "GoToPreset",
+            CommandKind::SetEmergency => "SetEmergency",
+            CommandKind::ClearEmergency => "ClearEmergency",
+            CommandKind::Resume => "Resume",
+            CommandKind::Standby => "Standby",
+            CommandKind::Shutdown => "Shutdown",
+        }
+    }
 }
 
 /// How a command ended.
@@ -138,6 +206,18 @@ pub enum LinkState {
     Live,
     /// Silent for longer than the configured limit; being re-established.
     Lost,
+}
+
+impl LinkState {
+    /// `"idle"`, `"connecting"`, `"live"` or `"lost"` (CLI output, recordings, the UI).
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkState::Idle => "idle",
+            LinkState::Connecting => "connecting",
+            LinkState::Live => "live",
+            LinkState::Lost => "lost",
+        }
+    }
 }
 
 /// What a timeline mark is about.

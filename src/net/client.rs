@@ -256,8 +256,10 @@ struct PendingStatus {
     sent: f64,
 }
 
+/// The protocol state for the selected manipulator: what has been asked and answered, its
+/// subscriptions, control and pending commands. Replaced whole when another arm is selected.
 #[derive(Debug)]
-struct Session {
+struct SelectedArm {
     id: JausId,
     link: LinkState,
     spec: Option<ArmSpec>,
@@ -286,7 +288,7 @@ struct Session {
     live_announced: bool,
 }
 
-impl Session {
+impl SelectedArm {
     fn new(id: JausId, now: f64) -> Self {
         Self {
             id,
@@ -343,7 +345,7 @@ pub struct Client {
     stats: NetStats,
     peers: HashMap<JausId, Peer>,
     reassembler: Reassembler,
-    session: Option<Session>,
+    arm: Option<SelectedArm>,
     next_discovery: f64,
     next_stats: f64,
     next_request_id: u8,
@@ -362,7 +364,7 @@ impl Client {
             stats: NetStats::default(),
             peers: HashMap::new(),
             reassembler: Reassembler::default(),
-            session: None,
+            arm: None,
             next_discovery: f64::NEG_INFINITY,
             next_stats: 1.0,
             next_request_id: 1,
@@ -382,7 +384,7 @@ impl Client {
 
     /// The selected manipulator.
     pub fn selected(&self) -> Option<JausId> {
-        self.session.as_ref().map(|s| s.id)
+        self.arm.as_ref().map(|s| s.id)
     }
 
     /// Whether [`Command::Shutdown`] ran.
@@ -393,7 +395,7 @@ impl Client {
     /// When [`Client::tick`] should next run.
     pub fn next_deadline(&self) -> f64 {
         let mut d = self.next_discovery.min(self.next_stats);
-        if let Some(s) = &self.session {
+        if let Some(s) = &self.arm {
             d = d.min(s.next_heartbeat).min(s.control_renew_at);
             if s.spec.is_none() {
                 d = d.min(s.spec_next);
@@ -525,7 +527,7 @@ impl Client {
             if h.data_flags != DataFlags::Single {
                 self.stats.reassembled += 1;
             }
-            let ctx = match &self.session {
+            let ctx = match &self.arm {
                 Some(s) if s.id == h.source => s.ctx.clone(),
                 _ => DecodeContext::NONE,
             };
@@ -558,11 +560,11 @@ impl Client {
             p.lost = false;
             out.updates.push(Update::ComponentLost {
                 t: now,
-                id,
+                id: id.into(),
                 lost: false,
             });
         }
-        let Some(s) = &mut self.session else { return };
+        let Some(s) = &mut self.arm else { return };
         if s.id != id {
             return;
         }
@@ -578,10 +580,9 @@ impl Client {
             s.event_timeout_ask = Ask::NEW;
             s.live_announced = false;
             s.control = ControlState::Released;
-            if let Some(authority) = s.wanted_authority {
+            if s.wanted_authority.is_some() {
                 s.control = ControlState::Requested;
                 s.control_renew_at = now;
-                let _ = authority;
             }
             out.updates.push(Update::Link {
                 t: now,
@@ -626,8 +627,8 @@ impl Client {
             }
             Message::QueryHeartbeatPulse(_) => self.send(from, ReportHeartbeatPulse, out),
             m => {
-                if self.session.as_ref().is_some_and(|s| s.id == from) {
-                    self.session_message(now, from, m, out);
+                if self.arm.as_ref().is_some_and(|s| s.id == from) {
+                    self.arm_message(now, from, m, out);
                 } else if matches!(m, Message::ReportHeartbeatPulse(_)) {
                 } else {
                     self.stats.foreign_reports += 1;
@@ -654,7 +655,7 @@ impl Client {
                     peer.identification = identification;
                 }
                 let info = ComponentInfo {
-                    id,
+                    id: id.into(),
                     address: peer.addr,
                     identification: peer.identification.clone(),
                     services: peer.services.clone(),
@@ -662,10 +663,7 @@ impl Client {
                 };
                 let manipulator = info.manipulator;
                 out.updates.push(Update::Component { t: now, info });
-                if manipulator
-                    && self.session.is_none()
-                    && self.cfg.component.is_none_or(|c| c == id)
-                {
+                if manipulator && self.arm.is_none() && self.cfg.component.is_none_or(|c| c == id) {
                     self.select(now, id, out);
                 }
             }
@@ -674,8 +672,11 @@ impl Client {
 
     fn select(&mut self, now: f64, id: JausId, out: &mut Output) {
         self.teardown(now, out);
-        self.session = Some(Session::new(id, now));
-        out.updates.push(Update::Selected { t: now, id });
+        self.arm = Some(SelectedArm::new(id, now));
+        out.updates.push(Update::Selected {
+            t: now,
+            id: id.into(),
+        });
         out.updates.push(Update::Link {
             t: now,
             state: LinkState::Connecting,
@@ -686,9 +687,9 @@ impl Client {
         });
     }
 
-    /// Cancels the session's events and releases control.
+    /// Cancels the selected arm's events and releases control.
     fn teardown(&mut self, _now: f64, out: &mut Output) {
-        let Some(s) = self.session.take() else { return };
+        let Some(s) = self.arm.take() else { return };
         for sub in &s.subs {
             if let SubState::Active { event_id, .. } = sub.state {
                 let rid = self.request_id();
@@ -726,6 +727,7 @@ impl Client {
             return;
         }
         if let Command::Select(id) = cmd {
+            let id = JausId::from(id);
             if self.selected() != Some(id) {
                 if !self.peers.contains_key(&id)
                     && let Some(addr) = self.cfg.connect.first().copied()
@@ -738,8 +740,8 @@ impl Client {
             Self::outcome(out, now, CommandKind::Select, Outcome::Confirmed);
             return;
         }
-        let Some(s) = &mut self.session else {
-            let kind = kind_of(&cmd);
+        let Some(s) = &mut self.arm else {
+            let kind = cmd.kind();
             Self::outcome(
                 out,
                 now,
@@ -795,7 +797,7 @@ impl Client {
                     );
                 } else {
                     let rid = self.request_id();
-                    if let Some(s) = &mut self.session {
+                    if let Some(s) = &mut self.arm {
                         s.transition = Some((rid, now));
                     }
                     self.send(
@@ -812,7 +814,7 @@ impl Client {
             | Command::ClearEmergency
             | Command::Resume
             | Command::Standby => {
-                let kind = kind_of(&cmd);
+                let kind = cmd.kind();
                 if matches!(cmd, Command::Resume | Command::Standby) && !held {
                     Self::outcome(
                         out,
@@ -837,14 +839,12 @@ impl Client {
         }
     }
 
-    fn session_message(&mut self, now: f64, from: JausId, m: Message, out: &mut Output) {
-        let Some(s) = &mut self.session else { return };
+    fn arm_message(&mut self, now: f64, from: JausId, m: Message, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
         match m {
             Message::ReportManipulatorSpecifications(r) => {
-                let spec = ArmSpec::from_report(&r);
-                s.ctx = DecodeContext {
-                    joint_kinds: Some(spec.joint_kinds()),
-                };
+                let spec = reports::arm_spec(&r);
+                s.ctx = reports::decode_context(&spec);
                 let first = s.spec.is_none();
                 s.spec = Some(spec.clone());
                 out.updates.push(Update::Specification { t: now, spec });
@@ -1001,11 +1001,7 @@ impl Client {
                         }
                     }
                 }
-                let ctx = self
-                    .session
-                    .as_ref()
-                    .map(|s| s.ctx.clone())
-                    .unwrap_or_default();
+                let ctx = self.arm.as_ref().map(|s| s.ctx.clone()).unwrap_or_default();
                 match e.report_message.decode(&ctx) {
                     Ok(report) => self.apply_report(now, report, false, out),
                     Err(_) => self.stats.malformed += 1,
@@ -1106,7 +1102,7 @@ impl Client {
     }
 
     fn sample(&mut self, now: f64, signal: Signal, out: &mut Output) {
-        let Some(s) = &mut self.session else { return };
+        let Some(s) = &mut self.arm else { return };
         s.last_sample.insert(signal, now);
         if s.stale.get(&signal).copied().unwrap_or(false) {
             s.stale.insert(signal, false);
@@ -1133,7 +1129,7 @@ impl Client {
             }
             return;
         };
-        if let (Message::ReportStatus(r), Some(s)) = (&report, &mut self.session) {
+        if let (Message::ReportStatus(r), Some(s)) = (&report, &mut self.arm) {
             let state = reports::status_of(r.status);
             let pending: Vec<PendingStatus> = if direct && !s.status_pending.is_empty() {
                 vec![s.status_pending.remove(0)]
@@ -1161,7 +1157,7 @@ impl Client {
 
     fn start_subscriptions(&mut self, now: f64, out: &mut Output) {
         let rates = self.cfg.rates;
-        let Some(s) = &self.session else { return };
+        let Some(s) = &self.arm else { return };
         let peer = self.peers.get(&s.id).cloned();
         let offers = |uri: &str| peer.as_ref().is_none_or(|p| p.offers(uri));
         let mut wanted: Vec<(Signal, Message, EventType, f64)> = Vec::new();
@@ -1223,7 +1219,6 @@ impl Client {
             EventType::EveryChange,
             0.0,
         ));
-        let id = s.id;
         let mut subs = Vec::new();
         for (signal, query, kind, rate) in wanted
             .into_iter()
@@ -1245,10 +1240,9 @@ impl Client {
                 old_in_a_row: 0,
             });
         }
-        if let Some(s) = &mut self.session {
+        if let Some(s) = &mut self.arm {
             s.subs = subs;
         }
-        let _ = id;
         self.drive_subscriptions(now, out);
     }
 
@@ -1266,12 +1260,12 @@ impl Client {
     }
 
     fn drive_subscriptions(&mut self, now: f64, out: &mut Output) {
-        let Some(s) = &self.session else { return };
+        let Some(s) = &self.arm else { return };
         let id = s.id;
         let retry = self.cfg.retry;
         let count = s.subs.len();
         for i in 0..count {
-            let Some(s) = &mut self.session else { return };
+            let Some(s) = &mut self.arm else { return };
             let sub = s.subs[i].clone();
             match sub.state {
                 SubState::Requesting { sent, tries } if now - sent >= retry => {
@@ -1330,7 +1324,7 @@ impl Client {
         }
         if now >= self.next_discovery {
             self.next_discovery = now + self.cfg.discovery_period;
-            self.discover(now, out);
+            self.discover(out);
         }
         if now >= self.next_stats {
             self.next_stats = now + 1.0;
@@ -1342,7 +1336,7 @@ impl Client {
         self.reassembler.expire(now);
         self.stats.fragments_dropped = self.reassembler.dropped;
         self.peer_liveness(now, out);
-        let Some(s) = &mut self.session else { return };
+        let Some(s) = &mut self.arm else { return };
         let id = s.id;
         // Liveness of the selected manipulator.
         if s.link != LinkState::Lost && now - s.last_heard > self.cfg.lost_after {
@@ -1490,7 +1484,7 @@ impl Client {
         self.drive_subscriptions(now, out);
     }
 
-    fn discover(&mut self, now: f64, out: &mut Output) {
+    fn discover(&mut self, out: &mut Output) {
         let q: Message = QueryIdentification {
             query_type: QueryType::Subsystem,
         }
@@ -1501,7 +1495,6 @@ impl Client {
         for addr in self.cfg.connect.clone() {
             self.send_to_addr(addr, JausId::BROADCAST, false, &q, out);
         }
-        let _ = now;
     }
 
     fn peer_liveness(&mut self, now: f64, out: &mut Output) {
@@ -1514,23 +1507,10 @@ impl Client {
                 p.lost = true;
                 out.updates.push(Update::ComponentLost {
                     t: now,
-                    id: *id,
+                    id: (*id).into(),
                     lost: true,
                 });
             }
         }
-    }
-}
-
-fn kind_of(cmd: &Command) -> CommandKind {
-    match cmd {
-        Command::Select(_) => CommandKind::Select,
-        Command::RequestControl { .. } => CommandKind::RequestControl,
-        Command::ReleaseControl => CommandKind::ReleaseControl,
-        Command::GoToPreset { .. } => CommandKind::GoToPreset,
-        Command::SetEmergency => CommandKind::SetEmergency,
-        Command::ClearEmergency => CommandKind::ClearEmergency,
-        Command::Resume => CommandKind::Resume,
-        Command::Standby | Command::Shutdown => CommandKind::Standby,
     }
 }

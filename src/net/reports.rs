@@ -1,14 +1,196 @@
-//! The report → [`Update`] mapping, shared by the live client (`net::client`) and the replay
-//! observer (`record::observer`): replay shows what live mode showed because both decode
-//! reports through these functions.
+//! The boundary between the wire and the domain: the report → [`Update`] mapping, shared by
+//! the live client (`net::client`) and the replay observer (`record::observer`) — replay shows
+//! what live mode showed because both decode reports through these functions — and every
+//! conversion between a wire type (`jaus::…`) and its domain type (`model::…`): JAUS IDs,
+//! joint types, the manipulator specification. Nothing above `net` imports the codec's types
+//! for these; the model imports no wire module at all.
 
-use crate::jaus::Message;
 use crate::jaus::core::{ServiceRec, Status};
 use crate::jaus::iop::{
     PresetTarget, ReportCurrentPose, ReportPresetPoseCapabilities, ReportPresetPoseSpecifications,
 };
-use crate::jaus::manipulator::JointValue;
+use crate::jaus::manipulator::{
+    FirstJointParameters, JointSpecification, JointValue, Pose, PrismaticJoint1,
+    PrismaticJointSpecification, ReportManipulatorSpecifications, RevoluteJoint1,
+    RevoluteJointSpecification,
+};
+use crate::jaus::{DecodeContext, JausId, JointKind, Message};
+use crate::model::arm::{ArmSpec, Joint, JointType, Mount};
 use crate::model::update::{ComponentId, ManagementState, PoseState, PresetInfo, Signal, Update};
+
+impl From<JausId> for ComponentId {
+    fn from(id: JausId) -> Self {
+        ComponentId::new(id.subsystem, id.node, id.component)
+    }
+}
+
+impl From<ComponentId> for JausId {
+    fn from(id: ComponentId) -> Self {
+        JausId::new(id.subsystem, id.node, id.component)
+    }
+}
+
+impl From<JointKind> for JointType {
+    fn from(k: JointKind) -> Self {
+        match k {
+            JointKind::Revolute => JointType::Revolute,
+            JointKind::Prismatic => JointType::Prismatic,
+        }
+    }
+}
+
+impl From<JointType> for JointKind {
+    fn from(k: JointType) -> Self {
+        match k {
+            JointType::Revolute => JointKind::Revolute,
+            JointType::Prismatic => JointKind::Prismatic,
+        }
+    }
+}
+
+/// What a decoder needs to know of an arm: its joint kinds settle the unit codes of the
+/// dialects (wire reference §9 C1).
+pub fn decode_context(spec: &ArmSpec) -> DecodeContext {
+    DecodeContext {
+        joint_kinds: Some(spec.joints.iter().map(|j| j.kind.into()).collect()),
+    }
+}
+
+/// The arm a ReportManipulatorSpecifications describes. Joint names beyond the joint count are ignored; missing
+/// ones stay `None`.
+pub fn arm_spec(r: &ReportManipulatorSpecifications) -> ArmSpec {
+    let mount = r.manipulator_coordinate_system.map(|p| Mount {
+        position: [p.x, p.y, p.z],
+        orientation: [p.d, p.a, p.b, p.c],
+    });
+    let mut joints = Vec::with_capacity(r.joint_count());
+    joints.push(match &r.first_joint_parameters {
+        FirstJointParameters::Revolute(j) => Joint {
+            min: j.joint1_min_value,
+            max: j.joint1_max_value,
+            max_speed: j.joint1_max_speed,
+            max_effort: j.joint1_max_torque,
+            axis_radius: j.offset_bounding_cylinder_radius,
+            ..Joint::revolute(0.0, 0.0, j.joint1_offset)
+        },
+        FirstJointParameters::Prismatic(j) => Joint {
+            max_speed: j.joint1_max_speed,
+            max_effort: j.joint1_max_force,
+            axis_radius: j.joint_bounding_cylinder_radius,
+            ..Joint::prismatic(
+                0.0,
+                0.0,
+                j.joint1_angle,
+                j.joint1_min_value,
+                j.joint1_max_value,
+            )
+        },
+    });
+    for s in &r.joint_specifications {
+        joints.push(match s {
+            JointSpecification::Revolute(j) => Joint {
+                min: j.min_value,
+                max: j.max_value,
+                max_speed: j.max_speed,
+                max_effort: j.max_torque,
+                axis_radius: j.offset_bounding_cylinder_radius,
+                link_radius: j.link_length_bounding_cylinder_radius,
+                ..Joint::revolute(j.link_length, j.twist_angle, j.joint_offset)
+            },
+            JointSpecification::Prismatic(j) => Joint {
+                max_speed: j.max_speed,
+                max_effort: j.max_force,
+                axis_radius: j.joint_bounding_cylinder_radius,
+                link_radius: j.link_length_bounding_cylinder_radius,
+                ..Joint::prismatic(
+                    j.link_length,
+                    j.twist_angle,
+                    j.joint_angle,
+                    j.min_value,
+                    j.max_value,
+                )
+            },
+        });
+    }
+    if let Some(names) = &r.joint_names {
+        for (j, n) in joints.iter_mut().zip(names) {
+            j.name = Some(n.clone());
+        }
+    }
+    ArmSpec { mount, joints }
+}
+
+/// To the wire specification. Prismatic limits are mandatory on the wire: a missing one
+/// is sent as 0 (arm files refuse that case before it gets here). Names are sent when
+/// every joint has one.
+pub fn spec_report(spec: &ArmSpec) -> ReportManipulatorSpecifications {
+    let manipulator_coordinate_system = spec.mount.map(|m| Pose {
+        x: m.position[0],
+        y: m.position[1],
+        z: m.position[2],
+        d: m.orientation[0],
+        a: m.orientation[1],
+        b: m.orientation[2],
+        c: m.orientation[3],
+    });
+    let first = &spec.joints[0];
+    let first_joint_parameters = match first.kind {
+        JointType::Revolute => FirstJointParameters::Revolute(RevoluteJoint1 {
+            joint1_offset: first.offset,
+            joint1_min_value: first.min,
+            joint1_max_value: first.max,
+            joint1_max_speed: first.max_speed,
+            joint1_max_torque: first.max_effort,
+            offset_bounding_cylinder_radius: first.axis_radius,
+        }),
+        JointType::Prismatic => FirstJointParameters::Prismatic(PrismaticJoint1 {
+            joint1_angle: first.angle,
+            joint1_min_value: first.min.unwrap_or(0.0),
+            joint1_max_value: first.max.unwrap_or(0.0),
+            joint1_max_speed: first.max_speed,
+            joint1_max_force: first.max_effort,
+            joint_bounding_cylinder_radius: first.axis_radius,
+        }),
+    };
+    let joint_specifications = spec.joints[1..]
+        .iter()
+        .map(|j| match j.kind {
+            JointType::Revolute => JointSpecification::Revolute(RevoluteJointSpecification {
+                link_length: j.link_length,
+                twist_angle: j.twist,
+                joint_offset: j.offset,
+                min_value: j.min,
+                max_value: j.max,
+                max_speed: j.max_speed,
+                max_torque: j.max_effort,
+                offset_bounding_cylinder_radius: j.axis_radius,
+                link_length_bounding_cylinder_radius: j.link_radius,
+            }),
+            JointType::Prismatic => JointSpecification::Prismatic(PrismaticJointSpecification {
+                link_length: j.link_length,
+                twist_angle: j.twist,
+                joint_angle: j.angle,
+                min_value: j.min.unwrap_or(0.0),
+                max_value: j.max.unwrap_or(0.0),
+                max_speed: j.max_speed,
+                max_force: j.max_effort,
+                joint_bounding_cylinder_radius: j.axis_radius,
+                link_length_bounding_cylinder_radius: j.link_radius,
+            }),
+        })
+        .collect();
+    let joint_names = spec
+        .joints
+        .iter()
+        .map(|j| j.name.clone())
+        .collect::<Option<Vec<String>>>();
+    ReportManipulatorSpecifications {
+        manipulator_coordinate_system,
+        first_joint_parameters,
+        joint_specifications,
+        joint_names,
+    }
+}
 
 /// The management state a ReportStatus carries (undefined codes are `Unknown`).
 pub fn status_of(s: Status) -> ManagementState {
@@ -132,7 +314,7 @@ pub fn merge_preset_capabilities(presets: &mut Vec<PresetInfo>, r: &ReportPreset
 pub fn merge_preset_specifications(
     presets: &mut Vec<PresetInfo>,
     r: &ReportPresetPoseSpecifications,
-    from: ComponentId,
+    from: JausId,
 ) {
     for p in &r.poses {
         let positions = p.positions.iter().find_map(|pp| match &pp.target {

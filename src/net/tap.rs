@@ -145,7 +145,7 @@ mod tests {
         WireRecord {
             t_ns: u64::from(n),
             direction: Direction::Rx,
-            peer: SocketAddr::from(([127, 0, 0, 1], 3794)),
+            peer: SocketAddr::from(([127, 0, 0, 1], crate::jaus::judp::PORT)),
             bytes: vec![n],
         }
     }

@@ -235,7 +235,7 @@ impl NetHandle {
             let mut publisher = Publisher::new(upd_tx, backlog);
             let mut out = Output::default();
             let mut send_errors = 0u64;
-            let mut run = |client: &mut Client, out: &mut Output, publisher: &mut Publisher| {
+            let mut run = |out: &mut Output, publisher: &mut Publisher| {
                 for (addr, bytes) in out.datagrams.drain(..) {
                     match socket.send_to(&bytes, addr) {
                         Ok(_) => record(Instant::now(), Direction::Tx, addr, bytes),
@@ -259,7 +259,6 @@ impl NetHandle {
                 if woke && let Some(w) = &waker {
                     w();
                 }
-                let _ = client;
             };
             loop {
                 if loop_stop.load(Ordering::Relaxed) {
@@ -299,7 +298,7 @@ impl NetHandle {
                 if now >= client.next_deadline() {
                     client.tick(now, &mut out);
                 }
-                run(&mut client, &mut out, &mut publisher);
+                run(&mut out, &mut publisher);
                 if client.is_shut_down() {
                     loop_stop.store(true, Ordering::Relaxed);
                     break;

@@ -30,8 +30,9 @@ use std::path::{Path, PathBuf};
 
 use etherparse::{IpNumber, Ipv4HeaderSlice, Ipv6HeaderSlice};
 
-/// The UDP port of JAUS over UDP (JUDP, SAE AS5669A).
-pub const JUDP_PORT: u16 = 3794;
+/// The UDP port captures are filtered on unless told otherwise: the JUDP port (one constant,
+/// `jaus::judp::PORT`, re-exported for the layers that do not import the codec).
+pub use crate::jaus::judp::PORT as JUDP_PORT;
 
 /// The largest frame (captured packet data) the reader accepts, in bytes.
 ///

@@ -14,10 +14,10 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::net::SocketAddr;
 
-use crate::jaus::JointKind;
 use crate::model::arm::ArmSpec;
+use crate::model::arm::JointType;
 use crate::model::update::{
-    CommandKind, ControlState, LinkState, ManagementState, Outcome, PoseState, Signal, Update,
+    ControlState, LinkState, ManagementState, Outcome, PoseState, Signal, Update,
 };
 use crate::net::tap::Direction;
 
@@ -445,8 +445,8 @@ fn specification(out: &mut Vec<u8>, t: f64, spec: &ArmSpec) {
         }
         key(out, "kind");
         out.extend_from_slice(match j.kind {
-            JointKind::Revolute => b"\"revolute\"",
-            JointKind::Prismatic => b"\"prismatic\"",
+            JointType::Revolute => b"\"revolute\"",
+            JointType::Prismatic => b"\"prismatic\"",
         });
         for (k, v) in [
             ("link_length", j.link_length),
@@ -495,29 +495,6 @@ fn management_name(s: ManagementState) -> &'static str {
         ManagementState::Shutdown => "shutdown",
         ManagementState::Failure => "failure",
         ManagementState::Emergency => "emergency",
-    }
-}
-
-fn link_name(s: LinkState) -> &'static str {
-    match s {
-        LinkState::Idle => "idle",
-        LinkState::Connecting => "connecting",
-        LinkState::Live => "live",
-        LinkState::Lost => "lost",
-    }
-}
-
-/// The command's name as the operator knows it.
-pub fn command_name(c: CommandKind) -> &'static str {
-    match c {
-        CommandKind::Select => "Select",
-        CommandKind::RequestControl => "RequestControl",
-        CommandKind::ReleaseControl => "ReleaseControl",
-        CommandKind::GoToPreset => "GoToPreset",
-        CommandKind::SetEmergency => "SetEmergency",
-        CommandKind::ClearEmergency => "ClearEmergency",
-        CommandKind::Resume => "Resume",
-        CommandKind::Standby => "Standby",
     }
 }
 
@@ -592,7 +569,7 @@ fn event(out: &mut Vec<u8>, update: &Update) {
         Update::CommandOutcome {
             command, outcome, ..
         } => {
-            let c = command_name(*command);
+            let c = command.name();
             let (name, reason) = match outcome {
                 Outcome::Confirmed => ("confirmed", None),
                 Outcome::Rejected(r) => ("rejected", Some(r.as_str())),
@@ -642,7 +619,7 @@ fn event(out: &mut Vec<u8>, update: &Update) {
             str_field(out, "state", "selected");
         }
         Update::Link { state, .. } => {
-            let name = link_name(*state);
+            let name = LinkState::name(*state);
             event_head(out, t, "link", &format!("link {name}"));
             str_field(out, "state", name);
         }
@@ -670,7 +647,7 @@ fn event(out: &mut Vec<u8>, update: &Update) {
 mod tests {
     use super::*;
     use crate::model::arm::{Joint, Mount};
-    use crate::model::update::{ComponentId, ComponentInfo, MarkKind};
+    use crate::model::update::{CommandKind, ComponentId, ComponentInfo, MarkKind};
 
     fn parse(s: impl AsRef<[u8]>) -> serde_json::Value {
         let s = s.as_ref();

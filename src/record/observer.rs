@@ -44,7 +44,6 @@ use crate::jaus::iop::TransitionStatus;
 use crate::jaus::judp::{Datagram, Header, Inbound, Inbox, Reassembler};
 use crate::jaus::message::message_name;
 use crate::jaus::{DecodeContext, JausId, Message};
-use crate::model::arm::ArmSpec;
 use crate::model::update::{
     CommandKind, ComponentInfo, ControlState, LinkState, MarkKind, Outcome, PresetInfo, Update,
 };
@@ -364,7 +363,7 @@ impl Observer {
                             known.identification = identification.clone();
                         }
                         let info = ComponentInfo {
-                            id,
+                            id: id.into(),
                             address: rec.peer,
                             identification: known.identification.clone(),
                             services: known.services.clone(),
@@ -375,10 +374,8 @@ impl Observer {
                 }
             }
             Message::ReportManipulatorSpecifications(r) => {
-                let spec = ArmSpec::from_report(r);
-                let ctx = DecodeContext {
-                    joint_kinds: Some(spec.joint_kinds()),
-                };
+                let spec = reports::arm_spec(r);
+                let ctx = reports::decode_context(&spec);
                 *bounded_entry(&mut self.contexts, src, DecodeContext::default) = ctx;
                 self.select(t, src, true, out);
                 out.push(Update::Specification { t, spec });
@@ -416,7 +413,7 @@ impl Observer {
         self.last_heard = None;
         self.intervals.clear();
         self.gap_open = false;
-        out.push(Update::Selected { t, id });
+        out.push(Update::Selected { t, id: id.into() });
         out.push(Update::Link {
             t,
             state: LinkState::Connecting,

@@ -256,7 +256,7 @@ impl Recorder {
         }));
         let (tx, rx) = crossbeam_channel::bounded(cfg.capacity.max(1));
         let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(1);
-        let machine = Machine {
+        let machine = RecordingFile {
             writer,
             end,
             path: path.clone(),
@@ -403,8 +403,8 @@ struct Decoded {
     arm_written: bool,
 }
 
-/// The recorder thread's state.
-struct Machine<W: Write + Seek> {
+/// The MCAP file being written: the writer, its channels and what has been written.
+struct RecordingFile<W: Write + Seek> {
     writer: McapWriter<W>,
     end: Arc<AtomicU64>,
     path: PathBuf,
@@ -426,7 +426,7 @@ struct Machine<W: Write + Seek> {
     tap: Option<(Tap, u64)>,
 }
 
-impl<W: Write + Seek> Machine<W> {
+impl<W: Write + Seek> RecordingFile<W> {
     fn write(&mut self, rec: &WireRecord) -> Result<(), McapError> {
         let key = (rec.direction, rec.peer);
         let mut channel = match self.last_raw {
@@ -644,7 +644,7 @@ impl Drop for RunningGuard {
 }
 
 fn run<W: Write + Seek>(
-    mut m: Machine<W>,
+    mut m: RecordingFile<W>,
     rx: Receiver<WireRecord>,
     stop: Receiver<()>,
     interval: Duration,
@@ -720,7 +720,7 @@ fn run<W: Write + Seek>(
     }
 }
 
-impl<W: Write + Seek> Machine<W> {
+impl<W: Write + Seek> RecordingFile<W> {
     /// What stays readable if finishing fails (finishing consumes the machine).
     fn failure_for_finish(&self) -> String {
         match self.flushed_ns {
@@ -736,7 +736,7 @@ impl<W: Write + Seek> Machine<W> {
 }
 
 fn write_batch<W: Write + Seek>(
-    m: &mut Machine<W>,
+    m: &mut RecordingFile<W>,
     first: &WireRecord,
     rx: &Receiver<WireRecord>,
 ) -> Result<(), McapError> {

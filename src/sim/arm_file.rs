@@ -38,8 +38,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::jaus::JointKind;
 use crate::jaus::wire::{Scale, scales};
+use crate::model::arm::JointType;
 use crate::model::arm::{ArmSpec, Joint, Mount};
 
 /// The names [`ArmFile::builtin`] knows.
@@ -268,12 +268,12 @@ impl From<&ArmFile> for FileRepr {
             .enumerate()
             .map(|(i, j)| {
                 let later = i > 0;
-                let revolute = j.kind == JointKind::Revolute;
+                let revolute = j.kind == JointType::Revolute;
                 JointRepr {
                     name: j.name.clone(),
                     kind: match j.kind {
-                        JointKind::Revolute => KindRepr::Revolute,
-                        JointKind::Prismatic => KindRepr::Prismatic,
+                        JointType::Revolute => KindRepr::Revolute,
+                        JointType::Prismatic => KindRepr::Prismatic,
                     },
                     link_length: later.then_some(j.link_length),
                     twist: later.then_some(j.twist),
@@ -322,14 +322,14 @@ struct Units {
     effort: &'static str,
 }
 
-fn units(kind: JointKind) -> Units {
+fn units(kind: JointType) -> Units {
     match kind {
-        JointKind::Revolute => Units {
+        JointType::Revolute => Units {
             position: "rad",
             speed: "rad/s",
             effort: "N·m",
         },
-        JointKind::Prismatic => Units {
+        JointType::Prismatic => Units {
             position: "m",
             speed: "m/s",
             effort: "N",
@@ -551,8 +551,8 @@ fn joint(number: usize, j: &JointRepr) -> Check<(Joint, f64)> {
     let place = joint_place(number, j.name.as_deref());
     let place = place.as_str();
     let kind = match j.kind {
-        KindRepr::Revolute => JointKind::Revolute,
-        KindRepr::Prismatic => JointKind::Prismatic,
+        KindRepr::Revolute => JointType::Revolute,
+        KindRepr::Prismatic => JointType::Prismatic,
     };
     let u = units(kind);
 
@@ -599,7 +599,7 @@ fn joint(number: usize, j: &JointRepr) -> Check<(Joint, f64)> {
         }
     }
     match kind {
-        JointKind::Revolute => {
+        JointType::Revolute => {
             if j.angle.is_some() {
                 return Err(Broken::at(
                     place,
@@ -628,7 +628,7 @@ fn joint(number: usize, j: &JointRepr) -> Check<(Joint, f64)> {
                 _ => {}
             }
         }
-        JointKind::Prismatic => {
+        JointType::Prismatic => {
             if j.offset.is_some() {
                 return Err(Broken::at(
                     place,
@@ -659,12 +659,12 @@ fn joint(number: usize, j: &JointRepr) -> Check<(Joint, f64)> {
         in_scale(place, "twist", twist, scales::ANGLE_U16, "rad")?;
     }
     match kind {
-        JointKind::Revolute => in_scale(place, "offset", offset, scales::LENGTH_U16, "m")?,
-        JointKind::Prismatic => in_scale(place, "angle", angle, scales::ANGLE_U16, "rad")?,
+        JointType::Revolute => in_scale(place, "offset", offset, scales::LENGTH_U16, "m")?,
+        JointType::Prismatic => in_scale(place, "angle", angle, scales::ANGLE_U16, "rad")?,
     }
     let limit_scale = match kind {
-        JointKind::Revolute => scales::LIMIT_RAD,
-        JointKind::Prismatic => scales::LIMIT_M,
+        JointType::Revolute => scales::LIMIT_RAD,
+        JointType::Prismatic => scales::LIMIT_M,
     };
     for (field, v) in [("min", j.min), ("max", j.max)] {
         if let Some(v) = v {
@@ -687,8 +687,8 @@ fn joint(number: usize, j: &JointRepr) -> Check<(Joint, f64)> {
     }
     if let Some(v) = j.max_speed {
         let scale = match kind {
-            JointKind::Revolute => scales::MAX_SPEED_RAD,
-            JointKind::Prismatic => scales::MAX_SPEED_M,
+            JointType::Revolute => scales::MAX_SPEED_RAD,
+            JointType::Prismatic => scales::MAX_SPEED_M,
         };
         if v.is_finite() && v <= 0.0 {
             return Err(Broken::at(

@@ -36,6 +36,7 @@ use crate::jaus::manipulator::*;
 use crate::jaus::wire::{Scale, scales};
 use crate::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, Message};
 use crate::model::kinematics;
+use crate::net::reports;
 
 /// The simulator's default JAUS ID (the server ID of the wire reference's examples).
 pub const DEFAULT_ID: JausId = JausId::new(126, 1, 10);
@@ -196,9 +197,7 @@ impl Component {
     pub fn new(arm: ArmFile, cfg: SimConfig) -> Self {
         let start = cfg.hold.clone().unwrap_or_else(|| arm.home.clone());
         let motion = Motion::new(&arm.spec, &start, cfg.seed, cfg.hold.is_some());
-        let ctx = DecodeContext {
-            joint_kinds: Some(arm.spec.joint_kinds()),
-        };
+        let ctx = reports::decode_context(&arm.spec);
         Self {
             tool_point: arm.tool_point,
             ctx,
@@ -1001,8 +1000,8 @@ impl Component {
             .iter()
             .zip(&self.arm.spec.joints)
             .map(|(&v, j)| JointValue {
-                joint_type: j.kind,
-                value: family.scale(j.kind).clamp(v),
+                joint_type: j.kind.into(),
+                value: family.scale(j.kind.into()).clamp(v),
             })
             .collect()
     }
@@ -1122,7 +1121,7 @@ impl Component {
             }
             .into(),
             Message::QueryManipulatorSpecifications(q) => {
-                let mut r = self.arm.spec.to_report();
+                let mut r = reports::spec_report(&self.arm.spec);
                 if q.presence_vector & 1 == 0 {
                     r.manipulator_coordinate_system = None;
                 }

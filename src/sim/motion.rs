@@ -6,8 +6,8 @@
 use glam::{DMat3, DVec3};
 
 use super::rng::Rng;
-use crate::jaus::JointKind;
 use crate::model::arm::ArmSpec;
+use crate::model::arm::JointType;
 
 /// Speed used for a joint whose specification gives none (rad/s or m/s).
 const DEFAULT_SPEED: [f64; 2] = [0.5, 0.1];
@@ -31,7 +31,7 @@ pub enum Mode {
 
 #[derive(Debug, Clone)]
 struct JointModel {
-    kind: JointKind,
+    kind: JointType,
     min: Option<f64>,
     max: Option<f64>,
     max_speed: f64,
@@ -71,7 +71,7 @@ impl Motion {
             .iter()
             .enumerate()
             .map(|(i, j)| {
-                let k = usize::from(j.kind == JointKind::Prismatic);
+                let k = usize::from(j.kind == JointType::Prismatic);
                 let max_speed = j.max_speed.filter(|s| *s > 0.0).unwrap_or(DEFAULT_SPEED[k]);
                 let max_effort =
                     j.max_effort
@@ -247,8 +247,8 @@ impl Motion {
             .enumerate()
             .map(|(i, j)| {
                 let load = match j.kind {
-                    JointKind::Revolute => j.gravity * self.q[i].cos(),
-                    JointKind::Prismatic => j.gravity * 0.3,
+                    JointType::Revolute => j.gravity * self.q[i].cos(),
+                    JointType::Prismatic => j.gravity * 0.3,
                 };
                 let tau = j.inertia * self.qdd[i] + j.friction * self.qd[i] + load;
                 tau.clamp(-j.max_effort, j.max_effort)

@@ -6,7 +6,7 @@ use eframe::egui::{
     vec2,
 };
 
-use crate::jaus::JointKind;
+use crate::model::arm::JointType;
 use crate::ui::theme::Theme;
 
 /// Fraction of the range next to a limit that counts as "near".
@@ -18,7 +18,7 @@ pub struct GaugeData {
     /// Joint label (number and name).
     pub label: String,
     /// Revolute or prismatic.
-    pub kind: JointKind,
+    pub kind: JointType,
     /// Position (rad or m).
     pub value: Option<f64>,
     /// Lower limit; `None` with `max` `None` means continuous.
@@ -85,10 +85,10 @@ impl GaugeData {
     /// A value in display units with its unit.
     pub fn format(&self, v: f64) -> String {
         match (self.kind, self.degrees, self.millimetres) {
-            (JointKind::Revolute, true, _) => format!("{:.1}°", v.to_degrees()),
-            (JointKind::Revolute, false, _) => format!("{v:.3} rad"),
-            (JointKind::Prismatic, _, true) => format!("{:.1} mm", v * 1000.0),
-            (JointKind::Prismatic, _, false) => format!("{v:.4} m"),
+            (JointType::Revolute, true, _) => format!("{:.1}°", v.to_degrees()),
+            (JointType::Revolute, false, _) => format!("{v:.3} rad"),
+            (JointType::Prismatic, _, true) => format!("{:.1} mm", v * 1000.0),
+            (JointType::Prismatic, _, false) => format!("{v:.4} m"),
         }
     }
 
@@ -159,7 +159,7 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
             LimitState::NearMin => "near lower limit",
             LimitState::NearMax => "near upper limit",
             LimitState::AtLimit => "AT LIMIT",
-            LimitState::Unlimited if d.min.is_none() && d.kind == JointKind::Revolute => {
+            LimitState::Unlimited if d.min.is_none() && d.kind == JointType::Revolute => {
                 "continuous"
             }
             _ => "",
@@ -261,7 +261,7 @@ mod tests {
     fn g(value: f64) -> GaugeData {
         GaugeData {
             label: "1 waist".into(),
-            kind: JointKind::Revolute,
+            kind: JointType::Revolute,
             value: Some(value),
             min: Some(-1.0),
             max: Some(1.0),
@@ -291,7 +291,7 @@ mod tests {
         assert_eq!(d.format(std::f64::consts::FRAC_PI_2), "90.0°");
         d.degrees = false;
         assert_eq!(d.format(1.0), "1.000 rad");
-        d.kind = JointKind::Prismatic;
+        d.kind = JointType::Prismatic;
         d.millimetres = true;
         assert_eq!(d.format(0.25), "250.0 mm");
         d.min = None;
