@@ -87,6 +87,67 @@ fn bar(ui: &Ui, rect: Rect, fraction: f64, colour: Color32, theme: &Theme) {
     );
 }
 
+/// The position track: the range, the near-limit bands, the value's marker (in `colour`)
+/// and the limits written under it.
+fn paint_track(ui: &Ui, rect: Rect, d: &GaugeData, colour: Color32, theme: &Theme) {
+    let p = ui.painter();
+    let small = FontId::proportional(11.0);
+    let track = Rect::from_min_size(
+        pos2(rect.left(), rect.top() + 20.0),
+        vec2(rect.width(), 10.0),
+    );
+    p.rect_filled(track, 3.0, theme.track);
+    let (lo, hi) = match (d.min, d.max) {
+        (Some(a), Some(b)) if b > a => (a, b),
+        // Continuous: one turn either side of zero.
+        _ => (-std::f64::consts::PI, std::f64::consts::PI),
+    };
+    let x_of =
+        |v: f64| track.left() + track.width() * ((v - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
+    if d.min.is_some() {
+        let m = (hi - lo) * NEAR_LIMIT;
+        for (a, b) in [(lo, lo + m), (hi - m, hi)] {
+            let r = Rect::from_x_y_ranges(x_of(a)..=x_of(b), track.y_range());
+            p.rect_filled(r, 0.0, theme.warn.gamma_multiply(0.35));
+        }
+    }
+    if let Some(v) = d.value {
+        let v = if d.min.is_none() {
+            // Wrap a continuous joint into one turn for the marker.
+            (v + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
+        } else {
+            v
+        };
+        let x = x_of(v);
+        p.line_segment(
+            [pos2(x, track.top() - 3.0), pos2(x, track.bottom() + 3.0)],
+            Stroke::new(3.0, colour),
+        );
+    }
+    p.rect_stroke(
+        track,
+        3.0,
+        Stroke::new(1.0, theme.muted),
+        StrokeKind::Inside,
+    );
+    if let (Some(a), Some(b)) = (d.min, d.max) {
+        p.text(
+            track.left_bottom() + vec2(0.0, 2.0),
+            Align2::LEFT_TOP,
+            d.format(a),
+            small.clone(),
+            theme.muted,
+        );
+        p.text(
+            track.right_bottom() + vec2(0.0, 2.0),
+            Align2::RIGHT_TOP,
+            d.format(b),
+            small.clone(),
+            theme.muted,
+        );
+    }
+}
+
 /// Draws a gauge; returns its response (hover shows the details).
 pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
     // 1. Size.
@@ -134,61 +195,7 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
                 colour,
             );
         }
-        // Position track with limits.
-        let track = Rect::from_min_size(
-            pos2(rect.left(), rect.top() + 20.0),
-            vec2(rect.width(), 10.0),
-        );
-        p.rect_filled(track, 3.0, theme.track);
-        let (lo, hi) = match (d.min, d.max) {
-            (Some(a), Some(b)) if b > a => (a, b),
-            // Continuous: one turn either side of zero.
-            _ => (-std::f64::consts::PI, std::f64::consts::PI),
-        };
-        let x_of =
-            |v: f64| track.left() + track.width() * ((v - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
-        if d.min.is_some() {
-            let m = (hi - lo) * NEAR_LIMIT;
-            for (a, b) in [(lo, lo + m), (hi - m, hi)] {
-                let r = Rect::from_x_y_ranges(x_of(a)..=x_of(b), track.y_range());
-                p.rect_filled(r, 0.0, theme.warn.gamma_multiply(0.35));
-            }
-        }
-        if let Some(v) = d.value {
-            let v = if d.min.is_none() {
-                // Wrap a continuous joint into one turn for the marker.
-                (v + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
-            } else {
-                v
-            };
-            let x = x_of(v);
-            p.line_segment(
-                [pos2(x, track.top() - 3.0), pos2(x, track.bottom() + 3.0)],
-                Stroke::new(3.0, colour),
-            );
-        }
-        p.rect_stroke(
-            track,
-            3.0,
-            Stroke::new(1.0, theme.muted),
-            StrokeKind::Inside,
-        );
-        if let (Some(a), Some(b)) = (d.min, d.max) {
-            p.text(
-                track.left_bottom() + vec2(0.0, 2.0),
-                Align2::LEFT_TOP,
-                d.format(a),
-                small.clone(),
-                theme.muted,
-            );
-            p.text(
-                track.right_bottom() + vec2(0.0, 2.0),
-                Align2::RIGHT_TOP,
-                d.format(b),
-                small.clone(),
-                theme.muted,
-            );
-        }
+        paint_track(ui, rect, d, colour, theme);
         // Speed and effort.
         let half = (rect.width() - 8.0) / 2.0;
         let row = rect.top() + 48.0;
