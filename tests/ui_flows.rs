@@ -2,6 +2,10 @@
 //! fed updates recorded from the simulator (in memory, through the real client state machine),
 //! the test clicks like an operator and checks the commands the UI sends (read where they
 //! leave it: a detached network handle) and what it shows.
+//!
+//! Longer than 800 lines for now: the live flows and the replay flows (`mod replay_flows`)
+//! share the in-memory client+simulator session `recorded`, which the network side's
+//! restructuring (issue 10) moves into shared test support; the two then become two files.
 
 use std::net::SocketAddr;
 
