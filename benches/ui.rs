@@ -11,7 +11,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use eframe::egui;
 use jaus_ocu::model::update::{PresetInfo, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::ui::app::{Mode, OcuApp, Settings};
+use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
 
 const HOURS: f64 = 8.0;
 const RATE: f64 = 100.0;
@@ -19,7 +19,7 @@ const RATE: f64 = 100.0;
 fn app(window_s: f64) -> OcuApp {
     let arm = ArmFile::demo();
     let mut app = OcuApp::new(
-        Mode::Simulated,
+        LiveKind::Simulated,
         None,
         None,
         Settings {
@@ -57,7 +57,7 @@ fn app(window_s: f64) -> OcuApp {
     });
     let n = (HOURS * 3600.0 * RATE) as usize;
     // Straight into the session's F/T history, as `Session::apply` would put it (one lock).
-    let session = app.session.clone();
+    let session = app.session().clone();
     let mut s = session.write().expect("session lock");
     for i in 0..n {
         let t = i as f64 / RATE;
@@ -103,17 +103,17 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     for (name, decimate) in [("decimated", true), ("all_points_to_egui_plot", false)] {
         let mut a = app(HOURS * 3600.0);
-        a.view.decimate = decimate;
-        a.view.cursor = Some(HOURS * 3600.0);
+        a.view.plots.decimate = decimate;
+        a.freeze_clock(HOURS * 3600.0);
         let ctx = egui::Context::default();
-        // Plots use the app clock; fix "now" to the end of the history by following live over
-        // the full window (the app's clock starts now, so show everything up to 8 h).
+        // The plots end at the drawn time: following live with the app's clock stopped at the
+        // end of the history, the window covers all 8 h.
         frame(&ctx, &mut a);
         g.bench_function(name, |b| b.iter(|| black_box(frame(&ctx, &mut a))));
     }
     // The same frame without the plots: what the rest of the UI costs.
     let mut a = app(HOURS * 3600.0);
-    a.view.cursor = Some(HOURS * 3600.0);
+    a.freeze_clock(HOURS * 3600.0);
     a.settings.show_plots = false;
     let ctx = egui::Context::default();
     frame(&ctx, &mut a);
@@ -122,7 +122,7 @@ fn bench(c: &mut Criterion) {
     });
     // Decimation alone, as the two plots do it: 4 + 3 channels over the full 8 h, 1280 columns.
     let a = app(HOURS * 3600.0);
-    let s = a.session.read().expect("session lock");
+    let s = a.session().read().expect("session lock");
     let mut bounds = Vec::new();
     g.bench_function("decimation_only_7_channels_1280_columns", |b| {
         b.iter(|| {

@@ -140,10 +140,10 @@ fn the_simulated_session_moves_the_arm_off_home() {
         "largest joint move {moved}: {q:?} vs home {home:?}"
     );
     assert!(app.state.spec.is_some(), "the specification arrived");
-    let ft = app.session.read().expect("session lock").ft.len();
+    let ft = app.session().read().expect("session lock").ft.len();
     assert!(ft > 100, "force/torque history: {ft}");
     // The app follows "live" at the end of the session: its clock stopped there.
-    assert_eq!(app.view.cursor, None);
+    assert_eq!(app.time_control().cursor(), None);
     let now = app.now();
     assert!((5.9..=6.1).contains(&now), "now {now}");
 }

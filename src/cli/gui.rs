@@ -12,7 +12,7 @@ use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
 use crate::net::server::{self, Faults};
 use crate::net::thread::NetConfig;
 use crate::sim::component::{Component, SimConfig};
-use crate::ui::app::Mode;
+use crate::ui::sources::LiveKind;
 
 /// Options of the GUI on the network (`jaus-ocu` without a subcommand).
 #[derive(Debug, Args, Default)]
@@ -74,7 +74,7 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
         },
         ..NetConfig::default()
     };
-    crate::ui::run(Mode::Live, cfg, None)?;
+    crate::ui::run(LiveKind::Live, cfg, None)?;
     Ok(0)
 }
 
@@ -106,6 +106,6 @@ pub fn run_demo(args: &DemoArgs) -> Result<i32> {
         },
         ..NetConfig::default()
     };
-    crate::ui::run(Mode::Simulated, cfg, Some(sim))?;
+    crate::ui::run(LiveKind::Simulated, cfg, Some(sim))?;
     Ok(0)
 }

@@ -99,6 +99,11 @@ impl Joint {
         }
     }
 
+    /// Whether the joint slides (positions in m) rather than turns (rad).
+    pub fn is_prismatic(&self) -> bool {
+        self.kind == JointType::Prismatic
+    }
+
     /// Whether the joint turns without limits.
     pub fn is_continuous(&self) -> bool {
         self.kind == JointType::Revolute && (self.min.is_none() || self.max.is_none())

@@ -5,6 +5,7 @@ pub mod arm;
 pub mod clock;
 pub mod history;
 pub mod kinematics;
+pub mod limits;
 pub mod session;
 pub mod state;
 pub mod update;

@@ -370,6 +370,27 @@ impl NetHandle {
             let _ = t.join();
         }
     }
+
+    /// A handle with no socket and no threads: the caller is the network side. Commands sent
+    /// through the handle arrive on the returned receiver; updates sent on the returned sender
+    /// reach [`NetHandle::updates`]. Channel sizes are those of [`NetHandle::spawn`]. For
+    /// tests of the UI, which observe its commands where they leave it.
+    pub fn detached(epoch: Epoch) -> (NetHandle, Receiver<Command>, Sender<Update>) {
+        let (cmd_tx, cmd_rx) = bounded::<Command>(256);
+        let (upd_tx, upd_rx) = bounded::<Update>(NetConfig::default().update_capacity.max(1));
+        let handle = NetHandle {
+            commands: cmd_tx,
+            updates: upd_rx,
+            start: epoch.instant,
+            start_unix_ns: epoch.unix_ns,
+            tap: Tap::new(),
+            local_addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+            // Nothing runs: a shutdown has nothing to wait for.
+            stop: Arc::new(AtomicBool::new(true)),
+            threads: Vec::new(),
+        };
+        (handle, cmd_rx, upd_tx)
+    }
 }
 
 impl Drop for NetHandle {

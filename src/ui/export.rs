@@ -10,8 +10,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, TryRecvError, bounded};
 use eframe::egui;
 
-use super::app::{NoticeLevel, OcuApp, read_session};
-use super::timeline::{format_hms, group_digits};
+use super::files::Jobs;
+use super::format::{format_hms, group_digits};
+use super::notices::{Notice, NoticeLevel};
+use super::sources::read_session;
+use crate::model::session::SharedSession;
 use crate::record::export::write_csv;
 
 /// How long the window may take to deliver a screenshot before the export gives up.
@@ -29,41 +32,35 @@ pub struct PendingShot {
     asked: Instant,
 }
 
+/// Runs `work` on a thread named `name`; its result comes back through the job, and `ctx`
+/// is woken then. Fails with a message when the thread cannot start.
 fn spawn_job(
-    app: &mut OcuApp,
     name: &str,
+    ctx: Option<egui::Context>,
     work: impl FnOnce() -> Result<String, String> + Send + 'static,
-) {
+) -> Result<ExportJob, String> {
     let (tx, rx) = bounded(1);
-    let ctx = app.egui_ctx.clone();
-    let spawned = std::thread::Builder::new()
+    std::thread::Builder::new()
         .name(name.into())
         .spawn(move || {
             let _ = tx.send(work());
             if let Some(ctx) = ctx {
                 ctx.request_repaint();
             }
-        });
-    match spawned {
-        Ok(_) => app.jobs.exports.push(ExportJob { rx }),
-        Err(e) => app.notify(
-            NoticeLevel::Error,
-            format!("The export could not start: {e}"),
-        ),
-    }
+        })
+        .map_err(|e| format!("The export could not start: {e}"))?;
+    Ok(ExportJob { rx })
 }
 
-/// Writes the CSV of `[t0, t1]` of the drawn session to `path`, off the UI thread.
-pub fn export_csv(app: &mut OcuApp, path: PathBuf, t0: f64, t1: f64) {
-    if app.replay.as_ref().is_some_and(|r| r.loading()) {
-        app.notify(
-            NoticeLevel::Warning,
-            "The file is still loading; export once it has loaded completely.",
-        );
-        return;
-    }
-    let session = app.session.clone();
-    spawn_job(app, "jaus-export-csv", move || {
+/// Writes the CSV of `[t0, t1]` of `session` to `path`, off the UI thread.
+pub fn export_csv(
+    session: SharedSession,
+    path: PathBuf,
+    t0: f64,
+    t1: f64,
+    ctx: Option<egui::Context>,
+) -> Result<ExportJob, String> {
+    spawn_job("jaus-export-csv", ctx, move || {
         let file = std::fs::File::create(&path).map_err(|e| {
             format!(
                 "Cannot create {}: {e} (choose another folder or file name)",
@@ -89,32 +86,23 @@ pub fn export_csv(app: &mut OcuApp, path: PathBuf, t0: f64, t1: f64) {
             format_hms(t1.max(0.0), true),
             path.display()
         ))
-    });
+    })
 }
 
-/// Asks the window for a screenshot; when it arrives the 3D view is cropped out and saved.
-pub fn request_png(app: &mut OcuApp, path: PathBuf) {
-    let Some(ctx) = app.egui_ctx.clone() else {
-        return;
-    };
-    if app.view.view3d_rect.is_none() {
-        app.notify(
-            NoticeLevel::Error,
-            "The 3D view is not on screen; nothing to export.",
-        );
-        return;
-    }
+/// Asks the window for a screenshot; when it arrives ([`poll`]) the 3D view is cropped out
+/// and saved to `path`.
+pub fn request_png(ctx: &egui::Context, path: PathBuf) -> PendingShot {
     let (tx, rx) = bounded(1);
     let waker = ctx.clone();
     ctx.request_screenshot(move |image| {
         let _ = tx.send(image);
         waker.request_repaint();
     });
-    app.jobs.shot = Some(PendingShot {
+    PendingShot {
         path,
         rx,
         asked: Instant::now(),
-    });
+    }
 }
 
 /// The part of `image` (a screenshot at `pixels_per_point`) under `rect` (points), clamped to
@@ -158,54 +146,62 @@ fn save_png(image: &image::RgbaImage, path: &Path) -> Result<String, String> {
     ))
 }
 
-/// Polls the exports and the screenshot (every frame).
-pub fn poll(app: &mut OcuApp, ctx: &egui::Context) {
-    let mut messages = Vec::new();
-    app.jobs.exports.retain(|job| match job.rx.try_recv() {
-        Ok(result) => {
-            messages.push(result);
+/// Polls the exports and the screenshot (every frame): messages for the operator. The
+/// screenshot is cropped to `view3d` (where the 3D view was drawn, in points).
+pub fn poll(jobs: &mut Jobs, ctx: &egui::Context, view3d: Option<egui::Rect>) -> Vec<Notice> {
+    let mut notices = Vec::new();
+    jobs.exports.retain(|job| match job.rx.try_recv() {
+        Ok(Ok(text)) => {
+            notices.push(Notice::new(NoticeLevel::Info, text));
+            false
+        }
+        Ok(Err(text)) => {
+            notices.push(Notice::new(NoticeLevel::Error, text));
             false
         }
         Err(TryRecvError::Empty) => true,
         Err(TryRecvError::Disconnected) => {
-            messages.push(Err("The export stopped unexpectedly; try again.".into()));
+            notices.push(Notice::new(
+                NoticeLevel::Error,
+                "The export stopped unexpectedly; try again.",
+            ));
             false
         }
     });
-    for m in messages {
-        match m {
-            Ok(text) => app.notify(NoticeLevel::Info, text),
-            Err(text) => app.notify(NoticeLevel::Error, text),
-        }
-    }
-    let Some(shot) = &app.jobs.shot else { return };
+    let Some(shot) = &jobs.shot else {
+        return notices;
+    };
     match shot.rx.try_recv() {
         Ok(image) => {
-            let Some(shot) = app.jobs.shot.take() else {
-                return;
+            let Some(shot) = jobs.shot.take() else {
+                return notices;
             };
-            let rect = app.view.view3d_rect;
-            match rect.and_then(|r| crop(&image, r, ctx.pixels_per_point())) {
+            match view3d.and_then(|r| crop(&image, r, ctx.pixels_per_point())) {
                 Some(cropped) => {
-                    spawn_job(app, "jaus-export-png", move || {
+                    let job = spawn_job("jaus-export-png", Some(ctx.clone()), move || {
                         save_png(&cropped, &shot.path)
                     });
+                    match job {
+                        Ok(job) => jobs.exports.push(job),
+                        Err(e) => notices.push(Notice::new(NoticeLevel::Error, e)),
+                    }
                 }
-                None => app.notify(
+                None => notices.push(Notice::new(
                     NoticeLevel::Error,
                     "The 3D view was not on screen when the screenshot was taken; nothing exported.",
-                ),
+                )),
             }
         }
         Err(TryRecvError::Empty) if shot.asked.elapsed() < SCREENSHOT_TIMEOUT => {}
         Err(_) => {
-            app.jobs.shot = None;
-            app.notify(
+            jobs.shot = None;
+            notices.push(Notice::new(
                 NoticeLevel::Error,
                 "The window did not deliver a screenshot (is it minimised?); nothing exported.",
-            );
+            ));
         }
     }
+    notices
 }
 
 #[cfg(test)]

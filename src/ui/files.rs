@@ -11,11 +11,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, TryRecvError, bounded};
 use eframe::egui::{self, RichText};
 
-use super::app::{NoticeLevel, OcuApp, file_name};
-use super::export::{self, ExportJob, PendingShot};
+use super::export::{ExportJob, PendingShot};
+use super::format::format_hms;
 use super::recording;
 use super::theme::Theme;
-use super::timeline::format_hms;
 
 /// A dialog that returns sooner than this without a path did not show at all.
 pub const DIALOG_FAILED_WITHIN: Duration = Duration::from_millis(400);
@@ -53,6 +52,8 @@ impl Task {
 
 struct Dialog {
     task: Task,
+    /// The name proposed, kept for the prompt should the dialog fail to show.
+    name: String,
     rx: Receiver<Option<PathBuf>>,
     started: Instant,
 }
@@ -84,30 +85,109 @@ impl Jobs {
     pub fn dialog_open(&self) -> bool {
         self.dialog.is_some() || self.prompt.is_some()
     }
+
+    /// Asks for a path for `task` (proposing `name`) with a native dialog on its own thread,
+    /// one at a time; `ctx` is woken when it closes. Fails with a message for the operator
+    /// when a dialog is already open.
+    pub fn request(
+        &mut self,
+        task: Task,
+        name: String,
+        ctx: Option<egui::Context>,
+    ) -> Result<(), String> {
+        if self.dialog_open() {
+            return Err("A file dialog is already open; finish it first.".into());
+        }
+        let (tx, rx) = bounded(1);
+        let for_thread = task.clone();
+        let proposed = name.clone();
+        let spawned = std::thread::Builder::new()
+            .name("jaus-file-dialog".into())
+            .spawn(move || {
+                let picked = run_dialog(&for_thread, &proposed);
+                let _ = tx.send(picked);
+                if let Some(ctx) = ctx {
+                    ctx.request_repaint();
+                }
+            });
+        match spawned {
+            Ok(_) => {
+                self.dialog = Some(Dialog {
+                    task,
+                    name,
+                    rx,
+                    started: Instant::now(),
+                })
+            }
+            Err(e) => {
+                let why = format!("The file dialog could not start ({e}).");
+                self.open_prompt(task, &name, why);
+            }
+        }
+        Ok(())
+    }
+
+    fn open_prompt(&mut self, task: Task, name: &str, why: String) {
+        let text = if name.is_empty() {
+            String::new()
+        } else {
+            std::env::current_dir()
+                .map(|d| d.join(name))
+                .unwrap_or_else(|_| PathBuf::from(name))
+                .display()
+                .to_string()
+        };
+        self.prompt = Some(Prompt {
+            task,
+            text,
+            why,
+            focused: false,
+        });
+    }
+
+    /// Polls the dialog (every frame): the path chosen, once. A dialog that could not show
+    /// opens the prompt instead.
+    pub fn poll_dialog(&mut self) -> Option<(Task, PathBuf)> {
+        let d = self.dialog.as_ref()?;
+        let outcome = match d.rx.try_recv() {
+            Ok(picked) => picked.ok_or(d.started.elapsed() < DIALOG_FAILED_WITHIN),
+            Err(TryRecvError::Empty) => return None,
+            Err(TryRecvError::Disconnected) => Err(true),
+        };
+        let d = self.dialog.take()?;
+        match outcome {
+            Ok(path) => Some((d.task, path)),
+            Err(true) => {
+                self.open_prompt(
+                    d.task,
+                    &d.name,
+                    "No file dialog could be shown (it needs the XDG desktop portal over D-Bus, or the zenity program). Type the path instead, or drop a file on the window.".into(),
+                );
+                None
+            }
+            // Cancelled by the operator.
+            Err(false) => None,
+        }
+    }
 }
 
-/// The name a save dialog proposes for `task`.
-pub fn default_name(app: &OcuApp, task: &Task) -> String {
-    let stem = match &app.replay {
-        Some(r) => r
-            .replay
-            .path
-            .file_stem()
-            .map_or("session".into(), |s| s.to_string_lossy().into_owned()),
-        None => "jaus-ocu-live".into(),
-    };
+/// The name a save dialog proposes for `task`: from the replayed file's `stem` (else
+/// `jaus-ocu-live`), the live arm's name, the wall clock `now_ns` and the drawn time `t`.
+pub fn default_name(
+    task: &Task,
+    stem: Option<&str>,
+    live_arm: Option<&str>,
+    now_ns: u64,
+    t: f64,
+) -> String {
+    let stem = stem.unwrap_or("jaus-ocu-live");
     match task {
         Task::Open => String::new(),
-        Task::Record => recording::default_file_name(
-            app.live_arm_name().as_deref(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64),
-        ),
+        Task::Record => recording::default_file_name(live_arm, now_ns),
         Task::ExportCsv { t0, t1 } => {
             format!("{stem}-{:.0}s-{:.0}s.csv", t0.max(0.0), t1.max(0.0))
         }
-        Task::ExportPng => format!("{stem}-3d-{:.1}s.png", app.time().max(0.0)),
+        Task::ExportPng => format!("{stem}-3d-{:.1}s.png", t.max(0.0)),
     }
 }
 
@@ -141,110 +221,10 @@ fn run_dialog(task: &Task, name: &str) -> Option<PathBuf> {
     }
 }
 
-/// Asks for a path for `task` with a native dialog on its own thread (one at a time).
-pub fn request(app: &mut OcuApp, task: Task) {
-    if app.jobs.dialog_open() {
-        app.notify(
-            NoticeLevel::Info,
-            "A file dialog is already open; finish it first.",
-        );
-        return;
-    }
-    let name = default_name(app, &task);
-    let (tx, rx) = bounded(1);
-    let ctx = app.egui_ctx.clone();
-    let for_thread = task.clone();
-    let spawned = std::thread::Builder::new()
-        .name("jaus-file-dialog".into())
-        .spawn(move || {
-            let picked = run_dialog(&for_thread, &name);
-            let _ = tx.send(picked);
-            if let Some(ctx) = ctx {
-                ctx.request_repaint();
-            }
-        });
-    match spawned {
-        Ok(_) => {
-            app.jobs.dialog = Some(Dialog {
-                task,
-                rx,
-                started: Instant::now(),
-            })
-        }
-        Err(e) => {
-            let why = format!("The file dialog could not start ({e}).");
-            open_prompt(app, task, why);
-        }
-    }
-}
-
-fn open_prompt(app: &mut OcuApp, task: Task, why: String) {
-    let name = default_name(app, &task);
-    let text = if name.is_empty() {
-        String::new()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(&name))
-            .unwrap_or_else(|_| PathBuf::from(&name))
-            .display()
-            .to_string()
-    };
-    app.jobs.prompt = Some(Prompt {
-        task,
-        text,
-        why,
-        focused: false,
-    });
-}
-
-/// Carries out `task` on the chosen `path`.
-pub fn dispatch(app: &mut OcuApp, task: Task, path: PathBuf) {
-    match task {
-        Task::Open => {
-            // A failure is shown as a notice by `open_replay`; nothing else changes.
-            let _ = app.open_replay(&path);
-        }
-        Task::Record => {
-            if let Err(e) = app.start_recording(path) {
-                app.notify(NoticeLevel::Error, e);
-            }
-        }
-        Task::ExportCsv { t0, t1 } => export::export_csv(app, path, t0, t1),
-        Task::ExportPng => export::request_png(app, path),
-    }
-}
-
-/// Polls the dialog and the exports (every frame).
-pub fn poll(app: &mut OcuApp, ctx: &egui::Context) {
-    if let Some(d) = &app.jobs.dialog {
-        let outcome = match d.rx.try_recv() {
-            Ok(picked) => Some(picked.ok_or(d.started.elapsed() < DIALOG_FAILED_WITHIN)),
-            Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(Err(true)),
-        };
-        if let Some(outcome) = outcome
-            && let Some(d) = app.jobs.dialog.take()
-        {
-            match outcome {
-                Ok(path) => dispatch(app, d.task, path),
-                Err(true) => open_prompt(
-                    app,
-                    d.task,
-                    "No file dialog could be shown (it needs the XDG desktop portal over D-Bus, or the zenity program). Type the path instead, or drop a file on the window.".into(),
-                ),
-                // Cancelled by the operator.
-                Err(false) => {}
-            }
-        }
-    }
-    export::poll(app, ctx);
-}
-
-/// The path prompt that stands in for a dialog that could not be shown.
-pub fn prompt(app: &mut OcuApp, ctx: &egui::Context, theme: &Theme) {
-    let Some(p) = &mut app.jobs.prompt else {
-        return;
-    };
+/// The path prompt that stands in for a dialog that could not be shown; the path typed,
+/// once confirmed.
+pub fn prompt(ctx: &egui::Context, jobs: &mut Jobs, theme: &Theme) -> Option<(Task, PathBuf)> {
+    let p = jobs.prompt.as_mut()?;
     let mut decision = None;
     let title = match p.task {
         Task::Open => "Open a recording or capture",
@@ -284,53 +264,52 @@ pub fn prompt(app: &mut OcuApp, ctx: &egui::Context, theme: &Theme) {
         });
     match decision {
         Some(true) if !p.text.trim().is_empty() => {
-            if let Some(p) = app.jobs.prompt.take() {
-                dispatch(app, p.task, PathBuf::from(p.text.trim()));
-            }
+            let p = jobs.prompt.take()?;
+            Some((p.task, PathBuf::from(p.text.trim())))
         }
-        Some(false) => app.jobs.prompt = None,
-        _ => {}
+        Some(false) => {
+            jobs.prompt = None;
+            None
+        }
+        _ => None,
     }
 }
 
-/// Files dropped on the window: the first one with a path is opened for replay.
-pub fn dropped(app: &mut OcuApp, ctx: &egui::Context) {
+/// Files over and dropped on the window this frame.
+#[derive(Debug)]
+pub struct DropEvent {
+    /// Files are being dragged over the window.
+    pub hovering: bool,
+    /// The first dropped file with a path and how many were dropped, or why none could be
+    /// taken; `None` when nothing was dropped.
+    pub file: Option<Result<(PathBuf, usize), String>>,
+}
+
+/// What is dragged over or dropped on the window this frame.
+pub fn dropped(ctx: &egui::Context) -> DropEvent {
     let (hovering, dropped) =
         ctx.input(|i| (!i.raw.hovered_files.is_empty(), i.raw.dropped_files.clone()));
-    app.view.drop_hover = hovering;
     if dropped.is_empty() {
-        return;
+        return DropEvent {
+            hovering,
+            file: None,
+        };
     }
     let path = dropped
         .iter()
         .map(|f| f.path().to_path_buf())
         .find(|p| !p.as_os_str().is_empty());
-    match path {
-        Some(path) => {
-            if dropped.len() > 1 {
-                app.notify(
-                    NoticeLevel::Info,
-                    format!(
-                        "{} files dropped; opening the first, {}",
-                        dropped.len(),
-                        file_name(&path)
-                    ),
-                );
-            }
-            let _ = app.open_replay(&path);
-        }
-        None => app.notify(
-            NoticeLevel::Error,
-            "The dropped item has no file path (drop a file from the file manager, or use File > Open).",
-        ),
+    let file = path.map(|p| (p, dropped.len())).ok_or_else(|| {
+        "The dropped item has no file path (drop a file from the file manager, or use File > Open).".to_string()
+    });
+    DropEvent {
+        hovering,
+        file: Some(file),
     }
 }
 
 /// The veil shown while files are dragged over the window.
-pub fn drop_overlay(app: &OcuApp, ctx: &egui::Context, theme: &Theme) {
-    if !app.view.drop_hover {
-        return;
-    }
+pub fn drop_overlay(ctx: &egui::Context, theme: &Theme) {
     let painter = ctx.layer_painter(egui::LayerId::new(
         egui::Order::Foreground,
         egui::Id::unique("drop_overlay"),
@@ -346,10 +325,10 @@ pub fn drop_overlay(app: &OcuApp, ctx: &egui::Context, theme: &Theme) {
     );
 }
 
-/// A short description of the CSV export's range for the menu's tooltip.
-pub fn csv_range(app: &OcuApp) -> (f64, f64, String) {
-    let span = super::app::read_session(&app.session).span();
-    match (app.view.plot_range, span) {
+/// The CSV export's range: the plots' visible range (`plot_range`, when shown) within the
+/// session's `span`, else the whole session; with a short description for the menu.
+pub fn csv_range(plot_range: Option<(f64, f64)>, span: Option<(f64, f64)>) -> (f64, f64, String) {
+    match (plot_range, span) {
         (Some((a, b)), _) => (
             a.max(span.map_or(a, |s| s.0)),
             b.min(span.map_or(b, |s| s.1)),

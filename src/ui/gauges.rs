@@ -2,21 +2,22 @@
 
 use eframe::egui;
 
-use super::app::OcuApp;
+use super::app::Settings;
+use super::commands::UiCommand;
 use super::theme::Theme;
+use super::time_control::Shown;
 use super::widgets::joint_gauge::{GaugeData, joint_gauge};
+use crate::model::state::{ArmState, Stamped};
 use crate::model::update::Signal;
 
-/// Gauge data for every joint of the selected arm.
-pub fn gauge_data(app: &OcuApp) -> Vec<GaugeData> {
-    let Some(spec) = &app.state.spec else {
+/// Gauge data for every joint of the selected arm in `state`, in the units of `settings`.
+pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
+    let Some(spec) = &state.spec else {
         return Vec::new();
     };
-    let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>, i: usize| {
-        x.as_ref().and_then(|v| v.value.get(i).copied())
-    };
-    let stale = app
-        .state
+    let at =
+        |x: &Option<Stamped<Vec<f64>>>, i: usize| x.as_ref().and_then(|v| v.value.get(i).copied());
+    let stale = state
         .stale
         .get(&Signal::JointPositions)
         .copied()
@@ -26,34 +27,44 @@ pub fn gauge_data(app: &OcuApp) -> Vec<GaugeData> {
         .enumerate()
         .map(|(i, j)| GaugeData {
             label: format!("{} {}", i + 1, j.name.as_deref().unwrap_or("")),
-            kind: j.kind,
-            value: at(&app.state.positions, i),
+            prismatic: j.is_prismatic(),
+            value: at(&state.positions, i),
             min: j.min,
             max: j.max,
-            speed: at(&app.state.velocities, i),
+            speed: at(&state.velocities, i),
             max_speed: j.max_speed,
-            effort_percent: at(&app.state.efforts, i),
-            degrees: app.settings.degrees,
-            millimetres: app.settings.millimetres,
+            effort_percent: at(&state.efforts, i),
+            degrees: settings.degrees,
+            millimetres: settings.millimetres,
             stale,
         })
         .collect()
 }
 
-/// Draws the panel.
-pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
+/// Draws the panel: `data` from [`gauge_data`]; the unit toggles change `settings`.
+pub fn show(
+    ui: &mut egui::Ui,
+    data: &[GaugeData],
+    shown: Shown,
+    settings: &mut Settings,
+    theme: &Theme,
+) {
     ui.horizontal(|ui| {
         ui.heading("Joints");
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            ui.toggle_value(&mut app.settings.millimetres, "mm")
+            ui.toggle_value(&mut settings.millimetres, "mm")
                 .on_hover_text("Prismatic joints in millimetres (else metres)");
-            ui.toggle_value(&mut app.settings.degrees, "deg")
-                .on_hover_text("Revolute joints in degrees (else radians) — U");
+            let units = UiCommand::ToggleUnits;
+            ui.toggle_value(&mut settings.degrees, units.text())
+                .on_hover_text(format!(
+                    "{} — {}",
+                    units.tooltip(shown),
+                    units.keys_text(shown)
+                ));
         });
     });
-    let data = gauge_data(app);
     if data.is_empty() {
-        ui.label(if app.read_only() {
+        ui.label(if shown.read_only() {
             "No specification recorded up to this time."
         } else {
             "Waiting for the manipulator's specification…"
@@ -61,7 +72,7 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         return;
     }
     egui::ScrollArea::vertical().show(ui, |ui| {
-        for d in &data {
+        for d in data {
             joint_gauge(ui, d, theme);
             ui.add_space(6.0);
         }

@@ -1,20 +1,33 @@
 //! The operator UI: an eframe (glow) application, one panel per file, widgets in `widgets/`,
 //! the three-d scene in `scene`. The UI never imports the wire codec: data arrives as
 //! [`crate::model::update::Update`]s, intent leaves as [`crate::model::update::Command`]s.
+//!
+//! Panels are handed what they show and return what the operator asked for
+//! ([`actions::Action`], mostly [`commands::UiCommand`]s of the one command table);
+//! [`app::OcuApp`] carries them out in one place. What the window shows (live, scrubbed
+//! back, a replay, a replay over live) is [`time_control::Shown`], derived from the
+//! [`sources::Sources`] and the [`time_control::TimeControl`].
 
+pub mod actions;
 pub mod app;
+pub mod commands;
 pub mod export;
 pub mod files;
+pub mod format;
 pub mod gauges;
 pub mod help;
+mod layout;
+pub mod notices;
 pub mod offscreen;
 pub mod plots;
 pub mod presets;
 pub mod recording;
 pub mod scene;
 pub mod screenshot;
+pub mod sources;
 pub mod status_bar;
 pub mod theme;
+pub mod time_control;
 pub mod timeline;
 pub mod top_bar;
 pub mod view3d;
@@ -27,7 +40,8 @@ use std::time::{Duration, Instant};
 use crate::net::server::SimHandle;
 use crate::net::thread::{NetConfig, NetHandle};
 use crate::record::player::{LoadWaker, Replay};
-use app::{Mode, OcuApp};
+use app::OcuApp;
+use sources::LiveKind;
 
 /// When the GUI was asked to start (for the "first frame with the live arm" figure).
 pub static GUI_START: OnceLock<Instant> = OnceLock::new();
@@ -47,12 +61,12 @@ pub fn native_options(title: &str) -> eframe::NativeOptions {
     }
 }
 
-/// Opens the window and runs until it is closed.
-pub fn run(mode: Mode, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> anyhow::Result<()> {
+/// Opens the window on a live source of `kind` and runs until it is closed.
+pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
-    let title = match mode {
-        Mode::Live | Mode::Replay(_) => "jaus-ocu",
-        Mode::Simulated => "jaus-ocu (SIMULATED)",
+    let title = match kind {
+        LiveKind::Live => "jaus-ocu",
+        LiveKind::Simulated => "jaus-ocu (SIMULATED)",
     };
     eframe::run_native(
         "jaus-ocu",
@@ -63,7 +77,7 @@ pub fn run(mode: Mode, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> anyhow
             net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(Duration::from_millis(10))));
             let net = NetHandle::spawn(net_cfg)?;
             let settings = OcuApp::load_settings(cc.storage);
-            Ok(Box::new(OcuApp::new(mode, Some(net), sim, settings)))
+            Ok(Box::new(OcuApp::new(kind, Some(net), sim, settings)))
         }),
     )
     .map_err(|e| anyhow::anyhow!("the window could not be opened: {e} (is a display available? set DISPLAY, or use `jaus-ocu probe` for a terminal view)"))

@@ -7,9 +7,45 @@
 use eframe::egui::{self, RichText};
 use egui_plot::{HLine, Legend, Line, Plot, PlotBounds, VLine};
 
-use super::app::{FT_CHANNELS, OcuApp, read_session};
+use super::app::{FT_CHANNELS, Settings};
+use super::commands::UiCommand;
 use super::theme::Theme;
+use super::time_control::Shown;
 use crate::model::history::History;
+use crate::model::session::Session;
+
+/// The plots' own state (transient): following the drawn time, the range they show, and
+/// whether points are decimated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotsView {
+    /// The plots follow the drawn time (now live, the cursor otherwise); dragging or zooming
+    /// pauses them, `L` returns.
+    pub follow: bool,
+    /// The time range the plots showed last frame (for the CSV export), when shown.
+    pub range: Option<(f64, f64)>,
+    /// Decimate plot data before egui_plot sees it (off only to measure what it saves).
+    pub decimate: bool,
+}
+
+impl Default for PlotsView {
+    fn default() -> Self {
+        Self {
+            follow: true,
+            range: None,
+            decimate: true,
+        }
+    }
+}
+
+/// What the plots show.
+pub struct PlotsInput<'a> {
+    /// The session drawn.
+    pub session: &'a Session,
+    /// What the window shows (the drawn time and the cursor).
+    pub shown: Shown,
+    /// The drawn time, s.
+    pub time: f64,
+}
 
 /// Plot lines for `channels` over `[t0, t1]` decimated to `columns` pixel columns.
 pub fn decimated(
@@ -32,19 +68,32 @@ pub fn live_window(now: f64, window: f64) -> (f64, f64) {
     (now - window, now)
 }
 
-fn one_plot(
-    app: &mut OcuApp,
-    ui: &mut egui::Ui,
-    theme: &Theme,
-    id: &str,
-    channels: &[usize],
-    unit: &str,
+/// One plot of `channels` (in `unit`) over the session's force/torque history.
+struct OnePlot<'a> {
+    id: &'a str,
+    channels: &'a [usize],
+    unit: &'a str,
     height: f32,
+}
+
+fn one_plot(
+    ui: &mut egui::Ui,
+    input: &PlotsInput<'_>,
+    view: &mut PlotsView,
+    settings: &Settings,
+    theme: &Theme,
+    plot: &OnePlot<'_>,
 ) {
+    let OnePlot {
+        id,
+        channels,
+        unit,
+        height,
+    } = *plot;
     let group = egui::Id::NULL.with("ft_time_axis");
-    let now = app.time();
-    let follow = app.view.follow_live;
-    let window = app.settings.plot_window_s;
+    let now = input.time;
+    let follow = view.follow;
+    let window = settings.plot_window_s;
     let columns = ui.available_width().max(100.0) as usize;
     let (t0, t1) = live_window(now, window);
     // What range is visible decides what we decimate; when paused, the plot's own bounds.
@@ -56,19 +105,16 @@ fn one_plot(
             .data(|d| d.get_temp::<(f64, f64)>(bounds_id))
             .unwrap_or((t0, t1))
     };
-    // The guard borrows a clone of the Arc, not `app`, so `app` stays free to change below.
-    let session = app.session.clone();
-    let guard = read_session(&session);
-    let history = &guard.ft;
-    let lines = if app.view.decimate {
+    let history = &input.session.ft;
+    let lines = if view.decimate {
         decimated(history, channels, q0, q1, columns)
     } else {
         // Every sample in range, as a naive plot would hand them over.
         decimated(history, channels, q0, q1, usize::MAX / 4)
     };
-    let threshold = app.settings.force_threshold;
+    let threshold = settings.force_threshold;
     let hover_channel = channels[0];
-    let cursor = app.view.cursor;
+    let cursor = input.shown.cursor();
     let response = Plot::new(id)
         .height(height)
         .link_axis(group, [true, false])
@@ -124,14 +170,13 @@ fn one_plot(
                 hover,
             )
         });
-    drop(guard);
     let (b0, b1, interacted, hover) = response.inner;
     ui.ctx().data_mut(|d| d.insert_temp(bounds_id, (b0, b1)));
     if id == "force" {
-        app.view.plot_range = Some((b0, b1));
+        view.range = Some((b0, b1));
     }
-    if interacted && app.view.follow_live {
-        app.view.follow_live = false;
+    if interacted && view.follow {
+        view.follow = false;
     }
     if let Some((t, v)) = hover {
         response.response.on_hover_text(format!(
@@ -141,18 +186,24 @@ fn one_plot(
     }
 }
 
-/// Draws the panel.
-pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
+/// Draws the panel. The window and threshold controls change `settings`.
+pub fn show(
+    ui: &mut egui::Ui,
+    input: &PlotsInput<'_>,
+    view: &mut PlotsView,
+    settings: &mut Settings,
+    theme: &Theme,
+) {
     ui.horizontal(|ui| {
         ui.heading("End-effector force / torque");
-        let replay = app.read_only();
-        if app.view.follow_live {
+        let replay = input.shown.read_only();
+        if view.follow {
             let (text, hover) = if replay {
                 (
                     "following the cursor",
                     "The plots end at the timeline's cursor",
                 )
-            } else if app.view.cursor.is_some() {
+            } else if input.shown.is_past() {
                 (
                     "following the cursor",
                     "The plots end at the timeline's cursor (scrubbed back)",
@@ -168,30 +219,33 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
             } else {
                 "Back to live"
             })
-            .on_hover_text("Follow the drawn time again (L)")
+            .on_hover_text(format!(
+                "Follow the drawn time again ({})",
+                UiCommand::FollowLive.keys_text(input.shown)
+            ))
             .clicked()
         {
-            app.view.follow_live = true;
+            view.follow = true;
         }
         ui.add(
-            egui::Slider::new(&mut app.settings.plot_window_s, 1.0..=3600.0)
+            egui::Slider::new(&mut settings.plot_window_s, 1.0..=3600.0)
                 .logarithmic(true)
                 .suffix(" s")
                 .text("window"),
         )
         .on_hover_text("Seconds of history shown while following live");
-        let mut on = app.settings.force_threshold.is_some();
+        let mut on = settings.force_threshold.is_some();
         if ui
             .checkbox(&mut on, "threshold")
             .on_hover_text("Show ± force threshold lines")
             .changed()
         {
-            app.settings.force_threshold = on.then_some(50.0);
+            settings.force_threshold = on.then_some(50.0);
         }
-        if let Some(th) = &mut app.settings.force_threshold {
+        if let Some(th) = &mut settings.force_threshold {
             ui.add(egui::DragValue::new(th).range(0.0..=100_000.0).suffix(" N"));
         }
-        let samples = read_session(&app.session).ft.len();
+        let samples = input.session.ft.len();
         ui.label(
             RichText::new(format!("{samples} samples"))
                 .small()
@@ -199,6 +253,18 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         );
     });
     let h = ((ui.available_height() - 10.0) / 2.0).max(60.0);
-    one_plot(app, ui, theme, "force", &[0, 1, 2, 6], "N", h);
-    one_plot(app, ui, theme, "torque", &[3, 4, 5], "N·m", h);
+    let force = OnePlot {
+        id: "force",
+        channels: &[0, 1, 2, 6],
+        unit: "N",
+        height: h,
+    };
+    let torque = OnePlot {
+        id: "torque",
+        channels: &[3, 4, 5],
+        unit: "N·m",
+        height: h,
+    };
+    one_plot(ui, input, view, settings, theme, &force);
+    one_plot(ui, input, view, settings, theme, &torque);
 }

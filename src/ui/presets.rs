@@ -4,23 +4,25 @@
 
 use eframe::egui::{self, RichText};
 
-use super::app::{Confirm, OcuApp};
+use super::actions::Action;
+use super::app::{Confirm, last_outcome};
+use super::commands::UiCommand;
 use super::theme::Theme;
-use crate::model::update::{Command, CommandKind, Outcome, PoseState};
+use super::time_control::Shown;
+use crate::model::state::ArmState;
+use crate::model::update::{CommandKind, ControlState, Outcome, PoseState};
 
 /// Progress of a transition 0..1 from the joint-space distance to the target, when the start
 /// and target presets' positions are known.
-pub fn progress(app: &OcuApp, from: u8, to: u8) -> Option<f64> {
-    let q = &app.state.positions.as_ref()?.value;
-    let start = app
-        .state
+pub fn progress(state: &ArmState, from: u8, to: u8) -> Option<f64> {
+    let q = &state.positions.as_ref()?.value;
+    let start = state
         .presets
         .iter()
         .find(|p| p.id == from)?
         .positions
         .as_ref()?;
-    let goal = app
-        .state
+    let goal = state
         .presets
         .iter()
         .find(|p| p.id == to)?
@@ -37,18 +39,35 @@ pub fn progress(app: &OcuApp, from: u8, to: u8) -> Option<f64> {
     (total > 1e-9).then(|| (1.0 - dist(q, goal) / total).clamp(0.0, 1.0))
 }
 
-/// Draws the panel.
-pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
+/// The name of preset `id` in `state`.
+fn preset_name(state: &ArmState, id: u8) -> Option<String> {
+    state
+        .presets
+        .iter()
+        .find(|p| p.id == id)
+        .map(|p| p.name.clone())
+}
+
+/// Draws the panel for `state` with preset `preview` previewed.
+pub fn show(
+    ui: &mut egui::Ui,
+    state: &ArmState,
+    preview: Option<u8>,
+    shown: Shown,
+    theme: &Theme,
+    actions: &mut Vec<Action>,
+) {
     ui.heading("Presets");
-    if app.state.presets.is_empty() {
+    if state.presets.is_empty() {
         ui.label("This arm reports no preset poses (IOP PresetPose).");
         return;
     }
-    let pose = app.state.pose;
-    let presets = app.state.presets.clone();
-    for p in &presets {
+    let pose = state.pose;
+    // A click previews at once: the rest of the panel already shows the new preview.
+    let mut preview = preview;
+    for p in &state.presets {
         let here = pose == PoseState::At(p.id);
-        let previewing = app.view.preview == Some(p.id);
+        let previewing = preview == Some(p.id);
         let mut text = RichText::new(format!("{}  {}", p.id, p.name));
         if here {
             text = text.strong().color(theme.ok);
@@ -61,49 +80,46 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
                 "Click to preview this pose as a ghost arm"
             });
         if r.clicked() {
-            app.view.preview = if previewing { None } else { Some(p.id) };
+            preview = if previewing { None } else { Some(p.id) };
+            actions.push(Action::Preview(preview));
         }
     }
     ui.separator();
     if let PoseState::Moving { from, to } = pose {
-        let name = presets
-            .iter()
-            .find(|p| p.id == to)
-            .map_or(to.to_string(), |p| p.name.clone());
+        let name = preset_name(state, to).unwrap_or_else(|| to.to_string());
         ui.label(format!("moving to {name}"));
-        if let Some(f) = progress(app, from, to) {
+        if let Some(f) = progress(state, from, to) {
             ui.add(egui::ProgressBar::new(f as f32).show_percentage());
         }
     }
-    if let Some(id) = app.view.preview {
-        let name = presets
-            .iter()
-            .find(|p| p.id == id)
-            .map_or(String::new(), |p| p.name.clone());
-        if app.read_only() {
+    if let Some(id) = preview {
+        let name = preset_name(state, id).unwrap_or_default();
+        if !shown.commands_reach_live_arm() {
             ui.label(RichText::new("Preview only (replay: read-only)").color(theme.muted));
-        } else if app.holds_control() {
+        } else if matches!(state.control, ControlState::Held { .. }) {
             if ui
                 .button(format!("Go to {name}…"))
                 .on_hover_text("Move the arm to this preset (asks for confirmation)")
                 .clicked()
             {
-                app.view.confirm = Some(Confirm::GoToPreset(id));
+                actions.push(Action::Ask(Confirm::GoToPreset(id)));
             }
         } else {
             ui.label(RichText::new("Going to a preset needs control.").color(theme.warn));
+            let request = UiCommand::RequestControl;
             if ui
-                .button("Request control")
-                .on_hover_text("Ask for control (C)")
+                .button(request.text())
+                .on_hover_text(format!(
+                    "Ask for control ({})",
+                    UiCommand::ToggleControl.keys_text(shown)
+                ))
                 .clicked()
             {
-                app.command(Command::RequestControl {
-                    authority: app.settings.authority,
-                });
+                actions.push(Action::Ui(request));
             }
         }
     }
-    if let Some((CommandKind::GoToPreset, outcome)) = &app.last_outcome() {
+    if let Some((CommandKind::GoToPreset, outcome)) = &last_outcome(state) {
         let (text, colour) = match outcome {
             Outcome::Completed => ("last transition: completed".to_string(), theme.ok),
             other => (format!("last transition: {other:?}"), theme.danger),
@@ -112,24 +128,17 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
     }
 }
 
-/// Confirmation dialogs for commands that move the arm or leave an emergency.
-pub fn confirmations(app: &mut OcuApp, ctx: &egui::Context, theme: &Theme) {
-    let Some(confirm) = app.view.confirm.clone() else {
-        return;
-    };
-    if app.read_only() {
-        // Nothing may leave in a replay; a confirmation left over from live is dropped.
-        app.view.confirm = None;
-        return;
-    }
-    let (title, question) = match &confirm {
+/// The confirmation dialog for a command that moves the arm or leaves an emergency: the
+/// operator's answer, once given.
+pub fn confirmation(
+    ctx: &egui::Context,
+    confirm: &Confirm,
+    state: &ArmState,
+    theme: &Theme,
+) -> Option<bool> {
+    let (title, question) = match confirm {
         Confirm::GoToPreset(id) => {
-            let name = app
-                .state
-                .presets
-                .iter()
-                .find(|p| p.id == *id)
-                .map_or(id.to_string(), |p| p.name.clone());
+            let name = preset_name(state, *id).unwrap_or_else(|| id.to_string());
             (
                 "Go to preset",
                 format!("Move the arm to \"{name}\"? Make sure the path is clear."),
@@ -159,20 +168,5 @@ pub fn confirmations(app: &mut OcuApp, ctx: &egui::Context, theme: &Theme) {
                 }
             });
         });
-    match decision {
-        Some(true) => {
-            app.view.confirm = None;
-            match confirm {
-                Confirm::GoToPreset(id) => app.command(Command::GoToPreset { pose_id: id }),
-                Confirm::ClearEmergency => {
-                    app.command(Command::ClearEmergency);
-                    if app.holds_control() {
-                        app.command(Command::Resume);
-                    }
-                }
-            }
-        }
-        Some(false) => app.view.confirm = None,
-        None => {}
-    }
+    decision
 }

@@ -9,11 +9,16 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, TryRecvError, bounded};
 use eframe::egui::{self, RichText};
 
-use super::app::{Mode, NoticeLevel, OcuApp, read_session};
-use super::files::{self, Task};
+use super::app::{OcuApp, arm_name};
+use super::commands::UiCommand;
+use super::files::Task;
+use super::format::{format_hms, group_digits};
+use super::notices::{Notice, NoticeLevel};
+use super::sources::{LiveKind, read_session};
 use super::theme::Theme;
-use super::timeline::{format_hms, group_digits};
+use super::time_control::Shown;
 use crate::model::clock::utc;
+use crate::net::tap::Tap;
 use crate::record::recorder::{Recorder, RecorderConfig, RecorderStats};
 
 /// A recording in progress.
@@ -68,6 +73,131 @@ impl Recording {
             Recording::Stopping { .. } => Some("finishing the recording…".into()),
             Recording::Idle => None,
         }
+    }
+
+    /// Connects a started recorder to the live session's `tap`; the button shows its figures
+    /// from now on.
+    pub fn attach(&mut self, recorder: Recorder, tap: &Tap) -> Result<(), String> {
+        if !matches!(self, Recording::Idle) {
+            return Err("Already recording; stop the current recording first.".into());
+        }
+        tap.connect(recorder.sender());
+        let stats = recorder.stats();
+        *self = Recording::Active(Active {
+            path: stats.path.clone(),
+            recorder,
+            started: Instant::now(),
+            stats,
+        });
+        Ok(())
+    }
+
+    /// Stops recording: the tap is disconnected at once and the file is finished off the UI
+    /// thread (`ctx` is woken when done).
+    pub fn stop(&mut self, tap: Option<&Tap>, ctx: Option<egui::Context>) {
+        let Recording::Active(a) = std::mem::take(self) else {
+            return;
+        };
+        if let Some(tap) = tap {
+            tap.disconnect();
+        }
+        let rx = spawn_stop(a.recorder, ctx);
+        *self = Recording::Stopping { path: a.path, rx };
+    }
+
+    /// Refreshes the figures (every frame). A recorder that stopped by itself (a write
+    /// error) is reported and the state returns to idle; a finished stop says what was
+    /// written.
+    pub fn poll(&mut self, tap: Option<&Tap>) -> Option<Notice> {
+        match self {
+            Recording::Idle => None,
+            Recording::Active(a) => {
+                a.stats = a.recorder.stats();
+                if a.stats.running && a.stats.error.is_none() {
+                    return None;
+                }
+                let why = a
+                    .stats
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "the recorder stopped by itself".into());
+                let Recording::Active(a) = std::mem::take(self) else {
+                    return None;
+                };
+                if let Some(tap) = tap {
+                    tap.disconnect();
+                }
+                // Finish what can be finished; the error is already known and shown.
+                let _ = spawn_stop(a.recorder, None);
+                Some(Notice::new(
+                    NoticeLevel::Error,
+                    format!(
+                        "Recording to {} stopped: {why}. The live view carries on; free some space or choose another disk and record again.",
+                        a.path.display()
+                    ),
+                ))
+            }
+            Recording::Stopping { path, rx } => {
+                let result = match rx.try_recv() {
+                    Ok(r) => r,
+                    Err(TryRecvError::Empty) => return None,
+                    Err(TryRecvError::Disconnected) => {
+                        Err("the recorder's stop did not report back".into())
+                    }
+                };
+                let path = path.clone();
+                *self = Recording::Idle;
+                Some(finished(&path, result))
+            }
+        }
+    }
+
+    /// At exit: the file must be finished, so this waits for the recorder (about a second).
+    pub fn finish_on_exit(&mut self, tap: Option<&Tap>) {
+        match std::mem::take(self) {
+            Recording::Active(a) => {
+                if let Some(tap) = tap {
+                    tap.disconnect();
+                }
+                if let Err(e) = a.recorder.stop() {
+                    tracing::warn!("finishing the recording at exit: {e}");
+                }
+            }
+            Recording::Stopping { rx, .. } => {
+                let _ = rx.recv_timeout(Duration::from_secs(10));
+            }
+            Recording::Idle => {}
+        }
+    }
+}
+
+/// What a finished stop says about the file.
+fn finished(path: &std::path::Path, result: Result<RecorderStats, String>) -> Notice {
+    match result {
+        Ok(stats) if stats.dropped > 0 => Notice::new(
+            NoticeLevel::Error,
+            format!(
+                "Recorded {} datagrams to {}, but {} more could not be recorded because the disk did not keep up (the file says so in its session_end metadata).",
+                group_digits(stats.rx + stats.tx),
+                path.display(),
+                group_digits(stats.dropped)
+            ),
+        ),
+        Ok(stats) => Notice::new(
+            NoticeLevel::Info,
+            format!(
+                "Recorded {} datagrams ({} received, {} sent; {:.1} MB) to {}",
+                group_digits(stats.rx + stats.tx),
+                group_digits(stats.rx),
+                group_digits(stats.tx),
+                stats.bytes as f64 / 1e6,
+                path.display()
+            ),
+        ),
+        Err(e) => Notice::new(
+            NoticeLevel::Error,
+            format!("Finishing the recording {} failed: {e}", path.display()),
+        ),
     }
 }
 
@@ -131,23 +261,20 @@ impl OcuApp {
     /// The live session's selected arm (identification, else its JAUS ID), for file names
     /// and metadata; a replay on screen does not change it.
     pub fn live_arm_name(&self) -> Option<String> {
-        let s = read_session(&self.live_session);
-        let st = &s.latest;
-        st.selected
-            .and_then(|id| st.components.get(&id))
-            .and_then(|c| c.0.identification.clone())
-            .or_else(|| st.selected.map(|id| id.to_string()))
+        let live = self.sources.live_source()?;
+        arm_name(&read_session(&live.session).latest)
     }
 
     /// The recorder configuration for `path`: the live session's time origin and metadata
-    /// (source, OCU address, arm). `None` without a live source.
+    /// (source, OCU address, arm). `None` without a running live source.
     pub fn recorder_config(&self, path: PathBuf) -> Option<RecorderConfig> {
-        let net = self.net.as_ref()?;
+        let live = self.sources.live_source()?;
+        let net = live.net()?;
         let mut cfg = RecorderConfig::new(path, net.start_unix_ns());
         cfg.tap = Some(net.tap().clone());
-        let source = match self.mode_of_live() {
-            Some(Mode::Simulated) => "simulated",
-            _ => "live",
+        let source = match live.kind {
+            LiveKind::Simulated => "simulated",
+            LiveKind::Live => "live",
         };
         cfg.metadata.insert("source".into(), source.into());
         cfg.metadata
@@ -178,37 +305,23 @@ impl OcuApp {
         if !matches!(self.recording, Recording::Idle) {
             return Err("Already recording; stop the current recording first.".into());
         }
-        let Some(net) = &self.net else {
+        let Some(net) = self.sources.net() else {
             return Err("Recording needs a live or demo session.".into());
         };
-        net.tap().connect(recorder.sender());
-        let stats = recorder.stats();
-        self.recording = Recording::Active(Active {
-            path: stats.path.clone(),
-            recorder,
-            started: Instant::now(),
-            stats,
-        });
-        Ok(())
+        self.recording.attach(recorder, net.tap())
     }
 
     /// Stops recording: the tap is disconnected at once, the file is finished off the UI
     /// thread, and a notice says what was written.
     pub fn stop_recording(&mut self) {
-        let Recording::Active(a) = std::mem::take(&mut self.recording) else {
-            return;
-        };
-        if let Some(net) = &self.net {
-            net.tap().disconnect();
-        }
-        let rx = spawn_stop(a.recorder, self.egui_ctx.clone());
-        self.recording = Recording::Stopping { path: a.path, rx };
+        let tap = self.sources.net().map(|n| n.tap());
+        self.recording.stop(tap, self.egui_ctx.clone());
     }
 
     /// Record button / Ctrl+R: asks where to record, or stops.
     pub fn toggle_recording(&mut self) {
         match self.recording {
-            Recording::Idle if self.has_live() => files::request(self, Task::Record),
+            Recording::Idle if self.has_live() => self.request_file(Task::Record),
             Recording::Idle => self.notify(
                 NoticeLevel::Info,
                 "Recording needs a live or demo session; this window replays a file.",
@@ -218,135 +331,57 @@ impl OcuApp {
         }
     }
 
-    /// Refreshes the figures; a recorder that stopped by itself (a write error) is reported
-    /// and the button returns to idle.
+    /// Refreshes the recorder's figures and reports how it ended.
     pub(crate) fn poll_recording(&mut self) {
-        match &mut self.recording {
-            Recording::Idle => {}
-            Recording::Active(a) => {
-                a.stats = a.recorder.stats();
-                if a.stats.running && a.stats.error.is_none() {
-                    return;
-                }
-                let why = a
-                    .stats
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| "the recorder stopped by itself".into());
-                let Recording::Active(a) = std::mem::take(&mut self.recording) else {
-                    return;
-                };
-                if let Some(net) = &self.net {
-                    net.tap().disconnect();
-                }
-                // Finish what can be finished; the error is already known and shown.
-                let _ = spawn_stop(a.recorder, None);
-                self.notify(
-                    NoticeLevel::Error,
-                    format!(
-                        "Recording to {} stopped: {why}. The live view carries on; free some space or choose another disk and record again.",
-                        a.path.display()
-                    ),
-                );
-            }
-            Recording::Stopping { path, rx } => {
-                let result = match rx.try_recv() {
-                    Ok(r) => r,
-                    Err(TryRecvError::Empty) => return,
-                    Err(TryRecvError::Disconnected) => {
-                        Err("the recorder's stop did not report back".into())
-                    }
-                };
-                let path = path.clone();
-                self.recording = Recording::Idle;
-                match result {
-                    Ok(stats) if stats.dropped > 0 => self.notify(
-                        NoticeLevel::Error,
-                        format!(
-                            "Recorded {} datagrams to {}, but {} more could not be recorded because the disk did not keep up (the file says so in its session_end metadata).",
-                            group_digits(stats.rx + stats.tx),
-                            path.display(),
-                            group_digits(stats.dropped)
-                        ),
-                    ),
-                    Ok(stats) => self.notify(
-                        NoticeLevel::Info,
-                        format!(
-                            "Recorded {} datagrams ({} received, {} sent; {:.1} MB) to {}",
-                            group_digits(stats.rx + stats.tx),
-                            group_digits(stats.rx),
-                            group_digits(stats.tx),
-                            stats.bytes as f64 / 1e6,
-                            path.display()
-                        ),
-                    ),
-                    Err(e) => self.notify(
-                        NoticeLevel::Error,
-                        format!("Finishing the recording {} failed: {e}", path.display()),
-                    ),
-                }
-            }
+        let tap = self.sources.net().map(|n| n.tap());
+        if let Some(n) = self.recording.poll(tap) {
+            self.notify(n.level, n.text);
         }
     }
 
-    /// At exit: the file must be finished, so this waits for the recorder (about a second).
+    /// At exit: finishes the file, waiting for the recorder (about a second).
     pub(crate) fn finish_recording_on_exit(&mut self) {
-        match std::mem::take(&mut self.recording) {
-            Recording::Active(a) => {
-                if let Some(net) = &self.net {
-                    net.tap().disconnect();
-                }
-                if let Err(e) = a.recorder.stop() {
-                    tracing::warn!("finishing the recording at exit: {e}");
-                }
-            }
-            Recording::Stopping { rx, .. } => {
-                let _ = rx.recv_timeout(Duration::from_secs(10));
-            }
-            Recording::Idle => {}
-        }
-    }
-
-    fn mode_of_live(&self) -> Option<Mode> {
-        match &self.mode {
-            Mode::Replay(_) => self.net.as_ref().map(|_| Mode::Live),
-            m => Some(m.clone()),
-        }
+        let tap = self.sources.net().map(|n| n.tap());
+        self.recording.finish_on_exit(tap);
     }
 }
 
-/// The record button of the top bar.
-pub fn button(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
-    match &app.recording {
-        Recording::Idle => {
-            if ui
-                .add_enabled(app.has_live(), egui::Button::new("Record"))
-                .on_hover_text("Record every datagram sent and received to an MCAP file (Ctrl+R)")
-                .on_disabled_hover_text("Recording needs a live or demo session")
-                .clicked()
-            {
-                app.toggle_recording();
-            }
-        }
+/// The record button of the top bar; `true` when clicked ([`UiCommand::ToggleRecording`]).
+/// Recording needs a running live source (`can_record`).
+pub fn button(
+    ui: &mut egui::Ui,
+    recording: &Recording,
+    can_record: bool,
+    shown: Shown,
+    theme: &Theme,
+) -> bool {
+    let cmd = UiCommand::ToggleRecording;
+    match recording {
+        Recording::Idle => ui
+            .add_enabled(can_record, egui::Button::new(cmd.text()))
+            .on_hover_text(cmd.hover_text(shown))
+            .on_disabled_hover_text("Recording needs a live or demo session")
+            .clicked(),
         Recording::Active(a) => {
-            let text = app.recording.summary().unwrap_or_default();
-            let hover = format!("Recording to {} — click to stop (Ctrl+R)", a.path.display());
+            let text = recording.summary().unwrap_or_default();
+            let hover = format!(
+                "Recording to {} — click to stop ({})",
+                a.path.display(),
+                cmd.keys_text(shown)
+            );
             let label = (
                 RichText::new("●").monospace().color(theme.recording),
                 RichText::new(text).strong().color(theme.recording),
             );
-            if ui
-                .add(egui::Button::new(label))
+            ui.add(egui::Button::new(label))
                 .on_hover_text(hover)
                 .clicked()
-            {
-                app.stop_recording();
-            }
         }
         Recording::Stopping { path, .. } => {
             let hover = format!("Writing the summary and indexes of {}", path.display());
             ui.add_enabled(false, egui::Button::new("finishing recording…"))
                 .on_disabled_hover_text(hover);
+            false
         }
     }
 }

@@ -9,9 +9,9 @@ use std::net::SocketAddr;
 use eframe::egui;
 use eframe::egui_glow;
 
-use super::app::{Mode, OcuApp, Settings};
+use super::app::{OcuApp, Settings};
 use super::offscreen;
-use super::scene::ArmView;
+use super::sources::LiveKind;
 use super::theme::Theme;
 use crate::model::update::Update;
 use crate::net::client::{Client, ClientConfig, Output};
@@ -80,11 +80,11 @@ pub fn simulated_session(
     updates
 }
 
-/// An app in [`Mode::Simulated`] with default settings, fed `seconds` of a simulated session
+/// An app on a [`LiveKind::Simulated`] source with default settings, fed `seconds` of a simulated session
 /// of `arm` ([`simulated_updates`]), its clock stopped at the last update so that it follows
 /// "live" at that moment and the plots show the recorded window.
 pub fn simulated_app(arm: ArmFile, seconds: f64) -> OcuApp {
-    let mut app = OcuApp::new(Mode::Simulated, None, None, Settings::default());
+    let mut app = OcuApp::new(LiveKind::Simulated, None, None, Settings::default());
     let updates = simulated_updates(arm, seconds);
     for u in &updates {
         app.apply(u);
@@ -105,9 +105,7 @@ pub fn render(app: &mut OcuApp, width: u32, height: u32) -> Result<image::RgbaIm
     let result = paint(app, &mut painter, [width, height]);
     // The 3D view made its GPU objects in this context on first paint: free them now, while
     // it is current, so the app can be rendered again (in a new context) or dropped safely.
-    let camera = app.view.arm_view.view.camera;
-    app.view.arm_view.view = ArmView::new();
-    app.view.arm_view.view.camera = camera;
+    app.view.arm.release_gpu();
     painter.destroy();
     result
 }

@@ -3,22 +3,42 @@
 
 use eframe::egui::{self, RichText};
 
-use super::app::{OcuApp, file_name};
+use super::app::last_outcome;
+use super::commands::UiCommand;
+use super::format::group_digits;
+use super::sources::ReplayState;
 use super::theme::Theme;
-use super::timeline::group_digits;
+use super::time_control::Shown;
+use crate::model::state::ArmState;
 use crate::model::update::{Delivery, Outcome};
 
+/// What the status bar shows.
+pub struct StatusBar<'a> {
+    /// The state drawn.
+    pub state: &'a ArmState,
+    /// What the window shows.
+    pub shown: Shown,
+    /// The drawn time, s.
+    pub time: f64,
+    /// The recording's figures, while recording.
+    pub recording: Option<String>,
+    /// The replay, when one is open.
+    pub replay: Option<&'a ReplayState>,
+}
+
 /// Draws the status bar.
-pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
+pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
+    let state = bar.state;
     ui.horizontal_wrapped(|ui| {
-        if let Some(text) = app.recording.summary() {
+        if let Some(text) = &bar.recording {
+            let keys = UiCommand::ToggleRecording.keys_text(bar.shown);
             ui.label(RichText::new(format!("{text}  ")).small().strong().color(theme.recording))
-                .on_hover_text("Recording every datagram of the live session (Ctrl+R stops)");
+                .on_hover_text(format!("Recording every datagram of the live session ({keys} stops)"));
             ui.separator();
         }
-        if let Some(r) = &app.replay {
+        if let Some(r) = bar.replay {
             let p = &r.progress;
-            let name = file_name(&r.replay.path);
+            let name = r.name();
             let (text, colour) = if !p.finished {
                 (format!("{name}: loading {:.0} %", p.fraction() * 100.0), theme.accent)
             } else if let Some(why) = &p.stopped {
@@ -35,8 +55,8 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
                 .on_hover_text(if p.problems.is_empty() { "What the replay's file held".to_string() } else { p.problems.join("\n") });
             ui.separator();
         }
-        for (signal, d) in &app.state.delivery {
-            let stale = app.state.stale.get(signal).copied().unwrap_or(false);
+        for (signal, d) in &state.delivery {
+            let stale = state.stale.get(signal).copied().unwrap_or(false);
             let text = match d {
                 Delivery::Event(r) => format!("{} {r:.0} Hz", signal.name()),
                 Delivery::OnChange => format!("{} on change", signal.name()),
@@ -46,9 +66,9 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         }
         // Age of the newest joint sample when this frame is drawn: receive-to-display latency
         // live; in a replay, how old the drawn positions are at the cursor.
-        if let Some(p) = &app.state.positions {
-            let age_ms = (app.time() - p.t) * 1000.0;
-            let (name, hover) = if app.read_only() {
+        if let Some(p) = &state.positions {
+            let age_ms = (bar.time - p.t) * 1000.0;
+            let (name, hover) = if bar.shown.read_only() {
                 ("sample age", "Age of the joint positions drawn, at the cursor")
             } else {
                 ("latency", "Age of the newest joint sample when this frame was drawn")
@@ -57,9 +77,9 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
                 .on_hover_text(hover);
         }
         ui.separator();
-        let s = &app.state.stats;
+        let s = &state.stats;
         // The OCU's own network counters; a replay has none of its own.
-        if !app.read_only() || s.datagrams > 0 {
+        if !bar.shown.read_only() || s.datagrams > 0 {
             let text = format!(
                 "rx {}  malformed {}  foreign {}  dup {}  dropped {}",
                 s.datagrams,
@@ -72,7 +92,7 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
                 "Datagrams received; malformed; from other components or JUDP versions; duplicates suppressed; dropped because a thread was behind",
             );
         }
-        if let Some((kind, outcome)) = &app.last_outcome() {
+        if let Some((kind, outcome)) = &last_outcome(state) {
             ui.separator();
             let colour = match outcome {
                 Outcome::Confirmed | Outcome::Completed => theme.ok,
@@ -80,7 +100,7 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
             };
             ui.label(RichText::new(format!("{kind:?}: {outcome:?}")).small().color(colour));
         }
-        if let Some((t, e)) = app.state.errors.last() {
+        if let Some((t, e)) = state.errors.last() {
             ui.separator();
             ui.label(RichText::new(format!("{t:.1} s: {e}")).small().color(theme.danger));
         }

@@ -1,4 +1,5 @@
-//! The one place colours live (panels never write colour literals).
+//! The one place colours live (panels never write colour literals): the UI's semantic
+//! colours ([`Theme`]) and the 3D view's ([`ScenePalette`], built on the same theme).
 
 use eframe::egui::{Color32, Visuals};
 
@@ -127,4 +128,125 @@ impl Theme {
             Visuals::light()
         }
     }
+}
+
+/// Colours of the 3D view for one theme (sRGB components 0..1, alpha where given, as the
+/// shaders take them). The near/at-limit colours are the theme's `warn` and `danger`; the
+/// rest are the scene's own (lit surfaces and grid lines need other shades than flat UI).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScenePalette {
+    /// Behind everything.
+    pub background: [f32; 3],
+    /// Minor grid lines.
+    pub grid_minor: [f32; 4],
+    /// Major grid lines (every 10 minor).
+    pub grid_major: [f32; 4],
+    /// x axes (grid line and triads).
+    pub x_axis: [f32; 3],
+    /// y axes.
+    pub y_axis: [f32; 3],
+    /// z axes.
+    pub z_axis: [f32; 3],
+    /// Links between joint frames.
+    pub link: [f32; 3],
+    /// Joint spheres.
+    pub joint: [f32; 3],
+    /// Joint axes (`show_axes`).
+    pub joint_axis: [f32; 3],
+    /// Bounding cylinders with a radius from the specification.
+    pub cylinder: [f32; 3],
+    /// Bounding cylinders drawn with the default radius.
+    pub cylinder_default: [f32; 3],
+    /// The ghost (previewed preset) arm.
+    pub ghost: [f32; 3],
+    /// The live tool point marker (flat, drawn over everything).
+    pub tool_marker: [f32; 3],
+    /// Ring around the tool point marker.
+    pub marker_outline: [f32; 3],
+    /// A joint getting near its limit.
+    pub near_limit: [f32; 3],
+    /// A joint at its limit.
+    pub at_limit: [f32; 3],
+}
+
+impl ScenePalette {
+    /// The palette for the dark or light theme.
+    pub fn new(dark: bool) -> Self {
+        // A joint near or at its limit has the colours the gauges give it.
+        let theme = Theme::new(dark);
+        let (near_limit, at_limit) = (srgb(theme.warn), srgb(theme.danger));
+        let common = Self {
+            background: [0.0; 3],
+            grid_minor: [0.0; 4],
+            grid_major: [0.0; 4],
+            x_axis: [0.9, 0.25, 0.2],
+            y_axis: [0.3, 0.78, 0.3],
+            z_axis: [0.25, 0.45, 0.95],
+            link: [0.0; 3],
+            joint: [0.0; 3],
+            joint_axis: [0.0; 3],
+            cylinder: [0.0; 3],
+            cylinder_default: [0.0; 3],
+            ghost: [0.0; 3],
+            tool_marker: [1.0, 0.2, 0.85],
+            marker_outline: [0.0; 3],
+            near_limit,
+            at_limit,
+        };
+        if dark {
+            Self {
+                background: [0.105, 0.11, 0.12],
+                grid_minor: [0.55, 0.58, 0.62, 0.22],
+                grid_major: [0.6, 0.63, 0.68, 0.5],
+                link: [0.86, 0.87, 0.9],
+                joint: [0.58, 0.64, 0.74],
+                joint_axis: [0.55, 0.8, 1.0],
+                cylinder: [0.3, 0.6, 1.0],
+                cylinder_default: [0.8, 0.55, 1.0],
+                ghost: [0.3, 0.95, 0.7],
+                marker_outline: [0.02, 0.02, 0.03],
+                ..common
+            }
+        } else {
+            Self {
+                background: [0.94, 0.945, 0.95],
+                grid_minor: [0.35, 0.37, 0.4, 0.2],
+                grid_major: [0.3, 0.32, 0.36, 0.45],
+                link: [0.28, 0.3, 0.34],
+                joint: [0.45, 0.5, 0.58],
+                joint_axis: [0.1, 0.35, 0.75],
+                cylinder: [0.1, 0.38, 0.9],
+                cylinder_default: [0.5, 0.25, 0.75],
+                ghost: [0.05, 0.62, 0.42],
+                marker_outline: [1.0, 1.0, 1.0],
+                ..common
+            }
+        }
+    }
+
+    /// The tint of a bounding cylinder whose joint is `warning` (0..1) close to a limit:
+    /// `base` when far, turning amber as soon as the joint is near and red at the limit.
+    pub fn warning_tint(&self, base: [f32; 3], warning: f32) -> [f32; 3] {
+        let w = unit_warning(warning);
+        let alarm = lerp3(self.near_limit, self.at_limit, w);
+        lerp3(base, alarm, (w * 3.0).min(1.0))
+    }
+}
+
+/// A warning level within 0..1 (NaN counts as 0).
+pub(crate) fn unit_warning(warning: f32) -> f32 {
+    if warning.is_nan() {
+        0.0
+    } else {
+        warning.clamp(0.0, 1.0)
+    }
+}
+
+pub(crate) fn lerp3(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
+    [0, 1, 2].map(|i| a[i] + (b[i] - a[i]) * t)
+}
+
+/// A colour's sRGB components as 0..1 floats.
+fn srgb(c: Color32) -> [f32; 3] {
+    [c.r(), c.g(), c.b()].map(|v| f32::from(v) / 255.0)
 }

@@ -1,54 +1,96 @@
-//! The 3D arm panel: forward kinematics of the state at the cursor time, the previewed
-//! preset as a ghost, near-limit tints from the gauges, and the SIMULATED mark.
+//! The 3D arm panel: forward kinematics of the state at the drawn time, the previewed preset
+//! as a ghost, joints tinted by the model's near-limit rule, and the SIMULATED / REPLAY mark.
 
 use eframe::egui::{self, Align2, FontId, RichText};
 
-use super::app::{Mode, OcuApp};
-use super::gauges::gauge_data;
-use super::scene::{ArmView, SceneInput};
+use super::actions::Action;
+use super::app::Settings;
+use super::commands::UiCommand;
+use super::scene::{ArmView, Camera, SceneInput};
+use super::sources::Badge;
 use super::theme::Theme;
+use super::time_control::Shown;
 use crate::model::kinematics::{self, ArmPose};
+use crate::model::limits::joint_warnings;
+use crate::model::state::ArmState;
 
 /// Default radius for cylinders the specification gives none for, m.
 pub const DEFAULT_RADIUS: f64 = 0.03;
 
-/// Transient state of the 3D panel.
+/// Transient state of the 3D panel: its camera, the view widget (and its GPU side), and
+/// whether the camera was fitted to the arm yet.
 #[derive(Default)]
-pub struct ArmView3d {
-    /// The three-d view and its camera.
-    pub view: ArmView,
+pub struct ArmPanel {
+    /// Where the arm is seen from.
+    pub camera: Camera,
+    /// Where the view was drawn last frame, in points (for the PNG export).
+    pub rect: Option<egui::Rect>,
+    view: ArmView,
     fitted: bool,
     fitted_presets: bool,
     first_arm_logged: bool,
 }
 
-/// The live pose and the previewed ghost pose, when computable.
-pub fn poses(app: &OcuApp) -> (Option<ArmPose>, Option<ArmPose>) {
-    let Some(spec) = &app.state.spec else {
+impl ArmPanel {
+    /// Looks at the whole arm `pose` (nothing without one).
+    pub fn fit(&mut self, pose: Option<&ArmPose>) {
+        if let Some(p) = pose {
+            self.camera.fit(p);
+            self.fitted = true;
+        }
+    }
+
+    /// Back to the default camera; the arm (and its presets) is framed again on the next
+    /// frame.
+    pub fn reset(&mut self) {
+        self.camera.reset();
+        self.fitted = false;
+        self.fitted_presets = false;
+    }
+
+    /// Frees the view's GPU objects (made in the GL context that painted it) and keeps the
+    /// camera: the next paint, in whatever context, makes them again.
+    pub fn release_gpu(&mut self) {
+        self.view = ArmView::new();
+    }
+}
+
+/// What the panel shows.
+pub struct View3dInput<'a> {
+    /// The state drawn.
+    pub state: &'a ArmState,
+    /// The preset previewed as a ghost.
+    pub preview: Option<u8>,
+    /// What the window shows.
+    pub shown: Shown,
+    /// The SIMULATED or REPLAY mark.
+    pub badge: Option<&'a Badge>,
+}
+
+/// The arm at the drawn positions and the previewed preset's ghost, when computable.
+pub fn poses(state: &ArmState, preview: Option<u8>) -> (Option<ArmPose>, Option<ArmPose>) {
+    let Some(spec) = &state.spec else {
         return (None, None);
     };
-    let tool = app.state.tool_point.unwrap_or([0.0; 3]);
-    let live = app
-        .state
+    let tool = state.tool_point.unwrap_or([0.0; 3]);
+    let live = state
         .positions
         .as_ref()
         .and_then(|q| kinematics::forward(spec, &q.value, tool).ok());
-    let ghost = app
-        .view
-        .preview
-        .and_then(|id| app.state.presets.iter().find(|p| p.id == id))
+    let ghost = preview
+        .and_then(|id| state.presets.iter().find(|p| p.id == id))
         .and_then(|p| p.positions.as_ref())
         .and_then(|q| kinematics::forward(spec, q, tool).ok());
     (live, ghost)
 }
 
 /// The arm at each preset whose positions are known.
-pub fn preset_poses(app: &OcuApp) -> Vec<ArmPose> {
-    let Some(spec) = &app.state.spec else {
+pub fn preset_poses(state: &ArmState) -> Vec<ArmPose> {
+    let Some(spec) = &state.spec else {
         return Vec::new();
     };
-    let tool = app.state.tool_point.unwrap_or([0.0; 3]);
-    app.state
+    let tool = state.tool_point.unwrap_or([0.0; 3]);
+    state
         .presets
         .iter()
         .filter_map(|p| p.positions.as_ref())
@@ -56,54 +98,53 @@ pub fn preset_poses(app: &OcuApp) -> Vec<ArmPose> {
         .collect()
 }
 
-/// Draws the panel.
-pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
-    let (live, ghost) = poses(app);
-    let warnings: Vec<f32> = gauge_data(app).iter().map(|g| g.warning_level()).collect();
-    let (fit, reset) = ui.input(|i| (i.key_pressed(egui::Key::F), i.key_pressed(egui::Key::R)));
-    let wants_keys = ui.ctx().egui_wants_keyboard_input();
-    if let Some(p) = &live
-        && (!app.view.arm_view.fitted || (fit && !wants_keys))
-    {
-        app.view.arm_view.view.camera.fit(p);
-        app.view.arm_view.fitted = true;
+/// Frames the arm on its first frame, and its whole working space (every preset) once the
+/// presets are known, so the view need not follow the arm.
+fn auto_fit(panel: &mut ArmPanel, live: Option<&ArmPose>, state: &ArmState) {
+    let Some(p) = live else { return };
+    if !panel.fitted {
+        panel.fit(Some(p));
     }
-    // Once the presets are known, frame the whole working space so the view need not follow.
-    if let (Some(p), false) = (&live, app.view.arm_view.fitted_presets) {
-        let poses = preset_poses(app);
-        if !poses.is_empty() {
-            let mut all = poses;
+    if !panel.fitted_presets {
+        let mut all = preset_poses(state);
+        if !all.is_empty() {
             all.push(p.clone());
-            app.view.arm_view.view.camera.fit_all(&all);
+            panel.camera.fit_all(&all);
             // The presets' union is a generous sphere; the arm fills only part of it at a time.
-            app.view.arm_view.view.camera.distance *= 0.7;
-            app.view.arm_view.fitted_presets = true;
+            panel.camera.distance *= 0.7;
+            panel.fitted_presets = true;
         }
     }
-    if reset && !wants_keys {
-        app.view.arm_view.view.camera.reset();
-        app.view.arm_view.fitted = false;
-        app.view.arm_view.fitted_presets = false;
-    }
+}
+
+/// Draws the panel.
+pub fn show(
+    ui: &mut egui::Ui,
+    input: &View3dInput<'_>,
+    panel: &mut ArmPanel,
+    settings: &mut Settings,
+    theme: &Theme,
+    actions: &mut Vec<Action>,
+) {
+    let state = input.state;
+    let (live, ghost) = poses(state, input.preview);
+    let warnings = state.spec.as_ref().map_or_else(Vec::new, |spec| {
+        joint_warnings(spec, state.positions.as_ref().map(|q| q.value.as_slice()))
+    });
+    auto_fit(panel, live.as_ref(), state);
     ui.horizontal(|ui| {
-        ui.toggle_value(&mut app.settings.show_axes, "axes")
+        ui.toggle_value(&mut settings.show_axes, "axes")
             .on_hover_text("Show joint axes");
-        ui.toggle_value(&mut app.settings.show_frames, "frames")
+        ui.toggle_value(&mut settings.show_frames, "frames")
             .on_hover_text("Show joint frames");
-        if ui
-            .button("fit")
-            .on_hover_text("Fit the arm in view (F)")
-            .clicked()
-            && let Some(p) = &live
-        {
-            app.view.arm_view.view.camera.fit(p);
-        }
-        if ui
-            .button("reset")
-            .on_hover_text("Reset the camera (R)")
-            .clicked()
-        {
-            app.view.arm_view.view.camera.reset();
+        for cmd in [UiCommand::FitView, UiCommand::ResetCamera] {
+            if ui
+                .button(cmd.text())
+                .on_hover_text(cmd.hover_text(input.shown))
+                .clicked()
+            {
+                actions.push(Action::Ui(cmd));
+            }
         }
         ui.label(
             RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit")
@@ -111,18 +152,18 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
                 .color(theme.muted),
         );
     });
-    let input = SceneInput {
+    let scene = SceneInput {
         pose: live.clone(),
         ghost,
         joint_warning: warnings,
         default_radius: DEFAULT_RADIUS,
-        show_axes: app.settings.show_axes,
-        show_frames: app.settings.show_frames,
-        dark: app.settings.dark,
+        show_axes: settings.show_axes,
+        show_frames: settings.show_frames,
+        dark: settings.dark,
     };
-    let response = app.view.arm_view.view.ui(ui, input);
-    if live.is_some() && !app.view.arm_view.first_arm_logged {
-        app.view.arm_view.first_arm_logged = true;
+    let response = panel.view.ui(ui, scene, &mut panel.camera);
+    if live.is_some() && !panel.first_arm_logged {
+        panel.first_arm_logged = true;
         if let Some(start) = super::GUI_START.get() {
             tracing::info!(
                 "first frame with the live arm {:.0} ms after start",
@@ -131,12 +172,23 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
         }
     }
     let rect = response.rect;
-    app.view.view3d_rect = Some(rect);
+    panel.rect = Some(rect);
+    overlay(ui, rect, input, live.as_ref(), theme);
+}
+
+/// The badge, what is missing when no arm can be drawn, and the tool point.
+fn overlay(
+    ui: &egui::Ui,
+    rect: egui::Rect,
+    input: &View3dInput<'_>,
+    live: Option<&ArmPose>,
+    theme: &Theme,
+) {
     let painter = ui.painter_at(rect);
-    let badge = match &app.mode {
-        Mode::Simulated => Some(("SIMULATED".to_string(), theme.simulated)),
-        Mode::Replay(_) => Some(("REPLAY".to_string(), theme.replay)),
-        Mode::Live => None,
+    let badge = match input.badge {
+        Some(Badge::Simulated) => Some(("SIMULATED", theme.simulated)),
+        Some(Badge::Replay(_)) => Some(("REPLAY", theme.replay)),
+        None => None,
     };
     if let Some((text, colour)) = badge {
         painter.text(
@@ -147,32 +199,34 @@ pub fn show(app: &mut OcuApp, ui: &mut egui::Ui, theme: &Theme) {
             colour,
         );
     }
-    if live.is_none() {
-        let text = match (app.read_only(), app.state.selected.is_some()) {
-            (false, true) => "waiting for the arm's specification and positions…",
-            (false, false) => "searching for manipulators…",
-            (true, true) => "no specification and joint positions recorded up to this time",
-            (true, false) => "no manipulator selected in the recording at this time",
-        };
-        painter.text(
-            rect.center(),
-            Align2::CENTER_CENTER,
-            text,
-            FontId::proportional(16.0),
-            theme.muted,
-        );
-    }
-    if let Some(p) = &live {
-        let t = p.tool_point_vehicle;
-        painter.text(
-            rect.left_bottom() + egui::vec2(10.0, -8.0),
-            Align2::LEFT_BOTTOM,
-            format!(
-                "tool point (vehicle frame): {:.3}, {:.3}, {:.3} m",
-                t.x, t.y, t.z
-            ),
-            FontId::monospace(12.0),
-            theme.muted,
-        );
+    match live {
+        None => {
+            let text = match (input.shown.read_only(), input.state.selected.is_some()) {
+                (false, true) => "waiting for the arm's specification and positions…",
+                (false, false) => "searching for manipulators…",
+                (true, true) => "no specification and joint positions recorded up to this time",
+                (true, false) => "no manipulator selected in the recording at this time",
+            };
+            painter.text(
+                rect.center(),
+                Align2::CENTER_CENTER,
+                text,
+                FontId::proportional(16.0),
+                theme.muted,
+            );
+        }
+        Some(p) => {
+            let t = p.tool_point_vehicle;
+            painter.text(
+                rect.left_bottom() + egui::vec2(10.0, -8.0),
+                Align2::LEFT_BOTTOM,
+                format!(
+                    "tool point (vehicle frame): {:.3}, {:.3}, {:.3} m",
+                    t.x, t.y, t.z
+                ),
+                FontId::monospace(12.0),
+                theme.muted,
+            );
+        }
     }
 }

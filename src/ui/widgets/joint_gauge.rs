@@ -1,24 +1,24 @@
 //! One joint's gauge: value against the specification's limits, speed against max speed,
-//! effort against max effort, with a near-limit warning (within 5 % of the range).
+//! effort against max effort, with a near-limit warning (the model's rule,
+//! [`crate::model::limits`]: within 5 % of the range).
 
 use eframe::egui::{
     Align2, Color32, FontId, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2, WidgetInfo, pos2,
     vec2,
 };
 
-use crate::model::arm::JointType;
+pub use crate::model::limits::{LimitState, NEAR_LIMIT};
+use crate::model::limits::{limit_state, warning_level};
+use crate::ui::format::format_joint_value;
 use crate::ui::theme::Theme;
-
-/// Fraction of the range next to a limit that counts as "near".
-pub const NEAR_LIMIT: f64 = 0.05;
 
 /// What a gauge shows.
 #[derive(Debug, Clone)]
 pub struct GaugeData {
     /// Joint label (number and name).
     pub label: String,
-    /// Revolute or prismatic.
-    pub kind: JointType,
+    /// A prismatic joint (m); else revolute (rad).
+    pub prismatic: bool,
     /// Position (rad or m).
     pub value: Option<f64>,
     /// Lower limit; `None` with `max` `None` means continuous.
@@ -39,57 +39,20 @@ pub struct GaugeData {
     pub stale: bool,
 }
 
-/// Where a value sits against its limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LimitState {
-    /// Well inside.
-    Inside,
-    /// Within 5 % of the lower limit.
-    NearMin,
-    /// Within 5 % of the upper limit.
-    NearMax,
-    /// At or beyond a limit.
-    AtLimit,
-    /// No limits (continuous joint) or no value.
-    Unlimited,
-}
-
 impl GaugeData {
-    /// The value against the limits.
+    /// The value against the limits (the model's near-limit rule).
     pub fn limit_state(&self) -> LimitState {
-        let (Some(v), Some(lo), Some(hi)) = (self.value, self.min, self.max) else {
-            return LimitState::Unlimited;
-        };
-        let margin = (hi - lo).abs() * NEAR_LIMIT;
-        if v <= lo || v >= hi {
-            LimitState::AtLimit
-        } else if v - lo < margin {
-            LimitState::NearMin
-        } else if hi - v < margin {
-            LimitState::NearMax
-        } else {
-            LimitState::Inside
-        }
+        limit_state(self.value, self.min, self.max)
     }
 
-    /// How close to a limit, 0 (far) .. 1 (at the limit), for tinting the 3D view.
+    /// How close to a limit, 0 (far) .. 1 (at the limit), as the 3D view tints it.
     pub fn warning_level(&self) -> f32 {
-        let (Some(v), Some(lo), Some(hi)) = (self.value, self.min, self.max) else {
-            return 0.0;
-        };
-        let margin = ((hi - lo).abs() * NEAR_LIMIT).max(1e-9);
-        let d = (v - lo).min(hi - v);
-        (1.0 - d / margin).clamp(0.0, 1.0) as f32
+        warning_level(self.value, self.min, self.max)
     }
 
     /// A value in display units with its unit.
     pub fn format(&self, v: f64) -> String {
-        match (self.kind, self.degrees, self.millimetres) {
-            (JointType::Revolute, true, _) => format!("{:.1}°", v.to_degrees()),
-            (JointType::Revolute, false, _) => format!("{v:.3} rad"),
-            (JointType::Prismatic, _, true) => format!("{:.1} mm", v * 1000.0),
-            (JointType::Prismatic, _, false) => format!("{v:.4} m"),
-        }
+        format_joint_value(v, self.prismatic, self.degrees, self.millimetres)
     }
 
     /// The text a screen reader (and a test) gets.
@@ -122,6 +85,67 @@ fn bar(ui: &Ui, rect: Rect, fraction: f64, colour: Color32, theme: &Theme) {
         2.0,
         colour,
     );
+}
+
+/// The position track: the range, the near-limit bands, the value's marker (in `colour`)
+/// and the limits written under it.
+fn paint_track(ui: &Ui, rect: Rect, d: &GaugeData, colour: Color32, theme: &Theme) {
+    let p = ui.painter();
+    let small = FontId::proportional(11.0);
+    let track = Rect::from_min_size(
+        pos2(rect.left(), rect.top() + 20.0),
+        vec2(rect.width(), 10.0),
+    );
+    p.rect_filled(track, 3.0, theme.track);
+    let (lo, hi) = match (d.min, d.max) {
+        (Some(a), Some(b)) if b > a => (a, b),
+        // Continuous: one turn either side of zero.
+        _ => (-std::f64::consts::PI, std::f64::consts::PI),
+    };
+    let x_of =
+        |v: f64| track.left() + track.width() * ((v - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
+    if d.min.is_some() {
+        let m = (hi - lo) * NEAR_LIMIT;
+        for (a, b) in [(lo, lo + m), (hi - m, hi)] {
+            let r = Rect::from_x_y_ranges(x_of(a)..=x_of(b), track.y_range());
+            p.rect_filled(r, 0.0, theme.warn.gamma_multiply(0.35));
+        }
+    }
+    if let Some(v) = d.value {
+        let v = if d.min.is_none() {
+            // Wrap a continuous joint into one turn for the marker.
+            (v + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
+        } else {
+            v
+        };
+        let x = x_of(v);
+        p.line_segment(
+            [pos2(x, track.top() - 3.0), pos2(x, track.bottom() + 3.0)],
+            Stroke::new(3.0, colour),
+        );
+    }
+    p.rect_stroke(
+        track,
+        3.0,
+        Stroke::new(1.0, theme.muted),
+        StrokeKind::Inside,
+    );
+    if let (Some(a), Some(b)) = (d.min, d.max) {
+        p.text(
+            track.left_bottom() + vec2(0.0, 2.0),
+            Align2::LEFT_TOP,
+            d.format(a),
+            small.clone(),
+            theme.muted,
+        );
+        p.text(
+            track.right_bottom() + vec2(0.0, 2.0),
+            Align2::RIGHT_TOP,
+            d.format(b),
+            small.clone(),
+            theme.muted,
+        );
+    }
 }
 
 /// Draws a gauge; returns its response (hover shows the details).
@@ -159,9 +183,7 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
             LimitState::NearMin => "near lower limit",
             LimitState::NearMax => "near upper limit",
             LimitState::AtLimit => "AT LIMIT",
-            LimitState::Unlimited if d.min.is_none() && d.kind == JointType::Revolute => {
-                "continuous"
-            }
+            LimitState::Unlimited if d.min.is_none() && !d.prismatic => "continuous",
             _ => "",
         };
         if !warn_text.is_empty() {
@@ -173,61 +195,7 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
                 colour,
             );
         }
-        // Position track with limits.
-        let track = Rect::from_min_size(
-            pos2(rect.left(), rect.top() + 20.0),
-            vec2(rect.width(), 10.0),
-        );
-        p.rect_filled(track, 3.0, theme.track);
-        let (lo, hi) = match (d.min, d.max) {
-            (Some(a), Some(b)) if b > a => (a, b),
-            // Continuous: one turn either side of zero.
-            _ => (-std::f64::consts::PI, std::f64::consts::PI),
-        };
-        let x_of =
-            |v: f64| track.left() + track.width() * ((v - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
-        if d.min.is_some() {
-            let m = (hi - lo) * NEAR_LIMIT;
-            for (a, b) in [(lo, lo + m), (hi - m, hi)] {
-                let r = Rect::from_x_y_ranges(x_of(a)..=x_of(b), track.y_range());
-                p.rect_filled(r, 0.0, theme.warn.gamma_multiply(0.35));
-            }
-        }
-        if let Some(v) = d.value {
-            let v = if d.min.is_none() {
-                // Wrap a continuous joint into one turn for the marker.
-                (v + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
-            } else {
-                v
-            };
-            let x = x_of(v);
-            p.line_segment(
-                [pos2(x, track.top() - 3.0), pos2(x, track.bottom() + 3.0)],
-                Stroke::new(3.0, colour),
-            );
-        }
-        p.rect_stroke(
-            track,
-            3.0,
-            Stroke::new(1.0, theme.muted),
-            StrokeKind::Inside,
-        );
-        if let (Some(a), Some(b)) = (d.min, d.max) {
-            p.text(
-                track.left_bottom() + vec2(0.0, 2.0),
-                Align2::LEFT_TOP,
-                d.format(a),
-                small.clone(),
-                theme.muted,
-            );
-            p.text(
-                track.right_bottom() + vec2(0.0, 2.0),
-                Align2::RIGHT_TOP,
-                d.format(b),
-                small.clone(),
-                theme.muted,
-            );
-        }
+        paint_track(ui, rect, d, colour, theme);
         // Speed and effort.
         let half = (rect.width() - 8.0) / 2.0;
         let row = rect.top() + 48.0;
@@ -261,7 +229,7 @@ mod tests {
     fn g(value: f64) -> GaugeData {
         GaugeData {
             label: "1 waist".into(),
-            kind: JointType::Revolute,
+            prismatic: false,
             value: Some(value),
             min: Some(-1.0),
             max: Some(1.0),
@@ -291,7 +259,7 @@ mod tests {
         assert_eq!(d.format(std::f64::consts::FRAC_PI_2), "90.0°");
         d.degrees = false;
         assert_eq!(d.format(1.0), "1.000 rad");
-        d.kind = JointType::Prismatic;
+        d.prismatic = true;
         d.millimetres = true;
         assert_eq!(d.format(0.25), "250.0 mm");
         d.min = None;

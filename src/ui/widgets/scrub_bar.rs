@@ -100,7 +100,7 @@ pub fn scrub_bar(
         let text = if near.is_empty() {
             format!(
                 "{} — click or drag to move the cursor",
-                crate::ui::timeline::format_hms(bar.t_of(rect, p.x), true)
+                crate::ui::format::format_hms(bar.t_of(rect, p.x), true)
             )
         } else {
             let mut lines: Vec<String> = near
@@ -109,7 +109,7 @@ pub fn scrub_bar(
                 .map(|m| {
                     format!(
                         "{}  {}: {}",
-                        crate::ui::timeline::format_hms(m.t, true),
+                        crate::ui::format::format_hms(m.t, true),
                         m.kind.name(),
                         m.label
                     )

@@ -1,0 +1,246 @@
+//! What the operator asked for, carried out in one place. Panels and keys only describe
+//! requests ([`Action`]s, most of them [`UiCommand`]s from the table); [`OcuApp::perform`]
+//! changes the app and sends commands to the arm, and every command to the arm goes through
+//! [`OcuApp::command`], which asks [`super::time_control::Shown::allows`].
+
+use std::path::PathBuf;
+
+use super::app::{Confirm, OcuApp, file_name};
+use super::commands::{self, UiCommand};
+use super::export;
+use super::files::{self, Task};
+use super::notices::NoticeLevel;
+use super::sources::read_session;
+use super::time_control::TimeCommand;
+use super::view3d;
+use crate::model::update::Command;
+
+/// A request from a panel, a dialog or a key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// A command of the table.
+    Ui(UiCommand),
+    /// Move the drawn time.
+    Time(TimeCommand),
+    /// A command to the arm built by the panel (e.g. selecting another arm).
+    Send(Command),
+    /// Preview this preset as a ghost (or stop previewing).
+    Preview(Option<u8>),
+    /// Ask the operator to confirm before the command leaves.
+    Ask(Confirm),
+    /// The operator's answer to the open confirmation: go ahead (`true`) or cancel.
+    Answer(bool),
+    /// Hide this notice.
+    Dismiss(usize),
+}
+
+impl OcuApp {
+    /// Carries out what the operator asked.
+    pub fn perform(&mut self, action: Action) {
+        match action {
+            Action::Ui(cmd) => self.run(cmd),
+            Action::Time(cmd) => self.time_command(cmd),
+            Action::Send(cmd) => {
+                self.command(cmd);
+            }
+            Action::Preview(id) => self.view.preview = id,
+            Action::Ask(confirm) => self.view.confirm = Some(confirm),
+            Action::Answer(yes) => {
+                let Some(confirm) = self.view.confirm.take() else {
+                    return;
+                };
+                if yes {
+                    self.confirmed(confirm);
+                }
+            }
+            Action::Dismiss(i) => {
+                if i < self.view.notices.len() {
+                    self.view.notices.remove(i);
+                }
+            }
+        }
+    }
+
+    /// Runs a command of the table (nothing when it is not available in what is shown).
+    pub fn run(&mut self, cmd: UiCommand) {
+        if !cmd.available(self.shown()) {
+            return;
+        }
+        match cmd {
+            UiCommand::Open => self.request_file(Task::Open),
+            UiCommand::ToggleRecording => self.toggle_recording(),
+            UiCommand::ExportCsv => {
+                let span = read_session(self.session()).span();
+                let (t0, t1, _) = files::csv_range(self.view.plots.range, span);
+                self.request_file(Task::ExportCsv { t0, t1 });
+            }
+            UiCommand::ExportPng => self.request_file(Task::ExportPng),
+            UiCommand::BackToLive => self.back_to_live(),
+            UiCommand::ToggleHelp => self.view.show_help = !self.view.show_help,
+            UiCommand::Cancel => {
+                self.view.show_help = false;
+                self.view.confirm = None;
+                self.view.preview = None;
+            }
+            UiCommand::EmergencyStop => {
+                // The emergency stop never asks twice.
+                self.command(Command::SetEmergency);
+            }
+            UiCommand::ClearEmergency => self.view.confirm = Some(Confirm::ClearEmergency),
+            UiCommand::ToggleControl if self.holds_control() => self.run(UiCommand::ReleaseControl),
+            UiCommand::ToggleControl => self.run(UiCommand::RequestControl),
+            UiCommand::RequestControl => {
+                let authority = self.settings.authority;
+                self.command(Command::RequestControl { authority });
+            }
+            UiCommand::ReleaseControl => {
+                self.command(Command::ReleaseControl);
+            }
+            UiCommand::Resume => {
+                self.command(Command::Resume);
+            }
+            UiCommand::TogglePlay => self.time_command(TimeCommand::TogglePlay),
+            UiCommand::FollowLive => {
+                self.view.plots.follow = true;
+                self.time_command(TimeCommand::FollowLive);
+            }
+            UiCommand::ToggleUnits => self.settings.degrees = !self.settings.degrees,
+            UiCommand::ToggleTheme => self.settings.dark = !self.settings.dark,
+            UiCommand::PrevMark => self.time_command(TimeCommand::JumpMark { forward: false }),
+            UiCommand::NextMark => self.time_command(TimeCommand::JumpMark { forward: true }),
+            UiCommand::StepBack => self.time_command(TimeCommand::StepReport { forward: false }),
+            UiCommand::StepForward => self.time_command(TimeCommand::StepReport { forward: true }),
+            UiCommand::Home => self.time_command(TimeCommand::Home),
+            UiCommand::End => self.time_command(TimeCommand::End),
+            UiCommand::FitView => {
+                let (live, _) = view3d::poses(&self.state, self.view.preview);
+                self.view.arm.fit(live.as_ref());
+            }
+            UiCommand::ResetCamera => self.view.arm.reset(),
+        }
+    }
+
+    /// Runs the commands whose keys were pressed this frame.
+    pub(crate) fn keys(&mut self, ctx: &eframe::egui::Context) {
+        for cmd in commands::from_keys(ctx, self.shown()) {
+            self.run(cmd);
+        }
+    }
+
+    fn confirmed(&mut self, confirm: Confirm) {
+        match confirm {
+            Confirm::GoToPreset(id) => {
+                self.command(Command::GoToPreset { pose_id: id });
+            }
+            Confirm::ClearEmergency => {
+                self.command(Command::ClearEmergency);
+                if self.holds_control() {
+                    self.command(Command::Resume);
+                }
+            }
+        }
+    }
+
+    /// Asks for a path for `task` with a native dialog off the UI thread (one at a time).
+    pub fn request_file(&mut self, task: Task) {
+        let name = self.default_file_name(&task);
+        if let Err(text) = self.jobs.request(task, name, self.egui_ctx.clone()) {
+            self.notify(NoticeLevel::Info, text);
+        }
+    }
+
+    /// The name a save dialog proposes for `task`.
+    pub fn default_file_name(&self, task: &Task) -> String {
+        let stem = self.replay().map(|r| {
+            r.replay
+                .path
+                .file_stem()
+                .map_or("session".into(), |s| s.to_string_lossy().into_owned())
+        });
+        let now_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        files::default_name(
+            task,
+            stem.as_deref(),
+            self.live_arm_name().as_deref(),
+            now_ns,
+            self.time(),
+        )
+    }
+
+    /// Carries out `task` on the chosen `path` (from a dialog, the prompt, or a caller).
+    pub fn file_chosen(&mut self, task: Task, path: PathBuf) {
+        match task {
+            Task::Open => {
+                // A failure is shown as a notice by `open_replay`; nothing else changes.
+                let _ = self.open_replay(&path);
+            }
+            Task::Record => {
+                if let Err(e) = self.start_recording(path) {
+                    self.notify(NoticeLevel::Error, e);
+                }
+            }
+            Task::ExportCsv { t0, t1 } => {
+                if self.sources.loading() {
+                    self.notify(
+                        NoticeLevel::Warning,
+                        "The file is still loading; export once it has loaded completely.",
+                    );
+                    return;
+                }
+                let session = self.session().clone();
+                match export::export_csv(session, path, t0, t1, self.egui_ctx.clone()) {
+                    Ok(job) => self.jobs.exports.push(job),
+                    Err(e) => self.notify(NoticeLevel::Error, e),
+                }
+            }
+            Task::ExportPng => {
+                let Some(ctx) = self.egui_ctx.clone() else {
+                    return;
+                };
+                if self.view.arm.rect.is_none() {
+                    self.notify(
+                        NoticeLevel::Error,
+                        "The 3D view is not on screen; nothing to export.",
+                    );
+                    return;
+                }
+                self.jobs.shot = Some(export::request_png(&ctx, path));
+            }
+        }
+    }
+
+    /// Polls the file dialog, the exports and the screenshot (every frame).
+    pub(crate) fn poll_jobs(&mut self, ctx: &eframe::egui::Context) {
+        if let Some((task, path)) = self.jobs.poll_dialog() {
+            self.file_chosen(task, path);
+        }
+        let rect = self.view.arm.rect;
+        for n in export::poll(&mut self.jobs, ctx, rect) {
+            self.notify(n.level, n.text);
+        }
+    }
+
+    /// Files dropped on the window: the first one with a path is opened for replay.
+    pub(crate) fn take_dropped(&mut self, ctx: &eframe::egui::Context) {
+        let drop = files::dropped(ctx);
+        self.view.drop_hover = drop.hovering;
+        match drop.file {
+            None => {}
+            Some(Ok((path, count))) => {
+                if count > 1 {
+                    self.notify(
+                        NoticeLevel::Info,
+                        format!(
+                            "{count} files dropped; opening the first, {}",
+                            file_name(&path)
+                        ),
+                    );
+                }
+                let _ = self.open_replay(&path);
+            }
+            Some(Err(text)) => self.notify(NoticeLevel::Error, text),
+        }
+    }
+}

@@ -1,0 +1,577 @@
+//! The table of UI commands (after Rerun's `re_ui` `UICommand`): each command's label,
+//! tooltip, keyboard shortcuts and the modes it is available in. The key handling, the help
+//! overlay and the menus and buttons are generated from it, so changing a key is an edit
+//! here and nowhere else. A test walks the table: in every mode a key press means at most
+//! one command.
+
+use eframe::egui::{self, InputState, Key, Modifiers};
+
+use super::time_control::Shown;
+
+/// Everything the operator can ask of the UI by name (menus, buttons, keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UiCommand {
+    /// Open a recording or capture for replay.
+    Open,
+    /// Start or stop recording the live session.
+    ToggleRecording,
+    /// Export the series over the plots' range as CSV.
+    ExportCsv,
+    /// Export the 3D view as PNG.
+    ExportPng,
+    /// Close the replay and show the live source again.
+    BackToLive,
+    /// Show or hide the keyboard shortcuts.
+    ToggleHelp,
+    /// Cancel a preview or confirmation, close the help.
+    Cancel,
+    /// Emergency stop of the live arm.
+    EmergencyStop,
+    /// Clear the emergency stop (asks for confirmation).
+    ClearEmergency,
+    /// Request control, or release it when held.
+    ToggleControl,
+    /// Request control.
+    RequestControl,
+    /// Release control.
+    ReleaseControl,
+    /// STANDBY to READY.
+    Resume,
+    /// Play or pause the timeline.
+    TogglePlay,
+    /// Follow now again (replay: the plots follow the cursor).
+    FollowLive,
+    /// Degrees or radians.
+    ToggleUnits,
+    /// Dark or light theme.
+    ToggleTheme,
+    /// To the previous timeline mark.
+    PrevMark,
+    /// To the next timeline mark.
+    NextMark,
+    /// To the previous report.
+    StepBack,
+    /// To the next report.
+    StepForward,
+    /// To the start of the session.
+    Home,
+    /// To the end of the session (live: follow now).
+    End,
+    /// Fit the arm in the 3D view.
+    FitView,
+    /// Reset the 3D camera (then fit the arm again).
+    ResetCamera,
+}
+
+/// How a shortcut is matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// egui's `consume_shortcut`: the modifiers must be held (extra Shift or Alt allowed) and
+    /// the key press is taken, so no later shortcut or widget sees it.
+    Consume,
+    /// Fires whenever the key is pressed with at least the modifiers held, and leaves the
+    /// press for widgets too (the operator's single keys: they work whatever is held down).
+    Press,
+}
+
+/// A key with its modifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shortcut {
+    /// Modifiers that must be held.
+    pub modifiers: Modifiers,
+    /// The key.
+    pub key: Key,
+    /// How it is matched.
+    pub trigger: Trigger,
+}
+
+const fn ctrl(key: Key) -> Shortcut {
+    Shortcut {
+        modifiers: Modifiers::COMMAND,
+        key,
+        trigger: Trigger::Consume,
+    }
+}
+
+const fn key(key: Key) -> Shortcut {
+    Shortcut {
+        modifiers: Modifiers::NONE,
+        key,
+        trigger: Trigger::Consume,
+    }
+}
+
+const fn shift(key: Key) -> Shortcut {
+    Shortcut {
+        modifiers: Modifiers::SHIFT,
+        key,
+        trigger: Trigger::Consume,
+    }
+}
+
+const fn press(key: Key) -> Shortcut {
+    Shortcut {
+        modifiers: Modifiers::NONE,
+        key,
+        trigger: Trigger::Press,
+    }
+}
+
+const fn shift_press(key: Key) -> Shortcut {
+    Shortcut {
+        modifiers: Modifiers::SHIFT,
+        key,
+        trigger: Trigger::Press,
+    }
+}
+
+/// A `'static` slice of shortcuts made by the `const fn`s above.
+macro_rules! keys {
+    ($($s:expr),* $(,)?) => {{
+        const KEYS: &[Shortcut] = &[$($s),*];
+        KEYS
+    }};
+}
+
+impl Shortcut {
+    /// Whether this frame's input holds the shortcut (consuming it for [`Trigger::Consume`]).
+    pub fn fires(&self, input: &mut InputState) -> bool {
+        match self.trigger {
+            Trigger::Consume => input.consume_key(self.modifiers, self.key),
+            Trigger::Press => input.key_pressed(self.key) && held(input.modifiers, self.modifiers),
+        }
+    }
+
+    /// How the help and tooltips write it: `Ctrl+O`, `Shift+←`, `Space`.
+    pub fn text(&self) -> String {
+        let m = self.modifiers;
+        let mut text = String::new();
+        if m.command || m.ctrl || m.mac_cmd {
+            text.push_str("Ctrl+");
+        }
+        if m.alt {
+            text.push_str("Alt+");
+        }
+        if m.shift {
+            text.push_str("Shift+");
+        }
+        text.push_str(match self.key {
+            Key::ArrowLeft => "←",
+            Key::ArrowRight => "→",
+            Key::ArrowUp => "↑",
+            Key::ArrowDown => "↓",
+            Key::Questionmark => "?",
+            Key::Comma => ",",
+            Key::Period => ".",
+            Key::Escape => "Esc",
+            other => other.name(),
+        });
+        text
+    }
+}
+
+/// Whether every modifier of `pattern` is held in `now`.
+fn held(now: Modifiers, pattern: Modifiers) -> bool {
+    (!pattern.shift || now.shift)
+        && (!pattern.alt || now.alt)
+        && (!(pattern.ctrl || pattern.command) || now.ctrl || now.command)
+}
+
+impl UiCommand {
+    /// Every command, in the order keys are matched: Ctrl combinations first (so that
+    /// Ctrl+R does not also reset the camera with R), Shift+arrows before plain arrows.
+    pub const ALL: [UiCommand; 25] = [
+        UiCommand::Open,
+        UiCommand::ToggleRecording,
+        UiCommand::ExportCsv,
+        UiCommand::ExportPng,
+        UiCommand::BackToLive,
+        UiCommand::ToggleHelp,
+        UiCommand::Cancel,
+        UiCommand::EmergencyStop,
+        UiCommand::ClearEmergency,
+        UiCommand::ToggleControl,
+        UiCommand::RequestControl,
+        UiCommand::ReleaseControl,
+        UiCommand::Resume,
+        UiCommand::TogglePlay,
+        UiCommand::FollowLive,
+        UiCommand::ToggleUnits,
+        UiCommand::ToggleTheme,
+        UiCommand::PrevMark,
+        UiCommand::NextMark,
+        UiCommand::StepBack,
+        UiCommand::StepForward,
+        UiCommand::Home,
+        UiCommand::End,
+        UiCommand::FitView,
+        UiCommand::ResetCamera,
+    ];
+
+    /// The label of its button or menu entry, and what it does.
+    pub fn text_and_tooltip(self) -> (&'static str, &'static str) {
+        match self {
+            UiCommand::Open => (
+                "Open…",
+                "Replay a .mcap recording or a .pcap / .pcapng capture; you can also drop a file on the window",
+            ),
+            UiCommand::ToggleRecording => (
+                "Record",
+                "Start / stop recording every datagram sent and received to an MCAP file",
+            ),
+            UiCommand::ExportCsv => ("Export CSV…", "Joint and force/torque series as CSV"),
+            UiCommand::ExportPng => (
+                "Export 3D view as PNG…",
+                "The 3D view as it is on screen now",
+            ),
+            UiCommand::BackToLive => (
+                "Back to live",
+                "Close the replay and show the live session again",
+            ),
+            UiCommand::ToggleHelp => ("?", "Keyboard shortcuts (this help)"),
+            UiCommand::Cancel => (
+                "Cancel",
+                "Cancel a preview or confirmation, close this help",
+            ),
+            UiCommand::EmergencyStop => (
+                "E-STOP",
+                "Emergency stop: stops all motion at once. Clearing it asks for confirmation.",
+            ),
+            UiCommand::ClearEmergency => (
+                "Clear emergency…",
+                "Clear the emergency stop and resume (asks for confirmation)",
+            ),
+            UiCommand::ToggleControl => ("Request / release control", "Request / release control"),
+            UiCommand::RequestControl => (
+                "Request control",
+                "Ask for control of the manipulator; needed to command presets",
+            ),
+            UiCommand::ReleaseControl => ("Release", "Give control back"),
+            UiCommand::Resume => ("Resume", "STANDBY to READY"),
+            UiCommand::TogglePlay => ("Play", "Play / pause the replay"),
+            UiCommand::FollowLive => (
+                "Back to live",
+                "Follow the newest data again (replay: the plots follow the cursor)",
+            ),
+            UiCommand::ToggleUnits => ("deg", "Revolute joints in degrees (else radians)"),
+            UiCommand::ToggleTheme => ("Theme", "Dark / light theme"),
+            UiCommand::PrevMark => ("◀ mark", "Previous mark"),
+            UiCommand::NextMark => ("mark ▶", "Next mark"),
+            UiCommand::StepBack => ("◀ step", "Previous report"),
+            UiCommand::StepForward => ("step ▶", "Next report"),
+            UiCommand::Home => ("Start", "Start of the session"),
+            UiCommand::End => ("End", "End of the session (live: back to live)"),
+            UiCommand::FitView => ("fit", "3D: fit the arm in view"),
+            UiCommand::ResetCamera => ("reset", "3D: reset the camera"),
+        }
+    }
+
+    /// The label.
+    pub fn text(self) -> &'static str {
+        self.text_and_tooltip().0
+    }
+
+    /// What it does, as it reads while `shown` (the emergency stop over a replay reaches the
+    /// live arm underneath, not the one drawn).
+    pub fn tooltip(self, shown: Shown) -> &'static str {
+        match (self, shown) {
+            (UiCommand::EmergencyStop, Shown::ReplayOverLive { .. }) => {
+                "Emergency stop of the LIVE arm running underneath this replay."
+            }
+            _ => self.text_and_tooltip().1,
+        }
+    }
+
+    /// The keys that run it while `shown` (none when it has no key there).
+    pub fn shortcuts(self, shown: Shown) -> &'static [Shortcut] {
+        match self {
+            UiCommand::Open => keys![ctrl(Key::O)],
+            UiCommand::ToggleRecording => keys![ctrl(Key::R)],
+            UiCommand::ToggleHelp => keys![
+                press(Key::F1),
+                shift_press(Key::Questionmark),
+                press(Key::H),
+            ],
+            UiCommand::Cancel => keys![press(Key::Escape)],
+            // Live, Space is the emergency stop (never asks twice); in a replay Space plays
+            // and only E reaches the live arm underneath.
+            UiCommand::EmergencyStop => match shown {
+                Shown::Live | Shown::LiveScrubbed { .. } => keys![press(Key::Space), press(Key::E)],
+                Shown::ReplayOverLive { .. } | Shown::Replay { .. } => keys![press(Key::E)],
+            },
+            UiCommand::TogglePlay if shown.is_replay() => keys![press(Key::Space)],
+            UiCommand::ToggleControl => keys![press(Key::C)],
+            UiCommand::FollowLive => keys![press(Key::L)],
+            UiCommand::ToggleUnits => keys![press(Key::U)],
+            UiCommand::PrevMark => keys![shift(Key::ArrowLeft), key(Key::Comma)],
+            UiCommand::NextMark => keys![shift(Key::ArrowRight), key(Key::Period)],
+            UiCommand::StepBack => keys![key(Key::ArrowLeft)],
+            UiCommand::StepForward => keys![key(Key::ArrowRight)],
+            UiCommand::Home => keys![key(Key::Home)],
+            UiCommand::End => keys![key(Key::End)],
+            UiCommand::FitView => keys![press(Key::F)],
+            UiCommand::ResetCamera => keys![press(Key::R)],
+            _ => keys![],
+        }
+    }
+
+    /// Whether it means anything while `shown`: commands to the arm only when they reach the
+    /// live arm, "Back to live" only over a running live source.
+    pub fn available(self, shown: Shown) -> bool {
+        match self {
+            UiCommand::EmergencyStop => shown.emergency_stop_reaches_live_arm(),
+            UiCommand::ClearEmergency
+            | UiCommand::ToggleControl
+            | UiCommand::RequestControl
+            | UiCommand::ReleaseControl
+            | UiCommand::Resume => shown.commands_reach_live_arm(),
+            UiCommand::BackToLive => matches!(shown, Shown::ReplayOverLive { .. }),
+            _ => true,
+        }
+    }
+
+    /// Whether its keys work while a text field has the keyboard.
+    pub fn while_typing(self) -> bool {
+        matches!(self, UiCommand::Open | UiCommand::ToggleRecording)
+    }
+
+    /// The command whose keys also reach this one (request and release are both the
+    /// control toggle's C).
+    fn keyed_by(self) -> UiCommand {
+        match self {
+            UiCommand::RequestControl | UiCommand::ReleaseControl => UiCommand::ToggleControl,
+            other => other,
+        }
+    }
+
+    /// The keys of it while `shown`, as text: `Space or E`.
+    pub fn keys_text(self, shown: Shown) -> String {
+        let keys: Vec<String> = self
+            .keyed_by()
+            .shortcuts(shown)
+            .iter()
+            .map(Shortcut::text)
+            .collect();
+        keys.join(" or ")
+    }
+
+    /// The tooltip with its keys: `Previous report (←)`.
+    pub fn hover_text(self, shown: Shown) -> String {
+        let keys = self.keys_text(shown);
+        if keys.is_empty() {
+            self.tooltip(shown).to_string()
+        } else {
+            format!("{} ({keys})", self.tooltip(shown).trim_end_matches('.'))
+        }
+    }
+
+    /// Commands the help lists as one row (previous / next), with the row's text.
+    fn help_group(self) -> Option<&'static str> {
+        match self {
+            UiCommand::PrevMark | UiCommand::NextMark => Some("Previous / next timeline mark"),
+            UiCommand::StepBack | UiCommand::StepForward => {
+                Some("Step to the previous / next report")
+            }
+            UiCommand::Home | UiCommand::End => {
+                Some("Start of the session / its end (live: back to live)")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The commands whose keys were pressed this frame, in table order. While a text field has
+/// the keyboard (`typing`), only the commands that work while typing are looked at.
+pub fn pressed(input: &mut InputState, shown: Shown, typing: bool) -> Vec<UiCommand> {
+    let mut fired = Vec::new();
+    for cmd in UiCommand::ALL {
+        if !cmd.available(shown) || (typing && !cmd.while_typing()) {
+            continue;
+        }
+        // Every shortcut is tried, so a consumed key is taken even if another one fired.
+        let hit = cmd
+            .shortcuts(shown)
+            .iter()
+            .fold(false, |hit, s| s.fires(input) | hit);
+        if hit {
+            fired.push(cmd);
+        }
+    }
+    fired
+}
+
+/// [`pressed`] on this frame's input.
+pub fn from_keys(ctx: &egui::Context, shown: Shown) -> Vec<UiCommand> {
+    let typing = ctx.egui_wants_keyboard_input();
+    ctx.input_mut(|i| pressed(i, shown, typing))
+}
+
+/// One row of the help: keys and what they do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelpRow {
+    /// `← / →`, `Ctrl+O`.
+    pub keys: String,
+    /// What they do.
+    pub what: String,
+}
+
+/// The help while `shown`: every available command that has keys there, pairs (previous /
+/// next) on one row.
+pub fn help_rows(shown: Shown) -> Vec<HelpRow> {
+    let mut groups: Vec<Vec<UiCommand>> = Vec::new();
+    for cmd in UiCommand::ALL {
+        if !cmd.available(shown) || cmd.shortcuts(shown).is_empty() {
+            continue;
+        }
+        match groups.last_mut() {
+            Some(last)
+                if cmd.help_group().is_some() && last[0].help_group() == cmd.help_group() =>
+            {
+                last.push(cmd)
+            }
+            _ => groups.push(vec![cmd]),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|members| {
+            let alternatives = members
+                .iter()
+                .map(|c| c.shortcuts(shown).len())
+                .max()
+                .unwrap_or(0);
+            let keys: Vec<String> = (0..alternatives)
+                .map(|k| {
+                    let pair: Vec<String> = members
+                        .iter()
+                        .filter_map(|c| c.shortcuts(shown).get(k).map(Shortcut::text))
+                        .collect();
+                    pair.join(" / ")
+                })
+                .collect();
+            let what = members[0]
+                .help_group()
+                .unwrap_or_else(|| members[0].tooltip(shown));
+            HelpRow {
+                keys: keys.join(" or "),
+                what: what.to_string(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The commands one key press fires while `shown`.
+    fn fired_by(s: &Shortcut, shown: Shown) -> Vec<UiCommand> {
+        let ctx = egui::Context::default();
+        let input = egui::RawInput {
+            events: vec![
+                egui::Event::ModifiersChanged(s.modifiers),
+                egui::Event::Key {
+                    key: s.key,
+                    physical_key: None,
+                    pressed: true,
+                    repeat: false,
+                    modifiers: s.modifiers,
+                },
+            ],
+            ..Default::default()
+        };
+        let mut fired = Vec::new();
+        let mut output = ctx.run_ui(input, |ui| {
+            fired = ui.ctx().input_mut(|i| pressed(i, shown, false));
+        });
+        // Nothing is painted here.
+        output.textures_delta.clear();
+        fired
+    }
+
+    #[test]
+    fn in_every_mode_a_key_means_one_command_at_most() {
+        for shown in Shown::ALL {
+            let mut seen: Vec<(Shortcut, UiCommand)> = Vec::new();
+            for cmd in UiCommand::ALL.into_iter().filter(|c| c.available(shown)) {
+                for s in cmd.shortcuts(shown) {
+                    let same = seen
+                        .iter()
+                        .find(|(o, _)| o.key == s.key && o.modifiers == s.modifiers);
+                    assert!(
+                        same.is_none(),
+                        "{}: {} is both {cmd:?} and {:?}",
+                        shown.name(),
+                        s.text(),
+                        same.map(|x| x.1)
+                    );
+                    seen.push((*s, cmd));
+                    // And pressing it (as the dispatcher matches) runs exactly this command.
+                    assert_eq!(fired_by(s, shown), [cmd], "{}: {}", shown.name(), s.text());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn space_stops_the_live_arm_and_plays_a_replay_and_e_reaches_the_live_arm_only() {
+        let space = press(Key::Space);
+        let e = press(Key::E);
+        assert_eq!(fired_by(&space, Shown::Live), [UiCommand::EmergencyStop]);
+        assert_eq!(
+            fired_by(&space, Shown::LiveScrubbed { t: 1.0 }),
+            [UiCommand::EmergencyStop]
+        );
+        assert_eq!(
+            fired_by(&space, Shown::Replay { t: 1.0 }),
+            [UiCommand::TogglePlay]
+        );
+        assert_eq!(
+            fired_by(&space, Shown::ReplayOverLive { t: 1.0 }),
+            [UiCommand::TogglePlay]
+        );
+        assert_eq!(
+            fired_by(&e, Shown::ReplayOverLive { t: 1.0 }),
+            [UiCommand::EmergencyStop]
+        );
+        assert!(fired_by(&e, Shown::Replay { t: 1.0 }).is_empty());
+        assert!(fired_by(&press(Key::C), Shown::Replay { t: 1.0 }).is_empty());
+        // Ctrl+R records and does not also reset the camera.
+        assert_eq!(
+            fired_by(&ctrl(Key::R), Shown::Live),
+            [UiCommand::ToggleRecording]
+        );
+    }
+
+    #[test]
+    fn the_help_pairs_previous_and_next_and_lists_only_what_the_mode_offers() {
+        let rows = help_rows(Shown::Replay { t: 0.0 });
+        let keys: Vec<&str> = rows.iter().map(|r| r.keys.as_str()).collect();
+        for k in ["Ctrl+O", "Ctrl+R", "← / →", "Home / End", "Space"] {
+            assert!(keys.contains(&k), "{k} missing from {keys:?}");
+        }
+        assert!(!keys.contains(&"C"), "no control in a replay: {keys:?}");
+        let live = help_rows(Shown::Live);
+        assert!(
+            live.iter()
+                .any(|r| r.keys == "Space or E" && r.what.contains("Emergency"))
+        );
+    }
+
+    #[test]
+    fn tooltips_carry_the_keys_of_the_mode() {
+        assert_eq!(
+            UiCommand::StepBack.hover_text(Shown::Live),
+            "Previous report (←)"
+        );
+        assert_eq!(
+            UiCommand::NextMark.hover_text(Shown::Live),
+            "Next mark (Shift+→ or .)"
+        );
+        assert!(
+            UiCommand::EmergencyStop
+                .hover_text(Shown::ReplayOverLive { t: 0.0 })
+                .ends_with("(E)")
+        );
+    }
+}

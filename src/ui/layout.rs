@@ -1,0 +1,182 @@
+//! One frame of the window: the work before drawing (background jobs, loading, dropped
+//! files, keys, playback, the state at the drawn time), then the panels, each handed what it
+//! shows; what the operator asked for is collected and carried out after the last panel
+//! ([`OcuApp::perform`]), then the windows over the panels (help, confirmation, path
+//! prompt), whose answers are carried out last.
+
+use std::time::Duration;
+
+use eframe::egui;
+
+use super::actions::Action;
+use super::app::OcuApp;
+use super::files;
+use super::gauges;
+use super::help;
+use super::notices;
+use super::plots::{self, PlotsInput};
+use super::presets;
+use super::sources::read_session;
+use super::status_bar::{self, StatusBar};
+use super::theme::Theme;
+use super::timeline::{self, TimelineInput};
+use super::top_bar::{self, FileMenu, TopBar};
+use super::view3d::{self, View3dInput};
+
+impl OcuApp {
+    /// Draws one frame (also what the egui_kittest tests drive).
+    pub fn frame(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        if self.egui_ctx.is_none() {
+            self.egui_ctx = Some(ctx.clone());
+        }
+        ctx.set_visuals(Theme::visuals(self.settings.dark));
+        let theme = Theme::new(self.settings.dark);
+        self.view.frames += 1;
+        self.before_panels(&ctx);
+        let mut actions = Vec::new();
+        self.bars(ui, &theme, &mut actions);
+        self.panels(ui, &theme, &mut actions);
+        // The windows over the panels show what the panels asked for this frame (a
+        // confirmation, the help).
+        for a in actions.drain(..) {
+            self.perform(a);
+        }
+        self.overlays(&ctx, &theme, &mut actions);
+        for a in actions {
+            self.perform(a);
+        }
+    }
+
+    /// Work that must happen every frame before drawing: background jobs, loading progress,
+    /// dropped files, keys, playback, and the state at the drawn time.
+    fn before_panels(&mut self, ctx: &egui::Context) {
+        self.poll_replay();
+        self.poll_jobs(ctx);
+        self.poll_recording();
+        self.take_dropped(ctx);
+        self.keys(ctx);
+        let dt = ctx.input(|i| f64::from(i.stable_dt));
+        self.tick(dt);
+        self.sync_state();
+        if self.time.playing() {
+            ctx.request_repaint();
+        } else if self.sources.loading() || self.jobs.busy() {
+            ctx.request_repaint_after(Duration::from_millis(50));
+        }
+    }
+
+    /// The top bar, the notices, the status bar and the timeline.
+    fn bars(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
+        let shown = self.shown();
+        let badge = self.sources.badge();
+        let span = read_session(self.sources.session()).span();
+        let (t0, t1, range) = files::csv_range(self.view.plots.range, span);
+        let bar = TopBar {
+            state: &self.state,
+            shown,
+            badge: badge.as_ref(),
+            recording: &self.recording,
+            can_record: self.sources.live_running(),
+            file: FileMenu {
+                busy: self.jobs.dialog_open(),
+                csv: (t1 > t0).then_some(range),
+                png: self.view.arm.rect.is_some(),
+            },
+        };
+        let settings = &mut self.settings;
+        egui::Panel::top("top_bar")
+            .show(ui, |ui| top_bar::show(ui, &bar, settings, theme, actions));
+        if !self.view.notices.is_empty() {
+            let list = &self.view.notices;
+            egui::Panel::top("notices").show(ui, |ui| notices::show(ui, list, theme, actions));
+        }
+        let status = StatusBar {
+            state: &self.state,
+            shown,
+            time: shown.time(self.now()),
+            recording: self.recording.summary(),
+            replay: self.sources.replay(),
+        };
+        egui::Panel::bottom("status_bar").show(ui, |ui| status_bar::show(ui, &status, theme));
+        let session = read_session(self.sources.session());
+        let input = TimelineInput {
+            shown,
+            time: &self.time,
+            now: self.now(),
+            session: &session,
+            start_ns: self.sources.start_ns(),
+            replay: self.sources.replay(),
+        };
+        egui::Panel::bottom("timeline").show(ui, |ui| timeline::show(ui, &input, theme, actions));
+    }
+
+    /// The plots, the gauges, the presets and the 3D view.
+    fn panels(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
+        let shown = self.shown();
+        if self.settings.show_plots {
+            let session = read_session(self.sources.session());
+            let input = PlotsInput {
+                session: &session,
+                shown,
+                time: shown.time(self.now()),
+            };
+            let (view, settings) = (&mut self.view.plots, &mut self.settings);
+            egui::Panel::bottom("plots")
+                .resizable(true)
+                .default_size(260.0)
+                .show(ui, |ui| plots::show(ui, &input, view, settings, theme));
+        } else {
+            self.view.plots.range = None;
+        }
+        if self.settings.show_gauges {
+            let data = gauges::gauge_data(&self.state, &self.settings);
+            let settings = &mut self.settings;
+            egui::Panel::left("gauges")
+                .resizable(true)
+                .default_size(300.0)
+                .show(ui, |ui| gauges::show(ui, &data, shown, settings, theme));
+        }
+        if self.settings.show_presets {
+            let (state, preview) = (&self.state, self.view.preview);
+            egui::Panel::right("presets")
+                .resizable(true)
+                .default_size(220.0)
+                .show(ui, |ui| {
+                    presets::show(ui, state, preview, shown, theme, actions)
+                });
+        }
+        let badge = self.sources.badge();
+        let input = View3dInput {
+            state: &self.state,
+            preview: self.view.preview,
+            shown,
+            badge: badge.as_ref(),
+        };
+        let (panel, settings) = (&mut self.view.arm, &mut self.settings);
+        egui::CentralPanel::default().show(ui, |ui| {
+            view3d::show(ui, &input, panel, settings, theme, actions)
+        });
+    }
+
+    /// The help, the confirmation, the path prompt and the drop veil.
+    fn overlays(&mut self, ctx: &egui::Context, theme: &Theme, actions: &mut Vec<Action>) {
+        let shown = self.shown();
+        help::show(ctx, shown, &mut self.view.show_help);
+        if shown.read_only() {
+            // Nothing may leave in a replay; a confirmation left over from live is dropped.
+            self.view.confirm = None;
+        }
+        if let Some(confirm) = &self.view.confirm
+            && let Some(yes) = presets::confirmation(ctx, confirm, &self.state, theme)
+        {
+            actions.push(Action::Answer(yes));
+        }
+        if let Some((task, path)) = files::prompt(ctx, &mut self.jobs, theme) {
+            self.file_chosen(task, path);
+        }
+        if self.view.drop_hover {
+            files::drop_overlay(ctx, theme);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Messages for the operator under the top bar (what finished, what failed and what to do),
+//! until dismissed.
+
+use eframe::egui;
+
+use super::actions::Action;
+use super::theme::Theme;
+
+/// How serious a notice is (its colour).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeLevel {
+    /// Something finished as asked.
+    Info,
+    /// Done, but not completely (a truncated file).
+    Warning,
+    /// Failed.
+    Error,
+}
+
+/// A message for the operator, shown under the top bar until dismissed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    /// How serious.
+    pub level: NoticeLevel,
+    /// What happened and what to do.
+    pub text: String,
+}
+
+impl Notice {
+    /// A notice of `level` saying `text`.
+    pub fn new(level: NoticeLevel, text: impl Into<String>) -> Self {
+        Self {
+            level,
+            text: text.into(),
+        }
+    }
+}
+
+/// Notices kept at most (the oldest go first).
+pub const MAX_NOTICES: usize = 6;
+
+/// Draws the notices; "Dismiss" asks for [`Action::Dismiss`].
+pub fn show(ui: &mut egui::Ui, notices: &[Notice], theme: &Theme, actions: &mut Vec<Action>) {
+    for (i, n) in notices.iter().enumerate() {
+        ui.horizontal(|ui| {
+            let colour = match n.level {
+                NoticeLevel::Info => theme.ok,
+                NoticeLevel::Warning => theme.warn,
+                NoticeLevel::Error => theme.danger,
+            };
+            if ui
+                .small_button("Dismiss")
+                .on_hover_text("Hide this message")
+                .clicked()
+            {
+                actions.push(Action::Dismiss(i));
+            }
+            ui.add(egui::Label::new(egui::RichText::new(&n.text).color(colour)).wrap());
+        });
+    }
+}

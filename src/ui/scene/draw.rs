@@ -1,0 +1,327 @@
+//! What to draw this frame, as a list of meshes by pass (opaque, translucent, overlay),
+//! built from the [`SceneInput`] and the [`ScenePalette`]. No GL here.
+
+use glam::{DMat3, DMat4, DVec3};
+
+use super::SceneInput;
+use super::camera::to_world;
+use crate::model::kinematics::ArmPose;
+use crate::ui::theme::{ScenePalette, unit_warning};
+
+/// The arm's size, m: the farthest frame origin or tool point from its base, kept within a
+/// range so markers and lines stay visible on tiny arms and thin on huge ones.
+fn arm_scale(pose: &ArmPose) -> f64 {
+    let base = pose.mount.translation;
+    pose.frames
+        .iter()
+        .map(|f| (pose.mount * *f).translation)
+        .chain([pose.tool_point_vehicle])
+        .map(|p| p.distance(base))
+        .fold(0.0, f64::max)
+        .clamp(0.3, 20.0)
+}
+
+pub(super) fn rgba(rgb: [f32; 3], alpha: f32) -> [f32; 4] {
+    [rgb[0], rgb[1], rgb[2], alpha]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Shape {
+    Cylinder,
+    Sphere,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Style {
+    /// Shaded (or flat when `lit` is false) colour with alpha.
+    Solid { color: [f32; 4], lit: bool },
+    /// Fresnel volume: `color.a` facing the viewer, `rim_alpha` at grazing angles; banded
+    /// every `dash_period` m along the axis when `Some`.
+    Volume {
+        color: [f32; 4],
+        rim_alpha: f32,
+        dash_period: Option<f64>,
+    },
+}
+
+/// One mesh to draw, in the world frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Item {
+    pub(super) shape: Shape,
+    pub(super) model: DMat4,
+    pub(super) normal_matrix: DMat3,
+    /// Metres per unit of the mesh's local z (length for cylinders, radius for spheres).
+    pub(super) local_z_metres: f64,
+    /// Where it is, for back-to-front sorting.
+    pub(super) centre: DVec3,
+    pub(super) style: Style,
+}
+
+impl Item {
+    /// A cylinder of `radius` from `from` to `to` (world); a sphere when they coincide.
+    fn cylinder(from: DVec3, to: DVec3, radius: f64, style: Style) -> Self {
+        // A zero radius would make the normal matrix infinite; such a cylinder is invisible.
+        let radius = radius.max(1e-9);
+        let axis = to - from;
+        let length = axis.length();
+        if length < 1e-9 {
+            return Self::sphere(from, radius, style);
+        }
+        let z = axis / length;
+        let (x, y) = z.any_orthonormal_pair();
+        let linear = DMat3::from_cols(x * radius, y * radius, z * length);
+        Self {
+            shape: Shape::Cylinder,
+            model: DMat4::from_cols(
+                (linear.x_axis, 0.0).into(),
+                (linear.y_axis, 0.0).into(),
+                (linear.z_axis, 0.0).into(),
+                (from, 1.0).into(),
+            ),
+            normal_matrix: DMat3::from_cols(x / radius, y / radius, z / length),
+            local_z_metres: length,
+            centre: (from + to) * 0.5,
+            style,
+        }
+    }
+
+    /// A sphere of `radius` about `centre` (world).
+    fn sphere(centre: DVec3, radius: f64, style: Style) -> Self {
+        Self {
+            shape: Shape::Sphere,
+            model: DMat4::from_translation(centre) * DMat4::from_scale(DVec3::splat(radius)),
+            normal_matrix: DMat3::IDENTITY,
+            local_z_metres: radius,
+            centre,
+            style,
+        }
+    }
+}
+
+/// Everything to draw this frame, by pass.
+#[derive(Default)]
+pub(super) struct DrawList {
+    pub(super) opaque: Vec<Item>,
+    pub(super) translucent: Vec<Item>,
+    pub(super) overlay: Vec<Item>,
+}
+
+/// Sizes of the markers and lines, m, for an arm of size `scale` m.
+#[derive(Debug, Clone, Copy)]
+struct Sizes {
+    link: f64,
+    joint: f64,
+    marker: f64,
+    marker_outline: f64,
+    triad: f64,
+    line: f64,
+    axis: f64,
+    dash: f64,
+}
+
+impl Sizes {
+    fn for_scale(scale: f64) -> Self {
+        Self {
+            link: 0.008 * scale,
+            joint: 0.016 * scale,
+            marker: 0.018 * scale,
+            marker_outline: 0.025 * scale,
+            triad: 0.1 * scale,
+            line: 0.0035 * scale,
+            axis: 0.12 * scale,
+            dash: 0.04 * scale,
+        }
+    }
+}
+
+const GHOST_ALPHA: f32 = 0.4;
+
+impl DrawList {
+    pub(super) fn build(input: &SceneInput, palette: &ScenePalette) -> Self {
+        let mut list = Self::default();
+        let scale = input
+            .pose
+            .as_ref()
+            .or(input.ghost.as_ref())
+            .map_or(1.0, arm_scale);
+        let sizes = Sizes::for_scale(scale);
+        if let Some(ghost) = &input.ghost {
+            list.add_ghost(ghost, input, palette, &sizes);
+        }
+        if let Some(pose) = &input.pose {
+            list.add_live(pose, input, palette, &sizes);
+        }
+        list
+    }
+
+    fn add_live(
+        &mut self,
+        pose: &ArmPose,
+        input: &SceneInput,
+        palette: &ScenePalette,
+        sizes: &Sizes,
+    ) {
+        for c in &pose.cylinders {
+            let warning = input
+                .joint_warning
+                .get(c.joint.wrapping_sub(1))
+                .copied()
+                .unwrap_or(0.0);
+            let w = unit_warning(warning);
+            // Banded volumes fill only every other band: fill those more so the bands read.
+            let (base, radius, dash_period, alpha) = match c.radius {
+                Some(r) => (palette.cylinder, r, None, 0.1),
+                None => (
+                    palette.cylinder_default,
+                    input.default_radius,
+                    Some(sizes.dash),
+                    0.2,
+                ),
+            };
+            let style = Style::Volume {
+                color: rgba(palette.warning_tint(base, w), alpha + 0.15 * w),
+                rim_alpha: 0.75,
+                dash_period,
+            };
+            self.translucent.push(Item::cylinder(
+                to_world(pose.mount.transform_point3(c.from)),
+                to_world(pose.mount.transform_point3(c.to)),
+                radius.abs(),
+                style,
+            ));
+        }
+        let link = Style::Solid {
+            color: rgba(palette.link, 1.0),
+            lit: true,
+        };
+        let joint = Style::Solid {
+            color: rgba(palette.joint, 1.0),
+            lit: true,
+        };
+        let origins = frame_origins(pose);
+        for pair in origins.windows(2) {
+            self.opaque
+                .push(Item::cylinder(pair[0], pair[1], sizes.link, link));
+        }
+        for origin in &origins[1..] {
+            self.opaque.push(Item::sphere(*origin, sizes.joint, joint));
+        }
+        let tool = to_world(pose.tool_point_vehicle);
+        if let Some(last) = origins.last() {
+            self.opaque
+                .push(Item::cylinder(*last, tool, sizes.link * 0.7, link));
+        }
+        // The vehicle frame at its origin and the manipulator frame at the mount.
+        self.add_triad(&glam::DAffine3::IDENTITY, palette, sizes.triad * 1.5, sizes);
+        self.add_triad(&pose.mount, palette, sizes.triad, sizes);
+        for frame in &pose.frames {
+            let frame = pose.mount * *frame;
+            if input.show_frames {
+                self.add_triad(&frame, palette, sizes.triad * 0.8, sizes);
+            }
+            if input.show_axes {
+                let origin = frame.translation;
+                let z = frame.matrix3.z_axis * sizes.axis;
+                self.opaque.push(Item::cylinder(
+                    to_world(origin - z),
+                    to_world(origin + z),
+                    sizes.line,
+                    Style::Solid {
+                        color: rgba(palette.joint_axis, 1.0),
+                        lit: false,
+                    },
+                ));
+            }
+        }
+        let flat = |rgb| Style::Solid {
+            color: rgba(rgb, 1.0),
+            lit: false,
+        };
+        self.overlay.push(Item::sphere(
+            tool,
+            sizes.marker_outline,
+            flat(palette.marker_outline),
+        ));
+        self.overlay
+            .push(Item::sphere(tool, sizes.marker, flat(palette.tool_marker)));
+    }
+
+    fn add_ghost(
+        &mut self,
+        pose: &ArmPose,
+        input: &SceneInput,
+        palette: &ScenePalette,
+        sizes: &Sizes,
+    ) {
+        for c in &pose.cylinders {
+            let (radius, dash_period) = match c.radius {
+                Some(r) => (r, None),
+                None => (input.default_radius, Some(sizes.dash)),
+            };
+            self.translucent.push(Item::cylinder(
+                to_world(pose.mount.transform_point3(c.from)),
+                to_world(pose.mount.transform_point3(c.to)),
+                radius.abs(),
+                Style::Volume {
+                    color: rgba(palette.ghost, 0.06),
+                    rim_alpha: 0.45,
+                    dash_period,
+                },
+            ));
+        }
+        let solid = Style::Solid {
+            color: rgba(palette.ghost, GHOST_ALPHA),
+            lit: true,
+        };
+        let origins = frame_origins(pose);
+        for pair in origins.windows(2) {
+            self.translucent
+                .push(Item::cylinder(pair[0], pair[1], sizes.link, solid));
+        }
+        for origin in &origins[1..] {
+            self.translucent
+                .push(Item::sphere(*origin, sizes.joint, solid));
+        }
+        let tool = to_world(pose.tool_point_vehicle);
+        if let Some(last) = origins.last() {
+            self.translucent
+                .push(Item::cylinder(*last, tool, sizes.link * 0.7, solid));
+        }
+        self.translucent
+            .push(Item::sphere(tool, sizes.marker, solid));
+    }
+
+    /// x/y/z of `frame` (vehicle ← frame), `length` m long.
+    fn add_triad(
+        &mut self,
+        frame: &glam::DAffine3,
+        palette: &ScenePalette,
+        length: f64,
+        sizes: &Sizes,
+    ) {
+        let origin = frame.translation;
+        for (axis, rgb) in [
+            (frame.matrix3.x_axis, palette.x_axis),
+            (frame.matrix3.y_axis, palette.y_axis),
+            (frame.matrix3.z_axis, palette.z_axis),
+        ] {
+            self.opaque.push(Item::cylinder(
+                to_world(origin),
+                to_world(origin + axis * length),
+                sizes.line,
+                Style::Solid {
+                    color: rgba(rgb, 1.0),
+                    lit: false,
+                },
+            ));
+        }
+    }
+}
+
+/// World positions of the manipulator origin and of frames 1..n.
+fn frame_origins(pose: &ArmPose) -> Vec<DVec3> {
+    std::iter::once(pose.mount.translation)
+        .chain(pose.frames.iter().map(|f| (pose.mount * *f).translation))
+        .map(to_world)
+        .collect()
+}

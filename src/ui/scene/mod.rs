@@ -1,0 +1,585 @@
+//! The 3D arm view: bounding cylinders, links, joints, tool point, frames and a ground grid,
+//! drawn with three-d's core (programs from `shaders/`) inside an egui paint callback.
+//!
+//! Three parts, as in egui's `custom_3d_glow` example:
+//! - [`SceneInput`] and [`Camera`]: plain data, what to draw and from where;
+//! - [`Scene`]: the GPU side (compiled programs, unit meshes), made once from a
+//!   [`three_d::Context`] and kept behind `Arc<Mutex<..>>` because the callback must be
+//!   `Send + Sync`; [`Scene::render`] draws into whatever framebuffer is bound, which lets the
+//!   offscreen test render exactly what the window shows;
+//! - [`ArmView`]: the egui widget (allocate, orbit/pan/zoom/fit, paint callback).
+//!
+//! **Frames.** Inputs are in the vehicle frame (+x front, +y right, +z down, metres). The scene
+//! is drawn in a *world* frame with z up: world = (x, −y, −z), i.e. the vehicle frame turned
+//! 180° about its x axis (a rotation, so handedness and the arm's shape are kept). The ground
+//! grid is the vehicle's z = 0 plane. [`Camera`] angles are measured in the world frame.
+//!
+//! **Draw order.** Opaque parts (links, joints, triads) write depth; then the grid and every
+//! translucent part (bounding volumes, the ghost arm) are blended back to front without
+//! writing depth; the live tool-point marker is drawn last, over everything, so the operator
+//! never loses it inside a bounding volume. The window needs a depth buffer:
+//! `NativeOptions { depth_buffer: 24, .. }`.
+
+mod camera;
+mod draw;
+mod mesh;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use eframe::egui;
+use eframe::egui_glow;
+use glam::{DMat3, DMat4, DVec3};
+use three_d::{
+    Blend, ClearState, Context, Cull, DepthTest, ElementBuffer, Mat3, Mat4, Program, RenderStates,
+    RenderTarget, ScissorBox, Vec3, Vec4, VertexBuffer, Viewport, WriteMask,
+};
+
+use crate::model::kinematics::ArmPose;
+pub use crate::ui::theme::ScenePalette;
+pub use camera::Camera;
+use draw::{DrawList, Item, Shape, Style, rgba};
+use mesh::{CpuMesh, unit_cylinder, unit_sphere};
+
+const MESH_VERT: &str = include_str!("../../../shaders/mesh.vert");
+const SOLID_FRAG: &str = include_str!("../../../shaders/solid.frag");
+const VOLUME_FRAG: &str = include_str!("../../../shaders/volume.frag");
+const GRID_VERT: &str = include_str!("../../../shaders/grid.vert");
+const GRID_FRAG: &str = include_str!("../../../shaders/grid.frag");
+
+/// What to draw this frame (all geometry in the VEHICLE frame, metres: +x front, +y right,
+/// +z down).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SceneInput {
+    /// The live arm (from `model::kinematics::forward`). With neither a pose nor a ghost only
+    /// the grid is drawn.
+    pub pose: Option<ArmPose>,
+    /// A preset being previewed, drawn as a translucent ghost arm.
+    pub ghost: Option<ArmPose>,
+    /// Per joint (joint 1 first), 0..1: how close to a limit. Tints that joint's bounding
+    /// cylinders amber, then red. Missing entries count as 0.
+    pub joint_warning: Vec<f32>,
+    /// Radius for cylinders whose specification gives none, m; those are drawn banded so they
+    /// cannot be mistaken for reported radii.
+    pub default_radius: f64,
+    /// Draw each joint axis (z of each joint frame) as a thin line.
+    pub show_axes: bool,
+    /// Draw an x/y/z triad at each joint frame.
+    pub show_frames: bool,
+    /// Dark theme.
+    pub dark: bool,
+}
+
+impl Default for SceneInput {
+    fn default() -> Self {
+        Self {
+            pose: None,
+            ghost: None,
+            joint_warning: Vec::new(),
+            default_radius: 0.03,
+            show_axes: false,
+            show_frames: false,
+            dark: true,
+        }
+    }
+}
+
+/// Why the GPU side of the scene could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    /// A program in `shaders/` did not compile or link for this GL context.
+    #[error("the 3D view's {program} shader does not compile on this OpenGL: {message}")]
+    Shader {
+        /// Which program: "solid", "volume" or "grid".
+        program: &'static str,
+        /// The driver's message.
+        message: String,
+    },
+    /// three-d could not wrap the GL context.
+    #[error("the 3D view cannot use this OpenGL context: {0}")]
+    Context(String),
+}
+
+/// A unit mesh on the GPU.
+struct GpuMesh {
+    positions: VertexBuffer<[f32; 3]>,
+    normals: VertexBuffer<[f32; 3]>,
+    indices: ElementBuffer<u32>,
+}
+
+impl GpuMesh {
+    fn new(context: &Context, mesh: &CpuMesh) -> Self {
+        Self {
+            positions: VertexBuffer::new_with_data(context, &mesh.positions),
+            normals: VertexBuffer::new_with_data(context, &mesh.normals),
+            indices: ElementBuffer::new_with_data(context, &mesh.indices),
+        }
+    }
+}
+
+fn mat4(m: DMat4) -> Mat4 {
+    Mat4::from(m.as_mat4().to_cols_array_2d())
+}
+
+fn mat3(m: DMat3) -> Mat3 {
+    Mat3::from(m.as_mat3().to_cols_array_2d())
+}
+
+fn vec3(v: DVec3) -> Vec3 {
+    Vec3::from(v.as_vec3().to_array())
+}
+
+const OPAQUE: RenderStates = RenderStates {
+    write_mask: WriteMask::COLOR_AND_DEPTH,
+    depth_test: DepthTest::Less,
+    blend: Blend::Disabled,
+    cull: Cull::Back,
+};
+
+const TRANSLUCENT: RenderStates = RenderStates {
+    write_mask: WriteMask::COLOR,
+    depth_test: DepthTest::Less,
+    blend: Blend::TRANSPARENCY,
+    cull: Cull::Back,
+};
+
+const GRID: RenderStates = RenderStates {
+    write_mask: WriteMask::COLOR,
+    depth_test: DepthTest::LessOrEqual,
+    blend: Blend::TRANSPARENCY,
+    cull: Cull::None,
+};
+
+const OVERLAY: RenderStates = RenderStates {
+    write_mask: WriteMask::COLOR,
+    depth_test: DepthTest::Always,
+    blend: Blend::Disabled,
+    cull: Cull::Back,
+};
+
+/// The GPU side: created once from the GL context (its programs and buffers belong to it);
+/// kept in `Arc<Mutex<..>>` for the paint callback.
+pub struct Scene {
+    context: Context,
+    solid: Program,
+    volume: Program,
+    grid: Program,
+    cylinder: GpuMesh,
+    sphere: GpuMesh,
+    square: GpuMesh,
+}
+
+impl Scene {
+    /// Compiles the programs in `shaders/` and uploads the unit meshes.
+    pub fn new(context: &Context) -> Result<Self, SceneError> {
+        let program = |name, vertex, fragment| {
+            Program::from_source(context, vertex, fragment).map_err(|e| SceneError::Shader {
+                program: name,
+                message: e.to_string(),
+            })
+        };
+        let square = CpuMesh {
+            positions: vec![
+                [-1.0, -1.0, 0.0],
+                [1.0, -1.0, 0.0],
+                [1.0, 1.0, 0.0],
+                [-1.0, 1.0, 0.0],
+            ],
+            normals: vec![[0.0, 0.0, 1.0]; 4],
+            indices: vec![0, 1, 2, 0, 2, 3],
+        };
+        Ok(Self {
+            context: context.clone(),
+            solid: program("solid", MESH_VERT, SOLID_FRAG)?,
+            volume: program("volume", MESH_VERT, VOLUME_FRAG)?,
+            grid: program("grid", GRID_VERT, GRID_FRAG)?,
+            cylinder: GpuMesh::new(context, &unit_cylinder(32)),
+            sphere: GpuMesh::new(context, &unit_sphere(32, 16)),
+            square: GpuMesh::new(context, &square),
+        })
+    }
+
+    /// The context the scene was made in; draw only into framebuffers of this context.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The colour [`Scene::paint`] clears to.
+    pub fn clear_state(dark: bool) -> ClearState {
+        let [r, g, b] = ScenePalette::new(dark).background;
+        ClearState::color_and_depth(r, g, b, 1.0, 1.0)
+    }
+
+    /// Clears `clip` ∩ `viewport` of `target` and renders `input` into it: what the egui
+    /// callback does with the window (`RenderTarget::screen`) and the test with a texture.
+    pub fn paint(
+        &mut self,
+        target: &RenderTarget<'_>,
+        viewport: Viewport,
+        clip: ScissorBox,
+        input: &SceneInput,
+        camera: &Camera,
+    ) {
+        let scissor = clip.intersection(viewport);
+        if scissor.width == 0 || scissor.height == 0 {
+            return;
+        }
+        target.clear_partially(scissor, Self::clear_state(input.dark));
+        let Ok(_) = target.write_partially::<std::convert::Infallible>(scissor, || {
+            self.render(viewport, input, camera);
+            Ok(())
+        });
+    }
+
+    /// Renders `input` with `camera` into the currently bound framebuffer, in `viewport`
+    /// (x, y, w, h in pixels, GL bottom-left origin). Clears nothing; the caller sets the
+    /// scissor box (see [`Scene::paint`]).
+    pub fn render(&mut self, viewport: Viewport, input: &SceneInput, camera: &Camera) {
+        if viewport.width == 0 || viewport.height == 0 {
+            return;
+        }
+        let palette = ScenePalette::new(input.dark);
+        let aspect = f64::from(viewport.width) / f64::from(viewport.height);
+        let view_projection = camera.view_projection(aspect);
+        let eye = camera.eye_world();
+        let mut list = DrawList::build(input, &palette);
+
+        for item in &list.opaque {
+            self.draw(item, view_projection, eye, OPAQUE, viewport);
+        }
+        self.draw_grid(view_projection, camera, &palette, viewport);
+        // Back to front; each volume's far side before its near side.
+        list.translucent.sort_by(|a, b| {
+            b.centre
+                .distance_squared(eye)
+                .total_cmp(&a.centre.distance_squared(eye))
+        });
+        for item in &list.translucent {
+            if matches!(item.style, Style::Volume { .. }) {
+                let back = RenderStates {
+                    cull: Cull::Front,
+                    ..TRANSLUCENT
+                };
+                self.draw(item, view_projection, eye, back, viewport);
+            }
+            self.draw(item, view_projection, eye, TRANSLUCENT, viewport);
+        }
+        for item in &list.overlay {
+            self.draw(item, view_projection, eye, OVERLAY, viewport);
+        }
+    }
+
+    fn draw(
+        &self,
+        item: &Item,
+        view_projection: DMat4,
+        eye: DVec3,
+        states: RenderStates,
+        viewport: Viewport,
+    ) {
+        let program = match item.style {
+            Style::Solid { color, lit } => {
+                let p = &self.solid;
+                p.use_uniform("u_color", Vec4::from(color));
+                p.use_uniform("u_lit", if lit { 1.0f32 } else { 0.0 });
+                p
+            }
+            Style::Volume {
+                color,
+                rim_alpha,
+                dash_period,
+            } => {
+                let p = &self.volume;
+                p.use_uniform("u_color", Vec4::from(color));
+                p.use_uniform("u_rim_alpha", rim_alpha);
+                p.use_uniform("u_dashed", if dash_period.is_some() { 1.0f32 } else { 0.0 });
+                let bands = dash_period.map_or(1.0, |d| item.local_z_metres / d.max(1e-6));
+                p.use_uniform("u_dash_count", bands as f32);
+                p
+            }
+        };
+        program.use_uniform("u_view_projection", mat4(view_projection));
+        program.use_uniform("u_model", mat4(item.model));
+        program.use_uniform("u_normal_matrix", mat3(item.normal_matrix));
+        program.use_uniform("u_eye", vec3(eye));
+        let mesh = match item.shape {
+            Shape::Cylinder => &self.cylinder,
+            Shape::Sphere => &self.sphere,
+        };
+        program.use_vertex_attribute("a_position", &mesh.positions);
+        program.use_vertex_attribute("a_normal", &mesh.normals);
+        program.draw_elements(states, viewport, &mesh.indices);
+    }
+
+    fn draw_grid(
+        &self,
+        view_projection: DMat4,
+        camera: &Camera,
+        palette: &ScenePalette,
+        viewport: Viewport,
+    ) {
+        let distance = camera.distance.max(0.01);
+        // Minor lines a power of ten apart, about a tenth of the view.
+        let spacing = 10f64.powf(distance.log10().floor()) / 10.0;
+        let centre = camera.target_world();
+        let p = &self.grid;
+        p.use_uniform("u_view_projection", mat4(view_projection));
+        p.use_uniform(
+            "u_center",
+            three_d::Vec2::new(centre.x as f32, centre.y as f32),
+        );
+        p.use_uniform("u_extent", (distance * 12.0).max(5.0) as f32);
+        p.use_uniform("u_eye", vec3(camera.eye_world()));
+        p.use_uniform("u_spacing", spacing as f32);
+        p.use_uniform("u_fade_distance", (distance * 4.0).max(2.0) as f32);
+        p.use_uniform("u_minor_color", Vec4::from(palette.grid_minor));
+        p.use_uniform("u_major_color", Vec4::from(palette.grid_major));
+        p.use_uniform("u_x_axis_color", Vec4::from(rgba(palette.x_axis, 0.8)));
+        p.use_uniform("u_y_axis_color", Vec4::from(rgba(palette.y_axis, 0.8)));
+        p.use_vertex_attribute("a_position", &self.square.positions);
+        p.draw_elements(GRID, viewport, &self.square.indices);
+    }
+}
+
+/// GPU state shared with the paint callback.
+enum Gpu {
+    /// Not made yet (no frame painted).
+    Pending,
+    /// Ready to draw.
+    Ready(Box<Scene>),
+    /// Could not be made; the message is shown in place of the view.
+    Failed(String),
+}
+
+/// The 3D arm view widget: allocates the rect, handles orbit (drag), pan (right/middle drag
+/// or shift+drag), zoom (scroll, pinch or ctrl+scroll), double-click = fit; paints through
+/// an `egui::PaintCallback` with `egui_glow::CallbackFn`. The camera is the caller's (it
+/// outlives the GPU side: see [`ArmView::new`]).
+pub struct ArmView {
+    scene: Arc<Mutex<Gpu>>,
+}
+
+impl Default for ArmView {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ArmView {
+    /// Orbit radians per dragged point.
+    const ORBIT_PER_POINT: f64 = 0.008;
+
+    /// A view whose GPU side is made on the first paint (in the GL context that paints it;
+    /// replacing the view with a new one frees it).
+    pub fn new() -> Self {
+        Self {
+            scene: Arc::new(Mutex::new(Gpu::Pending)),
+        }
+    }
+
+    /// Shows the view in all the space `ui` has, seen from `camera`, and turns, pans and
+    /// zooms the camera as the mouse asks.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        input: SceneInput,
+        camera: &mut Camera,
+    ) -> egui::Response {
+        let size = ui.available_size().max(egui::vec2(64.0, 64.0));
+        let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
+        response.widget_info(|| {
+            egui::WidgetInfo::labeled(egui::Role::Canvas, ui.is_enabled(), "3D arm view")
+        });
+        interact(camera, ui, &response, input.pose.as_ref());
+
+        if !ui.is_rect_visible(rect) {
+            return response;
+        }
+        let failure = match &*self.scene.lock().unwrap_or_else(PoisonError::into_inner) {
+            Gpu::Failed(message) => Some(message.clone()),
+            Gpu::Pending | Gpu::Ready(_) => None,
+        };
+        if let Some(message) = failure {
+            ui.painter().text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                message,
+                egui::FontId::proportional(14.0),
+                ui.visuals().error_fg_color,
+            );
+            return response;
+        }
+        let scene = Arc::clone(&self.scene);
+        let camera = *camera;
+        let callback = egui_glow::CallbackFn::new(move |info, painter| {
+            paint_callback(&scene, &info, painter, &input, &camera);
+        });
+        ui.painter().add(egui::PaintCallback {
+            rect,
+            callback: Arc::new(callback),
+        });
+        response
+    }
+}
+
+/// Orbit (drag), pan (right/middle or shift+drag), zoom (scroll or pinch), fit (double-click).
+fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response, pose: Option<&ArmPose>) {
+    let shift = ui.input(|i| i.modifiers.shift);
+    let delta = response.drag_delta();
+    let pixels_per_point = f64::from(ui.ctx().pixels_per_point());
+    if response.dragged_by(egui::PointerButton::Secondary)
+        || response.dragged_by(egui::PointerButton::Middle)
+        || (shift && response.dragged_by(egui::PointerButton::Primary))
+    {
+        camera.pan(
+            f64::from(delta.x) * pixels_per_point,
+            f64::from(delta.y) * pixels_per_point,
+            f64::from(response.rect.height()) * pixels_per_point,
+        );
+    } else if response.dragged_by(egui::PointerButton::Primary) {
+        camera.orbit(
+            -f64::from(delta.x) * ArmView::ORBIT_PER_POINT,
+            f64::from(delta.y) * ArmView::ORBIT_PER_POINT,
+        );
+    }
+    if response.hovered() {
+        let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
+        if scroll != 0.0 {
+            camera.zoom((-f64::from(scroll) * 0.002).exp());
+            // The view used the wheel: a surrounding scroll area must not scroll too.
+            ui.ctx().input_mut(|i| i.smooth_scroll_delta.y = 0.0);
+        }
+        if zoom != 1.0 {
+            camera.zoom(1.0 / f64::from(zoom));
+        }
+    }
+    if response.double_clicked() {
+        match pose {
+            Some(pose) => camera.fit(pose),
+            None => camera.reset(),
+        }
+    }
+}
+
+/// Runs inside egui_glow's paint: makes the scene on first use, then clears and draws the
+/// view's rect only (the rest of the window is egui's).
+fn paint_callback(
+    scene: &Mutex<Gpu>,
+    info: &egui::PaintCallbackInfo,
+    painter: &egui_glow::Painter,
+    input: &SceneInput,
+    camera: &Camera,
+) {
+    let mut gpu = scene.lock().unwrap_or_else(PoisonError::into_inner);
+    if matches!(*gpu, Gpu::Pending) {
+        let made = Context::from_gl_context(painter.gl().clone())
+            .map_err(|e| SceneError::Context(e.to_string()))
+            .and_then(|context| Scene::new(&context));
+        *gpu = match made {
+            Ok(scene) => Gpu::Ready(Box::new(scene)),
+            Err(e) => {
+                tracing::error!("3D view disabled: {e}");
+                Gpu::Failed(e.to_string())
+            }
+        };
+    }
+    let Gpu::Ready(scene) = &mut *gpu else {
+        return;
+    };
+    let view = info.viewport_in_pixels();
+    let clip = info.clip_rect_in_pixels();
+    let viewport = Viewport {
+        x: view.left_px,
+        y: view.from_bottom_px,
+        width: view.width_px.max(0) as u32,
+        height: view.height_px.max(0) as u32,
+    };
+    let clip = ScissorBox {
+        x: clip.left_px,
+        y: clip.from_bottom_px,
+        width: clip.width_px.max(0) as u32,
+        height: clip.height_px.max(0) as u32,
+    };
+    let [width, height] = info.screen_size_px;
+    let target = RenderTarget::screen(scene.context(), width, height);
+    scene.paint(&target, viewport, clip, input, camera);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::camera::to_world;
+    use super::*;
+
+    #[test]
+    fn unit_meshes_are_wound_counter_clockwise_seen_from_outside() {
+        let sphere = unit_sphere(12, 8);
+        for t in sphere.indices.chunks(3) {
+            let [a, b, c] =
+                [t[0], t[1], t[2]].map(|i| glam::Vec3::from(sphere.positions[i as usize]));
+            let normal = (b - a).cross(c - a);
+            assert!(normal.dot(a + b + c) > 0.0, "triangle {t:?} faces inwards");
+        }
+        // For the cylinder, "outside" is away from the axis on the side and along ±z on
+        // the caps.
+        let cylinder = unit_cylinder(12);
+        for t in cylinder.indices.chunks(3) {
+            let [a, b, c] =
+                [t[0], t[1], t[2]].map(|i| glam::Vec3::from(cylinder.positions[i as usize]));
+            let normal = (b - a).cross(c - a);
+            let n = glam::Vec3::from(cylinder.normals[t[0] as usize]);
+            assert!(normal.dot(n) > 0.0, "triangle {t:?} faces inwards");
+        }
+    }
+
+    #[test]
+    fn vehicle_down_is_world_down_and_right_is_world_minus_y() {
+        assert_eq!(
+            to_world(DVec3::new(1.0, 2.0, 3.0)),
+            DVec3::new(1.0, -2.0, -3.0)
+        );
+        // A 180° turn about x keeps the frame right-handed.
+        let x = to_world(DVec3::X);
+        let y = to_world(DVec3::Y);
+        assert_eq!(x.cross(y), to_world(DVec3::Z));
+    }
+
+    #[test]
+    fn camera_projects_its_target_to_the_viewport_centre() {
+        let camera = Camera::default();
+        let p = camera.project(camera.target, [400.0, 300.0]).unwrap();
+        assert!(
+            (p[0] - 200.0).abs() < 1e-3 && (p[1] - 150.0).abs() < 1e-3,
+            "{p:?}"
+        );
+        // Above the target (vehicle −z) is up on screen.
+        let mut above = camera.target;
+        above[2] -= 0.1;
+        assert!(camera.project(above, [400.0, 300.0]).unwrap()[1] < 150.0);
+        // The eye itself and points behind it do not project.
+        let behind =
+            (DVec3::from_array(camera.eye()) * 2.0 - DVec3::from_array(camera.target)).to_array();
+        assert_eq!(camera.project(behind, [400.0, 300.0]), None);
+    }
+
+    #[test]
+    fn pan_moves_the_target_across_the_screen() {
+        let mut camera = Camera::default();
+        let before = camera.target;
+        camera.pan(100.0, 0.0, 300.0);
+        // Dragging right moves the scene right: the old target now appears right of centre.
+        let p = camera.project(before, [400.0, 300.0]).unwrap();
+        assert!(p[0] > 250.0 && (p[1] - 150.0).abs() < 1.0, "{p:?}");
+    }
+
+    #[test]
+    fn warning_tint_goes_from_base_through_amber_to_red() {
+        let palette = ScenePalette::new(true);
+        let base = palette.cylinder;
+        assert_eq!(palette.warning_tint(base, 0.0), base);
+        assert_eq!(palette.warning_tint(base, f32::NAN), base);
+        let red = palette.warning_tint(base, 1.0);
+        assert!((0..3).all(|i| (red[i] - palette.at_limit[i]).abs() < 1e-6));
+        let near = palette.warning_tint(base, 0.34);
+        let amber = crate::ui::theme::lerp3(palette.near_limit, palette.at_limit, 0.34);
+        assert!((0..3).all(|i| (near[i] - amber[i]).abs() < 1e-6));
+    }
+}

@@ -1,0 +1,441 @@
+//! Where the data drawn comes from: a live source (the network side, the simulator when it is
+//! the demo, and the live session they fill) and an optional replay. [`Sources::shown`]
+//! derives what the window shows from them and the time control; the session drawn is the
+//! replay's while one is open, else the live one.
+//!
+//! Also the work that keeps the drawn state in step with them: draining the network's
+//! updates, polling a replay's loader, and rebuilding the state at the drawn time.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
+
+use super::app::{OcuApp, file_name};
+use super::format::format_hms;
+use super::notices::NoticeLevel;
+use super::time_control::{Shown, TimeCommand, TimeContext, TimeControl};
+use crate::model::session::{Session, SharedSession};
+use crate::model::state::ArmState;
+use crate::model::update::Update;
+use crate::net::server::SimHandle;
+use crate::net::thread::NetHandle;
+use crate::record::player::{LoadProgress, LoadWaker, Replay};
+
+/// Reads a session, whatever a panicking writer left behind (the data is append-only, so a
+/// half-applied batch is still a consistent prefix).
+pub fn read_session(s: &SharedSession) -> RwLockReadGuard<'_, Session> {
+    s.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write_session(s: &SharedSession) -> RwLockWriteGuard<'_, Session> {
+    s.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What kind of live source (the window title and badge say it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveKind {
+    /// Arms on the network.
+    Live,
+    /// The built-in simulator on loopback.
+    Simulated,
+}
+
+/// The live source: the network side (when running), the simulator it talks to in demo mode,
+/// and the session filled from it whatever is shown.
+pub struct LiveSource {
+    /// Live arms or the simulator.
+    pub kind: LiveKind,
+    net: Option<NetHandle>,
+    _sim: Option<SimHandle>,
+    /// The live session.
+    pub session: SharedSession,
+}
+
+impl LiveSource {
+    /// The network side, when it runs (an app fed updates directly has none).
+    pub fn net(&self) -> Option<&NetHandle> {
+        self.net.as_ref()
+    }
+}
+
+/// A file being replayed, with how far its loading has come.
+pub struct ReplayState {
+    /// The file and its loader.
+    pub replay: Replay,
+    /// Loading progress as of this frame.
+    pub progress: LoadProgress,
+    /// The end of loading has been reported to the operator.
+    reported: bool,
+    /// Where the UI last put the cursor by itself (at the first joint positions, so the arm
+    /// shows at once); `None` once the operator has moved it or the place is settled.
+    auto_cursor: Option<f64>,
+}
+
+impl ReplayState {
+    /// Whether the loader is still adding to the session.
+    pub fn loading(&self) -> bool {
+        !self.progress.finished
+    }
+
+    /// The file's name.
+    pub fn name(&self) -> String {
+        file_name(&self.replay.path)
+    }
+}
+
+/// The mark on the window that says the data is not from a real arm now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Badge {
+    /// The built-in simulator.
+    Simulated,
+    /// A file being replayed.
+    Replay(PathBuf),
+}
+
+/// The live source and the replay; at least one of them exists.
+pub struct Sources {
+    live: Option<LiveSource>,
+    replay: Option<ReplayState>,
+}
+
+/// What a window with neither source would draw (none is ever made: the constructors give
+/// one source and a replay closes only back to a live one).
+static NO_SESSION: LazyLock<SharedSession> =
+    LazyLock::new(|| Arc::new(RwLock::new(Session::new())));
+
+impl Sources {
+    /// A live source (`net` running, or `None` for an app fed updates directly).
+    pub fn live(kind: LiveKind, net: Option<NetHandle>, sim: Option<SimHandle>) -> Self {
+        Self {
+            live: Some(LiveSource {
+                kind,
+                net,
+                _sim: sim,
+                session: Arc::new(RwLock::new(Session::new())),
+            }),
+            replay: None,
+        }
+    }
+
+    /// Neither source yet (a replay window before its file is shown).
+    pub(crate) fn none() -> Self {
+        Self {
+            live: None,
+            replay: None,
+        }
+    }
+
+    /// The live source, when there is one.
+    pub fn live_source(&self) -> Option<&LiveSource> {
+        self.live.as_ref()
+    }
+
+    /// The replay, when one is open.
+    pub fn replay(&self) -> Option<&ReplayState> {
+        self.replay.as_ref()
+    }
+
+    /// The network side, when a live source runs.
+    pub fn net(&self) -> Option<&NetHandle> {
+        self.live.as_ref().and_then(LiveSource::net)
+    }
+
+    /// Whether a live source runs (live or demo), even under a replay.
+    pub fn live_running(&self) -> bool {
+        self.net().is_some()
+    }
+
+    /// The session drawn: the replay's, else the live one.
+    pub fn session(&self) -> &SharedSession {
+        match (&self.replay, &self.live) {
+            (Some(r), _) => &r.replay.session,
+            (None, Some(l)) => &l.session,
+            (None, None) => &NO_SESSION,
+        }
+    }
+
+    /// What the window shows with time control `time`.
+    pub fn shown(&self, time: &TimeControl) -> Shown {
+        match (&self.replay, time.cursor()) {
+            (Some(_), t) => {
+                let t = t.unwrap_or(0.0);
+                if self.live_running() {
+                    Shown::ReplayOverLive { t }
+                } else {
+                    Shown::Replay { t }
+                }
+            }
+            (None, None) => Shown::Live,
+            (None, Some(t)) => Shown::LiveScrubbed { t },
+        }
+    }
+
+    /// The time origin of the drawn session, ns since the Unix epoch, when known.
+    pub fn start_ns(&self) -> Option<u64> {
+        match &self.replay {
+            // 0 until the loader has read the first record.
+            Some(r) => Some(r.replay.start_ns()).filter(|&ns| ns > 0),
+            None => self.net().map(NetHandle::start_unix_ns),
+        }
+    }
+
+    /// The badge: a replay, else the simulator.
+    pub fn badge(&self) -> Option<Badge> {
+        match (&self.replay, &self.live) {
+            (Some(r), _) => Some(Badge::Replay(r.replay.path.clone())),
+            (None, Some(l)) if l.kind == LiveKind::Simulated => Some(Badge::Simulated),
+            _ => None,
+        }
+    }
+
+    /// The mode as the window title says it: `live`, `SIMULATED`, `REPLAY file.mcap`.
+    pub fn title_mode(&self) -> String {
+        match self.badge() {
+            Some(Badge::Replay(path)) => format!("REPLAY {}", file_name(&path)),
+            Some(Badge::Simulated) => "SIMULATED".into(),
+            None => "live".into(),
+        }
+    }
+
+    /// Whether a replay's file is still loading.
+    pub fn loading(&self) -> bool {
+        self.replay.as_ref().is_some_and(ReplayState::loading)
+    }
+
+    /// A context for the time rules over `session` (the drawn one).
+    pub fn time_context<'a>(&self, session: &'a Session, now: f64) -> TimeContext<'a> {
+        TimeContext {
+            session,
+            replay: self.replay.is_some(),
+            growing: self.loading(),
+            now,
+        }
+    }
+}
+
+impl OcuApp {
+    /// Applies one live update to the live session (and to the drawn state while it is the
+    /// live latest state). Without a live source the update is dropped.
+    pub fn apply(&mut self, u: &Update) {
+        let Some(live) = self.sources.live.as_ref().map(|l| l.session.clone()) else {
+            return;
+        };
+        let mut s = write_session(&live);
+        self.apply_to(&mut s, u);
+    }
+
+    fn apply_to(&mut self, live: &mut Session, u: &Update) {
+        live.apply(u);
+        if let Update::Selected { .. } = u {
+            self.view.preview = None;
+        }
+        if self.drawn.is_none() && self.shown() == Shown::Live {
+            self.state.apply(u);
+        }
+    }
+
+    /// Drains the update channel for at most `budget` (Rerun: 10 ms, then ask for another
+    /// frame); `true` when more is waiting. The session's lock is taken once per drain; when
+    /// an export is reading the session the drain waits for the next frame (the network
+    /// side coalesces meanwhile).
+    pub fn drain(&mut self, budget: Duration) -> bool {
+        let Some(live) = &self.sources.live else {
+            return false;
+        };
+        let Some(net) = &live.net else { return false };
+        let rx = net.updates().clone();
+        if rx.is_empty() {
+            return false;
+        }
+        let session = live.session.clone();
+        let mut s = match session.try_write() {
+            Ok(s) => s,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return true,
+        };
+        let until = Instant::now() + budget;
+        let mut more = false;
+        while let Ok(u) = rx.try_recv() {
+            self.apply_to(&mut s, &u);
+            if Instant::now() >= until {
+                more = true;
+                break;
+            }
+        }
+        more
+    }
+
+    /// Opens `path` for replay (loading in the background). The live source, if any, keeps
+    /// running underneath ("Back to live" returns to it). A file that cannot be opened leaves
+    /// everything as it was and says why.
+    pub fn open_replay(&mut self, path: &Path) -> Result<(), String> {
+        let waker: Option<LoadWaker> = self.egui_ctx.clone().map(|ctx| {
+            Arc::new(move || ctx.request_repaint_after(Duration::from_millis(30))) as LoadWaker
+        });
+        match Replay::open(path, self.replay_port, waker) {
+            Ok(replay) => {
+                self.show_replay(replay);
+                Ok(())
+            }
+            Err(e) => {
+                let text = format!("{e}");
+                self.notify(NoticeLevel::Error, text.clone());
+                Err(text)
+            }
+        }
+    }
+
+    pub(crate) fn show_replay(&mut self, replay: Replay) {
+        self.sources.replay = Some(ReplayState {
+            progress: replay.progress(),
+            replay,
+            reported: false,
+            auto_cursor: Some(0.0),
+        });
+        self.time = TimeControl::replay();
+        self.view.plots.follow = true;
+        self.view.preview = None;
+        self.view.confirm = None;
+        self.drawn = None;
+        self.state = ArmState::default();
+        self.view.arm = super::view3d::ArmPanel::default();
+    }
+
+    /// Leaves the replay and follows the live source again (no-op without one).
+    pub fn back_to_live(&mut self) {
+        if self.sources.live.is_none() {
+            return;
+        }
+        self.sources.replay = None;
+        self.time = TimeControl::live();
+        self.view.arm = super::view3d::ArmPanel::default();
+        self.view.plots.follow = true;
+        self.sync_state();
+    }
+
+    /// Carries out a time command on the drawn session; when the time rejoins live, the plots
+    /// follow again too.
+    pub fn time_command(&mut self, cmd: TimeCommand) {
+        let session = self.sources.session().clone();
+        let rejoined = {
+            let s = read_session(&session);
+            let cx = self.sources.time_context(&s, self.now());
+            self.time.apply(cmd, &cx)
+        };
+        if rejoined {
+            self.view.plots.follow = true;
+        }
+        self.sync_state();
+    }
+
+    /// Moves the drawn time to `t` (clamped to the session); live, the view stops following
+    /// now.
+    pub fn seek(&mut self, t: f64) {
+        self.time_command(TimeCommand::Seek(t));
+    }
+
+    /// Advances playback by `dt` seconds of wall-clock time (once per frame, before drawing).
+    pub(crate) fn tick(&mut self, dt: f64) {
+        let session = self.sources.session().clone();
+        self.place_at_first_positions(&read_session(&session));
+        let rejoined = {
+            let s = read_session(&session);
+            let cx = self.sources.time_context(&s, self.now());
+            self.time.tick(dt, &cx)
+        };
+        if rejoined {
+            self.view.plots.follow = true;
+        }
+    }
+
+    /// A replay opens where the arm can be drawn: at its first joint positions (or its start
+    /// when it has none), until the operator moves the cursor.
+    fn place_at_first_positions(&mut self, s: &Session) {
+        let Some(r) = &mut self.sources.replay else {
+            return;
+        };
+        let Some(auto) = r.auto_cursor else { return };
+        if self.time.cursor() != Some(auto) || self.time.playing() {
+            r.auto_cursor = None;
+            return;
+        }
+        let Some((a, _)) = s.span() else { return };
+        let first = s.positions.span().map(|p| p.0);
+        let t = first.unwrap_or(a);
+        // Settled once positions arrived or the file is fully loaded without any.
+        r.auto_cursor = (first.is_none() && r.loading()).then_some(t);
+        let cx = self.sources.time_context(s, 0.0);
+        self.time.apply(TimeCommand::Seek(t), &cx);
+    }
+
+    /// Rebuilds `state` for the drawn time when it changed (or more of the file arrived).
+    pub fn sync_state(&mut self) {
+        match self.shown().cursor() {
+            None => {
+                if self.drawn.take().is_some() {
+                    self.state = read_session(self.sources.session()).latest.clone();
+                }
+            }
+            Some(t) => {
+                let generation = self
+                    .sources
+                    .replay
+                    .as_ref()
+                    .map_or(0, |r| r.progress.datagrams);
+                if self.drawn != Some((t, generation)) {
+                    self.state = read_session(self.sources.session()).state_at(t);
+                    self.drawn = Some((t, generation));
+                }
+            }
+        }
+    }
+
+    /// Polls the loader: progress, and once loading ends, what stopped it.
+    pub(crate) fn poll_replay(&mut self) {
+        let Some(r) = &mut self.sources.replay else {
+            return;
+        };
+        r.progress = r.replay.progress();
+        if !r.progress.finished || r.reported {
+            return;
+        }
+        r.reported = true;
+        let p = r.progress.clone();
+        let name = r.name();
+        let end = read_session(&r.replay.session).span().map_or(0.0, |s| s.1);
+        if let Some(why) = &p.stopped {
+            self.notify(
+                NoticeLevel::Warning,
+                format!(
+                    "{name}: loaded up to {} ({} datagrams); {why}",
+                    format_hms(end, false),
+                    p.datagrams
+                ),
+            );
+        }
+        if !p.problems.is_empty() {
+            let first: Vec<&str> = p.problems.iter().take(3).map(String::as_str).collect();
+            let more = p.problems.len().saturating_sub(first.len());
+            self.notify(
+                NoticeLevel::Warning,
+                format!(
+                    "{name}: {} problem(s) while loading: {}{}",
+                    p.problems.len(),
+                    first.join("; "),
+                    if more > 0 {
+                        format!("; and {more} more")
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
+    }
+
+    /// At exit: stops the network side (releasing control, cancelling events).
+    pub(crate) fn shutdown_live(&mut self, grace: Duration) {
+        if let Some(net) = self.sources.live.as_mut().and_then(|l| l.net.take()) {
+            net.shutdown(grace);
+        }
+    }
+}
