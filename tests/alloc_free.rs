@@ -3,12 +3,45 @@
 //! (Its own test binary with one test: dhat's global allocator counts every allocation in the
 //! process, so nothing may run beside it.)
 
+use std::time::{Duration, Instant};
+
 use jaus_ocu::jaus::judp::{Datagram, Header};
 use jaus_ocu::model::arm::{ArmSpec, Joint};
 use jaus_ocu::model::kinematics;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// Waits until the test harness's main thread is done allocating. After starting this test's
+/// thread it records the running test and blocks for its result, allocating as it goes, and dhat
+/// counts every thread's allocations: on a loaded machine that can fall into the measured part.
+/// So measure only once that thread sleeps and the count has stood still for a while.
+fn wait_for_the_harness_to_settle() {
+    let main_thread = format!("/proc/self/task/{}/stat", std::process::id());
+    let asleep = || match std::fs::read_to_string(&main_thread) {
+        // The state follows the command name in parentheses; "S" is waiting.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('S')),
+        // No /proc: only the count tells.
+        Err(_) => true,
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut blocks = dhat::HeapStats::get().total_blocks;
+    let mut still = 0;
+    while still < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the test harness did not stop allocating within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+        // Only other threads allocate between the last count and this one (`asleep` itself
+        // allocates, so it runs after).
+        let quiet = dhat::HeapStats::get().total_blocks == blocks;
+        still = if quiet && asleep() { still + 1 } else { 0 };
+        blocks = dhat::HeapStats::get().total_blocks;
+    }
+}
 
 #[test]
 fn header_parse_and_kinematics_fast_paths_allocate_nothing() {
@@ -28,6 +61,7 @@ fn header_parse_and_kinematics_fast_paths_allocate_nothing() {
         0x01, 0x7e, 0x00, 0xf1, 0x41, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x42, 0x07, 0x00,
     ];
     let _profiler = dhat::Profiler::builder().testing().build();
+    wait_for_the_harness_to_settle();
     let before = dhat::HeapStats::get();
     let mut sequences = 0u32;
     for _ in 0..1000 {

@@ -1,8 +1,10 @@
 //! `jaus-ocu probe` end to end: a real `jaus-ocu sim` process and the probe process, as an
 //! operator runs them.
 
+use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -30,15 +32,39 @@ impl Drop for Sim {
 }
 
 fn sim(args: &[&str], port: u16) -> Sim {
-    let child = bin()
+    let mut child = bin()
         .arg("sim")
         .args(args)
         .args(["--bind", &format!("127.0.0.1:{port}")])
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("sim starts");
-    std::thread::sleep(Duration::from_millis(300));
-    Sim(child)
+    // Ready once it says where it listens, which it prints after binding the port. The reader
+    // keeps draining stderr so the sim never blocks on a full pipe.
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (ready_tx, ready) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("sim-stderr".into())
+        .spawn(move || {
+            let mut ready_tx = Some(ready_tx);
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if line.contains(" on udp ")
+                    && let Some(tx) = ready_tx.take()
+                {
+                    let _ = tx.send(());
+                }
+            }
+        })
+        .unwrap();
+    let sim = Sim(child);
+    match ready.recv_timeout(Duration::from_secs(30)) {
+        Ok(()) => sim,
+        Err(RecvTimeoutError::Timeout) => panic!("the sim did not say it listens within 30 s"),
+        Err(RecvTimeoutError::Disconnected) => {
+            panic!("the sim ended its output without saying it listens (port {port} taken?)")
+        }
+    }
 }
 
 fn reference_tool_point(q: &[f64]) -> [f64; 3] {

@@ -21,6 +21,9 @@ use jaus_ocu::record::source::WireSource;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 
+mod common;
+use common::wait_until;
+
 fn temp_path(name: &str) -> PathBuf {
     // Inside target/ (cargo's scratch space for tests), not the machine's /tmp.
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{name}", std::process::id()))
@@ -121,15 +124,34 @@ fn replay_of_a_recorded_sim_session_equals_the_live_session() {
     let mut state = ArmState::default();
     let mut asked = false;
     let mut went = false;
-    let until = Instant::now() + Duration::from_secs(4);
-    while Instant::now() < until {
+    // Until the session holds what is compared below: a preset commanded and 2.5 s of its
+    // motion, over 150 positions, and positions over most of the session (the replay is probed
+    // at 200 times across it). Measured on the updates' own receive times, so a loaded machine
+    // makes the session take longer, not thinner. Past the deadline, the checks below say what
+    // is missing.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (mut first_t, mut first_position_t, mut last_t) = (None, None, 0.0);
+    let mut went_t = None;
+    let mut positions = 0;
+    while Instant::now() < deadline {
         if let Ok(u) = net.updates().recv_timeout(Duration::from_millis(20)) {
-            state.apply(&u);
-            live.push(u);
-            for u in net.updates().try_iter() {
+            for u in std::iter::once(u).chain(net.updates().try_iter()) {
                 state.apply(&u);
+                last_t = u.t();
+                first_t.get_or_insert(last_t);
+                if matches!(u, Update::JointPositions { .. }) {
+                    positions += 1;
+                    first_position_t.get_or_insert(last_t);
+                }
                 live.push(u);
             }
+        }
+        if let (Some(t0), Some(tp), Some(tw)) = (first_t, first_position_t, went_t)
+            && last_t - tw >= 2.5
+            && positions > 150
+            && last_t - tp >= 0.85 * (last_t - t0)
+        {
+            break;
         }
         if !asked && state.positions.is_some() {
             net.send(Command::RequestControl { authority: 100 })
@@ -140,6 +162,7 @@ fn replay_of_a_recorded_sim_session_equals_the_live_session() {
             let pose = state.presets.first().map_or(1, |p| p.id);
             net.send(Command::GoToPreset { pose_id: pose }).unwrap();
             went = true;
+            went_t = Some(last_t);
         }
     }
     let updates = net.updates().clone();
@@ -294,8 +317,33 @@ fn recorder_killed_with_sigkill_leaves_a_file_that_replays_to_within_a_second_of
             .spawn()
             .unwrap(),
     );
-    // Record for a while: long enough for several flushes (about 150 datagrams a second).
-    std::thread::sleep(Duration::from_secs(4));
+    // Record for a while: until a copy of the file (what a kill would leave) holds 3 s of
+    // datagrams (about 150 a second, so several flushes) and the arm's positions. A loaded
+    // machine makes this take longer.
+    let copy = temp_path("killed-copy.mcap");
+    wait_until(
+        Duration::from_secs(60),
+        "3 s of datagrams and 100 positions in the recording",
+        || {
+            // Reading the file again is not free: every 0.2 s is often enough.
+            std::thread::sleep(Duration::from_millis(200));
+            if std::fs::copy(&path, &copy).is_err() {
+                return false;
+            }
+            let Ok(mut source) = WireSource::open(&copy, 3794) else {
+                return false;
+            };
+            let times: Vec<u64> = source.by_ref().map(|r| r.t_ns).collect();
+            let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) else {
+                return false;
+            };
+            times.len() > 400
+                && (last - first) as f64 / 1e9 >= 3.0
+                && Replay::load_blocking(&copy, 3794)
+                    .is_ok_and(|(session, _)| session.positions.len() > 100)
+        },
+    );
+    let _ = std::fs::remove_file(&copy);
     assert!(
         rec.0.try_wait().unwrap().is_none(),
         "the recorder is still running before the kill"

@@ -490,8 +490,10 @@ fn a_disk_filling_up_stops_recording_with_a_clear_message_and_keeps_what_was_flu
         std::fs::metadata(&path).unwrap().len() > flushed
             && recorder.stats().rx + recorder.stats().tx == 1_000
     });
-    // The flush after the last of these datagrams (1 s at 1 ms each) is what fails.
-    std::thread::sleep(Duration::from_millis(150));
+    // All of them flushed: the disk fills up after them.
+    wait_until("the flush of the first 1000 datagrams", || {
+        WireSource::open(&path, 3794).is_ok_and(|mut src| src.by_ref().count() == 1_000)
+    });
     full.store(true, Ordering::SeqCst);
     for r in &recs[1_000..] {
         tap.offer(|| r.clone());
