@@ -21,7 +21,7 @@ use crate::net::tap::Direction;
 use crate::record::capture::{CaptureEvent, CaptureReader};
 use crate::record::export::write_csv;
 use crate::record::format;
-use crate::record::pcapng::{PacketDirection, PcapngWriter};
+use crate::record::pcapng::{PacketDirection, PcapngError, PcapngWriter};
 use crate::record::player::Replay;
 use crate::record::source::{SourceInfo, SourceKind, WireSource};
 use crate::record::urdf::{UrdfOptions, write_urdf};
@@ -37,6 +37,12 @@ pub const PLACEHOLDER_V6: SocketAddr = SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCA
 
 /// Arguments of `jaus-ocu export`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 everything exported from a complete read; 1 the input is \
+damaged (the outputs hold everything readable) or holds no arm specification for --urdf; 2 wrong \
+arguments, an unreadable input, or an output that cannot be written (nothing is left under its \
+name: outputs are written to a temporary file beside them and renamed when complete)."
+)]
 #[command(group(
     ArgGroup::new("outputs")
         .required(true)
@@ -98,6 +104,9 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
     // The input first: a file that cannot be read creates no output at all.
     let source = WireSource::open(&args.file, args.port)?;
     let kind = source.info().kind;
+    // Metadata (the arm's name for the URDF): what the summary gave at open, or, after the
+    // pcapng pass, everything read (a file without its summary has its metadata inline).
+    let mut info = source.info().clone();
     let mut pcapng = args.pcapng.as_deref().map(AtomicFile::create).transpose()?;
     let mut csv = args.csv.as_deref().map(AtomicFile::create).transpose()?;
     let mut urdf = args.urdf.as_deref().map(AtomicFile::create).transpose()?;
@@ -114,6 +123,9 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
             }
         };
         report.push(done.line);
+        if let Some(read) = done.info {
+            info = read;
+        }
         stopped = stopped.or(done.stopped);
         problems.extend(done.problems);
     }
@@ -138,9 +150,6 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
         if let Some(out) = &mut urdf {
             match &session.latest.spec {
                 Some(spec) => {
-                    let info = WireSource::open(&args.file, args.port)
-                        .map(|s| s.info().clone())
-                        .unwrap_or_default();
                     let options = UrdfOptions {
                         name: robot_name(&info, &args.file),
                         tool_point: session.latest.tool_point,
@@ -225,6 +234,8 @@ struct Pass {
     line: String,
     stopped: Option<String>,
     problems: Vec<String>,
+    /// What the recording said of itself, all of it read (captures: `None`).
+    info: Option<SourceInfo>,
 }
 
 /// The OCU's address for datagrams to and from `peer`: `--local`, else the recording's
@@ -251,8 +262,9 @@ fn export_recording(
     // The writer is made at the first datagram: by then the session metadata (written first
     // in every recording) has been read, also from a file without its summary.
     let mut records = 0u64;
-    loop {
-        let Some(rec) = source.next() else { break };
+    // Not `for … in source.by_ref()`: the body reads the source's metadata between records.
+    #[allow(clippy::while_let_on_iterator)]
+    while let Some(rec) = source.next() {
         records += 1;
         if writer.is_none() {
             if configured.is_none() {
@@ -265,15 +277,14 @@ fn export_recording(
         }
         let Some(w) = writer.as_mut() else { break };
         let local = local_for(configured, rec.peer);
-        placeholder_used |=
-            local.port() == 0 && (local == PLACEHOLDER_V4 || local == PLACEHOLDER_V6);
+        placeholder_used |= local == PLACEHOLDER_V4 || local == PLACEHOLDER_V6;
         let (src, dst, dir) = match rec.direction {
             Direction::Rx => (rec.peer, local, PacketDirection::Inbound),
             Direction::Tx => (local, rec.peer, PacketDirection::Outbound),
         };
         if let Err(e) = w.write_udp(rec.t_ns, src, dst, Some(dir), &rec.bytes) {
             match e {
-                crate::record::pcapng::PcapngError::Io(io) => {
+                PcapngError::Io(io) => {
                     return Err(io_failure(&dest, io));
                 }
                 other => skipped.push(format!(
@@ -318,6 +329,7 @@ fn export_recording(
         line,
         stopped: source.stopped().map(str::to_owned),
         problems,
+        info: Some(source.info().clone()),
     })
 }
 
@@ -336,7 +348,7 @@ fn export_capture(args: &ExportArgs, out: &mut AtomicFile) -> Result<Pass> {
                 let t_ns = (d.time * 1e9).round().max(0.0) as u64;
                 if let Err(e) = w.write_udp(t_ns, d.source, d.destination, None, &d.payload) {
                     match e {
-                        crate::record::pcapng::PcapngError::Io(io) => {
+                        PcapngError::Io(io) => {
                             return Err(io_failure(&dest, io));
                         }
                         other => problems.push(format!("frame {}: not exported: {other}", d.frame)),
@@ -363,6 +375,7 @@ fn export_capture(args: &ExportArgs, out: &mut AtomicFile) -> Result<Pass> {
         ),
         stopped,
         problems,
+        info: None,
     })
 }
 
@@ -376,8 +389,14 @@ fn metadata_local(info: &SourceInfo) -> Option<SocketAddr> {
 fn comment(file: &Path, local: Option<SocketAddr>) -> String {
     match local {
         Some(l) => format!(
-            "exported by jaus-ocu from {}; the OCU's side of each datagram is {l}",
-            file.display()
+            "exported by jaus-ocu from {}; the OCU's side of each datagram is {l} (for peers \
+             of the other IP version the placeholder {})",
+            file.display(),
+            if l.is_ipv4() {
+                PLACEHOLDER_V6
+            } else {
+                PLACEHOLDER_V4
+            }
         ),
         None => format!(
             "exported by jaus-ocu from {}; the recording does not say the OCU's own address: \
