@@ -36,7 +36,7 @@ use glam::{DAffine3, DQuat, DVec3};
 
 use crate::model::arm::ArmSpec;
 use crate::model::kinematics::{self, KinematicsError};
-use crate::model::update::{ControlState, ManagementState, MarkKind, Outcome, Update};
+use crate::model::update::{LinkState, ManagementState, MarkKind, Outcome, Update};
 
 /// Schema name of the transforms channel.
 pub const FRAME_TRANSFORMS_SCHEMA_NAME: &str = "foxglove.FrameTransforms";
@@ -327,11 +327,7 @@ pub fn log(out: &mut Vec<u8>, t_ns: u64, level: LogLevel, name: &str, message: &
 /// warning) and errors; `None` for samples and the other facts.
 pub fn event_level(update: &Update) -> Option<LogLevel> {
     Some(match update {
-        Update::Control { state, .. } => match state {
-            ControlState::Released | ControlState::Requested | ControlState::Held { .. } => {
-                LogLevel::Info
-            }
-        },
+        Update::Control { .. } => LogLevel::Info,
         Update::Status { state, .. } => match state {
             ManagementState::Emergency | ManagementState::Failure => LogLevel::Error,
             _ => LogLevel::Info,
@@ -347,7 +343,7 @@ pub fn event_level(update: &Update) -> Option<LogLevel> {
             MarkKind::Control | MarkKind::Status | MarkKind::Transition => LogLevel::Info,
         },
         Update::Link { state, .. } => match state {
-            crate::model::update::LinkState::Lost => LogLevel::Warning,
+            LinkState::Lost => LogLevel::Warning,
             _ => LogLevel::Info,
         },
         Update::Error { .. } => LogLevel::Error,
