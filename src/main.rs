@@ -33,6 +33,8 @@ enum Command {
     Probe(cli::probe::ProbeArgs),
     /// Record every datagram the network side sends and receives to an MCAP file (headless).
     Record(cli::record::RecordArgs),
+    /// Export a recording or capture: raw datagrams as pcapng, series as CSV, the arm as URDF.
+    Export(cli::export::ExportArgs),
     /// Render the demo UI offscreen to a PNG (no display needed).
     Screenshot(cli::screenshot::ScreenshotArgs),
 }
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Some(Command::Probe(args)) => cli::probe::run(args),
         Some(Command::Screenshot(args)) => cli::screenshot::run(args),
         Some(Command::Record(args)) => cli::record::run(args),
+        Some(Command::Export(args)) => cli::export::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -321,3 +321,52 @@ fn record_into_a_missing_directory_says_which_path_failed() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("/nonexistent-dir/x.mcap"), "{err}");
 }
+
+#[test]
+fn export_without_an_output_is_a_usage_error_naming_the_outputs() {
+    let o = run(&["export", PCAP]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--pcapng") && err.contains("--csv") && err.contains("--urdf"),
+        "{err}"
+    );
+}
+
+#[test]
+fn export_help_says_what_stands_for_the_ocus_own_address() {
+    let o = run(&["export", "--help"]);
+    assert!(o.status.success());
+    let help = stdout(&o);
+    assert!(help.contains("127.0.0.1:0"), "{help}");
+    assert!(help.contains("--local"), "{help}");
+}
+
+#[test]
+fn export_of_the_real_capture_to_pcapng_reads_back_frame_for_frame() {
+    let dir = std::env::temp_dir().join(format!("jaus-ocu-cli-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("sae.pcapng");
+    let o = run(&["export", PCAP, "--pcapng", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let original = json_lines(&run(&["inspect", "--json", PCAP]));
+    let exported = json_lines(&run(&["inspect", "--json", out.to_str().unwrap()]));
+    assert_eq!(original.len(), 22);
+    assert_eq!(exported.len(), original.len());
+    for (a, b) in original.iter().zip(&exported) {
+        let (mut a, mut b) = (a.clone(), b.clone());
+        for v in [&mut a, &mut b] {
+            let o = v.as_object_mut().unwrap();
+            // Frame numbers count every frame of a file; times are compared below.
+            o.remove("frame");
+            o.remove("time");
+            o.remove("elapsed");
+        }
+        assert_eq!(a, b);
+    }
+    for (a, b) in original.iter().zip(&exported) {
+        let (ta, tb) = (a["time"].as_f64().unwrap(), b["time"].as_f64().unwrap());
+        assert!((ta - tb).abs() < 1e-6, "{ta} vs {tb}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,7 +1,8 @@
-//! The subcommands: terminal ones (`decode`, `inspect`, `sim`, `probe`, `record`) and the
+//! The subcommands: terminal ones (`decode`, `inspect`, `sim`, `probe`, `record`, `export`) and the
 //! GUI entry points (`gui`, `screenshot`).
 
 pub mod decode;
+pub mod export;
 pub mod gui;
 pub mod inspect;
 pub mod probe;

@@ -9,6 +9,9 @@
 //! - [`player`]: loads a file into a [`Session`] on a background thread, with progress.
 //! - [`export`]: CSV of joint and force/torque series.
 //! - [`capture`]: the pcap/pcapng reader.
+//! - [`pcapng`]: the pcapng writer (`jaus-ocu export --pcapng`).
+//! - [`urdf`]: the arm's specification as URDF (`jaus-ocu export --urdf`).
+//! - [`foxglove`]: builders of Foxglove's well-known JSON messages (transforms, scene, log).
 //!
 //! [`WireRecord`]: crate::net::tap::WireRecord
 //! [`Update`]: crate::model::update::Update
@@ -16,7 +19,10 @@
 pub mod capture;
 pub mod export;
 pub mod format;
+pub mod foxglove;
 pub mod observer;
+pub mod pcapng;
 pub mod player;
 pub mod recorder;
 pub mod source;
+pub mod urdf;

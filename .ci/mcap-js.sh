@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# A recording made by `jaus-ocu record` (against `jaus-ocu sim`) is read by @mcap/core's
+# McapIndexedReader and McapStreamReader (npm, versions pinned in .ci/package.json and
+# .ci/package-lock.json) with the same message counts as its statistics, the Python reader and
+# `jaus-ocu inspect`; the vendored Foxglove schemas equal the @foxglove/schemas package.
+# Usage: .ci/mcap-js.sh path/to/jaus-ocu [workdir] [recording.mcap]
+#   Without a recording, one is made as .ci/mcap-python.sh makes its own. With
+#   MCAP_PYTHON=path/to/python (a Python with the `mcap` package, as mcap-python.sh leaves in
+#   its venv) the Python reader's count is compared too.
+set -euo pipefail
+exe=$(realpath "$1")
+work=${2:-target/mcap-js}
+mkdir -p "$work"
+work=$(realpath "$work")
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+
+# The npm packages, exactly as locked, into the work directory (not the repository).
+if ! cmp -s "$here/package-lock.json" "$work/npm/package-lock.json" 2>/dev/null \
+    || [ ! -d "$work/npm/node_modules/@mcap/core" ]; then
+    rm -rf "$work/npm"
+    mkdir -p "$work/npm"
+    cp "$here/package.json" "$here/package-lock.json" "$work/npm/"
+    (cd "$work/npm" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+cp "$here/mcap-js.mjs" "$work/npm/mcap-js.mjs"
+
+recording=${3:-}
+if [ -z "$recording" ]; then
+    recording="$work/session.mcap"
+    port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$exe" sim --bind "127.0.0.1:$port" --tour >/dev/null 2>&1 &
+    sim=$!
+    trap 'kill $sim 2>/dev/null || true' EXIT
+    "$exe" record --no-multicast --connect "127.0.0.1:$port" --out "$recording" --duration 3 --quiet
+    kill $sim
+fi
+recording=$(realpath "$recording")
+"$exe" inspect --summary --json "$recording" > "$work/summary.json"
+
+python_count=()
+if [ -n "${MCAP_PYTHON:-}" ]; then
+    python_count=("$("$MCAP_PYTHON" -c 'import sys
+from mcap.reader import make_reader
+with open(sys.argv[1], "rb") as f:
+    print(sum(1 for _ in make_reader(f).iter_messages()))' "$recording")")
+fi
+node "$work/npm/mcap-js.mjs" "$recording" "$work/summary.json" "$root/assets/foxglove" "${python_count[@]}"

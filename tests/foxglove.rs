@@ -1,0 +1,290 @@
+//! The Foxglove channel builders write messages valid under the published JSON Schemas
+//! (vendored in assets/foxglove/, checked against the npm package by .ci/mcap-js.sh), and the
+//! transforms composed along the chain put the tool point where our kinematics does.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use glam::{DAffine3, DQuat, DVec3};
+use serde_json::Value;
+
+use jaus_ocu::model::arm::ArmSpec;
+use jaus_ocu::model::kinematics;
+use jaus_ocu::model::update::{MarkKind, Update};
+use jaus_ocu::record::foxglove::{self, ArmFrames, LogLevel, SceneLook};
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::ui::scene::ScenePalette;
+use jaus_ocu::ui::view3d::DEFAULT_RADIUS;
+
+fn validator(schema: &str) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(schema).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+fn valid(v: &jsonschema::Validator, bytes: &[u8], what: &str) -> Value {
+    let value: Value = serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {}", String::from_utf8_lossy(bytes)));
+    let errors: Vec<String> = v.iter_errors(&value).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+    value
+}
+
+fn arms() -> Vec<(String, ArmFile)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/arms");
+    let mut arms = vec![("demo".to_string(), ArmFile::demo())];
+    for name in ["puma560", "ur5e"] {
+        arms.push((
+            name.to_string(),
+            ArmFile::load(&dir.join(format!("{name}.toml"))).unwrap(),
+        ));
+    }
+    arms
+}
+
+/// Home, every preset, and a pose with each joint at (or for continuous joints beyond) its
+/// upper limit.
+fn poses(arm: &ArmFile) -> Vec<Vec<f64>> {
+    let mut out = vec![arm.home.clone()];
+    out.extend(arm.presets.iter().map(|p| p.positions.clone()));
+    out.push(
+        arm.spec
+            .joints
+            .iter()
+            .map(|j| j.max.unwrap_or(20.0))
+            .collect(),
+    );
+    out
+}
+
+fn number(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+fn affine(t: &Value) -> DAffine3 {
+    let p = &t["translation"];
+    let r = &t["rotation"];
+    DAffine3::from_rotation_translation(
+        DQuat::from_xyzw(
+            number(&r["x"]),
+            number(&r["y"]),
+            number(&r["z"]),
+            number(&r["w"]),
+        ),
+        DVec3::new(number(&p["x"]), number(&p["y"]), number(&p["z"])),
+    )
+}
+
+/// Vehicle ← `frame`, composed from the message's transforms.
+fn in_vehicle(transforms: &[Value], frame: &str) -> DAffine3 {
+    let by_child: HashMap<&str, &Value> = transforms
+        .iter()
+        .map(|t| (t["child_frame_id"].as_str().unwrap(), t))
+        .collect();
+    let mut pose = DAffine3::IDENTITY;
+    let mut at = frame;
+    while at != foxglove::VEHICLE_FRAME {
+        let t = by_child
+            .get(at)
+            .unwrap_or_else(|| panic!("no transform to {at}"));
+        pose = affine(t) * pose;
+        at = t["parent_frame_id"].as_str().unwrap();
+    }
+    pose
+}
+
+fn spec_of(arm: &ArmFile) -> &ArmSpec {
+    &arm.spec
+}
+
+#[test]
+fn frame_transforms_are_valid_and_compose_to_our_tool_point() {
+    let schema = validator(foxglove::FRAME_TRANSFORMS_SCHEMA);
+    let mut buf = Vec::new();
+    for (name, arm) in arms() {
+        let frames = ArmFrames::new("", arm.spec.joints.len());
+        for q in poses(&arm) {
+            let t_ns = 1_700_000_000_123_456_789;
+            foxglove::frame_transforms(&mut buf, t_ns, &frames, spec_of(&arm), &q, arm.tool_point)
+                .unwrap();
+            let msg = valid(&schema, &buf, &format!("{name} FrameTransforms"));
+            let transforms = msg["transforms"].as_array().unwrap();
+            // world, vehicle → manipulator, n links, end effector, tool point.
+            assert_eq!(transforms.len(), arm.spec.joints.len() + 4);
+            assert_eq!(transforms[0]["timestamp"]["sec"], 1_700_000_000);
+            assert_eq!(transforms[0]["timestamp"]["nsec"], 123_456_789);
+            let pose = kinematics::forward(&arm.spec, &q, arm.tool_point).unwrap();
+            let tool = in_vehicle(transforms, frames.tool_point()).translation;
+            assert!(
+                tool.distance(pose.tool_point_vehicle) < 1e-6,
+                "{name} q={q:?}: {tool} != {}",
+                pose.tool_point_vehicle
+            );
+            for j in 1..=arm.spec.joints.len() {
+                let ours = pose.mount * pose.frames[j - 1];
+                let theirs = in_vehicle(transforms, frames.link(j).unwrap());
+                assert!(theirs.abs_diff_eq(ours, 1e-9), "{name}: frame {j}");
+            }
+            // The world frame shows the z-down vehicle frame upright.
+            let world = affine(&transforms[0]);
+            assert_eq!(transforms[0]["parent_frame_id"], "world");
+            assert!(
+                world
+                    .transform_vector3(DVec3::Z)
+                    .abs_diff_eq(-DVec3::Z, 1e-12)
+            );
+        }
+    }
+}
+
+#[test]
+fn frame_names_take_the_prefix_except_world_and_vehicle() {
+    let frames = ArmFrames::new("126.1.10/", 2);
+    assert_eq!(frames.manipulator(), "126.1.10/manipulator");
+    assert_eq!(frames.link(1), Some("126.1.10/link_1"));
+    assert_eq!(frames.link(3), None);
+    assert_eq!(frames.link(0), None);
+    assert_eq!(frames.tool_point(), "126.1.10/tool_point");
+    let spec = ArmFile::builtin("ur5e").unwrap();
+    let frames = ArmFrames::new("a\"b/", 6);
+    let mut buf = Vec::new();
+    foxglove::frame_transforms(&mut buf, 0, &frames, &spec.spec, &[0.0; 6], [0.0; 3]).unwrap();
+    let msg = valid(
+        &validator(foxglove::FRAME_TRANSFORMS_SCHEMA),
+        &buf,
+        "escaped",
+    );
+    assert_eq!(msg["transforms"][1]["parent_frame_id"], "vehicle");
+    assert_eq!(msg["transforms"][1]["child_frame_id"], "a\"b/manipulator");
+}
+
+#[test]
+fn scene_updates_are_valid_and_draw_every_cylinder_tinted_by_its_joint() {
+    let schema = validator(foxglove::SCENE_UPDATE_SCHEMA);
+    let palette = ScenePalette::new(true);
+    let tint = |base: [f32; 3], w: f32| palette.warning_tint(base, w);
+    let rgba = |c: [f32; 3], a: f32| [c[0], c[1], c[2], a];
+    let look = SceneLook {
+        default_radius: DEFAULT_RADIUS,
+        cylinder: rgba(palette.cylinder, 0.35),
+        cylinder_default: rgba(palette.cylinder_default, 0.25),
+        link: rgba(palette.link, 1.0),
+        tool_point: rgba(palette.tool_marker, 1.0),
+        link_width_px: 3.0,
+        tool_point_diameter: 0.03,
+        tint: &tint,
+    };
+    let mut buf = Vec::new();
+    for (name, arm) in arms() {
+        let frames = ArmFrames::new("", arm.spec.joints.len());
+        for q in poses(&arm) {
+            // Joint 2 at its limit, the others far from theirs.
+            let warning = |joint: usize, _: f64| if joint == 1 { 1.0 } else { 0.0 };
+            foxglove::scene_update(
+                &mut buf,
+                42,
+                &frames,
+                &arm.spec,
+                &q,
+                arm.tool_point,
+                &warning,
+                &look,
+            )
+            .unwrap();
+            let msg = valid(&schema, &buf, &format!("{name} SceneUpdate"));
+            let pose = kinematics::forward(&arm.spec, &q, arm.tool_point).unwrap();
+            let entities = msg["entities"].as_array().unwrap();
+            assert_eq!(entities.len(), 3);
+            let count = |e: &Value| {
+                e["cylinders"].as_array().unwrap().len() + e["spheres"].as_array().unwrap().len()
+            };
+            let reported = pose.cylinders.iter().filter(|c| c.radius.is_some()).count();
+            assert_eq!(count(&entities[0]), reported, "{name}");
+            assert_eq!(
+                count(&entities[1]),
+                pose.cylinders.len() - reported,
+                "{name}"
+            );
+            // Each drawn cylinder: centre and length as kinematics says, in the manipulator
+            // frame; coloured by its joint's warning.
+            let drawn: Vec<&Value> = entities[..2]
+                .iter()
+                .flat_map(|e| e["cylinders"].as_array().unwrap())
+                .collect();
+            for c in pose.cylinders.iter().filter(|c| c.length() >= 1e-9) {
+                let centre = (c.from + c.to) * 0.5;
+                let hit = drawn.iter().find(|d| {
+                    let p = &d["pose"]["position"];
+                    DVec3::new(number(&p["x"]), number(&p["y"]), number(&p["z"])).distance(centre)
+                        < 1e-9
+                        && (number(&d["size"]["z"]) - c.length()).abs() < 1e-9
+                });
+                let hit = hit.unwrap_or_else(|| panic!("{name}: cylinder {c:?} not drawn"));
+                let base = if c.radius.is_some() {
+                    palette.cylinder
+                } else {
+                    palette.cylinder_default
+                };
+                let w = if c.joint == 2 { 1.0 } else { 0.0 };
+                let expected = palette.warning_tint(base, w);
+                assert!(
+                    (number(&hit["color"]["r"]) as f32 - expected[0]).abs() < 1e-6,
+                    "{name}: joint {} colour",
+                    c.joint
+                );
+            }
+            assert_eq!(entities[0]["frame_id"], "manipulator");
+            let line = &entities[2]["lines"][0];
+            assert_eq!(
+                line["points"].as_array().unwrap().len(),
+                arm.spec.joints.len() + 2
+            );
+        }
+    }
+}
+
+#[test]
+fn log_messages_are_valid_at_every_level_with_any_text() {
+    let schema = validator(foxglove::LOG_SCHEMA);
+    let mut buf = Vec::new();
+    for level in [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Fatal,
+    ] {
+        foxglove::log(
+            &mut buf,
+            1_700_000_000_000_000_001,
+            level,
+            "126.1.10",
+            "emergency stop \"E\"\nline two — ünïcode \u{1}",
+        );
+        let msg = valid(&schema, &buf, "Log");
+        assert_eq!(msg["level"], level as u8);
+        assert_eq!(msg["timestamp"]["nsec"], 1);
+        assert_eq!(
+            msg["message"],
+            "emergency stop \"E\"\nline two — ünïcode \u{1}"
+        );
+    }
+    // The validator does refuse what the schema forbids (so the checks above mean something).
+    let mut bad: Value = serde_json::from_slice(&buf).unwrap();
+    bad["level"] = 9.into();
+    assert!(!schema.is_valid(&bad), "level 9 is not a foxglove.LogLevel");
+    bad.as_object_mut().unwrap().remove("file");
+    bad["level"] = 2.into();
+    assert!(!schema.is_valid(&bad), "file is required");
+    // Which session events are logged, at what level.
+    let gap = Update::Mark {
+        t: 1.0,
+        kind: MarkKind::Gap,
+        label: "gap 3 s".into(),
+    };
+    assert_eq!(foxglove::event_level(&gap), Some(LogLevel::Warning));
+    let sample = Update::JointPositions {
+        t: 1.0,
+        values: vec![0.0],
+    };
+    assert_eq!(foxglove::event_level(&sample), None);
+}
