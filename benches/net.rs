@@ -67,10 +67,11 @@ use jaus_ocu::jaus::wire::Scale;
 use jaus_ocu::jaus::{DecodeContext, Message};
 use jaus_ocu::model::update::{Delivery, LinkState, NetStats, Signal, Update};
 use jaus_ocu::net::client::{Client, ClientConfig, Output};
-use jaus_ocu::net::server::{self, Faults};
+use jaus_ocu::net::fault::Faults;
 use jaus_ocu::net::thread::{NetConfig, NetHandle, Publisher};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, Outgoing, SimConfig};
+use jaus_ocu::sim::host;
 
 /// ReportJointPositions' message ID.
 const REPORT_JOINT_POSITIONS: u16 = 0x4602;
@@ -845,9 +846,9 @@ fn loopback() {
     let scale = joint1_scale();
 
     let capacity = socket_buffer_capacity(&live_client().1.dg);
-    let sim = server::spawn(
+    let sim = host::spawn(
         Component::new(ArmFile::demo(), SimConfig::default()),
-        server::bind("127.0.0.1:0".parse().unwrap()).unwrap(),
+        host::bind("127.0.0.1:0".parse().unwrap()).unwrap(),
         Faults::default(),
         1,
     )

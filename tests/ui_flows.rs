@@ -227,13 +227,14 @@ mod replay_flows {
     use egui_kittest::kittest::Queryable;
     use jaus_ocu::model::update::*;
     use jaus_ocu::net::client::ClientConfig;
-    use jaus_ocu::net::server::{self, Faults};
+    use jaus_ocu::net::fault::Faults;
     use jaus_ocu::net::tap::WireRecord;
     use jaus_ocu::net::thread::{NetConfig, NetHandle};
     use jaus_ocu::record::player::Replay;
     use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
     use jaus_ocu::sim::arm_file::ArmFile;
     use jaus_ocu::sim::component::{Component, SimConfig};
+    use jaus_ocu::sim::host;
     use jaus_ocu::ui::app::{Mode, NoticeLevel, OcuApp, Settings, read_session};
     use jaus_ocu::ui::files::{self, Task};
     use jaus_ocu::ui::gauges::gauge_data;
@@ -694,9 +695,9 @@ mod replay_flows {
 
     /// The simulator on loopback and a network side talking to it, as `jaus-ocu demo` runs.
     fn demo_app() -> OcuApp {
-        let socket = server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let socket = host::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let sim_addr = socket.local_addr().unwrap();
-        let sim = server::spawn(
+        let sim = host::spawn(
             Component::new(
                 ArmFile::demo(),
                 SimConfig {

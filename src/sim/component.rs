@@ -31,11 +31,12 @@ use super::arm_file::ArmFile;
 use super::motion::{Mode, Motion};
 use crate::jaus::core::*;
 use crate::jaus::iop::*;
-use crate::jaus::judp::{self, AckNak, Datagram, Header, Inbound, Inbox, Reassembler};
+use crate::jaus::judp::Broadcast;
 use crate::jaus::manipulator::*;
 use crate::jaus::wire::{Scale, scales};
 use crate::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, Message};
 use crate::model::kinematics;
+use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 use crate::net::reports;
 
 /// The simulator's default JAUS ID (the server ID of the wire reference's examples).
@@ -43,6 +44,9 @@ pub const DEFAULT_ID: JausId = JausId::new(126, 1, 10);
 
 /// Most peers whose address and sequence counter are remembered (oldest forgotten first).
 const MAX_PEERS: usize = 256;
+
+/// A datagram to send (the type the network side sends from).
+pub use crate::net::socket::Outgoing;
 
 /// How the component is set up.
 #[derive(Debug, Clone)]
@@ -91,6 +95,8 @@ pub struct SimStats {
     pub foreign_version: u64,
     /// Blocks addressed to another component.
     pub not_for_us: u64,
+    /// Messages dropped as duplicates (same source and sequence number within 2 s).
+    pub duplicates: u64,
     /// Messages we do not handle (unknown IDs, reports sent to us).
     pub unhandled: u64,
     /// Commands ignored because the sender does not hold control or the state forbids them.
@@ -103,22 +109,6 @@ pub struct SimStats {
     pub acks_sent: u64,
     /// Messages we could not encode (should stay 0).
     pub encode_errors: u64,
-}
-
-/// A datagram to send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outgoing {
-    /// Where to.
-    pub to: SocketAddr,
-    /// The datagram.
-    pub bytes: Vec<u8>,
-}
-
-#[derive(Debug, Clone)]
-struct Peer {
-    addr: SocketAddr,
-    seq: u16,
-    last_seen: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -180,13 +170,14 @@ pub struct Component {
     emergency_setters: Vec<JausId>,
     controller: Option<Controller>,
     events: Vec<Subscription>,
-    peers: HashMap<JausId, Peer>,
+    /// Intake (peers, duplicates, reassembly, ACKs) and framing; counts the transport side.
+    endpoint: Endpoint,
     transition: Option<ActiveTransition>,
-    reassembler: Reassembler,
     last_step: Option<f64>,
     tour_index: usize,
     tour_next: f64,
     touring: bool,
+    /// The component's own counters ([`Component::stats`] adds the endpoint's).
     stats: SimStats,
     last_warning: f64,
     cache: HashMap<Vec<u8>, Option<Vec<u8>>>,
@@ -198,6 +189,7 @@ impl Component {
         let start = cfg.hold.clone().unwrap_or_else(|| arm.home.clone());
         let motion = Motion::new(&arm.spec, &start, cfg.seed, cfg.hold.is_some());
         let ctx = reports::decode_context(&arm.spec);
+        let endpoint = Endpoint::addressed(cfg.id, Numbering::PerPeerFromZero, MAX_PEERS);
         Self {
             tool_point: arm.tool_point,
             ctx,
@@ -208,9 +200,8 @@ impl Component {
             emergency_setters: Vec::new(),
             controller: None,
             events: Vec::new(),
-            peers: HashMap::new(),
+            endpoint,
             transition: None,
-            reassembler: Reassembler::default(),
             last_step: None,
             tour_index: 0,
             tour_next: 1.0,
@@ -231,9 +222,20 @@ impl Component {
         &self.arm
     }
 
-    /// Counters.
-    pub fn stats(&self) -> &SimStats {
-        &self.stats
+    /// Counters (the component's own, joined with its endpoint's).
+    pub fn stats(&self) -> SimStats {
+        let e = self.endpoint.stats();
+        SimStats {
+            received: e.datagrams,
+            malformed: e.malformed + self.stats.malformed,
+            foreign_version: e.foreign_version,
+            not_for_us: e.not_for_us,
+            duplicates: e.duplicates,
+            sent: e.sent,
+            acks_sent: e.acks_sent,
+            encode_errors: e.encode_errors + self.stats.encode_errors,
+            ..self.stats.clone()
+        }
     }
 
     /// Management status.
@@ -270,7 +272,7 @@ impl Component {
         // Hostile input must not flood the log: at most one line a second, with the counters.
         if now - self.last_warning >= 1.0 {
             self.last_warning = now;
-            let s = &self.stats;
+            let s = self.stats();
             warn!(
                 "sim {}: {what} (so far: {} malformed, {} foreign version, {} not for us, {} unhandled, {} refused)",
                 self.cfg.id,
@@ -291,26 +293,17 @@ impl Component {
         bytes: &[u8],
         out: &mut Vec<Outgoing>,
     ) {
-        self.stats.received += 1;
-        let dg = match Datagram::new_checked(bytes) {
-            Ok(d) => d,
+        let mut intake = match self.endpoint.receive(now, from, bytes) {
+            Ok(i) => i,
             Err(e) => {
-                if judp::is_foreign(&e) {
-                    self.stats.foreign_version += 1;
-                } else {
-                    self.stats.malformed += 1;
-                }
                 self.warn_limited(now, &format!("dropped a datagram from {from}: {e}"));
                 return;
             }
         };
-        // Out of `self` while the inbox holds it, so the handlers can take `&mut self`.
-        let mut reassembler = std::mem::take(&mut self.reassembler);
-        for item in Inbox::new(&dg, self.cfg.id, now, &mut reassembler) {
+        while let Some(item) = intake.next(&mut self.endpoint) {
             let inbound = match item {
                 Ok(i) => i,
                 Err(e) => {
-                    self.stats.malformed += 1;
                     self.warn_limited(
                         now,
                         &format!("dropped the rest of a datagram from {from}: {e}"),
@@ -318,14 +311,13 @@ impl Component {
                     break;
                 }
             };
-            let h = *inbound.header();
-            match &inbound {
-                Inbound::NotForUs(_) => {
-                    self.stats.not_for_us += 1;
-                    continue;
-                }
-                Inbound::BadSource(_) => {
-                    self.stats.malformed += 1;
+            let h = inbound.header;
+            if let Some(bytes) = inbound.ack {
+                out.push(Outgoing { to: from, bytes });
+            }
+            let message = match inbound.kind {
+                InboundKind::Message(m) => m,
+                InboundKind::BadSource => {
                     self.warn_limited(
                         now,
                         &format!(
@@ -335,14 +327,7 @@ impl Component {
                     );
                     continue;
                 }
-                _ => {}
-            }
-            self.learn(now, h.source, from);
-            if h.ack_nak == AckNak::Request {
-                self.send_ack(&h, out);
-            }
-            let Inbound::Message(_, message) = inbound else {
-                continue;
+                _ => continue,
             };
             match Message::parse_with(&message, &self.ctx) {
                 Ok(m) => self.handle_message(now, h.source, m, out),
@@ -354,44 +339,6 @@ impl Component {
                     );
                 }
             }
-        }
-        self.reassembler = reassembler;
-    }
-
-    fn learn(&mut self, now: f64, id: JausId, addr: SocketAddr) {
-        if !self.peers.contains_key(&id) && self.peers.len() >= MAX_PEERS {
-            let oldest = self
-                .peers
-                .iter()
-                .min_by(|a, b| a.1.last_seen.total_cmp(&b.1.last_seen))
-                .map(|(k, _)| *k);
-            if let Some(k) = oldest {
-                self.peers.remove(&k);
-            }
-        }
-        let p = self.peers.entry(id).or_insert(Peer {
-            addr,
-            seq: 0,
-            last_seen: now,
-        });
-        p.addr = addr;
-        p.last_seen = now;
-    }
-
-    fn next_seq(&mut self, to: JausId) -> Option<(SocketAddr, u16)> {
-        let p = self.peers.get_mut(&to)?;
-        let s = p.seq;
-        p.seq = p.seq.wrapping_add(1);
-        Some((p.addr, s))
-    }
-
-    fn send_ack(&mut self, h: &Header, out: &mut Vec<Outgoing>) {
-        if let Some(p) = self.peers.get(&h.source)
-            && let Ok(bytes) = judp::single(&h.ack(), &[])
-        {
-            out.push(Outgoing { to: p.addr, bytes });
-            self.stats.acks_sent += 1;
-            self.stats.sent += 1;
         }
     }
 
@@ -407,28 +354,13 @@ impl Component {
     }
 
     fn send_bytes(&mut self, to: JausId, message: &[u8], out: &mut Vec<Outgoing>) {
-        let Some((addr, seq)) = self.next_seq(to) else {
-            return;
-        };
-        let header = Header::new(to, self.cfg.id, seq);
-        let parts = judp::fragment(&header, message, judp::PREFERRED_BLOCK_PAYLOAD);
-        if parts.len() > 1
-            && let Some(p) = self.peers.get_mut(&to)
-        {
-            // The fragments took consecutive sequence numbers from `seq`.
-            p.seq = seq.wrapping_add(parts.len() as u16);
-        }
-        for (h, chunk) in parts {
-            match judp::single(&h, chunk) {
-                Ok(bytes) => {
-                    out.push(Outgoing { to: addr, bytes });
-                    self.stats.sent += 1;
-                }
-                Err(e) => {
-                    self.stats.encode_errors += 1;
-                    warn!("sim {}: cannot frame a block: {e}", self.cfg.id);
-                }
-            }
+        let framed = self
+            .endpoint
+            .send(to, None, Broadcast::None, message, |to, bytes| {
+                out.push(Outgoing { to, bytes })
+            });
+        if let Err(e) = framed {
+            warn!("sim {}: cannot frame a block: {e}", self.cfg.id);
         }
     }
 

@@ -22,9 +22,9 @@ use super::{gauges, help, plots, presets, status_bar, top_bar, view3d};
 use crate::model::session::{Session, SharedSession};
 use crate::model::state::ArmState;
 use crate::model::update::{Command, CommandKind, ControlState, Outcome, Update};
-use crate::net::server::SimHandle;
 use crate::net::thread::NetHandle;
 use crate::record::player::{LoadProgress, LoadWaker, Replay};
+use crate::sim::host::SimHandle;
 
 pub use crate::model::session::FT_CHANNELS;
 

@@ -24,9 +24,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::net::server::SimHandle;
 use crate::net::thread::{NetConfig, NetHandle};
 use crate::record::player::{LoadWaker, Replay};
+use crate::sim::host::SimHandle;
 use app::{Mode, OcuApp};
 
 /// When the GUI was asked to start (for the "first frame with the live arm" figure).

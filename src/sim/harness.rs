@@ -1,0 +1,1 @@
+//! The in-memory client + simulator harness (filled in by the next commit).
