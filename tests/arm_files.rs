@@ -148,7 +148,7 @@ fn assert_within_one_lsb(sent: &ArmSpec, got: &ArmSpec) {
 
 /// Sends `spec` as ReportManipulatorSpecifications and decodes it again.
 fn over_the_wire(spec: &ArmSpec) -> (usize, ArmSpec) {
-    let bytes = Message::from(jaus_ocu::net::reports::spec_report(&spec))
+    let bytes = Message::from(jaus_ocu::net::reports::spec_report(spec))
         .emit()
         .unwrap_or_else(|e| panic!("encode: {e}"));
     let report: ReportManipulatorSpecifications = match Message::parse(&bytes) {

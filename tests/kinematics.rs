@@ -84,7 +84,7 @@ fn rotation_as_kinematics_md_writes_it(q: [f64; 4]) -> DMat3 {
 }
 
 fn through_the_wire(spec: &ArmSpec) -> ArmSpec {
-    let bytes = Message::from(jaus_ocu::net::reports::spec_report(&spec))
+    let bytes = Message::from(jaus_ocu::net::reports::spec_report(spec))
         .emit()
         .expect("the specification encodes");
     match Message::parse(&bytes).expect("the specification decodes") {

@@ -33,7 +33,7 @@ use jaus_ocu::net::fault::Faults;
 use jaus_ocu::net::tap::Direction;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{self, Component, SimConfig};
-use jaus_ocu::sim::harness::{Passage, SimNet, Verdict};
+use jaus_ocu::sim::harness::{Passage, SimNet, Verdict, WireTap};
 
 const fn local(port: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)), port)
@@ -258,7 +258,7 @@ impl Net {
     }
 
     /// Runs one phase of the in-memory network with this suite's wire log as the tap.
-    fn phase(&mut self, phase: fn(&mut SimNet, &mut dyn FnMut(&Passage<'_>))) {
+    fn phase(&mut self, phase: fn(&mut SimNet, WireTap<'_>)) {
         let Net {
             net,
             sent,

@@ -8,6 +8,10 @@ use super::judp::{AckNak, Broadcast, DataFlags, Datagram, Header, Priority};
 use super::message::{Message, hex_string};
 use super::wire::DecodeContext;
 
+/// The caller's stateful multi-packet reassembly: takes one fragment (header and payload),
+/// returns the message it completes, if any.
+pub type Defragment<'a> = &'a mut dyn FnMut(&Header, &[u8]) -> Option<Vec<u8>>;
+
 /// One block of a datagram, decoded as far as it goes.
 #[derive(Debug, Clone)]
 pub struct DecodedBlock {
@@ -42,7 +46,7 @@ pub struct DecodedDatagram {
 pub fn decode_datagram(
     buf: &[u8],
     ctx: &DecodeContext,
-    mut reassembler: Option<&mut dyn FnMut(&Header, &[u8]) -> Option<Vec<u8>>>,
+    mut reassembler: Option<Defragment<'_>>,
 ) -> Result<DecodedDatagram, DecodeError> {
     let dg = Datagram::new_checked(buf)?;
     let mut blocks = Vec::new();

@@ -10,7 +10,7 @@
 //! [`Block`] is a zero-copy checked view (no allocation); [`Header`] is its owned repr.
 //! [`DatagramWriter`] builds datagrams and [`fragment`] cuts large messages into multi-packet
 //! blocks. Pure framing only: putting fragments back together, duplicate suppression and the
-//! rest of a receiver's state live in `crate::net` (`reassembly`, `endpoint`).
+//! rest of a receiver's state live in the network side (`net::reassembly`, `net::endpoint`).
 
 use std::net::Ipv4Addr;
 

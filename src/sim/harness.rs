@@ -79,6 +79,9 @@ impl std::fmt::Debug for Peer {
     }
 }
 
+/// The wire tap: sees every datagram the client sends or receives.
+pub type WireTap<'t> = &'t mut dyn FnMut(&Passage<'_>);
+
 /// One datagram the client sends or receives, as the wire tap sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct Passage<'a> {
@@ -241,7 +244,7 @@ impl SimNet {
 
     /// Sends what the client has sent since the last delivery: each datagram is shown to
     /// `tap`, goes through the client's faults, and what is due reaches its peer now.
-    pub fn deliver_to_sims(&mut self, tap: &mut dyn FnMut(&Passage<'_>)) {
+    pub fn deliver_to_sims(&mut self, tap: WireTap<'_>) {
         let now = self.now();
         for (to, bytes) in std::mem::take(&mut self.out.datagrams) {
             tap(&Passage {
@@ -339,7 +342,7 @@ impl SimNet {
 
     /// Hands the client every datagram due by now, in the order they became due (then were
     /// sent), each shown to `tap` first.
-    pub fn deliver_to_client(&mut self, tap: &mut dyn FnMut(&Passage<'_>)) {
+    pub fn deliver_to_client(&mut self, tap: WireTap<'_>) {
         let now = self.now();
         for i in 0..self.peers.len() {
             self.peers[i].link.poll(now);
@@ -376,7 +379,7 @@ impl SimNet {
     }
 
     /// One step (see the module doc), the wire shown to `tap`.
-    pub fn step_with(&mut self, tap: &mut dyn FnMut(&Passage<'_>)) {
+    pub fn step_with(&mut self, tap: WireTap<'_>) {
         self.tick_client();
         self.deliver_to_sims(tap);
         self.tick_sims();
@@ -390,7 +393,7 @@ impl SimNet {
     }
 
     /// Steps for `secs` (rounded to whole nanoseconds), the wire shown to `tap`.
-    pub fn run_with(&mut self, secs: f64, tap: &mut dyn FnMut(&Passage<'_>)) {
+    pub fn run_with(&mut self, secs: f64, tap: WireTap<'_>) {
         let end = self.ns + (secs.max(0.0) * 1e9).round() as u64;
         while self.ns < end {
             self.step_with(tap);

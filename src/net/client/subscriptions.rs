@@ -289,59 +289,66 @@ impl Client {
                     self.stats.unexpected += 1;
                 }
             }
-            Message::Event(e) => {
-                let known = s.subs.iter_mut().find(|x| matches!(x.state, SubState::Active { event_id, .. } if event_id == e.event_id));
-                match known {
-                    Some(sub) => {
-                        // Drop events older than the last one applied (reordered in flight).
-                        // The u8 sequence cannot tell "older" from "128+ events were lost", so
-                        // a run of apparently old events is a gap, not reordering: after
-                        // three in a row, follow the new numbering.
-                        if let Some(last) = sub.last_event_seq {
-                            let d = e.sequence_number.wrapping_sub(last);
-                            if (d == 0 || d > 128) && sub.old_in_a_row < 2 {
-                                sub.old_in_a_row += 1;
-                                self.stats.out_of_order += 1;
-                                return;
-                            }
-                        }
-                        sub.old_in_a_row = 0;
-                        sub.last_event_seq = Some(e.sequence_number);
-                    }
-                    None => {
-                        self.stats.unexpected += 1;
-                        // An event we no longer want (e.g. from before a restart): cancel it,
-                        // at most once a second per event ID.
-                        let last = s
-                            .cancelled_unknown
-                            .get(&e.event_id)
-                            .copied()
-                            .unwrap_or(f64::NEG_INFINITY);
-                        let setting_up = s
-                            .subs
-                            .iter()
-                            .any(|x| matches!(x.state, SubState::Requesting { .. }));
-                        if !setting_up && now - last >= 1.0 {
-                            s.cancelled_unknown.insert(e.event_id, now);
-                            let rid = self.request_id();
-                            self.send(
-                                from,
-                                CancelEvent {
-                                    request_id: rid,
-                                    event_id: e.event_id,
-                                },
-                                out,
-                            );
-                        }
+            Message::Event(e) => self.event(now, from, e, out),
+            _ => {}
+        }
+    }
+
+    /// An Event from the selected arm: applied unless older than the last one of its
+    /// subscription; an unknown one is cancelled.
+    fn event(&mut self, now: f64, from: JausId, e: Event, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        let known = s.subs.iter_mut().find(
+            |x| matches!(x.state, SubState::Active { event_id, .. } if event_id == e.event_id),
+        );
+        match known {
+            Some(sub) => {
+                // Drop events older than the last one applied (reordered in flight).
+                // The u8 sequence cannot tell "older" from "128+ events were lost", so
+                // a run of apparently old events is a gap, not reordering: after
+                // three in a row, follow the new numbering.
+                if let Some(last) = sub.last_event_seq {
+                    let d = e.sequence_number.wrapping_sub(last);
+                    if (d == 0 || d > 128) && sub.old_in_a_row < 2 {
+                        sub.old_in_a_row += 1;
+                        self.stats.out_of_order += 1;
+                        return;
                     }
                 }
-                let ctx = self.arm.as_ref().map(|s| s.ctx.clone()).unwrap_or_default();
-                match e.report_message.decode(&ctx) {
-                    Ok(report) => self.apply_report(now, report, false, out),
-                    Err(_) => self.stats.malformed += 1,
+                sub.old_in_a_row = 0;
+                sub.last_event_seq = Some(e.sequence_number);
+            }
+            None => {
+                self.stats.unexpected += 1;
+                // An event we no longer want (e.g. from before a restart): cancel it,
+                // at most once a second per event ID.
+                let last = s
+                    .cancelled_unknown
+                    .get(&e.event_id)
+                    .copied()
+                    .unwrap_or(f64::NEG_INFINITY);
+                let setting_up = s
+                    .subs
+                    .iter()
+                    .any(|x| matches!(x.state, SubState::Requesting { .. }));
+                if !setting_up && now - last >= 1.0 {
+                    s.cancelled_unknown.insert(e.event_id, now);
+                    let rid = self.request_id();
+                    self.send(
+                        from,
+                        CancelEvent {
+                            request_id: rid,
+                            event_id: e.event_id,
+                        },
+                        out,
+                    );
                 }
             }
-            _ => {}
+        }
+        let ctx = self.arm.as_ref().map(|s| s.ctx.clone()).unwrap_or_default();
+        match e.report_message.decode(&ctx) {
+            Ok(report) => self.apply_report(now, report, false, out),
+            Err(_) => self.stats.malformed += 1,
         }
     }
 

@@ -20,22 +20,31 @@
 //!   gets RejectControl CONTROL_RELEASED and any motion it commanded stops.
 //! - Events v1.1: a subscription not refreshed (CreateEvent/UpdateEvent) within the event
 //!   timeout is cancelled and the client gets ConfirmEventRequest, as the Events service says.
+//! - JUDP intake is the shared [`Endpoint`]'s (as the OCU's): ACK requests answered,
+//!   multi-packet messages reassembled, and a message whose sequence number its source used
+//!   within 2 s dropped as a duplicate ([`SimStats::duplicates`]). What it sends is numbered
+//!   per peer from 0 and cut into multi-packet blocks when large.
+//!
+//! Files: this one (intake, access control, management, motion commands, the tick),
+//! `events` (the Events service), `answers` (the report for each query).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use glam::{DMat3, DQuat, DVec3};
 use tracing::{info, warn};
+
+mod answers;
+mod events;
+
+pub use answers::services;
+use events::Subscription;
 
 use super::arm_file::ArmFile;
 use super::motion::{Mode, Motion};
 use crate::jaus::core::*;
 use crate::jaus::iop::*;
 use crate::jaus::judp::Broadcast;
-use crate::jaus::manipulator::*;
-use crate::jaus::wire::{Scale, scales};
-use crate::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, Message};
-use crate::model::kinematics;
+use crate::jaus::{DecodeContext, Dialect, JausId, Message};
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 use crate::net::reports;
 
@@ -109,21 +118,6 @@ pub struct SimStats {
     pub acks_sent: u64,
     /// Messages we could not encode (should stay 0).
     pub encode_errors: u64,
-}
-
-#[derive(Debug, Clone)]
-struct Subscription {
-    event_id: u8,
-    client: JausId,
-    request_id: u8,
-    kind: EventType,
-    query_bytes: Vec<u8>,
-    query: Message,
-    rate: f64,
-    next_due: f64,
-    sequence: u8,
-    last_report: Option<Vec<u8>>,
-    refreshed: f64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -441,6 +435,31 @@ impl Component {
                     self.stats.refused_commands += 1;
                 }
             }
+            Message::SetJointPositions(_)
+            | Message::SetJointVelocity(_)
+            | Message::SetJointEffort(_) => self.motion_command(m, out),
+            Message::SetToolOffset(t) => self.tool_point = [t.x, t.y, t.z],
+            Message::SetCurrentPose(s) => self.set_current_pose(from, s, out),
+            Message::CreateEvent(_)
+            | Message::UpdateEvent(_)
+            | Message::CancelEvent(_)
+            | Message::QueryEvents(_) => self.events_message(now, from, m, out),
+            m => match self.answer(now, &m) {
+                Some(report) => self.send(from, &report, out),
+                None => {
+                    self.stats.unhandled += 1;
+                    self.warn_limited(
+                        now,
+                        &format!("no handler for {} (0x{:04X}) from {from}", m.name(), m.id()),
+                    );
+                }
+            },
+        }
+    }
+
+    /// SetJointPositions, SetJointVelocity, SetJointEffort from the controlling client.
+    fn motion_command(&mut self, m: Message, out: &mut Vec<Outgoing>) {
+        match m {
             Message::SetJointPositions(s) => {
                 if self.can_move(s.joint_positions.len()) {
                     self.interrupt_transition(out);
@@ -475,55 +494,7 @@ impl Component {
                     self.stats.refused_commands += 1;
                 }
             }
-            Message::SetToolOffset(t) => self.tool_point = [t.x, t.y, t.z],
-            Message::SetCurrentPose(s) => self.set_current_pose(from, s, out),
-            Message::CreateEvent(c) => self.create_event(now, from, c, out),
-            Message::UpdateEvent(u) => self.update_event(now, from, u, out),
-            Message::CancelEvent(c) => {
-                if let Some(i) = self
-                    .events
-                    .iter()
-                    .position(|e| e.event_id == c.event_id && e.client == from)
-                {
-                    self.events.remove(i);
-                    let m = ConfirmEventRequest {
-                        request_id: c.request_id,
-                        event_id: c.event_id,
-                        confirmed_periodic_rate: 0.0,
-                    };
-                    self.send(from, &m.into(), out);
-                } else {
-                    self.reject_event(from, c.request_id, RejectEventCode::InvalidEventId, out);
-                }
-            }
-            Message::QueryEvents(q) => {
-                let events = self
-                    .events
-                    .iter()
-                    .filter(|e| match q {
-                        QueryEvents::MessageId { message_code } => e.query.id() == message_code,
-                        QueryEvents::EventType { event_type } => e.kind == event_type,
-                        QueryEvents::EventId { event_id } => e.event_id == event_id,
-                        QueryEvents::AllEvents { .. } => true,
-                    })
-                    .map(|e| ReportEventRec {
-                        event_type: e.kind,
-                        event_id: e.event_id,
-                        query_message: EmbeddedMessage(e.query_bytes.clone()),
-                    })
-                    .collect();
-                self.send(from, &ReportEvents { events }.into(), out);
-            }
-            m => match self.answer(now, &m) {
-                Some(report) => self.send(from, &report, out),
-                None => {
-                    self.stats.unhandled += 1;
-                    self.warn_limited(
-                        now,
-                        &format!("no handler for {} (0x{:04X}) from {from}", m.name(), m.id()),
-                    );
-                }
-            },
+            _ => {}
         }
     }
 
@@ -659,182 +630,6 @@ impl Component {
             .map_or(255, |p| p.id)
     }
 
-    fn reject_event(
-        &mut self,
-        to: JausId,
-        request_id: u8,
-        code: RejectEventCode,
-        out: &mut Vec<Outgoing>,
-    ) {
-        let m = RejectEventRequest {
-            request_id,
-            response_code: Some(code),
-            error_message: None,
-        };
-        self.send(to, &m.into(), out);
-    }
-
-    fn confirmed_rate(&self, requested: f64) -> f64 {
-        let r = requested.min(self.cfg.rate_hz);
-        scales::EVENT_RATE.quantize(r).unwrap_or(r)
-    }
-
-    fn create_event(&mut self, now: f64, from: JausId, c: CreateEvent, out: &mut Vec<Outgoing>) {
-        let query = match c.query_message.decode(&self.ctx) {
-            Ok(q) if self.answer(now, &q).is_some() => q,
-            _ => {
-                self.reject_event(
-                    from,
-                    c.request_id,
-                    RejectEventCode::MessageNotSupported,
-                    out,
-                );
-                return;
-            }
-        };
-        if c.event_type == EventType::Periodic && c.requested_periodic_rate <= 0.0 {
-            self.reject_event(from, c.request_id, RejectEventCode::InvalidSetup, out);
-            return;
-        }
-        if let EventType::Other(_) = c.event_type {
-            self.reject_event(from, c.request_id, RejectEventCode::InvalidSetup, out);
-            return;
-        }
-        let rate = match c.event_type {
-            EventType::Periodic => self.confirmed_rate(c.requested_periodic_rate),
-            _ => 0.0,
-        };
-        // A CreateEvent for an event that exists already updates it (Events v1.1).
-        let existing = self.events.iter().position(|e| {
-            e.client == from && e.kind == c.event_type && e.query_bytes == c.query_message.0
-        });
-        let index = match existing {
-            Some(i) => {
-                let e = &mut self.events[i];
-                e.rate = rate;
-                e.request_id = c.request_id;
-                e.refreshed = now;
-                e.next_due = now;
-                i
-            }
-            None => {
-                let Some(event_id) =
-                    (0..=254u8).find(|id| self.events.iter().all(|e| e.event_id != *id))
-                else {
-                    self.reject_event(from, c.request_id, RejectEventCode::ConnectionRefused, out);
-                    return;
-                };
-                self.events.push(Subscription {
-                    event_id,
-                    client: from,
-                    request_id: c.request_id,
-                    kind: c.event_type,
-                    query_bytes: c.query_message.0.clone(),
-                    query,
-                    rate,
-                    next_due: now,
-                    sequence: 0,
-                    last_report: None,
-                    refreshed: now,
-                });
-                self.events.len() - 1
-            }
-        };
-        let e = &self.events[index];
-        let confirm = ConfirmEventRequest {
-            request_id: c.request_id,
-            event_id: e.event_id,
-            confirmed_periodic_rate: rate,
-        };
-        self.send(from, &confirm.into(), out);
-        // The first report goes out at once (as the peers we observed do).
-        self.fire(now, index, out);
-    }
-
-    fn update_event(&mut self, now: f64, from: JausId, u: UpdateEvent, out: &mut Vec<Outgoing>) {
-        let Some(i) = self
-            .events
-            .iter()
-            .position(|e| e.event_id == u.event_id && e.client == from)
-        else {
-            self.reject_event(from, u.request_id, RejectEventCode::InvalidEventId, out);
-            return;
-        };
-        let query = match u.query_message.decode(&self.ctx) {
-            Ok(q) if self.answer(now, &q).is_some() => q,
-            _ => {
-                self.reject_event(
-                    from,
-                    u.request_id,
-                    RejectEventCode::MessageNotSupported,
-                    out,
-                );
-                return;
-            }
-        };
-        let rate = match u.event_type {
-            EventType::Periodic if u.requested_periodic_rate > 0.0 => {
-                self.confirmed_rate(u.requested_periodic_rate)
-            }
-            EventType::EveryChange => 0.0,
-            _ => {
-                self.reject_event(from, u.request_id, RejectEventCode::InvalidSetup, out);
-                return;
-            }
-        };
-        let e = &mut self.events[i];
-        e.kind = u.event_type;
-        e.rate = rate;
-        e.request_id = u.request_id;
-        e.query_bytes = u.query_message.0;
-        e.query = query;
-        e.refreshed = now;
-        let confirm = ConfirmEventRequest {
-            request_id: u.request_id,
-            event_id: u.event_id,
-            confirmed_periodic_rate: rate,
-        };
-        self.send(from, &confirm.into(), out);
-    }
-
-    /// The report bytes answering `query` now, computed once per tick for all subscribers.
-    fn report_bytes(&mut self, now: f64, index: usize) -> Option<Vec<u8>> {
-        let key = &self.events[index].query_bytes;
-        if let Some(r) = self.cache.get(key) {
-            return r.clone();
-        }
-        let key = key.clone();
-        let query = self.events[index].query.clone();
-        let bytes = self
-            .answer(now, &query)
-            .and_then(|m| m.emit_with(self.cfg.dialect).ok());
-        self.cache.insert(key, bytes.clone());
-        bytes
-    }
-
-    /// Sends event `index` now.
-    fn fire(&mut self, now: f64, index: usize, out: &mut Vec<Outgoing>) {
-        let Some(report) = self.report_bytes(now, index) else {
-            return;
-        };
-        let e = &mut self.events[index];
-        if e.kind == EventType::EveryChange && e.last_report.as_deref() == Some(&report[..]) {
-            return;
-        }
-        let event = Event {
-            event_id: e.event_id,
-            sequence_number: e.sequence,
-            report_message: EmbeddedMessage(report.clone()),
-        };
-        e.sequence = e.sequence.wrapping_add(1);
-        let client = e.client;
-        if e.kind == EventType::EveryChange {
-            e.last_report = Some(report);
-        }
-        self.stats.events_sent += 1;
-        self.send(client, &event.into(), out);
-    }
-
     /// Advances the arm to `now` and sends what is due: events, transition results, control
     /// and event timeouts.
     pub fn tick(&mut self, now: f64, out: &mut Vec<Outgoing>) {
@@ -926,315 +721,4 @@ impl Component {
             self.tour_next = now + 1.5;
         }
     }
-
-    fn joint_values(&self, values: &[f64], family: VariableFamily) -> Vec<JointValue> {
-        values
-            .iter()
-            .zip(&self.arm.spec.joints)
-            .map(|(&v, j)| JointValue {
-                joint_type: j.kind.into(),
-                value: family.scale(j.kind.into()).clamp(v),
-            })
-            .collect()
-    }
-
-    fn vehicle_from_end_effector(&self) -> DMat3 {
-        let m = self.arm.spec.mount_or_identity();
-        let [d, a, b, c] = m.orientation;
-        let mount = DQuat::from_xyzw(a, b, c, d).normalize();
-        let ee = kinematics::end_effector_pose(&self.arm.spec, self.motion.positions(), [0.0; 3])
-            .map(|(_, [d, a, b, c])| DQuat::from_xyzw(a, b, c, d))
-            .unwrap_or(DQuat::IDENTITY);
-        DMat3::from_quat(mount * ee)
-    }
-
-    /// The report answering a query now, or `None` if we do not answer it.
-    pub fn answer(&mut self, now: f64, query: &Message) -> Option<Message> {
-        let id = self.cfg.id;
-        Some(match query {
-            Message::QueryIdentification(q) => ReportIdentification {
-                query_type: q.query_type,
-                kind: match q.query_type {
-                    QueryType::System | QueryType::Subsystem => IdentificationType::Vehicle,
-                    QueryType::Node => IdentificationType::Node,
-                    _ => IdentificationType::Component,
-                },
-                identification: format!("jaus-ocu sim: {}", self.arm.name)
-                    .chars()
-                    .take(255)
-                    .collect(),
-            }
-            .into(),
-            Message::QueryConfiguration(_) => ReportConfiguration {
-                nodes: vec![ConfigurationNode {
-                    node_id: id.node,
-                    components: vec![ComponentInstance {
-                        component_id: id.component,
-                        instance_id: 0,
-                    }],
-                }],
-            }
-            .into(),
-            Message::QuerySubsystemList(_) => ReportSubsystemList {
-                subsystems: vec![SubsystemRec {
-                    subsystem_id: id.subsystem,
-                    node_id: id.node,
-                    component_id: id.component,
-                }],
-            }
-            .into(),
-            Message::QueryServices(q) => {
-                let wanted = q.nodes.iter().any(|n| {
-                    (n.node_id == 255 || n.node_id == id.node)
-                        && n.components.iter().any(|c| *c == 255 || *c == id.component)
-                });
-                ReportServices {
-                    nodes: if wanted {
-                        vec![self.node_services()]
-                    } else {
-                        vec![]
-                    },
-                }
-                .into()
-            }
-            Message::QueryServiceList(q) => {
-                let wanted = q.subsystems.iter().any(|s| {
-                    (s.subsystem_id == u16::MAX || s.subsystem_id == id.subsystem)
-                        && s.nodes.iter().any(|n| {
-                            (n.node_id == 255 || n.node_id == id.node)
-                                && n.components.iter().any(|c| {
-                                    c.component_id == 255 || c.component_id == id.component
-                                })
-                        })
-                });
-                ReportServiceList {
-                    subsystems: if wanted {
-                        vec![SubsystemServices {
-                            subsystem_id: id.subsystem,
-                            nodes: vec![self.node_services()],
-                        }]
-                    } else {
-                        vec![]
-                    },
-                }
-                .into()
-            }
-            Message::QueryHeartbeatPulse(_) => ReportHeartbeatPulse.into(),
-            Message::QueryStatus(_) => ReportStatus {
-                status: self.status,
-                reserved: 0,
-            }
-            .into(),
-            Message::QueryControl(_) => match self.controller {
-                Some(c) => ReportControl {
-                    subsystem_id: c.id.subsystem,
-                    node_id: c.id.node,
-                    component_id: c.id.component,
-                    authority_code: c.authority,
-                },
-                None => ReportControl {
-                    subsystem_id: 0,
-                    node_id: 0,
-                    component_id: 0,
-                    authority_code: 0,
-                },
-            }
-            .into(),
-            Message::QueryAuthority(_) => ReportAuthority {
-                authority_code: self.controller.map_or(0, |c| c.authority),
-            }
-            .into(),
-            Message::QueryTimeout(_) => ReportTimeout {
-                timeout: self.cfg.control_timeout_s,
-            }
-            .into(),
-            Message::QueryEventTimeout(_) => ReportEventTimeout {
-                timeout: self.cfg.event_timeout_min,
-            }
-            .into(),
-            Message::QueryManipulatorSpecifications(q) => {
-                let mut r = reports::spec_report(&self.arm.spec);
-                if q.presence_vector & 1 == 0 {
-                    r.manipulator_coordinate_system = None;
-                }
-                if q.presence_vector & 2 == 0 {
-                    r.joint_names = None;
-                }
-                r.into()
-            }
-            Message::QueryJointPositions(_) => ReportJointPositions {
-                joint_positions: self.joint_values(self.motion.positions(), POSITION),
-            }
-            .into(),
-            Message::QueryCommandedJointPositions(_) => {
-                let target = self
-                    .motion
-                    .target()
-                    .unwrap_or(self.motion.positions())
-                    .to_vec();
-                ReportCommandedJointPositions {
-                    joint_positions: self.joint_values(&target, POSITION),
-                }
-                .into()
-            }
-            Message::QueryJointVelocity(_) => ReportJointVelocity {
-                joint_velocities: self.joint_values(self.motion.velocities(), VELOCITY),
-            }
-            .into(),
-            Message::QueryJointEffort(_) => ReportJointEffort {
-                joint_efforts: self.motion.effort_percent(),
-            }
-            .into(),
-            Message::QueryJointForceTorques(_) => ReportJointForceTorques {
-                joint_force_torques: self.joint_values(&self.motion.joint_efforts(), FORCE_TORQUE),
-            }
-            .into(),
-            Message::QueryToolOffset(_) => ReportToolOffset {
-                x: self.tool_point[0],
-                y: self.tool_point[1],
-                z: self.tool_point[2],
-            }
-            .into(),
-            Message::QueryEndEffectorPose(_) => {
-                let (p, [d, a, b, c]) = kinematics::end_effector_pose(
-                    &self.arm.spec,
-                    self.motion.positions(),
-                    self.tool_point,
-                )
-                .ok()?;
-                let s = scales::POSITION_30M;
-                ReportEndEffectorPose {
-                    pose: Pose {
-                        x: s.clamp(p.x),
-                        y: s.clamp(p.y),
-                        z: s.clamp(p.z),
-                        d,
-                        a,
-                        b,
-                        c,
-                    },
-                }
-                .into()
-            }
-            Message::QueryManipulatorEndEffectorForceTorque(q) => {
-                let r = self.vehicle_from_end_effector();
-                let (f, t) =
-                    self.motion
-                        .end_effector_ft(now, r, DVec3::from_array(self.tool_point));
-                let pick = |bit: u8, v: f64, s: Scale| {
-                    (q.presence_vector & (1 << bit) != 0).then(|| s.clamp(v))
-                };
-                ReportManipulatorEndEffectorForceTorque {
-                    force_x: pick(0, f[0], scales::IOP_FORCE),
-                    force_y: pick(1, f[1], scales::IOP_FORCE),
-                    force_z: pick(2, f[2], scales::IOP_FORCE),
-                    torque_x: pick(3, t[0], scales::IOP_TORQUE),
-                    torque_y: pick(4, t[1], scales::IOP_TORQUE),
-                    torque_z: pick(5, t[2], scales::IOP_TORQUE),
-                }
-                .into()
-            }
-            Message::QueryPresetPoseCapabilities(_) => {
-                let ids: Vec<u8> = self.arm.presets.iter().map(|p| p.id).collect();
-                ReportPresetPoseCapabilities {
-                    poses: self
-                        .arm
-                        .presets
-                        .iter()
-                        .map(|p| PoseCapability {
-                            pose_id: p.id,
-                            pose_name: p.name.clone(),
-                            // Every preset can be reached from every other.
-                            transitions: ids
-                                .iter()
-                                .filter(|&&to| to != p.id)
-                                .map(|&to| Transition {
-                                    start_pose_id: p.id,
-                                    end_pose_id: to,
-                                    transition_properties: 0,
-                                })
-                                .collect(),
-                        })
-                        .collect(),
-                }
-                .into()
-            }
-            Message::QueryCurrentPose(_) => match self.transition {
-                Some(t) => ReportCurrentPose::Moving {
-                    start_state_id: t.from,
-                    end_state_id: t.to,
-                },
-                None => ReportCurrentPose::AtPose {
-                    current_state_id: self.current_pose_id(),
-                },
-            }
-            .into(),
-            Message::QueryPresetPoseSpecifications(_) => ReportPresetPoseSpecifications {
-                poses: self
-                    .arm
-                    .presets
-                    .iter()
-                    .map(|p| PresetPoseSpecification {
-                        pose_id: p.id,
-                        pose_name: p.name.clone(),
-                        positions: vec![PresetPositions {
-                            jaus_id: id,
-                            target: PresetTarget::JointPositions {
-                                joint_positions: self.joint_values(&p.positions, POSITION),
-                            },
-                        }],
-                    })
-                    .collect(),
-            }
-            .into(),
-            _ => return None,
-        })
-    }
-
-    fn node_services(&self) -> NodeServices {
-        NodeServices {
-            node_id: self.cfg.id.node,
-            components: vec![ComponentServices {
-                component_id: self.cfg.id.component,
-                instance_id: 0,
-                services: services(),
-            }],
-        }
-    }
-}
-
-/// The services the simulator implements, as ReportServices lists them.
-pub fn services() -> Vec<ServiceRec> {
-    let core = [
-        "Transport",
-        "Events",
-        "AccessControl",
-        "Management",
-        "Liveness",
-        "Discovery",
-    ];
-    let manipulator = [
-        "ManipulatorSpecificationService",
-        "ManipulatorJointPositionSensor",
-        "ManipulatorJointVelocitySensor",
-        "PrimitiveManipulator",
-        "ManipulatorJointForceTorqueSensor",
-        "ManipulatorToolOffsetService",
-        "ManipulatorEndEffectorPoseSensor",
-        "ManipulatorJointPositionDriver",
-        "ManipulatorJointVelocityDriver",
-    ];
-    let iop = ["ManipulatorEndEffectorForceTorqueSensor", "PresetPose"];
-    core.iter()
-        .map(|s| ServiceRec::new(&format!("urn:jaus:jss:core:{s}"), 1, 1))
-        .chain(
-            manipulator
-                .iter()
-                .map(|s| ServiceRec::new(&format!("urn:jaus:jss:manipulator:{s}"), 2, 0)),
-        )
-        .chain(
-            iop.iter()
-                .map(|s| ServiceRec::new(&format!("urn:jaus:jss:iop:{s}"), 1, 1)),
-        )
-        .collect()
 }
