@@ -117,19 +117,19 @@ impl<S: Sink> FaultInjector<S> {
             self.stats.dropped += 1;
             return;
         }
-        let copies = if self.rng.chance(self.faults.duplicate) {
+        let extra = if self.rng.chance(self.faults.duplicate) {
             self.stats.duplicated += 1;
-            2
+            Some(o.clone())
         } else {
-            1
+            None
         };
-        for _ in 0..copies {
+        for o in extra.into_iter().chain(std::iter::once(o)) {
             if self.held.is_none() && self.rng.chance(self.faults.reorder) {
                 self.stats.reordered += 1;
-                self.held = Some((now, o.clone()));
+                self.held = Some((now, o));
                 continue;
             }
-            self.emit(now, o.clone());
+            self.emit(now, o);
             if let Some((_, h)) = self.held.take() {
                 self.emit(now, h);
             }
