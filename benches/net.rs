@@ -2,7 +2,8 @@
 //! and the network thread. Run: `cargo bench --bench net` (about two minutes).
 //!
 //! 1. In memory, one core, criterion (target: >= 1,000,000 datagrams/s). A [`Client`] and the
-//!    sim [`Component`] are wired with a 1 ms fake clock until the link is Live and the
+//!    sim [`Component`] are wired on the in-memory network ([`SimNet`], 1 ms fake clock) until
+//!    the link is Live and the
 //!    joint-position event is active. A real JointPositions Event datagram the sim sent
 //!    (7-joint demo arm) is then replayed as a stream of distinct datagrams: each gets the next
 //!    JUDP sequence number (last 2 bytes of the block) and the next Event sequence number, and
@@ -13,15 +14,16 @@
 //!    network thread's default), then the consumer's `try_recv` drain in the same thread, so
 //!    the channel never fills and nothing is coalesced. `batch_256_...` batches as the network
 //!    thread does. The `part_*` functions price the pieces (codec, `handle_datagram` alone,
-//!    publish + drain, and copies of private client code: the duplicate check, the
-//!    `DecodeContext` clone, a SipHash map insert); `proposal_*` prices a replacement.
-//!    Two printed checks: the loss-burst check shows how many valid datagrams the client
-//!    discards after a burst of lost ones (u8 Event sequence numbers), and the proposed
-//!    duplicate window is checked against a copy of the client's on a million sequences.
+//!    publish + drain; the shared [`Endpoint`]'s intake of one datagram and its duplicate check
+//!    ([`SeqWindow`], the client's since the endpoint replaced its linear scan); and copies of
+//!    private client code: the `DecodeContext` clone, a SipHash map insert). The printed
+//!    loss-burst check shows how many valid datagrams the client discards after a burst of
+//!    lost ones (u8 Event sequence numbers). (The bitset window is proved equal to the scan it
+//!    replaced by a unit test of `net::endpoint`.)
 //!
 //! 2. Over real loopback UDP (target: `NET_LOAD_RATE` = 50,000 datagrams/s for
 //!    `NET_LOAD_SECONDS` = 10 s, 0 skips this part, with zero loss inside the OCU and p99
-//!    receive->update latency <= 1 ms). A real sim (`net::server::spawn`) serves discovery,
+//!    receive->update latency <= 1 ms). A real sim (`sim::host::spawn`) serves discovery,
 //!    the specification and the subscriptions to a real [`NetHandle`] through a proxy thread
 //!    (`bench-proxy`) that owns the address the OCU knows as the sim's: it forwards both ways
 //!    and watches the sim's Events for the joint-position event ID, its last Event sequence
@@ -48,10 +50,10 @@
 //!    used during the run, are printed so contention can be judged. `NET_LOAD_PACING=sleep`
 //!    paces in 1 ms slots instead (bursts of rate/1000 datagrams).
 //!    JUDP sequence numbers wrap every 65,536 datagrams (1.3 s at 50 kHz), inside the client's
-//!    2 s duplicate window; the client's window also stops at 256 entries, which is why the
-//!    wraps pass (the in-memory check and the run's `duplicates` show it).
+//!    2 s duplicate window; the window also stops at 256 entries, which is why the wraps pass
+//!    (the in-memory check and the run's `duplicates` show it).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -67,10 +69,14 @@ use jaus_ocu::jaus::wire::Scale;
 use jaus_ocu::jaus::{DecodeContext, Message};
 use jaus_ocu::model::update::{Delivery, LinkState, NetStats, Signal, Update};
 use jaus_ocu::net::client::{Client, ClientConfig, Output};
-use jaus_ocu::net::server::{self, Faults};
+use jaus_ocu::net::endpoint::{Endpoint, InboundKind, Numbering, SeqWindow};
+use jaus_ocu::net::fault::Faults;
+use jaus_ocu::net::tap::Direction;
 use jaus_ocu::net::thread::{NetConfig, NetHandle, Publisher};
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, Outgoing, SimConfig};
+use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::harness::SimNet;
+use jaus_ocu::sim::host;
 
 /// ReportJointPositions' message ID.
 const REPORT_JOINT_POSITIONS: u16 = 0x4602;
@@ -160,8 +166,9 @@ impl Stream {
     }
 }
 
-/// A client with a Live session and an active joint-position event against the sim, wired in
-/// memory with a 1 ms fake clock, and the stream continuing the sim's last positions Event.
+/// A client with a Live session and an active joint-position event against the sim, on the
+/// in-memory network with a 1 ms fake clock, and the stream continuing the sim's last
+/// positions Event.
 fn live_client() -> (Client, Stream) {
     let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
     let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
@@ -170,34 +177,33 @@ fn live_client() -> (Client, Stream) {
         event_timeout_min: 0,
         ..SimConfig::default()
     };
-    let mut sim = Component::new(ArmFile::demo(), cfg);
-    let mut client = Client::new(ClientConfig {
-        connect: vec![sim_addr],
-        multicast: None,
-        ..ClientConfig::default()
-    });
-    let mut out = Output::default();
-    let mut sim_out: Vec<Outgoing> = Vec::new();
+    let mut net = SimNet::new(
+        ClientConfig {
+            connect: vec![sim_addr],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        ocu_addr,
+        Duration::from_millis(1),
+        1,
+    );
+    net.add_peer(sim_addr, Component::new(ArmFile::demo(), cfg));
     let (mut live, mut subscribed) = (false, false);
     let mut last_judp = 0u16;
     let mut template: Option<(Vec<u8>, u8)> = None;
-    for step in 0..10_000 {
-        let t = f64::from(step) * 1e-3;
-        client.tick(t, &mut out);
-        for (_, d) in out.datagrams.drain(..) {
-            sim.handle_datagram(t, ocu_addr, &d, &mut sim_out);
-        }
-        sim.tick(t, &mut sim_out);
-        for o in sim_out.drain(..) {
-            if let Some((seq, e)) = event_of(&o.bytes) {
+    for _ in 0..10_000 {
+        let t = net.now();
+        net.step_with(&mut |p| {
+            if p.direction == Direction::Rx
+                && let Some((seq, e)) = event_of(p.bytes)
+            {
                 last_judp = seq;
                 if let Some(e) = e.filter(is_positions) {
-                    template = Some((o.bytes.clone(), e.sequence_number));
+                    template = Some((p.bytes.to_vec(), e.sequence_number));
                 }
             }
-            client.handle_datagram(t, sim_addr, &o.bytes, &mut out);
-        }
-        for u in out.updates.drain(..) {
+        });
+        for u in net.updates.drain(..) {
             match u {
                 Update::Link { state, .. } => live = state == LinkState::Live,
                 Update::Delivery {
@@ -220,7 +226,7 @@ fn live_client() -> (Client, Stream) {
                 now: t,
                 from: sim_addr,
             };
-            return (client, stream);
+            return (net.client, stream);
         }
     }
     panic!("the in-memory client did not go Live with an active joint-position event in 10 s");
@@ -291,85 +297,6 @@ fn loss_burst_discards_valid_events() {
     );
 }
 
-/// A copy of the client's private `Peer::duplicate` (src/net/client.rs), to price it alone:
-/// a linear scan of up to 256 (sequence, time) pairs per block.
-fn duplicate_as_in_client(recent: &mut VecDeque<(u16, f64)>, seq: u16, now: f64) -> bool {
-    while recent.front().is_some_and(|(_, t)| now - t > 2.0) {
-        recent.pop_front();
-    }
-    if recent.iter().any(|(s, _)| *s == seq) {
-        return true;
-    }
-    if recent.len() >= 256 {
-        recent.pop_front();
-    }
-    recent.push_back((seq, now));
-    false
-}
-
-/// The proposed replacement: the same window (2 s, at most 256 entries) with a 65,536-bit
-/// set of the sequence numbers it holds, so the check is O(1) instead of a scan.
-struct SeqWindow {
-    seen: Vec<u64>,
-    fifo: VecDeque<(u16, f64)>,
-}
-
-impl Default for SeqWindow {
-    fn default() -> Self {
-        Self {
-            seen: vec![0; 1024],
-            fifo: VecDeque::with_capacity(256),
-        }
-    }
-}
-
-impl SeqWindow {
-    fn flip(&mut self, seq: u16) {
-        self.seen[usize::from(seq >> 6)] ^= 1 << (seq & 63);
-    }
-
-    fn duplicate(&mut self, seq: u16, now: f64) -> bool {
-        while let Some(&(s, t)) = self.fifo.front() {
-            if now - t <= 2.0 {
-                break;
-            }
-            self.fifo.pop_front();
-            self.flip(s);
-        }
-        if self.seen[usize::from(seq >> 6)] & (1 << (seq & 63)) != 0 {
-            return true;
-        }
-        if self.fifo.len() >= 256
-            && let Some((s, _)) = self.fifo.pop_front()
-        {
-            self.flip(s);
-        }
-        self.fifo.push_back((seq, now));
-        self.flip(seq);
-        false
-    }
-}
-
-/// The proposal answers exactly as the client's window does, duplicates and wraps included.
-fn seq_window_matches_client() {
-    let (mut recent, mut window) = (VecDeque::new(), SeqWindow::default());
-    let (mut x, mut now, mut dups) = (1u64, 0.0, 0);
-    for i in 0..1_000_000u32 {
-        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        // Mostly the next number; sometimes a recent one again, a far one, or a pause.
-        let seq = match x >> 60 {
-            0 => (i as u16).wrapping_sub((x >> 40) as u16 % 300),
-            1 => (x >> 20) as u16,
-            _ => i as u16,
-        };
-        now += if x >> 58 == 63 { 2.5 } else { STEP_S };
-        let a = duplicate_as_in_client(&mut recent, seq, now);
-        assert_eq!(a, window.duplicate(seq, now), "at {i}");
-        dups += u32::from(a);
-    }
-    assert!(dups > 10_000);
-}
-
 fn drain(rx: &Receiver<Update>) -> usize {
     let mut n = 0;
     while let Ok(u) = rx.try_recv() {
@@ -382,7 +309,6 @@ fn drain(rx: &Receiver<Update>) -> usize {
 fn in_memory(c: &mut Criterion) {
     stream_is_applied_in_full();
     loss_burst_discards_valid_events();
-    seq_window_matches_client();
     let mut g = c.benchmark_group("client_in_memory");
     g.throughput(Throughput::Elements(1));
 
@@ -468,20 +394,31 @@ fn in_memory(c: &mut Criterion) {
         });
     }
     {
-        // The client's per-datagram bookkeeping, priced alone (copies of private code).
-        let mut recent = VecDeque::new();
-        let mut window = SeqWindow::default();
-        let (mut seq, mut now) = (0u16, 0.0);
-        g.bench_function("part_duplicate_check_as_in_client", |b| {
+        // The endpoint's intake of one datagram of the stream (version, block walk, filters,
+        // peer table, duplicate check), without decoding: what the client, the sim and the
+        // observer all pay per datagram before their own work.
+        let (client, mut stream) = live_client();
+        let mut endpoint: Endpoint =
+            Endpoint::addressed(client.id(), Numbering::PerPeerFromOne, 256);
+        g.bench_function("part_endpoint_intake", |b| {
             b.iter(|| {
-                seq = seq.wrapping_add(1);
-                now += STEP_S;
-                duplicate_as_in_client(&mut recent, black_box(seq), now)
+                let (now, from, dg) = stream.next();
+                let mut intake = endpoint.receive(now, from, dg).unwrap();
+                let mut messages = 0;
+                while let Some(Ok(inbound)) = intake.next(&mut endpoint) {
+                    messages += usize::from(matches!(inbound.kind, InboundKind::Message(_)));
+                }
+                messages
             })
         });
-        // Steady state: the window is full (unless the benchmark was filtered out).
-        assert!(recent.is_empty() || recent.len() == 256);
-        g.bench_function("proposal_duplicate_check_bitset", |b| {
+        assert_eq!(endpoint.stats().duplicates, 0);
+    }
+    {
+        // The client's per-datagram bookkeeping, priced alone: the endpoint's duplicate check
+        // (the real one), then copies of private client code.
+        let mut window = SeqWindow::new();
+        let (mut seq, mut now) = (0u16, 0.0);
+        g.bench_function("part_duplicate_check_as_in_client", |b| {
             b.iter(|| {
                 seq = seq.wrapping_add(1);
                 now += STEP_S;
@@ -845,9 +782,9 @@ fn loopback() {
     let scale = joint1_scale();
 
     let capacity = socket_buffer_capacity(&live_client().1.dg);
-    let sim = server::spawn(
+    let sim = host::spawn(
         Component::new(ArmFile::demo(), SimConfig::default()),
-        server::bind("127.0.0.1:0".parse().unwrap()).unwrap(),
+        host::bind("127.0.0.1:0".parse().unwrap()).unwrap(),
         Faults::default(),
         1,
     )

@@ -32,11 +32,11 @@ use jaus_ocu::jaus::judp::{self, Header};
 use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, Message};
 use jaus_ocu::model::session::Session;
+use jaus_ocu::net::rng::Rng;
 use jaus_ocu::net::tap::{Direction, WireRecord};
 use jaus_ocu::record::player::{LoadWaker, Replay};
 use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::rng::Rng;
 
 const SIM: JausId = JausId::new(126, 1, 10);
 const OCU: JausId = JausId::new(200, 1, 1);

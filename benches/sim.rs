@@ -19,9 +19,10 @@ use jaus_ocu::jaus::iop::QueryManipulatorEndEffectorForceTorque;
 use jaus_ocu::jaus::judp::{self, Datagram, Header};
 use jaus_ocu::jaus::manipulator::{QueryJointPositions, QueryJointVelocity};
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, Message};
-use jaus_ocu::net::server::{self, Faults};
+use jaus_ocu::net::fault::Faults;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, Outgoing, SimConfig};
+use jaus_ocu::sim::host;
 
 const SUBSCRIBERS: u8 = 10;
 const RATE: f64 = 1000.0;
@@ -127,8 +128,8 @@ fn loopback() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(10.0);
-    let socket = server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let sim = server::spawn(
+    let socket = host::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let sim = host::spawn(
         Component::new(
             ArmFile::demo(),
             SimConfig {

@@ -15,7 +15,7 @@ use jaus_ocu::record::player::Replay;
 use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
 use jaus_ocu::record::source::WireSource;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::ui::screenshot::simulated_session;
+use jaus_ocu::sim::harness::simulated_session;
 
 const SIM: &str = "127.0.0.1:3794";
 const START_NS: u64 = 1_700_000_000_000_000_000;

@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::rc::Rc;
+use std::time::Duration;
 
 use jaus_ocu::jaus::core::{
     CancelEvent, ConfirmControlCode, CreateEvent, Event, EventType, QueryIdentification, QueryType,
@@ -27,9 +28,12 @@ use jaus_ocu::model::update::{
     Command, CommandKind, ControlState, Delivery, LinkState, ManagementState, Outcome, PoseState,
     Signal, Update,
 };
-use jaus_ocu::net::client::{Client, ClientConfig, DEFAULT_OCU_ID, Output, Rates};
+use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID, Rates};
+use jaus_ocu::net::fault::Faults;
+use jaus_ocu::net::tap::Direction;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{self, Component, Outgoing, SimConfig};
+use jaus_ocu::sim::component::{self, Component, SimConfig};
+use jaus_ocu::sim::harness::{Passage, SimNet, Verdict, WireTap};
 
 const fn local(port: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)), port)
@@ -53,7 +57,7 @@ const OTHER_ID: JausId = JausId::new(150, 1, 1);
 // -------------------------------------------------------------------------------------------
 // The harness.
 
-/// SplitMix64: every fault pattern is reproducible from its seed.
+/// SplitMix64: every hand-made sequence number and jitter is reproducible from its seed.
 struct Rng(u64);
 
 impl Rng {
@@ -76,43 +80,6 @@ impl Rng {
     fn bytes(&mut self, n: usize) -> Vec<u8> {
         (0..n).map(|_| self.next() as u8).collect()
     }
-}
-
-/// What a wrapped peer does with one message from the client.
-enum Verdict {
-    /// Hand it to the simulated component.
-    Pass,
-    /// Lose it.
-    Drop,
-    /// Answer it with this message instead of the component.
-    Reply(Message),
-}
-
-type Intercept = Box<dyn FnMut(f64, &Message) -> Verdict>;
-type Filter = Box<dyn FnMut(&[u8]) -> bool>;
-type Delay = Box<dyn FnMut(&[u8]) -> u64>;
-
-/// One simulated component on the in-memory network.
-struct Peer {
-    addr: SocketAddr,
-    sim: Component,
-    /// Everything to and from it is lost.
-    silenced: bool,
-    /// Sees every message from the client before the component does.
-    intercept: Option<Intercept>,
-    /// Sequence numbers of the intercept's replies (far from the component's own).
-    reply_seq: u16,
-}
-
-/// Faults applied to what peers send to the client.
-#[derive(Debug, Clone, Copy, Default)]
-struct Faults {
-    loss: f64,
-    duplicate: f64,
-    /// Every datagram takes this long, ms.
-    latency_ms: u64,
-    /// Each datagram is delayed by 0..=this many ms more, uniformly: reordering.
-    max_delay_ms: u64,
 }
 
 /// A message the client sent.
@@ -140,28 +107,29 @@ struct EventSeen {
     report_id: Option<u16>,
 }
 
-/// The client and its peers, exchanging datagrams in memory under a fake clock.
+/// The client and its peers on the in-memory network ([`SimNet`], reached through `Deref`),
+/// plus what this suite reads off the wire.
 struct Net {
-    ms: u64,
-    step_ms: u64,
-    client: Client,
-    out: Output,
-    peers: Vec<Peer>,
-    faults: Faults,
+    net: SimNet,
     rng: Rng,
-    in_flight: Vec<(u64, u64, SocketAddr, Vec<u8>)>,
-    order: u64,
-    /// Drops datagrams from peers to the client for which it returns true.
-    drop_to_client: Option<Filter>,
-    /// Extra delay, ms, of each datagram from peers to the client.
-    delay_to_client: Option<Delay>,
-    updates: Vec<Update>,
     sent: Vec<Sent>,
     heard: Vec<Heard>,
     record_events: bool,
     events: Vec<EventSeen>,
-    /// Datagrams peers sent to addresses other than the client's.
-    stray: Vec<Outgoing>,
+}
+
+impl std::ops::Deref for Net {
+    type Target = SimNet;
+
+    fn deref(&self) -> &SimNet {
+        &self.net
+    }
+}
+
+impl std::ops::DerefMut for Net {
+    fn deref_mut(&mut self) -> &mut SimNet {
+        &mut self.net
+    }
 }
 
 /// The messages of a datagram, one per block (`None` for ACKs, fragments and undecodable ones).
@@ -209,26 +177,59 @@ fn sim_cfg() -> SimConfig {
     }
 }
 
+/// What this suite keeps of a datagram on the wire: every message the client sent; what peers
+/// delivered to it (Events only when `record_events`).
+fn log_passage(
+    p: &Passage<'_>,
+    peers: &[SocketAddr],
+    sent: &mut Vec<Sent>,
+    heard: &mut Vec<Heard>,
+    record_events: bool,
+    events: &mut Vec<EventSeen>,
+) {
+    if p.direction == Direction::Tx {
+        for (header, msg) in decode(p.bytes) {
+            sent.push(Sent {
+                t: p.t,
+                to: p.peer,
+                header,
+                msg,
+            });
+        }
+        return;
+    }
+    // Events are most of the traffic: recognise them by ID before decoding anything.
+    let bytes = p.bytes;
+    let is_event = bytes.len() > 16 && bytes[13..15] == ids::Event.to_le_bytes();
+    if is_event && !record_events {
+        return;
+    }
+    let peer = peers
+        .iter()
+        .position(|a| *a == p.peer)
+        .unwrap_or(usize::MAX);
+    for (_, msg) in decode(bytes) {
+        match msg {
+            Some(Message::Event(e)) => events.push(EventSeen {
+                event_id: e.event_id,
+                sequence: e.sequence_number,
+                report_id: e.report_message.message_id(),
+            }),
+            Some(msg) => heard.push(Heard { t: p.t, peer, msg }),
+            None => {}
+        }
+    }
+}
+
 impl Net {
     fn new(cfg: ClientConfig) -> Self {
         Self {
-            ms: 0,
-            step_ms: 1,
-            client: Client::new(cfg),
-            out: Output::default(),
-            peers: Vec::new(),
-            faults: Faults::default(),
+            net: SimNet::new(cfg, OCU, Duration::from_millis(1), 0x5EED),
             rng: Rng(0x5EED),
-            in_flight: Vec::new(),
-            order: 0,
-            drop_to_client: None,
-            delay_to_client: None,
-            updates: Vec::new(),
             sent: Vec::new(),
             heard: Vec::new(),
             record_events: false,
             events: Vec::new(),
-            stray: Vec::new(),
         }
     }
 
@@ -246,21 +247,6 @@ impl Net {
         net
     }
 
-    fn add_peer(&mut self, addr: SocketAddr, sim: Component) -> usize {
-        self.peers.push(Peer {
-            addr,
-            sim,
-            silenced: false,
-            intercept: None,
-            reply_seq: 40_000,
-        });
-        self.peers.len() - 1
-    }
-
-    fn now(&self) -> f64 {
-        self.ms as f64 / 1000.0
-    }
-
     /// Runs until the link is live, then a little longer so every query is answered.
     fn connect(&mut self) {
         assert!(
@@ -271,33 +257,45 @@ impl Net {
         self.run(0.2);
     }
 
+    /// Runs one phase of the in-memory network with this suite's wire log as the tap.
+    fn phase(&mut self, phase: fn(&mut SimNet, WireTap<'_>)) {
+        let Net {
+            net,
+            sent,
+            heard,
+            record_events,
+            events,
+            ..
+        } = self;
+        let peers: Vec<SocketAddr> = net.peers.iter().map(|p| p.addr).collect();
+        let record_events = *record_events;
+        phase(net, &mut |p| {
+            log_passage(p, &peers, sent, heard, record_events, events)
+        });
+    }
+
     /// One clock step: the client's timers, its datagrams to the peers, the peers' timers, what
-    /// is due to arrive at the client.
+    /// is due to arrive at the client, and the client's answers to that straight to the peers.
     fn step(&mut self) {
-        let now = self.now();
-        self.client.tick(now, &mut self.out);
+        self.net.tick_client();
         self.flush();
-        for i in 0..self.peers.len() {
-            let mut buf = Vec::new();
-            self.peers[i].sim.tick(now, &mut buf);
-            self.put_on_wire(i, buf);
-        }
-        self.deliver();
+        self.net.tick_sims();
+        self.phase(SimNet::deliver_to_client);
         self.flush();
-        self.ms += self.step_ms;
+        self.net.advance();
     }
 
     fn run(&mut self, secs: f64) {
-        let end = self.ms + (secs * 1000.0).round() as u64;
-        while self.ms < end {
+        let end = self.now_ns() + (secs * 1e9).round() as u64;
+        while self.now_ns() < end {
             self.step();
         }
     }
 
     /// Steps until `done` or `secs` have passed; whether `done` became true.
     fn run_until(&mut self, secs: f64, mut done: impl FnMut(&Net) -> bool) -> bool {
-        let end = self.ms + (secs * 1000.0).round() as u64;
-        while self.ms < end {
+        let end = self.now_ns() + (secs * 1e9).round() as u64;
+        while self.now_ns() < end {
             self.step();
             if done(self) {
                 return true;
@@ -306,154 +304,26 @@ impl Net {
         false
     }
 
-    /// Collects the client's updates and routes its datagrams to the peers.
+    /// Routes the client's datagrams to the peers now.
     fn flush(&mut self) {
-        let now = self.now();
-        self.updates.append(&mut self.out.updates);
-        let datagrams = std::mem::take(&mut self.out.datagrams);
-        for (to, bytes) in datagrams {
-            for (header, msg) in decode(&bytes) {
-                self.sent.push(Sent {
-                    t: now,
-                    to,
-                    header,
-                    msg,
-                });
-            }
-            if let Some(i) = self.peers.iter().position(|p| p.addr == to) {
-                self.hand_to_peer(i, OCU, &bytes);
-            }
-        }
-    }
-
-    /// Hands a datagram from `from` to peer `i` now.
-    fn hand_to_peer(&mut self, i: usize, from: SocketAddr, bytes: &[u8]) {
-        let now = self.now();
-        if self.peers[i].silenced {
-            return;
-        }
-        let mut buf = Vec::new();
-        let peer = &mut self.peers[i];
-        if let Some(f) = &mut peer.intercept
-            && let Some((h, Some(m))) = decode(bytes).into_iter().next()
-        {
-            match f(now, &m) {
-                Verdict::Pass => {}
-                Verdict::Drop => return,
-                Verdict::Reply(r) => {
-                    peer.reply_seq = peer.reply_seq.wrapping_add(1);
-                    buf.push(Outgoing {
-                        to: from,
-                        bytes: datagram(h.source, peer.sim.id(), peer.reply_seq, r),
-                    });
-                    self.put_on_wire(i, buf);
-                    return;
-                }
-            }
-        }
-        peer.sim.handle_datagram(now, from, bytes, &mut buf);
-        self.put_on_wire(i, buf);
+        self.phase(SimNet::deliver_to_sims);
     }
 
     /// A hand-made message to peer `i` from `src` at `from`.
     fn send_to_peer(&mut self, i: usize, from: SocketAddr, src: JausId, m: impl Into<Message>) {
         let seq = self.rng.next() as u16;
-        let bytes = datagram(self.peers[i].sim.id(), src, seq, m);
-        self.hand_to_peer(i, from, &bytes);
-    }
-
-    /// Puts what peer `i` sent on the wire towards the client, through the faults.
-    fn put_on_wire(&mut self, i: usize, outs: Vec<Outgoing>) {
-        if self.peers[i].silenced {
-            return;
-        }
-        let from = self.peers[i].addr;
-        for o in outs {
-            if o.to != OCU {
-                self.stray.push(o);
-                continue;
-            }
-            if let Some(f) = &mut self.drop_to_client
-                && f(&o.bytes)
-            {
-                continue;
-            }
-            if self.rng.chance(self.faults.loss) {
-                continue;
-            }
-            let copies = if self.rng.chance(self.faults.duplicate) {
-                2
-            } else {
-                1
-            };
-            let extra = self.delay_to_client.as_mut().map_or(0, |f| f(&o.bytes));
-            for _ in 0..copies {
-                let delay = self.faults.latency_ms
-                    + extra
-                    + match self.faults.max_delay_ms {
-                        0 => 0,
-                        d => self.rng.below(d + 1),
-                    };
-                self.in_flight
-                    .push((self.ms + delay, self.order, from, o.bytes.clone()));
-                self.order += 1;
-            }
-        }
-    }
-
-    /// Hands the client every datagram due by now, in arrival order.
-    fn deliver(&mut self) {
-        let now = self.now();
-        let ms = self.ms;
-        let mut due: Vec<_> = self
-            .in_flight
-            .iter()
-            .filter(|f| f.0 <= ms)
-            .cloned()
-            .collect();
-        self.in_flight.retain(|f| f.0 > ms);
-        due.sort_by_key(|f| (f.0, f.1));
-        for (_, _, from, bytes) in due {
-            let peer = self
-                .peers
-                .iter()
-                .position(|p| p.addr == from)
-                .unwrap_or(usize::MAX);
-            self.record(now, peer, &bytes);
-            self.client
-                .handle_datagram(now, from, &bytes, &mut self.out);
-        }
-    }
-
-    fn record(&mut self, t: f64, peer: usize, bytes: &[u8]) {
-        // Events are most of the traffic: recognise them by ID before decoding anything.
-        let is_event = bytes.len() > 16 && bytes[13..15] == ids::Event.to_le_bytes();
-        if is_event && !self.record_events {
-            return;
-        }
-        for (_, msg) in decode(bytes) {
-            match msg {
-                Some(Message::Event(e)) => self.events.push(EventSeen {
-                    event_id: e.event_id,
-                    sequence: e.sequence_number,
-                    report_id: e.report_message.message_id(),
-                }),
-                Some(msg) => self.heard.push(Heard { t, peer, msg }),
-                None => {}
-            }
-        }
+        let bytes = self.net.datagram_to_peer(i, src, seq, &m.into());
+        self.net.inject_to_peer(i, from, &bytes);
     }
 
     /// A datagram from `from` handed straight to the client now.
     fn inject(&mut self, from: SocketAddr, bytes: &[u8]) {
-        let now = self.now();
-        self.client.handle_datagram(now, from, bytes, &mut self.out);
+        self.net.inject_to_client(from, bytes);
         self.flush();
     }
 
     fn command(&mut self, cmd: Command) {
-        let now = self.now();
-        self.client.handle_command(now, cmd, &mut self.out);
+        self.net.command(cmd);
         self.flush();
     }
 
@@ -748,7 +618,10 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
 fn setup_completes_over_a_lossy_link() {
     // A fifth of what the sim sends is lost: every query is retried until answered.
     let mut net = Net::with_sim(sim_cfg(), client_cfg());
-    net.faults.loss = 0.2;
+    net.set_faults_to_client(Faults {
+        loss: 0.2,
+        ..Faults::default()
+    });
     net.connect();
     net.run(3.0);
     let has = |f: fn(&Update) -> bool| net.updates.iter().any(f);
@@ -813,7 +686,7 @@ fn subscriptions_are_renewed_before_the_peers_event_timeout() {
         ..client_cfg()
     };
     let mut net = Net::live(sim, cfg);
-    net.step_ms = 5;
+    net.step_size = Duration::from_millis(5);
     let start = net.now();
     let mark = net.mark();
     net.run(300.0);
@@ -859,7 +732,7 @@ fn an_event_the_peer_cancelled_for_want_of_renewal_is_re_created() {
         ..client_cfg()
     };
     let mut net = Net::live(sim_cfg(), cfg);
-    net.step_ms = 5;
+    net.step_size = Duration::from_millis(5);
     let blocking = Rc::new(Cell::new(true));
     let b = blocking.clone();
     net.peers[0].intercept = Some(Box::new(move |_, m| {
@@ -993,7 +866,7 @@ fn net_with_cuttable_positions() -> (Net, Rc<Cell<bool>>) {
     let mut net = Net::live(sim_cfg(), client_cfg());
     let cut = Rc::new(Cell::new(false));
     let c = cut.clone();
-    net.drop_to_client = Some(Box::new(move |bytes| {
+    net.drop_to_client = Some(Box::new(move |_, bytes| {
         c.get() && report_in_event(bytes) == Some(ids::ReportJointPositions)
     }));
     (net, cut)
@@ -1186,7 +1059,7 @@ fn a_restarted_peer_is_set_up_again_and_control_held_again() {
 #[test]
 fn control_is_requested_held_and_kept_past_the_peers_timeout() {
     let mut net = Net::live(sim_cfg(), client_cfg());
-    net.step_ms = 5;
+    net.step_size = Duration::from_millis(5);
     let mark = net.mark();
     let t0 = net.now();
     net.command(Command::RequestControl { authority: 10 });
@@ -1549,7 +1422,10 @@ fn each_status_command_is_judged_by_the_status_that_follows_it() {
     // out 5 ms later; Resume must be judged by the status after it, not by that one.
     let mut net = Net::live(sim_cfg(), client_cfg());
     net.take_control(10);
-    net.faults.latency_ms = 20;
+    net.set_faults_to_client(Faults {
+        delay: Duration::from_millis(20),
+        ..Faults::default()
+    });
     let mark = net.mark();
     net.command(Command::Standby);
     net.run(0.005);
@@ -1582,9 +1458,9 @@ fn an_event_overtaking_its_confirmation_keeps_its_subscription() {
     // Every ConfirmEventRequest arrives 10 ms late, after the first report the peer sends
     // right behind it (UDP may reorder). The subscriptions must survive.
     let mut net = Net::with_sim(sim_cfg(), client_cfg());
-    net.delay_to_client = Some(Box::new(|b| match decode(b).first() {
-        Some((_, Some(Message::ConfirmEventRequest(_)))) => 10,
-        _ => 0,
+    net.delay_to_client = Some(Box::new(|_, b| match decode(b).first() {
+        Some((_, Some(Message::ConfirmEventRequest(_)))) => Duration::from_millis(10),
+        _ => Duration::ZERO,
     }));
     net.connect();
     net.run(2.0);
@@ -1666,7 +1542,10 @@ fn ack_requests_are_answered_with_an_ack() {
 #[test]
 fn duplicated_datagrams_are_applied_once() {
     let mut net = Net::with_sim(sim_cfg(), client_cfg());
-    net.faults.duplicate = 1.0;
+    net.set_faults_to_client(Faults {
+        duplicate: 1.0,
+        ..Faults::default()
+    });
     net.connect();
     let mark = net.mark();
     net.command(Command::RequestControl { authority: 10 });
@@ -1712,7 +1591,11 @@ fn reordered_events_never_move_positions_backwards() {
             joint_velocities: velocities,
         },
     );
-    net.faults.max_delay_ms = 50;
+    // Each datagram to the client takes 0..=50 ms more, uniformly: reordering.
+    let mut jitter = Rng(0x5EED);
+    net.delay_to_client = Some(Box::new(move |_, _| {
+        Duration::from_millis(jitter.below(51))
+    }));
     net.record_events = true;
     let mark = net.mark();
     let dropped_before = net.client.stats().out_of_order;

@@ -1,14 +1,18 @@
 //! A burst of 128–255 lost events makes the u8 event sequence number look as if it went
 //! backwards; the client must follow the new numbering instead of discarding good reports.
 
+use std::cell::Cell;
 use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
 
 use jaus_ocu::jaus::judp::{Datagram, Header};
 use jaus_ocu::jaus::{DecodeContext, Message};
 use jaus_ocu::model::update::Update;
-use jaus_ocu::net::client::{Client, ClientConfig, Output, Rates};
+use jaus_ocu::net::client::{ClientConfig, Rates};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::harness::SimNet;
 
 fn is_position_event(bytes: &[u8]) -> bool {
     let Ok(dg) = Datagram::new_checked(bytes) else {
@@ -25,14 +29,7 @@ fn is_position_event(bytes: &[u8]) -> bool {
 fn positions_resume_at_once_after_a_burst_of_200_lost_events() {
     let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
     let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-    let mut sim = Component::new(
-        ArmFile::demo(),
-        SimConfig {
-            tour: true,
-            ..SimConfig::default()
-        },
-    );
-    let mut client = Client::new(ClientConfig {
+    let cfg = ClientConfig {
         connect: vec![sim_addr],
         multicast: None,
         rates: Rates {
@@ -40,35 +37,34 @@ fn positions_resume_at_once_after_a_burst_of_200_lost_events() {
             ..Rates::default()
         },
         ..ClientConfig::default()
-    });
-    let mut out = Output::default();
-    let mut sim_out = Vec::new();
+    };
+    let mut net = SimNet::new(cfg, ocu_addr, Duration::from_millis(1), 1);
+    net.add_peer(
+        sim_addr,
+        Component::new(
+            ArmFile::demo(),
+            SimConfig {
+                tour: true,
+                ..SimConfig::default()
+            },
+        ),
+    );
     let (gap_start, gap_end) = (2.0, 2.2005);
-    let mut dropped = 0;
-    let mut first_after_gap = None;
-    for step in 0..3000u32 {
-        let t = f64::from(step) * 0.001;
-        client.tick(t, &mut out);
-        for (_, d) in std::mem::take(&mut out.datagrams) {
-            sim.handle_datagram(t, ocu_addr, &d, &mut sim_out);
-        }
-        sim.tick(t, &mut sim_out);
-        for o in sim_out.drain(..) {
-            if (gap_start..gap_end).contains(&t) && is_position_event(&o.bytes) {
-                dropped += 1;
-                continue;
-            }
-            client.handle_datagram(t, sim_addr, &o.bytes, &mut out);
-        }
-        for u in out.updates.drain(..) {
-            if let Update::JointPositions { t: ut, .. } = u
-                && ut >= gap_end
-                && first_after_gap.is_none()
-            {
-                first_after_gap = Some(ut);
-            }
-        }
+    let dropped = Rc::new(Cell::new(0));
+    let count = dropped.clone();
+    net.drop_to_client = Some(Box::new(move |t, bytes| {
+        let lost = (gap_start..gap_end).contains(&t) && is_position_event(bytes);
+        count.set(count.get() + u32::from(lost));
+        lost
+    }));
+    for _ in 0..3000 {
+        net.step();
     }
+    let first_after_gap = net.updates.iter().find_map(|u| match u {
+        Update::JointPositions { t, .. } if *t >= gap_end => Some(*t),
+        _ => None,
+    });
+    let dropped = dropped.get();
     assert!((190..=210).contains(&dropped), "{dropped} events dropped");
     let resumed = first_after_gap.expect("positions resumed") - gap_end;
     // At 1 kHz: at most the two events it takes to recognise the gap, not 56.

@@ -11,19 +11,20 @@ use jaus_ocu::jaus::{EmbeddedMessage, JausId, Message};
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::ClientConfig;
-use jaus_ocu::net::server::{self, Faults, SimHandle};
+use jaus_ocu::net::fault::Faults;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::{NetConfig, NetHandle};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::host::{self, SimHandle};
 
 mod common;
 use common::wait_until;
 
 fn start_sim(arm: ArmFile, cfg: SimConfig, faults: Faults, bind: &str) -> SimHandle {
-    let socket = server::bind(bind.parse().unwrap()).unwrap();
+    let socket = host::bind(bind.parse().unwrap()).unwrap();
     let seed = cfg.seed;
-    server::spawn(Component::new(arm, cfg), socket, faults, seed).unwrap()
+    host::spawn(Component::new(arm, cfg), socket, faults, seed).unwrap()
 }
 
 fn ocu(sim: SocketAddr) -> NetHandle {

@@ -4,6 +4,7 @@
 //! client's, value for value and time for time.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
 
 use jaus_ocu::jaus::core::{
     ConfirmControl, ConfirmControlCode, Event, QueryType, ReportIdentification, ReportServices,
@@ -16,12 +17,13 @@ use jaus_ocu::model::session::Session;
 use jaus_ocu::model::update::{
     Command, ControlState, LinkState, ManagementState, MarkKind, Update,
 };
-use jaus_ocu::net::client::{Client, ClientConfig, DEFAULT_OCU_ID, Output};
+use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID};
 use jaus_ocu::net::tap::{Direction, WireRecord};
 use jaus_ocu::record::capture::{CaptureEvent, CaptureReader, JUDP_PORT};
 use jaus_ocu::record::observer::{GAP_S, Observer};
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{self, Component, Outgoing, SimConfig};
+use jaus_ocu::sim::component::{self, Component, SimConfig};
+use jaus_ocu::sim::harness::SimNet;
 use proptest::prelude::*;
 
 const fn local(port: u16) -> SocketAddr {
@@ -168,73 +170,46 @@ struct Live {
 }
 
 fn live_session(dialect: Dialect, seconds: u64) -> Live {
-    let mut client = Client::new(ClientConfig {
+    let cfg = ClientConfig {
         connect: vec![SIM],
         multicast: None,
         ..ClientConfig::default()
-    });
-    let mut sim = Component::new(
-        ArmFile::demo(),
-        SimConfig {
-            dialect,
-            ..SimConfig::default()
-        },
-    );
-    let mut out = Output::default();
-    let mut sim_out: Vec<Outgoing> = Vec::new();
-    let mut live = Live {
-        updates: Vec::new(),
-        records: Vec::new(),
     };
+    let mut net = SimNet::new(cfg, OCU, Duration::from_millis(1), 1);
+    net.add_peer(
+        SIM,
+        Component::new(
+            ArmFile::demo(),
+            SimConfig {
+                dialect,
+                ..SimConfig::default()
+            },
+        ),
+    );
+    let mut records = Vec::new();
     for ms in 0..seconds * 1000 {
-        let ns = ms * 1_000_000;
-        // The same clock as the network thread: the client's now and the record's t_ns are
-        // one instant.
-        let now = ns as f64 / 1e9;
-        let t_ns = START_NS + ns;
         match ms {
-            2000 => {
-                client.handle_command(now, Command::RequestControl { authority: 100 }, &mut out)
-            }
-            3000 => client.handle_command(now, Command::GoToPreset { pose_id: 2 }, &mut out),
-            6000 => client.handle_command(now, Command::SetEmergency, &mut out),
-            6500 => client.handle_command(now, Command::ClearEmergency, &mut out),
+            2000 => net.command(Command::RequestControl { authority: 100 }),
+            3000 => net.command(Command::GoToPreset { pose_id: 2 }),
+            6000 => net.command(Command::SetEmergency),
+            6500 => net.command(Command::ClearEmergency),
             _ => {}
         }
-        client.tick(now, &mut out);
-        sim.tick(now, &mut sim_out);
-        // Exchange until both are quiet (answers to answers within the same millisecond).
-        for _ in 0..16 {
-            for (to, bytes) in std::mem::take(&mut out.datagrams) {
-                live.records.push(WireRecord {
-                    t_ns,
-                    direction: Direction::Tx,
-                    peer: to,
-                    bytes: bytes.clone(),
-                });
-                if to == SIM {
-                    sim.handle_datagram(now, OCU, &bytes, &mut sim_out);
-                }
-            }
-            if sim_out.is_empty() {
-                break;
-            }
-            for o in std::mem::take(&mut sim_out) {
-                if o.to != OCU {
-                    continue;
-                }
-                live.records.push(WireRecord {
-                    t_ns,
-                    direction: Direction::Rx,
-                    peer: SIM,
-                    bytes: o.bytes.clone(),
-                });
-                client.handle_datagram(now, SIM, &o.bytes, &mut out);
-            }
-        }
-        live.updates.append(&mut out.updates);
+        // The same clock as the network thread: the client's now and the record's t_ns are
+        // one instant.
+        net.step_with(&mut |p| {
+            records.push(WireRecord {
+                t_ns: START_NS + p.t_ns,
+                direction: p.direction,
+                peer: p.peer,
+                bytes: p.bytes.to_vec(),
+            })
+        });
     }
-    live
+    Live {
+        updates: net.updates,
+        records,
+    }
 }
 
 /// The facts that come from reports: what replay must reproduce exactly.

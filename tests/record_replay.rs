@@ -11,7 +11,7 @@ use jaus_ocu::model::session::Session;
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::ClientConfig;
-use jaus_ocu::net::server::{self, Faults};
+use jaus_ocu::net::fault::Faults;
 use jaus_ocu::net::tap::{Epoch, Tap, WireRecord};
 use jaus_ocu::net::thread::{NetConfig, NetHandle};
 use jaus_ocu::record::observer::Observer;
@@ -20,6 +20,7 @@ use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
 use jaus_ocu::record::source::WireSource;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::host;
 
 mod common;
 use common::wait_until;
@@ -83,9 +84,9 @@ fn same_sample(live: &Update, replay: &Update) -> bool {
 
 #[test]
 fn replay_of_a_recorded_sim_session_equals_the_live_session() {
-    let socket = server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let socket = host::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let sim_addr = socket.local_addr().unwrap();
-    let sim = server::spawn(
+    let sim = host::spawn(
         Component::new(
             ArmFile::demo(),
             SimConfig {

@@ -10,13 +10,13 @@ use std::collections::BTreeSet;
 use jaus_ocu::jaus::core::*;
 use jaus_ocu::jaus::dump::decode_datagram;
 use jaus_ocu::jaus::iop::*;
-use jaus_ocu::jaus::judp::Reassembler;
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::message::{ids, is_truncation, message_name};
 use jaus_ocu::jaus::wire::{Scale, scales};
 use jaus_ocu::jaus::{
     DecodeContext, Dialect, EmbeddedMessage, EncodeErrorKind, JausId, JointKind, Message,
 };
+use jaus_ocu::net::reassembly::Reassembler;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -1430,7 +1430,7 @@ proptest! {
     fn datagrams_with_valid_judp_headers_never_panic((bytes, blocks, sizes_right) in judp_datagram()) {
         let plain = decode_datagram(&bytes, &DecodeContext::NONE, None);
         let mut reassembler = Reassembler::default();
-        let with_reassembly = decode_datagram(&bytes, &DecodeContext::NONE, Some((&mut reassembler, 0.0)));
+        let with_reassembly = decode_datagram(&bytes, &DecodeContext::NONE, Some(&mut reassembler.defragmenter(0.0)));
         let d = plain.map_err(|e| TestCaseError::fail(format!("datagram refused: {e}")))?;
         prop_assert!(with_reassembly.is_ok());
         let _ = d.to_json();

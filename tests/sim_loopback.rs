@@ -6,16 +6,16 @@ use std::time::{Duration, Instant};
 
 use jaus_ocu::jaus::core::*;
 use jaus_ocu::jaus::iop::*;
-use jaus_ocu::jaus::judp::{
-    self, AckNak, Broadcast, DataFlags, Datagram, Header, Reassembler, Reassembly,
-};
+use jaus_ocu::jaus::judp::{self, AckNak, Broadcast, DataFlags, Datagram, Header};
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, JointKind, Message};
 use jaus_ocu::model::arm::{ArmSpec, Joint, JointType};
-use jaus_ocu::net::server::{self, Faults, SimHandle};
+use jaus_ocu::net::fault::Faults;
+use jaus_ocu::net::reassembly::{Reassembler, Reassembly};
 use jaus_ocu::sim::arm_file::{ArmFile, Preset};
 use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::host::{self, SimHandle};
 
 mod common;
 use common::wait_until;
@@ -24,9 +24,9 @@ const CLIENT: JausId = JausId::new(126, 1, 20);
 const OTHER: JausId = JausId::new(126, 1, 30);
 
 fn start(arm: ArmFile, cfg: SimConfig) -> SimHandle {
-    let socket = server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let socket = host::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let seed = cfg.seed;
-    server::spawn(Component::new(arm, cfg), socket, Faults::default(), seed).unwrap()
+    host::spawn(Component::new(arm, cfg), socket, Faults::default(), seed).unwrap()
 }
 
 /// A minimal JAUS client: one socket, one sequence counter, reassembly of multi-packet replies.
@@ -279,10 +279,11 @@ fn lsb_close(a: f64, b: f64, lsb: f64) -> bool {
 fn discovery_answers_identification_and_lists_every_service() {
     let sim = start(ArmFile::demo(), cfg());
     let mut c = Client::new(&sim, CLIENT);
-    // Broadcast query, as an OCU discovering the network sends it.
+    // Broadcast query, as an OCU discovering the network sends it (numbered 0 like ours: the
+    // counter of `send` starts at 1, and the sim drops a number its source repeats within 2 s).
     let h = Header {
         broadcast: Broadcast::Global,
-        ..Header::new(JausId::BROADCAST, CLIENT, 1)
+        ..Header::new(JausId::BROADCAST, CLIENT, 0)
     };
     c.send_with(
         h,

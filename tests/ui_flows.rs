@@ -8,15 +8,17 @@
 //! restructuring (issue 10) moves into shared test support; the two then become two files.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use jaus_ocu::model::update::*;
-use jaus_ocu::net::client::{Client, ClientConfig, Output};
+use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::harness::SimNet;
 use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
 
 /// Updates from `seconds` of an in-memory session between the real client and the simulator.
@@ -24,51 +26,31 @@ fn recorded(seconds: f64, extra: Option<(JausIdLike, ArmFile)>) -> Vec<Update> {
     let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
     let other_addr: SocketAddr = "127.0.0.1:3795".parse().unwrap();
     let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-    let mut sims = vec![(
-        sim_addr,
-        Component::new(ArmFile::demo(), SimConfig::default()),
-    )];
-    if let Some((id, arm)) = extra {
-        sims.push((
-            other_addr,
-            Component::new(
-                arm,
-                SimConfig {
-                    id: id.0.into(),
-                    ..SimConfig::default()
-                },
-            ),
-        ));
+    let mut connect = vec![sim_addr];
+    if extra.is_some() {
+        connect.push(other_addr);
     }
-    let mut client = Client::new(ClientConfig {
-        connect: sims.iter().map(|s| s.0).collect(),
+    let cfg = ClientConfig {
+        connect,
         multicast: None,
         ..ClientConfig::default()
-    });
-    let mut out = Output::default();
-    let mut sim_out = Vec::new();
-    let mut updates = Vec::new();
-    let _ = &mut sim_out;
-    let steps = (seconds / 0.002) as usize;
-    for step in 0..steps {
-        let t = step as f64 * 0.002;
-        client.tick(t, &mut out);
-        let datagrams = std::mem::take(&mut out.datagrams);
-        for (addr, sim) in &mut sims {
-            // Each sim's replies are handed over with that sim's address.
-            for (to, d) in &datagrams {
-                if to == addr {
-                    sim.handle_datagram(t, ocu_addr, d, &mut sim_out);
-                }
-            }
-            sim.tick(t, &mut sim_out);
-            for o in sim_out.drain(..) {
-                client.handle_datagram(t, *addr, &o.bytes, &mut out);
-            }
-        }
-        updates.append(&mut out.updates);
+    };
+    let mut net = SimNet::new(cfg, ocu_addr, Duration::from_millis(2), 1);
+    net.add_peer(
+        sim_addr,
+        Component::new(ArmFile::demo(), SimConfig::default()),
+    );
+    if let Some((id, arm)) = extra {
+        let cfg = SimConfig {
+            id: id.0.into(),
+            ..SimConfig::default()
+        };
+        net.add_peer(other_addr, Component::new(arm, cfg));
     }
-    updates
+    for _ in 0..(seconds / 0.002) as usize {
+        net.step();
+    }
+    net.updates
 }
 
 /// A JAUS ID wrapper so the helper's signature stays readable.
@@ -262,18 +244,19 @@ mod replay_flows {
     use egui_kittest::kittest::Queryable;
     use jaus_ocu::model::update::*;
     use jaus_ocu::net::client::ClientConfig;
-    use jaus_ocu::net::server::{self, Faults};
+    use jaus_ocu::net::fault::Faults;
     use jaus_ocu::net::tap::WireRecord;
     use jaus_ocu::net::thread::{NetConfig, NetHandle};
     use jaus_ocu::record::player::Replay;
     use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
     use jaus_ocu::sim::arm_file::ArmFile;
     use jaus_ocu::sim::component::{Component, SimConfig};
+    use jaus_ocu::sim::harness::simulated_session;
+    use jaus_ocu::sim::host;
     use jaus_ocu::ui::app::{LiveKind, NoticeLevel, OcuApp, Settings, read_session};
     use jaus_ocu::ui::files::Task;
     use jaus_ocu::ui::gauges::gauge_data;
     use jaus_ocu::ui::recording::Recording;
-    use jaus_ocu::ui::screenshot::simulated_session;
     use jaus_ocu::ui::sources::Badge;
     use jaus_ocu::ui::time_control::{Shown, TimeCommand};
 
@@ -746,9 +729,9 @@ mod replay_flows {
 
     /// The simulator on loopback and a network side talking to it, as `jaus-ocu demo` runs.
     fn demo_app() -> OcuApp {
-        let socket = server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let socket = host::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let sim_addr = socket.local_addr().unwrap();
-        let sim = server::spawn(
+        let sim = host::spawn(
             Component::new(
                 ArmFile::demo(),
                 SimConfig {

@@ -9,9 +9,10 @@ use clap::Args;
 use super::sim::load_arm;
 use crate::jaus::{JausId, judp};
 use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
-use crate::net::server::{self, Faults};
+use crate::net::fault::Faults;
 use crate::net::thread::NetConfig;
 use crate::sim::component::{Component, SimConfig};
+use crate::sim::host;
 use crate::ui::sources::LiveKind;
 
 /// Options of the GUI on the network (`jaus-ocu` without a subcommand).
@@ -82,9 +83,9 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
 pub fn run_demo(args: &DemoArgs) -> Result<i32> {
     let arm = load_arm(&args.arm)?;
     let socket =
-        server::bind(SocketAddr::from(([127, 0, 0, 1], 0))).context("starting the simulator")?;
+        host::bind(SocketAddr::from(([127, 0, 0, 1], 0))).context("starting the simulator")?;
     let sim_addr = socket.local_addr()?;
-    let sim = server::spawn(
+    let sim = host::spawn(
         Component::new(
             arm,
             SimConfig {

@@ -10,8 +10,9 @@ use serde_json::{Map, Value, json};
 
 use crate::jaus::DecodeContext;
 use crate::jaus::dump::{datagram_error_json, decode_datagram};
-use crate::jaus::judp::{self, Reassembler};
+use crate::jaus::judp;
 use crate::model::clock::rfc3339_utc;
+use crate::net::reassembly::Reassembler;
 use crate::net::tap::Direction;
 use crate::record::capture::{CaptureEvent, CaptureReader};
 use crate::record::observer::Observer;
@@ -76,7 +77,11 @@ pub fn run(args: &InspectArgs) -> Result<i32> {
             CaptureEvent::Datagram(d) => {
                 let t0 = *start.get_or_insert(d.time);
                 summary.datagrams += 1;
-                let decoded = decode_datagram(&d.payload, &ctx, Some((&mut reassembler, d.time)));
+                let decoded = decode_datagram(
+                    &d.payload,
+                    &ctx,
+                    Some(&mut reassembler.defragmenter(d.time)),
+                );
                 let clean = decoded.as_ref().is_ok_and(|x| x.is_clean());
                 if clean {
                     summary.clean += 1;
@@ -196,7 +201,7 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
         updates.clear();
         if per_datagram {
             let t = rec.t_ns as f64 / 1e9;
-            let decoded = decode_datagram(&rec.bytes, &ctx, Some((&mut reassembler, t)));
+            let decoded = decode_datagram(&rec.bytes, &ctx, Some(&mut reassembler.defragmenter(t)));
             let mut o = Map::new();
             o.insert("index".into(), index.into());
             o.insert("time".into(), json!(t));

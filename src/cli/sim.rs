@@ -8,9 +8,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 
 use crate::jaus::{Dialect, JausId, judp};
-use crate::net::server::{self, Faults};
+use crate::net::fault::Faults;
 use crate::sim::arm_file::ArmFile;
 use crate::sim::component::{Component, DEFAULT_ID, SimConfig};
+use crate::sim::host;
 
 /// Which encoding dialect the simulator writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -149,7 +150,7 @@ impl SimArgs {
 pub fn run(args: &SimArgs) -> Result<i32> {
     let arm = load_arm(&args.arm)?;
     let (cfg, faults) = args.config(&arm)?;
-    let socket = server::bind(args.bind)?;
+    let socket = host::bind(args.bind)?;
     let addr = socket.local_addr()?;
     eprintln!(
         "jaus-ocu sim: {} ({} joints, {} presets) as JAUS {} on udp {addr}, {:?} dialect, physics {} Hz{}; Ctrl-C stops",
@@ -166,7 +167,7 @@ pub fn run(args: &SimArgs) -> Result<i32> {
         },
     );
     let seed = cfg.seed;
-    let handle = server::spawn(Component::new(arm, cfg), socket, faults, seed)
+    let handle = host::spawn(Component::new(arm, cfg), socket, faults, seed)
         .context("starting the simulator")?;
     loop {
         std::thread::sleep(Duration::from_secs(10));

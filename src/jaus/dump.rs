@@ -4,11 +4,13 @@
 use serde_json::{Map, Value, json};
 
 use super::error::DecodeError;
-use super::judp::{
-    AckNak, Broadcast, DataFlags, Datagram, Header, Priority, Reassembler, Reassembly,
-};
+use super::judp::{AckNak, Broadcast, DataFlags, Datagram, Header, Priority};
 use super::message::{Message, hex_string};
 use super::wire::DecodeContext;
+
+/// The caller's stateful multi-packet reassembly: takes one fragment (header and payload),
+/// returns the message it completes, if any.
+pub type Defragment<'a> = &'a mut dyn FnMut(&Header, &[u8]) -> Option<Vec<u8>>;
 
 /// One block of a datagram, decoded as far as it goes.
 #[derive(Debug, Clone)]
@@ -37,12 +39,14 @@ pub struct DecodedDatagram {
 }
 
 /// Decodes a datagram. A datagram-level error (version, empty) is `Err`; errors inside a block
-/// are kept with the block so nothing decodable is lost. With a `reassembler`, multi-packet
-/// fragments are collected and a completed message is attached to its last fragment.
+/// are kept with the block so nothing decodable is lost. With a `reassembler` (the caller's
+/// stateful fragment sink, e.g. `net::reassembly::Reassembler::defragmenter`), each
+/// multi-packet fragment is handed to it and a message it completes is attached to the
+/// fragment that completed it.
 pub fn decode_datagram(
     buf: &[u8],
     ctx: &DecodeContext,
-    mut reassembler: Option<(&mut Reassembler, f64)>,
+    mut reassembler: Option<Defragment<'_>>,
 ) -> Result<DecodedDatagram, DecodeError> {
     let dg = Datagram::new_checked(buf)?;
     let mut blocks = Vec::new();
@@ -64,11 +68,8 @@ pub fn decode_datagram(
             Some(Message::parse_at(payload, b.payload_offset(), ctx))
         };
         let reassembled = match (&mut reassembler, header.data_flags) {
-            (Some((r, now)), DataFlags::First | DataFlags::Middle | DataFlags::Last) => {
-                match r.push(*now, &header, payload) {
-                    Reassembly::Complete(m) => Some(Message::parse_with(&m, ctx)),
-                    Reassembly::Pending | Reassembly::Refused => None,
-                }
+            (Some(push), DataFlags::First | DataFlags::Middle | DataFlags::Last) => {
+                push(&header, payload).map(|m| Message::parse_with(&m, ctx))
             }
             _ => None,
         };

@@ -1,10 +1,22 @@
-//! The network side: the only owner of UDP sockets. The OCU's socket (`thread`, around the
-//! `client` state machine) and the simulator's (`server`, around `sim::component`). `client` is the sans-I/O
-//! protocol state machine; `thread` is the thin socket loop that feeds it and publishes
-//! [`crate::model::update::Update`]s on one bounded channel.
+//! The network side: the only owner of UDP sockets, and the JUDP protocol state both ends
+//! share. Nothing here knows the simulator: `sim` builds on `net`, never the reverse.
+//!
+//! - `endpoint`: the one sans-I/O JUDP endpoint (intake, peer table, duplicates, reassembly,
+//!   ACKs, framing of what is sent) used by the client, the simulator and the observer;
+//!   `reassembly` is its multi-packet reassembler.
+//! - `client`: the OCU's protocol state machine (sans-I/O), `reports` its report → update
+//!   mapping (shared with replay).
+//! - `socket` (bind, receive thread, [`socket::Sink`]), `fault` (fault injection around any
+//!   sink), `thread` (the OCU's thin socket loop, publishing
+//!   [`crate::model::update::Update`]s on one bounded channel), `tap` (recording at the wire).
+//! - `rng`: the seeded generator of fault injection (and the simulator's noise).
 
 pub mod client;
+pub mod endpoint;
+pub mod fault;
+pub mod reassembly;
 pub mod reports;
-pub mod server;
+pub mod rng;
+pub mod socket;
 pub mod tap;
 pub mod thread;

@@ -11,14 +11,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
-use tracing::{debug, warn};
-
 use super::client::{Client, ClientConfig, Output};
-use super::server::{Received, spawn_receiver};
+use super::fault::{FaultInjector, Faults};
+use super::socket::{self, Membership, Received, Sink, spawn_receiver};
 use super::tap::{Direction, Epoch, Tap, WireRecord};
-use crate::jaus::judp;
 use crate::model::update::{Command, Signal, Update};
+use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
 
 /// Called after updates were published (the GUI passes a repaint request).
 pub type Waker = Arc<dyn Fn() + Send + Sync>;
@@ -42,6 +40,10 @@ pub struct NetConfig {
     /// The session's time origin (default: when `spawn` is called). A recorder started before
     /// the network side shares it so that the first datagram is recorded and times agree.
     pub epoch: Option<Epoch>,
+    /// Faults applied to what the OCU sends (for tests of a peer's tolerance; default none).
+    pub faults: Faults,
+    /// Seed of the fault injector's randomness.
+    pub fault_seed: u64,
 }
 
 impl Default for NetConfig {
@@ -54,6 +56,8 @@ impl Default for NetConfig {
             waker: None,
             tap: Tap::new(),
             epoch: None,
+            faults: Faults::default(),
+            fault_seed: 1,
         }
     }
 }
@@ -64,6 +68,7 @@ impl std::fmt::Debug for NetConfig {
             .field("bind", &self.bind)
             .field("client", &self.client)
             .field("update_capacity", &self.update_capacity)
+            .field("faults", &self.faults)
             .finish_non_exhaustive()
     }
 }
@@ -157,6 +162,28 @@ impl Publisher {
     }
 }
 
+/// The OCU's send side: the socket, recording every datagram it accepted (at the moment it
+/// left, on the client's clock, so replay times equal live times).
+struct Wire {
+    socket: UdpSocket,
+    tap: Tap,
+    epoch: Epoch,
+}
+
+impl Sink for Wire {
+    fn send_to(&mut self, bytes: &[u8], to: SocketAddr) -> io::Result<()> {
+        self.socket.send_to(bytes, to)?;
+        let at = Instant::now();
+        self.tap.offer(|| WireRecord {
+            t_ns: self.epoch.unix_ns_at(at),
+            direction: Direction::Tx,
+            peer: to,
+            bytes: bytes.to_vec(),
+        });
+        Ok(())
+    }
+}
+
 /// A running network side: send commands, receive updates.
 pub struct NetHandle {
     commands: Sender<Command>,
@@ -180,24 +207,7 @@ impl std::fmt::Debug for NetHandle {
 impl NetHandle {
     /// Binds the socket and starts the threads `jaus-net-rx` and `jaus-net`.
     pub fn spawn(cfg: NetConfig) -> io::Result<NetHandle> {
-        let socket = UdpSocket::bind(cfg.bind).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "cannot bind UDP {}: {e} (choose another address with --bind)",
-                    cfg.bind
-                ),
-            )
-        })?;
-        // Let a simulator on this machine hear our multicast queries, and hear broadcasts sent
-        // to the group where the interface allows (only a socket on port 3794 receives them).
-        let _ = socket.set_multicast_loop_v4(true);
-        if let Err(e) = socket.join_multicast_v4(&judp::MULTICAST_GROUP, &Ipv4Addr::UNSPECIFIED) {
-            debug!(
-                "net: not joining multicast group {}: {e}",
-                judp::MULTICAST_GROUP
-            );
-        }
+        let socket = socket::bind(cfg.bind, Membership::Client)?;
         let local_addr = socket.local_addr()?;
         let epoch = cfg.epoch.unwrap_or_else(Epoch::now);
         let (start, start_unix_ns) = (epoch.instant, epoch.unix_ns);
@@ -220,6 +230,12 @@ impl NetHandle {
         let backlog = cfg.backlog_capacity;
         let client_cfg = cfg.client.clone();
         let tap = cfg.tap.clone();
+        let wire = Wire {
+            socket,
+            tap: cfg.tap.clone(),
+            epoch,
+        };
+        let mut link = FaultInjector::new(wire, cfg.faults, cfg.fault_seed).with_label("net");
         let worker = std::thread::Builder::new().name("jaus-net".into()).spawn(move || {
             let clock = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
             // The recording's clock is the client's: replay times equal live times.
@@ -234,24 +250,17 @@ impl NetHandle {
             let mut client = Client::new(client_cfg);
             let mut publisher = Publisher::new(upd_tx, backlog);
             let mut out = Output::default();
-            let mut send_errors = 0u64;
-            let mut run = |out: &mut Output, publisher: &mut Publisher| {
+            let run = |out: &mut Output, publisher: &mut Publisher, link: &mut FaultInjector<Wire>| {
+                let now = clock(Instant::now());
                 for (addr, bytes) in out.datagrams.drain(..) {
-                    match socket.send_to(&bytes, addr) {
-                        Ok(_) => record(Instant::now(), Direction::Tx, addr, bytes),
-                        Err(e) => {
-                            send_errors += 1;
-                            if send_errors.is_power_of_two() {
-                                warn!("net: cannot send to {addr}: {e} ({send_errors} send errors so far)");
-                            }
-                        }
-                    }
+                    link.send(now, addr, bytes);
                 }
+                link.poll(now);
                 let woke = !out.updates.is_empty();
                 for mut u in out.updates.drain(..) {
                     if let Update::Stats { stats, .. } = &mut u {
                         stats.queue_dropped = queue_dropped.load(Ordering::Relaxed);
-                        stats.send_errors = send_errors;
+                        stats.send_errors = link.stats().send_errors;
                     }
                     publisher.publish(u);
                 }
@@ -265,7 +274,10 @@ impl NetHandle {
                     break;
                 }
                 let now = clock(Instant::now());
-                let mut deadline = client.next_deadline().min(now + 0.05);
+                let mut deadline = client
+                    .next_deadline()
+                    .min(link.next_release())
+                    .min(now + 0.05);
                 if publisher.has_backlog() {
                     deadline = deadline.min(now + 0.002);
                 }
@@ -298,7 +310,7 @@ impl NetHandle {
                 if now >= client.next_deadline() {
                     client.tick(now, &mut out);
                 }
-                run(&mut out, &mut publisher);
+                run(&mut out, &mut publisher, &mut link);
                 if client.is_shut_down() {
                     loop_stop.store(true, Ordering::Relaxed);
                     break;

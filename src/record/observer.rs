@@ -4,12 +4,14 @@
 //! decoded channels use it.
 //!
 //! Rules, in the order a datagram meets them:
-//! - Framing: every block of every datagram, whatever its destination
-//!   ([`Inbox::promiscuous`]); multi-packet messages reassembled (bounded, as live).
-//!   Nothing panics on any bytes; what does not frame or decode is counted as malformed.
+//! - Framing: every block of every datagram, whatever its destination (a promiscuous
+//!   [`Endpoint`], the live client's intake); multi-packet messages reassembled (bounded, as
+//!   live). Nothing panics on any bytes; what does not frame or decode is counted as malformed.
 //! - Duplicates: a block with the same source, destination and sequence number as one seen
 //!   within 2 s is dropped, as the live client drops it (the destination is part of the key
 //!   because an OCU numbers its datagrams per peer, and the observer sees both directions).
+//!   At most 1024 (source, destination) pairs are remembered, the least recently heard
+//!   forgotten first.
 //! - Decoding: each source's messages decode with the context of that source's own
 //!   specification (joint kinds settle the unit codes of dialects, §9 C1).
 //! - Components: ReportIdentification and ReportServices give [`Update::Component`], with the
@@ -41,14 +43,13 @@ use std::net::SocketAddr;
 
 use crate::jaus::core::{ConfirmControlCode, RejectControlCode};
 use crate::jaus::iop::TransitionStatus;
-use crate::jaus::judp::{Datagram, Header, Inbound, Inbox, Reassembler};
+use crate::jaus::judp::Header;
 use crate::jaus::message::message_name;
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::update::{
     CommandKind, ComponentInfo, ControlState, LinkState, MarkKind, Outcome, PresetInfo, Update,
 };
-// Duplicates: the live client's window and memory, kept per (source, destination) here.
-use crate::net::client::{DUPLICATE_MEMORY, DUPLICATE_WINDOW_S};
+use crate::net::endpoint::{Endpoint, InboundKind};
 use crate::net::reports;
 use crate::net::tap::{Direction, WireRecord};
 
@@ -80,55 +81,6 @@ pub struct ObserverStats {
     pub gaps: Vec<(f64, f64)>,
 }
 
-/// Sequence numbers seen recently from one source to one destination: a queue for the time
-/// window and a bitset of what the queue holds, so the check is O(1) at any rate.
-#[derive(Debug)]
-struct SeqWindow {
-    recent: VecDeque<(u16, f64)>,
-    seen: Vec<u64>,
-}
-
-impl SeqWindow {
-    fn new() -> Self {
-        Self {
-            recent: VecDeque::new(),
-            seen: vec![0; 1 << 10],
-        }
-    }
-
-    fn bit(seq: u16) -> (usize, u64) {
-        (usize::from(seq >> 6), 1u64 << (seq & 63))
-    }
-
-    fn forget_oldest(&mut self) {
-        if let Some((s, _)) = self.recent.pop_front() {
-            let (i, b) = Self::bit(s);
-            self.seen[i] &= !b;
-        }
-    }
-
-    /// Records `seq` and says whether it was seen within the window.
-    fn duplicate(&mut self, seq: u16, now: f64) -> bool {
-        while self
-            .recent
-            .front()
-            .is_some_and(|(_, t)| now - t > DUPLICATE_WINDOW_S)
-        {
-            self.forget_oldest();
-        }
-        let (i, b) = Self::bit(seq);
-        if self.seen[i] & b != 0 {
-            return true;
-        }
-        if self.recent.len() >= DUPLICATE_MEMORY {
-            self.forget_oldest();
-        }
-        self.recent.push_back((seq, now));
-        self.seen[i] |= b;
-        false
-    }
-}
-
 /// A component as far as the wire told.
 #[derive(Debug, Clone, Default)]
 struct Known {
@@ -151,8 +103,10 @@ pub struct Observer {
     stats: ObserverStats,
     /// Summary names by (inside an Event, message ID): at most 2 × 65 537 entries.
     names: HashMap<(bool, Option<u16>), String>,
-    reassembler: Reassembler,
-    windows: HashMap<(JausId, JausId), SeqWindow>,
+    /// The live client's intake, promiscuous: duplicates keyed by (source, destination).
+    endpoint: Endpoint,
+    /// Messages that did not decode (the endpoint counts what did not frame).
+    decode_errors: u64,
     contexts: HashMap<JausId, DecodeContext>,
     components: HashMap<JausId, Known>,
     events: HashMap<(JausId, JausId, u8), EventSeq>,
@@ -217,8 +171,8 @@ impl Observer {
             start_ns,
             stats: ObserverStats::default(),
             names: HashMap::new(),
-            reassembler: Reassembler::default(),
-            windows: HashMap::new(),
+            endpoint: Endpoint::promiscuous(MAX_TRACKED),
+            decode_errors: 0,
             contexts: HashMap::new(),
             components: HashMap::new(),
             events: HashMap::new(),
@@ -270,68 +224,36 @@ impl Observer {
             }
         }
         self.check_silence(t, out);
-        let Ok(dg) = Datagram::new_checked(&rec.bytes) else {
-            self.stats.malformed += 1;
+        self.take_in(t, rec, out);
+        // Foreign versions count as malformed here: a recording of ours holds only JUDP v2.
+        let e = self.endpoint.stats();
+        self.stats.malformed = e.malformed + e.foreign_version + self.decode_errors;
+        self.stats.duplicates = e.duplicates;
+    }
+
+    /// Every block of one record through the endpoint, then to the decoder.
+    fn take_in(&mut self, t: f64, rec: &WireRecord, out: &mut Vec<Update>) {
+        let Ok(mut intake) = self.endpoint.receive(t, rec.peer, &rec.bytes) else {
             return;
         };
-        // Out of `self` while the inbox holds it, so the handlers can take `&mut self`.
-        let mut reassembler = std::mem::take(&mut self.reassembler);
-        for item in Inbox::promiscuous(&dg, t, &mut reassembler) {
-            let Ok(inbound) = item else {
-                self.stats.malformed += 1;
-                break;
-            };
-            let h = *inbound.header();
-            match inbound {
-                Inbound::NotForUs(_) | Inbound::Fragment(_) => {}
-                Inbound::BadSource(_) => {
-                    self.stats.malformed += 1;
-                    continue;
-                }
-                Inbound::Ack(_) => self.count("ack"),
-                Inbound::Message(_, bytes) => {
-                    let window =
-                        bounded_entry(&mut self.windows, (h.source, h.destination), SeqWindow::new);
-                    if window.duplicate(h.sequence, t) {
-                        self.stats.duplicates += 1;
-                        continue;
-                    }
+        while let Some(item) = intake.next(&mut self.endpoint) {
+            let Ok(inbound) = item else { break };
+            let h = inbound.header;
+            match inbound.kind {
+                InboundKind::NotForUs | InboundKind::Fragment => {}
+                InboundKind::BadSource | InboundKind::Duplicate => continue,
+                InboundKind::Ack => self.count("ack"),
+                InboundKind::Message(bytes) => {
                     let parsed = {
                         let ctx = self.contexts.get(&h.source).unwrap_or(&DecodeContext::NONE);
                         Message::parse_with(&bytes, ctx)
                     };
                     match parsed {
                         Ok(m) => {
-                            // An Event is counted by the report it carries: "how many joint
-                            // positions" is what a summary reader asks. Names are made once
-                            // per message ID (this runs for every datagram of an hour at 1 kHz).
-                            let key = match &m {
-                                Message::Event(e) => (true, e.report_message.message_id()),
-                                other => (false, Some(other.id())),
-                            };
-                            let label = self.names.entry(key).or_insert_with(|| {
-                                let name = key.1.map_or_else(
-                                    || "?".to_string(),
-                                    |id| {
-                                        message_name(id)
-                                            .map_or_else(|| format!("0x{id:04X}"), str::to_string)
-                                    },
-                                );
-                                if key.0 {
-                                    format!("Event({name})")
-                                } else {
-                                    name
-                                }
-                            });
-                            match self.stats.messages.get_mut(label.as_str()) {
-                                Some(n) => *n += 1,
-                                None => {
-                                    self.stats.messages.insert(label.clone(), 1);
-                                }
-                            }
+                            self.count_message(&m);
                             self.message(t, &h, rec, m, out);
                         }
-                        Err(_) => self.stats.malformed += 1,
+                        Err(_) => self.decode_errors += 1,
                     }
                 }
             }
@@ -339,7 +261,33 @@ impl Observer {
                 self.heard_selected(t, out);
             }
         }
-        self.reassembler = reassembler;
+    }
+
+    /// Counts `m` in the summary: an Event by the report it carries ("how many joint
+    /// positions" is what a summary reader asks). Names are made once per message ID (this runs
+    /// for every datagram of an hour at 1 kHz).
+    fn count_message(&mut self, m: &Message) {
+        let key = match m {
+            Message::Event(e) => (true, e.report_message.message_id()),
+            other => (false, Some(other.id())),
+        };
+        let label = self.names.entry(key).or_insert_with(|| {
+            let name = key.1.map_or_else(
+                || "?".to_string(),
+                |id| message_name(id).map_or_else(|| format!("0x{id:04X}"), str::to_string),
+            );
+            if key.0 {
+                format!("Event({name})")
+            } else {
+                name
+            }
+        });
+        match self.stats.messages.get_mut(label.as_str()) {
+            Some(n) => *n += 1,
+            None => {
+                self.stats.messages.insert(label.clone(), 1);
+            }
+        }
     }
 
     fn message(&mut self, t: f64, h: &Header, rec: &WireRecord, m: Message, out: &mut Vec<Update>) {

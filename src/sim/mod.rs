@@ -1,11 +1,13 @@
-//! The simulated manipulator component: a real JAUS component on JUDP, built on `jaus/`.
-//! Used by `jaus-ocu sim`, by `demo` (in-process, over loopback UDP) and by tests.
+//! The simulated manipulator component: a real JAUS component on JUDP, built on `jaus/` and
+//! `net/` (the simulator uses the network side, never the reverse). Used by `jaus-ocu sim`, by
+//! `demo` (in-process, over loopback UDP) and by tests.
 //!
 //! `component` is sans-I/O: it takes `(now, datagram)` and `tick(now)` and returns datagrams to
-//! send; the socket loop around it (with fault injection) is `crate::net::server`, because
-//! `net/` is the only owner of sockets.
+//! send; `host` is the socket loop around it (with fault injection); `harness` wires the real
+//! client to simulated components in memory under a fake clock (tests, screenshots, benches).
 
 pub mod arm_file;
 pub mod component;
+pub mod harness;
+pub mod host;
 pub mod motion;
-pub mod rng;

@@ -5,9 +5,9 @@
 
 use glam::{DMat3, DVec3};
 
-use super::rng::Rng;
 use crate::model::arm::ArmSpec;
 use crate::model::arm::JointType;
+use crate::net::rng::Rng;
 
 /// Speed used for a joint whose specification gives none (rad/s or m/s).
 const DEFAULT_SPEED: [f64; 2] = [0.5, 0.1];

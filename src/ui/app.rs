@@ -25,8 +25,8 @@ use super::{plots, view3d};
 use crate::model::session::SharedSession;
 use crate::model::state::ArmState;
 use crate::model::update::{Command, CommandKind, ControlState, Outcome, Update};
-use crate::net::server::SimHandle;
 use crate::net::thread::NetHandle;
+use crate::sim::host::SimHandle;
 
 pub use super::notices::{MAX_NOTICES, Notice, NoticeLevel};
 pub use super::sources::{LiveKind, ReplayState, read_session};

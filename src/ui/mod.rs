@@ -37,9 +37,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::net::server::SimHandle;
 use crate::net::thread::{NetConfig, NetHandle};
 use crate::record::player::{LoadWaker, Replay};
+use crate::sim::host::SimHandle;
 use app::OcuApp;
 use sources::LiveKind;
 

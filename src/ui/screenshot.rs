@@ -1,10 +1,9 @@
 //! The whole operator UI rendered offscreen, for `jaus-ocu screenshot` and pixel tests: an
-//! in-memory session between the real client state machine and the simulator (fake clock, no
-//! sockets) fills an [`OcuApp`], then egui_glow paints it into an EGL pbuffer on Mesa's
-//! software device ([`super::offscreen::headless_pbuffer`]). The pbuffer is framebuffer 0, so
-//! the 3D view's paint callback runs exactly as it does in a window.
-
-use std::net::SocketAddr;
+//! in-memory session between the real client state machine and the simulator
+//! ([`simulated_updates`]: fake clock, no sockets) fills an [`OcuApp`], then egui_glow paints
+//! it into an EGL pbuffer on Mesa's software device ([`super::offscreen::headless_pbuffer`]).
+//! The pbuffer is framebuffer 0, so the 3D view's paint callback runs exactly as it does in a
+//! window.
 
 use eframe::egui;
 use eframe::egui_glow;
@@ -14,71 +13,12 @@ use super::offscreen;
 use super::sources::LiveKind;
 use super::theme::Theme;
 use crate::model::update::Update;
-use crate::net::client::{Client, ClientConfig, Output};
-use crate::net::tap::Direction;
 use crate::sim::arm_file::ArmFile;
-use crate::sim::component::{Component, SimConfig};
-
-/// Fake-clock step of the in-memory session, s.
-const STEP_S: f64 = 0.002;
+use crate::sim::harness::simulated_updates;
 
 /// egui passes run before the one that is painted (layout settles: panel sizes, text
 /// measured, the 3D camera fitted).
 const WARM_UP_PASSES: usize = 3;
-
-/// The updates of `seconds` of an in-memory session between the real client and a simulated
-/// `arm` (the demo's idle tour on, seed 1), in the order the client produced them.
-pub fn simulated_updates(arm: ArmFile, seconds: f64) -> Vec<Update> {
-    simulated_session(arm, seconds, |_, _, _| {})
-}
-
-/// [`simulated_updates`], also handing every datagram to `wire` as it crosses between the
-/// client and the simulator: (time s, direction seen from the OCU, bytes) — what the
-/// network thread offers a recorder.
-pub fn simulated_session(
-    arm: ArmFile,
-    seconds: f64,
-    mut wire: impl FnMut(f64, Direction, &[u8]),
-) -> Vec<Update> {
-    let sim_addr = SocketAddr::from(([127, 0, 0, 1], crate::jaus::judp::PORT));
-    let ocu_addr = SocketAddr::from(([127, 0, 0, 1], 5000));
-    let mut sim = Component::new(
-        arm,
-        SimConfig {
-            tour: true,
-            seed: 1,
-            ..SimConfig::default()
-        },
-    );
-    let mut client = Client::new(ClientConfig {
-        connect: vec![sim_addr],
-        multicast: None,
-        ..ClientConfig::default()
-    });
-    let mut out = Output::default();
-    let mut sim_out = Vec::new();
-    let mut updates = Vec::new();
-    let steps = (seconds.max(0.0) / STEP_S).ceil() as usize;
-    for step in 0..=steps {
-        let t = step as f64 * STEP_S;
-        client.tick(t, &mut out);
-        for (to, bytes) in out.datagrams.drain(..) {
-            if to == sim_addr {
-                wire(t, Direction::Tx, &bytes);
-                sim.handle_datagram(t, ocu_addr, &bytes, &mut sim_out);
-            }
-        }
-        sim.tick(t, &mut sim_out);
-        // The sim's replies reach the client from the sim's address.
-        for o in sim_out.drain(..) {
-            wire(t, Direction::Rx, &o.bytes);
-            client.handle_datagram(t, sim_addr, &o.bytes, &mut out);
-        }
-        // Replies the client makes at once go out on the next step.
-        updates.append(&mut out.updates);
-    }
-    updates
-}
 
 /// An app on a [`LiveKind::Simulated`] source with default settings, fed `seconds` of a simulated session
 /// of `arm` ([`simulated_updates`]), its clock stopped at the last update so that it follows

@@ -17,9 +17,9 @@ use super::time_control::{Shown, TimeCommand, TimeContext, TimeControl};
 use crate::model::session::{Session, SharedSession};
 use crate::model::state::ArmState;
 use crate::model::update::Update;
-use crate::net::server::SimHandle;
 use crate::net::thread::NetHandle;
 use crate::record::player::{LoadProgress, LoadWaker, Replay};
+use crate::sim::host::SimHandle;
 
 /// Reads a session, whatever a panicking writer left behind (the data is append-only, so a
 /// half-applied batch is still a consistent prefix).

@@ -1,0 +1,325 @@
+//! The selected arm: the protocol state kept for it (replaced whole when another arm is
+//! selected), its setup queries until answered (specification, tool offset, presets, control
+//! and event timeouts), its link (live, lost after a silence, set up again when heard), and
+//! its reports turned into updates.
+
+use std::collections::HashMap;
+
+use super::commands::PendingStatus;
+use super::subscriptions::{Sub, SubState};
+use super::{Client, Output, label};
+use crate::jaus::core::*;
+use crate::jaus::iop::*;
+use crate::jaus::manipulator::*;
+use crate::jaus::{DecodeContext, JausId, Message};
+use crate::model::arm::ArmSpec;
+use crate::model::update::*;
+use crate::net::reports;
+
+/// A query asked a few times until answered.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ask {
+    pub(super) answered: bool,
+    pub(super) next: f64,
+    pub(super) tries: u8,
+}
+
+impl Ask {
+    pub(super) const NEW: Ask = Ask {
+        answered: false,
+        next: f64::NEG_INFINITY,
+        tries: 0,
+    };
+}
+
+/// The protocol state for the selected manipulator: what has been asked and answered, its
+/// subscriptions, control and pending commands. Replaced whole when another arm is selected.
+#[derive(Debug)]
+pub(super) struct SelectedArm {
+    pub(super) id: JausId,
+    pub(super) link: LinkState,
+    pub(super) spec: Option<ArmSpec>,
+    pub(super) ctx: DecodeContext,
+    pub(super) spec_next: f64,
+    pub(super) tool: Ask,
+    pub(super) capabilities: Ask,
+    pub(super) preset_specs: Ask,
+    pub(super) control_timeout_ask: Ask,
+    pub(super) event_timeout_ask: Ask,
+    pub(super) presets: Vec<PresetInfo>,
+    pub(super) control_timeout: Option<u8>,
+    pub(super) event_timeout_min: Option<u8>,
+    pub(super) subs: Vec<Sub>,
+    pub(super) last_heard: f64,
+    pub(super) next_heartbeat: f64,
+    pub(super) control: ControlState,
+    pub(super) wanted_authority: Option<u8>,
+    pub(super) control_pending: Option<(CommandKind, f64)>,
+    pub(super) control_renew_at: f64,
+    pub(super) status_pending: Vec<PendingStatus>,
+    pub(super) transition: Option<(u8, f64)>,
+    pub(super) last_sample: HashMap<Signal, f64>,
+    pub(super) stale: HashMap<Signal, bool>,
+    pub(super) cancelled_unknown: HashMap<u8, f64>,
+    pub(super) live_announced: bool,
+}
+
+impl SelectedArm {
+    pub(super) fn new(id: JausId, now: f64) -> Self {
+        Self {
+            id,
+            link: LinkState::Connecting,
+            spec: None,
+            ctx: DecodeContext::NONE,
+            spec_next: now,
+            tool: Ask::NEW,
+            capabilities: Ask::NEW,
+            preset_specs: Ask::NEW,
+            control_timeout_ask: Ask::NEW,
+            event_timeout_ask: Ask::NEW,
+            presets: Vec::new(),
+            control_timeout: None,
+            event_timeout_min: None,
+            subs: Vec::new(),
+            last_heard: now,
+            next_heartbeat: now,
+            control: ControlState::Released,
+            wanted_authority: None,
+            control_pending: None,
+            control_renew_at: f64::INFINITY,
+            status_pending: Vec::new(),
+            transition: None,
+            last_sample: HashMap::new(),
+            stale: HashMap::new(),
+            cancelled_unknown: HashMap::new(),
+            live_announced: false,
+        }
+    }
+
+    pub(super) fn renew_interval(&self) -> f64 {
+        // Half the peer's event timeout; assume the v1.1 minimum of one minute when unknown.
+        match self.event_timeout_min {
+            Some(0) => 600.0,
+            Some(m) => f64::from(m) * 30.0,
+            None => 20.0,
+        }
+    }
+
+    pub(super) fn control_renew_interval(&self) -> f64 {
+        match self.control_timeout {
+            Some(0) => 5.0,
+            Some(s) => (f64::from(s) / 3.0).max(0.2),
+            None => 1.0,
+        }
+    }
+}
+
+impl Client {
+    /// The selected arm was heard: a lost link starts over.
+    pub(super) fn arm_heard(&mut self, now: f64, id: JausId, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        if s.id != id {
+            return;
+        }
+        s.last_heard = now;
+        if s.link == LinkState::Lost {
+            // Back (same or new process): start over, keeping our intent to hold control.
+            s.link = LinkState::Connecting;
+            s.spec = None;
+            s.spec_next = now;
+            s.subs.clear();
+            s.tool = Ask::NEW;
+            s.control_timeout_ask = Ask::NEW;
+            s.event_timeout_ask = Ask::NEW;
+            s.live_announced = false;
+            s.control = ControlState::Released;
+            if s.wanted_authority.is_some() {
+                s.control = ControlState::Requested;
+                s.control_renew_at = now;
+            }
+            out.updates.push(Update::Link {
+                t: now,
+                state: LinkState::Connecting,
+            });
+            out.updates.push(Update::Control {
+                t: now,
+                state: s.control,
+            });
+        }
+    }
+
+    /// The selected arm's timers: its link lost after a silence, the heartbeat, the
+    /// specification until answered, then the other setup queries (a few tries each). Queries
+    /// are appended to `to_send`.
+    pub(super) fn arm_timers(&mut self, now: f64, to_send: &mut Vec<Message>, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        let id = s.id;
+        // Liveness of the selected manipulator.
+        if s.link != LinkState::Lost && now - s.last_heard > self.cfg.lost_after {
+            s.link = LinkState::Lost;
+            s.live_announced = false;
+            out.updates.push(Update::Link {
+                t: now,
+                state: LinkState::Lost,
+            });
+        }
+        if now >= s.next_heartbeat {
+            s.next_heartbeat = now + self.cfg.heartbeat_period;
+            to_send.push(QueryHeartbeatPulse.into());
+        }
+        if s.spec.is_none() && now >= s.spec_next {
+            s.spec_next = now + self.cfg.retry;
+            to_send.push(
+                QueryManipulatorSpecifications {
+                    presence_vector: 0x03,
+                }
+                .into(),
+            );
+        }
+        if s.spec.is_some() {
+            let retry = self.cfg.retry;
+            let peer = self.endpoint.peer(id);
+            let offers = |uri: &str| peer.is_none_or(|p| p.data.offers(uri));
+            let presets = offers("urn:jaus:jss:iop:PresetPose");
+            let tool = offers("urn:jaus:jss:manipulator:ManipulatorToolOffsetService");
+            let asks: [(&mut Ask, Message, bool); 5] = [
+                (&mut s.tool, QueryToolOffset.into(), tool),
+                (
+                    &mut s.capabilities,
+                    QueryPresetPoseCapabilities.into(),
+                    presets,
+                ),
+                (
+                    &mut s.preset_specs,
+                    QueryPresetPoseSpecifications.into(),
+                    presets,
+                ),
+                (&mut s.control_timeout_ask, QueryTimeout.into(), true),
+                (&mut s.event_timeout_ask, QueryEventTimeout.into(), true),
+            ];
+            for (ask, m, wanted) in asks {
+                if wanted && !ask.answered && ask.tries < 5 && now >= ask.next {
+                    ask.tries += 1;
+                    ask.next = now + retry * 2.0;
+                    to_send.push(m);
+                }
+            }
+        }
+    }
+
+    /// The selected arm's answers to setup queries, and its reports.
+    pub(super) fn setup_message(&mut self, now: f64, from: JausId, m: Message, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        match m {
+            Message::ReportManipulatorSpecifications(r) => {
+                let spec = reports::arm_spec(&r);
+                s.ctx = reports::decode_context(&spec);
+                let first = s.spec.is_none();
+                s.spec = Some(spec.clone());
+                out.updates.push(Update::Specification { t: now, spec });
+                if first {
+                    self.start_subscriptions(now, out);
+                }
+            }
+            Message::ReportToolOffset(t) => {
+                s.tool.answered = true;
+                out.updates.push(Update::ToolOffset {
+                    t: now,
+                    point: [t.x, t.y, t.z],
+                });
+            }
+            Message::ReportPresetPoseCapabilities(r) => {
+                s.capabilities.answered = true;
+                reports::merge_preset_capabilities(&mut s.presets, &r);
+                out.updates.push(Update::Presets {
+                    t: now,
+                    presets: s.presets.clone(),
+                });
+            }
+            Message::ReportPresetPoseSpecifications(r) => {
+                s.preset_specs.answered = true;
+                reports::merge_preset_specifications(&mut s.presets, &r, from);
+                out.updates.push(Update::Presets {
+                    t: now,
+                    presets: s.presets.clone(),
+                });
+            }
+            Message::ReportTimeout(r) => {
+                s.control_timeout_ask.answered = true;
+                s.control_timeout = Some(r.timeout);
+            }
+            Message::ReportEventTimeout(r) => {
+                s.event_timeout_ask.answered = true;
+                s.event_timeout_min = Some(r.timeout);
+                let interval = s.renew_interval();
+                for sub in &mut s.subs {
+                    if let SubState::Active { renew_at, .. } = &mut sub.state {
+                        *renew_at = renew_at.min(now + interval);
+                    }
+                }
+            }
+            Message::ReportHeartbeatPulse(_) => {}
+            report => self.apply_report(now, report, true, out),
+        }
+    }
+
+    pub(super) fn sample(&mut self, now: f64, signal: Signal, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        s.last_sample.insert(signal, now);
+        if s.stale.get(&signal).copied().unwrap_or(false) {
+            s.stale.insert(signal, false);
+            out.updates.push(Update::Stale {
+                t: now,
+                signal,
+                stale: false,
+            });
+        }
+        if !s.live_announced && s.link != LinkState::Lost {
+            s.live_announced = true;
+            s.link = LinkState::Live;
+            out.updates.push(Update::Link {
+                t: now,
+                state: LinkState::Live,
+            });
+        }
+    }
+
+    pub(super) fn apply_report(
+        &mut self,
+        now: f64,
+        report: Message,
+        direct: bool,
+        out: &mut Output,
+    ) {
+        let Some((signal, update)) = reports::report_update(now, &report) else {
+            if !reports::is_ignored_report(&report) {
+                self.stats.unexpected += 1;
+            }
+            return;
+        };
+        if let (Message::ReportStatus(r), Some(s)) = (&report, &mut self.arm) {
+            let state = reports::status_of(r.status);
+            let pending: Vec<PendingStatus> = if direct && !s.status_pending.is_empty() {
+                vec![s.status_pending.remove(0)]
+            } else {
+                Vec::new()
+            };
+            for p in pending {
+                let ok = match p.kind {
+                    CommandKind::SetEmergency => state == ManagementState::Emergency,
+                    CommandKind::ClearEmergency => state != ManagementState::Emergency,
+                    CommandKind::Resume => state == ManagementState::Ready,
+                    _ => state == ManagementState::Standby,
+                };
+                let outcome = if ok {
+                    Outcome::Confirmed
+                } else {
+                    Outcome::Rejected(format!("the manipulator's status is {}", label(r.status)))
+                };
+                Self::outcome(out, now, p.kind, outcome);
+            }
+        }
+        out.updates.push(update);
+        self.sample(now, signal, out);
+    }
+}

@@ -1,0 +1,197 @@
+//! Discovery and the components found: QueryIdentification to the multicast group and every
+//! `--connect` address, QueryServices to each responder, every listed component recorded
+//! (never forgotten, marked lost after a silence), and the selection of the arm to work with.
+
+use std::net::SocketAddr;
+
+use super::arm::SelectedArm;
+use super::{Client, Output};
+use crate::jaus::JausId;
+use crate::jaus::Message;
+use crate::jaus::core::*;
+use crate::model::update::*;
+use crate::net::reports;
+
+use super::subscriptions::SubState;
+
+/// What the client knows of a peer besides what the endpoint keeps (address, time heard).
+#[derive(Debug, Clone)]
+pub(super) struct Known {
+    pub(super) identification: Option<String>,
+    pub(super) services: Vec<(String, u8, u8)>,
+    pub(super) services_asked: f64,
+    pub(super) lost: bool,
+}
+
+impl Default for Known {
+    fn default() -> Self {
+        Self {
+            identification: None,
+            services: Vec::new(),
+            services_asked: f64::NEG_INFINITY,
+            lost: false,
+        }
+    }
+}
+
+impl Known {
+    pub(super) fn is_manipulator(&self) -> bool {
+        reports::is_manipulator(&self.services)
+    }
+
+    pub(super) fn offers(&self, uri: &str) -> bool {
+        // Before ReportServices arrives we do not know, so we try.
+        self.services.is_empty() || self.services.iter().any(|(u, _, _)| u == uri)
+    }
+}
+
+impl Client {
+    /// A block from `id` arrived (the endpoint has refreshed its address and time): a lost
+    /// component is back, and the selected arm's link may come back too.
+    pub(super) fn heard(&mut self, now: f64, id: JausId, out: &mut Output) {
+        if let Some(p) = self.endpoint.peer_mut(id)
+            && p.data.lost
+        {
+            p.data.lost = false;
+            out.updates.push(Update::ComponentLost {
+                t: now,
+                id: id.into(),
+                lost: false,
+            });
+        }
+        self.arm_heard(now, id, out);
+    }
+
+    /// A ReportIdentification from `from`: its services are asked for when unknown or old.
+    pub(super) fn identified(
+        &mut self,
+        now: f64,
+        from: JausId,
+        r: ReportIdentification,
+        out: &mut Output,
+    ) {
+        if let Some(p) = self.endpoint.peer_mut(from) {
+            let p = &mut p.data;
+            p.identification = Some(r.identification);
+            if now - p.services_asked > self.cfg.discovery_period * 5.0
+                || p.services.is_empty() && now - p.services_asked > self.cfg.retry * 2.0
+            {
+                p.services_asked = now;
+                self.send(from, QueryServices::all(), out);
+            }
+        }
+    }
+
+    pub(super) fn services_reported(
+        &mut self,
+        now: f64,
+        from: JausId,
+        addr: SocketAddr,
+        r: ReportServices,
+        out: &mut Output,
+    ) {
+        for node in &r.nodes {
+            for c in &node.components {
+                let id = JausId::new(from.subsystem, node.node_id, c.component_id);
+                let identification = self
+                    .endpoint
+                    .peer(from)
+                    .and_then(|p| p.data.identification.clone());
+                let peer = self.endpoint.insert_peer(id, addr, now);
+                let known = &mut peer.data;
+                known.services = reports::service_list(&c.services);
+                if known.identification.is_none() {
+                    known.identification = identification;
+                }
+                let info = ComponentInfo {
+                    id: id.into(),
+                    address: peer.addr,
+                    identification: peer.data.identification.clone(),
+                    services: peer.data.services.clone(),
+                    manipulator: peer.data.is_manipulator(),
+                };
+                let manipulator = info.manipulator;
+                out.updates.push(Update::Component { t: now, info });
+                if manipulator && self.arm.is_none() && self.cfg.component.is_none_or(|c| c == id) {
+                    self.select(now, id, out);
+                }
+            }
+        }
+    }
+
+    pub(super) fn select(&mut self, now: f64, id: JausId, out: &mut Output) {
+        self.teardown(now, out);
+        self.arm = Some(SelectedArm::new(id, now));
+        // The selected arm is never forgotten to make room for another peer.
+        self.endpoint.pin(Some(id));
+        out.updates.push(Update::Selected {
+            t: now,
+            id: id.into(),
+        });
+        out.updates.push(Update::Link {
+            t: now,
+            state: LinkState::Connecting,
+        });
+        out.updates.push(Update::Control {
+            t: now,
+            state: ControlState::Released,
+        });
+    }
+
+    /// Cancels the selected arm's events and releases control.
+    pub(super) fn teardown(&mut self, _now: f64, out: &mut Output) {
+        let Some(s) = self.arm.take() else { return };
+        self.endpoint.pin(None);
+        for sub in &s.subs {
+            if let SubState::Active { event_id, .. } = sub.state {
+                let rid = self.request_id();
+                self.send(
+                    s.id,
+                    CancelEvent {
+                        request_id: rid,
+                        event_id,
+                    },
+                    out,
+                );
+            }
+        }
+        if matches!(
+            s.control,
+            ControlState::Held { .. } | ControlState::Requested
+        ) {
+            self.send(s.id, ReleaseControl, out);
+        }
+    }
+
+    pub(super) fn discover(&mut self, out: &mut Output) {
+        let q: Message = QueryIdentification {
+            query_type: QueryType::Subsystem,
+        }
+        .into();
+        if let Some(addr) = self.cfg.multicast {
+            self.send_to_addr(Some(addr), JausId::BROADCAST, true, &q, out);
+        }
+        for addr in self.cfg.connect.clone() {
+            self.send_to_addr(Some(addr), JausId::BROADCAST, false, &q, out);
+        }
+    }
+
+    pub(super) fn peer_liveness(&mut self, now: f64, out: &mut Output) {
+        let limit = self.cfg.discovery_period * 2.0 + self.cfg.lost_after;
+        for (id, p) in self.endpoint.peers_mut() {
+            let heard = p.last_heard;
+            let p = &mut p.data;
+            if !p.lost
+                && now - heard > limit
+                && (!p.services.is_empty() || p.identification.is_some())
+            {
+                p.lost = true;
+                out.updates.push(Update::ComponentLost {
+                    t: now,
+                    id: id.into(),
+                    lost: true,
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! The OCU's protocol logic as a sans-I/O state machine: `(now, datagram | command | tick)`
+//! in, datagrams to send and [`Update`]s out. Every rule here is tested with a fake clock
+//! (`tests/net_client.rs`); the socket loop around it (`net::thread`) stays thin.
+//!
+//! Rules, in the order a session meets them:
+//! - Discovery: QueryIdentification to the multicast group and every `--connect` address each
+//!   `discovery_period`; QueryServices to each responder; every listed component is recorded;
+//!   components silent for `discovery_period * 2 + lost_after` are marked lost, not forgotten.
+//! - Selection: the configured component, else the first manipulator found. Its
+//!   specification is queried until answered (every `retry` s); then tool offset, presets,
+//!   control and event timeouts (a few tries each), then one subscription per signal.
+//! - Subscriptions: CreateEvent (periodic for samples, every-change for pose and status);
+//!   renewed at half the peer's event timeout; a RejectEventRequest or three unanswered
+//!   requests fall back to periodic queries; a signal overdue by three periods is stale, and
+//!   an event stale for more than a second is re-created (a restarted peer forgot it).
+//! - Liveness: QueryHeartbeatPulse every `heartbeat_period`; silence longer than `lost_after`
+//!   marks the link lost; the first datagram after that re-queries the specification and
+//!   re-creates everything (and re-requests control if we held it).
+//! - JUDP, through the shared [`Endpoint`]: ACK requests answered; duplicates (same source and
+//!   sequence within 2 s) dropped; multi-packet messages reassembled with bounded memory; every
+//!   block of a datagram handled; at most 256 peers remembered (the least recently heard
+//!   forgotten first, never the selected arm). Reports from components other than the
+//!   selected one are counted, never applied; events arriving out of order (older event
+//!   sequence number) are dropped.
+//!
+//! The rules live in one file per concern: `discovery` (peers, selection, liveness of
+//! components), `arm` (the selected arm's setup queries, its link, its reports),
+//! `subscriptions` (events, polling, staleness), `commands` (operator commands and control).
+//! - Commands: each ends in one [`Update::CommandOutcome`]. Control is kept by re-requesting
+//!   at a third of the peer's timeout. GoToPreset, Resume and Standby are refused locally
+//!   unless control is held.
+
+mod arm;
+mod commands;
+mod discovery;
+mod subscriptions;
+
+use std::net::SocketAddr;
+
+use crate::jaus::core::*;
+use crate::jaus::judp::{self, Broadcast};
+use crate::jaus::{DecodeContext, Dialect, JausId, Message};
+use crate::model::update::*;
+use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
+
+use arm::SelectedArm;
+use discovery::Known;
+use subscriptions::SubState;
+
+/// The OCU's default JAUS ID.
+pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
+
+/// Most peers remembered (the oldest silent ones are forgotten first).
+const MAX_PEERS: usize = 256;
+/// Requested event rates, Hz.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    /// Joint positions.
+    pub positions: f64,
+    /// Joint velocities.
+    pub velocities: f64,
+    /// Joint efforts.
+    pub efforts: f64,
+    /// Joint forces/torques.
+    pub joint_force_torques: f64,
+    /// End-effector force/torque.
+    pub force_torque: f64,
+}
+
+impl Default for Rates {
+    fn default() -> Self {
+        Self {
+            positions: 50.0,
+            velocities: 20.0,
+            efforts: 10.0,
+            joint_force_torques: 10.0,
+            force_torque: 100.0,
+        }
+    }
+}
+
+/// How the client behaves.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Our JAUS ID.
+    pub id: JausId,
+    /// Unicast addresses to query for discovery (networks without multicast).
+    pub connect: Vec<SocketAddr>,
+    /// The multicast group to query, if multicast is usable.
+    pub multicast: Option<SocketAddr>,
+    /// The manipulator to select; `None` selects the first one found.
+    pub component: Option<JausId>,
+    /// Event rates to request.
+    pub rates: Rates,
+    /// Seconds between discovery rounds.
+    pub discovery_period: f64,
+    /// Seconds of silence after which the selected manipulator is lost.
+    pub lost_after: f64,
+    /// Seconds between heartbeat queries to the selected manipulator.
+    pub heartbeat_period: f64,
+    /// Seconds between retries of unanswered queries.
+    pub retry: f64,
+    /// Seconds a command waits for its answer.
+    pub command_timeout: f64,
+    /// Seconds a preset transition may take before it counts as timed out.
+    pub transition_timeout: f64,
+    /// Dialect of what we send.
+    pub dialect: Dialect,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            id: DEFAULT_OCU_ID,
+            connect: Vec::new(),
+            multicast: Some(SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
+            component: None,
+            rates: Rates::default(),
+            discovery_period: 2.0,
+            lost_after: 3.0,
+            heartbeat_period: 0.5,
+            retry: 0.5,
+            command_timeout: 2.0,
+            transition_timeout: 120.0,
+            dialect: Dialect::Jsidl,
+        }
+    }
+}
+
+/// What one step produced.
+#[derive(Debug, Default)]
+pub struct Output {
+    /// Datagrams to send.
+    pub datagrams: Vec<(SocketAddr, Vec<u8>)>,
+    /// Updates for the UI.
+    pub updates: Vec<Update>,
+}
+
+impl Output {
+    /// Empties both lists.
+    pub fn clear(&mut self) {
+        self.datagrams.clear();
+        self.updates.clear();
+    }
+}
+
+/// The OCU's client state machine.
+#[derive(Debug)]
+pub struct Client {
+    cfg: ClientConfig,
+    /// The client's own counters; the endpoint keeps the transport's ([`Client::stats`] joins
+    /// them).
+    stats: NetStats,
+    endpoint: Endpoint<Known>,
+    arm: Option<SelectedArm>,
+    next_discovery: f64,
+    next_stats: f64,
+    next_request_id: u8,
+    shut_down: bool,
+}
+
+fn label<T: std::fmt::Display>(v: T) -> String {
+    v.to_string()
+}
+
+impl Client {
+    /// A client with `cfg`.
+    pub fn new(cfg: ClientConfig) -> Self {
+        Self {
+            endpoint: Endpoint::addressed(cfg.id, Numbering::PerPeerFromOne, MAX_PEERS),
+            cfg,
+            stats: NetStats::default(),
+            arm: None,
+            next_discovery: f64::NEG_INFINITY,
+            next_stats: 1.0,
+            next_request_id: 1,
+            shut_down: false,
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> NetStats {
+        let e = self.endpoint.stats();
+        NetStats {
+            datagrams: e.datagrams,
+            malformed: e.malformed + self.stats.malformed,
+            foreign_version: e.foreign_version,
+            not_for_us: e.not_for_us,
+            duplicates: e.duplicates,
+            reassembled: e.reassembled,
+            fragments_dropped: e.fragments_dropped,
+            acks_sent: e.acks_sent,
+            sent: e.sent,
+            ..self.stats
+        }
+    }
+
+    /// Our JAUS ID.
+    pub fn id(&self) -> JausId {
+        self.cfg.id
+    }
+
+    /// The selected manipulator.
+    pub fn selected(&self) -> Option<JausId> {
+        self.arm.as_ref().map(|s| s.id)
+    }
+
+    /// Whether [`Command::Shutdown`] ran.
+    pub fn is_shut_down(&self) -> bool {
+        self.shut_down
+    }
+
+    /// When [`Client::tick`] should next run.
+    pub fn next_deadline(&self) -> f64 {
+        let mut d = self.next_discovery.min(self.next_stats);
+        if let Some(s) = &self.arm {
+            d = d.min(s.next_heartbeat).min(s.control_renew_at);
+            if s.spec.is_none() {
+                d = d.min(s.spec_next);
+            }
+            for sub in &s.subs {
+                d = d.min(match sub.state {
+                    SubState::Requesting { sent, .. } => sent + self.cfg.retry,
+                    SubState::Active { renew_at, .. } => renew_at,
+                    SubState::Polling { next, .. } => next,
+                });
+                if let Some(p) = sub.period() {
+                    let last = s.last_sample.get(&sub.signal).copied().unwrap_or(sub.since);
+                    d = d.min(last + 3.0 * p + 1e-3);
+                }
+            }
+            // Pending commands time out.
+            if let Some((_, sent)) = s.control_pending {
+                d = d.min(sent + self.cfg.command_timeout);
+            }
+            for p in &s.status_pending {
+                d = d.min(p.sent + self.cfg.command_timeout);
+            }
+        }
+        d
+    }
+
+    fn request_id(&mut self) -> u8 {
+        let r = self.next_request_id;
+        self.next_request_id = self.next_request_id.wrapping_add(1).max(1);
+        r
+    }
+
+    /// Encodes `m` and frames it to `dest`: at `via` when given, else at the peer's address.
+    fn send_to_addr(
+        &mut self,
+        via: Option<SocketAddr>,
+        dest: JausId,
+        broadcast: bool,
+        m: &Message,
+        out: &mut Output,
+    ) {
+        let broadcast = if broadcast {
+            Broadcast::Global
+        } else {
+            Broadcast::None
+        };
+        let datagrams = &mut out.datagrams;
+        let sent = m.emit_with(self.cfg.dialect).and_then(|b| {
+            self.endpoint.send(dest, via, broadcast, &b, |addr, d| {
+                datagrams.push((addr, d))
+            })
+        });
+        if let Err(e) = sent {
+            out.updates.push(Update::Error {
+                t: 0.0,
+                message: format!("could not encode {}: {e}", m.name()),
+            });
+        }
+    }
+
+    fn send(&mut self, to: JausId, m: impl Into<Message>, out: &mut Output) {
+        if self.endpoint.contains(to) {
+            self.send_to_addr(None, to, false, &m.into(), out);
+        }
+    }
+
+    /// Takes one datagram received at `now` from `from`.
+    pub fn handle_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8], out: &mut Output) {
+        let Ok(mut intake) = self.endpoint.receive(now, from, bytes) else {
+            return;
+        };
+        while let Some(item) = intake.next(&mut self.endpoint) {
+            let Ok(inbound) = item else { break };
+            if !inbound.heard() {
+                continue;
+            }
+            let h = inbound.header;
+            self.heard(now, h.source, out);
+            if let Some(ack) = inbound.ack {
+                out.datagrams.push((from, ack));
+            }
+            let InboundKind::Message(message) = inbound.kind else {
+                continue;
+            };
+            let ctx = match &self.arm {
+                Some(s) if s.id == h.source => s.ctx.clone(),
+                _ => DecodeContext::NONE,
+            };
+            match Message::parse_with(&message, &ctx) {
+                Ok(m) => self.handle_message(now, h.source, from, m, out),
+                Err(_) => self.stats.malformed += 1,
+            }
+        }
+    }
+
+    fn handle_message(
+        &mut self,
+        now: f64,
+        from: JausId,
+        addr: SocketAddr,
+        m: Message,
+        out: &mut Output,
+    ) {
+        match m {
+            // Discovery answers come from anyone.
+            Message::ReportIdentification(r) => self.identified(now, from, r, out),
+            Message::ReportServices(r) => self.services_reported(now, from, addr, r, out),
+            Message::QueryIdentification(q) => {
+                let reply = ReportIdentification {
+                    query_type: q.query_type,
+                    kind: IdentificationType::Ocu,
+                    identification: "jaus-ocu".into(),
+                };
+                self.send(from, reply, out);
+            }
+            Message::QueryHeartbeatPulse(_) => self.send(from, ReportHeartbeatPulse, out),
+            m => {
+                if self.arm.as_ref().is_some_and(|s| s.id == from) {
+                    self.arm_message(now, from, m, out);
+                } else if matches!(m, Message::ReportHeartbeatPulse(_)) {
+                } else {
+                    self.stats.foreign_reports += 1;
+                }
+            }
+        }
+    }
+
+    fn outcome(out: &mut Output, now: f64, command: CommandKind, outcome: Outcome) {
+        out.updates.push(Update::CommandOutcome {
+            t: now,
+            command,
+            outcome,
+        });
+    }
+
+    /// The selected arm's messages, each to the concern it belongs to.
+    fn arm_message(&mut self, now: f64, from: JausId, m: Message, out: &mut Output) {
+        match m {
+            Message::ConfirmEventRequest(_)
+            | Message::RejectEventRequest(_)
+            | Message::Event(_) => self.subscription_message(now, from, m, out),
+            Message::ConfirmControl(_)
+            | Message::RejectControl(_)
+            | Message::ReportTransitionCompleted(_) => self.control_message(now, m, out),
+            m => self.setup_message(now, from, m, out),
+        }
+    }
+
+    /// Advances timers at `now`: discovery, retries, renewals, staleness, liveness, commands.
+    pub fn tick(&mut self, now: f64, out: &mut Output) {
+        if self.shut_down {
+            return;
+        }
+        if now >= self.next_discovery {
+            self.next_discovery = now + self.cfg.discovery_period;
+            self.discover(out);
+        }
+        if now >= self.next_stats {
+            self.next_stats = now + 1.0;
+            out.updates.push(Update::Stats {
+                t: now,
+                stats: self.stats(),
+            });
+        }
+        self.endpoint.expire(now);
+        self.peer_liveness(now, out);
+        let Some(id) = self.selected() else { return };
+        // Queries go out after every timer ran, in this order: the arm's, then control's.
+        let mut to_send: Vec<Message> = Vec::new();
+        self.arm_timers(now, &mut to_send, out);
+        self.command_timers(now, &mut to_send, out);
+        self.staleness(now, out);
+        for m in to_send {
+            self.send(id, m, out);
+        }
+        self.drive_subscriptions(now, out);
+    }
+}

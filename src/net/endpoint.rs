@@ -1,0 +1,694 @@
+//! One sans-I/O JUDP endpoint: datagram intake and the framing of what is sent, shared by the
+//! OCU's client, the simulated component and the passive observer of recordings (so the three
+//! cannot drift apart). Decoding stays with the caller: it knows each source's decode context.
+//!
+//! Intake, in the order a datagram meets it ([`Endpoint::receive`], then [`Intake::next`] per
+//! block):
+//! - Version: another JUDP version or the legacy framing is *foreign*, anything else that does
+//!   not frame is *malformed*; either drops the whole datagram.
+//! - Blocks: walked in order; the first block that does not frame ends the datagram (malformed).
+//! - Destination: an addressed endpoint takes blocks whose destination matches its ID
+//!   (wildcards included) and counts the rest as not for us; a promiscuous one (the observer)
+//!   takes every block.
+//! - Source: a wildcard source, or one with a reserved 0 part, is malformed.
+//! - Peers: every other block refreshes its sender in the peer table (address, time heard).
+//!   The table is bounded: when it is full, the least recently heard peer is forgotten first,
+//!   never the pinned one ([`Endpoint::pin`], the client's selected arm). An addressed endpoint
+//!   keys peers by source; a promiscuous one by (source, destination), because an OCU numbers
+//!   its blocks per peer and the observer sees both directions.
+//! - ACK duty: an addressed endpoint answers every ACK request (duplicates and fragments
+//!   included) with the ACK block ([`Inbound::ack`]), for the caller to send where the
+//!   datagram came from.
+//! - Duplicates: a whole message (a single block, or the fragment that completed one) whose
+//!   sequence number its peer used within [`DUPLICATE_WINDOW_S`] is dropped; each peer
+//!   remembers at most [`DUPLICATE_MEMORY`] numbers ([`SeqWindow`]: O(1) per block at any rate).
+//! - Reassembly: fragments go to a bounded [`Reassembler`]; the fragment completing a message
+//!   yields the message.
+//!
+//! Sending ([`Endpoint::send`]) frames a message to a peer or an address, one block per
+//! datagram, cutting messages longer than [`judp::PREFERRED_BLOCK_PAYLOAD`] into multi-packet
+//! blocks with consecutive sequence numbers. How blocks are numbered is one policy,
+//! [`Numbering`], applied in one place.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+
+use crate::jaus::judp::{self, AckNak, Block, Blocks, Broadcast, DataFlags, Datagram, Header};
+use crate::jaus::{DecodeError, EncodeError, JausId};
+use crate::net::reassembly::{Reassembler, Reassembly};
+
+/// How long a (peer, sequence number) pair counts as a duplicate, s.
+pub const DUPLICATE_WINDOW_S: f64 = 2.0;
+/// Sequence numbers remembered per peer for the duplicate check.
+pub const DUPLICATE_MEMORY: usize = 256;
+
+/// The sequence numbers a peer used recently: a queue for the time window and a bitset of what
+/// the queue holds, so the check costs the same at any rate (a scan of 256 numbers cost ten
+/// times more, `benches/net.rs`).
+#[derive(Debug, Clone, Default)]
+pub struct SeqWindow {
+    recent: VecDeque<(u16, f64)>,
+    /// One bit per sequence number; allocated on first use (peers listed but never heard from
+    /// cost nothing).
+    seen: Vec<u64>,
+}
+
+impl SeqWindow {
+    /// An empty window.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn bit(seq: u16) -> (usize, u64) {
+        (usize::from(seq >> 6), 1u64 << (seq & 63))
+    }
+
+    fn forget_oldest(&mut self) {
+        if let Some((s, _)) = self.recent.pop_front() {
+            let (i, b) = Self::bit(s);
+            self.seen[i] &= !b;
+        }
+    }
+
+    /// Records `seq` seen at `now` and says whether it was seen within the window.
+    pub fn duplicate(&mut self, seq: u16, now: f64) -> bool {
+        if self.seen.is_empty() {
+            self.seen = vec![0; 1 << 10];
+        }
+        while self
+            .recent
+            .front()
+            .is_some_and(|(_, t)| now - t > DUPLICATE_WINDOW_S)
+        {
+            self.forget_oldest();
+        }
+        let (i, b) = Self::bit(seq);
+        if self.seen[i] & b != 0 {
+            return true;
+        }
+        if self.recent.len() >= DUPLICATE_MEMORY {
+            self.forget_oldest();
+        }
+        self.recent.push_back((seq, now));
+        self.seen[i] |= b;
+        false
+    }
+}
+
+/// How an endpoint numbers the blocks it sends. Today's two schemes, kept as they were; both
+/// count per destination, so a receiver that keys duplicates by source alone can see one number
+/// twice (e.g. the client's discovery queries, always 0). One counter for every destination
+/// would be a third variant, applied in `take_sequence`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Numbering {
+    /// Per peer from 1; 0 for destinations not in the peer table (the OCU's discovery).
+    PerPeerFromOne,
+    /// Per peer from 0 (the simulator, which only sends to peers it has heard).
+    PerPeerFromZero,
+}
+
+impl Numbering {
+    fn first(self) -> u16 {
+        match self {
+            Numbering::PerPeerFromOne => 1,
+            Numbering::PerPeerFromZero => 0,
+        }
+    }
+}
+
+/// One peer as an endpoint knows it, with what the endpoint's owner keeps about it.
+#[derive(Debug, Clone)]
+pub struct Peer<P> {
+    /// Where its datagrams last came from, and where ours to it go.
+    pub addr: SocketAddr,
+    /// When it was last heard (or listed, for a peer added by [`Endpoint::insert_peer`]), s.
+    pub last_heard: f64,
+    /// The owner's own data (the client: identification, services, lost or not).
+    pub data: P,
+    next_sequence: u16,
+    window: SeqWindow,
+}
+
+/// The endpoint's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// Datagrams received.
+    pub datagrams: u64,
+    /// Datagrams of another JUDP version or the legacy framing.
+    pub foreign_version: u64,
+    /// Datagrams or blocks that did not frame, and blocks with an invalid source.
+    pub malformed: u64,
+    /// Blocks addressed to another component.
+    pub not_for_us: u64,
+    /// Messages dropped as duplicates.
+    pub duplicates: u64,
+    /// Multi-packet messages reassembled.
+    pub reassembled: u64,
+    /// Fragments dropped by the reassembler (timeouts, limits).
+    pub fragments_dropped: u64,
+    /// ACK blocks made in answer to requests.
+    pub acks_sent: u64,
+    /// Datagrams framed to send (ACKs included).
+    pub sent: u64,
+    /// Blocks that could not be framed.
+    pub encode_errors: u64,
+}
+
+/// What one block of a received datagram amounts to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InboundKind<'a> {
+    /// Addressed to another component.
+    NotForUs,
+    /// Its source ID is a wildcard or has a reserved 0 part.
+    BadSource,
+    /// An ACK or NAK (no payload).
+    Ack,
+    /// A fragment of a multi-packet message, stored or refused by the reassembler.
+    Fragment,
+    /// A whole message its peer already sent within the duplicate window.
+    Duplicate,
+    /// A whole message (with its message ID): a single block, or the message its last
+    /// fragment completed.
+    Message(Cow<'a, [u8]>),
+}
+
+/// One block of a received datagram as the endpoint judged it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbound<'a> {
+    /// The block's header (for a reassembled message: the completing fragment's).
+    pub header: Header,
+    /// What it amounts to.
+    pub kind: InboundKind<'a>,
+    /// The ACK datagram answering the block's ACK request, to send where the datagram came from.
+    pub ack: Option<Vec<u8>>,
+}
+
+impl InboundKind<'_> {
+    /// The same, owning its bytes.
+    pub fn into_owned(self) -> InboundKind<'static> {
+        match self {
+            InboundKind::NotForUs => InboundKind::NotForUs,
+            InboundKind::BadSource => InboundKind::BadSource,
+            InboundKind::Ack => InboundKind::Ack,
+            InboundKind::Fragment => InboundKind::Fragment,
+            InboundKind::Duplicate => InboundKind::Duplicate,
+            InboundKind::Message(m) => InboundKind::Message(Cow::Owned(m.into_owned())),
+        }
+    }
+}
+
+impl Inbound<'_> {
+    /// Whether the block counts as hearing its sender (it was for us and its source is valid).
+    pub fn heard(&self) -> bool {
+        !matches!(self.kind, InboundKind::NotForUs | InboundKind::BadSource)
+    }
+}
+
+/// One datagram being taken in, block by block ([`Intake::next`]). It borrows only the bytes,
+/// so the caller can use its endpoint (to send answers) between blocks.
+#[derive(Debug)]
+pub struct Intake<'a> {
+    blocks: Blocks<'a>,
+    now: f64,
+    from: SocketAddr,
+}
+
+impl<'a> Intake<'a> {
+    /// The next block, judged by `endpoint` (the one that made this intake). `Err` once, for
+    /// the first block that does not frame; the rest of the datagram is lost.
+    pub fn next<P: Default>(
+        &mut self,
+        endpoint: &mut Endpoint<P>,
+    ) -> Option<Result<Inbound<'a>, DecodeError>> {
+        match self.blocks.next()? {
+            Ok(b) => Some(Ok(endpoint.block(self.now, self.from, &b.block))),
+            Err(e) => {
+                endpoint.stats.malformed += 1;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Key of the peer table: (source, destination) packed in one integer (one hash write: the
+/// simulator looks its peers up 30 000 times a simulated second); an addressed endpoint puts
+/// its own ID as the destination, so it keys by source alone.
+type Link = u64;
+
+fn link(source: JausId, destination: JausId) -> Link {
+    u64::from(u32::from_le_bytes(source.to_bytes())) << 32
+        | u64::from(u32::from_le_bytes(destination.to_bytes()))
+}
+
+fn link_source(key: Link) -> JausId {
+    JausId::from_bytes(((key >> 32) as u32).to_le_bytes())
+}
+
+/// The bounded peer table.
+#[derive(Debug)]
+struct Peers<P> {
+    map: HashMap<Link, Peer<P>>,
+    max: usize,
+    pinned: Option<JausId>,
+}
+
+impl<P: Default> Peers<P> {
+    /// The peer of `key`, added (forgetting the least recently heard unpinned one when full)
+    /// if new, with `addr` and `last_heard` refreshed either way.
+    fn heard(&mut self, key: Link, addr: SocketAddr, now: f64, first: u16) -> &mut Peer<P> {
+        let p = self.entry(key, addr, now, first);
+        p.addr = addr;
+        p.last_heard = now;
+        p
+    }
+
+    /// The peer of `key`, added with `addr` and `now` if new.
+    fn entry(&mut self, key: Link, addr: SocketAddr, now: f64, first: u16) -> &mut Peer<P> {
+        if self.map.len() >= self.max && !self.map.contains_key(&key) {
+            let pinned = self.pinned;
+            let oldest = self
+                .map
+                .iter()
+                .filter(|(k, _)| Some(link_source(**k)) != pinned)
+                .min_by(|a, b| a.1.last_heard.total_cmp(&b.1.last_heard))
+                .map(|(k, _)| *k);
+            if let Some(k) = oldest {
+                self.map.remove(&k);
+            }
+        }
+        self.map.entry(key).or_insert_with(|| Peer {
+            addr,
+            last_heard: now,
+            data: P::default(),
+            next_sequence: first,
+            window: SeqWindow::new(),
+        })
+    }
+}
+
+/// The JUDP endpoint: intake, peer table, duplicate rule, reassembly, ACK duty and framing.
+/// `P` is what the owner keeps per peer (nothing for the simulator and the observer).
+#[derive(Debug)]
+pub struct Endpoint<P = ()> {
+    /// `None`: promiscuous (every destination, sends nothing).
+    me: Option<JausId>,
+    numbering: Numbering,
+    peers: Peers<P>,
+    reassembler: Reassembler,
+    stats: EndpointStats,
+}
+
+impl<P: Default> Endpoint<P> {
+    /// The endpoint of component `me`, numbering what it sends by `numbering` and remembering
+    /// at most `max_peers` peers.
+    pub fn addressed(me: JausId, numbering: Numbering, max_peers: usize) -> Self {
+        Self::new(Some(me), numbering, max_peers)
+    }
+
+    /// An endpoint that takes every block whatever its destination and sends nothing (a
+    /// passive observer of all traffic), remembering at most `max_links` (source, destination)
+    /// pairs.
+    pub fn promiscuous(max_links: usize) -> Self {
+        Self::new(None, Numbering::PerPeerFromZero, max_links)
+    }
+
+    fn new(me: Option<JausId>, numbering: Numbering, max: usize) -> Self {
+        Self {
+            me,
+            numbering,
+            peers: Peers {
+                map: HashMap::new(),
+                max: max.max(1),
+                pinned: None,
+            },
+            reassembler: Reassembler::default(),
+            stats: EndpointStats::default(),
+        }
+    }
+
+    /// The endpoint's component ID (`None` when promiscuous).
+    pub fn id(&self) -> Option<JausId> {
+        self.me
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> EndpointStats {
+        EndpointStats {
+            fragments_dropped: self.reassembler.dropped,
+            ..self.stats
+        }
+    }
+
+    /// Keeps `id` in the peer table whatever the bound (`None`: no pinned peer).
+    pub fn pin(&mut self, id: Option<JausId>) {
+        self.peers.pinned = id;
+    }
+
+    fn key(&self, source: JausId, destination: JausId) -> Link {
+        link(source, self.me.unwrap_or(destination))
+    }
+
+    /// Peer `id` (addressed endpoints).
+    pub fn peer(&self, id: JausId) -> Option<&Peer<P>> {
+        self.me.and_then(|me| self.peers.map.get(&link(id, me)))
+    }
+
+    /// Peer `id`, writable (addressed endpoints).
+    pub fn peer_mut(&mut self, id: JausId) -> Option<&mut Peer<P>> {
+        let me = self.me?;
+        self.peers.map.get_mut(&link(id, me))
+    }
+
+    /// Whether peer `id` is in the table.
+    pub fn contains(&self, id: JausId) -> bool {
+        self.peer(id).is_some()
+    }
+
+    /// Peer `id`, added at `addr` (as heard at `now`) if it is not in the table: a component
+    /// learnt of some other way than hearing it (listed by another, named by the operator).
+    /// On a promiscuous endpoint the key is (`id`, `id`), which no block uses.
+    pub fn insert_peer(&mut self, id: JausId, addr: SocketAddr, now: f64) -> &mut Peer<P> {
+        let key = self.key(id, id);
+        let first = self.numbering.first();
+        self.peers.entry(key, addr, now, first)
+    }
+
+    /// Every peer with its ID (the source part of its key), in no particular order.
+    pub fn peers_mut(&mut self) -> impl Iterator<Item = (JausId, &mut Peer<P>)> {
+        self.peers.map.iter_mut().map(|(k, p)| (link_source(*k), p))
+    }
+
+    /// Starts taking in `bytes`, received at `now` from `from`. A datagram-level error (another
+    /// JUDP version, legacy framing, garbage) is counted and returned; the datagram is dropped.
+    pub fn receive<'a>(
+        &mut self,
+        now: f64,
+        from: SocketAddr,
+        bytes: &'a [u8],
+    ) -> Result<Intake<'a>, DecodeError> {
+        self.stats.datagrams += 1;
+        match Datagram::new_checked(bytes) {
+            Ok(dg) => Ok(Intake {
+                blocks: dg.blocks(),
+                now,
+                from,
+            }),
+            Err(e) => {
+                if judp::is_foreign(&e) {
+                    self.stats.foreign_version += 1;
+                } else {
+                    self.stats.malformed += 1;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Judges one block received at `now` from `from`.
+    fn block<'a>(&mut self, now: f64, from: SocketAddr, block: &Block<&'a [u8]>) -> Inbound<'a> {
+        let header = Header::parse(block);
+        let judged = |kind| Inbound {
+            header,
+            kind,
+            ack: None,
+        };
+        if self.me.is_some_and(|me| !header.destination.matches(me)) {
+            self.stats.not_for_us += 1;
+            return judged(InboundKind::NotForUs);
+        }
+        if header.source.is_wildcard() || header.source.has_reserved_zero() {
+            self.stats.malformed += 1;
+            return judged(InboundKind::BadSource);
+        }
+        let key = self.key(header.source, header.destination);
+        let first = self.numbering.first();
+        let peer = self.peers.heard(key, from, now, first);
+        let mut ack = None;
+        if self.me.is_some()
+            && header.ack_nak == AckNak::Request
+            && let Ok(d) = judp::single(&header.ack(), &[])
+        {
+            self.stats.acks_sent += 1;
+            self.stats.sent += 1;
+            ack = Some(d);
+        }
+        let payload = block.payload_slice();
+        let kind = if matches!(header.ack_nak, AckNak::Ack | AckNak::Nak) {
+            InboundKind::Ack
+        } else if header.data_flags == DataFlags::Single {
+            if peer.window.duplicate(header.sequence, now) {
+                self.stats.duplicates += 1;
+                InboundKind::Duplicate
+            } else {
+                InboundKind::Message(Cow::Borrowed(payload))
+            }
+        } else {
+            match self.reassembler.push(now, &header, payload) {
+                Reassembly::Complete(m) => {
+                    if peer.window.duplicate(header.sequence, now) {
+                        self.stats.duplicates += 1;
+                        InboundKind::Duplicate
+                    } else {
+                        self.stats.reassembled += 1;
+                        InboundKind::Message(Cow::Owned(m))
+                    }
+                }
+                Reassembly::Pending | Reassembly::Refused => InboundKind::Fragment,
+            }
+        };
+        Inbound { header, kind, ack }
+    }
+
+    /// Drops fragments that waited longer than the reassembly timeout.
+    pub fn expire(&mut self, now: f64) {
+        self.reassembler.expire(now);
+    }
+
+    /// Frames `message` (with its message ID) from us to `to` and hands each datagram to
+    /// `out`: at `via` when given (discovery, to an address rather than a peer), else at the
+    /// peer's address; nothing when neither is known, or when promiscuous. `broadcast` sets the
+    /// flags. A block that cannot be framed is counted and its error returned (after the
+    /// others are handed over).
+    pub fn send(
+        &mut self,
+        to: JausId,
+        via: Option<SocketAddr>,
+        broadcast: Broadcast,
+        message: &[u8],
+        mut out: impl FnMut(SocketAddr, Vec<u8>),
+    ) -> Result<(), EncodeError> {
+        let Some(me) = self.me else { return Ok(()) };
+        let max = judp::PREFERRED_BLOCK_PAYLOAD;
+        let blocks = message.len().div_ceil(max).max(1);
+        let peer = self.peers.map.get_mut(&link(to, me));
+        let Some(addr) = via.or(peer.as_ref().map(|p| p.addr)) else {
+            return Ok(());
+        };
+        let sequence = take_sequence(self.numbering, peer, blocks as u16);
+        let header = Header {
+            broadcast,
+            ..Header::new(to, me, sequence)
+        };
+        if blocks == 1 {
+            return match judp::single(&header, message) {
+                Ok(d) => {
+                    self.stats.sent += 1;
+                    out(addr, d);
+                    Ok(())
+                }
+                Err(e) => {
+                    self.stats.encode_errors += 1;
+                    Err(e)
+                }
+            };
+        }
+        let mut result = Ok(());
+        for (h, chunk) in judp::fragment(&header, message, max) {
+            match judp::single(&h, chunk) {
+                Ok(d) => {
+                    self.stats.sent += 1;
+                    out(addr, d);
+                }
+                Err(e) => {
+                    self.stats.encode_errors += 1;
+                    if result.is_ok() {
+                        result = Err(e);
+                    }
+                }
+            }
+        }
+        result
+    }
+}
+
+/// The first sequence number of the next `blocks` blocks to `peer` (`None`: a destination not
+/// in the table), advancing its counter. The one place the numbering policy applies (a counter
+/// shared by all destinations would be kept beside `numbering` and passed in here).
+fn take_sequence<P>(numbering: Numbering, peer: Option<&mut Peer<P>>, blocks: u16) -> u16 {
+    match (numbering, peer) {
+        (Numbering::PerPeerFromOne | Numbering::PerPeerFromZero, Some(p)) => {
+            let s = p.next_sequence;
+            p.next_sequence = s.wrapping_add(blocks);
+            s
+        }
+        (Numbering::PerPeerFromOne | Numbering::PerPeerFromZero, None) => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ME: JausId = JausId::new(126, 1, 10);
+    const A: JausId = JausId::new(200, 1, 1);
+    const B: JausId = JausId::new(200, 1, 2);
+
+    fn addr(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    fn kinds(ep: &mut Endpoint, now: f64, bytes: &[u8]) -> Vec<InboundKind<'static>> {
+        let mut intake = ep.receive(now, addr(1), bytes).unwrap();
+        let mut v = Vec::new();
+        while let Some(item) = intake.next(ep) {
+            v.push(item.unwrap().kind.into_owned());
+        }
+        v
+    }
+
+    /// The duplicate rule as the client had it: a linear scan of the window.
+    fn linear(recent: &mut VecDeque<(u16, f64)>, seq: u16, now: f64) -> bool {
+        while recent
+            .front()
+            .is_some_and(|(_, t)| now - t > DUPLICATE_WINDOW_S)
+        {
+            recent.pop_front();
+        }
+        if recent.iter().any(|(s, _)| *s == seq) {
+            return true;
+        }
+        if recent.len() >= DUPLICATE_MEMORY {
+            recent.pop_front();
+        }
+        recent.push_back((seq, now));
+        false
+    }
+
+    #[test]
+    fn seq_window_answers_as_a_scan_of_the_window_does() {
+        let (mut recent, mut window) = (VecDeque::new(), SeqWindow::new());
+        let (mut x, mut now, mut dups) = (1u64, 0.0, 0);
+        for i in 0..200_000u32 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            // Mostly the next number; sometimes a recent one again, a far one, or a pause.
+            let seq = match x >> 60 {
+                0 => (i as u16).wrapping_sub((x >> 40) as u16 % 300),
+                1 => (x >> 20) as u16,
+                _ => i as u16,
+            };
+            now += if x >> 58 == 63 { 2.5 } else { 20e-6 };
+            let a = linear(&mut recent, seq, now);
+            assert_eq!(a, window.duplicate(seq, now), "at {i}");
+            dups += u32::from(a);
+        }
+        assert!(dups > 1000);
+    }
+
+    #[test]
+    fn duplicates_are_dropped_per_source_and_acks_answered_once_each() {
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::PerPeerFromZero, 8);
+        let h = Header {
+            ack_nak: AckNak::Request,
+            ..Header::new(ME, A, 7)
+        };
+        let d = judp::single(&h, &[0x02, 0x20]).unwrap();
+        assert_eq!(
+            kinds(&mut ep, 0.0, &d),
+            [InboundKind::Message(Cow::Owned(vec![0x02, 0x20]))]
+        );
+        assert_eq!(kinds(&mut ep, 1.0, &d), [InboundKind::Duplicate]);
+        // Another source may use the same number; after the window, so may the first.
+        let other = judp::single(&Header::new(ME, B, 7), &[0x02, 0x20]).unwrap();
+        assert!(matches!(
+            kinds(&mut ep, 1.0, &other)[0],
+            InboundKind::Message(_)
+        ));
+        assert!(matches!(
+            kinds(&mut ep, 3.5, &d)[0],
+            InboundKind::Message(_)
+        ));
+        let s = ep.stats();
+        assert_eq!((s.duplicates, s.acks_sent, s.sent), (1, 3, 3));
+    }
+
+    #[test]
+    fn a_promiscuous_endpoint_keys_duplicates_by_source_and_destination() {
+        let mut ep: Endpoint = Endpoint::promiscuous(8);
+        let to_a = judp::single(&Header::new(A, ME, 1), &[0x02, 0x20]).unwrap();
+        let to_b = judp::single(&Header::new(B, ME, 1), &[0x02, 0x20]).unwrap();
+        assert!(matches!(
+            kinds(&mut ep, 0.0, &to_a)[0],
+            InboundKind::Message(_)
+        ));
+        assert!(matches!(
+            kinds(&mut ep, 0.0, &to_b)[0],
+            InboundKind::Message(_)
+        ));
+        assert_eq!(kinds(&mut ep, 0.1, &to_b), [InboundKind::Duplicate]);
+        assert_eq!(ep.stats().not_for_us, 0);
+    }
+
+    #[test]
+    fn the_peer_table_forgets_the_least_recently_heard_but_not_the_pinned() {
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::PerPeerFromZero, 2);
+        let from = |id: JausId| judp::single(&Header::new(ME, id, 1), &[0x02, 0x20]).unwrap();
+        let c = JausId::new(200, 1, 3);
+        ep.pin(Some(A));
+        kinds(&mut ep, 0.0, &from(A));
+        kinds(&mut ep, 1.0, &from(B));
+        kinds(&mut ep, 2.0, &from(c));
+        assert!(ep.contains(A), "pinned, though least recently heard");
+        assert!(!ep.contains(B));
+        assert!(ep.contains(c));
+    }
+
+    #[test]
+    fn sends_number_per_peer_and_fragment_large_messages() {
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::PerPeerFromOne, 8);
+        let mut sent = Vec::new();
+        // Unknown destination: only with an address, numbered 0.
+        ep.send(A, None, Broadcast::None, &[1, 2], |a, d| sent.push((a, d)))
+            .unwrap();
+        assert!(sent.is_empty());
+        ep.send(A, Some(addr(9)), Broadcast::Global, &[1, 2], |a, d| {
+            sent.push((a, d))
+        })
+        .unwrap();
+        ep.insert_peer(A, addr(5), 0.0);
+        let big = vec![7u8; 3000];
+        ep.send(A, None, Broadcast::None, &big, |a, d| sent.push((a, d)))
+            .unwrap();
+        ep.send(A, None, Broadcast::None, &[1, 2], |a, d| sent.push((a, d)))
+            .unwrap();
+        let seqs: Vec<(SocketAddr, u16, DataFlags)> = sent
+            .iter()
+            .map(|(a, d)| {
+                let b = Datagram::new_checked(d).unwrap().blocks().next().unwrap();
+                let h = Header::parse(&b.unwrap().block);
+                (*a, h.sequence, h.data_flags)
+            })
+            .collect();
+        assert_eq!(
+            seqs,
+            [
+                (addr(9), 0, DataFlags::Single),
+                (addr(5), 1, DataFlags::First),
+                (addr(5), 2, DataFlags::Middle),
+                (addr(5), 3, DataFlags::Last),
+                (addr(5), 4, DataFlags::Single),
+            ]
+        );
+        assert_eq!(ep.stats().sent, 5);
+    }
+}

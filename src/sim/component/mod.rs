@@ -1,0 +1,728 @@
+//! The simulated manipulator as a sans-I/O JAUS component: datagrams and the clock go in,
+//! datagrams to send come out. Every protocol rule lives here and is tested without sockets.
+//!
+//! Services (listed in ReportServices): core Transport, Events, AccessControl, Management,
+//! Liveness, Discovery; Manipulator v2.0 ManipulatorSpecificationService,
+//! ManipulatorJointPositionSensor, ManipulatorJointVelocitySensor, PrimitiveManipulator,
+//! ManipulatorJointForceTorqueSensor, ManipulatorToolOffsetService,
+//! ManipulatorEndEffectorPoseSensor, ManipulatorJointPositionDriver,
+//! ManipulatorJointVelocityDriver; IOP ManipulatorEndEffectorForceTorqueSensor and PresetPose.
+//!
+//! Behaviour choices where the standards leave room (documented for operators and tests):
+//! - Commands (`Set…`, SetCurrentPose, Standby, Resume, Shutdown, Reset, SetAuthority) are
+//!   executed only for the client holding control, as AccessControl says; others are counted
+//!   and ignored, except SetCurrentPose, which is answered with ReportTransitionCompleted
+//!   TRANSITION_FAILED so the requester learns it was refused.
+//! - SetEmergency is accepted from any client (an emergency stop must always work); the
+//!   emergency ends when every client that set it has cleared it, leaving the component in
+//!   STANDBY until a Resume from the controlling client.
+//! - Control lapses after the access-control timeout without a new RequestControl: the client
+//!   gets RejectControl CONTROL_RELEASED and any motion it commanded stops.
+//! - Events v1.1: a subscription not refreshed (CreateEvent/UpdateEvent) within the event
+//!   timeout is cancelled and the client gets ConfirmEventRequest, as the Events service says.
+//! - JUDP intake is the shared [`Endpoint`]'s (as the OCU's): ACK requests answered,
+//!   multi-packet messages reassembled, and a message whose sequence number its source used
+//!   within 2 s dropped as a duplicate ([`SimStats::duplicates`]). What it sends is numbered
+//!   per peer from 0 and cut into multi-packet blocks when large.
+//!
+//! Files: this one (intake, access control, management, motion commands, the tick),
+//! `events` (the Events service), `answers` (the report for each query).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use tracing::{info, warn};
+
+mod answers;
+mod events;
+
+pub use answers::services;
+use events::Subscription;
+
+use super::arm_file::ArmFile;
+use super::motion::{Mode, Motion};
+use crate::jaus::core::*;
+use crate::jaus::iop::*;
+use crate::jaus::judp::Broadcast;
+use crate::jaus::{DecodeContext, Dialect, JausId, Message};
+use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
+use crate::net::reports;
+
+/// The simulator's default JAUS ID (the server ID of the wire reference's examples).
+pub const DEFAULT_ID: JausId = JausId::new(126, 1, 10);
+
+/// Most peers whose address and sequence counter are remembered (oldest forgotten first).
+const MAX_PEERS: usize = 256;
+
+/// A datagram to send (the type the network side sends from).
+pub use crate::net::socket::Outgoing;
+
+/// How the component is set up.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// The component's JAUS ID.
+    pub id: JausId,
+    /// Unit codes and JointNamesList form the component writes.
+    pub dialect: Dialect,
+    /// Physics update rate and the highest event rate confirmed, Hz.
+    pub rate_hz: f64,
+    /// Seed of the sensor noise.
+    pub seed: u64,
+    /// Pins the joints at these values: no motion, no noise.
+    pub hold: Option<Vec<f64>>,
+    /// Access-control timeout, s (0 = never).
+    pub control_timeout_s: u8,
+    /// Event timeout, minutes (0 = never).
+    pub event_timeout_min: u8,
+    /// Cycles through the presets while nobody holds control (the demo's idle motion).
+    pub tour: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            id: DEFAULT_ID,
+            dialect: Dialect::Jsidl,
+            rate_hz: 1000.0,
+            seed: 1,
+            hold: None,
+            control_timeout_s: 5,
+            event_timeout_min: 1,
+            tour: false,
+        }
+    }
+}
+
+/// Counters of what the component received and sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Datagrams received.
+    pub received: u64,
+    /// Datagrams or blocks that did not frame or decode.
+    pub malformed: u64,
+    /// Datagrams of another JUDP version or the legacy framing.
+    pub foreign_version: u64,
+    /// Blocks addressed to another component.
+    pub not_for_us: u64,
+    /// Messages dropped as duplicates (same source and sequence number within 2 s).
+    pub duplicates: u64,
+    /// Messages we do not handle (unknown IDs, reports sent to us).
+    pub unhandled: u64,
+    /// Commands ignored because the sender does not hold control or the state forbids them.
+    pub refused_commands: u64,
+    /// Datagrams handed to the socket.
+    pub sent: u64,
+    /// Event messages sent.
+    pub events_sent: u64,
+    /// ACK blocks sent.
+    pub acks_sent: u64,
+    /// Messages we could not encode (should stay 0).
+    pub encode_errors: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Controller {
+    id: JausId,
+    authority: u8,
+    last_request: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ActiveTransition {
+    request_id: u8,
+    client: JausId,
+    from: u8,
+    to: u8,
+}
+
+/// Whether a message is a command that only the controlling client may give.
+fn is_command(m: &Message) -> bool {
+    matches!(
+        m,
+        Message::SetJointPositions(_)
+            | Message::SetJointVelocity(_)
+            | Message::SetJointEffort(_)
+            | Message::SetToolOffset(_)
+            | Message::SetCurrentPose(_)
+            | Message::Standby(_)
+            | Message::Resume(_)
+            | Message::Shutdown(_)
+            | Message::Reset(_)
+            | Message::SetAuthority(_)
+    )
+}
+
+/// The simulated manipulator component.
+#[derive(Debug)]
+pub struct Component {
+    cfg: SimConfig,
+    arm: ArmFile,
+    ctx: DecodeContext,
+    motion: Motion,
+    tool_point: [f64; 3],
+    status: Status,
+    emergency_setters: Vec<JausId>,
+    controller: Option<Controller>,
+    events: Vec<Subscription>,
+    /// Intake (peers, duplicates, reassembly, ACKs) and framing; counts the transport side.
+    endpoint: Endpoint,
+    transition: Option<ActiveTransition>,
+    last_step: Option<f64>,
+    tour_index: usize,
+    tour_next: f64,
+    touring: bool,
+    /// The component's own counters ([`Component::stats`] adds the endpoint's).
+    stats: SimStats,
+    last_warning: f64,
+    cache: HashMap<Vec<u8>, Option<Vec<u8>>>,
+}
+
+impl Component {
+    /// A component for `arm`, set up by `cfg`.
+    pub fn new(arm: ArmFile, cfg: SimConfig) -> Self {
+        let start = cfg.hold.clone().unwrap_or_else(|| arm.home.clone());
+        let motion = Motion::new(&arm.spec, &start, cfg.seed, cfg.hold.is_some());
+        let ctx = reports::decode_context(&arm.spec);
+        let endpoint = Endpoint::addressed(cfg.id, Numbering::PerPeerFromZero, MAX_PEERS);
+        Self {
+            tool_point: arm.tool_point,
+            ctx,
+            motion,
+            arm,
+            cfg,
+            status: Status::Ready,
+            emergency_setters: Vec::new(),
+            controller: None,
+            events: Vec::new(),
+            endpoint,
+            transition: None,
+            last_step: None,
+            tour_index: 0,
+            tour_next: 1.0,
+            touring: false,
+            stats: SimStats::default(),
+            last_warning: f64::NEG_INFINITY,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// The component's JAUS ID.
+    pub fn id(&self) -> JausId {
+        self.cfg.id
+    }
+
+    /// The arm it simulates.
+    pub fn arm(&self) -> &ArmFile {
+        &self.arm
+    }
+
+    /// Counters (the component's own, joined with its endpoint's).
+    pub fn stats(&self) -> SimStats {
+        let e = self.endpoint.stats();
+        SimStats {
+            received: e.datagrams,
+            malformed: e.malformed + self.stats.malformed,
+            foreign_version: e.foreign_version,
+            not_for_us: e.not_for_us,
+            duplicates: e.duplicates,
+            sent: e.sent,
+            acks_sent: e.acks_sent,
+            encode_errors: e.encode_errors + self.stats.encode_errors,
+            ..self.stats.clone()
+        }
+    }
+
+    /// Management status.
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// Joint positions now.
+    pub fn positions(&self) -> &[f64] {
+        self.motion.positions()
+    }
+
+    /// The client holding control, if any.
+    pub fn controller(&self) -> Option<JausId> {
+        self.controller.map(|c| c.id)
+    }
+
+    /// Number of live event subscriptions.
+    pub fn subscriptions(&self) -> usize {
+        self.events.len()
+    }
+
+    /// When `tick` should run next (s, same clock as `now`).
+    pub fn next_deadline(&self) -> f64 {
+        let step = self.last_step.unwrap_or(0.0) + 1.0 / self.cfg.rate_hz;
+        self.events
+            .iter()
+            .filter(|e| e.kind == EventType::Periodic)
+            .map(|e| e.next_due)
+            .fold(step, f64::min)
+    }
+
+    fn warn_limited(&mut self, now: f64, what: &str) {
+        // Hostile input must not flood the log: at most one line a second, with the counters.
+        if now - self.last_warning >= 1.0 {
+            self.last_warning = now;
+            let s = self.stats();
+            warn!(
+                "sim {}: {what} (so far: {} malformed, {} foreign version, {} not for us, {} unhandled, {} refused)",
+                self.cfg.id,
+                s.malformed,
+                s.foreign_version,
+                s.not_for_us,
+                s.unhandled,
+                s.refused_commands
+            );
+        }
+    }
+
+    /// Takes one datagram received at `now` from `from`; replies go to `out`.
+    pub fn handle_datagram(
+        &mut self,
+        now: f64,
+        from: SocketAddr,
+        bytes: &[u8],
+        out: &mut Vec<Outgoing>,
+    ) {
+        let mut intake = match self.endpoint.receive(now, from, bytes) {
+            Ok(i) => i,
+            Err(e) => {
+                self.warn_limited(now, &format!("dropped a datagram from {from}: {e}"));
+                return;
+            }
+        };
+        while let Some(item) = intake.next(&mut self.endpoint) {
+            let inbound = match item {
+                Ok(i) => i,
+                Err(e) => {
+                    self.warn_limited(
+                        now,
+                        &format!("dropped the rest of a datagram from {from}: {e}"),
+                    );
+                    break;
+                }
+            };
+            let h = inbound.header;
+            if let Some(bytes) = inbound.ack {
+                out.push(Outgoing { to: from, bytes });
+            }
+            let message = match inbound.kind {
+                InboundKind::Message(m) => m,
+                InboundKind::BadSource => {
+                    self.warn_limited(
+                        now,
+                        &format!(
+                            "dropped a block from {from} with invalid source ID {}",
+                            h.source
+                        ),
+                    );
+                    continue;
+                }
+                _ => continue,
+            };
+            match Message::parse_with(&message, &self.ctx) {
+                Ok(m) => self.handle_message(now, h.source, m, out),
+                Err(e) => {
+                    self.stats.malformed += 1;
+                    self.warn_limited(
+                        now,
+                        &format!("dropped a message from {} ({from}): {e}", h.source),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Encodes and sends `m` to `to`, cutting it into multi-packet blocks when it is large.
+    fn send(&mut self, to: JausId, m: &Message, out: &mut Vec<Outgoing>) {
+        match m.emit_with(self.cfg.dialect) {
+            Ok(bytes) => self.send_bytes(to, &bytes, out),
+            Err(e) => {
+                self.stats.encode_errors += 1;
+                warn!("sim {}: cannot encode {}: {e}", self.cfg.id, m.name());
+            }
+        }
+    }
+
+    fn send_bytes(&mut self, to: JausId, message: &[u8], out: &mut Vec<Outgoing>) {
+        let framed = self
+            .endpoint
+            .send(to, None, Broadcast::None, message, |to, bytes| {
+                out.push(Outgoing { to, bytes })
+            });
+        if let Err(e) = framed {
+            warn!("sim {}: cannot frame a block: {e}", self.cfg.id);
+        }
+    }
+
+    fn holds_control(&self, id: JausId) -> bool {
+        self.controller.is_some_and(|c| c.id == id)
+    }
+
+    fn handle_message(&mut self, now: f64, from: JausId, m: Message, out: &mut Vec<Outgoing>) {
+        if is_command(&m) && !self.holds_control(from) {
+            self.stats.refused_commands += 1;
+            if let Message::SetCurrentPose(s) = &m {
+                self.finish_request(from, s.request_id, TransitionStatus::Failed, out);
+            }
+            self.warn_limited(
+                now,
+                &format!("ignored {} from {from}: it does not hold control", m.name()),
+            );
+            return;
+        }
+        match m {
+            Message::RequestControl(r) => self.request_control(now, from, r.authority_code, out),
+            Message::ReleaseControl(_) => {
+                if self.holds_control(from) {
+                    self.lose_control(out);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::SetAuthority(s) => {
+                if let Some(c) = &mut self.controller {
+                    c.authority = s.authority_code;
+                }
+            }
+            Message::SetEmergency(_) => {
+                if !self.emergency_setters.contains(&from) {
+                    self.emergency_setters.push(from);
+                }
+                if self.status != Status::Emergency {
+                    info!("sim {}: EMERGENCY set by {from}", self.cfg.id);
+                }
+                self.status = Status::Emergency;
+                self.stop_motion(out);
+            }
+            Message::ClearEmergency(_) => {
+                self.emergency_setters.retain(|id| *id != from);
+                if self.status == Status::Emergency && self.emergency_setters.is_empty() {
+                    info!(
+                        "sim {}: emergency cleared by {from}; STANDBY until Resume",
+                        self.cfg.id
+                    );
+                    self.status = Status::Standby;
+                }
+            }
+            Message::Standby(_) => {
+                if matches!(self.status, Status::Ready | Status::Standby) {
+                    self.status = Status::Standby;
+                    self.stop_motion(out);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::Resume(_) => {
+                if matches!(self.status, Status::Standby | Status::Ready) {
+                    self.status = Status::Ready;
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::Shutdown(_) => {
+                self.status = Status::Shutdown;
+                self.stop_motion(out);
+            }
+            Message::Reset(_) => {
+                if self.status != Status::Emergency {
+                    self.status = Status::Standby;
+                    self.stop_motion(out);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::SetJointPositions(_)
+            | Message::SetJointVelocity(_)
+            | Message::SetJointEffort(_) => self.motion_command(m, out),
+            Message::SetToolOffset(t) => self.tool_point = [t.x, t.y, t.z],
+            Message::SetCurrentPose(s) => self.set_current_pose(from, s, out),
+            Message::CreateEvent(_)
+            | Message::UpdateEvent(_)
+            | Message::CancelEvent(_)
+            | Message::QueryEvents(_) => self.events_message(now, from, m, out),
+            m => match self.answer(now, &m) {
+                Some(report) => self.send(from, &report, out),
+                None => {
+                    self.stats.unhandled += 1;
+                    self.warn_limited(
+                        now,
+                        &format!("no handler for {} (0x{:04X}) from {from}", m.name(), m.id()),
+                    );
+                }
+            },
+        }
+    }
+
+    /// SetJointPositions, SetJointVelocity, SetJointEffort from the controlling client.
+    fn motion_command(&mut self, m: Message, out: &mut Vec<Outgoing>) {
+        match m {
+            Message::SetJointPositions(s) => {
+                if self.can_move(s.joint_positions.len()) {
+                    self.interrupt_transition(out);
+                    let q: Vec<f64> = s.joint_positions.iter().map(|v| v.value).collect();
+                    self.motion.move_to(&q);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::SetJointVelocity(s) => {
+                if self.can_move(s.joint_velocities.len()) {
+                    self.interrupt_transition(out);
+                    let v: Vec<f64> = s.joint_velocities.iter().map(|v| v.value).collect();
+                    self.motion.move_at(&v);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            Message::SetJointEffort(s) => {
+                // PrimitiveManipulator effort control, simplified: effort % of max commands
+                // the same % of the joint's max speed.
+                if self.can_move(s.joint_efforts.len()) {
+                    self.interrupt_transition(out);
+                    let v: Vec<f64> = s
+                        .joint_efforts
+                        .iter()
+                        .zip(&self.arm.spec.joints)
+                        .map(|(e, j)| e / 100.0 * j.max_speed.unwrap_or(0.5))
+                        .collect();
+                    self.motion.move_at(&v);
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn can_move(&self, count: usize) -> bool {
+        self.status == Status::Ready
+            && !self.motion.is_held()
+            && count == self.arm.spec.joint_count()
+    }
+
+    fn request_control(&mut self, now: f64, from: JausId, authority: u8, out: &mut Vec<Outgoing>) {
+        let code = match self.controller {
+            Some(c) if c.id == from => {
+                self.controller = Some(Controller {
+                    authority,
+                    last_request: now,
+                    ..c
+                });
+                ConfirmControlCode::ControlAccepted
+            }
+            Some(c) if authority > c.authority => {
+                // A higher authority takes control; the previous holder is told.
+                info!(
+                    "sim {}: control passes from {} to {from} (authority {authority})",
+                    self.cfg.id, c.id
+                );
+                self.lose_control(out);
+                self.controller = Some(Controller {
+                    id: from,
+                    authority,
+                    last_request: now,
+                });
+                ConfirmControlCode::ControlAccepted
+            }
+            Some(_) => ConfirmControlCode::InsufficientAuthority,
+            None => {
+                info!(
+                    "sim {}: control granted to {from} (authority {authority})",
+                    self.cfg.id
+                );
+                if self.touring {
+                    // The operator takes over: the idle tour's move ends and the arm comes to rest.
+                    self.touring = false;
+                    self.motion.stop_smoothly();
+                }
+                self.controller = Some(Controller {
+                    id: from,
+                    authority,
+                    last_request: now,
+                });
+                ConfirmControlCode::ControlAccepted
+            }
+        };
+        self.send(
+            from,
+            &ConfirmControl {
+                response_code: code,
+            }
+            .into(),
+            out,
+        );
+    }
+
+    /// Releases control (on request or timeout): the holder is told and its motion stops.
+    fn lose_control(&mut self, out: &mut Vec<Outgoing>) {
+        if let Some(c) = self.controller.take() {
+            let m = RejectControl {
+                response_code: RejectControlCode::ControlReleased,
+            };
+            self.send(c.id, &m.into(), out);
+            self.stop_motion(out);
+        }
+    }
+
+    /// Stops every motion; a preset transition under way fails.
+    fn stop_motion(&mut self, out: &mut Vec<Outgoing>) {
+        self.motion.halt();
+        self.interrupt_transition(out);
+    }
+
+    fn interrupt_transition(&mut self, out: &mut Vec<Outgoing>) {
+        if let Some(t) = self.transition.take() {
+            self.finish_request(t.client, t.request_id, TransitionStatus::Failed, out);
+        }
+    }
+
+    fn finish_request(
+        &mut self,
+        to: JausId,
+        request_id: u8,
+        status: TransitionStatus,
+        out: &mut Vec<Outgoing>,
+    ) {
+        let m = ReportTransitionCompleted {
+            request_id,
+            transition_status: status,
+        };
+        self.send(to, &m.into(), out);
+    }
+
+    fn set_current_pose(&mut self, from: JausId, s: SetCurrentPose, out: &mut Vec<Outgoing>) {
+        let Some(preset) = self.arm.presets.iter().find(|p| p.id == s.pose_id).cloned() else {
+            self.finish_request(from, s.request_id, TransitionStatus::UnrecognizedPose, out);
+            return;
+        };
+        if !self.can_move(preset.positions.len()) {
+            self.stats.refused_commands += 1;
+            self.finish_request(from, s.request_id, TransitionStatus::Failed, out);
+            return;
+        }
+        self.interrupt_transition(out);
+        let from_pose = self.current_pose_id();
+        self.motion.move_to(&preset.positions);
+        self.transition = Some(ActiveTransition {
+            request_id: s.request_id,
+            client: from,
+            from: from_pose,
+            to: s.pose_id,
+        });
+    }
+
+    /// The preset the arm is at (every joint within 1e-6), or 255.
+    fn current_pose_id(&self) -> u8 {
+        let q = self.motion.positions();
+        self.arm
+            .presets
+            .iter()
+            .find(|p| {
+                p.positions
+                    .iter()
+                    .zip(q)
+                    .all(|(a, b)| (a - b).abs() <= 1e-6)
+            })
+            .map_or(255, |p| p.id)
+    }
+
+    /// Advances the arm to `now` and sends what is due: events, transition results, control
+    /// and event timeouts.
+    pub fn tick(&mut self, now: f64, out: &mut Vec<Outgoing>) {
+        self.cache.clear();
+        let last = self.last_step.unwrap_or(now);
+        // Integrate in steps no longer than the physics period; a stalled caller does not
+        // make the arm jump (at most 0.1 s is caught up).
+        let mut remaining = (now - last).clamp(0.0, 0.1);
+        let step = 1.0 / self.cfg.rate_hz;
+        while remaining > 1e-12 {
+            let dt = remaining.min(step);
+            self.motion.step(dt);
+            remaining -= dt;
+        }
+        self.last_step = Some(now);
+
+        if let Some(t) = self.transition
+            && self.motion.reached()
+        {
+            self.transition = None;
+            self.finish_request(t.client, t.request_id, TransitionStatus::Completed, out);
+        }
+        if let Some(c) = self.controller
+            && self.cfg.control_timeout_s > 0
+            && now - c.last_request > f64::from(self.cfg.control_timeout_s)
+        {
+            info!("sim {}: control of {} timed out", self.cfg.id, c.id);
+            self.lose_control(out);
+        }
+        if self.cfg.event_timeout_min > 0 {
+            let limit = f64::from(self.cfg.event_timeout_min) * 60.0;
+            let expired: Vec<Subscription> = self
+                .events
+                .iter()
+                .filter(|e| now - e.refreshed > limit)
+                .cloned()
+                .collect();
+            self.events.retain(|e| now - e.refreshed <= limit);
+            for e in expired {
+                let m = ConfirmEventRequest {
+                    request_id: e.request_id,
+                    event_id: e.event_id,
+                    confirmed_periodic_rate: 0.0,
+                };
+                self.send(e.client, &m.into(), out);
+            }
+        }
+        self.tour(now);
+        for i in 0..self.events.len() {
+            let e = &self.events[i];
+            match e.kind {
+                EventType::Periodic if now >= e.next_due => {
+                    // Every period that is due is sent now: on a loaded machine the loop comes
+                    // round less often than the rate, and one event per pass would make the
+                    // rate the loop's. A lag beyond 50 ms (a stalled process) is skipped, not
+                    // sent as a burst.
+                    let period = 1.0 / e.rate.max(1e-3);
+                    while now >= self.events[i].next_due {
+                        let mut next = self.events[i].next_due + period;
+                        if next < now - 0.05 {
+                            next = now + period;
+                        }
+                        self.events[i].next_due = next;
+                        self.fire(now, i, out);
+                    }
+                }
+                EventType::EveryChange => self.fire(now, i, out),
+                _ => {}
+            }
+        }
+    }
+
+    fn tour(&mut self, now: f64) {
+        if !self.cfg.tour
+            || self.controller.is_some()
+            || self.status != Status::Ready
+            || self.arm.presets.is_empty()
+            || self.motion.is_held()
+        {
+            return;
+        }
+        let idle = matches!(self.motion.mode(), Mode::Idle) || self.motion.reached();
+        if !idle {
+            self.tour_next = now + 1.5;
+            return;
+        }
+        if now >= self.tour_next {
+            let p = &self.arm.presets[self.tour_index % self.arm.presets.len()];
+            self.tour_index += 1;
+            let q = p.positions.clone();
+            self.motion.move_to(&q);
+            self.touring = true;
+            self.tour_next = now + 1.5;
+        }
+    }
+}
