@@ -53,6 +53,13 @@
 //!    2 s duplicate window; the window also stops at 256 entries, which is why the wraps pass
 //!    (the in-memory check and the run's `duplicates` show it).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::net::{SocketAddr, UdpSocket};

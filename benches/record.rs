@@ -43,6 +43,13 @@
 //! recorder's time: the observer, two JSON samples per datagram and 2.5 times the bytes to
 //! compress (zstd's streaming calls per record inside the `mcap` writer dominate).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::hint::black_box;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

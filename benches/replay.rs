@@ -19,6 +19,13 @@
 //! - (d) memory per hour: `Session::memory_bytes()` of the loaded session, MB, and bytes per
 //!   datagram.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -8,6 +8,13 @@
 //!    subscription at the clients, and the CPU time of the sim's two threads (from
 //!    /proc/self/task/*/schedstat), as a share of one core.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::net::{SocketAddr, UdpSocket};

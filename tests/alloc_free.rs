@@ -3,6 +3,13 @@
 //! (Its own test binary with one test: dhat's global allocator counts every allocation in the
 //! process, so nothing may run beside it.)
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::time::{Duration, Instant};
 
 use jaus_ocu::jaus::judp::{Datagram, Header};

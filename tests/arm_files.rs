@@ -2,6 +2,13 @@
 //! file with a message that names the file, the joint or preset and the key, `to_toml` round
 //! trips, and no input makes the parser panic.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::path::{Path, PathBuf};
 
 use jaus_ocu::jaus::Message;

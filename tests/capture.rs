@@ -1,6 +1,13 @@
 //! Capture import: synthetic pcap and pcapng files built byte by byte, the real SAE capture,
 //! damaged files cut at every length, and arbitrary bytes.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::borrow::Cow;
 use std::io::Cursor;
 use std::net::SocketAddr;

@@ -1,5 +1,12 @@
 //! The `decode` and `inspect` subcommands end to end, as a user runs them.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 

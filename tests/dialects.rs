@@ -1,6 +1,13 @@
 //! What real peers send beyond the JSIDL (wire reference §9): unit codes 0/1, JointNamesList
 //! without its presence bit, flooring encoders; and malformed bodies rejected with context.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use jaus_ocu::jaus::core::*;
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::wire::scales;

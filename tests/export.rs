@@ -3,6 +3,13 @@
 //! the MCAP; a damaged MCAP exports its readable part and says where it stopped; an output
 //! that cannot be written is an error that leaves nothing behind; the CSV is the GUI's.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -2,6 +2,13 @@
 //! (vendored in assets/foxglove/, checked against the npm package by .ci/mcap-js.sh), and the
 //! transforms composed along the chain put the tool point where our kinematics does.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::collections::HashMap;
 use std::path::Path;
 

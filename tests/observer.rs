@@ -3,6 +3,13 @@
 //! both ways goes to the observer as a wire record, and the observer's facts equal the
 //! client's, value for value and time for time.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 

@@ -1,6 +1,13 @@
 //! `jaus-ocu probe` end to end: a real `jaus-ocu sim` process and the probe process, as an
 //! operator runs them.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::process::{Child, Command, Stdio};

@@ -2,6 +2,13 @@
 //! recorded at the wire, replays to the same model states; a recorder killed with SIGKILL
 //! leaves a file that replays up to about a second before the kill.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};

@@ -2,6 +2,13 @@
 //! the file as the `mcap` crate's own readers see it, crash safety through periodic flushes,
 //! damaged files, write failures, and format sniffing.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::collections::BTreeMap;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::net::SocketAddr;

@@ -5,6 +5,13 @@
 //! The generators below cover every `Message` variant; `message_generator_covers_every_variant`
 //! fails when a variant is added to the codec without a generator here.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::collections::BTreeSet;
 
 use jaus_ocu::jaus::core::*;

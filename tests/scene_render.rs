@@ -6,6 +6,13 @@
 //! Needs Mesa's EGL at run time (Debian: `libegl1 libegl-mesa0 libgl1-mesa-dri`); without it
 //! every test here fails and says so. `target/scene_render.png` is the full scene, for a human.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::path::Path;
 
 use jaus_ocu::model::arm::{ArmSpec, Mount};

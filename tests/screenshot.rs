@@ -5,6 +5,13 @@
 //!
 //! Needs Mesa's EGL at run time (Debian: `libegl1 libegl-mesa0 libgl1-mesa-dri`).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -1,5 +1,12 @@
 //! `model::session::Session`: the state at any time, checkpoints, marks, stepping by report.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use jaus_ocu::model::session::{CHECKPOINT_EVERY, FT_CHANNELS, Session};
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;

@@ -1,6 +1,13 @@
 //! The simulator's protocol rules driven with a fake clock, no sockets: event timeouts,
 //! every-change events, control preemption and timeout, management states.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::net::SocketAddr;
 
 use jaus_ocu::jaus::core::*;

@@ -1,6 +1,13 @@
 //! The simulated manipulator over real loopback UDP, driven by a small test client built on
 //! `jaus_ocu::jaus` only (not on the OCU's network code).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 

@@ -7,6 +7,13 @@
 //! share the in-memory client+simulator session `recorded`, which the network side's
 //! restructuring (issue 10) moves into shared test support; the two then become two files.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::net::SocketAddr;
 use std::time::Duration;
 

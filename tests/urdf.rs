@@ -5,6 +5,13 @@
 //! joint, mount, tool point), PUMA 560 and UR5e (also with a mount and a tool point), and a
 //! synthetic arm with a prismatic first joint, a twisted prismatic joint and a skew mount.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
 use std::f64::consts::{FRAC_PI_2, PI};
 use std::path::Path;
 
