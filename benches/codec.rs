@@ -1,5 +1,5 @@
 //! Codec throughput: decode and encode of the messages the OCU sees most, and the JUDP header.
-//! Target (issue 2): >= 5 million 7-joint ReportJointPositions decodes per second on one core.
+//! Target (issue 2): >= 5 million 7-joint `ReportJointPositions` decodes per second on one core.
 //!
 //! Run: `cargo bench --bench codec` (criterion prints time per operation and elements/s).
 
@@ -15,7 +15,11 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use jaus_ocu::jaus::iop::ReportManipulatorEndEffectorForceTorque;
 use jaus_ocu::jaus::judp::{Datagram, Header};
-use jaus_ocu::jaus::manipulator::*;
+use jaus_ocu::jaus::manipulator::{
+    FirstJointParameters, JointSpecification, JointValue, Pose, PrismaticJointSpecification,
+    ReportJointPositions, ReportManipulatorSpecifications, RevoluteJoint1,
+    RevoluteJointSpecification,
+};
 use jaus_ocu::jaus::wire::PI;
 use jaus_ocu::jaus::{JausId, Message, judp};
 
@@ -110,7 +114,7 @@ fn bench_message(c: &mut Criterion, label: &str, m: &Message) {
     let mut g = c.benchmark_group(label);
     g.throughput(Throughput::Elements(1));
     g.bench_function("decode", |b| {
-        b.iter(|| Message::parse(black_box(&bytes)).unwrap())
+        b.iter(|| Message::parse(black_box(&bytes)).unwrap());
     });
     g.bench_function("encode", |b| b.iter(|| black_box(m).emit().unwrap()));
     g.finish();
@@ -130,7 +134,7 @@ fn codec(c: &mut Criterion) {
             let dg = Datagram::new_checked(black_box(&datagram)).unwrap();
             let first = dg.blocks().next().unwrap().unwrap();
             Header::parse(&first.block)
-        })
+        });
     });
     let payload = joint_positions().emit().unwrap();
     g.bench_function("encode", |b| {
@@ -141,7 +145,7 @@ fn codec(c: &mut Criterion) {
                 .emit(black_box(&payload), &mut out)
                 .unwrap();
             out.len()
-        })
+        });
     });
     g.finish();
 
@@ -156,7 +160,7 @@ fn codec(c: &mut Criterion) {
                 Header::parse(&first.block),
                 Message::parse(first.block.payload()).unwrap(),
             )
-        })
+        });
     });
     g.finish();
 }

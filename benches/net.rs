@@ -4,11 +4,11 @@
 //! 1. In memory, one core, criterion (target: >= 1,000,000 datagrams/s). A [`Client`] and the
 //!    sim [`Component`] are wired on the in-memory network ([`SimNet`], 1 ms fake clock) until
 //!    the link is Live and the
-//!    joint-position event is active. A real JointPositions Event datagram the sim sent
+//!    joint-position event is active. A real `JointPositions` Event datagram the sim sent
 //!    (7-joint demo arm) is then replayed as a stream of distinct datagrams: each gets the next
 //!    JUDP sequence number (last 2 bytes of the block) and the next Event sequence number, and
 //!    the fake clock advances 20 us (50 kHz). Before timing, `stream_is_applied_in_full`
-//!    proves every datagram yields one JointPositions update across JUDP sequence wraps.
+//!    proves every datagram yields one `JointPositions` update across JUDP sequence wraps.
 //!    `handle_publish_drain` (the target) times per datagram: `handle_datagram`, then
 //!    [`Publisher::publish`] of each update into a bounded crossbeam channel (4096, the
 //!    network thread's default), then the consumer's `try_recv` drain in the same thread, so
@@ -16,7 +16,7 @@
 //!    thread does. The `part_*` functions price the pieces (codec, `handle_datagram` alone,
 //!    publish + drain; the shared [`Endpoint`]'s intake of one datagram and its duplicate check
 //!    ([`SeqWindow`], the client's since the endpoint replaced its linear scan); and copies of
-//!    private client code: the `DecodeContext` clone, a SipHash map insert). The printed
+//!    private client code: the `DecodeContext` clone, a `SipHash` map insert). The printed
 //!    loss-burst check shows how many valid datagrams the client discards after a burst of
 //!    lost ones (u8 Event sequence numbers). (The bitset window is proved equal to the scan it
 //!    replaced by a unit test of `net::endpoint`.)
@@ -36,7 +36,7 @@
 //!    client re-learns a peer's address from every datagram, so a blaster on another socket
 //!    would divert the OCU's queries away from the sim.
 //!    The consumer (the main thread) drains `handle.updates()` with a blocking receive and
-//!    takes, per blaster update, receive->update = (now - handle.start()) - t (the OCU's
+//!    takes, per blaster update, receive->update = (now - `handle.start()`) - t (the OCU's
 //!    clock, from the receive thread's timestamp) and send->update = now - send instant.
 //!    Loss is counted at each stage: at the OCU's socket (/proc/net/udp `drops`), before the
 //!    client (everything the proxy sent vs `NetStats.datagrams`, read once the proxy has
@@ -57,7 +57,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::too_many_lines,
-    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+    clippy::disallowed_methods,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole; \
+              their peers and load generators are raw sockets outside net/ on purpose"
 )]
 
 use std::collections::HashMap;
@@ -85,12 +87,12 @@ use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
 use jaus_ocu::sim::host;
 
-/// ReportJointPositions' message ID.
+/// `ReportJointPositions`' message ID.
 const REPORT_JOINT_POSITIONS: u16 = 0x4602;
-/// Offset of the Event's SequenceNumber in a single-block datagram: version byte, 12-byte
-/// block header, message ID (2), EventID (1).
+/// Offset of the Event's `SequenceNumber` in a single-block datagram: version byte, 12-byte
+/// block header, message ID (2), `EventID` (1).
 const EVENT_SEQ_AT: usize = 1 + 12 + 2 + 1;
-/// Offset of joint 1's raw position integer: then SequenceNumber (1), ReportMessage count
+/// Offset of joint 1's raw position integer: then `SequenceNumber` (1), `ReportMessage` count
 /// (u32), the report's message ID (2), joint count (1), joint 1's unit code (1).
 const JOINT1_RAW_AT: usize = EVENT_SEQ_AT + 1 + 4 + 2 + 1 + 1;
 /// Fake-clock step between datagrams in memory: the loopback rate, 50 kHz.
@@ -111,7 +113,7 @@ fn event_of(bytes: &[u8]) -> Option<(u16, Option<Event>)> {
     }
 }
 
-/// Whether `e` carries a ReportJointPositions.
+/// Whether `e` carries a `ReportJointPositions`.
 fn is_positions(e: &Event) -> bool {
     e.report_message.message_id() == Some(REPORT_JOINT_POSITIONS)
 }
@@ -239,7 +241,7 @@ fn live_client() -> (Client, Stream) {
     panic!("the in-memory client did not go Live with an active joint-position event in 10 s");
 }
 
-/// Proves every datagram of the stream is applied (one JointPositions update each), across a
+/// Proves every datagram of the stream is applied (one `JointPositions` update each), across a
 /// JUDP sequence wrap inside the 2 s duplicate window.
 fn stream_is_applied_in_full() {
     let (mut client, mut stream) = live_client();
@@ -334,7 +336,7 @@ fn in_memory(c: &mut Criterion) {
                     publisher.publish(u);
                 }
                 drain(&rx)
-            })
+            });
         });
         assert_eq!(publisher.coalesced + publisher.dropped, 0);
     }
@@ -359,7 +361,7 @@ fn in_memory(c: &mut Criterion) {
                 }
                 publisher.flush();
                 drain(&rx)
-            })
+            });
         });
         assert_eq!(publisher.coalesced + publisher.dropped, 0);
         g.throughput(Throughput::Elements(1));
@@ -376,7 +378,7 @@ fn in_memory(c: &mut Criterion) {
                 let n = out.updates.len();
                 out.clear();
                 n
-            })
+            });
         });
     }
     {
@@ -394,10 +396,10 @@ fn in_memory(c: &mut Criterion) {
                     unreachable!()
                 };
                 (h, e.report_message.decode(&ctx).unwrap())
-            })
+            });
         });
         g.bench_function("part_stream_stamp_only", |b| {
-            b.iter(|| stream.next().2.len())
+            b.iter(|| stream.next().2.len());
         });
     }
     {
@@ -416,7 +418,7 @@ fn in_memory(c: &mut Criterion) {
                     messages += usize::from(matches!(inbound.kind, InboundKind::Message(_)));
                 }
                 messages
-            })
+            });
         });
         assert_eq!(endpoint.stats().duplicates, 0);
     }
@@ -430,20 +432,20 @@ fn in_memory(c: &mut Criterion) {
                 seq = seq.wrapping_add(1);
                 now += STEP_S;
                 window.duplicate(black_box(seq), now)
-            })
+            });
         });
         let ctx = DecodeContext {
             joint_kinds: jaus_ocu::net::reports::decode_context(&ArmFile::demo().spec).joint_kinds,
         };
         g.bench_function("part_decode_context_clone", |b| {
-            b.iter(|| black_box(&ctx).clone())
+            b.iter(|| black_box(&ctx).clone());
         });
         let mut last_sample: HashMap<Signal, f64> = HashMap::new();
         g.bench_function("part_siphash_map_insert", |b| {
             b.iter(|| {
                 now += STEP_S;
                 last_sample.insert(black_box(Signal::JointPositions), now)
-            })
+            });
         });
     }
     {
@@ -457,7 +459,7 @@ fn in_memory(c: &mut Criterion) {
             b.iter(|| {
                 publisher.publish(u.clone());
                 drain(&rx)
-            })
+            });
         });
     }
     g.finish();
@@ -893,7 +895,7 @@ fn loopback() {
             Update::Stats { t, stats: s } if done_at.is_some_and(|d| t > d + 0.2) => break s,
             Update::Link { t, state } => events.push((t, format!("link {state:?}"))),
             Update::Stale { t, signal, stale } => {
-                events.push((t, format!("{signal:?} stale={stale}")))
+                events.push((t, format!("{signal:?} stale={stale}")));
             }
             Update::Error { t, message } => events.push((t, format!("error {message}"))),
             _ => {}
@@ -1038,7 +1040,7 @@ fn loopback() {
     );
     println!(
         "  threads over {wall:.2} s wall ({} cores); CPU and run-queue wait as % of one core, context switches per blaster datagram:",
-        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
     );
     for n in cpu_names {
         let t = thread(n);

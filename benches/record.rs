@@ -3,10 +3,10 @@
 //! Target: the recorder writes >= 500,000 datagrams/s of ~100-byte JUDP datagrams on one core.
 //!
 //! The traffic is what a 7-joint arm streaming at 1 kHz sends: each datagram carries two JUDP
-//! blocks from the arm to the OCU, a ReportJointPositions and a ReportJointVelocity of the
+//! blocks from the arm to the OCU, a `ReportJointPositions` and a `ReportJointVelocity` of the
 //! demo arm following a smooth trajectory (so the bytes compress like real ones, not like
 //! copies), with consecutive JUDP sequence numbers, 1 ms apart. The first datagram is the
-//! arm's ReportManipulatorSpecifications, so the observer selects the arm and decodes the rest.
+//! arm's `ReportManipulatorSpecifications`, so the observer selects the arm and decodes the rest.
 //!
 //! `write/*` times the real [`Recorder`] end to end: `start` (file created, header and session
 //! metadata flushed), every datagram sent through its bounded channel from the bench thread,
@@ -240,7 +240,7 @@ fn bench(c: &mut Criterion) {
                         record(config(v), batch)
                     })
                     .sum()
-            })
+            });
         });
     }
     g.finish();
@@ -259,7 +259,7 @@ fn bench(c: &mut Criterion) {
                 assert_eq!(n, N + 1);
                 assert_eq!(src.stopped(), None);
                 n
-            })
+            });
         });
     }
     g.finish();
@@ -277,7 +277,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             format::encode_update(black_box(&sample), &mut json);
             json.len()
-        })
+        });
     });
     g.finish();
 
@@ -337,7 +337,7 @@ fn parts(c: &mut Criterion, recs: &[WireRecord]) {
                 out.clear();
             }
             n
-        })
+        });
     });
     let mut obs = Observer::new(START_NS);
     let mut updates = Vec::new();
@@ -357,7 +357,7 @@ fn parts(c: &mut Criterion, recs: &[WireRecord]) {
                 n += json.len();
             }
             n
-        })
+        });
     });
     let jsons: Vec<Vec<Vec<u8>>> = per_record
         .iter()
@@ -418,7 +418,7 @@ fn parts(c: &mut Criterion, recs: &[WireRecord]) {
                     }
                     w.finish().unwrap();
                     size = w.into_inner().end;
-                })
+                });
             });
             println!(
                 "{id}: {:.1} bytes/datagram",

@@ -146,9 +146,10 @@ fn first_frame(path: &Path) -> (Duration, Replay) {
                 break;
             }
         }
-        if replay.progress().finished {
-            panic!("the whole file loaded without a drawable frame");
-        }
+        assert!(
+            !replay.progress().finished,
+            "the whole file loaded without a drawable frame"
+        );
         let _ = wake_rx.recv_timeout(Duration::from_millis(5));
     }
     (t0.elapsed(), replay)
@@ -161,7 +162,7 @@ fn main() {
     let path: PathBuf = dir.join("hour.mcap");
     let t = Instant::now();
     let datagrams = record(&path, seconds);
-    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
     println!(
         "recording: {seconds} s at 1 kHz positions + 1 kHz F/T, {datagrams} datagrams, {:.1} MB ({:.1} bytes/datagram), written in {:.1} s",
         size as f64 / 1e6,
@@ -185,7 +186,7 @@ fn main() {
                 drop(replay);
             }
             total
-        })
+        });
     });
 
     // (b) Full load.
@@ -224,14 +225,14 @@ fn main() {
             let s = session.state_at(black_box(times[i]));
             assert!(s.positions.is_some());
             s
-        })
+        });
     });
     c.bench_function("step_next_and_prev_report", |b| {
         b.iter(|| {
             i = (i + 1) % times.len();
             let t = black_box(times[i]);
             (session.next_report(t), session.prev_report(t))
-        })
+        });
     });
     c.final_summary();
 

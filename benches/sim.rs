@@ -12,7 +12,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::too_many_lines,
-    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+    clippy::disallowed_methods,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole; \
+              their peers and load generators are raw sockets outside net/ on purpose"
 )]
 
 use std::collections::HashMap;
@@ -105,7 +107,7 @@ fn in_memory(c: &mut Criterion) {
             // Every subscription fired every tick.
             assert!(sent >= 30 * 1000, "{sent} datagrams in a simulated second");
             black_box(sent)
-        })
+        });
     });
     g.finish();
 }

@@ -1,7 +1,7 @@
 //! UI frame cost (issue 5): CPU time per frame for UI logic + plot decimation + tessellation +
 //! scene update (rasterization excluded: no GPU is involved), with the 7-joint demo arm and
 //! 8 hours of 100 Hz end-effector force/torque history in the plots; compared in the same run
-//! with handing every point in the visible window straight to egui_plot.
+//! with handing every point in the visible window straight to `egui_plot`.
 //!
 //! Run: `cargo bench --bench ui`.
 
@@ -125,7 +125,7 @@ fn bench(c: &mut Criterion) {
     let ctx = egui::Context::default();
     frame(&ctx, &mut a);
     g.bench_function("without_plots", |b| {
-        b.iter(|| black_box(frame(&ctx, &mut a)))
+        b.iter(|| black_box(frame(&ctx, &mut a)));
     });
     // Decimation alone, as the two plots do it: 4 + 3 channels over the full 8 h, 1280 columns.
     let a = app(HOURS * 3600.0);
@@ -138,7 +138,7 @@ fn bench(c: &mut Criterion) {
             let t =
                 s.ft.plot_points_multi(&[3, 4, 5], 0.0, HOURS * 3600.0, 1280, &mut bounds);
             black_box(f.len() + t.len())
-        })
+        });
     });
     eprintln!(
         "history: {} samples x 7 channels, {:.1} MB",

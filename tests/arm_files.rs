@@ -153,7 +153,7 @@ fn assert_within_one_lsb(sent: &ArmSpec, got: &ArmSpec) {
     }
 }
 
-/// Sends `spec` as ReportManipulatorSpecifications and decodes it again.
+/// Sends `spec` as `ReportManipulatorSpecifications` and decodes it again.
 fn over_the_wire(spec: &ArmSpec) -> (usize, ArmSpec) {
     let bytes = Message::from(jaus_ocu::net::reports::spec_report(spec))
         .emit()

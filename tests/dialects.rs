@@ -1,4 +1,4 @@
-//! What real peers send beyond the JSIDL (wire reference §9): unit codes 0/1, JointNamesList
+//! What real peers send beyond the JSIDL (wire reference §9): unit codes 0/1, `JointNamesList`
 //! without its presence bit, flooring encoders; and malformed bodies rejected with context.
 
 #![allow(
@@ -20,7 +20,7 @@ fn joint_positions(m: Message) -> Vec<JointValue> {
     }
 }
 
-/// ReportJointPositions body with explicit unit codes and raw integers.
+/// `ReportJointPositions` body with explicit unit codes and raw integers.
 fn rjp(entries: &[(u8, u32)]) -> Vec<u8> {
     let mut b = vec![0x02, 0x46, entries.len() as u8];
     for (code, raw) in entries {

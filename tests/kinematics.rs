@@ -1,5 +1,5 @@
 //! Forward kinematics (kinematics.md §5, §7) against the reference arms of
-//! `tests/data/reference-fk.json` (PUMA 560, UR5e), the telemax arm of kinematics.md §9.3, and
+//! `tests/data/reference-fk.json` (PUMA 560, `UR5e`), the telemax arm of kinematics.md §9.3, and
 //! properties that hold for any arm.
 
 #![allow(
@@ -554,7 +554,7 @@ fn telemax_jaus_q(urdf: [f64; 7]) -> [f64; 7] {
     q
 }
 
-/// The telemax URDF joints quoted in fkie/iop_jaus_manipulator `ManipulatorUrdfReader.cpp`
+/// The telemax URDF joints quoted in `fkie/iop_jaus_manipulator` `ManipulatorUrdfReader.cpp`
 /// (kinematics.md §1 item 5): origin xyz (all rpy = 0), axis, prismatic or not.
 const TELEMAX_URDF: [([f64; 3], [f64; 3], bool); 7] = [
     ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0], false), // turretTurn
@@ -566,8 +566,8 @@ const TELEMAX_URDF: [([f64; 3], [f64; 3], bool); 7] = [
     ([0.109, 0.0, 0.0], [1.0, 0.0, 0.0], false), // gripperTurn (continuous)
 ];
 
-/// manipulator_base_link ← gripperTurn_link by the URDF rules, then frame 7 as §9.3 places
-/// it: same origin, x7 = −z_tip, y7 = +y_tip, z7 = +x_tip. Shares no code with the C&D chain.
+/// `manipulator_base_link` ← `gripperTurn_link` by the URDF rules, then frame 7 as §9.3 places
+/// it: same origin, x7 = −`z_tip`, y7 = +`y_tip`, z7 = +`x_tip`. Shares no code with the C&D chain.
 fn telemax_by_urdf(urdf_q: [f64; 7]) -> DAffine3 {
     let mut t = DAffine3::IDENTITY;
     for (&(origin, axis, prismatic), q) in TELEMAX_URDF.iter().zip(urdf_q) {

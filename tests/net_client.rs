@@ -43,7 +43,7 @@ use jaus_ocu::sim::component::{self, Component, SimConfig};
 use jaus_ocu::sim::harness::{Passage, SimNet, Verdict, WireTap};
 
 const fn local(port: u16) -> SocketAddr {
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)), port)
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
 }
 
 /// Where the client lives.
@@ -64,7 +64,7 @@ const OTHER_ID: JausId = JausId::new(150, 1, 1);
 // -------------------------------------------------------------------------------------------
 // The harness.
 
-/// SplitMix64: every hand-made sequence number and jitter is reproducible from its seed.
+/// `SplitMix64`: every hand-made sequence number and jitter is reproducible from its seed.
 struct Rng(u64);
 
 impl Rng {
@@ -277,7 +277,7 @@ impl Net {
         let peers: Vec<SocketAddr> = net.peers.iter().map(|p| p.addr).collect();
         let record_events = *record_events;
         phase(net, &mut |p| {
-            log_passage(p, &peers, sent, heard, record_events, events)
+            log_passage(p, &peers, sent, heard, record_events, events);
         });
     }
 
@@ -429,7 +429,7 @@ impl Net {
     }
 }
 
-/// Whether `m` is a CreateEvent for the query with ID `query`.
+/// Whether `m` is a `CreateEvent` for the query with ID `query`.
 fn creates(m: &Message, query: u16) -> bool {
     matches!(m, Message::CreateEvent(c) if c.query_message.message_id() == Some(query))
 }
@@ -1450,7 +1450,7 @@ fn each_status_command_is_judged_by_the_status_that_follows_it() {
     );
 }
 
-/// Runs until an Update::Status with `state` arrives (since `mark`), at most `secs`.
+/// Runs until an `Update::Status` with `state` arrives (since `mark`), at most `secs`.
 fn sees_status(net: &mut Net, mark: usize, state: ManagementState, secs: f64) -> bool {
     let seen = |n: &Net| {
         n.updates[mark..]
@@ -1935,7 +1935,7 @@ fn random_datagrams_change_nothing_but_counters() {
     for u in &net.updates[mark..] {
         match u {
             Update::JointPositions { values, .. } => {
-                assert_positions_close(values, &home, &ArmFile::demo().spec)
+                assert_positions_close(values, &home, &ArmFile::demo().spec);
             }
             Update::Component { info, .. } => assert_ne!(info.id, SIM_ID.into()),
             Update::ComponentLost { id, .. } => assert_ne!(*id, SIM_ID.into()),
@@ -2005,7 +2005,7 @@ fn positions_event(net: &Net) -> u8 {
         .expect("a periodic event")
 }
 
-/// When peer 0 cancelled event `id` (ConfirmEventRequest with rate 0 for a periodic event).
+/// When peer 0 cancelled event `id` (`ConfirmEventRequest` with rate 0 for a periodic event).
 fn cancelled_at(net: &Net, id: u8, after: f64) -> Option<f64> {
     net.heard.iter().find_map(|h| match &h.msg {
         Message::ConfirmEventRequest(c)

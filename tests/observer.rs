@@ -34,7 +34,7 @@ use jaus_ocu::sim::harness::SimNet;
 use proptest::prelude::*;
 
 const fn local(port: u16) -> SocketAddr {
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)), port)
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
 }
 
 const OCU: SocketAddr = local(5000);
@@ -210,7 +210,7 @@ fn live_session(dialect: Dialect, seconds: u64) -> Live {
                 direction: p.direction,
                 peer: p.peer,
                 bytes: p.bytes.to_vec(),
-            })
+            });
         });
     }
     Live {

@@ -5,7 +5,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::too_many_lines,
-    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+    clippy::disallowed_methods,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole; \
+              their peers and load generators are raw sockets outside net/ on purpose"
 )]
 
 use std::io::{BufRead, BufReader};

@@ -360,7 +360,7 @@ fn joint_specification(r: Reals) -> impl Strategy<Value = JointSpecification> {
     either(revolute, prismatic)
 }
 
-/// A specification with `names` as its JointNamesList.
+/// A specification with `names` as its `JointNamesList`.
 fn manipulator_specifications(
     r: Reals,
     names: impl Strategy<Value = Option<Vec<String>>>,

@@ -1,7 +1,7 @@
 //! `jaus-ocu screenshot` end to end: the whole UI rendered offscreen through EGL on Mesa's
 //! software device into a pbuffer (no display, no GPU). The PNG must show the UI (many
 //! colours), the SIMULATED badge, and the 3D view's tool marker, which only the three-d paint
-//! callback draws: proof that the callback ran inside egui_glow's paint.
+//! callback draws: proof that the callback ran inside `egui_glow`'s paint.
 //!
 //! Needs Mesa's EGL at run time (Debian: `libegl1 libegl-mesa0 libgl1-mesa-dri`).
 

@@ -5,7 +5,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::too_many_lines,
-    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+    clippy::disallowed_methods,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole; \
+              their peers and load generators are raw sockets outside net/ on purpose"
 )]
 
 use std::net::{SocketAddr, UdpSocket};
@@ -46,7 +48,7 @@ struct Client {
     reassembler: Reassembler,
     ctx: DecodeContext,
     queue: std::collections::VecDeque<(Header, Message)>,
-    /// Re-sends RequestControl every second while waiting, as an OCU holding control does.
+    /// Re-sends `RequestControl` every second while waiting, as an OCU holding control does.
     keep_control: Option<Instant>,
 }
 
@@ -614,7 +616,7 @@ fn preset_transition_ends_at_the_preset_and_reports_completion() {
         pose_id: target.id,
     });
     let mut saw_moving = false;
-    let result = c.wait_for(Duration::from_secs(60), |m| match m {
+    let result = c.wait_for(Duration::from_mins(1), |m| match m {
         Message::Event(e) => {
             if let Ok(Message::ReportCurrentPose(ReportCurrentPose::Moving {
                 end_state_id, ..
@@ -788,7 +790,7 @@ fn emergency_stops_motion_until_cleared_and_resumed() {
         pose_id: far.id,
     });
     assert_eq!(
-        c.transition_result(23, Duration::from_secs(60)),
+        c.transition_result(23, Duration::from_mins(1)),
         Some(TransitionStatus::Completed)
     );
 }

@@ -1,4 +1,4 @@
-//! Operator flows through the real UI code with egui_kittest (no display, no GPU): the app is
+//! Operator flows through the real UI code with `egui_kittest` (no display, no GPU): the app is
 //! fed updates recorded from the simulator (in memory, through the real client state machine),
 //! the test clicks like an operator and checks the commands the UI sends (read where they
 //! leave it: a detached network handle) and what it shows.
@@ -594,7 +594,7 @@ mod replay_flows {
         // The middle of the bar is the middle of the session (within a few pixels).
         let per_px = (b - a) / 1000.0;
         assert!(
-            (t - (a + b) / 2.0).abs() < 6.0 * per_px.max(0.01),
+            (t - f64::midpoint(a, b)).abs() < 6.0 * per_px.max(0.01),
             "cursor {t} in {a}..{b}"
         );
     }

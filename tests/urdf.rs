@@ -2,7 +2,7 @@
 //! independent parser (`urdf-rs`) and its forward kinematics computed by an independent
 //! library (`k`); the tool point, every joint frame and every bounding cylinder must equal
 //! `model::kinematics` in the vehicle frame, for the demo arm (prismatic joint, continuous
-//! joint, mount, tool point), PUMA 560 and UR5e (also with a mount and a tool point), and a
+//! joint, mount, tool point), PUMA 560 and `UR5e` (also with a mount and a tool point), and a
 //! synthetic arm with a prismatic first joint, a twisted prismatic joint and a skew mount.
 
 #![allow(
@@ -210,7 +210,12 @@ fn demo_arm_urdf_has_our_tool_point_frames_and_cylinders() {
             .iter()
             .any(|j| j.kind == JointType::Prismatic)
     );
-    assert!(demo.spec.joints.iter().any(|j| j.is_continuous()));
+    assert!(
+        demo.spec
+            .joints
+            .iter()
+            .any(jaus_ocu::model::arm::Joint::is_continuous)
+    );
     let mut extra = vec![demo.home.clone()];
     extra.extend(demo.presets.iter().map(|p| p.positions.clone()));
     check("demo", &demo.spec, demo.tool_point, &extra);

@@ -124,5 +124,5 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
         }
     }
     out.flush()?;
-    Ok(if clean { 0 } else { 1 })
+    Ok(i32::from(!clean))
 }

@@ -82,7 +82,9 @@ pub fn run(args: &InspectArgs) -> Result<i32> {
                     &ctx,
                     Some(&mut reassembler.defragmenter(d.time)),
                 );
-                let clean = decoded.as_ref().is_ok_and(|x| x.is_clean());
+                let clean = decoded
+                    .as_ref()
+                    .is_ok_and(super::super::jaus::dump::DecodedDatagram::is_clean);
                 if clean {
                     summary.clean += 1;
                 } else {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::jaus::{JausId, judp};
 use crate::model::arm::JointType;
 use crate::model::state::ArmState;
-use crate::model::update::*;
+use crate::model::update::{ControlState, LinkState, PoseState, Signal};
 use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
 use crate::net::thread::{NetConfig, NetHandle};
 
@@ -79,7 +79,12 @@ impl NetArgs {
 
     /// Where `cfg` looks, for error messages.
     pub fn looked_at(&self, cfg: &NetConfig) -> String {
-        let mut places: Vec<String> = cfg.client.connect.iter().map(|a| a.to_string()).collect();
+        let mut places: Vec<String> = cfg
+            .client
+            .connect
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         if let Some(m) = cfg.client.multicast {
             places.push(format!("multicast group {m}"));
         }
@@ -314,7 +319,7 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
     let mut state = ArmState::default();
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(args.timeout);
-    let mut last_draw = Instant::now() - Duration::from_secs(1);
+    let mut last_draw = Instant::now().checked_sub(Duration::from_secs(1)).unwrap();
     let mut window: Vec<(Instant, std::collections::BTreeMap<Signal, u64>)> = Vec::new();
     let mut complete_at: Option<Instant> = None;
     loop {

@@ -98,7 +98,7 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
         cfg.client
             .connect
             .iter()
-            .map(|a| a.to_string())
+            .map(std::string::ToString::to_string)
             .collect::<Vec<_>>()
             .join(","),
     );

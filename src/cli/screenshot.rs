@@ -29,7 +29,7 @@ pub struct ScreenshotArgs {
     /// Arm description (TOML) or built-in name: demo, puma560, ur5e.
     #[arg(long, value_name = "FILE", default_value = "demo")]
     pub arm: String,
-    /// Image size in pixels, WIDTHxHEIGHT.
+    /// Image size in pixels, `WIDTHxHEIGHT`.
     #[arg(long, value_name = "WxH", default_value = "1280x800")]
     pub size: String,
     /// Render the replay of this recording (.mcap) or capture (.pcap, .pcapng) instead of the
@@ -132,7 +132,7 @@ fn replay_app(path: &std::path::Path, at: Option<f64>) -> Result<OcuApp> {
             path.display()
         ),
         Some(at) => t0 + at,
-        None => (t0 + t1) / 2.0,
+        None => f64::midpoint(t0, t1),
     };
     let mut app = OcuApp::with_replay(replay, Default::default());
     app.seek(t);

@@ -16,9 +16,9 @@ use crate::sim::host;
 /// Which encoding dialect the simulator writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DialectArg {
-    /// SAE JSIDL: unit codes 1/2, JointNamesList under its presence bit.
+    /// SAE JSIDL: unit codes 1/2, `JointNamesList` under its presence bit.
     Jsidl,
-    /// OpenJAUS: unit codes 0/1, JointNamesList always present without its bit.
+    /// OpenJAUS: unit codes 0/1, `JointNamesList` always present without its bit.
     Openjaus,
 }
 

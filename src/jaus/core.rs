@@ -1,4 +1,4 @@
-//! Core service set v1.1 (AS5710A) messages an OCU uses: Events, AccessControl, Management,
+//! Core service set v1.1 (AS5710A) messages an OCU uses: Events, `AccessControl`, Management,
 //! Liveness, Discovery (wire reference §8.4).
 
 use serde::Serialize;
@@ -8,7 +8,7 @@ use super::message::{Body, EmbeddedMessage};
 use super::wire::{Reader, Writer, scales};
 
 wire_enum! {
-    /// Events: EventType.
+    /// Events: `EventType`.
     pub enum EventType: u8 {
         /// Periodic (service-connection) event.
         Periodic = 0 => "PERIODIC",
@@ -18,7 +18,7 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// AccessControl: ConfirmControl.ResponseCode.
+    /// `AccessControl`: ConfirmControl.ResponseCode.
     pub enum ConfirmControlCode: u8 {
         /// Control granted.
         ControlAccepted = 0 => "CONTROL_ACCEPTED",
@@ -30,7 +30,7 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// AccessControl: RejectControl.ResponseCode.
+    /// `AccessControl`: RejectControl.ResponseCode.
     pub enum RejectControlCode: u8 {
         /// Control was released (on request or by timeout).
         ControlReleased = 0 => "CONTROL_RELEASED",
@@ -76,7 +76,7 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// Discovery: QueryIdentification / ReportIdentification QueryType.
+    /// Discovery: `QueryIdentification` / `ReportIdentification` `QueryType`.
     pub enum QueryType: u8 {
         /// Reserved.
         Reserved = 0 => "RESERVED",
@@ -111,13 +111,13 @@ wire_enum! {
     }
 }
 
-/// One AuthorityCode-only body (RequestControl, SetAuthority, ReportAuthority).
+/// One AuthorityCode-only body (`RequestControl`, `SetAuthority`, `ReportAuthority`).
 macro_rules! authority_message {
     ($( $(#[$meta:meta])* $name:ident ),*) => {$(
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
         pub struct $name {
-            /// AuthorityCode 0..=255.
+            /// `AuthorityCode` 0..=255.
             pub authority_code: u8,
         }
 
@@ -135,11 +135,11 @@ macro_rules! authority_message {
 }
 
 authority_message! {
-    /// 0x000D RequestControl.
+    /// 0x000D `RequestControl`.
     RequestControl,
-    /// 0x0001 SetAuthority.
+    /// 0x0001 `SetAuthority`.
     SetAuthority,
-    /// 0x4001 ReportAuthority.
+    /// 0x4001 `ReportAuthority`.
     ReportAuthority
 }
 
@@ -149,7 +149,7 @@ macro_rules! emergency_message {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
         pub struct $name {
-            /// EmergencyCode; 1 = STOP is the only defined value (peers also send 0).
+            /// `EmergencyCode`; 1 = STOP is the only defined value (peers also send 0).
             pub emergency_code: u16,
         }
 
@@ -167,9 +167,9 @@ macro_rules! emergency_message {
 }
 
 emergency_message! {
-    /// 0x0006 SetEmergency.
+    /// 0x0006 `SetEmergency`.
     SetEmergency,
-    /// 0x0007 ClearEmergency.
+    /// 0x0007 `ClearEmergency`.
     ClearEmergency
 }
 
@@ -182,30 +182,30 @@ empty_message! {
     Resume,
     /// 0x0005 Reset.
     Reset,
-    /// 0x000E ReleaseControl.
+    /// 0x000E `ReleaseControl`.
     ReleaseControl,
-    /// 0x2001 QueryAuthority.
+    /// 0x2001 `QueryAuthority`.
     QueryAuthority,
-    /// 0x2002 QueryStatus.
+    /// 0x2002 `QueryStatus`.
     QueryStatus,
-    /// 0x2003 QueryTimeout.
+    /// 0x2003 `QueryTimeout`.
     QueryTimeout,
-    /// 0x200D QueryControl.
+    /// 0x200D `QueryControl`.
     QueryControl,
-    /// 0x21F2 QueryEventTimeout.
+    /// 0x21F2 `QueryEventTimeout`.
     QueryEventTimeout,
-    /// 0x2202 QueryHeartbeatPulse.
+    /// 0x2202 `QueryHeartbeatPulse`.
     QueryHeartbeatPulse,
-    /// 0x4202 ReportHeartbeatPulse.
+    /// 0x4202 `ReportHeartbeatPulse`.
     ReportHeartbeatPulse,
-    /// 0x2B02 QuerySubsystemList.
+    /// 0x2B02 `QuerySubsystemList`.
     QuerySubsystemList,
 }
 
-/// 0x000F ConfirmControl.
+/// 0x000F `ConfirmControl`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ConfirmControl {
-    /// ResponseCode.
+    /// `ResponseCode`.
     pub response_code: ConfirmControlCode,
 }
 
@@ -222,10 +222,10 @@ impl Body for ConfirmControl {
     }
 }
 
-/// 0x0010 RejectControl.
+/// 0x0010 `RejectControl`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RejectControl {
-    /// ResponseCode.
+    /// `ResponseCode`.
     pub response_code: RejectControlCode,
 }
 
@@ -242,16 +242,16 @@ impl Body for RejectControl {
     }
 }
 
-/// 0x400D ReportControl: who holds control, and with what authority (all zero = nobody).
+/// 0x400D `ReportControl`: who holds control, and with what authority (all zero = nobody).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ReportControl {
-    /// SubsystemID of the controlling client.
+    /// `SubsystemID` of the controlling client.
     pub subsystem_id: u16,
-    /// NodeID of the controlling client.
+    /// `NodeID` of the controlling client.
     pub node_id: u8,
-    /// ComponentID of the controlling client.
+    /// `ComponentID` of the controlling client.
     pub component_id: u8,
-    /// AuthorityCode of the controlling client.
+    /// `AuthorityCode` of the controlling client.
     pub authority_code: u8,
 }
 
@@ -274,7 +274,7 @@ impl Body for ReportControl {
     }
 }
 
-/// 0x4003 ReportTimeout (AccessControl).
+/// 0x4003 `ReportTimeout` (`AccessControl`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ReportTimeout {
     /// Control timeout in seconds; 0 = no timeout.
@@ -294,7 +294,7 @@ impl Body for ReportTimeout {
     }
 }
 
-/// 0x41F2 ReportEventTimeout (Events).
+/// 0x41F2 `ReportEventTimeout` (Events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ReportEventTimeout {
     /// Event timeout in **minutes**, as the wire carries it; 0 = disabled.
@@ -314,7 +314,7 @@ impl Body for ReportEventTimeout {
     }
 }
 
-/// 0x4002 ReportStatus.
+/// 0x4002 `ReportStatus`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ReportStatus {
     /// Status.
@@ -338,16 +338,16 @@ impl Body for ReportStatus {
     }
 }
 
-/// 0x01F0 CreateEvent: subscribe to a query's report, periodically or on every change.
+/// 0x01F0 `CreateEvent`: subscribe to a query's report, periodically or on every change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CreateEvent {
-    /// RequestID chosen by the client.
+    /// `RequestID` chosen by the client.
     pub request_id: u8,
-    /// EventType.
+    /// `EventType`.
     pub event_type: EventType,
-    /// RequestedPeriodicRate, Hz (0..=1092; 0 for every-change events).
+    /// `RequestedPeriodicRate`, Hz (0..=1092; 0 for every-change events).
     pub requested_periodic_rate: f64,
-    /// QueryMessage: the complete query message, with its message ID.
+    /// `QueryMessage`: the complete query message, with its message ID.
     pub query_message: EmbeddedMessage,
 }
 
@@ -373,18 +373,18 @@ impl Body for CreateEvent {
     }
 }
 
-/// 0x01F1 UpdateEvent.
+/// 0x01F1 `UpdateEvent`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UpdateEvent {
-    /// RequestID chosen by the client.
+    /// `RequestID` chosen by the client.
     pub request_id: u8,
-    /// EventType.
+    /// `EventType`.
     pub event_type: EventType,
-    /// RequestedPeriodicRate, Hz.
+    /// `RequestedPeriodicRate`, Hz.
     pub requested_periodic_rate: f64,
-    /// EventID being updated.
+    /// `EventID` being updated.
     pub event_id: u8,
-    /// QueryMessage with its message ID.
+    /// `QueryMessage` with its message ID.
     pub query_message: EmbeddedMessage,
 }
 
@@ -412,12 +412,12 @@ impl Body for UpdateEvent {
     }
 }
 
-/// 0x01F2 CancelEvent.
+/// 0x01F2 `CancelEvent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct CancelEvent {
-    /// RequestID chosen by the client.
+    /// `RequestID` chosen by the client.
     pub request_id: u8,
-    /// EventID to cancel.
+    /// `EventID` to cancel.
     pub event_id: u8,
 }
 
@@ -436,14 +436,14 @@ impl Body for CancelEvent {
     }
 }
 
-/// 0x01F3 ConfirmEventRequest.
+/// 0x01F3 `ConfirmEventRequest`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ConfirmEventRequest {
-    /// RequestID echoed from the request.
+    /// `RequestID` echoed from the request.
     pub request_id: u8,
-    /// EventID assigned by the service.
+    /// `EventID` assigned by the service.
     pub event_id: u8,
-    /// ConfirmedPeriodicRate, Hz.
+    /// `ConfirmedPeriodicRate`, Hz.
     pub confirmed_periodic_rate: f64,
 }
 
@@ -467,14 +467,14 @@ impl Body for ConfirmEventRequest {
     }
 }
 
-/// 0x01F4 RejectEventRequest.
+/// 0x01F4 `RejectEventRequest`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RejectEventRequest {
-    /// RequestID echoed from the request.
+    /// `RequestID` echoed from the request.
     pub request_id: u8,
-    /// ResponseCode (PV bit 0).
+    /// `ResponseCode` (PV bit 0).
     pub response_code: Option<RejectEventCode>,
-    /// ErrorMessage, at most 80 ASCII bytes (PV bit 1).
+    /// `ErrorMessage`, at most 80 ASCII bytes (PV bit 1).
     pub error_message: Option<String>,
 }
 
@@ -514,28 +514,28 @@ impl Body for RejectEventRequest {
     }
 }
 
-/// 0x21F0 QueryEvents: which events to list.
+/// 0x21F0 `QueryEvents`: which events to list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "query_events_var", rename_all = "snake_case")]
 pub enum QueryEvents {
     /// Tag 0: events for one query message code.
     MessageId {
-        /// MessageCode.
+        /// `MessageCode`.
         message_code: u16,
     },
     /// Tag 1: events of one type.
     EventType {
-        /// EventType.
+        /// `EventType`.
         event_type: EventType,
     },
     /// Tag 2: one event.
     EventId {
-        /// EventID.
+        /// `EventID`.
         event_id: u8,
     },
     /// Tag 3: all events.
     AllEvents {
-        /// AllEvents (always 0).
+        /// `AllEvents` (always 0).
         all_events: u8,
     },
 }
@@ -581,21 +581,21 @@ impl Body for QueryEvents {
     }
 }
 
-/// One entry of ReportEvents.
+/// One entry of `ReportEvents`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportEventRec {
-    /// EventType.
+    /// `EventType`.
     pub event_type: EventType,
-    /// EventID.
+    /// `EventID`.
     pub event_id: u8,
-    /// QueryMessage with its message ID.
+    /// `QueryMessage` with its message ID.
     pub query_message: EmbeddedMessage,
 }
 
-/// 0x41F0 ReportEvents.
+/// 0x41F0 `ReportEvents`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportEvents {
-    /// EventList.
+    /// `EventList`.
     pub events: Vec<ReportEventRec>,
 }
 
@@ -627,11 +627,11 @@ impl Body for ReportEvents {
 /// 0x41F1 Event: one report delivered for a subscription.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
-    /// EventID.
+    /// `EventID`.
     pub event_id: u8,
-    /// SequenceNumber, incremented per event (wraps at 255).
+    /// `SequenceNumber`, incremented per event (wraps at 255).
     pub sequence_number: u8,
-    /// ReportMessage: the complete report with its message ID.
+    /// `ReportMessage`: the complete report with its message ID.
     pub report_message: EmbeddedMessage,
 }
 
@@ -651,10 +651,10 @@ impl Body for Event {
     }
 }
 
-/// 0x2B00 QueryIdentification.
+/// 0x2B00 `QueryIdentification`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct QueryIdentification {
-    /// QueryType.
+    /// `QueryType`.
     pub query_type: QueryType,
 }
 
@@ -671,10 +671,10 @@ impl Body for QueryIdentification {
     }
 }
 
-/// 0x2B01 QueryConfiguration.
+/// 0x2B01 `QueryConfiguration`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct QueryConfiguration {
-    /// QueryType (2 = subsystem, 3 = node).
+    /// `QueryType` (2 = subsystem, 3 = node).
     pub query_type: QueryType,
 }
 
@@ -691,10 +691,10 @@ impl Body for QueryConfiguration {
     }
 }
 
-/// 0x4B00 ReportIdentification.
+/// 0x4B00 `ReportIdentification`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReportIdentification {
-    /// QueryType being answered.
+    /// `QueryType` being answered.
     pub query_type: QueryType,
     /// Type of the identified entity.
     #[serde(rename = "type")]
@@ -719,28 +719,28 @@ impl Body for ReportIdentification {
     }
 }
 
-/// A component and instance ID pair (ReportConfiguration).
+/// A component and instance ID pair (`ReportConfiguration`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ComponentInstance {
-    /// ComponentID.
+    /// `ComponentID`.
     pub component_id: u8,
-    /// InstanceID.
+    /// `InstanceID`.
     pub instance_id: u8,
 }
 
-/// A node and its components (ReportConfiguration).
+/// A node and its components (`ReportConfiguration`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConfigurationNode {
-    /// NodeID.
+    /// `NodeID`.
     pub node_id: u8,
-    /// ComponentList.
+    /// `ComponentList`.
     pub components: Vec<ComponentInstance>,
 }
 
-/// 0x4B01 ReportConfiguration.
+/// 0x4B01 `ReportConfiguration`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReportConfiguration {
-    /// NodeList.
+    /// `NodeList`.
     pub nodes: Vec<ConfigurationNode>,
 }
 
@@ -780,21 +780,21 @@ impl Body for ReportConfiguration {
     }
 }
 
-/// One subsystem entry of ReportSubsystemList: the subsystem's Discovery component.
+/// One subsystem entry of `ReportSubsystemList`: the subsystem's Discovery component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SubsystemRec {
-    /// SubsystemID.
+    /// `SubsystemID`.
     pub subsystem_id: u16,
-    /// NodeID.
+    /// `NodeID`.
     pub node_id: u8,
-    /// ComponentID.
+    /// `ComponentID`.
     pub component_id: u8,
 }
 
-/// 0x4B02 ReportSubsystemList.
+/// 0x4B02 `ReportSubsystemList`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReportSubsystemList {
-    /// SubsystemList.
+    /// `SubsystemList`.
     pub subsystems: Vec<SubsystemRec>,
 }
 
@@ -823,14 +823,14 @@ impl Body for ReportSubsystemList {
     }
 }
 
-/// A service URI and version (ReportServices, RegisterServices).
+/// A service URI and version (`ReportServices`, `RegisterServices`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ServiceRec {
     /// URI, e.g. `urn:jaus:jss:core:Events`.
     pub uri: String,
-    /// MajorVersionNumber.
+    /// `MajorVersionNumber`.
     pub major_version_number: u8,
-    /// MinorVersionNumber.
+    /// `MinorVersionNumber`.
     pub minor_version_number: u8,
 }
 
@@ -874,10 +874,10 @@ fn emit_services(w: &mut Writer, services: &[ServiceRec]) -> Result<(), EncodeEr
     services.iter().try_for_each(|s| s.emit(w))
 }
 
-/// 0x0B00 RegisterServices.
+/// 0x0B00 `RegisterServices`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RegisterServices {
-    /// ServiceList.
+    /// `ServiceList`.
     pub services: Vec<ServiceRec>,
 }
 
@@ -893,19 +893,19 @@ impl Body for RegisterServices {
     }
 }
 
-/// A node and the component IDs asked about (QueryServices).
+/// A node and the component IDs asked about (`QueryServices`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QueryServicesNode {
-    /// NodeID (255 = all nodes).
+    /// `NodeID` (255 = all nodes).
     pub node_id: u8,
-    /// ComponentIDs (255 = all components).
+    /// `ComponentIDs` (255 = all components).
     pub components: Vec<u8>,
 }
 
-/// 0x2B03 QueryServices.
+/// 0x2B03 `QueryServices`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QueryServices {
-    /// NodeList.
+    /// `NodeList`.
     pub nodes: Vec<QueryServicesNode>,
 }
 
@@ -948,23 +948,23 @@ impl Body for QueryServices {
     }
 }
 
-/// A component and its services (ReportServices, ReportServiceList).
+/// A component and its services (`ReportServices`, `ReportServiceList`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ComponentServices {
-    /// ComponentID.
+    /// `ComponentID`.
     pub component_id: u8,
-    /// InstanceID.
+    /// `InstanceID`.
     pub instance_id: u8,
-    /// ServiceList.
+    /// `ServiceList`.
     pub services: Vec<ServiceRec>,
 }
 
 /// A node and its components' services.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeServices {
-    /// NodeID.
+    /// `NodeID`.
     pub node_id: u8,
-    /// ComponentList.
+    /// `ComponentList`.
     pub components: Vec<ComponentServices>,
 }
 
@@ -1004,10 +1004,10 @@ fn emit_node_services(w: &mut Writer, nodes: &[NodeServices]) -> Result<(), Enco
     Ok(())
 }
 
-/// 0x4B03 ReportServices.
+/// 0x4B03 `ReportServices`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReportServices {
-    /// NodeList.
+    /// `NodeList`.
     pub nodes: Vec<NodeServices>,
 }
 
@@ -1023,37 +1023,37 @@ impl Body for ReportServices {
     }
 }
 
-/// A component asked about in QueryServiceList, with an optional search filter.
+/// A component asked about in `QueryServiceList`, with an optional search filter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ServiceListComponent {
-    /// ComponentID (255 = all).
+    /// `ComponentID` (255 = all).
     pub component_id: u8,
-    /// SearchFilter (PV bit 0).
+    /// `SearchFilter` (PV bit 0).
     pub search_filter: Option<String>,
 }
 
-/// A node asked about in QueryServiceList.
+/// A node asked about in `QueryServiceList`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ServiceListNode {
-    /// NodeID (255 = all).
+    /// `NodeID` (255 = all).
     pub node_id: u8,
-    /// ComponentList.
+    /// `ComponentList`.
     pub components: Vec<ServiceListComponent>,
 }
 
-/// A subsystem asked about in QueryServiceList.
+/// A subsystem asked about in `QueryServiceList`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ServiceListSubsystem {
-    /// SubsystemID (65535 = all).
+    /// `SubsystemID` (65535 = all).
     pub subsystem_id: u16,
-    /// NodeList.
+    /// `NodeList`.
     pub nodes: Vec<ServiceListNode>,
 }
 
-/// 0x2B04 QueryServiceList.
+/// 0x2B04 `QueryServiceList`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QueryServiceList {
-    /// SubsystemList (u16 count).
+    /// `SubsystemList` (u16 count).
     pub subsystems: Vec<ServiceListSubsystem>,
 }
 
@@ -1116,19 +1116,19 @@ impl Body for QueryServiceList {
     }
 }
 
-/// A subsystem and its nodes' services (ReportServiceList).
+/// A subsystem and its nodes' services (`ReportServiceList`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SubsystemServices {
-    /// SubsystemID.
+    /// `SubsystemID`.
     pub subsystem_id: u16,
-    /// NodeList.
+    /// `NodeList`.
     pub nodes: Vec<NodeServices>,
 }
 
-/// 0x4B04 ReportServiceList.
+/// 0x4B04 `ReportServiceList`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReportServiceList {
-    /// SubsystemList (u16 count).
+    /// `SubsystemList` (u16 count).
     pub subsystems: Vec<SubsystemServices>,
 }
 

@@ -184,7 +184,7 @@ impl DecodedBlock {
                 hex_string(&self.payload)
             )),
             None if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) => {
-                s.push_str(&format!("  {}", h.ack_nak))
+                s.push_str(&format!("  {}", h.ack_nak));
             }
             None => {}
         }

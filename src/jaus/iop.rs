@@ -1,4 +1,4 @@
-//! IOP v3 manipulator additions: end-effector force/torque and PresetPose (wire reference §7).
+//! IOP v3 manipulator additions: end-effector force/torque and `PresetPose` (wire reference §7).
 //! Every layout here has a single source (OpenJAUS's IOP v3 model); see the notes per message.
 
 use serde::Serialize;
@@ -9,10 +9,10 @@ use super::manipulator::{JointValue, POSITION, Pose, emit_joint_values, parse_jo
 use super::message::Body;
 use super::wire::{Reader, Writer, scales};
 
-/// 0xD998 QueryManipulatorEndEffectorForceTorque.
+/// 0xD998 `QueryManipulatorEndEffectorForceTorque`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct QueryManipulatorEndEffectorForceTorque {
-    /// PresenceVector: which report fields are wanted (bit 0 ForceX … bit 5 TorqueZ; 255 = all).
+    /// `PresenceVector`: which report fields are wanted (bit 0 `ForceX` … bit 5 `TorqueZ`; 255 = all).
     pub presence_vector: u8,
 }
 
@@ -29,20 +29,20 @@ impl Body for QueryManipulatorEndEffectorForceTorque {
     }
 }
 
-/// 0xD999 ReportManipulatorEndEffectorForceTorque, in the end-effector frame.
+/// 0xD999 `ReportManipulatorEndEffectorForceTorque`, in the end-effector frame.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct ReportManipulatorEndEffectorForceTorque {
-    /// ForceX, N (PV bit 0).
+    /// `ForceX`, N (PV bit 0).
     pub force_x: Option<f64>,
-    /// ForceY, N (PV bit 1).
+    /// `ForceY`, N (PV bit 1).
     pub force_y: Option<f64>,
-    /// ForceZ, N (PV bit 2).
+    /// `ForceZ`, N (PV bit 2).
     pub force_z: Option<f64>,
-    /// TorqueX, N·m (PV bit 3).
+    /// `TorqueX`, N·m (PV bit 3).
     pub torque_x: Option<f64>,
-    /// TorqueY, N·m (PV bit 4).
+    /// `TorqueY`, N·m (PV bit 4).
     pub torque_y: Option<f64>,
-    /// TorqueZ, N·m (PV bit 5).
+    /// `TorqueZ`, N·m (PV bit 5).
     pub torque_z: Option<f64>,
 }
 
@@ -121,41 +121,41 @@ impl Body for ReportManipulatorEndEffectorForceTorque {
 }
 
 empty_message! {
-    /// 0xF001 QueryPresetPoseCapabilities.
+    /// 0xF001 `QueryPresetPoseCapabilities`.
     QueryPresetPoseCapabilities,
-    /// 0xF002 QueryCurrentPose.
+    /// 0xF002 `QueryCurrentPose`.
     QueryCurrentPose,
-    /// 0xF005 QueryPresetPoseSpecifications.
+    /// 0xF005 `QueryPresetPoseSpecifications`.
     QueryPresetPoseSpecifications,
 }
 
 /// An allowed transition between two poses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Transition {
-    /// StartPoseID.
+    /// `StartPoseID`.
     pub start_pose_id: u8,
-    /// EndPoseID.
+    /// `EndPoseID`.
     pub end_pose_id: u8,
-    /// TransitionProperties (reserved bits, sent as 0).
+    /// `TransitionProperties` (reserved bits, sent as 0).
     pub transition_properties: u8,
 }
 
-/// A pose and the transitions that start at it (ReportPresetPoseCapabilities).
+/// A pose and the transitions that start at it (`ReportPresetPoseCapabilities`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PoseCapability {
-    /// PoseID (255 is never a valid ID).
+    /// `PoseID` (255 is never a valid ID).
     pub pose_id: u8,
-    /// PoseName.
+    /// `PoseName`.
     pub pose_name: String,
-    /// TransitionList (u16 count). UNCONFIRMED whether it is per pose, as OpenJAUS renders it
+    /// `TransitionList` (u16 count). UNCONFIRMED whether it is per pose, as OpenJAUS renders it
     /// and as decoded here, or global (§9 U2).
     pub transitions: Vec<Transition>,
 }
 
-/// 0xF0F1 ReportPresetPoseCapabilities.
+/// 0xF0F1 `ReportPresetPoseCapabilities`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReportPresetPoseCapabilities {
-    /// PoseList.
+    /// `PoseList`.
     pub poses: Vec<PoseCapability>,
 }
 
@@ -200,20 +200,20 @@ impl Body for ReportPresetPoseCapabilities {
     }
 }
 
-/// 0xF0F2 ReportCurrentPose.
+/// 0xF0F2 `ReportCurrentPose`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "report_current_pose_var", rename_all = "snake_case")]
 pub enum ReportCurrentPose {
     /// Tag 0: at a pose.
     AtPose {
-        /// CurrentStateID: the PoseID (255 = unknown).
+        /// `CurrentStateID`: the `PoseID` (255 = unknown).
         current_state_id: u8,
     },
     /// Tag 1: moving between poses.
     Moving {
-        /// StartStateID: the pose being left.
+        /// `StartStateID`: the pose being left.
         start_state_id: u8,
-        /// EndStateID: the pose being approached.
+        /// `EndStateID`: the pose being approached.
         end_state_id: u8,
     },
 }
@@ -250,12 +250,12 @@ impl Body for ReportCurrentPose {
     }
 }
 
-/// 0xF003 SetCurrentPose: go to a preset pose.
+/// 0xF003 `SetCurrentPose`: go to a preset pose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SetCurrentPose {
-    /// RequestID, echoed in ReportTransitionCompleted.
+    /// `RequestID`, echoed in `ReportTransitionCompleted`.
     pub request_id: u8,
-    /// PoseID of the target pose.
+    /// `PoseID` of the target pose.
     pub pose_id: u8,
 }
 
@@ -275,13 +275,13 @@ impl Body for SetCurrentPose {
 }
 
 wire_enum! {
-    /// PresetPose: ReportTransitionCompleted.TransitionStatus.
+    /// `PresetPose`: ReportTransitionCompleted.TransitionStatus.
     pub enum TransitionStatus: u8 {
         /// The pose was reached.
         Completed = 0 => "TRANSITION_COMPLETED",
         /// No allowed transition from the current pose.
         InvalidTransition = 1 => "INVALID_TRANSITION",
-        /// Unknown PoseID.
+        /// Unknown `PoseID`.
         UnrecognizedPose = 2 => "UNRECOGNIZED_POSE",
         /// The transition failed.
         Failed = 3 => "TRANSITION_FAILED",
@@ -292,12 +292,12 @@ wire_enum! {
     }
 }
 
-/// 0xF0F4 ReportTransitionCompleted.
+/// 0xF0F4 `ReportTransitionCompleted`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ReportTransitionCompleted {
-    /// RequestID from SetCurrentPose.
+    /// `RequestID` from `SetCurrentPose`.
     pub request_id: u8,
-    /// TransitionStatus.
+    /// `TransitionStatus`.
     pub transition_status: TransitionStatus,
 }
 
@@ -316,32 +316,32 @@ impl Body for ReportTransitionCompleted {
     }
 }
 
-/// PresetPositionsVar: what a device's target in a preset pose is.
+/// `PresetPositionsVar`: what a device's target in a preset pose is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "preset_positions_var", rename_all = "snake_case")]
 pub enum PresetTarget {
-    /// Tag 0: JointPositionList, one entry per joint.
+    /// Tag 0: `JointPositionList`, one entry per joint.
     JointPositions {
-        /// JointPosition per joint.
+        /// `JointPosition` per joint.
         joint_positions: Vec<JointValue>,
     },
-    /// Tag 1: EndEffectorPoseRec.
+    /// Tag 1: `EndEffectorPoseRec`.
     EndEffectorPose {
         /// The end-effector pose.
         #[serde(flatten)]
         pose: Pose,
     },
-    /// Tag 2: PanTiltJointPositionRec.
+    /// Tag 2: `PanTiltJointPositionRec`.
     PanTilt {
-        /// Joint1Position, rad.
+        /// `Joint1Position`, rad.
         joint1_position: f64,
-        /// Joint2Position, rad.
+        /// `Joint2Position`, rad.
         joint2_position: f64,
     },
-    /// Tag 3: StabilizerPositionRec. UNCONFIRMED whether IOP carries one record (as decoded
+    /// Tag 3: `StabilizerPositionRec`. UNCONFIRMED whether IOP carries one record (as decoded
     /// here, per the OpenJAUS rendering) or a list of them (§7.2).
     Stabilizer {
-        /// StabilizerID.
+        /// `StabilizerID`.
         stabilizer_id: u8,
         /// Position, rad (±π, u16).
         position: f64,
@@ -351,7 +351,7 @@ pub enum PresetTarget {
 /// One device's part of a preset pose.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PresetPositions {
-    /// JAUS_ID of the device's component.
+    /// `JAUS_ID` of the device's component.
     pub jaus_id: JausId,
     /// The device's target.
     pub target: PresetTarget,
@@ -360,18 +360,18 @@ pub struct PresetPositions {
 /// One preset pose with its per-device targets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PresetPoseSpecification {
-    /// PoseID.
+    /// `PoseID`.
     pub pose_id: u8,
-    /// PoseName.
+    /// `PoseName`.
     pub pose_name: String,
-    /// PresetPositionsList.
+    /// `PresetPositionsList`.
     pub positions: Vec<PresetPositions>,
 }
 
-/// 0xF0F5 ReportPresetPoseSpecifications (layout from `seeds/002_*.txt`).
+/// 0xF0F5 `ReportPresetPoseSpecifications` (layout from `seeds/002_*.txt`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportPresetPoseSpecifications {
-    /// PresetPoseSpecificationsList.
+    /// `PresetPoseSpecificationsList`.
     pub poses: Vec<PresetPoseSpecification>,
 }
 

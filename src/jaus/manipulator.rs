@@ -53,17 +53,17 @@ impl VariableFamily {
     }
 }
 
-/// JointPosition: rad ±8π or m ±10.
+/// `JointPosition`: rad ±8π or m ±10.
 pub const POSITION: VariableFamily = VariableFamily {
     revolute: scales::JOINT_POSITION_RAD,
     prismatic: scales::JOINT_POSITION_M,
 };
-/// JointVelocity: rad/s ±10π or m/s ±5.
+/// `JointVelocity`: rad/s ±10π or m/s ±5.
 pub const VELOCITY: VariableFamily = VariableFamily {
     revolute: scales::JOINT_VELOCITY_RAD,
     prismatic: scales::JOINT_VELOCITY_M,
 };
-/// JointForceTorque: N·m ±1000 or N ±500.
+/// `JointForceTorque`: N·m ±1000 or N ±500.
 pub const FORCE_TORQUE: VariableFamily = VariableFamily {
     revolute: scales::JOINT_TORQUE,
     prismatic: scales::JOINT_FORCE,
@@ -164,17 +164,17 @@ macro_rules! joint_values_message {
 }
 
 joint_values_message! {
-    /// 0x4602 ReportJointPositions.
+    /// 0x4602 `ReportJointPositions`.
     ReportJointPositions { joint_positions, POSITION, "JointPositionList", "JointPosition" },
-    /// 0x0602 SetJointPositions.
+    /// 0x0602 `SetJointPositions`.
     SetJointPositions { joint_positions, POSITION, "JointPositionList", "JointPosition" },
-    /// 0x4608 ReportCommandedJointPositions.
+    /// 0x4608 `ReportCommandedJointPositions`.
     ReportCommandedJointPositions { joint_positions, POSITION, "JointPositionList", "JointPosition" },
-    /// 0x4603 ReportJointVelocity.
+    /// 0x4603 `ReportJointVelocity`.
     ReportJointVelocity { joint_velocities, VELOCITY, "JointVelocityList", "JointVelocity" },
-    /// 0x0603 SetJointVelocity.
+    /// 0x0603 `SetJointVelocity`.
     SetJointVelocity { joint_velocities, VELOCITY, "JointVelocityList", "JointVelocity" },
-    /// 0x4605 ReportJointForceTorques.
+    /// 0x4605 `ReportJointForceTorques`.
     ReportJointForceTorques { joint_force_torques, FORCE_TORQUE, "ActuatorForceTorqueList", "JointForceTorque" },
 }
 
@@ -184,7 +184,7 @@ macro_rules! effort_message {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Serialize)]
         pub struct $name {
-            /// JointEffort per joint, percent of maximum effort (−100..=100).
+            /// `JointEffort` per joint, percent of maximum effort (−100..=100).
             pub joint_efforts: Vec<f64>,
         }
 
@@ -207,23 +207,23 @@ macro_rules! effort_message {
 }
 
 effort_message! {
-    /// 0x4601 ReportJointEffort.
+    /// 0x4601 `ReportJointEffort`.
     ReportJointEffort,
-    /// 0x0601 SetJointEffort.
+    /// 0x0601 `SetJointEffort`.
     SetJointEffort
 }
 
-/// A tool point message (ToolPointRec, ±15 m).
+/// A tool point message (`ToolPointRec`, ±15 m).
 macro_rules! tool_offset_message {
     ($( $(#[$meta:meta])* $name:ident ),*) => {$(
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
         pub struct $name {
-            /// ToolPointCoordinateX in the end-effector frame, m.
+            /// `ToolPointCoordinateX` in the end-effector frame, m.
             pub x: f64,
-            /// ToolPointCoordinateY, m.
+            /// `ToolPointCoordinateY`, m.
             pub y: f64,
-            /// ToolPointCoordinateZ, m.
+            /// `ToolPointCoordinateZ`, m.
             pub z: f64,
         }
 
@@ -246,14 +246,14 @@ macro_rules! tool_offset_message {
 }
 
 tool_offset_message! {
-    /// 0x4604 ReportToolOffset.
+    /// 0x4604 `ReportToolOffset`.
     ReportToolOffset,
-    /// 0x0604 SetToolOffset.
+    /// 0x0604 `SetToolOffset`.
     SetToolOffset
 }
 
 /// A position (±30 m) and unit quaternion d + ai + bj + ck (d scalar), as in
-/// EndEffectorPoseRec and ManipulatorCoordinateSystemRec.
+/// `EndEffectorPoseRec` and `ManipulatorCoordinateSystemRec`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Pose {
     /// X, m.
@@ -309,7 +309,7 @@ impl Pose {
     }
 }
 
-/// 0x4615 ReportEndEffectorPose.
+/// 0x4615 `ReportEndEffectorPose`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ReportEndEffectorPose {
     /// The end-effector pose in the manipulator frame.
@@ -330,27 +330,27 @@ impl Body for ReportEndEffectorPose {
 }
 
 empty_message! {
-    /// 0x2601 QueryJointEffort.
+    /// 0x2601 `QueryJointEffort`.
     QueryJointEffort,
-    /// 0x2602 QueryJointPositions.
+    /// 0x2602 `QueryJointPositions`.
     QueryJointPositions,
-    /// 0x2603 QueryJointVelocity.
+    /// 0x2603 `QueryJointVelocity`.
     QueryJointVelocity,
-    /// 0x2604 QueryToolOffset.
+    /// 0x2604 `QueryToolOffset`.
     QueryToolOffset,
-    /// 0x2605 QueryJointForceTorques.
+    /// 0x2605 `QueryJointForceTorques`.
     QueryJointForceTorques,
-    /// 0x2608 QueryCommandedJointPositions.
+    /// 0x2608 `QueryCommandedJointPositions`.
     QueryCommandedJointPositions,
-    /// 0x2615 QueryEndEffectorPose.
+    /// 0x2615 `QueryEndEffectorPose`.
     QueryEndEffectorPose,
 }
 
-/// 0x2600 QueryManipulatorSpecifications: a presence vector asking for the report's optional
+/// 0x2600 `QueryManipulatorSpecifications`: a presence vector asking for the report's optional
 /// parts (same bit numbering as the report's top-level presence vector).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct QueryManipulatorSpecifications {
-    /// PresenceVector: bit 0 = ManipulatorCoordinateSystemRec, bit 1 = JointNamesList.
+    /// `PresenceVector`: bit 0 = `ManipulatorCoordinateSystemRec`, bit 1 = `JointNamesList`.
     pub presence_vector: u8,
 }
 
@@ -399,41 +399,41 @@ fn pv_of(bits: &[bool]) -> u8 {
         .fold(0, |pv, (i, &b)| pv | u8::from(b) << i)
 }
 
-/// FirstJointParameters, tag 0: a revolute joint 1.
+/// `FirstJointParameters`, tag 0: a revolute joint 1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RevoluteJoint1 {
-    /// Joint1Offset S11, m (±10, u16).
+    /// `Joint1Offset` S11, m (±10, u16).
     pub joint1_offset: f64,
-    /// Joint1MinValue, rad (PV bit 0; absent = no limit).
+    /// `Joint1MinValue`, rad (PV bit 0; absent = no limit).
     pub joint1_min_value: Option<f64>,
-    /// Joint1MaxValue, rad (PV bit 1).
+    /// `Joint1MaxValue`, rad (PV bit 1).
     pub joint1_max_value: Option<f64>,
-    /// Joint1MaxSpeed, rad/s (PV bit 2).
+    /// `Joint1MaxSpeed`, rad/s (PV bit 2).
     pub joint1_max_speed: Option<f64>,
-    /// Joint1MaxTorque, N·m (PV bit 3).
+    /// `Joint1MaxTorque`, N·m (PV bit 3).
     pub joint1_max_torque: Option<f64>,
-    /// OffsetBoundingCylinderRadius, m (PV bit 4).
+    /// `OffsetBoundingCylinderRadius`, m (PV bit 4).
     pub offset_bounding_cylinder_radius: Option<f64>,
 }
 
-/// FirstJointParameters, tag 1: a prismatic joint 1.
+/// `FirstJointParameters`, tag 1: a prismatic joint 1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PrismaticJoint1 {
-    /// Joint1Angle θ1, rad (±π, u16).
+    /// `Joint1Angle` θ1, rad (±π, u16).
     pub joint1_angle: f64,
-    /// Joint1MinValue, m.
+    /// `Joint1MinValue`, m.
     pub joint1_min_value: f64,
-    /// Joint1MaxValue, m.
+    /// `Joint1MaxValue`, m.
     pub joint1_max_value: f64,
-    /// Joint1MaxSpeed, m/s (PV bit 0).
+    /// `Joint1MaxSpeed`, m/s (PV bit 0).
     pub joint1_max_speed: Option<f64>,
-    /// Joint1MaxForce, N (PV bit 1).
+    /// `Joint1MaxForce`, N (PV bit 1).
     pub joint1_max_force: Option<f64>,
-    /// JointBoundingCylinderRadius, m (PV bit 2).
+    /// `JointBoundingCylinderRadius`, m (PV bit 2).
     pub joint_bounding_cylinder_radius: Option<f64>,
 }
 
-/// FirstJointParameters variant.
+/// `FirstJointParameters` variant.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "joint_type", rename_all = "snake_case")]
 pub enum FirstJointParameters {
@@ -547,53 +547,53 @@ impl FirstJointParameters {
     }
 }
 
-/// JointSpecifications, tag 0: link k→k+1 and a revolute joint k+1.
+/// `JointSpecifications`, tag 0: link k→k+1 and a revolute joint k+1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RevoluteJointSpecification {
-    /// LinkLength a(k,k+1), m (±10, u16).
+    /// `LinkLength` a(k,k+1), m (±10, u16).
     pub link_length: f64,
-    /// TwistAngle α(k,k+1), rad (±π, u16).
+    /// `TwistAngle` α(k,k+1), rad (±π, u16).
     pub twist_angle: f64,
-    /// JointOffset S(k+1,k+1), m (±10, u16).
+    /// `JointOffset` S(k+1,k+1), m (±10, u16).
     pub joint_offset: f64,
-    /// MinValue, rad (PV bit 0; absent = no limit).
+    /// `MinValue`, rad (PV bit 0; absent = no limit).
     pub min_value: Option<f64>,
-    /// MaxValue, rad (PV bit 1).
+    /// `MaxValue`, rad (PV bit 1).
     pub max_value: Option<f64>,
-    /// MaxSpeed, rad/s (PV bit 2).
+    /// `MaxSpeed`, rad/s (PV bit 2).
     pub max_speed: Option<f64>,
-    /// MaxTorque, N·m (PV bit 3).
+    /// `MaxTorque`, N·m (PV bit 3).
     pub max_torque: Option<f64>,
-    /// OffsetBoundingCylinderRadius, m (PV bit 4).
+    /// `OffsetBoundingCylinderRadius`, m (PV bit 4).
     pub offset_bounding_cylinder_radius: Option<f64>,
-    /// LinkLengthBoundingCylinderRadius, m (PV bit 5).
+    /// `LinkLengthBoundingCylinderRadius`, m (PV bit 5).
     pub link_length_bounding_cylinder_radius: Option<f64>,
 }
 
-/// JointSpecifications, tag 1: link k→k+1 and a prismatic joint k+1.
+/// `JointSpecifications`, tag 1: link k→k+1 and a prismatic joint k+1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PrismaticJointSpecification {
-    /// LinkLength a(k,k+1), m (±10, u16).
+    /// `LinkLength` a(k,k+1), m (±10, u16).
     pub link_length: f64,
-    /// TwistAngle α(k,k+1), rad (±π, u16).
+    /// `TwistAngle` α(k,k+1), rad (±π, u16).
     pub twist_angle: f64,
-    /// JointAngle θ(k+1), rad (±π, u16).
+    /// `JointAngle` θ(k+1), rad (±π, u16).
     pub joint_angle: f64,
-    /// MinValue, m.
+    /// `MinValue`, m.
     pub min_value: f64,
-    /// MaxValue, m.
+    /// `MaxValue`, m.
     pub max_value: f64,
-    /// MaxSpeed, m/s (PV bit 0).
+    /// `MaxSpeed`, m/s (PV bit 0).
     pub max_speed: Option<f64>,
-    /// MaxForce, N (PV bit 1).
+    /// `MaxForce`, N (PV bit 1).
     pub max_force: Option<f64>,
-    /// JointBoundingCylinderRadius, m (PV bit 2).
+    /// `JointBoundingCylinderRadius`, m (PV bit 2).
     pub joint_bounding_cylinder_radius: Option<f64>,
-    /// LinkLengthBoundingCylinderRadius, m (PV bit 3).
+    /// `LinkLengthBoundingCylinderRadius`, m (PV bit 3).
     pub link_length_bounding_cylinder_radius: Option<f64>,
 }
 
-/// JointSpecifications variant.
+/// `JointSpecifications` variant.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "joint_type", rename_all = "snake_case")]
 pub enum JointSpecification {
@@ -733,16 +733,16 @@ impl JointSpecification {
     }
 }
 
-/// 0x4600 ReportManipulatorSpecifications: the arm's kinematic description (Crane & Duffy).
+/// 0x4600 `ReportManipulatorSpecifications`: the arm's kinematic description (Crane & Duffy).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportManipulatorSpecifications {
-    /// ManipulatorCoordinateSystemRec: the manipulator frame in the vehicle frame (PV bit 0).
+    /// `ManipulatorCoordinateSystemRec`: the manipulator frame in the vehicle frame (PV bit 0).
     pub manipulator_coordinate_system: Option<Pose>,
-    /// FirstJointParameters: joint 1.
+    /// `FirstJointParameters`: joint 1.
     pub first_joint_parameters: FirstJointParameters,
-    /// JointSpecificationList: one entry per joint after the first, base to tip.
+    /// `JointSpecificationList`: one entry per joint after the first, base to tip.
     pub joint_specifications: Vec<JointSpecification>,
-    /// JointNamesList: one name per joint, joint 1 first (PV bit 1).
+    /// `JointNamesList`: one name per joint, joint 1 first (PV bit 1).
     pub joint_names: Option<Vec<String>>,
 }
 

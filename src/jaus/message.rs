@@ -4,10 +4,31 @@
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use super::core::*;
+use super::core::{
+    CancelEvent, ClearEmergency, ConfirmControl, ConfirmEventRequest, CreateEvent, Event,
+    QueryAuthority, QueryConfiguration, QueryControl, QueryEventTimeout, QueryEvents,
+    QueryHeartbeatPulse, QueryIdentification, QueryServiceList, QueryServices, QueryStatus,
+    QuerySubsystemList, QueryTimeout, RegisterServices, RejectControl, RejectEventRequest,
+    ReleaseControl, ReportAuthority, ReportConfiguration, ReportControl, ReportEventTimeout,
+    ReportEvents, ReportHeartbeatPulse, ReportIdentification, ReportServiceList, ReportServices,
+    ReportStatus, ReportSubsystemList, ReportTimeout, RequestControl, Reset, Resume, SetAuthority,
+    SetEmergency, Shutdown, Standby, UpdateEvent,
+};
 use super::error::{DecodeError, DecodeErrorKind, EncodeError};
-use super::iop::*;
-use super::manipulator::*;
+use super::iop::{
+    QueryCurrentPose, QueryManipulatorEndEffectorForceTorque, QueryPresetPoseCapabilities,
+    QueryPresetPoseSpecifications, ReportCurrentPose, ReportManipulatorEndEffectorForceTorque,
+    ReportPresetPoseCapabilities, ReportPresetPoseSpecifications, ReportTransitionCompleted,
+    SetCurrentPose,
+};
+use super::manipulator::{
+    QueryCommandedJointPositions, QueryEndEffectorPose, QueryJointEffort, QueryJointForceTorques,
+    QueryJointPositions, QueryJointVelocity, QueryManipulatorSpecifications, QueryToolOffset,
+    ReportCommandedJointPositions, ReportEndEffectorPose, ReportJointEffort,
+    ReportJointForceTorques, ReportJointPositions, ReportJointVelocity,
+    ReportManipulatorSpecifications, ReportToolOffset, SetJointEffort, SetJointPositions,
+    SetJointVelocity, SetToolOffset,
+};
 use super::wire::{DecodeContext, Dialect, Reader, Writer};
 
 /// A message body: its fields in declaration order, no length, no padding.
@@ -66,7 +87,7 @@ impl Serialize for EmbeddedMessage {
     /// The decoded message, or its bytes in hex with the reason it did not decode (or that it
     /// is nested deeper than [`MAX_RENDER_DEPTH`]).
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let depth = RENDER_DEPTH.with(|d| d.get());
+        let depth = RENDER_DEPTH.with(std::cell::Cell::get);
         if depth >= MAX_RENDER_DEPTH {
             let mut map = s.serialize_map(Some(2))?;
             map.serialize_entry("raw", &hex_string(&self.0))?;
@@ -313,7 +334,7 @@ impl Message {
     }
 
     /// The message as a JSON object: `{"id": "0x000D", "name": "RequestControl", <fields>}`,
-    /// fields named as the specification in snake_case, values in SI units.
+    /// fields named as the specification in `snake_case`, values in SI units.
     pub fn to_json(&self) -> serde_json::Value {
         let mut obj = serde_json::Map::new();
         obj.insert("id".into(), format!("0x{:04X}", self.id()).into());

@@ -123,13 +123,13 @@ pub mod scales {
     pub const RADIUS: Scale = Scale::new(0.0, 10.0, 2);
 }
 
-/// Which type-and-units codes and JointNamesList form an encoder writes (wire reference §9 C1, C2).
+/// Which type-and-units codes and `JointNamesList` form an encoder writes (wire reference §9 C1, C2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dialect {
-    /// SAE JSIDL / JTS / FKIE: unit codes 1 (rotary) and 2 (linear); JointNamesList under PV bit 1.
+    /// SAE JSIDL / JTS / FKIE: unit codes 1 (rotary) and 2 (linear); `JointNamesList` under PV bit 1.
     #[default]
     Jsidl,
-    /// OpenJAUS: unit codes 0 (rotary) and 1 (linear); JointNamesList always present, PV bit 1 clear.
+    /// OpenJAUS: unit codes 0 (rotary) and 1 (linear); `JointNamesList` always present, PV bit 1 clear.
     OpenJaus,
 }
 
@@ -143,7 +143,7 @@ pub enum JointKind {
     Prismatic,
 }
 
-/// What a decoder knows beyond the bytes: the joint types from ReportManipulatorSpecifications,
+/// What a decoder knows beyond the bytes: the joint types from `ReportManipulatorSpecifications`,
 /// used to resolve the ambiguous unit code 1 (§9 C1).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DecodeContext {

@@ -1,4 +1,4 @@
-//! The arm's description in domain terms: what ReportManipulatorSpecifications says
+//! The arm's description in domain terms: what `ReportManipulatorSpecifications` says
 //! (Crane & Duffy link parameters, limits, bounding radii, names) plus where it is mounted.
 //! Everything above the codec uses this type; the conversion to and from the wire `Repr` is
 //! at the boundary, `net::reports`.
@@ -50,9 +50,9 @@ pub struct Joint {
     pub link_length: f64,
     /// Twist angle α(k−1,k) of that link, rad (0 for joint 1).
     pub twist: f64,
-    /// Revolute only: the constant joint offset S(k,k) (joint 1: Joint1Offset), m.
+    /// Revolute only: the constant joint offset S(k,k) (joint 1: `Joint1Offset`), m.
     pub offset: f64,
-    /// Prismatic only: the constant joint angle θk (joint 1: Joint1Angle), rad.
+    /// Prismatic only: the constant joint angle θk (joint 1: `Joint1Angle`), rad.
     pub angle: f64,
     /// Lower limit (rad or m); `None` for a continuous revolute joint.
     pub min: Option<f64>,

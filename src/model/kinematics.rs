@@ -11,7 +11,7 @@
 //! ^k T_{k+1} = Tx(a_{k,k+1}) · Rx(α_{k,k+1}) · Rz(θ_{k+1}) · Tz(S_{k+1,k+1})
 //! ```
 //!
-//! where the joint position q_j is θj for a revolute joint and Sjj for a prismatic one.
+//! where the joint position `q_j` is θj for a revolute joint and Sjj for a prismatic one.
 //! `Joint::link_length`/`twist` of joint k+1 are a(k,k+1)/α(k,k+1); joint 1's are ignored,
 //! because the message has no link before joint 1 (they never reach the wire either).
 //!
@@ -204,7 +204,7 @@ pub fn tool_point(
     Ok(walk(spec, q, |_, _, _| {})?.transform_point3(tool))
 }
 
-/// The tool frame in the manipulator frame, as ReportEndEffectorPose carries it: the tool
+/// The tool frame in the manipulator frame, as `ReportEndEffectorPose` carries it: the tool
 /// point (m) and the orientation of frame n as a unit quaternion `[d, a, b, c]` (scalar
 /// first, `d >= 0`). With a zero tool point this is frame n itself. Allocates nothing.
 pub fn end_effector_pose(
@@ -259,7 +259,7 @@ fn link_transform(a: f64, alpha: f64, theta: f64, s: f64) -> DAffine3 {
 }
 
 /// Checks `spec` and `q`, then walks the chain base to tip, calling `visit(index, joint,
-/// ^M T_j)` for each joint (index 0 is joint 1). Returns ^M T_n.
+/// ^M T_j)` for each joint (index 0 is joint 1). Returns ^M `T_n`.
 fn walk(
     spec: &ArmSpec,
     q: &[f64],

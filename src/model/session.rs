@@ -96,7 +96,7 @@ pub struct Session {
     selections: Vec<f64>,
     /// Histories replaced because the number of channels changed, per signal, oldest first.
     retired: [Vec<History>; 5],
-    /// Whether a CurrentPose has been applied (the first says where the arm starts: no mark).
+    /// Whether a `CurrentPose` has been applied (the first says where the arm starts: no mark).
     pose_seen: bool,
     /// Samples refused because they were older than the last of their signal.
     refused: u64,

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use super::arm::ArmSpec;
 use super::kinematics;
-use super::update::*;
+use super::update::{
+    CommandKind, ComponentId, ComponentInfo, ControlState, Delivery, LinkState, ManagementState,
+    NetStats, Outcome, PoseState, PresetInfo, Signal, Update,
+};
 
 /// A value and when it arrived.
 #[derive(Debug, Clone, PartialEq)]

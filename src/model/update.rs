@@ -55,7 +55,7 @@ pub enum Command {
     ReleaseControl,
     /// Go to a preset pose (refused locally unless control is held).
     GoToPreset {
-        /// PoseID.
+        /// `PoseID`.
         pose_id: u8,
     },
     /// Emergency stop (accepted by the peer whoever holds control).
@@ -157,7 +157,7 @@ pub enum ControlState {
     },
 }
 
-/// The manipulator's management state (ReportStatus).
+/// The manipulator's management state (`ReportStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ManagementState {
     /// Not known yet.
@@ -177,7 +177,7 @@ pub enum ManagementState {
     Emergency,
 }
 
-/// Where the arm is among its presets (ReportCurrentPose).
+/// Where the arm is among its presets (`ReportCurrentPose`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PoseState {
     /// Not known, or between poses without a transition.
@@ -310,11 +310,11 @@ pub enum Delivery {
 /// A preset pose as the arm describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PresetInfo {
-    /// PoseID.
+    /// `PoseID`.
     pub id: u8,
-    /// PoseName.
+    /// `PoseName`.
     pub name: String,
-    /// Joint positions of the pose for this manipulator, when ReportPresetPoseSpecifications gave them.
+    /// Joint positions of the pose for this manipulator, when `ReportPresetPoseSpecifications` gave them.
     pub positions: Option<Vec<f64>>,
 }
 

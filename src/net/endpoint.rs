@@ -662,7 +662,7 @@ mod tests {
             .unwrap();
         assert!(sent.is_empty());
         ep.send(A, Some(addr(9)), Broadcast::Global, &[1, 2], |a, d| {
-            sent.push((a, d))
+            sent.push((a, d));
         })
         .unwrap();
         ep.insert_peer(A, addr(5), 0.0);

@@ -56,7 +56,7 @@ pub fn decode_context(spec: &ArmSpec) -> DecodeContext {
     }
 }
 
-/// The arm a ReportManipulatorSpecifications describes. Joint names beyond the joint count are ignored; missing
+/// The arm a `ReportManipulatorSpecifications` describes. Joint names beyond the joint count are ignored; missing
 /// ones stay `None`.
 pub fn arm_spec(r: &ReportManipulatorSpecifications) -> ArmSpec {
     let mount = r.manipulator_coordinate_system.map(|p| Mount {
@@ -192,7 +192,7 @@ pub fn spec_report(spec: &ArmSpec) -> ReportManipulatorSpecifications {
     }
 }
 
-/// The management state a ReportStatus carries (undefined codes are `Unknown`).
+/// The management state a `ReportStatus` carries (undefined codes are `Unknown`).
 pub fn status_of(s: Status) -> ManagementState {
     match s {
         Status::Initialize => ManagementState::Initialize,
@@ -295,7 +295,7 @@ pub fn is_ignored_report(report: &Message) -> bool {
     )
 }
 
-/// Merges a ReportPresetPoseCapabilities into `presets` (names; positions kept).
+/// Merges a `ReportPresetPoseCapabilities` into `presets` (names; positions kept).
 pub fn merge_preset_capabilities(presets: &mut Vec<PresetInfo>, r: &ReportPresetPoseCapabilities) {
     for p in &r.poses {
         match presets.iter_mut().find(|x| x.id == p.pose_id) {
@@ -309,7 +309,7 @@ pub fn merge_preset_capabilities(presets: &mut Vec<PresetInfo>, r: &ReportPreset
     }
 }
 
-/// Merges a ReportPresetPoseSpecifications from manipulator `from` into `presets`: names, and
+/// Merges a `ReportPresetPoseSpecifications` from manipulator `from` into `presets`: names, and
 /// the joint positions the pose gives for `from` itself.
 pub fn merge_preset_specifications(
     presets: &mut Vec<PresetInfo>,
@@ -340,7 +340,7 @@ pub fn merge_preset_specifications(
     }
 }
 
-/// A component's services as (URI, major, minor), as ReportServices lists them.
+/// A component's services as (URI, major, minor), as `ReportServices` lists them.
 pub fn service_list(services: &[ServiceRec]) -> Vec<(String, u8, u8)> {
     services
         .iter()

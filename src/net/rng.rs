@@ -1,7 +1,7 @@
 //! A small seeded pseudo-random generator (SplitMix64): repeatable noise and fault injection
 //! without a dependency. Not for anything security-related.
 
-/// SplitMix64 (Steele, Lea, Flood 2014): fast, 64-bit state, passes BigCrush.
+/// `SplitMix64` (Steele, Lea, Flood 2014): fast, 64-bit state, passes `BigCrush`.
 #[derive(Debug, Clone)]
 pub struct Rng {
     state: u64,

@@ -2,6 +2,11 @@
 //! simulator's host, `sim::host`): binding with the JUDP multicast group, the receive thread
 //! that hands datagrams over a bounded channel, and [`Sink`], where sent datagrams go.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "this module is the one owner of UDP sockets (clippy.toml forbids them elsewhere)"
+)]
+
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::Arc;

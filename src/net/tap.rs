@@ -133,7 +133,9 @@ impl Tap {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Sender<WireRecord>>> {
         // A panic while holding this lock cannot leave the Option half-written.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -171,6 +171,10 @@ struct Wire {
 }
 
 impl Sink for Wire {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "net/ owns the sockets: the OCU's send side"
+    )]
     fn send_to(&mut self, bytes: &[u8], to: SocketAddr) -> io::Result<()> {
         self.socket.send_to(bytes, to)?;
         let at = Instant::now();

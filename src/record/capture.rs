@@ -1182,7 +1182,7 @@ fn link(link_type: u32, frame: &[u8]) -> Result<Net<'_>, Verdict> {
     }
 }
 
-/// Follows an EtherType through any VLAN tags to IPv4 or IPv6.
+/// Follows an `EtherType` through any VLAN tags to IPv4 or IPv6.
 fn ether_type(mut ether_type: u16, mut rest: &[u8]) -> Result<Net<'_>, Verdict> {
     loop {
         match ether_type {
@@ -1377,14 +1377,14 @@ fn shortfall(cut: bool, present: usize, wanted: usize) -> String {
 
 /// Reads a UDP header from `bytes` (at most `claimed` long, the length the IP layer gives) and
 /// keeps the datagram if either port is `port`.
-fn udp<'a>(
+fn udp(
     source: IpAddr,
     destination: IpAddr,
-    bytes: &'a [u8],
+    bytes: &[u8],
     claimed: usize,
     cut: bool,
     port: u16,
-) -> Result<Udp<'a>, Verdict> {
+) -> Result<Udp<'_>, Verdict> {
     if claimed < 8 {
         return Err(Verdict::Bad(format!(
             "IP payload of {claimed} bytes is too short for the 8-byte UDP header"

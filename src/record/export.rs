@@ -69,7 +69,7 @@ pub fn write_csv(session: &Session, t0: f64, t1: f64, w: &mut dyn Write) -> std:
         ["fx", "fy", "fz", "tx", "ty", "tz"]
             .iter()
             .take(series[4].1)
-            .map(|s| s.to_string()),
+            .map(std::string::ToString::to_string),
     );
     writeln!(w, "{}", header.join(","))?;
 

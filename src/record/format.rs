@@ -58,16 +58,16 @@ pub const ARM_METADATA: &str = "arm";
 /// a crash): datagram counts, end time, and datagrams dropped because the recorder was behind.
 pub const SESSION_END_METADATA: &str = "session_end";
 
-/// "session_end" key: datagrams received and recorded.
+/// "`session_end`" key: datagrams received and recorded.
 pub const KEY_DATAGRAMS_RX: &str = "datagrams_rx";
 
-/// "session_end" key: datagrams sent and recorded.
+/// "`session_end`" key: datagrams sent and recorded.
 pub const KEY_DATAGRAMS_TX: &str = "datagrams_tx";
 
-/// "session_end" key: time of the last datagram, RFC 3339 UTC.
+/// "`session_end`" key: time of the last datagram, RFC 3339 UTC.
 pub const KEY_END_TIME: &str = "end_time";
 
-/// "session_end" key: datagrams the network side could not hand to the recorder (it was
+/// "`session_end`" key: datagrams the network side could not hand to the recorder (it was
 /// behind), so not in the file. Absent when the recorder was not fed by a tap.
 pub const KEY_DROPPED: &str = "dropped";
 
@@ -333,7 +333,7 @@ fn joints(out: &mut Vec<u8>, topic: DecodedTopic, t: f64, values: &[f64]) -> Dec
     topic
 }
 
-/// A finite number in its shortest round-trip form, through serde_json's float formatter
+/// A finite number in its shortest round-trip form, through `serde_json`'s float formatter
 /// (`Display` for f64 measured about 110 ns a number, six times slower: `cargo bench --bench
 /// record -- format`); NaN and infinities as `null`.
 fn num(out: &mut Vec<u8>, v: f64) {

@@ -29,7 +29,7 @@
 //! # Cost
 //!
 //! Built at up to 50 Hz per arm. The JSON is written by hand into the reused buffer (numbers
-//! through serde_json's float formatter, as `format.rs` does); what allocates is the forward
+//! through `serde_json`'s float formatter, as `format.rs` does); what allocates is the forward
 //! kinematics ([`kinematics::forward`], one small `Vec` of frames and one of cylinders).
 
 use glam::{DAffine3, DQuat, DVec3};
@@ -144,7 +144,7 @@ pub struct SceneLook<'a> {
 
 /// Writes a `foxglove.FrameTransforms` message for joint positions `q` (rad or m, joint 1
 /// first) and a tool point in the end-effector frame (m): world → vehicle → manipulator →
-/// link_1 … link_n → end_effector → tool_point, stamped `t_ns` (ns since the Unix epoch).
+/// `link_1` … `link_n` → `end_effector` → `tool_point`, stamped `t_ns` (ns since the Unix epoch).
 pub fn frame_transforms(
     out: &mut Vec<u8>,
     t_ns: u64,

@@ -14,9 +14,9 @@
 //!   forgotten first.
 //! - Decoding: each source's messages decode with the context of that source's own
 //!   specification (joint kinds settle the unit codes of dialects, §9 C1).
-//! - Components: ReportIdentification and ReportServices give [`Update::Component`], with the
+//! - Components: `ReportIdentification` and `ReportServices` give [`Update::Component`], with the
 //!   address of the sender (received datagrams only: a sent one names the receiver).
-//! - Selection: the first source of a ReportManipulatorSpecifications (an OCU asks for the
+//! - Selection: the first source of a `ReportManipulatorSpecifications` (an OCU asks for the
 //!   specification of the arm it selects; a specification from another component later means
 //!   it selected another arm); until one is seen, the first component a command is sent to or
 //!   that answers with control or status, sends events or manipulator reports.
@@ -25,13 +25,13 @@
 //!   [`reports::report_update`]. Events older than the last of their subscription are dropped
 //!   as live. Reports from other components are not applied. Two OCUs subscribed to the same
 //!   arm in one capture each get their own Events, so such a capture shows each sample twice.
-//! - Control, as seen on the wire: RequestControl from an OCU → `Requested` (a re-request by
-//!   the holder is a keep-alive, not news); ConfirmControl accepted → `Held` with the
-//!   authority that OCU asked for; refused, or RejectControl to the holder → `Released`. Each
+//! - Control, as seen on the wire: `RequestControl` from an OCU → `Requested` (a re-request by
+//!   the holder is a keep-alive, not news); `ConfirmControl` accepted → `Held` with the
+//!   authority that OCU asked for; refused, or `RejectControl` to the holder → `Released`. Each
 //!   change also gets a [`Update::Mark`] that says which OCU.
 //! - Commands that are not facts get marks: SetEmergency/ClearEmergency (emergency),
-//!   Resume/Standby/Shutdown (status), RequestControl/ReleaseControl (control), SetCurrentPose
-//!   (transition). ReportTransitionCompleted → [`Update::CommandOutcome`] for GoToPreset.
+//!   Resume/Standby/Shutdown (status), RequestControl/ReleaseControl (control), `SetCurrentPose`
+//!   (transition). `ReportTransitionCompleted` → [`Update::CommandOutcome`] for `GoToPreset`.
 //! - Gaps: when the selected component is silent for longer than the gap threshold
 //!   (`max(GAP_S, GAP_MEDIANS × the median of its last 31 intervals)`, so a slow talker is not
 //!   a string of gaps), `Link{Lost}` at silence start + threshold as soon as any later record
@@ -72,7 +72,7 @@ pub struct ObserverStats {
     pub malformed: u64,
     /// Duplicate blocks dropped (same source, destination and sequence number within 2 s).
     pub duplicates: u64,
-    /// Messages by name (e.g. "ReportStatus"; Events by the report they carry,
+    /// Messages by name (e.g. "`ReportStatus`"; Events by the report they carry,
     /// "Event(ReportJointPositions)"), ACKs as "ack".
     pub messages: BTreeMap<String, u64>,
     /// Datagrams by peer address.

@@ -84,7 +84,7 @@ pub struct RecorderConfig {
     pub chunk_size: u64,
     /// The tap that feeds this recorder, if any: the datagrams it had to drop while the
     /// recorder was behind are then counted in the stats and written in the file's
-    /// "session_end" metadata, so an incomplete recording says so.
+    /// "`session_end`" metadata, so an incomplete recording says so.
     pub tap: Option<Tap>,
 }
 
@@ -349,7 +349,9 @@ impl Drop for Recorder {
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     // The thread only writes whole values under the lock; a panic elsewhere in it cannot
     // leave them half-written.
-    shared.lock().unwrap_or_else(|e| e.into_inner())
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Passes writes and seeks through, keeping the end of what has been written for the stats

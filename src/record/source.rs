@@ -211,10 +211,12 @@ impl WireSource {
             Inner::Mcap(Box::new(McapReader::open(file, &mut info, &mut log)))
         } else {
             info.kind = match head.get(..4) {
-                Some([0xd4, 0xc3, 0xb2, 0xa1])
-                | Some([0x4d, 0x3c, 0xb2, 0xa1])
-                | Some([0xa1, 0xb2, 0xc3, 0xd4])
-                | Some([0xa1, 0xb2, 0x3c, 0x4d]) => Some(SourceKind::Pcap),
+                Some(
+                    [0xd4, 0xc3, 0xb2, 0xa1]
+                    | [0x4d, 0x3c, 0xb2, 0xa1]
+                    | [0xa1, 0xb2, 0xc3, 0xd4]
+                    | [0xa1, 0xb2, 0x3c, 0x4d],
+                ) => Some(SourceKind::Pcap),
                 Some([0x0a, 0x0d, 0x0d, 0x0a]) => Some(SourceKind::Pcapng),
                 _ => {
                     return Err(SourceError::UnknownFormat {

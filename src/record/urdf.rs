@@ -389,7 +389,10 @@ pub fn rpy(m: &DMat3) -> [f64; 3] {
 /// Joint names from the specification (else `joint_k`), unique and distinct from the fixed
 /// joints; a repeated name gets `_2`, `_3`, ….
 fn joint_names(spec: &ArmSpec) -> Vec<String> {
-    let mut used: Vec<String> = FIXED_JOINTS.iter().map(|s| s.to_string()).collect();
+    let mut used: Vec<String> = FIXED_JOINTS
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     let mut names = Vec::with_capacity(spec.joints.len());
     for (i, joint) in spec.joints.iter().enumerate() {
         let base = match joint.name.as_deref().map(str::trim) {

@@ -1,5 +1,5 @@
 //! Arm description files (`assets/arms/*.toml`): what the simulated manipulator reports in
-//! ReportManipulatorSpecifications, plus its tool point, start pose and preset poses.
+//! `ReportManipulatorSpecifications`, plus its tool point, start pose and preset poses.
 //!
 //! The schema is a public interface (the keys below are what users write):
 //!
@@ -45,24 +45,24 @@ use crate::model::arm::{ArmSpec, Joint, Mount};
 /// The names [`ArmFile::builtin`] knows.
 pub const BUILTIN: [&str; 3] = ["demo", "puma560", "ur5e"];
 
-/// Most joints ReportManipulatorSpecifications can carry (joint 1 + a u8-counted list).
+/// Most joints `ReportManipulatorSpecifications` can carry (joint 1 + a u8-counted list).
 pub const MAX_JOINTS: usize = 255;
 
 /// How far |q| of the mount orientation may be from 1.
 pub const UNIT_QUATERNION_TOLERANCE: f64 = 1e-6;
 
-/// The preset ID the wire reserves (IOP PresetPose: 255 is never a valid PoseID).
+/// The preset ID the wire reserves (IOP `PresetPose`: 255 is never a valid `PoseID`).
 pub const RESERVED_PRESET_ID: u8 = 255;
 
 /// Longest joint or preset name, in bytes (u8-counted strings on the wire).
 pub const MAX_NAME_BYTES: usize = 255;
 
-/// A named pose the operator can send the arm to (IOP PresetPose).
+/// A named pose the operator can send the arm to (IOP `PresetPose`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preset {
-    /// PoseID, unique within the file, never 255.
+    /// `PoseID`, unique within the file, never 255.
     pub id: u8,
-    /// PoseName, unique within the file.
+    /// `PoseName`, unique within the file.
     pub name: String,
     /// One position per joint, joint 1 first (rad or m), each within the joint's limits.
     pub positions: Vec<f64>,
@@ -75,7 +75,7 @@ pub struct ArmFile {
     pub name: String,
     /// The specification: mount and joints.
     pub spec: ArmSpec,
-    /// Tool point in the end-effector frame n, m (ReportToolOffset).
+    /// Tool point in the end-effector frame n, m (`ReportToolOffset`).
     pub tool_point: [f64; 3],
     /// Start position per joint (rad or m); by default 0 clamped into the joint's limits.
     pub home: Vec<f64>,

@@ -11,7 +11,7 @@
 //! 4. what the peers sent that is due reaches the client ([`SimNet::deliver_to_client`]);
 //! 5. the clock advances by [`SimNet::step_size`].
 //!
-//! The phases are public so a suite can compose its own step (tests/net_client.rs also
+//! The phases are public so a suite can compose its own step (`tests/net_client.rs` also
 //! delivers the client's replies at once). Each direction has a [`FaultInjector`]: one on the
 //! client's send side, one on each peer's. A peer can be silenced (it still runs, nothing
 //! reaches or leaves it), replaced (assign [`Peer::sim`]), or wrapped by an [`Intercept`] that

@@ -293,11 +293,11 @@ impl Motion {
             }
             if let Some(c) = self.contact {
                 let t = now - c.start;
-                if !(0.0..=0.6).contains(&t) {
-                    self.contact = None;
-                } else {
+                if (0.0..=0.6).contains(&t) {
                     // Fast rise, exponential decay.
                     force += c.peak * (1.0 - (-t / 0.02).exp()) * (-t / 0.15).exp();
+                } else {
+                    self.contact = None;
                 }
             }
         }

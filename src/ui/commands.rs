@@ -427,7 +427,7 @@ pub fn help_rows(shown: Shown) -> Vec<HelpRow> {
             Some(last)
                 if cmd.help_group().is_some() && last[0].help_group() == cmd.help_group() =>
             {
-                last.push(cmd)
+                last.push(cmd);
             }
             _ => groups.push(vec![cmd]),
         }

@@ -208,6 +208,10 @@ pub fn poll(jobs: &mut Jobs, ctx: &egui::Context, view3d: Option<egui::Rect>) ->
 mod tests {
     use super::*;
 
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "a test pattern, not a colour of the UI"
+    )]
     fn image(w: usize, h: usize) -> egui::ColorImage {
         let pixels = (0..w * h)
             .map(|i| egui::Color32::from_rgb((i % w) as u8, (i / w) as u8, 7))

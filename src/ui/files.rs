@@ -117,7 +117,7 @@ impl Jobs {
                     name,
                     rx,
                     started: Instant::now(),
-                })
+                });
             }
             Err(e) => {
                 let why = format!("The file dialog could not start ({e}).");
@@ -132,8 +132,7 @@ impl Jobs {
             String::new()
         } else {
             std::env::current_dir()
-                .map(|d| d.join(name))
-                .unwrap_or_else(|_| PathBuf::from(name))
+                .map_or_else(|_| PathBuf::from(name), |d| d.join(name))
                 .display()
                 .to_string()
         };

@@ -24,7 +24,7 @@ use super::top_bar::{self, FileMenu, TopBar};
 use super::view3d::{self, View3dInput};
 
 impl OcuApp {
-    /// Draws one frame (also what the egui_kittest tests drive).
+    /// Draws one frame (also what the `egui_kittest` tests drive).
     pub fn frame(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         if self.egui_ctx.is_none() {
@@ -143,7 +143,7 @@ impl OcuApp {
                 .resizable(true)
                 .default_size(220.0)
                 .show(ui, |ui| {
-                    presets::show(ui, state, preview, shown, theme, actions)
+                    presets::show(ui, state, preview, shown, theme, actions);
                 });
         }
         let badge = self.sources.badge();
@@ -155,7 +155,7 @@ impl OcuApp {
         };
         let (panel, settings) = (&mut self.view.arm, &mut self.settings);
         egui::CentralPanel::default().show(ui, |ui| {
-            view3d::show(ui, &input, panel, settings, theme, actions)
+            view3d::show(ui, &input, panel, settings, theme, actions);
         });
     }
 

@@ -1,7 +1,7 @@
 //! Offscreen OpenGL without a display or GPU: an EGL context on Mesa's software device, made
 //! current either without a surface ([`headless`], for the render tests, which draw into their
 //! own textures) or on a pbuffer ([`headless_pbuffer`], for `jaus-ocu screenshot`: the pbuffer
-//! is framebuffer 0, so egui_glow and the 3D view's paint callback run exactly as in a window).
+//! is framebuffer 0, so `egui_glow` and the 3D view's paint callback run exactly as in a window).
 //!
 //! This is the crate's one exception to "no `unsafe`": glutin and glow expose EGL device
 //! displays, configs, context and surface creation and GL function loading only as `unsafe`
@@ -30,7 +30,7 @@ pub const PACKAGES: &str = "libegl1 libegl-mesa0 libgl1-mesa-dri";
 pub struct Headless {
     /// three-d's context over the GL functions.
     pub gl: three_d::Context,
-    /// The raw glow context (egui_glow's painter takes this).
+    /// The raw glow context (`egui_glow`'s painter takes this).
     pub glow: Arc<eframe::glow::Context>,
     _context: PossiblyCurrentContext,
     _display: Display,
@@ -41,7 +41,7 @@ pub struct Headless {
 /// `glReadPixels` reads it back. Field order is drop order (GL wrapper, context, surface,
 /// display). Not `Send`: use it on one thread.
 pub struct HeadlessSurface {
-    /// The raw glow context (egui_glow's painter takes this).
+    /// The raw glow context (`egui_glow`'s painter takes this).
     pub glow: Arc<eframe::glow::Context>,
     /// Width of the pbuffer, pixels.
     pub width: u32,

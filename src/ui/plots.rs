@@ -1,5 +1,5 @@
 //! Force/torque plots: Fx Fy Fz (N) with |F|, and Tx Ty Tz (N·m), on linked time axes. Points
-//! are decimated before egui_plot sees them (min/max envelope per pixel column over the
+//! are decimated before `egui_plot` sees them (min/max envelope per pixel column over the
 //! time-indexed [`History`] of the session), so hours of 1 kHz data stay
 //! fluid. Following, the window ends at the drawn time (now live, the cursor in replay); drag
 //! or zoom pauses, `L` returns. A vertical line marks the cursor when there is one.
@@ -23,7 +23,7 @@ pub struct PlotsView {
     pub follow: bool,
     /// The time range the plots showed last frame (for the CSV export), when shown.
     pub range: Option<(f64, f64)>,
-    /// Decimate plot data before egui_plot sees it (off only to measure what it saves).
+    /// Decimate plot data before `egui_plot` sees it (off only to measure what it saves).
     pub decimate: bool,
 }
 

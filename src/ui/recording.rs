@@ -314,7 +314,10 @@ impl OcuApp {
     /// Stops recording: the tap is disconnected at once, the file is finished off the UI
     /// thread, and a notice says what was written.
     pub fn stop_recording(&mut self) {
-        let tap = self.sources.net().map(|n| n.tap());
+        let tap = self
+            .sources
+            .net()
+            .map(super::super::net::thread::NetHandle::tap);
         self.recording.stop(tap, self.egui_ctx.clone());
     }
 
@@ -333,7 +336,10 @@ impl OcuApp {
 
     /// Refreshes the recorder's figures and reports how it ended.
     pub(crate) fn poll_recording(&mut self) {
-        let tap = self.sources.net().map(|n| n.tap());
+        let tap = self
+            .sources
+            .net()
+            .map(super::super::net::thread::NetHandle::tap);
         if let Some(n) = self.recording.poll(tap) {
             self.notify(n.level, n.text);
         }
@@ -341,7 +347,10 @@ impl OcuApp {
 
     /// At exit: finishes the file, waiting for the recorder (about a second).
     pub(crate) fn finish_recording_on_exit(&mut self) {
-        let tap = self.sources.net().map(|n| n.tap());
+        let tap = self
+            .sources
+            .net()
+            .map(super::super::net::thread::NetHandle::tap);
         self.recording.finish_on_exit(tap);
     }
 }

@@ -1,6 +1,6 @@
 //! The whole operator UI rendered offscreen, for `jaus-ocu screenshot` and pixel tests: an
 //! in-memory session between the real client state machine and the simulator
-//! ([`simulated_updates`]: fake clock, no sockets) fills an [`OcuApp`], then egui_glow paints
+//! ([`simulated_updates`]: fake clock, no sockets) fills an [`OcuApp`], then `egui_glow` paints
 //! it into an EGL pbuffer on Mesa's software device ([`super::offscreen::headless_pbuffer`]).
 //! The pbuffer is framebuffer 0, so the 3D view's paint callback runs exactly as it does in a
 //! window.

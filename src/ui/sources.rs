@@ -24,11 +24,11 @@ use crate::sim::host::SimHandle;
 /// Reads a session, whatever a panicking writer left behind (the data is append-only, so a
 /// half-applied batch is still a consistent prefix).
 pub fn read_session(s: &SharedSession) -> RwLockReadGuard<'_, Session> {
-    s.read().unwrap_or_else(|e| e.into_inner())
+    s.read().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn write_session(s: &SharedSession) -> RwLockWriteGuard<'_, Session> {
-    s.write().unwrap_or_else(|e| e.into_inner())
+    s.write().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What kind of live source (the window title and badge say it).

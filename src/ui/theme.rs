@@ -1,6 +1,11 @@
 //! The one place colours live (panels never write colour literals): the UI's semantic
 //! colours ([`Theme`]) and the 3D view's ([`ScenePalette`], built on the same theme).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the theme is where colours are made; everything else takes them from here"
+)]
+
 use eframe::egui::{Color32, Visuals};
 
 use crate::model::update::MarkKind;

@@ -8,12 +8,14 @@ use std::collections::HashMap;
 use super::commands::PendingStatus;
 use super::subscriptions::{Sub, SubState};
 use super::{Client, Output, label};
-use crate::jaus::core::*;
-use crate::jaus::iop::*;
-use crate::jaus::manipulator::*;
+use crate::jaus::core::{QueryEventTimeout, QueryHeartbeatPulse, QueryTimeout};
+use crate::jaus::iop::{QueryPresetPoseCapabilities, QueryPresetPoseSpecifications};
+use crate::jaus::manipulator::{QueryManipulatorSpecifications, QueryToolOffset};
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::arm::ArmSpec;
-use crate::model::update::*;
+use crate::model::update::{
+    CommandKind, ControlState, LinkState, ManagementState, Outcome, PresetInfo, Signal, Update,
+};
 use crate::net::reports;
 
 /// A query asked a few times until answered.

@@ -1,13 +1,16 @@
 //! Operator commands and control: each command ends in one [`Update::CommandOutcome`];
-//! control is kept by re-requesting at a third of the peer's timeout; GoToPreset, Resume and
+//! control is kept by re-requesting at a third of the peer's timeout; `GoToPreset`, Resume and
 //! Standby are refused locally unless control is held; status commands are judged by the
 //! status that follows them.
 
 use super::{Client, Output, label};
-use crate::jaus::core::*;
-use crate::jaus::iop::*;
+use crate::jaus::core::{
+    ClearEmergency, ConfirmControlCode, QueryStatus, ReleaseControl, RequestControl, Resume,
+    SetEmergency, Standby,
+};
+use crate::jaus::iop::{SetCurrentPose, TransitionStatus};
 use crate::jaus::{JausId, Message};
-use crate::model::update::*;
+use crate::model::update::{Command, CommandKind, ControlState, Outcome, Update};
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PendingStatus {
@@ -199,10 +202,10 @@ impl Client {
                 });
                 match pending {
                     Some((CommandKind::ReleaseControl, _)) => {
-                        Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed)
+                        Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed);
                     }
                     Some((kind, _)) => {
-                        Self::outcome(out, now, kind, Outcome::Rejected(label(r.response_code)))
+                        Self::outcome(out, now, kind, Outcome::Rejected(label(r.response_code)));
                     }
                     None if was_held => {
                         s.wanted_authority = None;
@@ -233,7 +236,7 @@ impl Client {
         }
     }
 
-    /// Control keep-alive (a RequestControl appended to `to_send`) and command timeouts.
+    /// Control keep-alive (a `RequestControl` appended to `to_send`) and command timeouts.
     pub(super) fn command_timers(
         &mut self,
         now: f64,

@@ -1,5 +1,5 @@
-//! Discovery and the components found: QueryIdentification to the multicast group and every
-//! `--connect` address, QueryServices to each responder, every listed component recorded
+//! Discovery and the components found: `QueryIdentification` to the multicast group and every
+//! `--connect` address, `QueryServices` to each responder, every listed component recorded
 //! (never forgotten, marked lost after a silence), and the selection of the arm to work with.
 
 use std::net::SocketAddr;
@@ -8,8 +8,11 @@ use super::arm::SelectedArm;
 use super::{Client, Output};
 use crate::jaus::JausId;
 use crate::jaus::Message;
-use crate::jaus::core::*;
-use crate::model::update::*;
+use crate::jaus::core::{
+    CancelEvent, QueryIdentification, QueryServices, QueryType, ReleaseControl,
+    ReportIdentification, ReportServices,
+};
+use crate::model::update::{ComponentInfo, ControlState, LinkState, Update};
 use crate::net::reports;
 
 use super::subscriptions::SubState;
@@ -62,7 +65,7 @@ impl Client {
         self.arm_heard(now, id, out);
     }
 
-    /// A ReportIdentification from `from`: its services are asked for when unknown or old.
+    /// A `ReportIdentification` from `from`: its services are asked for when unknown or old.
     pub(super) fn identified(
         &mut self,
         now: f64,

@@ -3,17 +3,17 @@
 //! (`tests/net_client.rs`); the socket loop around it (`net::thread`) stays thin.
 //!
 //! Rules, in the order a session meets them:
-//! - Discovery: QueryIdentification to the multicast group and every `--connect` address each
-//!   `discovery_period`; QueryServices to each responder; every listed component is recorded;
+//! - Discovery: `QueryIdentification` to the multicast group and every `--connect` address each
+//!   `discovery_period`; `QueryServices` to each responder; every listed component is recorded;
 //!   components silent for `discovery_period * 2 + lost_after` are marked lost, not forgotten.
 //! - Selection: the configured component, else the first manipulator found. Its
 //!   specification is queried until answered (every `retry` s); then tool offset, presets,
 //!   control and event timeouts (a few tries each), then one subscription per signal.
-//! - Subscriptions: CreateEvent (periodic for samples, every-change for pose and status);
-//!   renewed at half the peer's event timeout; a RejectEventRequest or three unanswered
+//! - Subscriptions: `CreateEvent` (periodic for samples, every-change for pose and status);
+//!   renewed at half the peer's event timeout; a `RejectEventRequest` or three unanswered
 //!   requests fall back to periodic queries; a signal overdue by three periods is stale, and
 //!   an event stale for more than a second is re-created (a restarted peer forgot it).
-//! - Liveness: QueryHeartbeatPulse every `heartbeat_period`; silence longer than `lost_after`
+//! - Liveness: `QueryHeartbeatPulse` every `heartbeat_period`; silence longer than `lost_after`
 //!   marks the link lost; the first datagram after that re-queries the specification and
 //!   re-creates everything (and re-requests control if we held it).
 //! - JUDP, through the shared [`Endpoint`]: ACK requests answered; duplicates (same source and
@@ -27,7 +27,7 @@
 //! components), `arm` (the selected arm's setup queries, its link, its reports),
 //! `subscriptions` (events, polling, staleness), `commands` (operator commands and control).
 //! - Commands: each ends in one [`Update::CommandOutcome`]. Control is kept by re-requesting
-//!   at a third of the peer's timeout. GoToPreset, Resume and Standby are refused locally
+//!   at a third of the peer's timeout. `GoToPreset`, Resume and Standby are refused locally
 //!   unless control is held.
 
 mod arm;
@@ -37,10 +37,10 @@ mod subscriptions;
 
 use std::net::SocketAddr;
 
-use crate::jaus::core::*;
+use crate::jaus::core::{IdentificationType, ReportHeartbeatPulse, ReportIdentification};
 use crate::jaus::judp::{self, Broadcast};
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
-use crate::model::update::*;
+use crate::model::update::{CommandKind, NetStats, Outcome, Update};
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 
 use arm::SelectedArm;
@@ -263,7 +263,7 @@ impl Client {
         let datagrams = &mut out.datagrams;
         let sent = m.emit_with(self.cfg.dialect).and_then(|b| {
             self.endpoint.send(dest, via, broadcast, &b, |addr, d| {
-                datagrams.push((addr, d))
+                datagrams.push((addr, d));
             })
         });
         if let Err(e) = sent {

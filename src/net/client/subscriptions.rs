@@ -1,19 +1,21 @@
-//! Subscriptions: one CreateEvent per signal (periodic for samples, every-change for pose and
-//! status), renewed at half the peer's event timeout; RejectEventRequest or three unanswered
+//! Subscriptions: one `CreateEvent` per signal (periodic for samples, every-change for pose and
+//! status), renewed at half the peer's event timeout; `RejectEventRequest` or three unanswered
 //! requests fall back to periodic queries; events older than the last one applied are dropped
 //! (reordered in flight); a signal overdue by three periods is stale, and an event stale for
 //! more than a second is re-created.
 
 use super::{Client, Output};
-use crate::jaus::core::*;
-use crate::jaus::iop::*;
-use crate::jaus::manipulator::*;
+use crate::jaus::core::{CancelEvent, CreateEvent, Event, EventType, QueryStatus};
+use crate::jaus::iop::{QueryCurrentPose, QueryManipulatorEndEffectorForceTorque};
+use crate::jaus::manipulator::{
+    QueryJointEffort, QueryJointForceTorques, QueryJointPositions, QueryJointVelocity,
+};
 use crate::jaus::{EmbeddedMessage, JausId, Message};
-use crate::model::update::*;
+use crate::model::update::{Delivery, LinkState, Signal, Update};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum SubState {
-    /// CreateEvent sent, no answer yet.
+    /// `CreateEvent` sent, no answer yet.
     Requesting { sent: f64, tries: u8 },
     /// Events arriving.
     Active {

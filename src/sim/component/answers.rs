@@ -4,9 +4,22 @@ use glam::{DMat3, DQuat, DVec3};
 
 use super::Component;
 use crate::jaus::Message;
-use crate::jaus::core::*;
-use crate::jaus::iop::*;
-use crate::jaus::manipulator::*;
+use crate::jaus::core::{
+    ComponentInstance, ComponentServices, ConfigurationNode, IdentificationType, NodeServices,
+    QueryType, ReportAuthority, ReportConfiguration, ReportControl, ReportEventTimeout,
+    ReportHeartbeatPulse, ReportIdentification, ReportServiceList, ReportServices, ReportStatus,
+    ReportSubsystemList, ReportTimeout, ServiceRec, SubsystemRec, SubsystemServices,
+};
+use crate::jaus::iop::{
+    PoseCapability, PresetPoseSpecification, PresetPositions, PresetTarget, ReportCurrentPose,
+    ReportManipulatorEndEffectorForceTorque, ReportPresetPoseCapabilities,
+    ReportPresetPoseSpecifications, Transition,
+};
+use crate::jaus::manipulator::{
+    FORCE_TORQUE, JointValue, POSITION, Pose, ReportCommandedJointPositions, ReportEndEffectorPose,
+    ReportJointEffort, ReportJointForceTorques, ReportJointPositions, ReportJointVelocity,
+    ReportToolOffset, VELOCITY, VariableFamily,
+};
 use crate::jaus::wire::{Scale, scales};
 use crate::model::kinematics;
 use crate::net::reports;
@@ -28,8 +41,9 @@ impl Component {
         let [d, a, b, c] = m.orientation;
         let mount = DQuat::from_xyzw(a, b, c, d).normalize();
         let ee = kinematics::end_effector_pose(&self.arm.spec, self.motion.positions(), [0.0; 3])
-            .map(|(_, [d, a, b, c])| DQuat::from_xyzw(a, b, c, d))
-            .unwrap_or(DQuat::IDENTITY);
+            .map_or(DQuat::IDENTITY, |(_, [d, a, b, c])| {
+                DQuat::from_xyzw(a, b, c, d)
+            });
         DMat3::from_quat(mount * ee)
     }
 
@@ -290,7 +304,7 @@ impl Component {
     }
 }
 
-/// The services the simulator implements, as ReportServices lists them.
+/// The services the simulator implements, as `ReportServices` lists them.
 pub fn services() -> Vec<ServiceRec> {
     let core = [
         "Transport",

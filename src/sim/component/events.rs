@@ -1,9 +1,12 @@
-//! Events v1.1 as the simulator serves them: CreateEvent / UpdateEvent / CancelEvent /
-//! QueryEvents, the confirmed rate, and firing an event (the report computed once per tick for
+//! Events v1.1 as the simulator serves them: `CreateEvent` / `UpdateEvent` / `CancelEvent` /
+//! `QueryEvents`, the confirmed rate, and firing an event (the report computed once per tick for
 //! every subscriber of the same query).
 
 use super::{Component, Outgoing};
-use crate::jaus::core::*;
+use crate::jaus::core::{
+    ConfirmEventRequest, CreateEvent, Event, EventType, QueryEvents, RejectEventCode,
+    RejectEventRequest, ReportEventRec, ReportEvents, UpdateEvent,
+};
 use crate::jaus::wire::scales;
 use crate::jaus::{EmbeddedMessage, JausId, Message};
 

@@ -1,25 +1,25 @@
 //! The simulated manipulator as a sans-I/O JAUS component: datagrams and the clock go in,
 //! datagrams to send come out. Every protocol rule lives here and is tested without sockets.
 //!
-//! Services (listed in ReportServices): core Transport, Events, AccessControl, Management,
-//! Liveness, Discovery; Manipulator v2.0 ManipulatorSpecificationService,
-//! ManipulatorJointPositionSensor, ManipulatorJointVelocitySensor, PrimitiveManipulator,
-//! ManipulatorJointForceTorqueSensor, ManipulatorToolOffsetService,
-//! ManipulatorEndEffectorPoseSensor, ManipulatorJointPositionDriver,
-//! ManipulatorJointVelocityDriver; IOP ManipulatorEndEffectorForceTorqueSensor and PresetPose.
+//! Services (listed in ReportServices): core Transport, Events, `AccessControl`, Management,
+//! Liveness, Discovery; Manipulator v2.0 `ManipulatorSpecificationService`,
+//! `ManipulatorJointPositionSensor`, `ManipulatorJointVelocitySensor`, `PrimitiveManipulator`,
+//! `ManipulatorJointForceTorqueSensor`, `ManipulatorToolOffsetService`,
+//! `ManipulatorEndEffectorPoseSensor`, `ManipulatorJointPositionDriver`,
+//! `ManipulatorJointVelocityDriver`; IOP `ManipulatorEndEffectorForceTorqueSensor` and `PresetPose`.
 //!
 //! Behaviour choices where the standards leave room (documented for operators and tests):
-//! - Commands (`Set…`, SetCurrentPose, Standby, Resume, Shutdown, Reset, SetAuthority) are
-//!   executed only for the client holding control, as AccessControl says; others are counted
-//!   and ignored, except SetCurrentPose, which is answered with ReportTransitionCompleted
-//!   TRANSITION_FAILED so the requester learns it was refused.
-//! - SetEmergency is accepted from any client (an emergency stop must always work); the
+//! - Commands (`Set…`, `SetCurrentPose`, Standby, Resume, Shutdown, Reset, `SetAuthority`) are
+//!   executed only for the client holding control, as `AccessControl` says; others are counted
+//!   and ignored, except `SetCurrentPose`, which is answered with `ReportTransitionCompleted`
+//!   `TRANSITION_FAILED` so the requester learns it was refused.
+//! - `SetEmergency` is accepted from any client (an emergency stop must always work); the
 //!   emergency ends when every client that set it has cleared it, leaving the component in
 //!   STANDBY until a Resume from the controlling client.
-//! - Control lapses after the access-control timeout without a new RequestControl: the client
-//!   gets RejectControl CONTROL_RELEASED and any motion it commanded stops.
+//! - Control lapses after the access-control timeout without a new `RequestControl`: the client
+//!   gets `RejectControl` `CONTROL_RELEASED` and any motion it commanded stops.
 //! - Events v1.1: a subscription not refreshed (CreateEvent/UpdateEvent) within the event
-//!   timeout is cancelled and the client gets ConfirmEventRequest, as the Events service says.
+//!   timeout is cancelled and the client gets `ConfirmEventRequest`, as the Events service says.
 //! - JUDP intake is the shared [`Endpoint`]'s (as the OCU's): ACK requests answered,
 //!   multi-packet messages reassembled, and a message whose sequence number its source used
 //!   within 2 s dropped as a duplicate ([`SimStats::duplicates`]). What it sends is numbered
@@ -41,8 +41,11 @@ use events::Subscription;
 
 use super::arm_file::ArmFile;
 use super::motion::{Mode, Motion};
-use crate::jaus::core::*;
-use crate::jaus::iop::*;
+use crate::jaus::core::{
+    ConfirmControl, ConfirmControlCode, ConfirmEventRequest, EventType, RejectControl,
+    RejectControlCode, Status,
+};
+use crate::jaus::iop::{ReportTransitionCompleted, SetCurrentPose, TransitionStatus};
 use crate::jaus::judp::Broadcast;
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
@@ -62,7 +65,7 @@ pub use crate::net::socket::Outgoing;
 pub struct SimConfig {
     /// The component's JAUS ID.
     pub id: JausId,
-    /// Unit codes and JointNamesList form the component writes.
+    /// Unit codes and `JointNamesList` form the component writes.
     pub dialect: Dialect,
     /// Physics update rate and the highest event rate confirmed, Hz.
     pub rate_hz: f64,
@@ -351,7 +354,7 @@ impl Component {
         let framed = self
             .endpoint
             .send(to, None, Broadcast::None, message, |to, bytes| {
-                out.push(Outgoing { to, bytes })
+                out.push(Outgoing { to, bytes });
             });
         if let Err(e) = framed {
             warn!("sim {}: cannot frame a block: {e}", self.cfg.id);
@@ -428,11 +431,11 @@ impl Component {
                 self.stop_motion(out);
             }
             Message::Reset(_) => {
-                if self.status != Status::Emergency {
+                if self.status == Status::Emergency {
+                    self.stats.refused_commands += 1;
+                } else {
                     self.status = Status::Standby;
                     self.stop_motion(out);
-                } else {
-                    self.stats.refused_commands += 1;
                 }
             }
             Message::SetJointPositions(_)
@@ -457,7 +460,7 @@ impl Component {
         }
     }
 
-    /// SetJointPositions, SetJointVelocity, SetJointEffort from the controlling client.
+    /// `SetJointPositions`, `SetJointVelocity`, `SetJointEffort` from the controlling client.
     fn motion_command(&mut self, m: Message, out: &mut Vec<Outgoing>) {
         match m {
             Message::SetJointPositions(s) => {

@@ -460,7 +460,7 @@ fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response, pose:
     }
 }
 
-/// Runs inside egui_glow's paint: makes the scene on first use, then clears and draws the
+/// Runs inside `egui_glow`'s paint: makes the scene on first use, then clears and draws the
 /// view's rect only (the rest of the window is egui's).
 fn paint_callback(
     scene: &Mutex<Gpu>,
