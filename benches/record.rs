@@ -66,6 +66,7 @@ use jaus_ocu::record::format;
 use jaus_ocu::record::recorder::{RecordCompression, Recorder, RecorderConfig};
 use jaus_ocu::record::source::WireSource;
 use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::ui::theme::ScenePalette;
 
 /// Datagrams per timed recording.
 const N: usize = 100_000;
@@ -101,6 +102,7 @@ fn traffic(n: usize) -> Vec<WireRecord> {
         direction: Direction::Rx,
         peer,
         bytes: w.finish(),
+        latched: None,
     }];
     for i in 0..n {
         let t = i as f64 * 1e-3;
@@ -126,6 +128,7 @@ fn traffic(n: usize) -> Vec<WireRecord> {
             direction: Direction::Rx,
             peer,
             bytes: w.finish(),
+            latched: None,
         });
     }
     out
@@ -134,40 +137,53 @@ fn traffic(n: usize) -> Vec<WireRecord> {
 struct Variant {
     name: &'static str,
     decoded: bool,
+    foxglove: bool,
     compression: RecordCompression,
     message_indexes: bool,
 }
 
-const VARIANTS: [Variant; 5] = [
+const VARIANTS: [Variant; 6] = [
     Variant {
         name: "raw/zstd",
         decoded: false,
+        foxglove: false,
         compression: RecordCompression::Zstd,
         message_indexes: false,
     },
     Variant {
         name: "raw/zstd+msgidx",
         decoded: false,
+        foxglove: false,
         compression: RecordCompression::Zstd,
         message_indexes: true,
     },
     Variant {
         name: "raw/lz4",
         decoded: false,
+        foxglove: false,
         compression: RecordCompression::Lz4,
         message_indexes: false,
     },
     Variant {
         name: "raw/none",
         decoded: false,
+        foxglove: false,
         compression: RecordCompression::None,
         message_indexes: false,
     },
     Variant {
         name: "raw+decoded/zstd",
         decoded: true,
+        foxglove: false,
         compression: RecordCompression::Zstd,
-        message_indexes: false,
+        message_indexes: true,
+    },
+    Variant {
+        name: "raw+decoded+foxglove",
+        decoded: true,
+        foxglove: true,
+        compression: RecordCompression::Zstd,
+        message_indexes: true,
     },
 ];
 
@@ -181,6 +197,9 @@ fn config(v: &Variant) -> RecorderConfig {
     cfg.decoded = v.decoded;
     cfg.compression = v.compression;
     cfg.message_indexes = v.message_indexes;
+    if v.foxglove {
+        cfg.foxglove = Some(ScenePalette::new(true).foxglove_look());
+    }
     cfg
 }
 
@@ -197,6 +216,87 @@ fn record(cfg: RecorderConfig, recs: Vec<WireRecord>) -> Duration {
     let took = t0.elapsed();
     assert_eq!(stats.rx, (N + 1) as u64);
     took
+}
+
+/// Bytes per hour of a realistic session, not a stress stream: the demo arm (touring its
+/// presets) with the OCU's default event rates (positions 50 Hz, velocities 20 Hz, efforts and
+/// joint F/T 10 Hz, end-effector F/T 100 Hz), 60 s in memory through the real client and
+/// simulator, recorded three ways. What an operator's default recording weighs.
+fn session_sizes() {
+    use jaus_ocu::net::client::ClientConfig;
+    use jaus_ocu::net::tap::Tap;
+    use jaus_ocu::sim::component::{Component, SimConfig};
+    use jaus_ocu::sim::harness::{Passage, SimNet};
+    const SECONDS: f64 = 60.0;
+    let sim = SocketAddr::from(([127, 0, 0, 1], 3794));
+    let mut net = SimNet::new(
+        ClientConfig {
+            connect: vec![sim],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        SocketAddr::from(([127, 0, 0, 1], 5000)),
+        Duration::from_millis(2),
+        1,
+    );
+    net.add_peer(
+        sim,
+        Component::new(
+            ArmFile::demo(),
+            SimConfig {
+                tour: true,
+                ..SimConfig::default()
+            },
+        ),
+    );
+    // (name, decoded, Foxglove channels, message indexes); the first is the default
+    // recording as it was before message indexes and the Foxglove channels (the baseline of
+    // the size ratios).
+    let variants = [
+        ("before: raw+decoded", true, false, false),
+        ("raw", false, false, true),
+        ("raw+decoded", true, false, true),
+        ("raw+decoded+foxglove", true, true, true),
+    ];
+    let recorders: Vec<(&str, PathBuf, Recorder, Tap)> = variants
+        .iter()
+        .map(|(name, decoded, foxglove, indexes)| {
+            let path =
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bench-session-{name}.mcap"));
+            let mut cfg = RecorderConfig::new(path.clone(), START_NS);
+            cfg.decoded = *decoded;
+            cfg.message_indexes = *indexes;
+            if *foxglove {
+                cfg.foxglove = Some(ScenePalette::new(true).foxglove_look());
+            }
+            let recorder = Recorder::start(cfg).unwrap();
+            let tap = Tap::new();
+            tap.connect_at(recorder.sender(), START_NS);
+            (*name, path, recorder, tap)
+        })
+        .collect();
+    let mut datagrams = 0u64;
+    net.run_with(SECONDS, &mut |p: &Passage<'_>| {
+        datagrams += 1;
+        for (_, _, _, tap) in &recorders {
+            tap.offer(START_NS + p.t_ns, p.direction, p.peer, p.bytes);
+        }
+    });
+    println!("\nsession: the demo arm at the default rates, {SECONDS} s, {datagrams} datagrams");
+    println!(
+        "{:<22} {:>12} {:>14}",
+        "recording", "MB per hour", "× before"
+    );
+    let mut sizes = Vec::new();
+    for (name, path, recorder, _) in recorders {
+        recorder.stop().unwrap();
+        let size = std::fs::metadata(&path).unwrap().len() as f64 * 3600.0 / SECONDS / 1e6;
+        sizes.push((name, size));
+    }
+    let base = sizes[0].1;
+    for (name, size) in sizes {
+        println!("{name:<22} {size:>12.1} {:>10.2}", size / base);
+    }
 }
 
 fn bench(c: &mut Criterion) {
@@ -226,6 +326,8 @@ fn bench(c: &mut Criterion) {
         );
     }
 
+    session_sizes();
+
     let mut g = c.benchmark_group("write");
     g.throughput(Throughput::Elements(N as u64));
     g.sample_size(10);
@@ -248,7 +350,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("read");
     g.throughput(Throughput::Elements((N + 1) as u64));
     g.sample_size(10);
-    for v in [&VARIANTS[0], &VARIANTS[4]] {
+    for v in [&VARIANTS[0], &VARIANTS[4], &VARIANTS[5]] {
         g.bench_function(v.name, |b| {
             b.iter(|| {
                 let mut src = WireSource::open(&path_for(v), 3794).unwrap();

@@ -89,6 +89,7 @@ fn record(path: &Path, seconds: u64) -> u64 {
             direction: Direction::Rx,
             peer,
             bytes: datagram(seq, m),
+            latched: None,
         })
         .expect("the recorder is running");
     };

@@ -48,6 +48,7 @@ fn record_in_memory(path: &Path, seconds: f64) {
             direction,
             peer: sim_addr,
             bytes: bytes.to_vec(),
+            latched: None,
         })
         .unwrap();
     });

@@ -21,7 +21,6 @@ use jaus_ocu::model::update::{MarkKind, Update};
 use jaus_ocu::record::foxglove::{self, ArmFrames, LogLevel, SceneLook};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::scene::ScenePalette;
-use jaus_ocu::ui::view3d::DEFAULT_RADIUS;
 
 fn validator(schema: &str) -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(schema).unwrap();
@@ -129,7 +128,9 @@ fn frame_transforms_are_valid_and_compose_to_our_tool_point() {
             for j in 1..=arm.spec.joints.len() {
                 let ours = pose.mount * pose.frames[j - 1];
                 let theirs = in_vehicle(transforms, frames.link(j).unwrap());
-                assert!(theirs.abs_diff_eq(ours, 1e-9), "{name}: frame {j}");
+                // Numbers are written rounded to 1e-8 (foxglove::num): composed over the
+                // chain, well within 1e-7.
+                assert!(theirs.abs_diff_eq(ours, 1e-7), "{name}: frame {j}");
             }
             // The world frame shows the z-down vehicle frame upright.
             let world = affine(&transforms[0]);
@@ -168,21 +169,11 @@ fn frame_names_take_the_prefix_except_world_and_vehicle() {
 fn scene_updates_are_valid_and_draw_every_cylinder_tinted_by_its_joint() {
     let schema = validator(foxglove::SCENE_UPDATE_SCHEMA);
     let palette = ScenePalette::new(true);
-    let tint = |base: [f32; 3], w: f32| palette.warning_tint(base, w);
-    let rgba = |c: [f32; 3], a: f32| [c[0], c[1], c[2], a];
-    let look = SceneLook {
-        default_radius: DEFAULT_RADIUS,
-        cylinder: rgba(palette.cylinder, 0.35),
-        cylinder_default: rgba(palette.cylinder_default, 0.25),
-        link: rgba(palette.link, 1.0),
-        tool_point: rgba(palette.tool_marker, 1.0),
-        link_width_px: 3.0,
-        tool_point_diameter: 0.03,
-        tint: &tint,
-    };
+    let look: SceneLook = palette.foxglove_look();
     let mut buf = Vec::new();
     for (name, arm) in arms() {
-        let frames = ArmFrames::new("", arm.spec.joints.len());
+        let n = arm.spec.joints.len();
+        let frames = ArmFrames::new("", n);
         for q in poses(&arm) {
             // Joint 2 at its limit, the others far from theirs.
             let warning = |joint: usize, _: f64| if joint == 1 { 1.0 } else { 0.0 };
@@ -200,31 +191,62 @@ fn scene_updates_are_valid_and_draw_every_cylinder_tinted_by_its_joint() {
             let msg = valid(&schema, &buf, &format!("{name} SceneUpdate"));
             let pose = kinematics::forward(&arm.spec, &q, arm.tool_point).unwrap();
             let entities = msg["entities"].as_array().unwrap();
-            assert_eq!(entities.len(), 3);
-            let count = |e: &Value| {
-                e["cylinders"].as_array().unwrap().len() + e["spheres"].as_array().unwrap().len()
+            assert_eq!(entities.len(), n + 1, "one entity per frame");
+            // Where each entity's frame is, in the manipulator frame.
+            let frame = |e: &Value| {
+                let id = e["frame_id"].as_str().unwrap();
+                if id == "manipulator" {
+                    DAffine3::IDENTITY
+                } else {
+                    let j: usize = id.strip_prefix("link_").unwrap().parse().unwrap();
+                    pose.frames[j - 1]
+                }
             };
-            let reported = pose.cylinders.iter().filter(|c| c.radius.is_some()).count();
-            assert_eq!(count(&entities[0]), reported, "{name}");
+            let point = |p: &Value| DVec3::new(number(&p["x"]), number(&p["y"]), number(&p["z"]));
+            // Every drawn cylinder, in the manipulator frame: (centre, length, colour r).
+            let mut drawn = Vec::new();
+            let mut spheres = 0;
+            for e in entities {
+                assert_eq!(e["frame_locked"], true);
+                let f = frame(e);
+                for d in e["cylinders"].as_array().unwrap() {
+                    drawn.push((
+                        f.transform_point3(point(&d["pose"]["position"])),
+                        number(&d["size"]["z"]),
+                        number(&d["color"]["r"]),
+                    ));
+                }
+                spheres += e["spheres"].as_array().unwrap().len();
+                // The link line runs from this frame's origin to the next frame's origin (the
+                // tool point after the last).
+                let line = &e["lines"][0]["points"];
+                let end = f.transform_point3(point(&line[1]));
+                let id = e["frame_id"].as_str().unwrap();
+                let want = match id
+                    .strip_prefix("link_")
+                    .map(|j| j.parse::<usize>().unwrap())
+                {
+                    Some(j) if j == n => pose.tool_point_manipulator,
+                    Some(j) => pose.frames[j].translation,
+                    None => pose.frames[0].translation,
+                };
+                assert!(
+                    end.distance(want) < 1e-9,
+                    "{name}: line of {id} ends at {end}"
+                );
+            }
+            let zero = pose.cylinders.iter().filter(|c| c.length() < 1e-9).count();
             assert_eq!(
-                count(&entities[1]),
-                pose.cylinders.len() - reported,
-                "{name}"
+                spheres,
+                zero + 1,
+                "{name}: zero-length cylinders and the tool point"
             );
-            // Each drawn cylinder: centre and length as kinematics says, in the manipulator
-            // frame; coloured by its joint's warning.
-            let drawn: Vec<&Value> = entities[..2]
-                .iter()
-                .flat_map(|e| e["cylinders"].as_array().unwrap())
-                .collect();
+            assert_eq!(drawn.len(), pose.cylinders.len() - zero, "{name}");
             for c in pose.cylinders.iter().filter(|c| c.length() >= 1e-9) {
                 let centre = (c.from + c.to) * 0.5;
-                let hit = drawn.iter().find(|d| {
-                    let p = &d["pose"]["position"];
-                    DVec3::new(number(&p["x"]), number(&p["y"]), number(&p["z"])).distance(centre)
-                        < 1e-9
-                        && (number(&d["size"]["z"]) - c.length()).abs() < 1e-9
-                });
+                let hit = drawn
+                    .iter()
+                    .find(|d| d.0.distance(centre) < 1e-9 && (d.1 - c.length()).abs() < 1e-9);
                 let hit = hit.unwrap_or_else(|| panic!("{name}: cylinder {c:?} not drawn"));
                 let base = if c.radius.is_some() {
                     palette.cylinder
@@ -234,17 +256,11 @@ fn scene_updates_are_valid_and_draw_every_cylinder_tinted_by_its_joint() {
                 let w = if c.joint == 2 { 1.0 } else { 0.0 };
                 let expected = palette.warning_tint(base, w);
                 assert!(
-                    (number(&hit["color"]["r"]) as f32 - expected[0]).abs() < 1e-6,
+                    (hit.2 as f32 - expected[0]).abs() < 1e-6,
                     "{name}: joint {} colour",
                     c.joint
                 );
             }
-            assert_eq!(entities[0]["frame_id"], "manipulator");
-            let line = &entities[2]["lines"][0];
-            assert_eq!(
-                line["points"].as_array().unwrap().len(),
-                arm.spec.joints.len() + 2
-            );
         }
     }
 }
@@ -294,4 +310,114 @@ fn log_messages_are_valid_at_every_level_with_any_text() {
         values: vec![0.0],
     };
     assert_eq!(foxglove::event_level(&sample), None);
+}
+
+/// A recording of an eventful in-memory session (control, a preset move, an emergency and
+/// its clearing) made by the real recorder with the Foxglove channels on.
+fn eventful_recording(path: &Path) {
+    use jaus_ocu::jaus::judp;
+    use jaus_ocu::model::update::Command;
+    use jaus_ocu::net::client::ClientConfig;
+    use jaus_ocu::net::tap::Tap;
+    use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
+    use jaus_ocu::sim::component::{Component, SimConfig};
+    use jaus_ocu::sim::harness::{Passage, SimNet};
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    let sim = SocketAddr::from(([127, 0, 0, 1], judp::PORT));
+    let mut net = SimNet::new(
+        ClientConfig {
+            connect: vec![sim],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        SocketAddr::from(([127, 0, 0, 1], 5000)),
+        Duration::from_millis(2),
+        3,
+    );
+    net.add_peer(sim, Component::new(ArmFile::demo(), SimConfig::default()));
+    let mut cfg = RecorderConfig::new(path.to_path_buf(), 0);
+    cfg.foxglove = Some(ScenePalette::new(true).foxglove_look());
+    let recorder = Recorder::start(cfg).unwrap();
+    let tap = Tap::new();
+    tap.connect_at(recorder.sender(), 0);
+    let mut feed = |p: &Passage<'_>| tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
+    net.run_with(1.0, &mut feed);
+    net.command(Command::RequestControl { authority: 100 });
+    net.run_with(1.0, &mut feed);
+    net.command(Command::GoToPreset { pose_id: 2 });
+    net.run_with(3.0, &mut feed);
+    net.command(Command::SetEmergency);
+    net.run_with(1.0, &mut feed);
+    net.command(Command::ClearEmergency);
+    net.run_with(1.0, &mut feed);
+    recorder.stop().unwrap();
+}
+
+#[test]
+fn every_json_message_a_recording_holds_validates_against_its_channels_schema() {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("foxglove-eventful-{}.mcap", std::process::id()));
+    eventful_recording(&path);
+    let bytes = std::fs::read(&path).unwrap();
+    let mut validators: HashMap<String, jsonschema::Validator> = HashMap::new();
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    let mut logs = Vec::new();
+    for m in mcap::MessageStream::new(&bytes).unwrap() {
+        let m = m.unwrap();
+        if m.channel.message_encoding != "json" {
+            continue;
+        }
+        let schema = m
+            .channel
+            .schema
+            .as_ref()
+            .expect("a JSON channel has a schema");
+        assert_eq!(schema.encoding, "jsonschema");
+        let v = validators
+            .entry(schema.name.clone())
+            .or_insert_with(|| validator(std::str::from_utf8(&schema.data).unwrap()));
+        let value = valid(
+            v,
+            &m.data,
+            &format!("{} on {}", schema.name, m.channel.topic),
+        );
+        *counts.entry(m.channel.topic.clone()).or_default() += 1;
+        if m.channel.topic == "/foxglove/log" {
+            logs.push(value["message"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    for topic in [
+        "/foxglove/transforms",
+        "/foxglove/scene",
+        "/foxglove/log",
+        "/jaus/joint_positions",
+        "/jaus/specification",
+        "/jaus/events",
+    ] {
+        assert!(
+            counts.get(topic).copied().unwrap_or(0) > 0,
+            "nothing on {topic}: {counts:?}"
+        );
+    }
+    // Transforms at most 25 Hz over the 7 s (positions arrive at 50 Hz); the scene far less
+    // often than the transforms.
+    let transforms = counts["/foxglove/transforms"];
+    assert!(
+        (100..=176).contains(&transforms),
+        "{transforms} transform messages"
+    );
+    assert!(counts["/foxglove/scene"] * 3 < transforms, "{counts:?}");
+    for needle in [
+        "control held",
+        "emergency stop",
+        "moving from preset 1 to preset 2",
+    ] {
+        assert!(
+            logs.iter().any(|l| l.contains(needle)),
+            "no log line with {needle:?}: {logs:#?}"
+        );
+    }
 }

@@ -52,6 +52,7 @@ fn capture_records(path: &str) -> Vec<WireRecord> {
                 direction: Direction::Rx,
                 peer: d.source,
                 bytes: d.payload,
+                latched: None,
             }),
             _ => None,
         })
@@ -210,6 +211,7 @@ fn live_session(dialect: Dialect, seconds: u64) -> Live {
                 direction: p.direction,
                 peer: p.peer,
                 bytes: p.bytes.to_vec(),
+                latched: None,
             });
         });
     }
@@ -317,6 +319,7 @@ fn record(ms: u64, src: JausId, dst: JausId, seq: u16, m: impl Into<Message>) ->
         direction: Direction::Rx,
         peer: if src == SIM_ID { SIM } else { OCU },
         bytes: judp::single(&Header::new(dst, src, seq), &m.into().emit().unwrap()).unwrap(),
+        latched: None,
     }
 }
 
@@ -344,6 +347,7 @@ fn record_in(ms: u64, seq: u16, dialect: Dialect, m: &Message) -> WireRecord {
             &m.emit_with(dialect).unwrap(),
         )
         .unwrap(),
+        latched: None,
     }
 }
 
@@ -613,7 +617,7 @@ proptest! {
                 t_ns: i as u64 * 1_000_000,
                 direction: Direction::Rx,
                 peer: SIM,
-                bytes,
+                bytes, latched: None,
             };
             obs.observe(&rec, &mut out);
         }

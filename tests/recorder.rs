@@ -60,6 +60,7 @@ fn records(n: usize) -> Vec<WireRecord> {
             bytes: (0..(20 + i % 90))
                 .map(|k| (i.wrapping_mul(31) ^ k) as u8)
                 .collect(),
+            latched: None,
         })
         .collect()
 }
@@ -490,7 +491,7 @@ fn a_disk_filling_up_stops_recording_with_a_clear_message_and_keeps_what_was_flu
     tap.connect(recorder.sender());
     let recs = records(3_000);
     for r in &recs[..1_000] {
-        tap.offer(|| r.clone());
+        tap.offer(r.t_ns, r.direction, r.peer, &r.bytes);
     }
     let flushed = std::fs::metadata(&path).unwrap().len();
     wait_until("the first flush", || {
@@ -503,7 +504,7 @@ fn a_disk_filling_up_stops_recording_with_a_clear_message_and_keeps_what_was_flu
     });
     full.store(true, Ordering::SeqCst);
     for r in &recs[1_000..] {
-        tap.offer(|| r.clone());
+        tap.offer(r.t_ns, r.direction, r.peer, &r.bytes);
     }
     wait_until("the recorder to stop", || !recorder.stats().running);
     let stats = recorder.stats();
@@ -522,7 +523,12 @@ fn a_disk_filling_up_stops_recording_with_a_clear_message_and_keeps_what_was_flu
     );
     // The network side's tap lets go of a recorder that has gone away.
     wait_until("the tap to disconnect", || {
-        tap.offer(|| recs[0].clone());
+        tap.offer(
+            recs[0].t_ns,
+            recs[0].direction,
+            recs[0].peer,
+            &recs[0].bytes,
+        );
         !tap.is_connected()
     });
     let stop = recorder.stop().unwrap_err().to_string();
@@ -720,6 +726,7 @@ fn arm_traffic(n: usize) -> (Vec<WireRecord>, usize) {
             0,
             &Message::from(jaus_ocu::net::reports::spec_report(&arm.spec)),
         ),
+        latched: None,
     }];
     for i in 0..n {
         let m = Message::from(ReportJointPositions {
@@ -742,6 +749,7 @@ fn arm_traffic(n: usize) -> (Vec<WireRecord>, usize) {
             direction: Direction::Rx,
             peer,
             bytes: datagram(i as u16 + 1, &m),
+            latched: None,
         });
     }
     (recs, joints)
@@ -825,15 +833,20 @@ fn datagrams_the_tap_dropped_are_counted_and_written_in_the_session_end_metadata
     // Drops from before this recording started are not its business.
     let (stuck, _keep) = crossbeam_channel::bounded(0);
     tap.connect(stuck);
-    tap.offer(|| recs[0].clone());
+    tap.offer(
+        recs[0].t_ns,
+        recs[0].direction,
+        recs[0].peer,
+        &recs[0].bytes,
+    );
     let recorder = Recorder::start(cfg).unwrap();
     // A recorder that cannot keep up, as the tap sees it: these five are lost.
     for r in &recs[..5] {
-        tap.offer(|| r.clone());
+        tap.offer(r.t_ns, r.direction, r.peer, &r.bytes);
     }
     tap.connect(recorder.sender());
     for r in &recs[5..] {
-        tap.offer(|| r.clone());
+        tap.offer(r.t_ns, r.direction, r.peer, &r.bytes);
     }
     tap.disconnect();
     let stats = recorder.stop().unwrap();

@@ -326,6 +326,7 @@ mod replay_flows {
                 direction,
                 peer: sim_addr,
                 bytes: bytes.to_vec(),
+                latched: None,
             })
             .unwrap();
         });
@@ -720,6 +721,42 @@ mod replay_flows {
         assert!(notice.text.contains("Exported"), "{}", notice.text);
         let text = std::fs::read_to_string(&csv).unwrap();
         assert!(text.lines().count() > 100, "{} lines", text.lines().count());
+    }
+
+    #[test]
+    fn urdf_export_from_the_file_menu_writes_the_arm_shown() {
+        let path = temp_path("urdf-export.mcap");
+        record_in_memory(&path, 2.0);
+        let urdf = temp_path("arm.urdf");
+        let _ = std::fs::remove_file(&urdf);
+        let mut h = harness(replay_app(&path));
+        h.step();
+        let (_, b) = span(h.state());
+        h.state_mut().seek(b);
+        h.step();
+        h.get_by_label("File").click();
+        h.step();
+        h.step();
+        assert!(
+            h.query_by_label_contains("Export URDF").is_some(),
+            "File → Export URDF… is offered"
+        );
+        h.state_mut().file_chosen(Task::ExportUrdf, urdf.clone());
+        let until = Instant::now() + Duration::from_secs(10);
+        while h.state().view.notices.is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+            h.step();
+        }
+        let notice = h.state().view.notices.last().expect("a notice");
+        assert_eq!(notice.level, NoticeLevel::Info, "{}", notice.text);
+        let text = std::fs::read_to_string(&urdf).unwrap();
+        assert!(text.contains("<robot"), "{text}");
+        let joints = ArmFile::demo().spec.joint_count();
+        assert_eq!(
+            text.matches("<joint ").count() - text.matches("type=\"fixed\"").count(),
+            joints,
+            "one moving joint per JAUS joint"
+        );
     }
 
     #[test]

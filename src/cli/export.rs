@@ -26,8 +26,7 @@ use crate::record::player::Replay;
 use crate::record::source::{SourceInfo, SourceKind, WireSource};
 use crate::record::urdf::{UrdfOptions, write_urdf};
 
-/// The session metadata key a recording may give the OCU's own address in (`ip:port`).
-pub const KEY_LOCAL_ADDRESS: &str = "local_address";
+pub use crate::record::format::KEY_LOCAL_ADDRESS;
 
 /// The OCU's side of IPv4 datagrams when the recording does not say it: loopback, port 0
 /// (port 0: unknown).
@@ -153,7 +152,7 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
                     let options = UrdfOptions {
                         name: robot_name(&info, &args.file),
                         tool_point: session.latest.tool_point,
-                        default_radius: crate::ui::view3d::DEFAULT_RADIUS,
+                        default_radius: crate::model::kinematics::DEFAULT_CYLINDER_RADIUS,
                     };
                     let text = write_urdf(spec, &options).with_context(|| {
                         format!(

@@ -187,9 +187,10 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
     let mut observer: Option<Observer> = None;
     let mut updates = Vec::new();
     let (mut first, mut last) = (None::<u64>, 0u64);
-    let (mut rx, mut tx) = (0u64, 0u64);
+    let (mut rx, mut tx, mut latched) = (0u64, 0u64, 0u64);
     let mut index = 0u64;
     while let Some(rec) = source.next() {
+        latched += u64::from(rec.latched.is_some());
         let first_ns = *first.get_or_insert(rec.t_ns);
         last = last.max(rec.t_ns);
         match rec.direction {
@@ -235,7 +236,7 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
         "complete": info.complete,
         "start_time": first.map(rfc3339_utc),
         "duration_s": duration,
-        "datagrams": { "total": rx + tx, "received": rx, "sent": tx },
+        "datagrams": { "total": rx + tx, "received": rx, "sent": tx, "latched": latched },
         "malformed": stats.malformed,
         "duplicates": stats.duplicates,
         "messages": stats.messages,
@@ -309,6 +310,14 @@ fn summary_text(s: &Value) -> String {
         get("malformed"),
         get("duplicates")
     );
+    if d["latched"].as_u64().unwrap_or(0) > 0 {
+        let _ = writeln!(
+            o,
+            "  latched   {} datagrams of state received before recording began, written at \
+             its start",
+            d["latched"]
+        );
+    }
     if let Value::Object(m) = get("messages") {
         let _ = writeln!(o, "  messages");
         let mut v: Vec<_> = m.iter().collect();

@@ -15,6 +15,7 @@ use crate::model::state::ArmState;
 use crate::net::tap::{Epoch, Tap};
 use crate::net::thread::NetHandle;
 use crate::record::recorder::{Recorder, RecorderConfig, RecorderStats};
+use crate::ui::theme::ScenePalette;
 
 /// Arguments of `jaus-ocu record`.
 #[derive(Debug, Args)]
@@ -36,6 +37,10 @@ pub struct RecordArgs {
     /// needs only the raw channels).
     #[arg(long)]
     pub no_decoded: bool,
+    /// Without the Foxglove channels (`/foxglove/transforms`, `/foxglove/scene`,
+    /// `/foxglove/log`: the arm in Foxglove's 3D panel); the `/jaus/*` channels stay.
+    #[arg(long)]
+    pub no_foxglove: bool,
 }
 
 fn clock(s: f64) -> String {
@@ -90,6 +95,9 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     let tap = Tap::new();
     let mut rcfg = RecorderConfig::new(args.out.clone(), epoch.unix_ns);
     rcfg.decoded = !args.no_decoded;
+    if !args.no_foxglove {
+        rcfg.foxglove = Some(ScenePalette::new(true).foxglove_look());
+    }
     rcfg.tap = Some(tap.clone());
     rcfg.metadata
         .insert("ocu_id".into(), cfg.client.id.to_string());

@@ -122,6 +122,11 @@ impl Cylinder {
     }
 }
 
+/// The radius a bounding cylinder is drawn with when the specification gives none, m: the
+/// 3D view, the Foxglove scene of recordings and the URDF export draw such cylinders, in a
+/// colour of their own, at this radius.
+pub const DEFAULT_CYLINDER_RADIUS: f64 = 0.03;
+
 /// Everything the 3D view and the probe need for one configuration of the arm.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArmPose {

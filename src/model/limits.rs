@@ -71,6 +71,20 @@ pub fn joint_warnings(spec: &ArmSpec, positions: Option<&[f64]>) -> Vec<f32> {
         .collect()
 }
 
+/// The colour of something drawn for a joint that is `warning` (0..1, NaN as 0) close to a
+/// limit: `base` when far, turning `near` as soon as the joint is near and `at` at the limit.
+/// The 3D view and the Foxglove scene of recordings both tint bounding cylinders with it.
+pub fn limit_tint(base: [f32; 3], near: [f32; 3], at: [f32; 3], warning: f32) -> [f32; 3] {
+    let w = if warning.is_nan() {
+        0.0
+    } else {
+        warning.clamp(0.0, 1.0)
+    };
+    let lerp = |a: [f32; 3], b: [f32; 3], t: f32| [0, 1, 2].map(|i| a[i] + (b[i] - a[i]) * t);
+    let alarm = lerp(near, at, w);
+    lerp(base, alarm, (w * 3.0).min(1.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@
 pub mod client;
 pub mod endpoint;
 pub mod fault;
+pub mod latch;
 pub mod reassembly;
 pub mod reports;
 pub mod rng;

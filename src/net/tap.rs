@@ -9,6 +9,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Sender, TrySendError};
 
+use super::latch::Latch;
+
 /// Which way a datagram went, seen from the OCU that recorded it. Datagrams imported from a
 /// capture (where neither end is us) are `Rx`, with the sender as peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -40,6 +42,11 @@ pub struct WireRecord {
     pub peer: SocketAddr,
     /// The UDP payload, untouched.
     pub bytes: Vec<u8>,
+    /// `Some(receive or send time, ns since the Unix epoch)` for a latched datagram: one that
+    /// crossed the wire before the recording began and is written at its start (`t_ns` is
+    /// then the recording's start) so that the recording stands on its own. In an MCAP file
+    /// it is the message's publish time, earlier than its log time.
+    pub latched: Option<u64>,
 }
 
 /// The time origin of a session: one instant on the monotonic clock and the same moment as
@@ -76,13 +83,22 @@ impl Epoch {
     }
 }
 
-/// A switchable tap shared by the network thread (which offers) and whoever records (which
-/// connects a channel). Cloning shares it.
+/// A switchable tap shared by the network thread (which offers every datagram) and whoever
+/// records (which connects a channel). Cloning shares it. It also keeps the [`Latch`]: the
+/// newest state-bearing datagrams of every component, which [`Tap::connect`] sends first, so
+/// a recording started mid-session stands on its own.
 #[derive(Debug, Clone, Default)]
 pub struct Tap {
-    inner: Arc<Mutex<Option<Sender<WireRecord>>>>,
+    inner: Arc<Mutex<Inner>>,
     dropped: Arc<AtomicU64>,
     offered: Arc<AtomicU64>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    tx: Option<Sender<WireRecord>>,
+    latch: Latch,
+    epoch: Option<Epoch>,
 }
 
 impl Tap {
@@ -91,34 +107,101 @@ impl Tap {
         Self::default()
     }
 
-    /// Sends every following datagram to `tx` (replacing any earlier recorder).
-    pub fn connect(&self, tx: Sender<WireRecord>) {
-        *self.lock() = Some(tx);
+    /// Sets the session's clock (the network side does when it starts): the time stamp of
+    /// latched datagrams sent at [`Tap::connect`].
+    pub fn set_epoch(&self, epoch: Epoch) {
+        self.lock().epoch = Some(epoch);
+    }
+
+    /// Sends every following datagram to `tx` (replacing any earlier recorder), after the
+    /// latched ones: those are stamped with the time of connecting and carry their own
+    /// receive time in [`WireRecord::latched`]. Returns how many latched datagrams were sent.
+    pub fn connect(&self, tx: Sender<WireRecord>) -> usize {
+        let now = self
+            .lock()
+            .epoch
+            .map_or_else(|| Epoch::now().unix_ns, |e| e.unix_ns_at(Instant::now()));
+        self.connect_at(tx, now)
+    }
+
+    /// [`Tap::connect`] at `now` on the caller's clock (ns since the Unix epoch, or since the
+    /// start of a fake-clock session).
+    pub fn connect_at(&self, tx: Sender<WireRecord>, now: u64) -> usize {
+        let mut inner = self.lock();
+        let mut sent = 0;
+        for mut r in inner.latch.records() {
+            r.latched = Some(r.t_ns);
+            r.t_ns = now.max(r.t_ns);
+            match tx.try_send(r) {
+                Ok(()) => sent += 1,
+                Err(_) => {
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        inner.tx = Some(tx);
+        sent
     }
 
     /// Stops sending datagrams anywhere.
     pub fn disconnect(&self) {
-        *self.lock() = None;
+        self.lock().tx = None;
     }
 
     /// Whether a recorder is connected.
     pub fn is_connected(&self) -> bool {
-        self.lock().is_some()
+        self.lock().tx.is_some()
     }
 
-    /// Offers a datagram; `make` runs only when a recorder is connected. Never blocks: a full
+    /// Offers a datagram received from or sent to `peer` at `t_ns` (ns since the Unix epoch):
+    /// the latch looks at it, and a connected recorder gets a copy. Never blocks: a full
     /// channel drops the datagram and counts it; a recorder that has gone away disconnects.
-    pub fn offer(&self, make: impl FnOnce() -> WireRecord) {
-        let mut guard = self.lock();
-        let Some(tx) = guard.as_ref() else { return };
+    pub fn offer(&self, t_ns: u64, direction: Direction, peer: SocketAddr, bytes: &[u8]) {
+        let mut inner = self.lock();
+        inner.latch.observe(t_ns, direction, peer, bytes);
+        if inner.tx.is_some() {
+            self.send(&mut inner, t_ns, direction, peer, bytes.to_vec());
+        }
+    }
+
+    /// [`Tap::offer`] for a datagram the caller no longer needs (it is moved, not copied).
+    pub fn offer_owned(&self, t_ns: u64, direction: Direction, peer: SocketAddr, bytes: Vec<u8>) {
+        let mut inner = self.lock();
+        inner.latch.observe(t_ns, direction, peer, &bytes);
+        if inner.tx.is_some() {
+            self.send(&mut inner, t_ns, direction, peer, bytes);
+        }
+    }
+
+    fn send(
+        &self,
+        inner: &mut Inner,
+        t_ns: u64,
+        direction: Direction,
+        peer: SocketAddr,
+        bytes: Vec<u8>,
+    ) {
+        let Some(tx) = inner.tx.as_ref() else { return };
         self.offered.fetch_add(1, Ordering::Relaxed);
-        match tx.try_send(make()) {
+        let record = WireRecord {
+            t_ns,
+            direction,
+            peer,
+            bytes,
+            latched: None,
+        };
+        match tx.try_send(record) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
-            Err(TrySendError::Disconnected(_)) => *guard = None,
+            Err(TrySendError::Disconnected(_)) => inner.tx = None,
         }
+    }
+
+    /// The datagrams latched so far, oldest first (what [`Tap::connect`] would send).
+    pub fn latched(&self) -> Vec<WireRecord> {
+        self.lock().latch.records()
     }
 
     /// Datagrams dropped because the recorder was behind (since the tap was made).
@@ -131,8 +214,9 @@ impl Tap {
         self.offered.load(Ordering::Relaxed)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Sender<WireRecord>>> {
-        // A panic while holding this lock cannot leave the Option half-written.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding this lock cannot leave the state half-written in a way that
+        // matters: the worst is one datagram missing from the latch.
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -149,17 +233,20 @@ mod tests {
             direction: Direction::Rx,
             peer: SocketAddr::from(([127, 0, 0, 1], crate::jaus::judp::PORT)),
             bytes: vec![n],
+            latched: None,
         }
     }
 
     #[test]
     fn offers_nothing_until_connected_then_counts_drops_when_full() {
         let tap = Tap::new();
-        tap.offer(|| panic!("built without a recorder"));
+        tap.offer(0, Direction::Rx, rec(0).peer, &[]);
+        assert_eq!(tap.offered(), 0, "nothing offered without a recorder");
         let (tx, rx) = crossbeam_channel::bounded(2);
         tap.connect(tx);
         for n in 0..5 {
-            tap.offer(|| rec(n));
+            let r = rec(n);
+            tap.offer(r.t_ns, r.direction, r.peer, &r.bytes);
         }
         assert_eq!(tap.offered(), 5);
         assert_eq!(tap.dropped(), 3);
@@ -168,7 +255,8 @@ mod tests {
             [0, 1]
         );
         drop(rx);
-        tap.offer(|| rec(9));
+        let r = rec(9);
+        tap.offer(r.t_ns, r.direction, r.peer, &r.bytes);
         assert!(
             !tap.is_connected(),
             "a vanished recorder disconnects the tap"

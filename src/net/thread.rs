@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::client::{Client, ClientConfig, Output};
 use super::fault::{FaultInjector, Faults};
 use super::socket::{self, Membership, Received, Sink, spawn_receiver};
-use super::tap::{Direction, Epoch, Tap, WireRecord};
+use super::tap::{Direction, Epoch, Tap};
 use crate::model::update::{Command, Signal, Update};
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
 
@@ -178,12 +178,8 @@ impl Sink for Wire {
     fn send_to(&mut self, bytes: &[u8], to: SocketAddr) -> io::Result<()> {
         self.socket.send_to(bytes, to)?;
         let at = Instant::now();
-        self.tap.offer(|| WireRecord {
-            t_ns: self.epoch.unix_ns_at(at),
-            direction: Direction::Tx,
-            peer: to,
-            bytes: bytes.to_vec(),
-        });
+        self.tap
+            .offer(self.epoch.unix_ns_at(at), Direction::Tx, to, bytes);
         Ok(())
     }
 }
@@ -234,6 +230,7 @@ impl NetHandle {
         let backlog = cfg.backlog_capacity;
         let client_cfg = cfg.client.clone();
         let tap = cfg.tap.clone();
+        tap.set_epoch(epoch);
         let wire = Wire {
             socket,
             tap: cfg.tap.clone(),
@@ -244,12 +241,7 @@ impl NetHandle {
             let clock = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
             // The recording's clock is the client's: replay times equal live times.
             let record = |at: Instant, direction: Direction, peer: SocketAddr, bytes: Vec<u8>| {
-                tap.offer(|| WireRecord {
-                    t_ns: epoch.unix_ns_at(at),
-                    direction,
-                    peer,
-                    bytes,
-                });
+                tap.offer_owned(epoch.unix_ns_at(at), direction, peer, bytes);
             };
             let mut client = Client::new(client_cfg);
             let mut publisher = Publisher::new(upd_tx, backlog);

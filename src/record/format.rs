@@ -16,9 +16,7 @@ use std::net::SocketAddr;
 
 use crate::model::arm::ArmSpec;
 use crate::model::arm::JointType;
-use crate::model::update::{
-    ControlState, LinkState, ManagementState, Outcome, PoseState, Signal, Update,
-};
+use crate::model::update::{ControlState, ManagementState, Outcome, PoseState, Signal, Update};
 use crate::net::tap::Direction;
 
 /// The MCAP header's profile.
@@ -58,6 +56,18 @@ pub const ARM_METADATA: &str = "arm";
 /// a crash): datagram counts, end time, and datagrams dropped because the recorder was behind.
 pub const SESSION_END_METADATA: &str = "session_end";
 
+/// Name of the metadata record written after the latched datagrams at the start of a
+/// recording (`net::latch`): state received before recording began, written first so the
+/// recording stands on its own. Those messages are logged at the recording's start and
+/// published at their own receive time (publish time < log time marks each of them).
+pub const LATCHED_METADATA: &str = "latched";
+
+/// "latched" key (and "`session_end`" key): how many datagrams were latched.
+pub const KEY_LATCHED_COUNT: &str = "latched_datagrams";
+
+/// "latched" key: when recording began, ns since the Unix epoch (decimal).
+pub const KEY_RECORDING_START_NS: &str = "recording_start_ns";
+
 /// "`session_end`" key: datagrams received and recorded.
 pub const KEY_DATAGRAMS_RX: &str = "datagrams_rx";
 
@@ -80,6 +90,11 @@ pub const KEY_SESSION_START_NS: &str = "session_start_ns";
 
 /// "session" key: the time origin as RFC 3339 UTC, for people.
 pub const KEY_START_TIME: &str = "start_time";
+
+/// "session" key: the recording OCU's own address (`ip:port` its socket is bound to), when
+/// the caller knows it when recording starts (the GUI does); `jaus-ocu export --pcapng` puts
+/// it on the OCU's side of every packet.
+pub const KEY_LOCAL_ADDRESS: &str = "local_address";
 
 /// "session" key: the recording OCU's JAUS ID (given by the caller).
 pub const KEY_OCU_ID: &str = "ocu_id";
@@ -510,22 +525,114 @@ fn signal_key(s: Signal) -> &'static str {
     }
 }
 
-/// Discrete updates as `/jaus/events` messages. Labels are built with `format!`: events are
-/// rare next to samples, so their allocations do not matter.
+/// The kind and the label of a discrete update as the `/jaus/events` channel and the Foxglove
+/// log channel say it ("control held (authority 100)", "emergency stop", ...); `None` for
+/// samples, the specification, and the updates without an event. Labels are built with
+/// `format!`: events are rare next to samples.
+pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
+    Some(match update {
+        Update::Control { state, .. } => (
+            "control",
+            match state {
+                ControlState::Released => "control released".to_owned(),
+                ControlState::Requested => "control requested".to_owned(),
+                ControlState::Held { authority } => {
+                    format!("control held (authority {authority})")
+                }
+            },
+        ),
+        Update::Status { state, .. } => {
+            if *state == ManagementState::Emergency {
+                ("emergency", "emergency stop".to_owned())
+            } else {
+                ("status", format!("status {}", management_name(*state)))
+            }
+        }
+        Update::CurrentPose { pose, .. } => (
+            "transition",
+            match pose {
+                PoseState::Unknown => "pose unknown".to_owned(),
+                PoseState::At(p) => format!("at preset {p}"),
+                PoseState::Moving { from, to } => {
+                    format!("moving from preset {from} to preset {to}")
+                }
+            },
+        ),
+        Update::CommandOutcome {
+            command, outcome, ..
+        } => {
+            let (name, reason) = outcome_name(outcome);
+            let name = name.replace('_', " ");
+            let c = command.name();
+            (
+                "outcome",
+                match reason {
+                    Some(r) => format!("{c} {name}: {r}"),
+                    None => format!("{c} {name}"),
+                },
+            )
+        }
+        Update::Component { info, .. } => (
+            "component",
+            match &info.identification {
+                Some(s) => format!("found {} \"{s}\" at {}", info.id, info.address),
+                None => format!("found {} at {}", info.id, info.address),
+            },
+        ),
+        Update::ComponentLost { id, lost, .. } => (
+            "component",
+            if *lost {
+                format!("{id} lost")
+            } else {
+                format!("{id} heard again")
+            },
+        ),
+        Update::Selected { id, .. } => ("component", format!("selected {id}")),
+        Update::Link { state, .. } => ("link", format!("link {}", state.name())),
+        Update::Stale { signal, stale, .. } => (
+            "stale",
+            format!(
+                "{} {}",
+                signal.name(),
+                if *stale { "stale" } else { "fresh again" }
+            ),
+        ),
+        Update::Mark { kind, label, .. } => (kind.name(), label.clone()),
+        Update::Error { message, .. } => ("error", message.clone()),
+        _ => return None,
+    })
+}
+
+/// An outcome's name and, when it has one, its reason.
+fn outcome_name(outcome: &Outcome) -> (&'static str, Option<&str>) {
+    match outcome {
+        Outcome::Confirmed => ("confirmed", None),
+        Outcome::Rejected(r) => ("rejected", Some(r.as_str())),
+        Outcome::TimedOut => ("timed_out", None),
+        Outcome::Completed => ("completed", None),
+        Outcome::Failed(r) => ("failed", Some(r.as_str())),
+    }
+}
+
+/// Discrete updates as `/jaus/events` messages: [`event_label`] and the fields of each kind.
 fn event(out: &mut Vec<u8>, update: &Update) {
     let t = update.t();
+    let Some((kind, label)) = event_label(update) else {
+        // Samples, the specification and the updates without a channel are handled by
+        // `encode_update`; anything else lands here only if a variant is added without a
+        // mapping, and still gets a readable event.
+        event_head(out, t, "error", &format!("unmapped update {update:?}"));
+        out.push(b'}');
+        return;
+    };
+    event_head(out, t, kind, &label);
     match update {
         Update::Control { state, .. } => {
-            let (name, authority, label) = match state {
-                ControlState::Released => ("released", None, "control released".to_owned()),
-                ControlState::Requested => ("requested", None, "control requested".to_owned()),
-                ControlState::Held { authority } => (
-                    "held",
-                    Some(*authority),
-                    format!("control held (authority {authority})"),
-                ),
+            let (name, authority) = match state {
+                ControlState::Released => ("released", None),
+                ControlState::Requested => ("requested", None),
+                ControlState::Held { authority } => ("held", Some(*authority)),
             };
-            event_head(out, t, "control", &label);
             str_field(out, "state", name);
             key(out, "authority");
             match authority {
@@ -535,33 +642,17 @@ fn event(out: &mut Vec<u8>, update: &Update) {
                 None => out.extend_from_slice(b"null"),
             }
         }
-        Update::Status { state, .. } => {
-            let name = management_name(*state);
-            if *state == ManagementState::Emergency {
-                event_head(out, t, "emergency", "emergency stop");
-            } else {
-                event_head(out, t, "status", &format!("status {name}"));
-            }
-            str_field(out, "state", name);
-        }
+        Update::Status { state, .. } => str_field(out, "state", management_name(*state)),
         Update::CurrentPose { pose, .. } => match pose {
             PoseState::Unknown => {
-                event_head(out, t, "transition", "pose unknown");
                 str_field(out, "state", "unknown");
                 out.extend_from_slice(b",\"pose\":null");
             }
             PoseState::At(p) => {
-                event_head(out, t, "transition", &format!("at preset {p}"));
                 str_field(out, "state", "at");
                 let _ = write!(out, ",\"pose\":{p}");
             }
             PoseState::Moving { from, to } => {
-                event_head(
-                    out,
-                    t,
-                    "transition",
-                    &format!("moving from preset {from} to preset {to}"),
-                );
                 str_field(out, "state", "moving");
                 let _ = write!(out, ",\"from\":{from},\"to\":{to}");
             }
@@ -569,31 +660,14 @@ fn event(out: &mut Vec<u8>, update: &Update) {
         Update::CommandOutcome {
             command, outcome, ..
         } => {
-            let c = command.name();
-            let (name, reason) = match outcome {
-                Outcome::Confirmed => ("confirmed", None),
-                Outcome::Rejected(r) => ("rejected", Some(r.as_str())),
-                Outcome::TimedOut => ("timed_out", None),
-                Outcome::Completed => ("completed", None),
-                Outcome::Failed(r) => ("failed", Some(r.as_str())),
-            };
-            let label = match reason {
-                Some(r) => format!("{c} {}: {r}", name.replace('_', " ")),
-                None => format!("{c} {}", name.replace('_', " ")),
-            };
-            event_head(out, t, "outcome", &label);
-            str_field(out, "command", c);
+            let (name, reason) = outcome_name(outcome);
+            str_field(out, "command", command.name());
             str_field(out, "outcome", name);
             if let Some(r) = reason {
                 str_field(out, "reason", r);
             }
         }
         Update::Component { info, .. } => {
-            let label = match &info.identification {
-                Some(s) => format!("found {} \"{s}\" at {}", info.id, info.address),
-                None => format!("found {} at {}", info.id, info.address),
-            };
-            event_head(out, t, "component", &label);
             str_field(out, "id", &info.id.to_string());
             str_field(out, "address", &info.address.to_string());
             key(out, "identification");
@@ -604,41 +678,19 @@ fn event(out: &mut Vec<u8>, update: &Update) {
             out.extend_from_slice(b",\"lost\":false");
         }
         Update::ComponentLost { id, lost, .. } => {
-            let label = if *lost {
-                format!("{id} lost")
-            } else {
-                format!("{id} heard again")
-            };
-            event_head(out, t, "component", &label);
             str_field(out, "id", &id.to_string());
             let _ = write!(out, ",\"lost\":{lost}");
         }
         Update::Selected { id, .. } => {
-            event_head(out, t, "component", &format!("selected {id}"));
             str_field(out, "id", &id.to_string());
             str_field(out, "state", "selected");
         }
-        Update::Link { state, .. } => {
-            let name = LinkState::name(*state);
-            event_head(out, t, "link", &format!("link {name}"));
-            str_field(out, "state", name);
-        }
+        Update::Link { state, .. } => str_field(out, "state", state.name()),
         Update::Stale { signal, stale, .. } => {
-            let label = format!(
-                "{} {}",
-                signal.name(),
-                if *stale { "stale" } else { "fresh again" }
-            );
-            event_head(out, t, "stale", &label);
             str_field(out, "signal", signal_key(*signal));
             let _ = write!(out, ",\"stale\":{stale}");
         }
-        Update::Mark { kind, label, .. } => event_head(out, t, kind.name(), label),
-        Update::Error { message, .. } => event_head(out, t, "error", message),
-        // Samples, the specification and the updates without a channel are handled by
-        // `encode_update`; anything else lands here only if a variant is added without a
-        // mapping, and still gets a readable event.
-        other => event_head(out, t, "error", &format!("unmapped update {other:?}")),
+        _ => {}
     }
     out.push(b'}');
 }
@@ -647,7 +699,7 @@ fn event(out: &mut Vec<u8>, update: &Update) {
 mod tests {
     use super::*;
     use crate::model::arm::{Joint, Mount};
-    use crate::model::update::{CommandKind, ComponentId, ComponentInfo, MarkKind};
+    use crate::model::update::{CommandKind, ComponentId, ComponentInfo, LinkState, MarkKind};
 
     fn parse(s: impl AsRef<[u8]>) -> serde_json::Value {
         let s = s.as_ref();

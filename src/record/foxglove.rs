@@ -35,7 +35,8 @@
 use glam::{DAffine3, DQuat, DVec3};
 
 use crate::model::arm::ArmSpec;
-use crate::model::kinematics::{self, KinematicsError};
+use crate::model::kinematics::{self, CylinderKind, KinematicsError};
+use crate::model::limits::limit_tint;
 use crate::model::update::{LinkState, ManagementState, MarkKind, Outcome, Update};
 
 /// Schema name of the transforms channel.
@@ -120,11 +121,13 @@ pub enum LogLevel {
     Fatal = 5,
 }
 
-/// How the scene looks: colours (sRGB 0..1 with alpha), sizes and the near-limit tint. The
-/// caller passes the 3D view's own palette and rule (`ui::scene::ScenePalette`), so Foxglove
-/// shows what the OCU shows.
-pub struct SceneLook<'a> {
-    /// Radius of cylinders the specification gives none for, m (the 3D view's default).
+/// How the scene looks: colours (sRGB 0..1 with alpha) and sizes. The caller passes the 3D
+/// view's own palette (`ui::theme::ScenePalette::foxglove_look`), so Foxglove shows what the
+/// OCU shows; cylinders are tinted by nearness to limits with the model's rule
+/// ([`crate::model::limits::limit_tint`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SceneLook {
+    /// Radius of cylinders the specification gives none for, m.
     pub default_radius: f64,
     /// Cylinders with a reported radius.
     pub cylinder: [f32; 4],
@@ -138,8 +141,23 @@ pub struct SceneLook<'a> {
     pub link_width_px: f64,
     /// Diameter of the tool point sphere, m.
     pub tool_point_diameter: f64,
-    /// A cylinder's colour for its joint's near-limit warning level (0..1): `(base, level)`.
-    pub tint: &'a dyn Fn([f32; 3], f32) -> [f32; 3],
+    /// A joint getting near its limit.
+    pub near_limit: [f32; 3],
+    /// A joint at its limit.
+    pub at_limit: [f32; 3],
+}
+
+impl SceneLook {
+    /// The colour of a cylinder whose joint is at warning level `w` (0..1).
+    fn tint(&self, base: [f32; 4], w: f32) -> [f32; 4] {
+        let [r, g, b] = limit_tint(
+            [base[0], base[1], base[2]],
+            self.near_limit,
+            self.at_limit,
+            w,
+        );
+        [r, g, b, base[3]]
+    }
 }
 
 /// Writes a `foxglove.FrameTransforms` message for joint positions `q` (rad or m, joint 1
@@ -188,11 +206,15 @@ pub fn frame_transforms(
 }
 
 /// Writes a `foxglove.SceneUpdate` for joint positions `q` and a tool point (end-effector
-/// frame, m), in the manipulator frame: one entity with every bounding cylinder the
-/// specification gives a radius for, one with the cylinders drawn at the default radius,
-/// and one with the line through the frame origins to the tool point and a sphere there.
-/// `warning(joint, position)` is the near-limit level 0..1 of a joint (0-based index) that
-/// tints its cylinders through [`SceneLook::tint`].
+/// frame, m). Every primitive is frame-locked to the frame it moves with — one entity per
+/// frame (`manipulator`, `link_1` … `link_n`, `end_effector`): the bounding cylinders (those
+/// the specification gives a radius for in [`SceneLook::cylinder`], the others at the default
+/// radius in [`SceneLook::cylinder_default`]; zero-length ones as spheres), the link line to
+/// the next frame's origin, and the tool point sphere. So the scene follows the arm through
+/// the transforms alone and changes only when a prismatic joint moves, a joint's nearness to
+/// its limits changes its colour, or the specification or tool point changes: the recorder
+/// writes it then (and once a second for readers that start in the middle).
+/// `warning(joint, position)` is the near-limit level 0..1 of a joint (0-based index).
 #[allow(clippy::too_many_arguments)]
 pub fn scene_update(
     out: &mut Vec<u8>,
@@ -202,107 +224,121 @@ pub fn scene_update(
     q: &[f64],
     tool_point: [f64; 3],
     warning: &dyn Fn(usize, f64) -> f32,
-    look: &SceneLook<'_>,
+    look: &SceneLook,
 ) -> Result<(), KinematicsError> {
     out.clear();
     let pose = kinematics::forward(spec, q, tool_point)?;
     let prefix = frames.manipulator.strip_suffix("manipulator").unwrap_or("");
+    let n = pose.frames.len();
+    // Frame f (0 = manipulator, j = link_j) as a transform from the manipulator frame.
+    let frame_of = |f: usize| {
+        if f == 0 {
+            DAffine3::IDENTITY
+        } else {
+            pose.frames[f - 1]
+        }
+    };
+    let level = |joint: usize| {
+        let index = joint.saturating_sub(1);
+        q.get(index).map_or(0.0, |&v| warning(index, v))
+    };
     out.extend_from_slice(b"{\"deletions\":[],\"entities\":[");
-    for (e, reported) in [true, false].into_iter().enumerate() {
-        if e > 0 {
+    for f in 0..=n {
+        if f > 0 {
             out.push(b',');
         }
-        let id = if reported {
-            "bounding_cylinders"
+        let name = if f == 0 {
+            frames.manipulator.as_str()
         } else {
-            "bounding_cylinders_default_radius"
+            frames.link(f).unwrap_or_default()
         };
-        entity_head(out, t_ns, &frames.manipulator, prefix, id);
-        let meta = if reported {
-            "specification"
-        } else {
-            "default (the specification gives none)"
-        };
-        out.extend_from_slice(b",\"metadata\":[{\"key\":\"radius\",\"value\":");
-        string(out, meta);
-        out.extend_from_slice(b"}],\"arrows\":[],\"cubes\":[]");
-        let chosen = pose
-            .cylinders
-            .iter()
-            .filter(|c| c.radius.is_some() == reported);
-        let base = if reported {
-            look.cylinder
-        } else {
-            look.cylinder_default
-        };
-        let color_of = |joint: usize| {
-            let index = joint.saturating_sub(1);
-            let level = q.get(index).map_or(0.0, |&v| warning(index, v));
-            let [r, g, b] = (look.tint)([base[0], base[1], base[2]], level);
-            [r, g, b, base[3]]
-        };
-        // Zero-length cylinders are drawn as spheres of their radius (kinematics.md §7).
-        out.extend_from_slice(b",\"spheres\":[");
+        let to_local = frame_of(f).inverse();
+        // A link-length cylinder lies along x of the frame before its joint; an offset or
+        // joint cylinder along z of its joint's frame (kinematics.md §7).
+        let mine = pose.cylinders.iter().filter(|c| {
+            let owner = match c.kind {
+                CylinderKind::LinkLength => c.joint.saturating_sub(1),
+                CylinderKind::Offset | CylinderKind::Joint => c.joint,
+            };
+            owner == f
+        });
+        let id = format!("frame_{f}");
+        entity_head(out, t_ns, name, prefix, &id);
+        out.extend_from_slice(b",\"metadata\":[],\"arrows\":[],\"cubes\":[],\"spheres\":[");
         let mut first = true;
-        for c in chosen.clone().filter(|c| c.length() < 1e-9) {
+        let colour = |c: &kinematics::Cylinder| {
+            let base = if c.radius.is_some() {
+                look.cylinder
+            } else {
+                look.cylinder_default
+            };
+            look.tint(base, level(c.joint))
+        };
+        for c in mine.clone().filter(|c| c.length() < 1e-9) {
             comma(out, &mut first);
             let d = 2.0 * c.radius.unwrap_or(look.default_radius).abs();
             out.extend_from_slice(b"{\"pose\":");
-            pose_json(out, c.from, DQuat::IDENTITY);
+            pose_json(out, to_local.transform_point3(c.from), DQuat::IDENTITY);
             out.extend_from_slice(b",\"size\":");
             vec3(out, DVec3::splat(d));
             out.extend_from_slice(b",\"color\":");
-            color(out, color_of(c.joint));
+            color(out, colour(c));
+            out.push(b'}');
+        }
+        if f == n {
+            // The tool point, in the end-effector frame (frame n).
+            comma(out, &mut first);
+            out.extend_from_slice(b"{\"pose\":");
+            pose_json(out, DVec3::from_array(tool_point), DQuat::IDENTITY);
+            out.extend_from_slice(b",\"size\":");
+            vec3(out, DVec3::splat(look.tool_point_diameter));
+            out.extend_from_slice(b",\"color\":");
+            color(out, look.tool_point);
             out.push(b'}');
         }
         out.extend_from_slice(b"],\"cylinders\":[");
         let mut first = true;
-        for c in chosen.filter(|c| c.length() >= 1e-9) {
+        for c in mine.filter(|c| c.length() >= 1e-9) {
             comma(out, &mut first);
             let d = 2.0 * c.radius.unwrap_or(look.default_radius).abs();
-            let length = c.length();
-            let axis = (c.to - c.from) / length;
+            let (from, to) = (
+                to_local.transform_point3(c.from),
+                to_local.transform_point3(c.to),
+            );
+            let length = from.distance(to);
             out.extend_from_slice(b"{\"pose\":");
             pose_json(
                 out,
-                (c.from + c.to) * 0.5,
-                DQuat::from_rotation_arc(DVec3::Z, axis),
+                (from + to) * 0.5,
+                DQuat::from_rotation_arc(DVec3::Z, (to - from) / length),
             );
             out.extend_from_slice(b",\"size\":");
             vec3(out, DVec3::new(d, d, length));
             out.extend_from_slice(b",\"bottom_scale\":1,\"top_scale\":1,\"color\":");
-            color(out, color_of(c.joint));
+            color(out, colour(c));
             out.push(b'}');
         }
-        out.extend_from_slice(b"],\"lines\":[],\"triangles\":[],\"texts\":[],\"models\":[]}");
-    }
-    // The arm: a line through the frame origins to the tool point, a sphere on the tool point.
-    out.push(b',');
-    entity_head(out, t_ns, &frames.manipulator, prefix, "arm");
-    out.extend_from_slice(b",\"metadata\":[],\"arrows\":[],\"cubes\":[],\"spheres\":[");
-    out.extend_from_slice(b"{\"pose\":");
-    pose_json(out, pose.tool_point_manipulator, DQuat::IDENTITY);
-    out.extend_from_slice(b",\"size\":");
-    vec3(out, DVec3::splat(look.tool_point_diameter));
-    out.extend_from_slice(b",\"color\":");
-    color(out, look.tool_point);
-    out.extend_from_slice(b"}],\"cylinders\":[],\"lines\":[{\"type\":0,\"pose\":");
-    pose_json(out, DVec3::ZERO, DQuat::IDENTITY);
-    out.extend_from_slice(b",\"thickness\":");
-    num(out, look.link_width_px);
-    out.extend_from_slice(b",\"scale_invariant\":true,\"points\":[");
-    vec3(out, DVec3::ZERO);
-    for f in &pose.frames {
+        // The link line from this frame's origin to the next frame's (or to the tool point).
+        let next = if f < n {
+            to_local.transform_point3(frame_of(f + 1).translation)
+        } else {
+            DVec3::from_array(tool_point)
+        };
+        out.extend_from_slice(b"],\"lines\":[{\"type\":0,\"pose\":");
+        pose_json(out, DVec3::ZERO, DQuat::IDENTITY);
+        out.extend_from_slice(b",\"thickness\":");
+        num(out, look.link_width_px);
+        out.extend_from_slice(b",\"scale_invariant\":true,\"points\":[");
+        vec3(out, DVec3::ZERO);
         out.push(b',');
-        vec3(out, f.translation);
+        vec3(out, next);
+        out.extend_from_slice(b"],\"color\":");
+        color(out, look.link);
+        out.extend_from_slice(
+            b",\"colors\":[],\"indices\":[]}],\"triangles\":[],\"texts\":[],\"models\":[]}",
+        );
     }
-    out.push(b',');
-    vec3(out, pose.tool_point_manipulator);
-    out.extend_from_slice(b"],\"color\":");
-    color(out, look.link);
-    out.extend_from_slice(
-        b",\"colors\":[],\"indices\":[]}],\"triangles\":[],\"texts\":[],\"models\":[]}]}",
-    );
+    out.extend_from_slice(b"]}");
     Ok(())
 }
 
@@ -440,10 +476,16 @@ fn comma(out: &mut Vec<u8>, first: &mut bool) {
     *first = false;
 }
 
-/// A number in its shortest round-trip form. The schemas require numbers, so a non-finite
-/// value (which forward kinematics has already refused for every input) is written as 0.
+/// A number rounded to 1e-8 (10 nm, 10 nrad: far below what a JAUS specification or a joint
+/// position carries) in its shortest form, so the JSON is half as long and compresses better
+/// than with every float's 17 digits. The schemas require numbers, so a non-finite value
+/// (which forward kinematics has already refused for every input) is written as 0.
 fn num(out: &mut Vec<u8>, v: f64) {
-    let v = if v.is_finite() { v } else { 0.0 };
+    let v = if v.is_finite() {
+        (v * 1e8).round() / 1e8
+    } else {
+        0.0
+    };
     // Writing to a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, &v);
 }
@@ -456,4 +498,184 @@ fn num32(out: &mut Vec<u8>, v: f32) {
 
 fn string(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// The Foxglove channels of a recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoxgloveTopic {
+    /// `foxglove.FrameTransforms`.
+    Transforms,
+    /// `foxglove.SceneUpdate`.
+    Scene,
+    /// `foxglove.Log`.
+    Log,
+}
+
+impl FoxgloveTopic {
+    /// Every Foxglove topic.
+    pub const ALL: [FoxgloveTopic; 3] = [
+        FoxgloveTopic::Transforms,
+        FoxgloveTopic::Scene,
+        FoxgloveTopic::Log,
+    ];
+
+    /// The MCAP topic.
+    pub fn topic(self) -> &'static str {
+        match self {
+            FoxgloveTopic::Transforms => "/foxglove/transforms",
+            FoxgloveTopic::Scene => "/foxglove/scene",
+            FoxgloveTopic::Log => "/foxglove/log",
+        }
+    }
+
+    /// The schema's name and the published JSON Schema.
+    pub fn schema(self) -> (&'static str, &'static str) {
+        match self {
+            FoxgloveTopic::Transforms => (FRAME_TRANSFORMS_SCHEMA_NAME, FRAME_TRANSFORMS_SCHEMA),
+            FoxgloveTopic::Scene => (SCENE_UPDATE_SCHEMA_NAME, SCENE_UPDATE_SCHEMA),
+            FoxgloveTopic::Log => (LOG_SCHEMA_NAME, LOG_SCHEMA),
+        }
+    }
+}
+
+/// Shortest time between two transform messages, ns: at most 25 Hz, whatever the joint
+/// position rate. Foxglove interpolates between transforms, so the arm moves smoothly; at
+/// 50 Hz the default recording would grow past twice its size without these channels
+/// (`cargo bench --bench record` prints the sizes per hour).
+pub const TRANSFORMS_INTERVAL_NS: u64 = 40_000_000;
+/// Longest time between two scene messages, ns: the scene is frame-locked and changes
+/// rarely, but a reader that starts in the middle of a file needs one within a second.
+pub const SCENE_REFRESH_NS: u64 = 1_000_000_000;
+/// Shortest time between two scene messages, ns: a telescoping joint that moves all the time
+/// would otherwise rewrite the whole scene at the joint position rate (the scene is ten times
+/// the size of the transforms); its cylinder's length follows at 4 Hz.
+pub const SCENE_INTERVAL_NS: u64 = 250_000_000;
+
+/// What goes to the Foxglove channels of a recording, decided from the observer's updates:
+/// the transforms on joint positions (at most every [`TRANSFORMS_INTERVAL_NS`]), the scene when
+/// the specification or tool point changes, when a prismatic joint moved by a millimetre or a
+/// joint's near-limit colour by a step of 1/20 (at most every [`SCENE_INTERVAL_NS`]), and every
+/// [`SCENE_REFRESH_NS`], and a log line for each
+/// event [`event_level`] names. Sans-I/O: the recorder writes what it is handed.
+#[derive(Debug, Clone)]
+pub struct FoxgloveStream {
+    look: SceneLook,
+    spec: Option<ArmSpec>,
+    frames: ArmFrames,
+    tool_point: [f64; 3],
+    last_transforms: Option<u64>,
+    last_scene: Option<u64>,
+    scene_key: Vec<i64>,
+    changed: bool,
+    buf: Vec<u8>,
+}
+
+impl FoxgloveStream {
+    /// A stream drawing the scene with `look`.
+    pub fn new(look: SceneLook) -> Self {
+        Self {
+            look,
+            spec: None,
+            frames: ArmFrames::new("", 0),
+            tool_point: [0.0; 3],
+            last_transforms: None,
+            last_scene: None,
+            scene_key: Vec::new(),
+            changed: true,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Takes one update, logged at `t_ns` (ns since the Unix epoch), and hands `emit` each
+    /// message to write then.
+    pub fn update<E>(
+        &mut self,
+        update: &Update,
+        t_ns: u64,
+        emit: &mut dyn FnMut(FoxgloveTopic, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match update {
+            Update::Selected { .. } => {
+                self.spec = None;
+                self.changed = true;
+            }
+            Update::Specification { spec, .. } => {
+                self.frames = ArmFrames::new("", spec.joint_count());
+                self.spec = Some(spec.clone());
+                self.changed = true;
+            }
+            Update::ToolOffset { point, .. } => {
+                self.tool_point = *point;
+                self.changed = true;
+            }
+            Update::JointPositions { values, .. } => return self.positions(values, t_ns, emit),
+            _ => {}
+        }
+        if let Some(level) = event_level(update)
+            && let Some((kind, label)) = crate::record::format::event_label(update)
+        {
+            log(&mut self.buf, t_ns, level, kind, &label);
+            emit(FoxgloveTopic::Log, &self.buf)?;
+        }
+        Ok(())
+    }
+
+    fn positions<E>(
+        &mut self,
+        q: &[f64],
+        t_ns: u64,
+        emit: &mut dyn FnMut(FoxgloveTopic, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Some(spec) = &self.spec else {
+            return Ok(());
+        };
+        if q.len() != spec.joint_count() {
+            return Ok(());
+        }
+        if self
+            .last_transforms
+            .is_none_or(|last| t_ns.saturating_sub(last) >= TRANSFORMS_INTERVAL_NS)
+            && frame_transforms(&mut self.buf, t_ns, &self.frames, spec, q, self.tool_point).is_ok()
+        {
+            self.last_transforms = Some(t_ns);
+            emit(FoxgloveTopic::Transforms, &self.buf)?;
+        }
+        let warnings = crate::model::limits::joint_warnings(spec, Some(q));
+        let key: Vec<i64> = warnings
+            .iter()
+            .map(|w| (f64::from(*w) * 20.0).round() as i64)
+            .chain(
+                spec.joints
+                    .iter()
+                    .zip(q)
+                    .filter(|(j, _)| j.is_prismatic())
+                    .map(|(_, v)| (v * 1000.0).round() as i64),
+            )
+            .collect();
+        let due = self
+            .last_scene
+            .is_none_or(|last| t_ns.saturating_sub(last) >= SCENE_REFRESH_NS);
+        let allowed = self
+            .last_scene
+            .is_none_or(|last| t_ns.saturating_sub(last) >= SCENE_INTERVAL_NS);
+        if (self.changed || due || (allowed && key != self.scene_key))
+            && scene_update(
+                &mut self.buf,
+                t_ns,
+                &self.frames,
+                spec,
+                q,
+                self.tool_point,
+                &|j, _| warnings.get(j).copied().unwrap_or(0.0),
+                &self.look,
+            )
+            .is_ok()
+        {
+            self.changed = false;
+            self.scene_key = key;
+            self.last_scene = Some(t_ns);
+            emit(FoxgloveTopic::Scene, &self.buf)?;
+        }
+        Ok(())
+    }
 }

@@ -410,6 +410,7 @@ mod tests {
                 direction: Direction::Rx,
                 peer: "127.0.0.1:3794".parse().unwrap(),
                 bytes: judp::single(&Header::new(ocu, sim, k + 1), &m.emit().unwrap()).unwrap(),
+                latched: None,
             })
             .unwrap();
         }

@@ -36,6 +36,7 @@ use mcap::write::{WriteOptions, Writer};
 use crate::model::update::{ComponentId, Update};
 use crate::net::tap::{Direction, Tap, WireRecord};
 use crate::record::format::{self, DecodedTopic};
+use crate::record::foxglove::{FoxgloveStream, FoxgloveTopic, SceneLook};
 use crate::record::observer::Observer;
 
 /// How chunks are compressed.
@@ -82,6 +83,13 @@ pub struct RecorderConfig {
     pub message_indexes: bool,
     /// Target uncompressed chunk size, bytes (default 1 MiB).
     pub chunk_size: u64,
+    /// Also write the Foxglove channels (`/foxglove/transforms`, `/foxglove/scene`,
+    /// `/foxglove/log` in Foxglove's published schemas: the arm in Foxglove's and Lichtblick's
+    /// 3D panel, the events in their Log panel), drawn with this look — the 3D view's palette,
+    /// `ui::theme::ScenePalette::foxglove_look`. `None` (the default here; `jaus-ocu record`
+    /// and the GUI set it) writes none; they are decoded channels, so `decoded: false` writes
+    /// none either.
+    pub foxglove: Option<SceneLook>,
     /// The tap that feeds this recorder, if any: the datagrams it had to drop while the
     /// recorder was behind are then counted in the stats and written in the file's
     /// "`session_end`" metadata, so an incomplete recording says so.
@@ -102,6 +110,7 @@ impl RecorderConfig {
             compression: RecordCompression::Zstd,
             message_indexes: true,
             chunk_size: 1024 * 1024,
+            foxglove: None,
             tap: None,
         }
     }
@@ -264,7 +273,10 @@ impl Recorder {
             start_ns: cfg.session_start_ns,
             raw: HashMap::new(),
             last_raw: None,
-            decoded: cfg.decoded.then(Decoded::default),
+            decoded: cfg.decoded.then(|| Decoded {
+                foxglove: cfg.foxglove.map(FoxgloveStream::new),
+                ..Decoded::default()
+            }),
             rx_count: 0,
             tx_count: 0,
             decoded_count: 0,
@@ -275,6 +287,8 @@ impl Recorder {
                 let base = t.dropped();
                 (t, base)
             }),
+            latched_count: 0,
+            latched_written: false,
         };
         let interval = cfg.flush_interval.max(Duration::from_millis(10));
         let thread_shared = shared.clone();
@@ -401,9 +415,44 @@ struct Decoded {
     updates: Vec<Update>,
     json: Vec<u8>,
     channels: [Option<RawChannel>; DecodedTopic::ALL.len()],
+    /// The Foxglove channels: what to write, and the channels once made.
+    foxglove: Option<FoxgloveStream>,
+    foxglove_channels: [Option<RawChannel>; FoxgloveTopic::ALL.len()],
     selected: Option<ComponentId>,
     names: HashMap<ComponentId, String>,
     arm_written: bool,
+}
+
+/// Writes one Foxglove message on its channel, making the schema and channel the first time.
+fn write_foxglove<W: Write + Seek>(
+    writer: &mut McapWriter<W>,
+    channels: &mut [Option<RawChannel>; FoxgloveTopic::ALL.len()],
+    topic: FoxgloveTopic,
+    log_time: u64,
+    bytes: &[u8],
+) -> Result<(), McapError> {
+    let channel = match &mut channels[topic as usize] {
+        Some(c) => c,
+        slot => {
+            let (name, schema) = topic.schema();
+            let schema = writer.add_schema(name, format::SCHEMA_ENCODING, schema.as_bytes())?;
+            let id = writer.add_channel(
+                schema,
+                topic.topic(),
+                format::JSON_ENCODING,
+                &BTreeMap::new(),
+            )?;
+            slot.insert(RawChannel { id, sequence: 0 })
+        }
+    };
+    let header = MessageHeader {
+        channel_id: channel.id,
+        sequence: channel.sequence,
+        log_time,
+        publish_time: log_time,
+    };
+    channel.sequence = channel.sequence.wrapping_add(1);
+    writer.write_to_known_channel(&header, bytes)
 }
 
 /// The MCAP file being written: the writer, its channels and what has been written.
@@ -427,6 +476,9 @@ struct RecordingFile<W: Write + Seek> {
     flushed_ns: Option<u64>,
     /// The feeding tap and its drop count when recording started.
     tap: Option<(Tap, u64)>,
+    /// Latched datagrams written (net::latch), and whether their metadata record is.
+    latched_count: u64,
+    latched_written: bool,
 }
 
 impl<W: Write + Seek> RecordingFile<W> {
@@ -452,12 +504,19 @@ impl<W: Write + Seek> RecordingFile<W> {
                 }
             }
         };
+        // A latched datagram (received before recording began, net::latch) is logged at the
+        // recording's start and published at its own receive time.
         let header = MessageHeader {
             channel_id: channel.id,
             sequence: channel.sequence,
             log_time: rec.t_ns,
-            publish_time: rec.t_ns,
+            publish_time: rec.latched.unwrap_or(rec.t_ns),
         };
+        if rec.latched.is_some() {
+            self.latched_count += 1;
+        } else if self.latched_count > 0 && !self.latched_written {
+            self.write_latched_metadata(rec.t_ns)?;
+        }
         channel.sequence = channel.sequence.wrapping_add(1);
         self.last_raw = Some((rec.direction, rec.peer, channel));
         self.writer.write_to_known_channel(&header, &rec.bytes)?;
@@ -511,6 +570,16 @@ impl<W: Write + Seek> RecordingFile<W> {
                 }
                 _ => {}
             }
+            if let Some(stream) = &mut d.foxglove {
+                let writer = &mut self.writer;
+                let channels = &mut d.foxglove_channels;
+                let count = &mut self.decoded_count;
+                stream.update(&u, log_time, &mut |topic, bytes| {
+                    write_foxglove(writer, channels, topic, log_time, bytes)?;
+                    *count += 1;
+                    Ok::<(), McapError>(())
+                })?;
+            }
             let Some(topic) = format::encode_update(&u, &mut d.json) else {
                 continue;
             };
@@ -546,6 +615,25 @@ impl<W: Write + Seek> RecordingFile<W> {
         Ok(())
     }
 
+    /// The "latched" metadata record: how many datagrams at the start of the file were
+    /// received before recording began, and when recording began.
+    fn write_latched_metadata(&mut self, recording_start_ns: u64) -> Result<(), McapError> {
+        self.latched_written = true;
+        self.writer.write_metadata(&Metadata {
+            name: format::LATCHED_METADATA.to_owned(),
+            metadata: BTreeMap::from([
+                (
+                    format::KEY_LATCHED_COUNT.to_owned(),
+                    self.latched_count.to_string(),
+                ),
+                (
+                    format::KEY_RECORDING_START_NS.to_owned(),
+                    recording_start_ns.to_string(),
+                ),
+            ]),
+        })
+    }
+
     fn flush(&mut self) -> Result<(), McapError> {
         self.writer.flush()?;
         self.flushed_count = self.rx_count + self.tx_count;
@@ -557,6 +645,10 @@ impl<W: Write + Seek> RecordingFile<W> {
 
     /// Closes trailing gaps in the decoded channels, writes the summary, flushes the file.
     fn finish(mut self) -> Result<(), McapError> {
+        if self.latched_count > 0 && !self.latched_written {
+            let at = self.last_ns;
+            self.write_latched_metadata(at)?;
+        }
         if let Some(d) = &mut self.decoded
             && let Some(observer) = &mut d.observer
         {
@@ -573,6 +665,10 @@ impl<W: Write + Seek> RecordingFile<W> {
             (
                 format::KEY_DATAGRAMS_TX.to_owned(),
                 self.tx_count.to_string(),
+            ),
+            (
+                format::KEY_LATCHED_COUNT.to_owned(),
+                self.latched_count.to_string(),
             ),
         ]);
         if self.last_ns > 0 {

@@ -315,6 +315,7 @@ fn next_capture(c: &mut CaptureReader<BufReader<File>>, log: &mut Log) -> Option
                     direction: Direction::Rx,
                     peer: d.source,
                     bytes: d.payload,
+                    latched: None,
                 });
             }
             Ok(CaptureEvent::Bad { frame, reason, .. }) => {
@@ -756,16 +757,22 @@ fn record(
             let id = u16::from_le_bytes([head[0], head[1]]);
             let mut t = [0u8; 8];
             t.copy_from_slice(&head[6..14]);
+            let mut published = [0u8; 8];
+            published.copy_from_slice(&head[14..22]);
+            let (log_time, publish_time) = (u64::from_le_bytes(t), u64::from_le_bytes(published));
             let kind = channels
                 .get(usize::from(id))
                 .copied()
                 .unwrap_or(ChannelKind::Unknown);
             match kind {
                 ChannelKind::Raw(direction, peer) => Some(WireRecord {
-                    t_ns: u64::from_le_bytes(t),
+                    t_ns: log_time,
                     direction,
                     peer,
                     bytes: payload.to_vec(),
+                    // Latched datagrams are written at the recording's start with their own
+                    // time as the publish time (net::latch).
+                    latched: (publish_time < log_time).then_some(publish_time),
                 }),
                 ChannelKind::Unknown => {
                     log.problem(format!(

@@ -75,6 +75,7 @@ impl OcuApp {
                 self.request_file(Task::ExportCsv { t0, t1 });
             }
             UiCommand::ExportPng => self.request_file(Task::ExportPng),
+            UiCommand::ExportUrdf => self.request_file(Task::ExportUrdf),
             UiCommand::BackToLive => self.back_to_live(),
             UiCommand::ToggleHelp => self.view.show_help = !self.view.show_help,
             UiCommand::Cancel => {
@@ -207,6 +208,21 @@ impl OcuApp {
                     return;
                 }
                 self.jobs.shot = Some(export::request_png(&ctx, path));
+            }
+            Task::ExportUrdf => {
+                let Some(spec) = self.state.spec.clone() else {
+                    self.notify(
+                        NoticeLevel::Error,
+                        "No specification shown: there is no arm to export yet.",
+                    );
+                    return;
+                };
+                let name = self.arm_name().unwrap_or_else(|| "jaus-arm".to_owned());
+                let tool_point = self.state.tool_point;
+                match export::export_urdf(spec, name, tool_point, path, self.egui_ctx.clone()) {
+                    Ok(job) => self.jobs.exports.push(job),
+                    Err(e) => self.notify(NoticeLevel::Error, e),
+                }
             }
         }
     }

@@ -19,6 +19,8 @@ pub enum UiCommand {
     ExportCsv,
     /// Export the 3D view as PNG.
     ExportPng,
+    /// Export the arm's specification as URDF.
+    ExportUrdf,
     /// Close the replay and show the live source again.
     BackToLive,
     /// Show or hide the keyboard shortcuts.
@@ -180,11 +182,12 @@ fn held(now: Modifiers, pattern: Modifiers) -> bool {
 impl UiCommand {
     /// Every command, in the order keys are matched: Ctrl combinations first (so that
     /// Ctrl+R does not also reset the camera with R), Shift+arrows before plain arrows.
-    pub const ALL: [UiCommand; 25] = [
+    pub const ALL: [UiCommand; 26] = [
         UiCommand::Open,
         UiCommand::ToggleRecording,
         UiCommand::ExportCsv,
         UiCommand::ExportPng,
+        UiCommand::ExportUrdf,
         UiCommand::BackToLive,
         UiCommand::ToggleHelp,
         UiCommand::Cancel,
@@ -223,6 +226,12 @@ impl UiCommand {
             UiCommand::ExportPng => (
                 "Export 3D view as PNG…",
                 "The 3D view as it is on screen now",
+            ),
+            UiCommand::ExportUrdf => (
+                "Export URDF…",
+                "The arm as its JAUS specification describes it, as URDF for RViz, MoveIt, \
+                 Foxglove and other URDF tools: joints with axes and limits, the mount, the \
+                 bounding cylinders as collision geometry",
             ),
             UiCommand::BackToLive => (
                 "Back to live",

@@ -14,8 +14,11 @@ use super::files::Jobs;
 use super::format::{format_hms, group_digits};
 use super::notices::{Notice, NoticeLevel};
 use super::sources::read_session;
+use crate::model::arm::ArmSpec;
+use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS;
 use crate::model::session::SharedSession;
 use crate::record::export::write_csv;
+use crate::record::urdf::{UrdfOptions, write_urdf};
 
 /// How long the window may take to deliver a screenshot before the export gives up.
 pub const SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -84,6 +87,42 @@ pub fn export_csv(
             group_digits(rows as u64),
             format_hms(t0.max(0.0), true),
             format_hms(t1.max(0.0), true),
+            path.display()
+        ))
+    })
+}
+
+/// Writes the URDF of `spec` (the arm shown) to `path`, off the UI thread: written to a
+/// temporary file beside it and renamed, so a failure leaves nothing under the name.
+pub fn export_urdf(
+    spec: ArmSpec,
+    name: String,
+    tool_point: Option<[f64; 3]>,
+    path: PathBuf,
+    ctx: Option<egui::Context>,
+) -> Result<ExportJob, String> {
+    spawn_job("jaus-export-urdf", ctx, move || {
+        let options = UrdfOptions {
+            name,
+            tool_point,
+            default_radius: DEFAULT_CYLINDER_RADIUS,
+        };
+        let text = write_urdf(&spec, &options)
+            .map_err(|e| format!("The arm's specification cannot be written as URDF: {e}"))?;
+        let partial = path.with_extension("urdf.partial");
+        std::fs::write(&partial, text.as_bytes())
+            .and_then(|()| std::fs::rename(&partial, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&partial);
+                format!(
+                    "Cannot write {}: {e} (choose another folder or file name)",
+                    path.display()
+                )
+            })?;
+        Ok(format!(
+            "Exported \"{}\" ({} joints) as URDF to {}",
+            options.name,
+            spec.joint_count(),
             path.display()
         ))
     })

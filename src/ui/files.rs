@@ -38,6 +38,8 @@ pub enum Task {
     },
     /// Save the 3D view as PNG.
     ExportPng,
+    /// Save the arm's specification as URDF.
+    ExportUrdf,
 }
 
 impl Task {
@@ -45,7 +47,7 @@ impl Task {
         match self {
             Task::Open => "Open",
             Task::Record => "Record",
-            Task::ExportCsv { .. } | Task::ExportPng => "Export",
+            Task::ExportCsv { .. } | Task::ExportPng | Task::ExportUrdf => "Export",
         }
     }
 }
@@ -187,6 +189,7 @@ pub fn default_name(
             format!("{stem}-{:.0}s-{:.0}s.csv", t0.max(0.0), t1.max(0.0))
         }
         Task::ExportPng => format!("{stem}-3d-{:.1}s.png", t.max(0.0)),
+        Task::ExportUrdf => format!("{}.urdf", live_arm.unwrap_or(stem)),
     }
 }
 
@@ -217,6 +220,11 @@ fn run_dialog(task: &Task, name: &str) -> Option<PathBuf> {
             .add_filter("PNG image", &["png"])
             .set_file_name(name)
             .save_file(),
+        Task::ExportUrdf => dialog
+            .set_title("Export the arm as URDF")
+            .add_filter("URDF", &["urdf"])
+            .set_file_name(name)
+            .save_file(),
     }
 }
 
@@ -230,6 +238,7 @@ pub fn prompt(ctx: &egui::Context, jobs: &mut Jobs, theme: &Theme) -> Option<(Ta
         Task::Record => "Record to",
         Task::ExportCsv { .. } => "Export CSV to",
         Task::ExportPng => "Export the 3D view to",
+        Task::ExportUrdf => "Export the arm as URDF to",
     };
     egui::Window::new(title)
         .collapsible(false)

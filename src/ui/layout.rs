@@ -82,6 +82,7 @@ impl OcuApp {
                 busy: self.jobs.dialog_open(),
                 csv: (t1 > t0).then_some(range),
                 png: self.view.arm.rect.is_some(),
+                urdf: self.state.spec.is_some(),
             },
         };
         let settings = &mut self.settings;

@@ -19,7 +19,9 @@ use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::clock::utc;
 use crate::net::tap::Tap;
+use crate::record::format;
 use crate::record::recorder::{Recorder, RecorderConfig, RecorderStats};
+use crate::ui::theme::ScenePalette;
 
 /// A recording in progress.
 pub struct Active {
@@ -272,13 +274,16 @@ impl OcuApp {
         let net = live.net()?;
         let mut cfg = RecorderConfig::new(path, net.start_unix_ns());
         cfg.tap = Some(net.tap().clone());
+        cfg.foxglove = Some(ScenePalette::new(true).foxglove_look());
         let source = match live.kind {
             LiveKind::Simulated => "simulated",
             LiveKind::Live => "live",
         };
         cfg.metadata.insert("source".into(), source.into());
-        cfg.metadata
-            .insert("ocu_address".into(), net.local_addr().to_string());
+        cfg.metadata.insert(
+            format::KEY_LOCAL_ADDRESS.into(),
+            net.local_addr().to_string(),
+        );
         if let Some(arm) = self.live_arm_name() {
             cfg.metadata.insert("arm".into(), arm);
         }

@@ -8,7 +8,10 @@
 
 use eframe::egui::{Color32, Visuals};
 
+use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS;
+use crate::model::limits::limit_tint;
 use crate::model::update::MarkKind;
+use crate::record::foxglove::SceneLook;
 
 /// Semantic colours for the current theme.
 #[derive(Debug, Clone, Copy)]
@@ -232,9 +235,24 @@ impl ScenePalette {
     /// The tint of a bounding cylinder whose joint is `warning` (0..1) close to a limit:
     /// `base` when far, turning amber as soon as the joint is near and red at the limit.
     pub fn warning_tint(&self, base: [f32; 3], warning: f32) -> [f32; 3] {
-        let w = unit_warning(warning);
-        let alarm = lerp3(self.near_limit, self.at_limit, w);
-        lerp3(base, alarm, (w * 3.0).min(1.0))
+        limit_tint(base, self.near_limit, self.at_limit, warning)
+    }
+
+    /// How recordings draw the arm in Foxglove's 3D panel: this palette's colours, so
+    /// Foxglove shows what the OCU shows.
+    pub fn foxglove_look(&self) -> SceneLook {
+        let opaque = |[r, g, b]: [f32; 3], a: f32| [r, g, b, a];
+        SceneLook {
+            default_radius: DEFAULT_CYLINDER_RADIUS,
+            cylinder: opaque(self.cylinder, 0.55),
+            cylinder_default: opaque(self.cylinder_default, 0.35),
+            link: opaque(self.link, 1.0),
+            tool_point: opaque(self.tool_marker, 1.0),
+            link_width_px: 3.0,
+            tool_point_diameter: 0.03,
+            near_limit: self.near_limit,
+            at_limit: self.at_limit,
+        }
     }
 }
 
@@ -245,10 +263,6 @@ pub(crate) fn unit_warning(warning: f32) -> f32 {
     } else {
         warning.clamp(0.0, 1.0)
     }
-}
-
-pub(crate) fn lerp3(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
-    [0, 1, 2].map(|i| a[i] + (b[i] - a[i]) * t)
 }
 
 /// A colour's sRGB components as 0..1 floats.

@@ -41,6 +41,8 @@ pub struct FileMenu {
     pub csv: Option<String>,
     /// The 3D view is on screen.
     pub png: bool,
+    /// An arm is shown (its specification can be exported as URDF).
+    pub urdf: bool,
 }
 
 /// A button for a table command: its label, enabled when the command is available (and
@@ -280,6 +282,14 @@ fn file_menu(ui: &mut egui::Ui, menu: &FileMenu, shown: Shown, actions: &mut Vec
             UiCommand::ExportPng.hover_text(shown),
         ) {
             asked = Some(UiCommand::ExportPng);
+        }
+        if entry(
+            ui,
+            UiCommand::ExportUrdf,
+            !menu.busy && menu.urdf,
+            UiCommand::ExportUrdf.hover_text(shown),
+        ) {
+            asked = Some(UiCommand::ExportUrdf);
         }
         if UiCommand::BackToLive.available(shown) {
             ui.separator();

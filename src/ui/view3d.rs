@@ -14,8 +14,8 @@ use crate::model::kinematics::{self, ArmPose};
 use crate::model::limits::joint_warnings;
 use crate::model::state::ArmState;
 
-/// Default radius for cylinders the specification gives none for, m.
-pub const DEFAULT_RADIUS: f64 = 0.03;
+/// Default radius for cylinders the specification gives none for, m (the model's).
+pub use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS as DEFAULT_RADIUS;
 
 /// Transient state of the 3D panel: its camera, the view widget (and its GPU side), and
 /// whether the camera was fitted to the arm yet.

@@ -579,7 +579,8 @@ mod tests {
         let red = palette.warning_tint(base, 1.0);
         assert!((0..3).all(|i| (red[i] - palette.at_limit[i]).abs() < 1e-6));
         let near = palette.warning_tint(base, 0.34);
-        let amber = crate::ui::theme::lerp3(palette.near_limit, palette.at_limit, 0.34);
+        let amber = [0, 1, 2]
+            .map(|i| palette.near_limit[i] + (palette.at_limit[i] - palette.near_limit[i]) * 0.34);
         assert!((0..3).all(|i| (near[i] - amber[i]).abs() < 1e-6));
     }
 }

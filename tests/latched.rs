@@ -1,0 +1,136 @@
+//! A recording started in the middle of a session stands on its own: the network side's latch
+//! (`net::latch`) hands the recorder the state it learned before recording began, so a replay
+//! shows the arm, its limits, presets, control and status from the first frame.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jaus_ocu::jaus::judp;
+use jaus_ocu::model::update::{Command, ControlState, ManagementState};
+use jaus_ocu::net::client::ClientConfig;
+use jaus_ocu::net::tap::Tap;
+use jaus_ocu::record::player::Replay;
+use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
+use jaus_ocu::record::source::WireSource;
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::harness::SimNet;
+
+const SIM: SocketAddr = SocketAddr::new(
+    std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+    judp::PORT,
+);
+const OCU: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 5000);
+
+fn temp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    dir.join(format!("latched-{}-{name}", std::process::id()))
+}
+
+/// A session of `before` s, then a recording of `during` s started mid-session; with `latch`
+/// the recorder is fed through a tap that saw the whole session (as the GUI's is), without it
+/// only what crossed the wire after recording began. Returns the file and the time recording
+/// began (s since the session started).
+fn record_mid_session(name: &str, before: f64, during: f64, latch: bool) -> (PathBuf, f64) {
+    let mut net = SimNet::new(
+        ClientConfig {
+            connect: vec![SIM],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        OCU,
+        Duration::from_millis(2),
+        7,
+    );
+    net.add_peer(SIM, Component::new(ArmFile::demo(), SimConfig::default()));
+    let tap = Tap::new();
+    let mut feed = |p: &jaus_ocu::sim::harness::Passage<'_>| {
+        tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
+    };
+    net.run_with(1.0, &mut feed);
+    net.command(Command::RequestControl { authority: 100 });
+    net.run_with(before - 1.0, &mut feed);
+    let path = temp(name);
+    let recorder = Recorder::start(RecorderConfig::new(path.clone(), 0)).unwrap();
+    let start = net.now();
+    if latch {
+        let sent = tap.connect_at(recorder.sender(), net.now_ns());
+        assert!(sent > 5, "only {sent} datagrams latched");
+    } else {
+        let fresh = Tap::new();
+        fresh.connect_at(recorder.sender(), net.now_ns());
+        let mut only_new = |p: &jaus_ocu::sim::harness::Passage<'_>| {
+            fresh.offer(p.t_ns, p.direction, p.peer, p.bytes);
+        };
+        net.run_with(during, &mut only_new);
+        recorder.stop().unwrap();
+        return (path, start);
+    }
+    net.run_with(during, &mut feed);
+    recorder.stop().unwrap();
+    (path, start)
+}
+
+#[test]
+fn a_recording_started_mid_session_replays_with_the_arm_from_its_first_frame() {
+    let (path, start) = record_mid_session("with-latch.mcap", 8.0, 2.0, true);
+    let (session, progress) = Replay::load_blocking(&path, judp::PORT).unwrap();
+    assert!(progress.stopped.is_none(), "{progress:?}");
+    let (first, _) = session.span().unwrap();
+    assert!(
+        (first - start).abs() < 0.01,
+        "the replay starts when recording began ({start} s), not at {first} s"
+    );
+    let s = session.state_at(first);
+    let spec = s
+        .spec
+        .as_ref()
+        .expect("the specification at the first frame");
+    assert_eq!(spec.joint_count(), ArmFile::demo().spec.joint_count());
+    assert!(spec.joints.iter().any(|j| j.min.is_some()), "limits");
+    assert_eq!(s.presets.len(), ArmFile::demo().presets.len(), "presets");
+    assert!(
+        s.presets.iter().all(|p| p.positions.is_some()),
+        "preset poses"
+    );
+    assert!(s.tool_point.is_some(), "tool offset");
+    assert!(
+        matches!(s.control, ControlState::Held { authority: 100 }),
+        "{:?}",
+        s.control
+    );
+    assert_eq!(s.status, ManagementState::Ready);
+    assert!(s.positions.is_some(), "the arm's pose at the first frame");
+    assert!(s.selected.is_some());
+
+    // Every latched datagram is marked as such in the file, and only those.
+    let latched: Vec<_> = WireSource::open(&path, judp::PORT)
+        .unwrap()
+        .filter(|r| r.latched.is_some())
+        .collect();
+    assert!(latched.len() > 5);
+    assert!(
+        latched.iter().all(|r| r.latched.unwrap() < r.t_ns),
+        "latched datagrams keep their own, earlier receive time"
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn without_the_latch_the_same_recording_has_no_arm_at_its_start() {
+    // The failure the latch fixes, shown: this is what a mid-session recording was before.
+    let (path, _) = record_mid_session("without-latch.mcap", 8.0, 2.0, false);
+    let (session, _) = Replay::load_blocking(&path, judp::PORT).unwrap();
+    let (first, last) = session.span().unwrap();
+    assert!(session.state_at(first).spec.is_none());
+    assert!(session.state_at(last).presets.is_empty());
+    let _ = std::fs::remove_file(&path);
+}
