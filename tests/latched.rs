@@ -81,7 +81,15 @@ fn record_mid_session(name: &str, before: f64, during: f64, latch: bool) -> (Pat
 
 #[test]
 fn a_recording_started_mid_session_replays_with_the_arm_from_its_first_frame() {
-    let (path, start) = record_mid_session("with-latch.mcap", 8.0, 2.0, true);
+    // Several start times, so that recording begins at different points of the keep-alive
+    // and event cycles (e.g. between a control request and its answer).
+    for before in [8.0, 8.101, 8.333, 9.517] {
+        check_recording_started_at(before);
+    }
+}
+
+fn check_recording_started_at(before: f64) {
+    let (path, start) = record_mid_session(&format!("with-latch-{before}.mcap"), before, 2.0, true);
     let (session, progress) = Replay::load_blocking(&path, judp::PORT).unwrap();
     assert!(progress.stopped.is_none(), "{progress:?}");
     let (first, _) = session.span().unwrap();
@@ -120,6 +128,29 @@ fn a_recording_started_mid_session_replays_with_the_arm_from_its_first_frame() {
     assert!(
         latched.iter().all(|r| r.latched.unwrap() < r.t_ns),
         "latched datagrams keep their own, earlier receive time"
+    );
+    // `inspect` says how many.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jaus-ocu"))
+        .args(["inspect", "--summary", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["datagrams"]["latched"], latched.len());
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_jaus-ocu"))
+        .args(["inspect", "--summary"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("latched   {} datagrams", latched.len())),
+        "{text}"
     );
     let _ = std::fs::remove_file(&path);
 }

@@ -12,7 +12,7 @@
 //! | specification | ReportManipulatorSpecifications (every fragment of it) | the arm itself: joints, limits, cylinders; selects it |
 //! | tool offset | ReportToolOffset | the tool point |
 //! | presets | ReportPresetPoseCapabilities, ReportPresetPoseSpecifications (every fragment) | the preset picker and its poses |
-//! | control | ConfirmControl / RejectControl / ReportControl received, and our last RequestControl / ReleaseControl sent to that component | who holds control and with what authority |
+//! | control | ConfirmControl / RejectControl / ReportControl received, with our RequestControl / ReleaseControl to that component before it | who holds control and with what authority |
 //! | status | ReportStatus (direct or inside an Event) | the management state (emergency!) |
 //! | current pose | ReportCurrentPose (direct or inside an Event) | where the arm is among its presets |
 //! | timeouts | ReportTimeout, ReportEventTimeout | the control and event timeouts |
@@ -111,6 +111,8 @@ struct Component {
     /// The datagrams of a multi-packet message since its first fragment, with its ID.
     partial: Vec<Arc<WireRecord>>,
     partial_id: Option<u16>,
+    /// Our last RequestControl or ReleaseControl to it, latched with the answer that follows.
+    last_request: Option<Arc<WireRecord>>,
     last_heard: u64,
 }
 
@@ -188,9 +190,24 @@ impl Latch {
                     } else {
                         LatchKind::of(id, direction)
                     };
-                    if let Some(kind) = kind {
-                        let r = record();
-                        self.component(owner, t_ns).latest.insert(kind, vec![r]);
+                    match kind {
+                        Some(LatchKind::ControlRequest) => {
+                            let r = record();
+                            self.component(owner, t_ns).last_request = Some(r);
+                        }
+                        Some(LatchKind::ControlAnswer) => {
+                            // The answer with the request it answers: a reader learns who
+                            // asked, with which authority, and that it was granted.
+                            let r = record();
+                            let c = self.component(owner, t_ns);
+                            let pair = c.last_request.iter().cloned().chain([r]).collect();
+                            c.latest.insert(LatchKind::ControlAnswer, pair);
+                        }
+                        Some(kind) => {
+                            let r = record();
+                            self.component(owner, t_ns).latest.insert(kind, vec![r]);
+                        }
+                        None => {}
                     }
                 }
                 DataFlags::First => {
@@ -269,7 +286,9 @@ impl Latch {
 mod tests {
     use super::*;
     use crate::jaus::Message;
-    use crate::jaus::core::{ReportStatus, RequestControl, Status};
+    use crate::jaus::core::{
+        ConfirmControl, ConfirmControlCode, ReportStatus, RequestControl, Status,
+    };
     use crate::jaus::judp::{self, fragment};
     use crate::jaus::manipulator::QueryJointPositions;
 
@@ -312,11 +331,26 @@ mod tests {
         l.observe(3, Direction::Rx, peer(), &s2);
         l.observe(4, Direction::Tx, peer(), &rc);
         let got = l.records();
-        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].bytes, s2, "the newest status, not the first");
-        assert_eq!(got[1].bytes, rc);
+        // A request is latched with the answer that follows it, not alone.
+        let ok = dg(
+            SIM,
+            OCU,
+            3,
+            ConfirmControl {
+                response_code: ConfirmControlCode::ControlAccepted,
+            },
+        );
+        let keep_alive = dg(OCU, SIM, 7, RequestControl { authority_code: 7 });
+        l.observe(5, Direction::Rx, peer(), &ok);
+        l.observe(6, Direction::Tx, peer(), &keep_alive);
+        let got = l.records();
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(got[1].bytes, rc, "the request answered");
         assert_eq!(got[1].direction, Direction::Tx);
-        assert_eq!(l.seen(), 4);
+        assert_eq!(got[2].bytes, ok);
+        assert_eq!(l.seen(), 6);
     }
 
     #[test]
