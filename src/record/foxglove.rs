@@ -327,12 +327,11 @@ pub fn log(out: &mut Vec<u8>, t_ns: u64, level: LogLevel, name: &str, message: &
 /// warning) and errors; `None` for samples and the other facts.
 pub fn event_level(update: &Update) -> Option<LogLevel> {
     Some(match update {
-        Update::Control { .. } => LogLevel::Info,
+        Update::Control { .. } | Update::CurrentPose { .. } => LogLevel::Info,
         Update::Status { state, .. } => match state {
             ManagementState::Emergency | ManagementState::Failure => LogLevel::Error,
             _ => LogLevel::Info,
         },
-        Update::CurrentPose { .. } => LogLevel::Info,
         Update::CommandOutcome { outcome, .. } => match outcome {
             Outcome::Confirmed | Outcome::Completed => LogLevel::Info,
             Outcome::Rejected(_) | Outcome::TimedOut | Outcome::Failed(_) => LogLevel::Warning,

@@ -582,7 +582,7 @@ impl McapReader {
                         }
                         Err(e) => {
                             self.outer.notify_read(0);
-                            self.stop(log, format!("read error at byte {}: {e}", self.fed));
+                            self.stop(log, &format!("read error at byte {}: {e}", self.fed));
                         }
                     }
                 }
@@ -621,6 +621,9 @@ impl McapReader {
                                 "the metadata record at byte {at} does not parse: skipped"
                             )),
                         },
+                        // Records replay does not need; and private records (0x80 and up), someone's
+                        // extension, ignored as the specification says. A reserved opcode is
+                        // more likely damage (the last arm).
                         op::HEADER
                         | op::SCHEMA
                         | op::MESSAGE_INDEX
@@ -629,15 +632,13 @@ impl McapReader {
                         | op::ATTACHMENT_INDEX
                         | op::STATISTICS
                         | op::METADATA_INDEX
-                        | op::SUMMARY_OFFSET => {}
+                        | op::SUMMARY_OFFSET
+                        | 0x80.. => {}
                         op::CHANNEL | op::MESSAGE => {
                             if let Some(rec) = record(&mut self.channels, opcode, data, at, log) {
                                 return Some(rec);
                             }
                         }
-                        // Private records (0x80 and up) are someone's extension: ignored, as
-                        // the specification says. A reserved opcode is more likely damage.
-                        0x80.. => {}
                         other => log.problem(format!(
                             "unknown record type 0x{other:02x} at byte {at} ({} bytes): \
                              skipped (damage?)",
@@ -647,13 +648,13 @@ impl McapReader {
                 }
                 Some(Err(e)) => {
                     let why = self.explain(&e);
-                    self.stop(log, why);
+                    self.stop(log, &why);
                 }
             }
         }
     }
 
-    fn stop(&mut self, log: &mut Log, why: String) {
+    fn stop(&mut self, log: &mut Log, why: &str) {
         self.done = true;
         self.chunk = None;
         log.stopped = Some(format!("{why}; {} datagrams read", log.yielded));
@@ -661,6 +662,7 @@ impl McapReader {
 
     /// Where and why the top level of the file could not be read further.
     fn explain(&self, e: &mcap::McapError) -> String {
+        const ABRUPT: &str = "the recorder probably stopped abruptly";
         let at = self.offset;
         let total = self.total;
         let mut head = [0u8; 9];
@@ -678,7 +680,6 @@ impl McapReader {
             op::CHANNEL => "a channel record".to_owned(),
             other => format!("a record of type 0x{other:02x}"),
         };
-        const ABRUPT: &str = "the recorder probably stopped abruptly";
         match (e, head) {
             (_, _) if at >= total => format!(
                 "the recording ends at byte {total} without its summary: {ABRUPT} (or is still \

@@ -23,7 +23,7 @@ pub const DIALOG_FAILED_WITHIN: Duration = Duration::from_millis(400);
 pub const REPLAY_EXTENSIONS: [&str; 3] = ["mcap", "pcap", "pcapng"];
 
 /// What a chosen path is for.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Task {
     /// Replay a recording or capture.
     Open,
