@@ -99,7 +99,7 @@ impl Jobs {
             return Err("A file dialog is already open; finish it first.".into());
         }
         let (tx, rx) = bounded(1);
-        let for_thread = task.clone();
+        let for_thread = task;
         let proposed = name.clone();
         let spawned = std::thread::Builder::new()
             .name("jaus-file-dialog".into())

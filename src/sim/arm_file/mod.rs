@@ -160,7 +160,7 @@ impl ArmFile {
     ///
     /// # Panics
     ///
-    /// Never for the shipped file: it is compiled in and tests/arm_files.rs checks it.
+    /// Never for the shipped file: it is compiled in and `tests/arm_files.rs` checks it.
     #[allow(
         clippy::expect_used,
         reason = "\"demo\" is built in, and tests/arm_files.rs proves every built-in file valid"
@@ -173,7 +173,7 @@ impl ArmFile {
     ///
     /// # Panics
     ///
-    /// If a built-in file breaks the rules: a bug in the build, caught by tests/arm_files.rs,
+    /// If a built-in file breaks the rules: a bug in the build, caught by `tests/arm_files.rs`,
     /// which parses every one.
     pub fn builtin(name: &str) -> Option<ArmFile> {
         let text = match name {
