@@ -1,4 +1,6 @@
 //! Manipulator service set v2.0 (AS6057A) messages (wire reference §6).
+//!
+//! Over 800 lines on purpose: one file per message set, like the specification's tables.
 
 use serde::Serialize;
 
