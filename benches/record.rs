@@ -50,6 +50,7 @@
     reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
 )]
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -372,7 +373,7 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     let sample = Update::JointPositions {
         t: 1234.567,
-        values: vec![0.1234567, -1.25, 0.6, 2.0943, -0.0001234, 3.1, 0.5],
+        values: vec![0.123_456_7, -1.25, 0.6, 2.0943, -0.000_123_4, 3.1, 0.5],
     };
     let mut json = Vec::new();
     g.bench_function("encode_joint_positions_7", |b| {
@@ -497,11 +498,11 @@ fn parts(c: &mut Criterion, recs: &[WireRecord]) {
                         .emit_message_indexes(false)
                         .create(NullSink::default())
                         .unwrap();
-                    let raw = w.add_channel(0, "/judp/rx/x", "judp", &Default::default());
+                    let raw = w.add_channel(0, "/judp/rx/x", "judp", &BTreeMap::default());
                     let raw = raw.unwrap();
                     let schema = w.add_schema("s", "jsonschema", b"{}").unwrap();
                     let json = w
-                        .add_channel(schema, "/jaus/x", "json", &Default::default())
+                        .add_channel(schema, "/jaus/x", "json", &BTreeMap::default())
                         .unwrap();
                     for (i, (r, js)) in recs.iter().zip(&jsons).enumerate() {
                         let mut header = mcap::records::MessageHeader {

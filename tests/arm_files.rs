@@ -9,6 +9,7 @@
     reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
 )]
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use jaus_ocu::jaus::Message;
@@ -313,7 +314,7 @@ fn tool_in_vehicle(a: &ArmFile, q: &[f64]) -> ([f64; 3], [f64; 3]) {
 fn fk_copy_reproduces_the_puma_reference_case() {
     let a = ArmFile::builtin("puma560").unwrap();
     let (p, _) = tool_in_vehicle(&a, &[0.3, 0.6, -1.2, 0.4, -0.7, 1.1]);
-    let want = [0.633735, 0.038972, 1.26056];
+    let want = [0.633_735, 0.038_972, 1.26056];
     assert!((0..3).all(|i| (p[i] - want[i]).abs() < 1e-6), "{p:?}");
 }
 
@@ -906,7 +907,7 @@ fn many_joints(n: usize, name_len: usize) -> String {
     );
     for k in 1..=n {
         let name = format!("{k:03}{}", "j".repeat(name_len.saturating_sub(3)));
-        text += &format!("[[joint]]\nname = \"{name}\"\n");
+        let _ = writeln!(text, "[[joint]]\nname = \"{name}\"");
         if k == 1 {
             text += "type = \"revolute\"\noffset = 0.2\nmin = -3.0\nmax = 3.0\n";
         } else if k % 2 == 0 {

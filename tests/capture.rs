@@ -566,7 +566,7 @@ fn reads_pcapng_with_two_interfaces_of_different_link_types_and_resolutions() {
 fn reads_binary_timestamp_resolution_and_a_new_section() {
     let mut bytes = shb(Order::Little);
     // 2^-10 seconds.
-    bytes.extend(idb(Order::Little, 1, 0, Some(0x80 | 10)));
+    bytes.extend(idb(Order::Little, 1, 0, Some(0x80 | 0x0A)));
     let frame = padded(ethernet(0x0800, &ipv4_udp(PORT, PORT, b"one")));
     bytes.extend(epb(
         Order::Little,

@@ -680,10 +680,10 @@ fn telemax_survives_a_wire_round_trip_within_a_millimetre() {
 
 #[test]
 fn telemax_cylinders_follow_the_joint_kinds() {
+    use CylinderKind::{Joint as J, LinkLength as L, Offset as O};
     let q = telemax_jaus_q([0.3, -0.4, 0.1, 0.5, 0.6, -0.7, 0.8]);
     let pose = forward(&telemax(), &q, [0.0; 3]).unwrap();
     let kinds: Vec<_> = pose.cylinders.iter().map(|c| (c.joint, c.kind)).collect();
-    use CylinderKind::{Joint as J, LinkLength as L, Offset as O};
     assert_eq!(
         kinds,
         [

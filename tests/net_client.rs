@@ -117,7 +117,7 @@ struct EventSeen {
 /// The client and its peers on the in-memory network ([`SimNet`], reached through `Deref`),
 /// plus what this suite reads off the wire.
 struct Net {
-    net: SimNet,
+    harness: SimNet,
     rng: Rng,
     sent: Vec<Sent>,
     heard: Vec<Heard>,
@@ -129,13 +129,13 @@ impl std::ops::Deref for Net {
     type Target = SimNet;
 
     fn deref(&self) -> &SimNet {
-        &self.net
+        &self.harness
     }
 }
 
 impl std::ops::DerefMut for Net {
     fn deref_mut(&mut self) -> &mut SimNet {
-        &mut self.net
+        &mut self.harness
     }
 }
 
@@ -231,7 +231,7 @@ fn log_passage(
 impl Net {
     fn new(cfg: ClientConfig) -> Self {
         Self {
-            net: SimNet::new(cfg, OCU, Duration::from_millis(1), 0x5EED),
+            harness: SimNet::new(cfg, OCU, Duration::from_millis(1), 0x5EED),
             rng: Rng(0x5EED),
             sent: Vec::new(),
             heard: Vec::new(),
@@ -267,7 +267,7 @@ impl Net {
     /// Runs one phase of the in-memory network with this suite's wire log as the tap.
     fn phase(&mut self, phase: fn(&mut SimNet, WireTap<'_>)) {
         let Net {
-            net,
+            harness: net,
             sent,
             heard,
             record_events,
@@ -284,12 +284,12 @@ impl Net {
     /// One clock step: the client's timers, its datagrams to the peers, the peers' timers, what
     /// is due to arrive at the client, and the client's answers to that straight to the peers.
     fn step(&mut self) {
-        self.net.tick_client();
+        self.harness.tick_client();
         self.flush();
-        self.net.tick_sims();
+        self.harness.tick_sims();
         self.phase(SimNet::deliver_to_client);
         self.flush();
-        self.net.advance();
+        self.harness.advance();
     }
 
     fn run(&mut self, secs: f64) {
@@ -319,18 +319,18 @@ impl Net {
     /// A hand-made message to peer `i` from `src` at `from`.
     fn send_to_peer(&mut self, i: usize, from: SocketAddr, src: JausId, m: impl Into<Message>) {
         let seq = self.rng.next() as u16;
-        let bytes = self.net.datagram_to_peer(i, src, seq, &m.into());
-        self.net.inject_to_peer(i, from, &bytes);
+        let bytes = self.harness.datagram_to_peer(i, src, seq, &m.into());
+        self.harness.inject_to_peer(i, from, &bytes);
     }
 
     /// A datagram from `from` handed straight to the client now.
     fn inject(&mut self, from: SocketAddr, bytes: &[u8]) {
-        self.net.inject_to_client(from, bytes);
+        self.harness.inject_to_client(from, bytes);
         self.flush();
     }
 
     fn command(&mut self, cmd: Command) {
-        self.net.command(cmd);
+        self.harness.command(cmd);
         self.flush();
     }
 

@@ -116,8 +116,16 @@ fn sae_capture_gives_control_status_emergency_and_gap_marks() {
             _ => None,
         })
         .collect();
-    use ManagementState::*;
-    assert_eq!(status, vec![Standby, Ready, Emergency, Ready, Standby]);
+    assert_eq!(
+        status,
+        vec![
+            ManagementState::Standby,
+            ManagementState::Ready,
+            ManagementState::Emergency,
+            ManagementState::Ready,
+            ManagementState::Standby
+        ]
+    );
 
     let mut session = Session::new();
     for u in &updates {
@@ -157,7 +165,7 @@ fn sae_capture_gives_control_status_emergency_and_gap_marks() {
     assert!(obs.stats().gaps.iter().all(|(a, b)| b - a > GAP_S));
     assert!(session.marks.windows(2).all(|w| w[0].t <= w[1].t));
     let state = session.state_at(63.5);
-    assert_eq!(state.status, Emergency);
+    assert_eq!(state.status, ManagementState::Emergency);
     assert_eq!(state.control, held);
 
     let stats = obs.stats();

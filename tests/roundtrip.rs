@@ -166,10 +166,9 @@ fn real_out_of_range(s: Scale, how: u8, d: f64, any: f64) -> f64 {
     match how {
         0 => s.hi.next_up(),
         1 => s.lo.next_down(),
-        2 => s.hi + d * span,
-        3 => s.lo - d * span,
         4 if !(s.lo..=s.hi).contains(&any) => any,
-        4 => s.hi + d * span,
+        2 | 4 => s.hi + d * span,
+        3 => s.lo - d * span,
         5 => f64::NAN,
         6 => f64::INFINITY,
         7 => f64::NEG_INFINITY,

@@ -48,17 +48,17 @@ impl Bench {
         .unwrap();
         let mut out = Vec::new();
         self.sim.handle_datagram(now, addr(from), &d, &mut out);
-        decode(out)
+        decode(&out)
     }
 
     fn tick(&mut self, now: f64) -> Vec<(JausId, Message)> {
         let mut out = Vec::new();
         self.sim.tick(now, &mut out);
-        decode(out)
+        decode(&out)
     }
 }
 
-fn decode(out: Vec<Outgoing>) -> Vec<(JausId, Message)> {
+fn decode(out: &[Outgoing]) -> Vec<(JausId, Message)> {
     out.iter()
         .flat_map(|o| {
             let dg = Datagram::new_checked(&o.bytes).unwrap();
@@ -78,7 +78,7 @@ fn decode(out: Vec<Outgoing>) -> Vec<(JausId, Message)> {
         .collect()
 }
 
-fn subscribe(b: &mut Bench, now: f64, from: JausId, kind: EventType, rate: f64, q: Message) -> u8 {
+fn subscribe(b: &mut Bench, now: f64, from: JausId, kind: EventType, rate: f64, q: &Message) -> u8 {
     let r = b.send(
         now,
         from,
@@ -86,7 +86,7 @@ fn subscribe(b: &mut Bench, now: f64, from: JausId, kind: EventType, rate: f64, 
             request_id: 1,
             event_type: kind,
             requested_periodic_rate: rate,
-            query_message: EmbeddedMessage::new(&q).unwrap(),
+            query_message: EmbeddedMessage::new(q).unwrap(),
         },
     );
     match &r[0].1 {
@@ -113,7 +113,7 @@ fn event_not_refreshed_within_its_timeout_is_cancelled_and_confirmed() {
         A,
         EventType::Periodic,
         1.0,
-        QueryJointPositions.into(),
+        &QueryJointPositions.into(),
     );
     assert_eq!(events(&b.tick(30.0)), 1);
     // Refreshing with the same CreateEvent keeps it alive past the first minute.
@@ -123,7 +123,7 @@ fn event_not_refreshed_within_its_timeout_is_cancelled_and_confirmed() {
         A,
         EventType::Periodic,
         1.0,
-        QueryJointPositions.into(),
+        &QueryJointPositions.into(),
     );
     assert!(
         b.tick(90.0)
@@ -148,7 +148,7 @@ fn every_change_event_fires_only_when_the_report_changes() {
         A,
         EventType::EveryChange,
         0.0,
-        QueryStatus.into(),
+        &QueryStatus.into(),
     );
     assert_eq!(
         events(&b.tick(0.1)),
@@ -324,7 +324,7 @@ fn queries_with_presence_vectors_return_only_what_was_asked() {
         0.0,
         A,
         QueryManipulatorEndEffectorForceTorque {
-            presence_vector: 0b000101,
+            presence_vector: 0b0000_0101,
         },
     );
     let Message::ReportManipulatorEndEffectorForceTorque(ft) = &r[0].1 else {

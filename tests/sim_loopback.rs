@@ -63,7 +63,7 @@ impl Client {
             seq: 0,
             reassembler: Reassembler::default(),
             ctx: DecodeContext::NONE,
-            queue: Default::default(),
+            queue: std::collections::VecDeque::default(),
             keep_control: None,
         }
     }
@@ -500,13 +500,13 @@ fn create_event(
     request_id: u8,
     kind: EventType,
     rate: f64,
-    query: Message,
+    query: &Message,
 ) -> (u8, f64) {
     c.send(CreateEvent {
         request_id,
         event_type: kind,
         requested_periodic_rate: rate,
-        query_message: EmbeddedMessage::new(&query).unwrap(),
+        query_message: EmbeddedMessage::new(query).unwrap(),
     });
     c.wait_for(Duration::from_secs(2), |m| match m {
         Message::ConfirmEventRequest(e) if e.request_id == request_id => {
@@ -527,14 +527,14 @@ fn periodic_events_arrive_at_the_confirmed_rate_for_several_subscribers() {
         1,
         EventType::Periodic,
         50.0,
-        QueryJointPositions.into(),
+        &QueryJointPositions.into(),
     );
     let (eb, rb) = create_event(
         &mut b,
         1,
         EventType::Periodic,
         200.0,
-        QueryManipulatorEndEffectorForceTorque {
+        &QueryManipulatorEndEffectorForceTorque {
             presence_vector: 0xff,
         }
         .into(),
@@ -608,7 +608,7 @@ fn preset_transition_ends_at_the_preset_and_reports_completion() {
         2,
         EventType::EveryChange,
         0.0,
-        QueryCurrentPose.into(),
+        &QueryCurrentPose.into(),
     );
     c.take_control();
     c.send(SetCurrentPose {
@@ -944,7 +944,7 @@ fn hostile_datagrams_change_nothing_but_counters() {
         1,
         EventType::Periodic,
         100.0,
-        QueryJointPositions.into(),
+        &QueryJointPositions.into(),
     );
     let mut rng = 0x1234_5678_u64;
     let mut next = || {

@@ -17,6 +17,7 @@ use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args};
 
 use crate::jaus::judp;
+use crate::model::session::Session;
 use crate::net::tap::Direction;
 use crate::record::capture::{CaptureEvent, CaptureReader};
 use crate::record::export::write_csv;
@@ -88,18 +89,7 @@ pub struct ExportArgs {
 /// arguments, an unreadable input, or an output that cannot be written (nothing is left
 /// under its name).
 pub fn run(args: &ExportArgs) -> Result<i32> {
-    for (flag, v) in [("--from", args.from), ("--to", args.to)] {
-        if let Some(v) = v
-            && !v.is_finite()
-        {
-            bail!("{flag} {v}: give seconds since the session started, e.g. 12.5");
-        }
-    }
-    if let (Some(a), Some(b)) = (args.from, args.to)
-        && b < a
-    {
-        bail!("--from {a} is after --to {b}: give the earlier time first");
-    }
+    check_range(args)?;
     // The input first: a file that cannot be read creates no output at all.
     let source = WireSource::open(&args.file, args.port)?;
     let kind = source.info().kind;
@@ -137,44 +127,11 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
             problems.extend(progress.problems.iter().cloned());
         }
         if let Some(out) = &mut csv {
-            let span = session.span();
-            let t0 = args.from.or(span.map(|s| s.0)).unwrap_or(0.0);
-            let t1 = args.to.or(span.map(|s| s.1)).unwrap_or(0.0);
-            let rows = write_csv(&session, t0, t1, out.writer()?).map_err(|e| out.failed(e))?;
-            report.push(format!(
-                "wrote {}: {rows} rows ({t0:.3} s to {t1:.3} s of the session)",
-                out.dest.display()
-            ));
+            report.push(export_csv(&session, args, out)?);
         }
         if let Some(out) = &mut urdf {
-            match &session.latest.spec {
-                Some(spec) => {
-                    let options = UrdfOptions {
-                        name: robot_name(&info, &args.file),
-                        tool_point: session.latest.tool_point,
-                        default_radius: crate::model::kinematics::DEFAULT_CYLINDER_RADIUS,
-                    };
-                    let text = write_urdf(spec, &options).with_context(|| {
-                        format!(
-                            "the specification in {} cannot be written as URDF",
-                            args.file.display()
-                        )
-                    })?;
-                    out.writer()?
-                        .write_all(text.as_bytes())
-                        .map_err(|e| out.failed(e))?;
-                    report.push(format!(
-                        "wrote {}: \"{}\", {} joints{}",
-                        out.dest.display(),
-                        options.name,
-                        spec.joints.len(),
-                        if options.tool_point.is_some() {
-                            ", tool point"
-                        } else {
-                            ", no tool point in the file"
-                        }
-                    ));
-                }
+            match export_urdf(&session, &info, args, out)? {
+                Some(line) => report.push(line),
                 None => no_spec = true,
             }
         }
@@ -228,6 +185,74 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
     Ok(code)
 }
 
+/// Refuses a CSV range that is not finite or runs backwards, before anything is opened.
+fn check_range(args: &ExportArgs) -> Result<()> {
+    for (flag, v) in [("--from", args.from), ("--to", args.to)] {
+        if let Some(v) = v
+            && !v.is_finite()
+        {
+            bail!("{flag} {v}: give seconds since the session started, e.g. 12.5");
+        }
+    }
+    if let (Some(a), Some(b)) = (args.from, args.to)
+        && b < a
+    {
+        bail!("--from {a} is after --to {b}: give the earlier time first");
+    }
+    Ok(())
+}
+
+/// Writes the joint and force/torque series of `--from`..`--to` (default: the whole session)
+/// as CSV; returns the report line.
+fn export_csv(session: &Session, args: &ExportArgs, out: &mut AtomicFile) -> Result<String> {
+    let span = session.span();
+    let t0 = args.from.or(span.map(|s| s.0)).unwrap_or(0.0);
+    let t1 = args.to.or(span.map(|s| s.1)).unwrap_or(0.0);
+    let rows = write_csv(session, t0, t1, out.writer()?).map_err(|e| out.failed(&e))?;
+    Ok(format!(
+        "wrote {}: {rows} rows ({t0:.3} s to {t1:.3} s of the session)",
+        out.dest.display()
+    ))
+}
+
+/// Writes the session's last arm specification as URDF; returns the report line, or `None`
+/// when the session holds no specification (nothing is written).
+fn export_urdf(
+    session: &Session,
+    info: &SourceInfo,
+    args: &ExportArgs,
+    out: &mut AtomicFile,
+) -> Result<Option<String>> {
+    let Some(spec) = &session.latest.spec else {
+        return Ok(None);
+    };
+    let options = UrdfOptions {
+        name: robot_name(info, &args.file),
+        tool_point: session.latest.tool_point,
+        default_radius: crate::model::kinematics::DEFAULT_CYLINDER_RADIUS,
+    };
+    let text = write_urdf(spec, &options).with_context(|| {
+        format!(
+            "the specification in {} cannot be written as URDF",
+            args.file.display()
+        )
+    })?;
+    out.writer()?
+        .write_all(text.as_bytes())
+        .map_err(|e| out.failed(&e))?;
+    Ok(Some(format!(
+        "wrote {}: \"{}\", {} joints{}",
+        out.dest.display(),
+        options.name,
+        spec.joints.len(),
+        if options.tool_point.is_some() {
+            ", tool point"
+        } else {
+            ", no tool point in the file"
+        }
+    )))
+}
+
 /// What one pass wrote, and how the reading ended.
 struct Pass {
     line: String,
@@ -271,7 +296,7 @@ fn export_recording(
             }
             let comment = comment(&args.file, configured);
             writer = Some(
-                PcapngWriter::new(&mut *file, Some(&comment)).map_err(|e| io_failure(&dest, e))?,
+                PcapngWriter::new(&mut *file, Some(&comment)).map_err(|e| io_failure(&dest, &e))?,
             );
         }
         let Some(w) = writer.as_mut() else { break };
@@ -284,7 +309,7 @@ fn export_recording(
         if let Err(e) = w.write_udp(rec.t_ns, src, dst, Some(dir), &rec.bytes) {
             match e {
                 PcapngError::Io(io) => {
-                    return Err(io_failure(&dest, io));
+                    return Err(io_failure(&dest, &io));
                 }
                 other => skipped.push(format!(
                     "datagram {records} ({}) not exported: {other}",
@@ -296,7 +321,7 @@ fn export_recording(
     let packets = match writer {
         Some(w) => {
             let n = w.packets();
-            w.finish().map_err(|e| io_failure(&dest, e))?;
+            w.finish().map_err(|e| io_failure(&dest, &e))?;
             n
         }
         None => {
@@ -307,7 +332,7 @@ fn export_recording(
             );
             PcapngWriter::new(&mut *file, Some(&comment))
                 .and_then(|w| w.finish().map(|_| ()))
-                .map_err(|e| io_failure(&dest, e))?;
+                .map_err(|e| io_failure(&dest, &e))?;
             0
         }
     };
@@ -338,7 +363,7 @@ fn export_capture(args: &ExportArgs, out: &mut AtomicFile) -> Result<Pass> {
     let dest = out.dest.clone();
     let file = out.writer()?;
     let note = format!("exported by jaus-ocu from {}", args.file.display());
-    let mut w = PcapngWriter::new(&mut *file, Some(&note)).map_err(|e| io_failure(&dest, e))?;
+    let mut w = PcapngWriter::new(&mut *file, Some(&note)).map_err(|e| io_failure(&dest, &e))?;
     let mut problems = Vec::new();
     let mut stopped = None;
     for event in reader {
@@ -348,7 +373,7 @@ fn export_capture(args: &ExportArgs, out: &mut AtomicFile) -> Result<Pass> {
                 if let Err(e) = w.write_udp(t_ns, d.source, d.destination, None, &d.payload) {
                     match e {
                         PcapngError::Io(io) => {
-                            return Err(io_failure(&dest, io));
+                            return Err(io_failure(&dest, &io));
                         }
                         other => problems.push(format!("frame {}: not exported: {other}", d.frame)),
                     }
@@ -365,7 +390,7 @@ fn export_capture(args: &ExportArgs, out: &mut AtomicFile) -> Result<Pass> {
         }
     }
     let packets = w.packets();
-    w.finish().map_err(|e| io_failure(&dest, e))?;
+    w.finish().map_err(|e| io_failure(&dest, &e))?;
     Ok(Pass {
         line: format!(
             "wrote {}: {packets} packets (the JUDP datagrams on UDP port {}, reassembled)",
@@ -474,7 +499,7 @@ impl AtomicFile {
     }
 
     /// The error for a failed write.
-    fn failed(&self, e: io::Error) -> anyhow::Error {
+    fn failed(&self, e: &io::Error) -> anyhow::Error {
         io_failure(&self.dest, e)
     }
 
@@ -485,10 +510,10 @@ impl AtomicFile {
         };
         let file = file
             .into_inner()
-            .map_err(|e| io_failure(&self.dest, e.into_error()))?;
-        file.sync_all().map_err(|e| io_failure(&self.dest, e))?;
+            .map_err(|e| io_failure(&self.dest, &e.into_error()))?;
+        file.sync_all().map_err(|e| io_failure(&self.dest, &e))?;
         drop(file);
-        std::fs::rename(&self.temp, &self.dest).map_err(|e| io_failure(&self.dest, e))?;
+        std::fs::rename(&self.temp, &self.dest).map_err(|e| io_failure(&self.dest, &e))?;
         // In place: nothing to clean up.
         self.temp = PathBuf::new();
         Ok(())
@@ -504,11 +529,11 @@ impl Drop for AtomicFile {
     }
 }
 
-fn io_failure(dest: &Path, e: io::Error) -> anyhow::Error {
+fn io_failure(dest: &Path, e: &io::Error) -> anyhow::Error {
     anyhow::anyhow!(
         "cannot write {}: {}; nothing was left under that name",
         dest.display(),
-        describe(&e)
+        describe(e)
     )
 }
 

@@ -53,7 +53,7 @@ pub struct ReplayArgs {
 
 /// Opens the GUI replaying a file.
 pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
-    crate::ui::run_replay(args.file.clone(), args.port)?;
+    crate::ui::run_replay(&args.file, args.port)?;
     Ok(0)
 }
 

@@ -10,7 +10,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use crate::jaus::{JausId, judp};
-use crate::model::arm::JointType;
+use crate::model::arm::{ArmSpec, JointType};
 use crate::model::state::ArmState;
 use crate::model::update::{ControlState, LinkState, PoseState, Signal};
 use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
@@ -181,22 +181,7 @@ fn fmt_opt(v: Option<f64>, unit: &str) -> String {
 /// The probe's text screen for the selected arm.
 pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "components:");
-    for (c, lost) in s.components.values() {
-        let _ = writeln!(
-            o,
-            "  {} at {}{}{} ({} services){}",
-            c.id,
-            c.address,
-            if c.manipulator { " manipulator" } else { "" },
-            c.identification
-                .as_ref()
-                .map(|i| format!(" \"{i}\""))
-                .unwrap_or_default(),
-            c.services.len(),
-            if *lost { " LOST" } else { "" }
-        );
-    }
+    write_components(&mut o, s);
     let Some(id) = s.selected else {
         let _ = writeln!(o, "no manipulator selected yet");
         return o;
@@ -209,44 +194,14 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
         control_name(s.control)
     );
     if let Some(spec) = &s.spec {
-        let _ = writeln!(
-            o,
-            "  {:<3} {:<14} {:<9} {:>10} {:>10} {:>9} {:>21}",
-            "#", "name", "type", "position", "velocity", "effort%", "limits"
-        );
-        for (i, j) in spec.joints.iter().enumerate() {
-            let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>| {
-                x.as_ref().and_then(|v| v.value.get(i).copied())
-            };
-            let unit = if j.kind == JointType::Revolute {
-                ""
-            } else {
-                "m"
-            };
-            let limits = match (j.min, j.max) {
-                (Some(a), Some(b)) => format!("{a:.3}..{b:.3}{unit}"),
-                _ => "continuous".into(),
-            };
-            let _ = writeln!(
-                o,
-                "  {:<3} {:<14} {:<9} {:>10} {:>10} {:>9} {:>21}",
-                i + 1,
-                j.name.as_deref().unwrap_or("-"),
-                kind_name(j.kind),
-                fmt_opt(at(&s.positions), unit),
-                fmt_opt(at(&s.velocities), ""),
-                fmt_opt(at(&s.efforts), ""),
-                limits
-            );
-        }
+        write_joints(&mut o, s, spec);
     } else {
         let _ = writeln!(o, "  waiting for the specification");
     }
-    if let Some((m, v)) = s.tool_point_frames() {
+    if let Some(([mx, my, mz], [vx, vy, vz])) = s.tool_point_frames() {
         let _ = writeln!(
             o,
-            "  tool point: manipulator frame ({:.4}, {:.4}, {:.4}) m, vehicle frame ({:.4}, {:.4}, {:.4}) m",
-            m[0], m[1], m[2], v[0], v[1], v[2]
+            "  tool point: manipulator frame ({mx:.4}, {my:.4}, {mz:.4}) m, vehicle frame ({vx:.4}, {vy:.4}, {vz:.4}) m"
         );
     }
     if let Some(ft) = &s.force_torque {
@@ -274,35 +229,95 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
     }
     // Rates and counters only mean something on a refreshing screen.
     if let Some(rates) = rates {
-        let rate_line: Vec<String> = Signal::ALL
-            .iter()
-            .filter(|sig| s.counts.contains_key(sig))
-            .map(|sig| {
-                let stale = if s.stale.get(sig).copied().unwrap_or(false) {
-                    " STALE"
-                } else {
-                    ""
-                };
-                format!("{} {:.0} Hz{stale}", sig.name(), rates(*sig))
-            })
-            .collect();
-        let _ = writeln!(o, "  rates: {}", rate_line.join(", "));
-        let st = &s.stats;
-        let _ = writeln!(
-            o,
-            "  datagrams {} (malformed {}, foreign version {}, not for us {}, duplicates {}, foreign reports {})",
-            st.datagrams,
-            st.malformed,
-            st.foreign_version,
-            st.not_for_us,
-            st.duplicates,
-            st.foreign_reports
-        );
+        write_rates(&mut o, s, rates);
     }
     if let Some((t, e)) = s.errors.last() {
         let _ = writeln!(o, "  last error at {t:.1} s: {e}");
     }
     o
+}
+
+/// The components section of the text screen: every component heard, lost ones marked.
+fn write_components(o: &mut String, s: &ArmState) {
+    let _ = writeln!(o, "components:");
+    for (c, lost) in s.components.values() {
+        let _ = writeln!(
+            o,
+            "  {} at {}{}{} ({} services){}",
+            c.id,
+            c.address,
+            if c.manipulator { " manipulator" } else { "" },
+            c.identification
+                .as_ref()
+                .map(|i| format!(" \"{i}\""))
+                .unwrap_or_default(),
+            c.services.len(),
+            if *lost { " LOST" } else { "" }
+        );
+    }
+}
+
+/// The joint table of the text screen: one row per joint of the specification, with the
+/// latest position, velocity and effort.
+fn write_joints(o: &mut String, s: &ArmState, spec: &ArmSpec) {
+    let _ = writeln!(
+        o,
+        "  {:<3} {:<14} {:<9} {:>10} {:>10} {:>9} {:>21}",
+        "#", "name", "type", "position", "velocity", "effort%", "limits"
+    );
+    for (i, j) in spec.joints.iter().enumerate() {
+        let at = |x: &Option<crate::model::state::Stamped<Vec<f64>>>| {
+            x.as_ref().and_then(|v| v.value.get(i).copied())
+        };
+        let unit = if j.kind == JointType::Revolute {
+            ""
+        } else {
+            "m"
+        };
+        let limits = match (j.min, j.max) {
+            (Some(a), Some(b)) => format!("{a:.3}..{b:.3}{unit}"),
+            _ => "continuous".into(),
+        };
+        let _ = writeln!(
+            o,
+            "  {:<3} {:<14} {:<9} {:>10} {:>10} {:>9} {:>21}",
+            i + 1,
+            j.name.as_deref().unwrap_or("-"),
+            kind_name(j.kind),
+            fmt_opt(at(&s.positions), unit),
+            fmt_opt(at(&s.velocities), ""),
+            fmt_opt(at(&s.efforts), ""),
+            limits
+        );
+    }
+}
+
+/// The rates and counters of the text screen.
+fn write_rates(o: &mut String, s: &ArmState, rates: &dyn Fn(Signal) -> f64) {
+    let rate_line: Vec<String> = Signal::ALL
+        .iter()
+        .filter(|sig| s.counts.contains_key(sig))
+        .map(|sig| {
+            let stale = if s.stale.get(sig).copied().unwrap_or(false) {
+                " STALE"
+            } else {
+                ""
+            };
+            format!("{} {:.0} Hz{stale}", sig.name(), rates(*sig))
+        })
+        .collect();
+    let _ = writeln!(o, "  rates: {}", rate_line.join(", "));
+    let st = &s.stats;
+    let _ = writeln!(
+        o,
+        "  datagrams {} (malformed {}, foreign version {}, not for us {}, duplicates {}, foreign reports {})",
+        st.datagrams,
+        st.malformed,
+        st.foreign_version,
+        st.not_for_us,
+        st.duplicates,
+        st.foreign_reports
+    );
 }
 
 /// Runs the subcommand.
@@ -319,7 +334,8 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
     let mut state = ArmState::default();
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(args.timeout);
-    let mut last_draw = Instant::now().checked_sub(Duration::from_secs(1)).unwrap();
+    // None until the first screen: the first refresh draws at once.
+    let mut last_draw: Option<Instant> = None;
     let mut window: Vec<(Instant, std::collections::BTreeMap<Signal, u64>)> = Vec::new();
     let mut complete_at: Option<Instant> = None;
     loop {
@@ -379,11 +395,14 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
             handle.shutdown(Duration::from_millis(200));
             return Ok(1);
         }
-        if !args.once && now - last_draw >= Duration::from_millis(500) {
-            last_draw = now;
+        if !args.once && last_draw.is_none_or(|t| now - t >= Duration::from_millis(500)) {
+            last_draw = Some(now);
             window.push((now, state.counts.clone()));
             window.retain(|(t, _)| now - *t <= Duration::from_secs(2));
-            let (t0, c0) = window.first().cloned().unwrap_or((now, Default::default()));
+            let (t0, c0) = window
+                .first()
+                .cloned()
+                .unwrap_or((now, std::collections::BTreeMap::default()));
             let dt = (now - t0).as_secs_f64().max(1e-3);
             let rates = |sig: Signal| {
                 (state.counts.get(&sig).copied().unwrap_or(0) - c0.get(&sig).copied().unwrap_or(0))

@@ -13,8 +13,8 @@ use clap::Args;
 use super::probe::NetArgs;
 use crate::model::state::ArmState;
 use crate::net::tap::{Epoch, Tap};
-use crate::net::thread::NetHandle;
-use crate::record::recorder::{Recorder, RecorderConfig, RecorderStats};
+use crate::net::thread::{NetConfig, NetHandle};
+use crate::record::recorder::{RecordError, Recorder, RecorderConfig, RecorderStats};
 use crate::ui::theme::ScenePalette;
 
 /// Arguments of `jaus-ocu record`.
@@ -79,43 +79,13 @@ fn progress(stats: &RecorderStats, elapsed: f64, state: &ArmState) -> String {
 /// Runs the subcommand. Exit status 0 when the recording was finished, 1 when writing failed
 /// (what was written before the failure stays readable), 2 for wrong arguments.
 pub fn run(args: &RecordArgs) -> Result<i32> {
-    let duration = match args.duration {
-        Some(d) if d.is_finite() && d > 0.0 => {
-            Some(Duration::try_from_secs_f64(d).map_err(|_| {
-                anyhow::anyhow!("--duration {d}: too long; give seconds, e.g. 3600")
-            })?)
-        }
-        Some(d) => anyhow::bail!("--duration {d}: give a positive number of seconds"),
-        None => None,
-    };
+    let duration = parse_duration(args.duration)?;
     let mut cfg = args.net.net_config();
     // The recorder starts first and shares the session's clock, so the first datagram the
     // network side sends is recorded and replay times equal live times.
     let epoch = Epoch::now();
     let tap = Tap::new();
-    let mut rcfg = RecorderConfig::new(args.out.clone(), epoch.unix_ns);
-    rcfg.decoded = !args.no_decoded;
-    if !args.no_foxglove {
-        rcfg.foxglove = Some(ScenePalette::new(true).foxglove_look());
-    }
-    rcfg.tap = Some(tap.clone());
-    rcfg.metadata
-        .insert("ocu_id".into(), cfg.client.id.to_string());
-    rcfg.metadata.insert(
-        "connect".into(),
-        cfg.client
-            .connect
-            .iter()
-            .map(std::string::ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(","),
-    );
-    if let Some(c) = args.net.component {
-        rcfg.metadata.insert("component".into(), c.to_string());
-    }
-    rcfg.metadata
-        .insert("recorded_by".into(), "jaus-ocu record".into());
-    let recorder = Recorder::start(rcfg)?;
+    let recorder = Recorder::start(recorder_config(args, &cfg, epoch.unix_ns, &tap))?;
     tap.connect(recorder.sender());
     cfg.tap = tap.clone();
     cfg.epoch = Some(epoch);
@@ -183,6 +153,58 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     tap.disconnect();
     let result = recorder.stop();
     let elapsed = start.elapsed().as_secs_f64();
+    Ok(conclude(result, failure, &state, &looked, elapsed))
+}
+
+/// `--duration`: a positive number of seconds the clock can hold, or none (until Ctrl-C).
+fn parse_duration(duration: Option<f64>) -> Result<Option<Duration>> {
+    match duration {
+        Some(d) if d.is_finite() && d > 0.0 => {
+            Ok(Some(Duration::try_from_secs_f64(d).map_err(|_| {
+                anyhow::anyhow!("--duration {d}: too long; give seconds, e.g. 3600")
+            })?))
+        }
+        Some(d) => anyhow::bail!("--duration {d}: give a positive number of seconds"),
+        None => Ok(None),
+    }
+}
+
+/// The recorder's configuration: the file, the session's clock (`unix_ns` at its start), the
+/// tap, and the session metadata saying who recorded and where it looked.
+fn recorder_config(args: &RecordArgs, cfg: &NetConfig, unix_ns: u64, tap: &Tap) -> RecorderConfig {
+    let mut rcfg = RecorderConfig::new(args.out.clone(), unix_ns);
+    rcfg.decoded = !args.no_decoded;
+    if !args.no_foxglove {
+        rcfg.foxglove = Some(ScenePalette::new(true).foxglove_look());
+    }
+    rcfg.tap = Some(tap.clone());
+    rcfg.metadata
+        .insert("ocu_id".into(), cfg.client.id.to_string());
+    rcfg.metadata.insert(
+        "connect".into(),
+        cfg.client
+            .connect
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    if let Some(c) = args.net.component {
+        rcfg.metadata.insert("component".into(), c.to_string());
+    }
+    rcfg.metadata
+        .insert("recorded_by".into(), "jaus-ocu record".into());
+    rcfg
+}
+
+/// Says how the recording ended and returns the exit status: 0 finished, 1 writing failed.
+fn conclude(
+    result: Result<RecorderStats, RecordError>,
+    failure: Option<String>,
+    state: &ArmState,
+    looked: &str,
+    elapsed: f64,
+) -> i32 {
     match (result, failure) {
         (Ok(stats), None) => {
             eprintln!(
@@ -208,15 +230,15 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
                     "note: no manipulator answered (looked at {looked}); the recording holds the discovery traffic only"
                 );
             }
-            Ok(0)
+            0
         }
         (_, Some(why)) => {
             eprintln!("error: {why}");
-            Ok(1)
+            1
         }
         (Err(e), None) => {
             eprintln!("error: {e}");
-            Ok(1)
+            1
         }
     }
 }

@@ -11,7 +11,7 @@ use clap::Args;
 
 use super::sim::load_arm;
 use crate::record::player::Replay;
-use crate::ui::app::OcuApp;
+use crate::ui::app::{OcuApp, Settings};
 use crate::ui::screenshot;
 
 /// Simulated seconds before the picture is taken.
@@ -134,7 +134,7 @@ fn replay_app(path: &std::path::Path, at: Option<f64>) -> Result<OcuApp> {
         Some(at) => t0 + at,
         None => f64::midpoint(t0, t1),
     };
-    let mut app = OcuApp::with_replay(replay, Default::default());
+    let mut app = OcuApp::with_replay(replay, Settings::default());
     app.seek(t);
     Ok(app)
 }

@@ -1,5 +1,7 @@
 //! Core service set v1.1 (AS5710A) messages an OCU uses: Events, `AccessControl`, Management,
 //! Liveness, Discovery (wire reference §8.4).
+//!
+//! Over 800 lines on purpose: one file per message set, like the specification's tables.
 
 use serde::Serialize;
 

@@ -1,6 +1,8 @@
 //! Renderings of decoded datagrams for people and tools: the JSON shape of `jaus-ocu decode
 //! --json` / `inspect --json`, and the one-line-per-block human dump. Pure functions.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value, json};
 
 use super::error::DecodeError;
@@ -172,25 +174,32 @@ impl DecodedBlock {
             ));
         }
         if !flags.is_empty() {
-            s.push_str(&format!(" [{}]", flags.join(" ")));
+            let _ = write!(s, " [{}]", flags.join(" "));
         }
         match &self.message {
             Some(Ok(m)) => {
                 s.push_str("  ");
                 s.push_str(&message_line(m));
             }
-            Some(Err(e)) => s.push_str(&format!(
-                "  UNDECODABLE {e}; payload {}",
-                hex_string(&self.payload)
-            )),
+            Some(Err(e)) => {
+                let _ = write!(
+                    s,
+                    "  UNDECODABLE {e}; payload {}",
+                    hex_string(&self.payload)
+                );
+            }
             None if matches!(h.ack_nak, AckNak::Ack | AckNak::Nak) => {
-                s.push_str(&format!("  {}", h.ack_nak));
+                let _ = write!(s, "  {}", h.ack_nak);
             }
             None => {}
         }
         match &self.reassembled {
-            Some(Ok(m)) => s.push_str(&format!("  => reassembled {}", message_line(m))),
-            Some(Err(e)) => s.push_str(&format!("  => reassembled message UNDECODABLE {e}")),
+            Some(Ok(m)) => {
+                let _ = write!(s, "  => reassembled {}", message_line(m));
+            }
+            Some(Err(e)) => {
+                let _ = write!(s, "  => reassembled message UNDECODABLE {e}");
+            }
             None => {}
         }
         s
@@ -206,7 +215,7 @@ pub fn message_line(m: &Message) -> String {
                 Value::String(t) => t.clone(),
                 other => other.to_string(),
             };
-            s.push_str(&format!(" {k}={v}"));
+            let _ = write!(s, " {k}={v}");
         }
     }
     s

@@ -1,4 +1,6 @@
 //! Manipulator service set v2.0 (AS6057A) messages (wire reference §6).
+//!
+//! Over 800 lines on purpose: one file per message set, like the specification's tables.
 
 use serde::Serialize;
 
@@ -117,11 +119,16 @@ pub fn parse_joint_values(
 
 /// The type-and-units code `dialect` writes for `kind`.
 pub fn unit_code(kind: JointKind, dialect: Dialect) -> u8 {
-    match (dialect, kind) {
-        (Dialect::Jsidl, JointKind::Revolute) => 1,
-        (Dialect::Jsidl, JointKind::Prismatic) => 2,
-        (Dialect::OpenJaus, JointKind::Revolute) => 0,
-        (Dialect::OpenJaus, JointKind::Prismatic) => 1,
+    // Each dialect's own code table.
+    match dialect {
+        Dialect::Jsidl => match kind {
+            JointKind::Revolute => 1,
+            JointKind::Prismatic => 2,
+        },
+        Dialect::OpenJaus => match kind {
+            JointKind::Revolute => 0,
+            JointKind::Prismatic => 1,
+        },
     }
 }
 

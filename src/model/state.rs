@@ -103,7 +103,7 @@ impl ArmState {
             Update::Link { state, .. } => self.link = *state,
             Update::Specification { spec, .. } => self.spec = Some(spec.clone()),
             Update::ToolOffset { point, .. } => self.tool_point = Some(*point),
-            Update::Presets { presets, .. } => self.presets = presets.clone(),
+            Update::Presets { presets, .. } => self.presets.clone_from(presets),
             Update::JointPositions { t, values } => {
                 self.positions = Some(Stamped {
                     t: *t,

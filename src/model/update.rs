@@ -42,7 +42,7 @@ impl serde::Serialize for ComponentId {
 }
 
 /// The operator's intent, sent to the network thread.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Command {
     /// Work with this manipulator (cancels subscriptions and releases control on the previous one).
     Select(ComponentId),

@@ -7,16 +7,16 @@
 //!
 //! | Kind | Messages | Why a replay needs it |
 //! |---|---|---|
-//! | identification | ReportIdentification | the arm's name |
-//! | services | ReportServices | that it is a manipulator; which services it offers |
-//! | specification | ReportManipulatorSpecifications (every fragment of it) | the arm itself: joints, limits, cylinders; selects it |
-//! | tool offset | ReportToolOffset | the tool point |
-//! | presets | ReportPresetPoseCapabilities, ReportPresetPoseSpecifications (every fragment) | the preset picker and its poses |
-//! | control | ConfirmControl / RejectControl / ReportControl received, with our RequestControl / ReleaseControl to that component before it | who holds control and with what authority |
-//! | status | ReportStatus (direct or inside an Event) | the management state (emergency!) |
-//! | current pose | ReportCurrentPose (direct or inside an Event) | where the arm is among its presets |
-//! | timeouts | ReportTimeout, ReportEventTimeout | the control and event timeouts |
-//! | event confirmations | ConfirmEventRequest, one per event ID | which events were set up, at what rate |
+//! | identification | `ReportIdentification` | the arm's name |
+//! | services | `ReportServices` | that it is a manipulator; which services it offers |
+//! | specification | `ReportManipulatorSpecifications` (every fragment of it) | the arm itself: joints, limits, cylinders; selects it |
+//! | tool offset | `ReportToolOffset` | the tool point |
+//! | presets | `ReportPresetPoseCapabilities`, `ReportPresetPoseSpecifications` (every fragment) | the preset picker and its poses |
+//! | control | `ConfirmControl` / `RejectControl` / `ReportControl` received, with our `RequestControl` / `ReleaseControl` to that component before it | who holds control and with what authority |
+//! | status | `ReportStatus` (direct or inside an Event) | the management state (emergency!) |
+//! | current pose | `ReportCurrentPose` (direct or inside an Event) | where the arm is among its presets |
+//! | timeouts | `ReportTimeout`, `ReportEventTimeout` | the control and event timeouts |
+//! | event confirmations | `ConfirmEventRequest`, one per event ID | which events were set up, at what rate |
 //! | samples | joint positions, velocities, efforts, joint forces/torques, end-effector force/torque (direct or inside an Event) | the arm's pose and the gauges at the first frame, before the next sample arrives |
 //!
 //! Everything else (queries, heartbeats, commands other than control, ACKs) is not state.
@@ -40,31 +40,31 @@ pub const MAX_FRAGMENTS: usize = 64;
 /// What a latched datagram is the state of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LatchKind {
-    /// ReportIdentification.
+    /// `ReportIdentification`.
     Identification,
-    /// ReportServices.
+    /// `ReportServices`.
     Services,
-    /// ReportManipulatorSpecifications.
+    /// `ReportManipulatorSpecifications`.
     Specification,
-    /// ReportToolOffset.
+    /// `ReportToolOffset`.
     ToolOffset,
-    /// ReportPresetPoseCapabilities.
+    /// `ReportPresetPoseCapabilities`.
     PresetCapabilities,
-    /// ReportPresetPoseSpecifications.
+    /// `ReportPresetPoseSpecifications`.
     PresetSpecifications,
-    /// ConfirmControl, RejectControl or ReportControl from the component.
+    /// `ConfirmControl`, `RejectControl` or `ReportControl` from the component.
     ControlAnswer,
-    /// Our RequestControl or ReleaseControl to the component.
+    /// Our `RequestControl` or `ReleaseControl` to the component.
     ControlRequest,
-    /// ReportStatus.
+    /// `ReportStatus`.
     Status,
-    /// ReportCurrentPose.
+    /// `ReportCurrentPose`.
     CurrentPose,
-    /// ReportTimeout.
+    /// `ReportTimeout`.
     ControlTimeout,
-    /// ReportEventTimeout.
+    /// `ReportEventTimeout`.
     EventTimeout,
-    /// ConfirmEventRequest for this event ID.
+    /// `ConfirmEventRequest` for this event ID.
     EventConfirmation(u8),
     /// A sample of this report (message ID), direct or inside an Event.
     Sample(u16),
@@ -111,7 +111,7 @@ struct Component {
     /// The datagrams of a multi-packet message since its first fragment, with its ID.
     partial: Vec<Arc<WireRecord>>,
     partial_id: Option<u16>,
-    /// Our last RequestControl or ReleaseControl to it, latched with the answer that follows.
+    /// Our last `RequestControl` or `ReleaseControl` to it, latched with the answer that follows.
     last_request: Option<Arc<WireRecord>>,
     last_heard: u64,
 }
@@ -125,7 +125,7 @@ pub struct Latch {
 }
 
 /// The message ID at the start of a payload, and for an Event the ID of the report inside
-/// it (Event: ID u16, EventID u8, SequenceNumber u8, length u32, report).
+/// it (Event: ID u16, `EventID` u8, `SequenceNumber` u8, length u32, report).
 fn message_id(payload: &[u8]) -> Option<u16> {
     let id = u16::from_le_bytes([*payload.first()?, *payload.get(1)?]);
     if id == ids::Event {

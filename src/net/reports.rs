@@ -299,7 +299,7 @@ pub fn is_ignored_report(report: &Message) -> bool {
 pub fn merge_preset_capabilities(presets: &mut Vec<PresetInfo>, r: &ReportPresetPoseCapabilities) {
     for p in &r.poses {
         match presets.iter_mut().find(|x| x.id == p.pose_id) {
-            Some(x) => x.name = p.pose_name.clone(),
+            Some(x) => x.name.clone_from(&p.pose_name),
             None => presets.push(PresetInfo {
                 id: p.pose_id,
                 name: p.pose_name.clone(),
@@ -328,7 +328,7 @@ pub fn merge_preset_specifications(
         });
         match presets.iter_mut().find(|x| x.id == p.pose_id) {
             Some(x) => {
-                x.name = p.pose_name.clone();
+                x.name.clone_from(&p.pose_name);
                 x.positions = positions;
             }
             None => presets.push(PresetInfo {

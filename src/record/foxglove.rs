@@ -363,12 +363,11 @@ pub fn log(out: &mut Vec<u8>, t_ns: u64, level: LogLevel, name: &str, message: &
 /// warning) and errors; `None` for samples and the other facts.
 pub fn event_level(update: &Update) -> Option<LogLevel> {
     Some(match update {
-        Update::Control { .. } => LogLevel::Info,
+        Update::Control { .. } | Update::CurrentPose { .. } => LogLevel::Info,
         Update::Status { state, .. } => match state {
             ManagementState::Emergency | ManagementState::Failure => LogLevel::Error,
             _ => LogLevel::Info,
         },
-        Update::CurrentPose { .. } => LogLevel::Info,
         Update::CommandOutcome { outcome, .. } => match outcome {
             Outcome::Confirmed | Outcome::Completed => LogLevel::Info,
             Outcome::Rejected(_) | Outcome::TimedOut | Outcome::Failed(_) => LogLevel::Warning,
@@ -538,6 +537,9 @@ impl FoxgloveTopic {
     }
 }
 
+/// Where [`FoxgloveStream`] hands each message to write: its topic and its JSON.
+pub type Emit<'a, E> = dyn FnMut(FoxgloveTopic, &[u8]) -> Result<(), E> + 'a;
+
 /// Shortest time between two transform messages, ns: at most 25 Hz, whatever the joint
 /// position rate. Foxglove interpolates between transforms, so the arm moves smoothly; at
 /// 50 Hz the default recording would grow past twice its size without these channels
@@ -592,7 +594,7 @@ impl FoxgloveStream {
         &mut self,
         update: &Update,
         t_ns: u64,
-        emit: &mut dyn FnMut(FoxgloveTopic, &[u8]) -> Result<(), E>,
+        emit: &mut Emit<'_, E>,
     ) -> Result<(), E> {
         match update {
             Update::Selected { .. } => {
@@ -624,7 +626,7 @@ impl FoxgloveStream {
         &mut self,
         q: &[f64],
         t_ns: u64,
-        emit: &mut dyn FnMut(FoxgloveTopic, &[u8]) -> Result<(), E>,
+        emit: &mut Emit<'_, E>,
     ) -> Result<(), E> {
         let Some(spec) = &self.spec else {
             return Ok(());

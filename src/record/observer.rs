@@ -308,7 +308,7 @@ impl Observer {
                         let known = bounded_entry(&mut self.components, id, Known::default);
                         known.services = reports::service_list(&c.services);
                         if known.identification.is_none() {
-                            known.identification = identification.clone();
+                            known.identification.clone_from(&identification);
                         }
                         let info = ComponentInfo {
                             id: id.into(),
@@ -342,7 +342,7 @@ impl Observer {
         if src == sel {
             self.sent_by_selected(t, dst, m, out);
         } else if dst == sel {
-            self.sent_to_selected(t, src, m, out);
+            self.sent_to_selected(t, src, &m, out);
         }
     }
 
@@ -470,7 +470,7 @@ impl Observer {
         }
     }
 
-    fn sent_to_selected(&mut self, t: f64, from: JausId, m: Message, out: &mut Vec<Update>) {
+    fn sent_to_selected(&mut self, t: f64, from: JausId, m: &Message, out: &mut Vec<Update>) {
         let Some(sel) = self.selected else { return };
         let mark = |kind, label: String| Update::Mark { t, kind, label };
         match m {

@@ -19,7 +19,7 @@
 use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr};
 
-use etherparse::{IpHeaders, IpNumber, Ipv4Header, PacketBuilder};
+use etherparse::{IpHeaders, IpNumber, Ipv4Extensions, Ipv4Header, PacketBuilder};
 
 /// `LINKTYPE_RAW`: each packet starts with an IPv4 or IPv6 header.
 pub const LINKTYPE_RAW: u16 = 101;
@@ -163,7 +163,7 @@ impl<W: Write> PcapngWriter<W> {
                     })
                     .map_err(|e| PcapngError::Io(io::Error::other(e.to_string())))?;
                 self.ipv4_id = self.ipv4_id.wrapping_add(1);
-                PacketBuilder::ip(IpHeaders::Ipv4(header, Default::default()))
+                PacketBuilder::ip(IpHeaders::Ipv4(header, Ipv4Extensions::default()))
                     .udp(source.port(), destination.port())
                     .write_to_vec(&mut self.packet, payload)
             }

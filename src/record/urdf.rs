@@ -39,7 +39,7 @@ use std::fmt::Write as _;
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 
-use crate::model::arm::{ArmSpec, JointType};
+use crate::model::arm::{ArmSpec, Joint, JointType};
 use crate::model::kinematics::{self, KinematicsError};
 
 /// Why no URDF could be written.
@@ -107,8 +107,49 @@ pub fn write_urdf(spec: &ArmSpec, options: &UrdfOptions) -> Result<String, UrdfE
         "  <material name=\"bounding_cylinder_default_radius\"><color rgba=\"{DEFAULT_RGBA}\"/></material>"
     );
 
-    // Geometry per link: index 0 = manipulator, j = link_j.
-    let mut geometry: Vec<Vec<Shape>> = vec![Vec::new(); n + 1];
+    write_links(&mut out, &geometry(spec), options);
+
+    // The mount.
+    let mount = match spec.mount {
+        Some(m) => kinematics::mount_transform(&m)?,
+        None => DAffine3::IDENTITY,
+    };
+    if spec.mount.is_none() {
+        out.push_str(
+            "  <!-- The specification gives no mount: the manipulator frame is the vehicle \
+             frame. -->\n",
+        );
+    }
+    fixed_joint(&mut out, FIXED_JOINTS[0], "vehicle", "manipulator", &mount);
+
+    // The JAUS joints.
+    for (i, joint) in spec.joints.iter().enumerate() {
+        write_joint(&mut out, i, joint, &names[i]);
+    }
+    fixed_joint(
+        &mut out,
+        FIXED_JOINTS[1],
+        &format!("link_{n}"),
+        "end_effector",
+        &DAffine3::IDENTITY,
+    );
+    if let Some(tool) = options.tool_point {
+        fixed_joint(
+            &mut out,
+            FIXED_JOINTS[2],
+            "end_effector",
+            "tool_point",
+            &DAffine3::from_translation(DVec3::from_array(tool)),
+        );
+    }
+    out.push_str("</robot>\n");
+    Ok(out)
+}
+
+/// The bounding cylinders per link, each on the link that carries it: index 0 = manipulator,
+/// j = `link_j`.
+fn geometry(spec: &ArmSpec) -> Vec<Vec<Shape>> {
+    let mut geometry: Vec<Vec<Shape>> = vec![Vec::new(); spec.joints.len() + 1];
     for (i, joint) in spec.joints.iter().enumerate() {
         let (a, alpha) = if i == 0 {
             (0.0, 0.0)
@@ -145,8 +186,11 @@ pub fn write_urdf(spec: &ArmSpec, options: &UrdfOptions) -> Result<String, UrdfE
             }
         }
     }
+    geometry
+}
 
-    // Links.
+/// The links, root first, with their geometry (`geometry` from [`geometry`]).
+fn write_links(out: &mut String, geometry: &[Vec<Shape>], options: &UrdfOptions) {
     out.push_str("  <link name=\"vehicle\"/>\n");
     for (index, shapes) in geometry.iter().enumerate() {
         let name = if index == 0 {
@@ -160,7 +204,7 @@ pub fn write_urdf(spec: &ArmSpec, options: &UrdfOptions) -> Result<String, UrdfE
         }
         let _ = writeln!(out, "  <link name=\"{name}\">");
         for shape in shapes {
-            shape.write(&mut out, options.default_radius);
+            shape.write(out, options.default_radius);
         }
         out.push_str("  </link>\n");
     }
@@ -168,111 +212,77 @@ pub fn write_urdf(spec: &ArmSpec, options: &UrdfOptions) -> Result<String, UrdfE
     if options.tool_point.is_some() {
         out.push_str("  <link name=\"tool_point\"/>\n");
     }
+}
 
-    // The mount.
-    let mount = match spec.mount {
-        Some(m) => kinematics::mount_transform(&m)?,
-        None => DAffine3::IDENTITY,
+/// JAUS joint `i` (0-based) as a URDF joint named `name`, with comments where the
+/// specification leaves something unknown.
+fn write_joint(out: &mut String, i: usize, joint: &Joint, name: &str) {
+    let (a, alpha) = if i == 0 {
+        (0.0, 0.0)
+    } else {
+        (joint.link_length, joint.twist)
     };
-    if spec.mount.is_none() {
+    let parent = if i == 0 {
+        "manipulator".to_owned()
+    } else {
+        format!("link_{i}")
+    };
+    let child = format!("link_{}", i + 1);
+    let (kind, origin) = match joint.kind {
+        JointType::Revolute => (
+            if joint.is_continuous() {
+                "continuous"
+            } else {
+                "revolute"
+            },
+            revolute_origin(a, alpha, joint.offset),
+        ),
+        JointType::Prismatic => ("prismatic", prismatic_origin(a, alpha, joint.angle)),
+    };
+    if joint.kind == JointType::Revolute
+        && joint.is_continuous()
+        && (joint.min.is_some() || joint.max.is_some())
+    {
         out.push_str(
-            "  <!-- The specification gives no mount: the manipulator frame is the vehicle \
-             frame. -->\n",
+            "  <!-- Only one limit given: written as continuous, as the OCU treats it. -->\n",
         );
     }
-    fixed_joint(&mut out, FIXED_JOINTS[0], "vehicle", "manipulator", &mount);
-
-    // The JAUS joints.
-    for (i, joint) in spec.joints.iter().enumerate() {
-        let (a, alpha) = if i == 0 {
-            (0.0, 0.0)
-        } else {
-            (joint.link_length, joint.twist)
-        };
-        let parent = if i == 0 {
-            "manipulator".to_owned()
-        } else {
-            format!("link_{i}")
-        };
-        let child = format!("link_{}", i + 1);
-        let (kind, origin) = match joint.kind {
-            JointType::Revolute => (
-                if joint.is_continuous() {
-                    "continuous"
-                } else {
-                    "revolute"
-                },
-                revolute_origin(a, alpha, joint.offset),
-            ),
-            JointType::Prismatic => ("prismatic", prismatic_origin(a, alpha, joint.angle)),
-        };
-        if joint.kind == JointType::Revolute
-            && joint.is_continuous()
-            && (joint.min.is_some() || joint.max.is_some())
-        {
-            out.push_str(
-                "  <!-- Only one limit given: written as continuous, as the OCU treats it. -->\n",
-            );
-        }
-        if joint.max_speed.is_none() {
-            out.push_str(
-                "  <!-- The specification gives no maximum speed: velocity=\"0\" means \
-                 unknown. -->\n",
-            );
-        }
-        if joint.max_effort.is_none() {
-            out.push_str(
-                "  <!-- The specification gives no maximum effort: effort=\"0\" means \
-                 unknown. -->\n",
-            );
-        }
-        let _ = writeln!(
-            out,
-            "  <joint name=\"{}\" type=\"{kind}\">",
-            escape(&names[i])
-        );
-        let _ = writeln!(out, "    <parent link=\"{parent}\"/>");
-        let _ = writeln!(out, "    <child link=\"{child}\"/>");
-        write_origin(&mut out, "    ", &origin);
-        out.push_str("    <axis xyz=\"0 0 1\"/>\n");
-        let velocity = num(joint.max_speed.unwrap_or(0.0));
-        let effort = num(joint.max_effort.unwrap_or(0.0));
-        match (kind, joint.min, joint.max) {
-            ("continuous", _, _) | (_, None, _) | (_, _, None) => {
-                let _ = writeln!(
-                    out,
-                    "    <limit effort=\"{effort}\" velocity=\"{velocity}\"/>"
-                );
-            }
-            (_, Some(lower), Some(upper)) => {
-                let _ = writeln!(
-                    out,
-                    "    <limit lower=\"{}\" upper=\"{}\" effort=\"{effort}\" velocity=\"{velocity}\"/>",
-                    num(lower),
-                    num(upper)
-                );
-            }
-        }
-        out.push_str("  </joint>\n");
-    }
-    fixed_joint(
-        &mut out,
-        FIXED_JOINTS[1],
-        &format!("link_{n}"),
-        "end_effector",
-        &DAffine3::IDENTITY,
-    );
-    if let Some(tool) = options.tool_point {
-        fixed_joint(
-            &mut out,
-            FIXED_JOINTS[2],
-            "end_effector",
-            "tool_point",
-            &DAffine3::from_translation(DVec3::from_array(tool)),
+    if joint.max_speed.is_none() {
+        out.push_str(
+            "  <!-- The specification gives no maximum speed: velocity=\"0\" means \
+             unknown. -->\n",
         );
     }
-    out.push_str("</robot>\n");
-    Ok(out)
+    if joint.max_effort.is_none() {
+        out.push_str(
+            "  <!-- The specification gives no maximum effort: effort=\"0\" means \
+             unknown. -->\n",
+        );
+    }
+    let _ = writeln!(out, "  <joint name=\"{}\" type=\"{kind}\">", escape(name));
+    let _ = writeln!(out, "    <parent link=\"{parent}\"/>");
+    let _ = writeln!(out, "    <child link=\"{child}\"/>");
+    write_origin(out, "    ", &origin);
+    out.push_str("    <axis xyz=\"0 0 1\"/>\n");
+    let velocity = num(joint.max_speed.unwrap_or(0.0));
+    let effort = num(joint.max_effort.unwrap_or(0.0));
+    match (kind, joint.min, joint.max) {
+        ("continuous", _, _) | (_, None, _) | (_, _, None) => {
+            let _ = writeln!(
+                out,
+                "    <limit effort=\"{effort}\" velocity=\"{velocity}\"/>"
+            );
+        }
+        (_, Some(lower), Some(upper)) => {
+            let _ = writeln!(
+                out,
+                "    <limit lower=\"{}\" upper=\"{}\" effort=\"{effort}\" velocity=\"{velocity}\"/>",
+                num(lower),
+                num(upper)
+            );
+        }
+    }
+    out.push_str("  </joint>\n");
 }
 
 /// A bounding cylinder on a link, its axis from `from` to `to` in the link's frame.

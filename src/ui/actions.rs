@@ -16,7 +16,7 @@ use super::view3d;
 use crate::model::update::Command;
 
 /// A request from a panel, a dialog or a key.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Action {
     /// A command of the table.
     Ui(UiCommand),

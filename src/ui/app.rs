@@ -79,7 +79,7 @@ impl Default for Settings {
 }
 
 /// A confirmation the operator must give before a command leaves.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Confirm {
     /// Go to this preset.
     GoToPreset(u8),

@@ -474,7 +474,7 @@ mod tests {
     use super::*;
 
     /// The commands one key press fires while `shown`.
-    fn fired_by(s: &Shortcut, shown: Shown) -> Vec<UiCommand> {
+    fn fired_by(s: Shortcut, shown: Shown) -> Vec<UiCommand> {
         let ctx = egui::Context::default();
         let input = egui::RawInput {
             events: vec![
@@ -516,7 +516,7 @@ mod tests {
                     );
                     seen.push((*s, cmd));
                     // And pressing it (as the dispatcher matches) runs exactly this command.
-                    assert_eq!(fired_by(s, shown), [cmd], "{}: {}", shown.name(), s.text());
+                    assert_eq!(fired_by(*s, shown), [cmd], "{}: {}", shown.name(), s.text());
                 }
             }
         }
@@ -526,28 +526,28 @@ mod tests {
     fn space_stops_the_live_arm_and_plays_a_replay_and_e_reaches_the_live_arm_only() {
         let space = press(Key::Space);
         let e = press(Key::E);
-        assert_eq!(fired_by(&space, Shown::Live), [UiCommand::EmergencyStop]);
+        assert_eq!(fired_by(space, Shown::Live), [UiCommand::EmergencyStop]);
         assert_eq!(
-            fired_by(&space, Shown::LiveScrubbed { t: 1.0 }),
+            fired_by(space, Shown::LiveScrubbed { t: 1.0 }),
             [UiCommand::EmergencyStop]
         );
         assert_eq!(
-            fired_by(&space, Shown::Replay { t: 1.0 }),
+            fired_by(space, Shown::Replay { t: 1.0 }),
             [UiCommand::TogglePlay]
         );
         assert_eq!(
-            fired_by(&space, Shown::ReplayOverLive { t: 1.0 }),
+            fired_by(space, Shown::ReplayOverLive { t: 1.0 }),
             [UiCommand::TogglePlay]
         );
         assert_eq!(
-            fired_by(&e, Shown::ReplayOverLive { t: 1.0 }),
+            fired_by(e, Shown::ReplayOverLive { t: 1.0 }),
             [UiCommand::EmergencyStop]
         );
-        assert!(fired_by(&e, Shown::Replay { t: 1.0 }).is_empty());
-        assert!(fired_by(&press(Key::C), Shown::Replay { t: 1.0 }).is_empty());
+        assert!(fired_by(e, Shown::Replay { t: 1.0 }).is_empty());
+        assert!(fired_by(press(Key::C), Shown::Replay { t: 1.0 }).is_empty());
         // Ctrl+R records and does not also reset the camera.
         assert_eq!(
-            fired_by(&ctrl(Key::R), Shown::Live),
+            fired_by(ctrl(Key::R), Shown::Live),
             [UiCommand::ToggleRecording]
         );
     }

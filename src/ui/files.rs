@@ -23,7 +23,7 @@ pub const DIALOG_FAILED_WITHIN: Duration = Duration::from_millis(400);
 pub const REPLAY_EXTENSIONS: [&str; 3] = ["mcap", "pcap", "pcapng"];
 
 /// What a chosen path is for.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Task {
     /// Replay a recording or capture.
     Open,
@@ -101,7 +101,7 @@ impl Jobs {
             return Err("A file dialog is already open; finish it first.".into());
         }
         let (tx, rx) = bounded(1);
-        let for_thread = task.clone();
+        let for_thread = task;
         let proposed = name.clone();
         let spawned = std::thread::Builder::new()
             .name("jaus-file-dialog".into())

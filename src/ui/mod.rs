@@ -33,7 +33,7 @@ pub mod top_bar;
 pub mod view3d;
 pub mod widgets;
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -87,7 +87,7 @@ pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> an
 /// JUDP on UDP `port`) and runs until it is closed. The file loads in the background while
 /// the window draws what has arrived; a file that cannot be opened at all fails here, before
 /// any window appears.
-pub fn run_replay(path: PathBuf, port: u16) -> anyhow::Result<()> {
+pub fn run_replay(path: &Path, port: u16) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
     // The loader wakes the window as batches arrive, once the window exists.
     let waker_ctx: Arc<OnceLock<eframe::egui::Context>> = Arc::new(OnceLock::new());
@@ -97,8 +97,8 @@ pub fn run_replay(path: PathBuf, port: u16) -> anyhow::Result<()> {
             ctx.request_repaint_after(Duration::from_millis(30));
         }
     });
-    let replay = Replay::open(&path, port, Some(waker))?;
-    let title = format!("jaus-ocu (REPLAY {})", app::file_name(&path));
+    let replay = Replay::open(path, port, Some(waker))?;
+    let title = format!("jaus-ocu (REPLAY {})", app::file_name(path));
     eframe::run_native(
         "jaus-ocu",
         native_options(&title),

@@ -261,7 +261,7 @@ impl Client {
                 }
             }
             Message::ReportHeartbeatPulse(_) => {}
-            report => self.apply_report(now, report, true, out),
+            report => self.apply_report(now, &report, true, out),
         }
     }
 
@@ -289,17 +289,17 @@ impl Client {
     pub(super) fn apply_report(
         &mut self,
         now: f64,
-        report: Message,
+        report: &Message,
         direct: bool,
         out: &mut Output,
     ) {
-        let Some((signal, update)) = reports::report_update(now, &report) else {
-            if !reports::is_ignored_report(&report) {
+        let Some((signal, update)) = reports::report_update(now, report) else {
+            if !reports::is_ignored_report(report) {
                 self.stats.unexpected += 1;
             }
             return;
         };
-        if let (Message::ReportStatus(r), Some(s)) = (&report, &mut self.arm) {
+        if let (Message::ReportStatus(r), Some(s)) = (report, &mut self.arm) {
             let state = reports::status_of(r.status);
             let pending: Vec<PendingStatus> = if direct && !s.status_pending.is_empty() {
                 vec![s.status_pending.remove(0)]

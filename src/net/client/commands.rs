@@ -140,7 +140,7 @@ impl Client {
     }
 
     /// The selected arm's answers about control and preset transitions.
-    pub(super) fn control_message(&mut self, now: f64, m: Message, out: &mut Output) {
+    pub(super) fn control_message(&mut self, now: f64, m: &Message, out: &mut Output) {
         let Some(s) = &mut self.arm else { return };
         match m {
             Message::ConfirmControl(c) => {

@@ -90,7 +90,7 @@ impl Client {
         now: f64,
         from: JausId,
         addr: SocketAddr,
-        r: ReportServices,
+        r: &ReportServices,
         out: &mut Output,
     ) {
         for node in &r.nodes {

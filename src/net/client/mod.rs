@@ -320,7 +320,7 @@ impl Client {
         match m {
             // Discovery answers come from anyone.
             Message::ReportIdentification(r) => self.identified(now, from, r, out),
-            Message::ReportServices(r) => self.services_reported(now, from, addr, r, out),
+            Message::ReportServices(r) => self.services_reported(now, from, addr, &r, out),
             Message::QueryIdentification(q) => {
                 let reply = ReportIdentification {
                     query_type: q.query_type,
@@ -357,7 +357,7 @@ impl Client {
             | Message::Event(_) => self.subscription_message(now, from, m, out),
             Message::ConfirmControl(_)
             | Message::RejectControl(_)
-            | Message::ReportTransitionCompleted(_) => self.control_message(now, m, out),
+            | Message::ReportTransitionCompleted(_) => self.control_message(now, &m, out),
             m => self.setup_message(now, from, m, out),
         }
     }

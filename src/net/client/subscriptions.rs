@@ -291,14 +291,14 @@ impl Client {
                     self.stats.unexpected += 1;
                 }
             }
-            Message::Event(e) => self.event(now, from, e, out),
+            Message::Event(e) => self.event(now, from, &e, out),
             _ => {}
         }
     }
 
     /// An Event from the selected arm: applied unless older than the last one of its
     /// subscription; an unknown one is cancelled.
-    fn event(&mut self, now: f64, from: JausId, e: Event, out: &mut Output) {
+    fn event(&mut self, now: f64, from: JausId, e: &Event, out: &mut Output) {
         let Some(s) = &mut self.arm else { return };
         let known = s.subs.iter_mut().find(
             |x| matches!(x.state, SubState::Active { event_id, .. } if event_id == e.event_id),
@@ -349,7 +349,7 @@ impl Client {
         }
         let ctx = self.arm.as_ref().map(|s| s.ctx.clone()).unwrap_or_default();
         match e.report_message.decode(&ctx) {
-            Ok(report) => self.apply_report(now, report, false, out),
+            Ok(report) => self.apply_report(now, &report, false, out),
             Err(_) => self.stats.malformed += 1,
         }
     }

@@ -48,8 +48,11 @@ impl Component {
     }
 
     /// The report answering a query now, or `None` if we do not answer it.
-    // Long on purpose: one arm per query, a table read top to bottom; split up, the table
-    // would be scattered over functions that each build one report.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one arm per query, a table read top to bottom; split up, it would be scattered \
+                  over functions that each build one report"
+    )]
     pub fn answer(&mut self, now: f64, query: &Message) -> Option<Message> {
         let id = self.cfg.id;
         Some(match query {

@@ -35,7 +35,7 @@ impl Component {
         out: &mut Vec<Outgoing>,
     ) {
         match m {
-            Message::CreateEvent(c) => self.create_event(now, from, c, out),
+            Message::CreateEvent(c) => self.create_event(now, from, &c, out),
             Message::UpdateEvent(u) => self.update_event(now, from, u, out),
             Message::CancelEvent(c) => {
                 if let Some(i) = self
@@ -96,7 +96,7 @@ impl Component {
         scales::EVENT_RATE.quantize(r).unwrap_or(r)
     }
 
-    fn create_event(&mut self, now: f64, from: JausId, c: CreateEvent, out: &mut Vec<Outgoing>) {
+    fn create_event(&mut self, now: f64, from: JausId, c: &CreateEvent, out: &mut Vec<Outgoing>) {
         let query = match c.query_message.decode(&self.ctx) {
             Ok(q) if self.answer(now, &q).is_some() => q,
             _ => {

@@ -1,119 +1,22 @@
-//! Reads recordings (`.mcap`) and captures (`.pcap`, `.pcapng`) as a stream of
-//! [`WireRecord`]s, whatever the file name says (the format is sniffed from the first bytes).
-//! Damaged input yields every readable record, then says where and why it stopped.
-//!
-//! MCAP files are streamed, never loaded whole: the summary at the end (when there is one) is
-//! read first for the time range, the datagram count and the metadata, then the data section
-//! is read front to back in 1 MiB reads through the `mcap` crate's sans-I/O
-//! [`LinearReader`]. That reader hands over whole chunks (`emit_chunks`), so this module knows
-//! the byte offset of every top-level record: a chunk that fails its CRC or does not
-//! decompress is skipped (a [`WireSource::problems`] entry) and reading goes on at the next
-//! record, and a cut or a lying length stops reading with the offset and the cause
-//! ([`WireSource::stopped`]). Each chunk is decoded by its own sans-I/O reader, which checks
-//! the chunk's CRC before yielding anything from it, so a damaged chunk yields nothing rather
-//! than garbage.
-//!
-//! Only raw channels (message encoding `judp`) become records; the decoded JSON channels are
-//! derived data, skipped here (replay decodes the raw datagrams again).
+//! Streams an MCAP recording: the summary first (time range, datagram count, metadata), then
+//! the data section front to back, chunk by chunk, each through its own sans-I/O reader, with
+//! the byte offset of every top-level record for the problems and the stop it reports.
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, ErrorKind, Read};
+use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
 
 use mcap::read::parse_record;
 use mcap::records::{Record, op};
 use mcap::sans_io::{LinearReadEvent, LinearReader, LinearReaderOptions};
 
+use super::{Log, MAX_RECORD_LEN, MCAP_MAGIC, SourceInfo};
 use crate::net::tap::{Direction, WireRecord};
-use crate::record::capture::{CaptureEvent, CaptureReader, CaptureStats};
 use crate::record::format;
-
-/// The kind of file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    /// An MCAP recording.
-    Mcap,
-    /// A classic pcap capture.
-    Pcap,
-    /// A pcapng capture.
-    Pcapng,
-}
-
-/// What is known of a source before (and while) reading it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SourceInfo {
-    /// The file.
-    pub path: PathBuf,
-    /// Its kind (`None` only in `Default`).
-    pub kind: Option<SourceKind>,
-    /// File size, bytes (progress is `position() / total_bytes`).
-    pub total_bytes: u64,
-    /// First and last datagram times (ns since the Unix epoch), when an index says so.
-    pub start_ns: Option<u64>,
-    /// See `start_ns`.
-    pub end_ns: Option<u64>,
-    /// Raw datagrams in the file, when an index says so.
-    pub datagram_count: Option<u64>,
-    /// Metadata records by name (MCAP), merged as they are read.
-    pub metadata: BTreeMap<String, BTreeMap<String, String>>,
-    /// Whether the file ended properly with a summary (MCAP) — `false` for a recording whose
-    /// recorder was killed. Captures have no summary to lose: `true`.
-    pub complete: bool,
-}
-
-impl SourceInfo {
-    /// The time origin of replay times, ns since the Unix epoch: the recording's
-    /// `session_start_ns` metadata when present (then replay times equal the live session's),
-    /// else the first record's time (`first`), else 0.
-    pub fn time_origin(&self, first: Option<&WireRecord>) -> u64 {
-        self.metadata
-            .get(super::format::SESSION_METADATA)
-            .and_then(|m| m.get(super::format::KEY_SESSION_START_NS))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .or_else(|| first.map(|r| r.t_ns))
-            .unwrap_or(0)
-    }
-}
-
-/// Why a source could not be opened at all.
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    /// The file could not be read.
-    // The cause is part of the message (the UI shows only the message), so it is not also
-    // chained as a `source` (anyhow would print it twice).
-    #[error("cannot read {path}: {error}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        error: std::io::Error,
-    },
-    /// Not a format we read.
-    #[error(
-        "{path} is not an MCAP recording or a pcap/pcapng capture (first bytes {magic}); jaus-ocu reads .mcap, .pcap and .pcapng"
-    )]
-    UnknownFormat {
-        /// The file.
-        path: PathBuf,
-        /// The first bytes, hex.
-        magic: String,
-    },
-}
-
-/// The MCAP magic that starts (and ends) a recording.
-pub const MCAP_MAGIC: &[u8; 8] = b"\x89MCAP0\r\n";
 
 /// Bytes asked of the file per read.
 const READ_SIZE: usize = 1024 * 1024;
-
-/// The largest record (a chunk, compressed or not) read into memory. jaus-ocu writes chunks
-/// of about 1 MiB; a length beyond this is damage, and refusing it keeps a corrupt length
-/// field from allocating gigabytes.
-pub const MAX_RECORD_LEN: usize = 256 * 1024 * 1024;
 
 /// Most metadata records read through the summary's index when a file is opened (jaus-ocu
 /// writes three); the rest are still merged as the data section is read.
@@ -122,218 +25,6 @@ const MAX_METADATA_RECORDS: usize = 64;
 const MAX_METADATA_BYTES: u64 = 1 << 20;
 /// The largest summary section read at open (a one-hour 1 kHz recording has well under 1 MiB).
 const MAX_SUMMARY_LEN: u64 = 64 * 1024 * 1024;
-
-/// Problems listed one by one; beyond this they are counted in a last entry.
-const MAX_PROBLEMS: usize = 100;
-
-/// A stream of wire records from a file.
-#[derive(Debug)]
-pub struct WireSource {
-    info: SourceInfo,
-    log: Log,
-    inner: Inner,
-}
-
-/// What went wrong so far, shared by the readers.
-#[derive(Debug, Default)]
-struct Log {
-    problems: Vec<String>,
-    unlisted: u64,
-    stopped: Option<String>,
-    /// Records yielded so far.
-    yielded: u64,
-}
-
-impl Log {
-    fn problem(&mut self, p: String) {
-        if self.problems.len() < MAX_PROBLEMS {
-            self.problems.push(p);
-        } else {
-            self.unlisted += 1;
-            let line = format!("{} more problems not listed", self.unlisted);
-            if self.unlisted == 1 {
-                self.problems.push(line);
-            } else if let Some(last) = self.problems.last_mut() {
-                *last = line;
-            }
-        }
-    }
-}
-
-enum Inner {
-    Mcap(Box<McapReader>),
-    Capture(Box<CaptureReader<BufReader<File>>>),
-    Done,
-}
-
-impl fmt::Debug for Inner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Inner::Mcap(m) => f
-                .debug_struct("Mcap")
-                .field("offset", &m.offset)
-                .field("in_chunk", &m.chunk.is_some())
-                .finish_non_exhaustive(),
-            Inner::Capture(c) => c.fmt(f),
-            Inner::Done => f.write_str("Done"),
-        }
-    }
-}
-
-impl WireSource {
-    /// Opens `path`; captures are filtered to UDP `port` (JUDP: 3794).
-    pub fn open(path: &Path, port: u16) -> Result<WireSource, SourceError> {
-        let io_err = |error| SourceError::Io {
-            path: path.to_path_buf(),
-            error,
-        };
-        let mut file = File::open(path).map_err(io_err)?;
-        let total_bytes = file.metadata().map_err(io_err)?.len();
-        let mut head = [0u8; 8];
-        let mut got = 0;
-        while got < head.len() {
-            match file.read(&mut head[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_err(e)),
-            }
-        }
-        let head = &head[..got];
-        let mut info = SourceInfo {
-            path: path.to_path_buf(),
-            total_bytes,
-            ..SourceInfo::default()
-        };
-        let mut log = Log::default();
-        let inner = if head == MCAP_MAGIC {
-            info.kind = Some(SourceKind::Mcap);
-            Inner::Mcap(Box::new(McapReader::open(file, &mut info, &mut log)))
-        } else {
-            info.kind = match head.get(..4) {
-                Some(
-                    [0xd4, 0xc3, 0xb2, 0xa1]
-                    | [0x4d, 0x3c, 0xb2, 0xa1]
-                    | [0xa1, 0xb2, 0xc3, 0xd4]
-                    | [0xa1, 0xb2, 0x3c, 0x4d],
-                ) => Some(SourceKind::Pcap),
-                Some([0x0a, 0x0d, 0x0d, 0x0a]) => Some(SourceKind::Pcapng),
-                _ => {
-                    return Err(SourceError::UnknownFormat {
-                        path: path.to_path_buf(),
-                        magic: if head.is_empty() {
-                            "none: the file is empty".to_owned()
-                        } else {
-                            head.iter()
-                                .map(|b| format!("{b:02x}"))
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        },
-                    });
-                }
-            };
-            // Captures have no summary: nothing is known to be missing.
-            info.complete = true;
-            let reader = CaptureReader::open(path, port)
-                .map_err(|e| io_err(io::Error::new(ErrorKind::InvalidData, e.to_string())))?;
-            Inner::Capture(Box::new(reader))
-        };
-        Ok(WireSource { info, log, inner })
-    }
-
-    /// What is known of the source (metadata grows as records are read).
-    pub fn info(&self) -> &SourceInfo {
-        &self.info
-    }
-
-    /// Bytes of the file consumed so far (for progress bars).
-    pub fn position(&self) -> u64 {
-        match &self.inner {
-            Inner::Mcap(m) => m.offset.min(self.info.total_bytes),
-            Inner::Capture(c) => c.offset(),
-            Inner::Done => self.info.total_bytes,
-        }
-    }
-
-    /// Non-fatal problems met so far (a skipped corrupt chunk, a bad frame), each saying where.
-    pub fn problems(&self) -> &[String] {
-        &self.log.problems
-    }
-
-    /// Why reading stopped before the end of the file, with the byte offset; `None` while
-    /// reading or after a clean end.
-    pub fn stopped(&self) -> Option<&str> {
-        self.log.stopped.as_deref()
-    }
-
-    /// Records yielded so far.
-    pub fn records_read(&self) -> u64 {
-        self.log.yielded
-    }
-
-    /// The capture reader's counts (frames skipped as not JUDP, fragments, ...); `None` for
-    /// MCAP recordings.
-    pub fn capture_stats(&self) -> Option<CaptureStats> {
-        match &self.inner {
-            Inner::Capture(c) => Some(*c.stats()),
-            _ => None,
-        }
-    }
-}
-
-impl Iterator for WireSource {
-    type Item = WireRecord;
-
-    fn next(&mut self) -> Option<WireRecord> {
-        let rec = match &mut self.inner {
-            Inner::Mcap(m) => m.next(&mut self.info, &mut self.log),
-            Inner::Capture(c) => next_capture(c, &mut self.log),
-            Inner::Done => None,
-        };
-        match &rec {
-            Some(_) => self.log.yielded += 1,
-            None => {
-                if let Inner::Mcap(m) = &self.inner {
-                    // Keep the final position for progress bars.
-                    self.info.total_bytes = self.info.total_bytes.max(m.offset);
-                }
-                self.inner = Inner::Done;
-            }
-        }
-        rec
-    }
-}
-
-impl std::iter::FusedIterator for WireSource {}
-
-fn next_capture(c: &mut CaptureReader<BufReader<File>>, log: &mut Log) -> Option<WireRecord> {
-    loop {
-        match c.next()? {
-            Ok(CaptureEvent::Datagram(d)) => {
-                return Some(WireRecord {
-                    t_ns: seconds_to_ns(d.time),
-                    direction: Direction::Rx,
-                    peer: d.source,
-                    bytes: d.payload,
-                    latched: None,
-                });
-            }
-            Ok(CaptureEvent::Bad { frame, reason, .. }) => {
-                log.problem(format!("frame {frame}: {reason}"));
-            }
-            Ok(CaptureEvent::Skipped { .. } | CaptureEvent::Fragment { .. }) => {}
-            Err(e) => {
-                log.stopped = Some(format!("{e}; {} datagrams read", log.yielded));
-                return None;
-            }
-        }
-    }
-}
-
-/// Capture times are f64 seconds; negative or absurd ones saturate rather than wrap.
-fn seconds_to_ns(s: f64) -> u64 {
-    (s * 1e9).round() as u64
-}
 
 /// What a channel's messages are.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -349,7 +40,7 @@ enum ChannelKind {
 }
 
 /// The chunk being read: its own sans-I/O reader holding the whole chunk record.
-struct Chunk {
+pub(super) struct Chunk {
     reader: LinearReader,
     /// Byte offset of the chunk record in the file.
     offset: u64,
@@ -358,15 +49,15 @@ struct Chunk {
 }
 
 /// Streams an MCAP file.
-struct McapReader {
+pub(super) struct McapReader {
     file: File,
     /// Reads the top level of the file, handing over chunks whole.
     outer: LinearReader,
-    chunk: Option<Chunk>,
+    pub(super) chunk: Option<Chunk>,
     /// Channels by ID.
     channels: Vec<ChannelKind>,
     /// Offset of the next top-level record: everything before it has been handled.
-    offset: u64,
+    pub(super) offset: u64,
     /// Bytes given to `outer` so far.
     fed: u64,
     /// File size, refreshed when a record seems to reach past it.
@@ -377,7 +68,7 @@ struct McapReader {
 
 impl McapReader {
     /// Reads the summary, if the file has one, into `info` and the channel table.
-    fn open(file: File, info: &mut SourceInfo, log: &mut Log) -> McapReader {
+    pub(super) fn open(file: File, info: &mut SourceInfo, log: &mut Log) -> McapReader {
         let mut m = McapReader {
             file,
             outer: LinearReader::new_with_options(
@@ -525,7 +216,7 @@ impl McapReader {
         self.channels[i] = kind;
     }
 
-    fn next(&mut self, info: &mut SourceInfo, log: &mut Log) -> Option<WireRecord> {
+    pub(super) fn next(&mut self, info: &mut SourceInfo, log: &mut Log) -> Option<WireRecord> {
         loop {
             if let Some(chunk) = &mut self.chunk {
                 match chunk.reader.next_event() {
@@ -583,7 +274,7 @@ impl McapReader {
                         }
                         Err(e) => {
                             self.outer.notify_read(0);
-                            self.stop(log, format!("read error at byte {}: {e}", self.fed));
+                            self.stop(log, &format!("read error at byte {}: {e}", self.fed));
                         }
                     }
                 }
@@ -622,6 +313,9 @@ impl McapReader {
                                 "the metadata record at byte {at} does not parse: skipped"
                             )),
                         },
+                        // Records replay does not need; and private records (0x80 and up), someone's
+                        // extension, ignored as the specification says. A reserved opcode is
+                        // more likely damage (the last arm).
                         op::HEADER
                         | op::SCHEMA
                         | op::MESSAGE_INDEX
@@ -630,15 +324,13 @@ impl McapReader {
                         | op::ATTACHMENT_INDEX
                         | op::STATISTICS
                         | op::METADATA_INDEX
-                        | op::SUMMARY_OFFSET => {}
+                        | op::SUMMARY_OFFSET
+                        | 0x80.. => {}
                         op::CHANNEL | op::MESSAGE => {
                             if let Some(rec) = record(&mut self.channels, opcode, data, at, log) {
                                 return Some(rec);
                             }
                         }
-                        // Private records (0x80 and up) are someone's extension: ignored, as
-                        // the specification says. A reserved opcode is more likely damage.
-                        0x80.. => {}
                         other => log.problem(format!(
                             "unknown record type 0x{other:02x} at byte {at} ({} bytes): \
                              skipped (damage?)",
@@ -648,13 +340,13 @@ impl McapReader {
                 }
                 Some(Err(e)) => {
                     let why = self.explain(&e);
-                    self.stop(log, why);
+                    self.stop(log, &why);
                 }
             }
         }
     }
 
-    fn stop(&mut self, log: &mut Log, why: String) {
+    fn stop(&mut self, log: &mut Log, why: &str) {
         self.done = true;
         self.chunk = None;
         log.stopped = Some(format!("{why}; {} datagrams read", log.yielded));
@@ -662,6 +354,7 @@ impl McapReader {
 
     /// Where and why the top level of the file could not be read further.
     fn explain(&self, e: &mcap::McapError) -> String {
+        const ABRUPT: &str = "the recorder probably stopped abruptly";
         let at = self.offset;
         let total = self.total;
         let mut head = [0u8; 9];
@@ -679,7 +372,6 @@ impl McapReader {
             op::CHANNEL => "a channel record".to_owned(),
             other => format!("a record of type 0x{other:02x}"),
         };
-        const ABRUPT: &str = "the recorder probably stopped abruptly";
         match (e, head) {
             (_, _) if at >= total => format!(
                 "the recording ends at byte {total} without its summary: {ABRUPT} (or is still \

@@ -1,319 +1,16 @@
-//! Arm description files (`assets/arms/*.toml`): what the simulated manipulator reports in
-//! `ReportManipulatorSpecifications`, plus its tool point, start pose and preset poses.
-//!
-//! The schema is a public interface (the keys below are what users write):
-//!
-//! ```toml
-//! name = "PUMA 560"                  # shown in the UI
-//! [mount]                            # ManipulatorCoordinateSystemRec; omit to leave it out
-//! position = [0.0, 0.0, 0.0]         # m, vehicle frame (+x front, +y right, +z down)
-//! orientation = [1.0, 0.0, 0.0, 0.0] # unit quaternion d, a, b, c (scalar first)
-//! [tool]                             # omit for a tool point at the frame-n origin
-//! point = [0.0, 0.0, 0.0]            # tool offset in the end-effector frame n
-//! [[joint]]                          # one table per joint, joint 1 first
-//! name = "waist"                     # optional
-//! type = "revolute"                  # "revolute" or "prismatic"
-//! offset = 0.67183                   # revolute only (default 0)
-//! min = -2.79                        # optional for revolute (both absent = continuous)
-//! max = 2.79
-//! [[preset]]
-//! id = 1
-//! name = "Stowed"
-//! positions = [0.0]                  # one per joint
-//! ```
-//!
-//! A `[mount]` table gives both `position` and `orientation` (a forgotten orientation would
-//! turn the arm upside down in a z-down vehicle frame). Joints 2..n must give `link_length` and
-//! `twist` (no default, so a forgotten key cannot silently make a different arm); `angle` is
-//! for prismatic joints (default 0). Optional per joint: `max_speed`, `max_effort` (N·m or N),
-//! `axis_radius`, `link_radius` (joints 2..n), `home` (default: 0 clamped into the limits).
-//!
-//! Every value must fit the scaled field that carries it on the wire (`jaus::wire::scales`):
-//! we refuse a file we could not report faithfully rather than clamp it. A refusal names the
-//! file, the joint or preset (number and name), the key, what is wrong and what is allowed.
+//! The rules an arm file must follow: the keys each joint takes, every value inside the
+//! scaled field that carries it on the wire, presets unique and inside the joints' limits.
+//! A broken rule names the place, the key, what is wrong and what is allowed.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
+use super::repr::{FileRepr, JointRepr, KindRepr, MountRepr, PresetRepr};
+use super::{
+    ArmFile, ArmFileError, ArmFileErrorKind, MAX_JOINTS, MAX_NAME_BYTES, Preset,
+    RESERVED_PRESET_ID, UNIT_QUATERNION_TOLERANCE,
+};
 use crate::jaus::wire::{Scale, scales};
-use crate::model::arm::JointType;
-use crate::model::arm::{ArmSpec, Joint, Mount};
-
-/// The names [`ArmFile::builtin`] knows.
-pub const BUILTIN: [&str; 3] = ["demo", "puma560", "ur5e"];
-
-/// Most joints `ReportManipulatorSpecifications` can carry (joint 1 + a u8-counted list).
-pub const MAX_JOINTS: usize = 255;
-
-/// How far |q| of the mount orientation may be from 1.
-pub const UNIT_QUATERNION_TOLERANCE: f64 = 1e-6;
-
-/// The preset ID the wire reserves (IOP `PresetPose`: 255 is never a valid `PoseID`).
-pub const RESERVED_PRESET_ID: u8 = 255;
-
-/// Longest joint or preset name, in bytes (u8-counted strings on the wire).
-pub const MAX_NAME_BYTES: usize = 255;
-
-/// A named pose the operator can send the arm to (IOP `PresetPose`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Preset {
-    /// `PoseID`, unique within the file, never 255.
-    pub id: u8,
-    /// `PoseName`, unique within the file.
-    pub name: String,
-    /// One position per joint, joint 1 first (rad or m), each within the joint's limits.
-    pub positions: Vec<f64>,
-}
-
-/// A checked arm description: everything the simulated manipulator says about itself.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArmFile {
-    /// Display name of the arm.
-    pub name: String,
-    /// The specification: mount and joints.
-    pub spec: ArmSpec,
-    /// Tool point in the end-effector frame n, m (`ReportToolOffset`).
-    pub tool_point: [f64; 3],
-    /// Start position per joint (rad or m); by default 0 clamped into the joint's limits.
-    pub home: Vec<f64>,
-    /// Preset poses, in file order.
-    pub presets: Vec<Preset>,
-}
-
-/// Why an arm file was refused.
-#[derive(thiserror::Error, Debug, Clone, PartialEq)]
-pub struct ArmFileError {
-    /// The file as named in the message (the path for `load`, the origin for `parse`).
-    pub file: String,
-    /// What went wrong.
-    pub kind: ArmFileErrorKind,
-}
-
-/// What went wrong with an arm file.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArmFileErrorKind {
-    /// The file could not be read: the operating system's reason.
-    Read(String),
-    /// Not TOML, or not this schema (unknown key, missing key, wrong type): the toml crate's
-    /// message with line and column.
-    Syntax(String),
-    /// Well-formed, but breaks a rule.
-    Invalid {
-        /// The part of the file: `joint 2 ("shoulder")`, `preset 1 ("Stowed")`, `mount`,
-        /// `tool`; `None` for the file as a whole. Joints and presets count from 1 in file order.
-        place: Option<String>,
-        /// The key at fault (`link_length`, `position[2]`), if one key is.
-        field: Option<String>,
-        /// What is wrong and what is allowed.
-        problem: String,
-    },
-}
-
-impl fmt::Display for ArmFileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            ArmFileErrorKind::Read(reason) => write!(f, "cannot read {}: {reason}", self.file),
-            ArmFileErrorKind::Syntax(message) => write!(f, "{}: {message}", self.file),
-            ArmFileErrorKind::Invalid {
-                place,
-                field,
-                problem,
-            } => {
-                write!(f, "{}: ", self.file)?;
-                if let Some(place) = place {
-                    write!(f, "{place}: ")?;
-                }
-                if let Some(field) = field {
-                    write!(f, "{field} ")?;
-                }
-                f.write_str(problem)
-            }
-        }
-    }
-}
-
-impl ArmFile {
-    /// Reads and checks the arm file at `path`; messages name the file by `path`.
-    pub fn load(path: &Path) -> Result<ArmFile, ArmFileError> {
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ArmFileError {
-            file: origin.clone(),
-            kind: ArmFileErrorKind::Read(e.to_string()),
-        })?;
-        Self::parse(&text, &origin)
-    }
-
-    /// Parses and checks an arm file; `origin` names the file in error messages.
-    pub fn parse(text: &str, origin: &str) -> Result<ArmFile, ArmFileError> {
-        let repr: FileRepr = toml::from_str(text).map_err(|e| ArmFileError {
-            file: origin.to_owned(),
-            kind: ArmFileErrorKind::Syntax(e.to_string().trim_end().to_owned()),
-        })?;
-        check(repr).map_err(|b| b.into_error(origin))
-    }
-
-    /// The built-in demo arm (`assets/arms/demo.toml`): a 7-joint ground-robot manipulator.
-    pub fn demo() -> ArmFile {
-        Self::builtin("demo").expect("the demo arm is built in")
-    }
-
-    /// A built-in arm by name (see [`BUILTIN`]): `"demo"`, `"puma560"` or `"ur5e"`.
-    pub fn builtin(name: &str) -> Option<ArmFile> {
-        let text = match name {
-            "demo" => include_str!("../../assets/arms/demo.toml"),
-            "puma560" => include_str!("../../assets/arms/puma560.toml"),
-            "ur5e" => include_str!("../../assets/arms/ur5e.toml"),
-            _ => return None,
-        };
-        let origin = format!("assets/arms/{name}.toml");
-        // tests/arm_files.rs proves every built-in file is valid.
-        Some(Self::parse(text, &origin).unwrap_or_else(|e| panic!("built-in arm: {e}")))
-    }
-
-    /// The arm as an arm file. For any `ArmFile` that `parse` returned,
-    /// `parse(&to_toml(), _)` gives it back unchanged.
-    pub fn to_toml(&self) -> String {
-        let repr = FileRepr::from(self);
-        // Plain data of strings, floats, integers and arrays always serializes.
-        toml::to_string(&repr).unwrap_or_else(|e| panic!("arm file serialization: {e}"))
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The file as written: every key optional where the schema allows, checked afterwards.
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileRepr {
-    name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    mount: Option<MountRepr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    tool: Option<ToolRepr>,
-    #[serde(default, rename = "joint")]
-    joints: Vec<JointRepr>,
-    #[serde(default, rename = "preset", skip_serializing_if = "Vec::is_empty")]
-    presets: Vec<PresetRepr>,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MountRepr {
-    position: [f64; 3],
-    orientation: [f64; 4],
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolRepr {
-    point: [f64; 3],
-}
-
-#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-enum KindRepr {
-    Revolute,
-    Prismatic,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct JointRepr {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    name: Option<String>,
-    #[serde(rename = "type")]
-    kind: KindRepr,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    link_length: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    twist: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    offset: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    angle: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    min: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    max: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    max_speed: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    max_effort: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    axis_radius: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    link_radius: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    home: Option<f64>,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PresetRepr {
-    // Wider than u8 so an out-of-range ID gets our message rather than serde's.
-    id: i64,
-    name: String,
-    positions: Vec<f64>,
-}
-
-impl From<&ArmFile> for FileRepr {
-    fn from(a: &ArmFile) -> Self {
-        let joints = a
-            .spec
-            .joints
-            .iter()
-            .enumerate()
-            .map(|(i, j)| {
-                let later = i > 0;
-                let revolute = j.kind == JointType::Revolute;
-                JointRepr {
-                    name: j.name.clone(),
-                    kind: match j.kind {
-                        JointType::Revolute => KindRepr::Revolute,
-                        JointType::Prismatic => KindRepr::Prismatic,
-                    },
-                    link_length: later.then_some(j.link_length),
-                    twist: later.then_some(j.twist),
-                    offset: revolute.then_some(j.offset),
-                    angle: (!revolute).then_some(j.angle),
-                    min: j.min,
-                    max: j.max,
-                    max_speed: j.max_speed,
-                    max_effort: j.max_effort,
-                    axis_radius: j.axis_radius,
-                    link_radius: if later { j.link_radius } else { None },
-                    home: a.home.get(i).copied(),
-                }
-            })
-            .collect();
-        FileRepr {
-            name: a.name.clone(),
-            mount: a.spec.mount.map(|m| MountRepr {
-                position: m.position,
-                orientation: m.orientation,
-            }),
-            tool: Some(ToolRepr {
-                point: a.tool_point,
-            }),
-            joints,
-            presets: a
-                .presets
-                .iter()
-                .map(|p| PresetRepr {
-                    id: i64::from(p.id),
-                    name: p.name.clone(),
-                    positions: p.positions.clone(),
-                })
-                .collect(),
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The rules.
+use crate::model::arm::{ArmSpec, Joint, JointType, Mount};
 
 /// Units of one joint kind, for messages.
 struct Units {
@@ -338,7 +35,7 @@ fn units(kind: JointType) -> Units {
 }
 
 /// A number for a message: at most six decimals, no trailing zeros (tiny ones in `e` form).
-fn num(v: f64) -> String {
+pub(super) fn num(v: f64) -> String {
     if !v.is_finite() {
         return v.to_string();
     }
@@ -376,14 +73,14 @@ fn joint_place(number: usize, name: Option<&str>) -> String {
 }
 
 /// A rule broken at `place`, in key `field`.
-struct Broken {
+pub(super) struct Broken {
     place: Option<String>,
     field: Option<String>,
     problem: String,
 }
 
 impl Broken {
-    fn into_error(self, file: &str) -> ArmFileError {
+    pub(super) fn into_error(self, file: &str) -> ArmFileError {
         ArmFileError {
             file: file.to_owned(),
             kind: ArmFileErrorKind::Invalid {
@@ -403,7 +100,7 @@ impl Broken {
     }
 }
 
-type Check<T = ()> = Result<T, Broken>;
+pub(super) type Check<T = ()> = Result<T, Broken>;
 
 /// `value` must be finite and inside `scale`'s range.
 fn in_scale(place: &str, field: &str, value: f64, scale: Scale, unit: &str) -> Check {
@@ -464,7 +161,7 @@ fn not_on_first_joint(place: &str, field: &str, present: bool) -> Check {
 }
 
 /// Checks the whole file against the rules.
-fn check(repr: FileRepr) -> Check<ArmFile> {
+pub(super) fn check(repr: FileRepr) -> Check<ArmFile> {
     let n = repr.joints.len();
     if n == 0 {
         return Err(Broken {
@@ -554,8 +251,35 @@ fn joint(number: usize, j: &JointRepr) -> Check<(Joint, f64)> {
         KindRepr::Revolute => JointType::Revolute,
         KindRepr::Prismatic => JointType::Prismatic,
     };
-    let u = units(kind);
+    joint_keys(number, place, kind, j)?;
+    joint_values(number, place, kind, j)?;
+    let joint = Joint {
+        name: j.name.clone(),
+        kind,
+        link_length: j.link_length.unwrap_or(0.0),
+        twist: j.twist.unwrap_or(0.0),
+        offset: j.offset.unwrap_or(0.0),
+        angle: j.angle.unwrap_or(0.0),
+        min: j.min,
+        max: j.max,
+        max_speed: j.max_speed,
+        max_effort: j.max_effort,
+        axis_radius: j.axis_radius,
+        link_radius: j.link_radius,
+    };
+    let home = match j.home {
+        Some(h) => {
+            within_limits(&joint, place, "home", h, "")?;
+            h
+        }
+        None => joint.clamp(0.0),
+    };
+    Ok((joint, home))
+}
 
+/// Which keys joint `number` may and must have: the name's length, the link keys joint 1 does
+/// not have, and each kind's constant parameter and limits.
+fn joint_keys(number: usize, place: &str, kind: JointType, j: &JointRepr) -> Check {
     if let Some(name) = &j.name
         && name.len() > MAX_NAME_BYTES
     {
@@ -648,8 +372,13 @@ fn joint(number: usize, j: &JointRepr) -> Check<(Joint, f64)> {
             }
         }
     }
+    Ok(())
+}
 
-    // Values: finite and inside the field's scaled range.
+/// Joint `number`'s values: finite and inside the field's scaled range, limits in order,
+/// speed above 0, effort and radii not negative.
+fn joint_values(number: usize, place: &str, kind: JointType, j: &JointRepr) -> Check {
+    let u = units(kind);
     let link_length = j.link_length.unwrap_or(0.0);
     let twist = j.twist.unwrap_or(0.0);
     let offset = j.offset.unwrap_or(0.0);
@@ -719,29 +448,7 @@ fn joint(number: usize, j: &JointRepr) -> Check<(Joint, f64)> {
     if let Some(v) = j.link_radius {
         non_negative(place, "link_radius", v, scales::RADIUS, "m")?;
     }
-
-    let joint = Joint {
-        name: j.name.clone(),
-        kind,
-        link_length,
-        twist,
-        offset,
-        angle,
-        min: j.min,
-        max: j.max,
-        max_speed: j.max_speed,
-        max_effort: j.max_effort,
-        axis_radius: j.axis_radius,
-        link_radius: j.link_radius,
-    };
-    let home = match j.home {
-        Some(h) => {
-            within_limits(&joint, place, "home", h, "")?;
-            h
-        }
-        None => joint.clamp(0.0),
-    };
-    Ok((joint, home))
+    Ok(())
 }
 
 /// `v` (`what` says which value, for presets) must be a position `joint` can take.
@@ -871,67 +578,4 @@ fn presets(list: &[PresetRepr], joints: &[Joint]) -> Check<Vec<Preset>> {
         });
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const ONE_JOINT: &str = "name = \"one\"\n[[joint]]\ntype = \"revolute\"\n";
-
-    #[test]
-    fn one_revolute_joint_defaults_to_continuous_with_home_zero() {
-        let a = ArmFile::parse(ONE_JOINT, "one.toml").unwrap();
-        assert_eq!(a.spec.joints.len(), 1);
-        assert!(a.spec.joints[0].is_continuous());
-        assert_eq!(a.home, vec![0.0]);
-        assert_eq!(a.tool_point, [0.0; 3]);
-        assert_eq!(a.spec.mount, None);
-    }
-
-    #[test]
-    fn default_home_is_zero_clamped_into_the_limits() {
-        let text = "name = \"p\"\n[[joint]]\ntype = \"prismatic\"\nmin = 0.3\nmax = 0.8\n";
-        let a = ArmFile::parse(text, "p.toml").unwrap();
-        assert_eq!(a.home, vec![0.3]);
-    }
-
-    #[test]
-    fn integers_are_accepted_where_floats_are_expected() {
-        let text = "name = \"i\"\n[[joint]]\ntype = \"revolute\"\nmin = -2\nmax = 2\n";
-        let a = ArmFile::parse(text, "i.toml").unwrap();
-        assert_eq!(a.spec.joints[0].min, Some(-2.0));
-    }
-
-    #[test]
-    fn error_without_place_or_field_is_file_then_problem() {
-        let e = ArmFile::parse("name = \"none\"\n", "none.toml").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "none.toml: the arm has no joints (add at least one [[joint]] table)"
-        );
-    }
-
-    #[test]
-    fn message_numbers_are_short() {
-        assert_eq!(num(25.132741228718345), "25.132741");
-        assert_eq!(num(-10.0), "-10");
-        assert_eq!(num(-0.0), "0");
-        assert_eq!(num(0.5), "0.5");
-        assert_eq!(num(1e-9), "1e-9");
-    }
-
-    #[test]
-    fn to_toml_of_demo_parses_back_equal() {
-        let a = ArmFile::demo();
-        assert_eq!(ArmFile::parse(&a.to_toml(), "x.toml").unwrap(), a);
-    }
-
-    #[test]
-    fn unknown_builtin_is_none() {
-        assert!(ArmFile::builtin("telemax").is_none());
-        for name in BUILTIN {
-            assert!(ArmFile::builtin(name).is_some(), "{name}");
-        }
-    }
 }
