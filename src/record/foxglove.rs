@@ -622,12 +622,7 @@ impl FoxgloveStream {
         Ok(())
     }
 
-    fn positions<E>(
-        &mut self,
-        q: &[f64],
-        t_ns: u64,
-        emit: &mut Emit<'_, E>,
-    ) -> Result<(), E> {
+    fn positions<E>(&mut self, q: &[f64], t_ns: u64, emit: &mut Emit<'_, E>) -> Result<(), E> {
         let Some(spec) = &self.spec else {
             return Ok(());
         };
