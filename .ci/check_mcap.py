@@ -13,6 +13,29 @@ def fail(msg: str) -> None:
     sys.exit(1)
 
 
+# The Foxglove channels and the schema each must use (Foxglove's own names).
+FOXGLOVE_SCHEMAS = {
+    "/foxglove/transforms": ("foxglove.FrameTransforms",),
+    "/foxglove/scene": ("foxglove.SceneUpdate",),
+    "/foxglove/log": ("foxglove.Log",),
+}
+
+
+def has_foxglove_time(body: dict) -> bool:
+    """Every Foxglove message we write is stamped: a Log at the top, a FrameTransforms per
+    transform, a SceneUpdate per entity (deletions carry one too)."""
+    def stamped(x: dict) -> bool:
+        ts = x.get("timestamp")
+        return isinstance(ts, dict) and "sec" in ts and "nsec" in ts
+
+    if "transforms" in body:
+        return len(body["transforms"]) > 0 and all(stamped(t) for t in body["transforms"])
+    if "entities" in body or "deletions" in body:
+        items = body.get("entities", []) + body.get("deletions", [])
+        return len(items) > 0 and all(stamped(e) for e in items)
+    return stamped(body)
+
+
 def main(path: str, summary_path: str) -> None:
     with open(summary_path) as f:
         ours = json.load(f)
@@ -33,7 +56,13 @@ def main(path: str, summary_path: str) -> None:
                 if schema is None or schema.encoding != "jsonschema":
                     fail(f"{channel.topic}: JSON channel without a JSON Schema")
                 body = json.loads(message.data)
-                if "t" not in body:
+                if channel.topic.startswith("/foxglove/"):
+                    # Foxglove's well-known schemas carry their own time fields.
+                    if schema.name not in FOXGLOVE_SCHEMAS.get(channel.topic, ()):
+                        fail(f"{channel.topic}: schema {schema.name}, expected {FOXGLOVE_SCHEMAS.get(channel.topic)}")
+                    if not has_foxglove_time(body):
+                        fail(f"{channel.topic}: message without a Foxglove timestamp: {body}")
+                elif "t" not in body:
                     fail(f"{channel.topic}: message without its time field 't': {body}")
             elif channel.message_encoding == "judp":
                 if message.data[:1] != b"\x02":
@@ -54,7 +83,8 @@ def main(path: str, summary_path: str) -> None:
     want = ours["datagrams"]
     if (raw, rx, tx) != (want["total"], want["received"], want["sent"]):
         fail(f"raw datagrams: mcap reader {raw} ({rx} rx, {tx} tx), jaus-ocu {want}")
-    for topic in ("/jaus/joint_positions", "/jaus/force_torque", "/jaus/specification", "/jaus/events"):
+    for topic in ("/jaus/joint_positions", "/jaus/force_torque", "/jaus/specification", "/jaus/events",
+                  "/foxglove/transforms", "/foxglove/scene", "/foxglove/log"):
         if counts[topic] == 0:
             fail(f"{topic}: no messages")
     for name in ("session", "arm", "session_end"):
