@@ -5,7 +5,7 @@
 //! joint types, the manipulator specification. Nothing above `net` imports the codec's types
 //! for these; the model imports no wire module at all.
 
-use crate::jaus::core::{ServiceRec, Status};
+use crate::jaus::core::{ReportControl, ServiceRec, Status};
 use crate::jaus::iop::{
     PresetTarget, ReportCurrentPose, ReportPresetPoseCapabilities, ReportPresetPoseSpecifications,
 };
@@ -277,6 +277,45 @@ pub fn report_update(now: f64, report: &Message) -> Option<(Signal, Update)> {
         ),
         _ => return None,
     })
+}
+
+/// The controller a `ReportControl` names (`None`: nobody, all zero), and whether it was read
+/// in another byte order (wire reference §9 C9): decoded per JSIDL (`SubsystemID` u16, `NodeID`,
+/// `ComponentID`); when that is no component `known` says it knows while the order one peer
+/// writes (`NodeID`, `ComponentID`, `SubsystemID` u16) is, the latter is taken and `true`
+/// returned, for the caller to count and log once.
+pub fn controller_of(r: &ReportControl, known: impl Fn(JausId) -> bool) -> (Option<JausId>, bool) {
+    let jsidl = JausId::new(r.subsystem_id, r.node_id, r.component_id);
+    if r.subsystem_id == 0 && r.node_id == 0 && r.component_id == 0 {
+        return (None, false);
+    }
+    if known(jsidl) {
+        return (Some(jsidl), false);
+    }
+    // The bytes as sent: the peer's first two fields where JSIDL has the subsystem, its
+    // subsystem where JSIDL has node and component. Observed live: component, node (the order
+    // of a JAUS ID in a header); node, component as its documentation says.
+    let [b0, b1] = r.subsystem_id.to_le_bytes();
+    let subsystem = u16::from_le_bytes([r.node_id, r.component_id]);
+    [
+        JausId::new(subsystem, b1, b0),
+        JausId::new(subsystem, b0, b1),
+    ]
+    .into_iter()
+    .find(|id| known(*id))
+    .map_or((Some(jsidl), false), |id| (Some(id), true))
+}
+
+/// The component a `ReportServices` from `source` lists as (`node`, `component`), and whether
+/// the listing used wildcard IDs (wire reference §9 C8: a peer echoes the query's 255s). A
+/// wildcard is never a component: the datagram's source ID stands for it, and the caller
+/// counts the deviation.
+pub fn listed_component(source: JausId, node: u8, component: u8) -> (JausId, bool) {
+    if node == 255 || component == 255 || node == 0 || component == 0 {
+        (source, true)
+    } else {
+        (JausId::new(source.subsystem, node, component), false)
+    }
 }
 
 /// Whether a component's services (URI, major, minor) make it a manipulator.
