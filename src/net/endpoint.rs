@@ -683,4 +683,62 @@ mod tests {
         );
         assert_eq!(ep.stats().sent, 5);
     }
+
+    #[test]
+    fn one_counter_numbers_every_destination_discovery_included() {
+        // Issue 13 item 1 (§9 C12): a peer keying repeats by (source, sequence) alone must
+        // never see one number twice, whatever the destinations.
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
+        ep.insert_peer(A, addr(5), 0.0);
+        ep.insert_peer(B, addr(6), 0.0);
+        let mut sent = Vec::new();
+        for _ in 0..3 {
+            ep.send(
+                JausId::BROADCAST,
+                Some(addr(9)),
+                Broadcast::Global,
+                &[1, 2],
+                |a, d| {
+                    sent.push((a, d));
+                },
+            )
+            .unwrap();
+            ep.send(A, None, Broadcast::None, &[1, 2], |a, d| sent.push((a, d)))
+                .unwrap();
+            ep.send(B, None, Broadcast::None, &[1, 2], |a, d| sent.push((a, d)))
+                .unwrap();
+        }
+        let seqs: Vec<u16> = sent
+            .iter()
+            .map(|(_, d)| {
+                let b = Datagram::new_checked(d).unwrap().blocks().next().unwrap();
+                Header::parse(&b.unwrap().block).sequence
+            })
+            .collect();
+        assert_eq!(seqs, (0..9).collect::<Vec<u16>>());
+    }
+
+    #[test]
+    fn an_ack_carrying_a_payload_is_skipped_counted_and_the_next_block_decoded() {
+        // Issue 13 item 3 (§9 C11): ACK block with 3 payload bytes (size 17), then ConfirmControl.
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
+        let mut d = vec![0x02];
+        d.extend_from_slice(&[0x00, 17, 0x00, 0x31]);
+        d.extend_from_slice(&ME.to_bytes());
+        d.extend_from_slice(&A.to_bytes());
+        d.extend_from_slice(&[0x0d, 0x00, 0xc8, 0x01, 0x00]);
+        d.extend_from_slice(&[0x00, 17, 0x00, 0x01]);
+        d.extend_from_slice(&ME.to_bytes());
+        d.extend_from_slice(&A.to_bytes());
+        d.extend_from_slice(&[0x0f, 0x00, 0x00, 0x02, 0x00]);
+        assert_eq!(
+            kinds(&mut ep, 0.0, &d),
+            [
+                InboundKind::Ack,
+                InboundKind::Message(Cow::Owned(vec![0x0f, 0x00, 0x00]))
+            ]
+        );
+        assert_eq!(ep.stats().ack_payloads, 1);
+        assert_eq!(ep.stats().malformed, 0);
+    }
 }

@@ -392,3 +392,41 @@ pub fn service_list(services: &[ServiceRec]) -> Vec<(String, u8, u8)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_control_in_the_header_byte_order_is_read_when_only_that_is_known() {
+        // Issue 13 item 8 (§9 C9): `14 01 7e 00 c8` for controller 126.1.20, authority 200.
+        let r = ReportControl {
+            subsystem_id: u16::from_le_bytes([0x14, 0x01]),
+            node_id: 0x7e,
+            component_id: 0x00,
+            authority_code: 200,
+        };
+        let ours = JausId::new(126, 1, 20);
+        assert_eq!(controller_of(&r, |id| id == ours), (Some(ours), true));
+        // Nobody known either way: the JSIDL reading, no deviation claimed.
+        assert_eq!(
+            controller_of(&r, |_| false),
+            (Some(JausId::new(0x0114, 0x7e, 0)), false)
+        );
+        // JSIDL order, known: taken as is.
+        let jsidl = ReportControl {
+            subsystem_id: 126,
+            node_id: 1,
+            component_id: 20,
+            authority_code: 200,
+        };
+        assert_eq!(controller_of(&jsidl, |id| id == ours), (Some(ours), false));
+        let nobody = ReportControl {
+            subsystem_id: 0,
+            node_id: 0,
+            component_id: 0,
+            authority_code: 0,
+        };
+        assert_eq!(controller_of(&nobody, |_| true), (None, false));
+    }
+}
