@@ -236,7 +236,10 @@ impl Client {
                 s.wanted_authority = None;
                 s.control_renew_at = f64::INFINITY;
                 if s.control == ControlState::Released && s.control_pending.is_none() {
+                    // Not held as far as we know; told anyway (an earlier process with our ID
+                    // may have left control held), no answer awaited.
                     Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed);
+                    self.send(id, ReleaseControl, out);
                 } else {
                     s.control_pending = Some(Pending::new(CommandKind::ReleaseControl, now));
                     self.send(id, ReleaseControl, out);
