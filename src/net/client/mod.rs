@@ -27,9 +27,13 @@
 //! The rules live in one file per concern: `discovery` (peers, selection, liveness of
 //! components), `arm` (the selected arm's setup queries, its link, its reports),
 //! `subscriptions` (events, polling, staleness), `commands` (operator commands and control).
-//! - Commands: each ends in one [`Update::CommandOutcome`]. Control is kept by re-requesting
-//!   at a third of the peer's timeout. `GoToPreset`, Resume and Standby are refused locally
-//!   unless control is held.
+//! - Commands: each ends in one true [`Update::CommandOutcome`]: sent again with backoff until
+//!   its effect is seen (control reports, the status, the current pose), refusals in words,
+//!   `NoAnswer { tries, state }` after the last try (then the state is queried). The status is
+//!   queried until known. Control is kept by re-requesting at a third of the peer's timeout
+//!   (sooner while a keep-alive is unanswered). `GoToPreset`, Resume and Standby are refused
+//!   locally unless control is held.
+//! - Tolerated deviations (wire reference §9) are counted in [`NetStats::tolerated`].
 
 mod arm;
 mod commands;
