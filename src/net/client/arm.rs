@@ -71,6 +71,9 @@ pub(super) struct SelectedArm {
     /// When the pose is next queried while it says "moving" and no move of ours is under way
     /// (the every-change event that ends a move may be lost).
     pub(super) pose_query_next: f64,
+    /// A move completed (by its transition report) at this pose, with the pose queries left
+    /// until a pose report says so (its every-change event may be lost).
+    pub(super) pose_expected: Option<(u8, u8)>,
     pub(super) last_sample: HashMap<Signal, f64>,
     pub(super) stale: HashMap<Signal, bool>,
     pub(super) cancelled_unknown: HashMap<u8, f64>,
@@ -108,6 +111,7 @@ impl SelectedArm {
             status_query_next: now,
             pose: None,
             pose_query_next: now,
+            pose_expected: None,
             last_sample: HashMap::new(),
             stale: HashMap::new(),
             cancelled_unknown: HashMap::new(),
@@ -122,6 +126,13 @@ impl SelectedArm {
             Some(m) => f64::from(m) * 30.0,
             None => 20.0,
         }
+    }
+
+    /// Whether the current pose is to be queried: it says "moving" with no move of ours under
+    /// way, or a move of ours completed and no report has said so yet.
+    pub(super) fn pose_wanted(&self) -> bool {
+        self.transition.is_none()
+            && (matches!(self.pose, Some(PoseState::Moving { .. })) || self.pose_expected.is_some())
     }
 
     pub(super) fn control_renew_interval(&self) -> f64 {
@@ -190,11 +201,14 @@ impl Client {
             s.status_query_next = now + self.cfg.retry / 2.0;
             to_send.push(QueryStatus.into());
         }
-        if s.transition.is_none()
-            && matches!(s.pose, Some(PoseState::Moving { .. }))
-            && now >= s.pose_query_next
-        {
+        if s.pose_wanted() && now >= s.pose_query_next {
             s.pose_query_next = now + self.cfg.retry;
+            if let Some((_, left)) = &mut s.pose_expected {
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    s.pose_expected = None;
+                }
+            }
             to_send.push(QueryCurrentPose.into());
         }
         if s.spec.is_none() && now >= s.spec_next {

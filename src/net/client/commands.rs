@@ -357,6 +357,11 @@ impl Client {
     pub(super) fn pose_observed(&mut self, now: f64, pose: PoseState, out: &mut Output) {
         let Some(s) = &mut self.arm else { return };
         s.pose = Some(pose);
+        if s.pose_expected
+            .is_some_and(|(p, _)| pose == PoseState::At(p))
+        {
+            s.pose_expected = None;
+        }
         let Some(t) = &mut s.transition else { return };
         match pose {
             PoseState::At(p) if p == t.pose_id && t.refused.is_none() => {
@@ -554,7 +559,13 @@ impl Client {
                     return;
                 }
                 if r.transition_status == TransitionStatus::Completed {
+                    let pose_id = t.pose_id;
                     s.transition = None;
+                    if s.pose != Some(PoseState::At(pose_id)) {
+                        // The pose event saying so may be lost: ask until a report says so.
+                        s.pose_expected = Some((pose_id, 10));
+                        s.pose_query_next = now;
+                    }
                     Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Completed);
                 } else if t.request_ids.last() == Some(&r.request_id) {
                     // Refused or interrupted: ask the state that says why, judge on its answer.

@@ -45,7 +45,7 @@ use std::net::SocketAddr;
 use crate::jaus::core::{IdentificationType, ReportHeartbeatPulse, ReportIdentification};
 use crate::jaus::judp::{self, Broadcast};
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
-use crate::model::update::{CommandKind, NetStats, Outcome, PoseState, Update};
+use crate::model::update::{CommandKind, NetStats, Outcome, Update};
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 
 use arm::SelectedArm;
@@ -250,7 +250,7 @@ impl Client {
             if s.status.is_none() {
                 d = d.min(s.status_query_next);
             }
-            if s.transition.is_none() && matches!(s.pose, Some(PoseState::Moving { .. })) {
+            if s.pose_wanted() {
                 d = d.min(s.pose_query_next);
             }
             // Pending commands are tried again, then judged.
