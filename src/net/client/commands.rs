@@ -21,7 +21,9 @@ use crate::jaus::core::{
     ClearEmergency, ConfirmControlCode, QueryControl, QueryStatus, ReleaseControl, ReportControl,
     RequestControl, Resume, SetEmergency, Standby,
 };
-use crate::jaus::iop::{QueryCurrentPose, SetCurrentPose, TransitionStatus};
+use crate::jaus::iop::{
+    QueryCurrentPose, ReportTransitionCompleted, SetCurrentPose, TransitionStatus,
+};
 use crate::jaus::{JausId, Message};
 use crate::model::update::{
     Command, CommandKind, ControlState, ManagementState, Outcome, PoseState, Update,
@@ -549,35 +551,40 @@ impl Client {
                     None => {}
                 }
             }
-            Message::ReportTransitionCompleted(r) => {
-                let Some(t) = &mut s.transition else {
-                    self.stats.unexpected += 1;
-                    return;
-                };
-                if !t.request_ids.contains(&r.request_id) {
-                    self.stats.unexpected += 1;
-                    return;
-                }
-                if r.transition_status == TransitionStatus::Completed {
-                    let pose_id = t.pose_id;
-                    s.transition = None;
-                    if s.pose != Some(PoseState::At(pose_id)) {
-                        // The pose event saying so may be lost: ask until a report says so.
-                        s.pose_expected = Some((pose_id, 10));
-                        s.pose_query_next = now;
-                    }
-                    Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Completed);
-                } else if t.request_ids.last() == Some(&r.request_id) {
-                    // Refused or interrupted: ask the state that says why, judge on its answer.
-                    t.refused = Some((now, r.transition_status));
-                    let id = s.id;
-                    self.send(id, QueryStatus, out);
-                    self.send(id, QueryControl, out);
-                }
-                // A failure of an earlier try is our own retry interrupting it.
-            }
+            Message::ReportTransitionCompleted(r) => self.transition_reported(now, *r, out),
             _ => {}
         }
+    }
+
+    /// A `ReportTransitionCompleted`: a move of ours completed, or refused (judged once the
+    /// state saying why has arrived); a failure of an earlier try is our own retry.
+    fn transition_reported(&mut self, now: f64, r: ReportTransitionCompleted, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        let Some(t) = &mut s.transition else {
+            self.stats.unexpected += 1;
+            return;
+        };
+        if !t.request_ids.contains(&r.request_id) {
+            self.stats.unexpected += 1;
+            return;
+        }
+        if r.transition_status == TransitionStatus::Completed {
+            let pose_id = t.pose_id;
+            s.transition = None;
+            if s.pose != Some(PoseState::At(pose_id)) {
+                // The pose event saying so may be lost: ask until a report says so.
+                s.pose_expected = Some((pose_id, 10));
+                s.pose_query_next = now;
+            }
+            Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Completed);
+        } else if t.request_ids.last() == Some(&r.request_id) {
+            // Refused or interrupted: ask the state that says why, judge on its answer.
+            t.refused = Some((now, r.transition_status));
+            let id = s.id;
+            self.send(id, QueryStatus, out);
+            self.send(id, QueryControl, out);
+        }
+        // A failure of an earlier try is our own retry interrupting it.
     }
 
     /// Control keep-alive, retries of unanswered commands, and their verdicts. Messages to
