@@ -407,8 +407,7 @@ fn in_memory(c: &mut Criterion) {
         // peer table, duplicate check), without decoding: what the client, the sim and the
         // observer all pay per datagram before their own work.
         let (client, mut stream) = live_client();
-        let mut endpoint: Endpoint =
-            Endpoint::addressed(client.id(), Numbering::PerPeerFromOne, 256);
+        let mut endpoint: Endpoint = Endpoint::addressed(client.id(), Numbering::OneCounter, 256);
         g.bench_function("part_endpoint_intake", |b| {
             b.iter(|| {
                 let (now, from, dg) = stream.next();

@@ -31,6 +31,9 @@ enum Command {
     Sim(cli::sim::SimArgs),
     /// Discover JAUS components and show the selected manipulator (headless network side).
     Probe(cli::probe::ProbeArgs),
+    /// Command the manipulator from a terminal (request-control, go-to, emergency set|clear,
+    /// resume, standby, release); exit status 0 only when every action happened.
+    Control(cli::control::ControlArgs),
     /// Record every datagram the network side sends and receives to an MCAP file (headless).
     Record(cli::record::RecordArgs),
     /// Export a recording or capture: raw datagrams as pcapng, series as CSV, the arm as URDF.
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Some(Command::Replay(args)) => cli::gui::run_replay(args),
         Some(Command::Sim(args)) => cli::sim::run(args),
         Some(Command::Probe(args)) => cli::probe::run(args),
+        Some(Command::Control(args)) => cli::control::run(args),
         Some(Command::Screenshot(args)) => cli::screenshot::run(args),
         Some(Command::Record(args)) => cli::record::run(args),
         Some(Command::Export(args)) => cli::export::run(args),

@@ -377,3 +377,48 @@ fn export_of_the_real_capture_to_pcapng_reads_back_frame_for_frame() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn inspect_summary_counts_the_tolerated_peer_deviations() {
+    // Issue 13: an ACK carrying a payload bundled before a ConfirmControl (§9 C11), and a
+    // SetEmergency with a 1-byte code (§9 C10), hand-built (wire reference §4.2).
+    fn block(flags: u8, dst: [u8; 4], src: [u8; 4], payload: &[u8], seq: u16) -> Vec<u8> {
+        let mut b = vec![0x00];
+        b.extend_from_slice(&(14 + payload.len() as u16).to_le_bytes());
+        b.push(flags);
+        b.extend_from_slice(&dst);
+        b.extend_from_slice(&src);
+        b.extend_from_slice(payload);
+        b.extend_from_slice(&seq.to_le_bytes());
+        b
+    }
+    let (arm, ocu) = ([10u8, 1, 126, 0], [1u8, 1, 200, 0]);
+    let mut ack = vec![0x02];
+    ack.extend(block(0x31, ocu, arm, &[0x0d, 0x00, 0xc8], 1));
+    ack.extend(block(0x01, ocu, arm, &[0x0f, 0x00, 0x00], 2));
+    let mut stop = vec![0x02];
+    stop.extend(block(0x01, arm, ocu, &[0x06, 0x00, 0x01], 7));
+    let (a, o): (std::net::SocketAddr, std::net::SocketAddr) = (
+        "127.0.0.1:3794".parse().unwrap(),
+        "127.0.0.1:40000".parse().unwrap(),
+    );
+    let path =
+        std::env::temp_dir().join(format!("jaus-ocu-tolerated-{}.pcapng", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = jaus_ocu::record::pcapng::PcapngWriter::new(file, None).unwrap();
+    w.write_udp(1_000_000_000, a, o, None, &ack).unwrap();
+    w.write_udp(1_100_000_000, o, a, None, &stop).unwrap();
+    w.finish().unwrap();
+    let out = run(&["inspect", "--summary", "--json", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = &json_lines(&out)[0];
+    assert_eq!(s["tolerated"]["ack_payload"], 1, "{s}");
+    assert_eq!(s["tolerated"]["short_emergency_code"], 1, "{s}");
+    assert_eq!(s["messages"]["ConfirmControl"], 1, "{s}");
+    assert_eq!(s["malformed"], 0, "{s}");
+}

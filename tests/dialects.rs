@@ -273,3 +273,120 @@ fn json_uses_spec_field_names_and_si_values() {
     let keys: Vec<&str> = ft.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(&keys[..3], &["id", "name", "force_x"]);
 }
+
+// -------------------------------------------------------------------------------------------
+// Tolerated peer deviations (issue 13; wire reference §9 C8–C11), each with the count the replay
+// observer keeps — the `tolerated` object of `inspect FILE --summary --json`.
+
+mod tolerated {
+    use std::net::SocketAddr;
+
+    use jaus_ocu::model::update::{ComponentId, Tolerated, Update};
+    use jaus_ocu::net::tap::{Direction, WireRecord};
+    use jaus_ocu::record::observer::Observer;
+
+    const PEER: [u8; 4] = [10, 1, 126, 0];
+    const OCU: [u8; 4] = [1, 1, 200, 0];
+
+    /// One block (§4.2), built by hand.
+    fn block(flags: u8, dst: [u8; 4], src: [u8; 4], payload: &[u8], seq: u16) -> Vec<u8> {
+        let mut b = vec![0x00];
+        b.extend_from_slice(&(14 + payload.len() as u16).to_le_bytes());
+        b.push(flags);
+        b.extend_from_slice(&dst);
+        b.extend_from_slice(&src);
+        b.extend_from_slice(payload);
+        b.extend_from_slice(&seq.to_le_bytes());
+        b
+    }
+
+    fn observe(datagrams: &[(Direction, Vec<u8>)]) -> (Tolerated, Vec<Update>) {
+        let peer: SocketAddr = "127.0.0.1:3794".parse().unwrap();
+        let mut o = Observer::new(0);
+        let mut updates = Vec::new();
+        for (i, (direction, bytes)) in datagrams.iter().enumerate() {
+            o.observe(
+                &WireRecord {
+                    t_ns: (i as u64 + 1) * 1_000_000,
+                    direction: *direction,
+                    peer,
+                    bytes: bytes.clone(),
+                    latched: None,
+                },
+                &mut updates,
+            );
+        }
+        (o.stats().tolerated, updates)
+    }
+
+    fn datagram(blocks: &[Vec<u8>]) -> Vec<u8> {
+        let mut d = vec![0x02];
+        for b in blocks {
+            d.extend_from_slice(b);
+        }
+        d
+    }
+
+    #[test]
+    fn an_ack_with_a_payload_is_skipped_and_the_confirm_control_after_it_decoded() {
+        // §9 C11: ACK (flags 0x31) copying RequestControl's 3 bytes, then ConfirmControl 0.
+        let d = datagram(&[
+            block(0x31, OCU, PEER, &[0x0d, 0x00, 0xc8], 1),
+            block(0x01, OCU, PEER, &[0x0f, 0x00, 0x00], 2),
+        ]);
+        let (t, _) = observe(&[(Direction::Rx, d)]);
+        assert_eq!(t.ack_payload, 1);
+        assert_eq!(t.total(), 1);
+    }
+
+    #[test]
+    fn a_one_byte_or_empty_emergency_code_is_an_emergency_stop() {
+        // §9 C10: SetEmergency with a u8 code, ClearEmergency with none; a short Resume body
+        // (none exists) and other short bodies are not tolerated.
+        let (t, updates) = observe(&[
+            (
+                Direction::Tx,
+                datagram(&[block(0x01, PEER, OCU, &[0x06, 0x00, 0x01], 1)]),
+            ),
+            (
+                Direction::Tx,
+                datagram(&[block(0x01, PEER, OCU, &[0x07, 0x00], 2)]),
+            ),
+            (
+                Direction::Tx,
+                datagram(&[block(0x01, PEER, OCU, &[0x02, 0x06, 0x01], 3)]),
+            ),
+        ]);
+        assert_eq!(t.short_emergency_code, 2);
+        let _ = updates;
+    }
+
+    #[test]
+    fn a_wildcard_report_services_names_its_sender_not_a_phantom() {
+        // §9 C8: one node 255 with one component 255 (instance 0) and no services.
+        let d = datagram(&[block(
+            0x01,
+            OCU,
+            PEER,
+            &[0x03, 0x4b, 1, 255, 1, 255, 0, 0],
+            1,
+        )]);
+        let (t, updates) = observe(&[(Direction::Rx, d)]);
+        assert_eq!(t.wildcard_services, 1);
+        let ids: Vec<ComponentId> = updates
+            .iter()
+            .filter_map(|u| match u {
+                Update::Component { info, .. } => Some(info.id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            [ComponentId {
+                subsystem: 126,
+                node: 1,
+                component: 10
+            }]
+        );
+    }
+}

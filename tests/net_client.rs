@@ -1204,7 +1204,11 @@ fn an_unanswered_control_request_times_out() {
     let (t, outcome) = net
         .outcome_of(mark, CommandKind::RequestControl, 3.0)
         .expect("an outcome");
-    assert_eq!(outcome, Outcome::TimedOut);
+    // Issue 12: "no answer after N tries", with the state the arm reports.
+    assert!(
+        matches!(&outcome, Outcome::NoAnswer { tries, state } if *tries >= 3 && state.contains("control not held")),
+        "{outcome:?}"
+    );
     assert!(
         (2.0..=2.002).contains(&(t - t0)),
         "timed out after {} s",
@@ -1302,9 +1306,10 @@ fn an_emergency_during_a_transition_fails_it() {
     let outcomes: Vec<(CommandKind, Outcome)> =
         net.outcomes(mark).into_iter().map(|o| (o.1, o.2)).collect();
     assert!(
+        // Issue 12: the reason in words, not `TRANSITION_FAILED`.
         outcomes.contains(&(
             CommandKind::GoToPreset,
-            Outcome::Failed("TRANSITION_FAILED".into())
+            Outcome::Failed("the arm is in EMERGENCY".into())
         )),
         "{outcomes:?}"
     );
@@ -1414,7 +1419,11 @@ fn status_commands_time_out_when_the_peer_is_silent() {
     let outcomes = net.outcomes(mark);
     assert_eq!(outcomes.len(), 2, "{outcomes:?}");
     for (t, _, outcome) in outcomes {
-        assert_eq!(outcome, Outcome::TimedOut);
+        // Issue 12: "no answer after N tries", with the state last reported.
+        assert!(
+            matches!(&outcome, Outcome::NoAnswer { tries, state } if *tries >= 3 && state.contains("status READY")),
+            "{outcome:?}"
+        );
         assert!(
             (2.0..=2.002).contains(&(t - t0)),
             "timed out after {} s",
@@ -2141,4 +2150,182 @@ fn identification_queries_are_answered_from_anyone() {
         ),
         "{answers:?}"
     );
+}
+
+// -------------------------------------------------------------------------------------------
+// Issue 12: true outcomes under loss.
+
+/// The management state last published.
+fn status_of(net: &Net) -> Option<ManagementState> {
+    net.updates.iter().rev().find_map(|u| match u {
+        Update::Status { state, .. } => Some(*state),
+        _ => None,
+    })
+}
+
+#[test]
+fn the_status_is_queried_when_its_event_does_not_deliver_it() {
+    // Every status report inside an Event is lost: the client asks.
+    let mut net = Net::with_sim(sim_cfg(), client_cfg());
+    net.drop_to_client = Some(Box::new(|_, bytes| {
+        report_in_event(bytes) == Some(ids::ReportStatus)
+    }));
+    let t0 = net.now();
+    assert!(
+        net.run_until(3.0, |n| status_of(n) == Some(ManagementState::Ready)),
+        "status unknown 3 s after start"
+    );
+    assert!(net.now() - t0 < 2.0, "known after {} s", net.now() - t0);
+    assert!(
+        !net.sent_since(t0, |m| matches!(m, Message::QueryStatus(_)))
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_lost_control_request_is_sent_again_and_confirmed() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let dropped = Rc::new(Cell::new(0));
+    let d = dropped.clone();
+    net.peers[0].intercept = Some(Box::new(move |_, m| match m {
+        Message::RequestControl(_) if d.get() < 2 => {
+            d.set(d.get() + 1);
+            Verdict::Drop
+        }
+        _ => Verdict::Pass,
+    }));
+    let mark = net.mark();
+    net.command(Command::RequestControl { authority: 10 });
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::RequestControl, 3.0)
+        .expect("an outcome");
+    assert_eq!(outcome, Outcome::Confirmed);
+    assert_eq!(dropped.get(), 2);
+    assert_eq!(net.peers[0].sim.controller(), Some(OCU_ID));
+}
+
+#[test]
+fn a_resume_the_arm_performed_is_confirmed_though_its_answers_were_lost() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    net.command(Command::Standby);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::Standby, 1.0).map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+    // Every direct ReportStatus is lost from now on; only the status event tells.
+    net.drop_to_client = Some(Box::new(|_, bytes| {
+        matches!(
+            decode(bytes).first(),
+            Some((_, Some(Message::ReportStatus(_))))
+        )
+    }));
+    let mark = net.mark();
+    net.command(Command::Resume);
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::Resume, 3.0)
+        .expect("an outcome");
+    assert_eq!(outcome, Outcome::Confirmed);
+    assert_eq!(status_of(&net), Some(ManagementState::Ready));
+}
+
+#[test]
+fn a_resume_in_an_emergency_is_refused_with_the_reason_in_words() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    net.command(Command::SetEmergency);
+    assert!(sees_status(&mut net, 0, ManagementState::Emergency, 1.0));
+    let mark = net.mark();
+    net.command(Command::Resume);
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::Resume, 3.0)
+        .expect("an outcome");
+    assert_eq!(outcome, Outcome::Rejected("the arm is in EMERGENCY".into()));
+}
+
+#[test]
+fn a_lost_preset_command_is_sent_again_and_completes() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let dropped = Rc::new(Cell::new(0));
+    let d = dropped.clone();
+    net.peers[0].intercept = Some(Box::new(move |_, m| match m {
+        Message::SetCurrentPose(_) if d.get() < 1 => {
+            d.set(d.get() + 1);
+            Verdict::Drop
+        }
+        _ => Verdict::Pass,
+    }));
+    let mark = net.mark();
+    net.command(Command::GoToPreset { pose_id: 2 });
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::GoToPreset, 30.0)
+        .expect("an outcome");
+    assert_eq!(outcome, Outcome::Completed);
+    assert_eq!(dropped.get(), 1);
+    assert_eq!(
+        net.outcomes(mark).len(),
+        1,
+        "one outcome: {:?}",
+        net.outcomes(mark)
+    );
+}
+
+#[test]
+fn a_preset_move_whose_completion_report_is_lost_completes_by_the_pose() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    net.drop_to_client = Some(Box::new(|_, bytes| {
+        matches!(
+            decode(bytes).first(),
+            Some((_, Some(Message::ReportTransitionCompleted(_))))
+        )
+    }));
+    let mark = net.mark();
+    net.command(Command::GoToPreset { pose_id: 2 });
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::GoToPreset, 30.0)
+        .expect("an outcome");
+    assert_eq!(outcome, Outcome::Completed);
+}
+
+#[test]
+fn every_command_ends_in_one_outcome_that_agrees_with_the_state_under_loss() {
+    // 30 % loss both ways, duplicates and reordering: each command ends in exactly one outcome,
+    // and a confirmed one agrees with the state the client shows.
+    let mut net = Net::with_sim(sim_cfg(), client_cfg());
+    let faults = Faults {
+        loss: 0.3,
+        duplicate: 0.1,
+        reorder: 0.1,
+        delay: Duration::from_millis(20),
+    };
+    net.set_faults_to_client(faults);
+    net.set_faults_from_client(faults);
+    let t0 = net.now();
+    assert!(
+        net.run_until(3.0, |n| status_of(n)
+            .is_some_and(|s| s != ManagementState::Unknown)),
+        "status unknown 3 s after start"
+    );
+    assert!(net.now() - t0 <= 3.0);
+    assert!(net.run_until(20.0, |n| n.link() == Some(LinkState::Live)));
+    let mark = net.mark();
+    net.command(Command::RequestControl { authority: 10 });
+    let (_, o) = net
+        .outcome_of(mark, CommandKind::RequestControl, 5.0)
+        .expect("an outcome");
+    assert_eq!(o, Outcome::Confirmed);
+    for (i, pose) in [2u8, 1, 3, 1, 2].into_iter().enumerate() {
+        let mark = net.mark();
+        net.command(Command::GoToPreset { pose_id: pose });
+        let (_, o) = net
+            .outcome_of(mark, CommandKind::GoToPreset, 60.0)
+            .expect("an outcome");
+        assert_eq!(o, Outcome::Completed, "go-to #{i} (pose {pose})");
+        net.run(0.5);
+        let outcomes = net.outcomes(mark);
+        assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    }
 }

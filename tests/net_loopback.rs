@@ -459,3 +459,122 @@ fn emergency_and_control_outcomes_come_back_as_updates() {
     );
     assert_eq!(s.control, ControlState::Released);
 }
+
+/// Issue 12: at 30 % loss (plus duplicates, reordering and 50 ms of delay) both ways over
+/// real UDP, the OCU knows the management state within 3 s of its start, and 20 preset moves
+/// in a row each end in one outcome, `Completed`, never contradicting the state.
+#[test]
+fn twenty_preset_moves_at_30_percent_loss_each_end_with_the_right_outcome() {
+    let faults = Faults {
+        loss: 0.3,
+        duplicate: 0.1,
+        reorder: 0.1,
+        delay: Duration::from_millis(50),
+    };
+    // Fast joints (within the field's range: 5 m/s prismatic): the moves are short, the
+    // protocol is what is tested.
+    let mut arm = ArmFile::demo();
+    for j in &mut arm.spec.joints {
+        j.max_speed = Some(4.0);
+    }
+    let sim = start_sim(
+        arm,
+        SimConfig {
+            seed: 12,
+            ..SimConfig::default()
+        },
+        faults,
+        "127.0.0.1:0",
+    );
+    let h = NetHandle::spawn(NetConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        client: ClientConfig {
+            connect: vec![sim.local_addr()],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        faults,
+        ..NetConfig::default()
+    })
+    .unwrap();
+    let start = Instant::now();
+    let mut s = ArmState::default();
+    assert!(
+        pump(&h, &mut s, Duration::from_secs(10), |s, _| s.status
+            != ManagementState::Unknown),
+        "status never known"
+    );
+    let known_after = start.elapsed();
+    assert!(
+        known_after < Duration::from_secs(3),
+        "management state known after {known_after:?}"
+    );
+    assert!(
+        pump(&h, &mut s, Duration::from_secs(30), |s, _| s.spec.is_some()
+            && !s.presets.is_empty()),
+        "no specification and presets: {s:?}"
+    );
+    // Control (an operator asks again after an honest "no answer").
+    let mut held = false;
+    for _ in 0..5 {
+        h.send(Command::RequestControl { authority: 10 }).unwrap();
+        let mut outcome = None;
+        pump(&h, &mut s, Duration::from_secs(10), |_, u| match u {
+            Update::CommandOutcome {
+                command: CommandKind::RequestControl,
+                outcome: o,
+                ..
+            } => {
+                outcome = Some(o.clone());
+                true
+            }
+            _ => false,
+        });
+        let outcome = outcome.expect("every command ends in an outcome");
+        if outcome == Outcome::Confirmed {
+            assert!(matches!(s.control, ControlState::Held { .. }));
+            held = true;
+            break;
+        }
+        assert!(matches!(outcome, Outcome::NoAnswer { .. }), "{outcome:?}");
+    }
+    assert!(held, "control never confirmed");
+    let poses = [3u8, 4];
+    for i in 0..20 {
+        let pose = poses[i % 2];
+        h.send(Command::GoToPreset { pose_id: pose }).unwrap();
+        let mut outcomes = Vec::new();
+        pump(&h, &mut s, Duration::from_mins(1), |_, u| match u {
+            Update::CommandOutcome {
+                command, outcome, ..
+            } => {
+                outcomes.push((*command, outcome.clone()));
+                *command == CommandKind::GoToPreset
+            }
+            _ => false,
+        });
+        assert_eq!(
+            outcomes.last(),
+            Some(&(CommandKind::GoToPreset, Outcome::Completed)),
+            "go-to #{i} (pose {pose}): {outcomes:?}; control {:?}, status {:?}, pose {:?}",
+            s.control,
+            s.status,
+            s.pose
+        );
+        // No outcome contradicts the state: a completed move leaves the arm at the pose,
+        // under control, READY.
+        assert!(
+            matches!(s.control, ControlState::Held { .. }),
+            "go-to #{i}: {:?}",
+            s.control
+        );
+        assert_eq!(s.status, ManagementState::Ready, "go-to #{i}");
+        assert!(
+            pump(&h, &mut s, Duration::from_secs(5), |s, _| s.pose
+                == PoseState::At(pose)),
+            "go-to #{i}: completed, but the arm reports {:?}",
+            s.pose
+        );
+    }
+    drop(sim);
+}

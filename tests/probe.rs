@@ -221,3 +221,101 @@ fn probe_rejects_a_bad_timeout() {
     let out = bin().args(["probe", "--timeout", "-1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A peer with only core services (no manipulator), answering discovery by hand-built bytes
+/// (wire reference §4.2, `ReportIdentification` 0x4B00, `ReportServices` 0x4B03).
+fn core_only_peer() -> (u16, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let port = socket.local_addr().unwrap().port();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopping = stop.clone();
+    std::thread::Builder::new()
+        .name("core-only-peer".into())
+        .spawn(move || {
+            let me = [10u8, 1, 126, 0];
+            let mut seq = 0u16;
+            let mut buf = vec![0u8; 2048];
+            while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
+                let Ok((n, from)) = socket.recv_from(&mut buf) else {
+                    continue;
+                };
+                let d = &buf[..n];
+                if n < 17 || d[0] != 2 {
+                    continue;
+                }
+                let src = [d[9], d[10], d[11], d[12]];
+                let id = u16::from_le_bytes([d[13], d[14]]);
+                let payload: Vec<u8> = match id {
+                    0x2B00 => {
+                        let mut p = vec![0x00, 0x4B, 2];
+                        p.extend_from_slice(&30001u16.to_le_bytes());
+                        p.push(9);
+                        p.extend_from_slice(b"core only");
+                        p
+                    }
+                    0x2B03 => {
+                        let mut p = vec![0x03, 0x4B, 1, 1, 1, 10, 0, 2];
+                        for uri in ["urn:jaus:jss:core:Transport", "urn:jaus:jss:core:Discovery"] {
+                            p.push(uri.len() as u8);
+                            p.extend_from_slice(uri.as_bytes());
+                            p.extend_from_slice(&[1, 1]);
+                        }
+                        p
+                    }
+                    _ => continue,
+                };
+                let mut out = vec![0x02, 0x00];
+                out.extend_from_slice(&(14 + payload.len() as u16).to_le_bytes());
+                out.push(0x01);
+                out.extend_from_slice(&src);
+                out.extend_from_slice(&me);
+                out.extend_from_slice(&payload);
+                out.extend_from_slice(&seq.to_le_bytes());
+                seq = seq.wrapping_add(1);
+                let _ = socket.send_to(&out, from);
+            }
+        })
+        .unwrap();
+    (port, stop)
+}
+
+#[test]
+fn probe_names_who_answered_when_none_is_a_manipulator_and_exits_3() {
+    let (port, stop) = core_only_peer();
+    let out = bin()
+        .args([
+            "probe",
+            "--once",
+            "--json",
+            "--no-multicast",
+            "--timeout",
+            "30",
+        ])
+        .args(["--connect", &format!("127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("none offers manipulator services"),
+        "{v}"
+    );
+    let c = &v["components"][0];
+    assert_eq!(c["id"], "126.1.10");
+    assert_eq!(c["address"], format!("127.0.0.1:{port}"));
+    assert_eq!(c["identification"], "core only");
+    assert_eq!(c["manipulator"], false);
+    assert_eq!(c["services"][1]["uri"], "urn:jaus:jss:core:Discovery");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("126.1.10") && err.contains("core only"),
+        "{err}"
+    );
+}

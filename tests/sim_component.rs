@@ -367,3 +367,69 @@ fn tour_moves_the_arm_only_while_nobody_holds_control() {
     }
     assert_eq!(b.sim.positions(), held.as_slice());
 }
+
+#[test]
+fn the_first_periodic_event_is_sent_once_and_the_next_a_period_later() {
+    // Issue 13 item 5: the immediate report after CreateEvent left the periodic timer due at
+    // once (two events in the same millisecond).
+    let mut b = Bench::new(SimConfig::default());
+    b.tick(0.0);
+    let r = b.send(
+        0.001,
+        A,
+        CreateEvent {
+            request_id: 1,
+            event_type: EventType::Periodic,
+            requested_periodic_rate: 10.0,
+            query_message: EmbeddedMessage::new(&QueryJointPositions.into()).unwrap(),
+        },
+    );
+    assert_eq!(events(&r), 1, "the first report at once");
+    assert_eq!(
+        events(&b.tick(0.001)),
+        0,
+        "not again in the same millisecond"
+    );
+    assert_eq!(events(&b.tick(0.05)), 0, "not before a period");
+    assert_eq!(events(&b.tick(0.1011)), 1, "one period later");
+}
+
+#[test]
+fn release_control_from_a_client_without_control_is_answered_control_released() {
+    // Issue 13 item 6: AccessControl v1.1 answers RejectControl(CONTROL_RELEASED).
+    let mut b = Bench::new(SimConfig::default());
+    let r = b.send(0.0, A, ReleaseControl);
+    assert!(
+        matches!(&r[..], [(to, Message::RejectControl(x))] if *to == A && x.response_code == RejectControlCode::ControlReleased),
+        "{r:?}"
+    );
+    // Also while another client holds it (which keeps it).
+    b.send(0.1, B, RequestControl { authority_code: 5 });
+    let r = b.send(0.2, A, ReleaseControl);
+    assert!(
+        matches!(&r[..], [(to, Message::RejectControl(x))] if *to == A && x.response_code == RejectControlCode::ControlReleased),
+        "{r:?}"
+    );
+    assert_eq!(b.sim.controller(), Some(B));
+}
+
+#[test]
+fn a_short_emergency_code_stops_the_arm_and_is_counted_nothing_else_is_tolerated() {
+    // Issue 13 item 7 (wire reference §9 C10).
+    let mut b = Bench::new(SimConfig::default());
+    let raw = |b: &mut Bench, now: f64, payload: &[u8]| {
+        b.seq += 1;
+        let d = judp::single(&Header::new(b.sim.id(), A, b.seq), payload).unwrap();
+        let mut out = Vec::new();
+        b.sim.handle_datagram(now, addr(A), &d, &mut out);
+    };
+    raw(&mut b, 0.0, &[0x06, 0x00, 0x01]);
+    assert_eq!(b.sim.status(), Status::Emergency);
+    raw(&mut b, 0.1, &[0x07, 0x00]);
+    assert_eq!(b.sim.status(), Status::Standby);
+    // A short Resume body is not a thing; a 1-byte SetJointPositions body stays malformed.
+    let before = b.sim.stats().malformed;
+    raw(&mut b, 0.2, &[0x02, 0x06, 0x01]);
+    assert_eq!(b.sim.stats().malformed, before + 1);
+    assert_eq!(b.sim.stats().tolerated.short_emergency_code, 2);
+}

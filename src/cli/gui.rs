@@ -18,7 +18,8 @@ use crate::ui::sources::LiveKind;
 /// Options of the GUI on the network (`jaus-ocu` without a subcommand).
 #[derive(Debug, Args, Default)]
 pub struct GuiArgs {
-    /// Address of a JAUS component or node to query (repeatable; for networks without multicast).
+    /// Address of a JAUS component or node to query as well (repeatable; for networks without
+    /// multicast). 127.0.0.1:3794 and the multicast group are always queried too.
     #[arg(long, value_name = "ADDR")]
     pub connect: Vec<SocketAddr>,
     /// The manipulator to select (default: the first one found).
@@ -65,11 +66,7 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
             .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
         client: ClientConfig {
             id: args.jaus_id.unwrap_or(DEFAULT_OCU_ID),
-            connect: if args.connect.is_empty() {
-                vec![SocketAddr::from(([127, 0, 0, 1], judp::PORT))]
-            } else {
-                args.connect.clone()
-            },
+            connect: super::probe::connect_list(&args.connect),
             component: args.component,
             ..ClientConfig::default()
         },

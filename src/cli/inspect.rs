@@ -239,6 +239,7 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
         "datagrams": { "total": rx + tx, "received": rx, "sent": tx, "latched": latched },
         "malformed": stats.malformed,
         "duplicates": stats.duplicates,
+        "tolerated": stats.tolerated.named().iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect::<Map<_, _>>(),
         "messages": stats.messages,
         "peers": stats.peers.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<Map<_, _>>(),
         "gaps": stats.gaps.iter().map(|(a, b)| json!({ "start_s": a, "end_s": b, "length_s": b - a })).collect::<Vec<_>>(),
@@ -317,6 +318,20 @@ fn summary_text(s: &Value) -> String {
              its start",
             d["latched"]
         );
+    }
+    if let Value::Object(m) = get("tolerated") {
+        let seen: Vec<String> = m
+            .iter()
+            .filter(|(_, n)| n.as_u64().unwrap_or(0) > 0)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        if !seen.is_empty() {
+            let _ = writeln!(
+                o,
+                "  tolerated peer deviations (wire reference §9): {}",
+                seen.join(", ")
+            );
+        }
     }
     if let Value::Object(m) = get("messages") {
         let _ = writeln!(o, "  messages");

@@ -1,6 +1,7 @@
-//! The subcommands: terminal ones (`decode`, `inspect`, `sim`, `probe`, `record`, `export`) and the
-//! GUI entry points (`gui`, `screenshot`).
+//! The subcommands: terminal ones (`decode`, `inspect`, `sim`, `probe`, `control`, `record`,
+//! `export`) and the GUI entry points (`gui`, `screenshot`).
 
+pub mod control;
 pub mod decode;
 pub mod export;
 pub mod gui;

@@ -28,7 +28,9 @@ pub struct ProbeArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Seconds to wait for a manipulator before giving up (exit status 1).
+    /// Seconds to wait for a manipulator before giving up. Exit status 0: shown; 1: nothing
+    /// answered (or the arm never sent its specification and positions); 3: components
+    /// answered, none is a manipulator (listed on stderr, and with --json on stdout).
     #[arg(long, value_name = "S", default_value_t = 5.0)]
     pub timeout: f64,
 }
@@ -36,9 +38,9 @@ pub struct ProbeArgs {
 /// The network options `probe` and `record` share.
 #[derive(Debug, Args, Clone)]
 pub struct NetArgs {
-    /// Address of a JAUS component or node to query (repeatable; for networks without
-    /// multicast). Without any, 127.0.0.1:3794 (a local `jaus-ocu sim`) is queried as well as
-    /// the multicast group.
+    /// Address of a JAUS component or node to query as well (repeatable; for networks without
+    /// multicast). 127.0.0.1:3794 (a local `jaus-ocu sim`) and the multicast group are always
+    /// queried too.
     #[arg(long, value_name = "ADDR")]
     pub connect: Vec<SocketAddr>,
     /// The manipulator to select (default: the first one found).
@@ -55,14 +57,22 @@ pub struct NetArgs {
     pub no_multicast: bool,
 }
 
+/// Where discovery looks by unicast: the `--connect` addresses first (a component named before
+/// it is found is tried at the first), then the default local address, which is always kept
+/// (a `--connect` must not make a local `jaus-ocu sim` invisible).
+pub fn connect_list(connect: &[SocketAddr]) -> Vec<SocketAddr> {
+    let local = SocketAddr::from(([127, 0, 0, 1], judp::PORT));
+    let mut all = connect.to_vec();
+    if !all.contains(&local) {
+        all.push(local);
+    }
+    all
+}
+
 impl NetArgs {
     /// The network side's configuration.
     pub fn net_config(&self) -> NetConfig {
-        let connect = if self.connect.is_empty() {
-            vec![SocketAddr::from(([127, 0, 0, 1], judp::PORT))]
-        } else {
-            self.connect.clone()
-        };
+        let connect = connect_list(&self.connect);
         NetConfig {
             bind: self.bind,
             client: ClientConfig {
@@ -320,6 +330,120 @@ fn write_rates(o: &mut String, s: &ArmState, rates: &dyn Fn(Signal) -> f64) {
     );
 }
 
+/// Exit status: a manipulator was found and shown.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: no JAUS component answered, or the manipulator never sent what is shown.
+pub const EXIT_NOTHING: i32 = 1;
+/// Exit status: components answered, none is a manipulator (they are listed).
+pub const EXIT_NOT_A_MANIPULATOR: i32 = 3;
+
+/// How long after the first component answered `probe` gives up when none is a manipulator.
+const NOT_AN_ARM_AFTER: Duration = Duration::from_secs(5);
+
+/// The components that answered, as JSON: ID, address, identification, services, whether it
+/// is a manipulator, and a note when it listed no services.
+pub fn components_json(s: &ArmState) -> Value {
+    Value::Array(
+        s.components
+            .values()
+            .map(|(c, lost)| {
+                json!({
+                    "id": c.id.to_string(),
+                    "address": c.address.to_string(),
+                    "identification": c.identification,
+                    "services": c.services.iter().map(|(uri, major, minor)| json!({
+                        "uri": uri, "version": format!("{major}.{minor}")
+                    })).collect::<Vec<_>>(),
+                    "manipulator": c.manipulator,
+                    "lost": lost,
+                    "note": c.services.is_empty().then_some(NO_SERVICES_NOTE),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// Why a component may list no services.
+const NO_SERVICES_NOTE: &str = "listed no services: it may implement only the core services without Discovery's service list, or answer the wildcard query by echoing it (the OCU then asks with its own node and component)";
+
+/// The components that answered, one paragraph each, for the terminal.
+pub fn components_text(s: &ArmState) -> String {
+    let mut o = String::new();
+    for (c, lost) in s.components.values() {
+        let _ = writeln!(
+            o,
+            "  {} at {}{}: {}",
+            c.id,
+            c.address,
+            if *lost { " (silent now)" } else { "" },
+            c.identification.as_deref().unwrap_or("no identification")
+        );
+        if c.services.is_empty() {
+            let _ = writeln!(o, "    {NO_SERVICES_NOTE}");
+        } else {
+            for (uri, major, minor) in &c.services {
+                let _ = writeln!(o, "    {uri} {major}.{minor}");
+            }
+        }
+    }
+    o
+}
+
+/// Says why no manipulator is shown (stderr; with `--json` also the object on stdout) and
+/// returns the exit status.
+fn give_up(args: &ProbeArgs, state: &ArmState, looked: &str, handle: NetHandle) -> i32 {
+    let (detail, code) = match (state.selected, &state.spec) {
+        (None, _) if state.components.is_empty() => {
+            ("no JAUS component answered".to_string(), EXIT_NOTHING)
+        }
+        (None, _) => (
+            format!(
+                "{} component(s) answered but none offers manipulator services{}",
+                state.components.len(),
+                args.net
+                    .component
+                    .map(|c| format!(" as {c}"))
+                    .unwrap_or_default()
+            ),
+            EXIT_NOT_A_MANIPULATOR,
+        ),
+        (Some(id), None) => (
+            format!("manipulator {id} answered but never sent its specification"),
+            EXIT_NOTHING,
+        ),
+        (Some(id), Some(_)) => (
+            format!(
+                "manipulator {id} sent its specification but no joint positions or tool offset"
+            ),
+            EXIT_NOTHING,
+        ),
+    };
+    if args.json {
+        println!(
+            "{}",
+            json!({ "error": detail, "looked_at": looked, "components": components_json(state) })
+        );
+    }
+    if code == EXIT_NOT_A_MANIPULATOR {
+        eprintln!(
+            "error: no manipulator: {detail}. Looked at {looked}. These answered:\n{}",
+            components_text(state)
+        );
+    } else {
+        eprintln!(
+            "error: no manipulator within {} s: {detail}. Looked at {looked}. Is `jaus-ocu sim` (or the robot) running? Use --connect ADDR for unicast-only networks.{}",
+            args.timeout,
+            if state.components.is_empty() {
+                String::new()
+            } else {
+                format!(" These answered:\n{}", components_text(state))
+            }
+        );
+    }
+    handle.shutdown(Duration::from_millis(200));
+    code
+}
+
 /// Runs the subcommand.
 pub fn run(args: &ProbeArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -338,6 +462,7 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
     let mut last_draw: Option<Instant> = None;
     let mut window: Vec<(Instant, std::collections::BTreeMap<Signal, u64>)> = Vec::new();
     let mut complete_at: Option<Instant> = None;
+    let mut first_component: Option<Instant> = None;
     loop {
         match handle.updates().recv_timeout(Duration::from_millis(50)) {
             Ok(u) => {
@@ -368,32 +493,15 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
                 return Ok(0);
             }
         }
-        if now >= deadline && complete_at.is_none() {
-            let detail = match (state.selected, &state.spec) {
-                (None, _) if state.components.is_empty() => {
-                    "no JAUS component answered".to_string()
-                }
-                (None, _) => format!(
-                    "{} component(s) answered but none offers manipulator services{}",
-                    state.components.len(),
-                    args.net
-                        .component
-                        .map(|c| format!(" as {c}"))
-                        .unwrap_or_default()
-                ),
-                (Some(id), None) => {
-                    format!("manipulator {id} answered but never sent its specification")
-                }
-                (Some(id), Some(_)) => format!(
-                    "manipulator {id} sent its specification but no joint positions or tool offset"
-                ),
-            };
-            eprintln!(
-                "error: no manipulator within {} s: {detail}. Looked at {looked}. Is `jaus-ocu sim` (or the robot) running? Use --connect ADDR for unicast-only networks.",
-                args.timeout
-            );
-            handle.shutdown(Duration::from_millis(200));
-            return Ok(1);
+        if !state.components.is_empty() && first_component.is_none() {
+            first_component = Some(now);
+        }
+        // Components answered, none is a manipulator: no need to wait the whole timeout once
+        // a few discovery rounds (and the specific services queries) had their chance.
+        let none_is_an_arm =
+            state.selected.is_none() && first_component.is_some_and(|t| now - t > NOT_AN_ARM_AFTER);
+        if (now >= deadline || none_is_an_arm) && complete_at.is_none() {
+            return Ok(give_up(args, &state, &looked, handle));
         }
         if !args.once && last_draw.is_none_or(|t| now - t >= Duration::from_millis(500)) {
             last_draw = Some(now);

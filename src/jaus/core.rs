@@ -175,6 +175,23 @@ emergency_message! {
     ClearEmergency
 }
 
+/// §9 C10: a `SetEmergency` or `ClearEmergency` whose body is shorter than its u16
+/// `EmergencyCode` (one peer writes a u8, some send none) — `bytes` is the whole message,
+/// `MessageID` first. Returns the message it stands for (code 1 = STOP) when it is one of those
+/// two with a 0- or 1-byte body, else `None`. For an emergency stop safety wins over
+/// strictness; the caller counts it, and never applies this to any other message.
+pub fn short_emergency(bytes: &[u8]) -> Option<crate::jaus::Message> {
+    let (id, body) = bytes.split_first_chunk::<2>()?;
+    if body.len() >= 2 {
+        return None;
+    }
+    match u16::from_le_bytes(*id) {
+        0x0006 => Some(SetEmergency { emergency_code: 1 }.into()),
+        0x0007 => Some(ClearEmergency { emergency_code: 1 }.into()),
+        _ => None,
+    }
+}
+
 empty_message! {
     /// 0x0002 Shutdown.
     Shutdown,

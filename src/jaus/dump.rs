@@ -53,7 +53,8 @@ pub fn decode_datagram(
     let dg = Datagram::new_checked(buf)?;
     let mut blocks = Vec::new();
     let mut error = None;
-    for b in dg.blocks() {
+    // An ACK carrying a payload is shown, not an error (§9 C11; the receivers count it).
+    for b in dg.blocks_tolerant() {
         let b = match b {
             Ok(b) => b,
             Err(e) => {

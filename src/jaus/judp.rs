@@ -116,6 +116,26 @@ impl<T: AsRef<[u8]>> Block<T> {
     /// Checks the header fits, the type byte is supported, the data size is sane and fits,
     /// and ACK/NAK blocks carry no payload. After this no accessor panics.
     pub fn check_len(&self) -> Result<(), DecodeError> {
+        self.check(false)
+    }
+
+    /// [`Block::check_len`], except that an ACK/NAK block carrying a payload is accepted when
+    /// its data size is consistent (§9 C11: a peer copies the acknowledged payload into its
+    /// ACK); [`Block::ack_payload_len`] says how many bytes were tolerated.
+    pub fn check_len_tolerant(&self) -> Result<(), DecodeError> {
+        self.check(true)
+    }
+
+    /// Payload bytes of an ACK/NAK block (0 for every conforming block).
+    pub fn ack_payload_len(&self) -> usize {
+        if matches!(self.ack_nak(), AckNak::Ack | AckNak::Nak) {
+            self.block_len().saturating_sub(BLOCK_OVERHEAD)
+        } else {
+            0
+        }
+    }
+
+    fn check(&self, tolerate_ack_payload: bool) -> Result<(), DecodeError> {
         let buf = self.buffer.as_ref();
         if buf.len() < BLOCK_OVERHEAD {
             return Err(DecodeError::new(
@@ -147,7 +167,7 @@ impl<T: AsRef<[u8]>> Block<T> {
             ));
         }
         let payload = usize::from(size) - BLOCK_OVERHEAD;
-        if (buf[field::FLAGS] >> 4) & 3 >= 2 && payload != 0 {
+        if (buf[field::FLAGS] >> 4) & 3 >= 2 && payload != 0 && !tolerate_ack_payload {
             return Err(DecodeError::new(
                 "DataSize",
                 field::DATA_SIZE.start,
@@ -419,6 +439,17 @@ impl<'a> Datagram<'a> {
             buf: self.buf,
             pos: 1,
             done: false,
+            tolerant: false,
+        }
+    }
+
+    /// [`Datagram::blocks`], tolerating an ACK/NAK block that carries a payload (§9 C11): its
+    /// payload is skipped by the data size and the next block decoded. Receivers use this and
+    /// count [`Block::ack_payload_len`] `> 0` as a tolerated deviation.
+    pub fn blocks_tolerant(&self) -> Blocks<'a> {
+        Blocks {
+            tolerant: true,
+            ..self.blocks()
         }
     }
 }
@@ -445,6 +476,7 @@ pub struct Blocks<'a> {
     buf: &'a [u8],
     pos: usize,
     done: bool,
+    tolerant: bool,
 }
 
 impl<'a> Iterator for Blocks<'a> {
@@ -455,7 +487,13 @@ impl<'a> Iterator for Blocks<'a> {
             return None;
         }
         let offset = self.pos;
-        match Block::new_checked(&self.buf[offset..]) {
+        let block = Block::new_unchecked(&self.buf[offset..]);
+        let checked = if self.tolerant {
+            block.check_len_tolerant()
+        } else {
+            block.check_len()
+        };
+        match checked.map(|()| block) {
             Ok(block) => {
                 self.pos += block.block_len();
                 Some(Ok(BlockAt { offset, block }))

@@ -307,6 +307,7 @@ impl Session {
                     Outcome::TimedOut => "transition timed out".to_string(),
                     Outcome::Rejected(why) => format!("go to preset refused: {why}"),
                     Outcome::Confirmed => "go to preset confirmed".to_string(),
+                    no_answer @ Outcome::NoAnswer { .. } => format!("go to preset: {no_answer}"),
                 },
             )),
             Update::Link {

@@ -181,4 +181,12 @@ impl ArmState {
     pub fn is_complete(&self) -> bool {
         self.spec.is_some() && self.tool_point.is_some() && self.positions.is_some()
     }
+
+    /// Components answered, none of them is a manipulator (the empty state says who answered
+    /// instead of "no manipulator found"; `probe` exits with status 3).
+    pub fn none_is_a_manipulator(&self) -> bool {
+        self.selected.is_none()
+            && !self.components.is_empty()
+            && self.components.values().all(|(c, _)| !c.manipulator)
+    }
 }

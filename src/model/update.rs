@@ -134,12 +134,43 @@ pub enum Outcome {
     Confirmed,
     /// Refused, with the reason (the peer's, or ours when refused locally).
     Rejected(String),
-    /// No answer in time.
+    /// No answer in time (recordings and the replay observer, which cannot ask again).
     TimedOut,
     /// A preset transition ended at the pose.
     Completed,
-    /// A preset transition failed, with the peer's status.
+    /// A preset transition failed, with the reason in words.
     Failed(String),
+    /// The command was sent `tries` times with no answer and no sign of its effect; `state`
+    /// is what the arm reported last (control and management state), queried again after.
+    NoAnswer {
+        /// How many times the command was sent.
+        tries: u8,
+        /// The actual state as last reported, in words.
+        state: String,
+    },
+}
+
+impl Outcome {
+    /// Whether the command happened (confirmed, or the transition completed).
+    pub fn succeeded(&self) -> bool {
+        matches!(self, Outcome::Confirmed | Outcome::Completed)
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    /// The outcome in words, as the operator reads it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Confirmed => f.write_str("confirmed"),
+            Outcome::Completed => f.write_str("completed"),
+            Outcome::Rejected(why) => write!(f, "refused: {why}"),
+            Outcome::TimedOut => f.write_str("no answer in time"),
+            Outcome::Failed(why) => write!(f, "failed: {why}"),
+            Outcome::NoAnswer { tries, state } => {
+                write!(f, "no answer after {tries} tries; the arm reports {state}")
+            }
+        }
+    }
 }
 
 /// Whether we hold control of the selected manipulator.
@@ -368,6 +399,59 @@ pub struct NetStats {
     pub sent: u64,
     /// Datagrams the socket refused to send (no route to a multicast group, peer gone).
     pub send_errors: u64,
+    /// Deviations of peers from the wire reference that were accepted (and how often).
+    pub tolerated: Tolerated,
+}
+
+/// Peer deviations from the wire reference that are accepted and counted (wire reference §9:
+/// strict in what we send, tolerant in what we accept, count what we tolerated). Counted by the
+/// live client ([`NetStats::tolerated`]), the simulator and the replay observer (`inspect
+/// --summary --json`, key `tolerated`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tolerated {
+    /// ACK/NAK blocks carrying a payload (§9 C11): the payload skipped by the data size, the
+    /// next block of the datagram decoded.
+    pub ack_payload: u64,
+    /// `SetEmergency`/`ClearEmergency` with a 1-byte or empty body (§9 C10): taken as the
+    /// emergency stop / its clearing; never tolerated for any other message.
+    pub short_emergency_code: u64,
+    /// `ReportServices` naming wildcard node/component IDs (§9 C8): the datagram's source ID
+    /// used instead.
+    pub wildcard_services: u64,
+    /// `ReportControl` whose controller ID is no known component while a permutation of its
+    /// bytes is one (§9 C9): logged once.
+    pub controller_id_order: u64,
+}
+
+impl Tolerated {
+    /// Adds `other`'s counts to these.
+    #[must_use]
+    pub fn plus(self, other: Tolerated) -> Tolerated {
+        Tolerated {
+            ack_payload: self.ack_payload + other.ack_payload,
+            short_emergency_code: self.short_emergency_code + other.short_emergency_code,
+            wildcard_services: self.wildcard_services + other.wildcard_services,
+            controller_id_order: self.controller_id_order + other.controller_id_order,
+        }
+    }
+
+    /// Total of every count.
+    pub fn total(&self) -> u64 {
+        self.ack_payload
+            + self.short_emergency_code
+            + self.wildcard_services
+            + self.controller_id_order
+    }
+
+    /// The counts as `(name, count)`, names as `inspect --summary --json` writes them.
+    pub fn named(&self) -> [(&'static str, u64); 4] {
+        [
+            ("ack_payload", self.ack_payload),
+            ("short_emergency_code", self.short_emergency_code),
+            ("wildcard_services", self.wildcard_services),
+            ("controller_id_order", self.controller_id_order),
+        ]
+    }
 }
 
 /// A fact from the network, stamped `t` = receive time in seconds since the session started.

@@ -14,8 +14,8 @@
 //! - Peers: every other block refreshes its sender in the peer table (address, time heard).
 //!   The table is bounded: when it is full, the least recently heard peer is forgotten first,
 //!   never the pinned one ([`Endpoint::pin`], the client's selected arm). An addressed endpoint
-//!   keys peers by source; a promiscuous one by (source, destination), because an OCU numbers
-//!   its blocks per peer and the observer sees both directions.
+//!   keys peers by source; a promiscuous one by (source, destination), because a peer may number
+//!   its blocks per destination and the observer sees both directions.
 //! - ACK duty: an addressed endpoint answers every ACK request (duplicates and fragments
 //!   included) with the ACK block ([`Inbound::ack`]), for the caller to send where the
 //!   datagram came from.
@@ -28,7 +28,7 @@
 //! Sending ([`Endpoint::send`]) frames a message to a peer or an address, one block per
 //! datagram, cutting messages longer than [`judp::PREFERRED_BLOCK_PAYLOAD`] into multi-packet
 //! blocks with consecutive sequence numbers. How blocks are numbered is one policy,
-//! [`Numbering`], applied in one place.
+//! [`Numbering`] (one counter for every destination), applied in one place.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
@@ -96,25 +96,15 @@ impl SeqWindow {
     }
 }
 
-/// How an endpoint numbers the blocks it sends. Today's two schemes, kept as they were; both
-/// count per destination, so a receiver that keys duplicates by source alone can see one number
-/// twice (e.g. the client's discovery queries, always 0). One counter for every destination
-/// would be a third variant, applied in `take_sequence`.
+/// How an endpoint numbers the blocks it sends: one counter for every block, whatever its
+/// destination (wire reference §4.5, §9 C12). Receivers such as Junior-based node managers drop
+/// a block whose (source, sequence number) repeats within their window whatever its
+/// destination, so per-destination counters collide (a discovery round and a re-ask to the
+/// component carrying the same number); one counter cannot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Numbering {
-    /// Per peer from 1; 0 for destinations not in the peer table (the OCU's discovery).
-    PerPeerFromOne,
-    /// Per peer from 0 (the simulator, which only sends to peers it has heard).
-    PerPeerFromZero,
-}
-
-impl Numbering {
-    fn first(self) -> u16 {
-        match self {
-            Numbering::PerPeerFromOne => 1,
-            Numbering::PerPeerFromZero => 0,
-        }
-    }
+    /// One counter for all destinations (discovery included), starting at 0.
+    OneCounter,
 }
 
 /// One peer as an endpoint knows it, with what the endpoint's owner keeps about it.
@@ -126,7 +116,6 @@ pub struct Peer<P> {
     pub last_heard: f64,
     /// The owner's own data (the client: identification, services, lost or not).
     pub data: P,
-    next_sequence: u16,
     window: SeqWindow,
 }
 
@@ -153,6 +142,8 @@ pub struct EndpointStats {
     pub sent: u64,
     /// Blocks that could not be framed.
     pub encode_errors: u64,
+    /// ACK/NAK blocks that carried a payload (§9 C11), skipped and counted.
+    pub ack_payloads: u64,
 }
 
 /// What one block of a received datagram amounts to.
@@ -256,15 +247,15 @@ struct Peers<P> {
 impl<P: Default> Peers<P> {
     /// The peer of `key`, added (forgetting the least recently heard unpinned one when full)
     /// if new, with `addr` and `last_heard` refreshed either way.
-    fn heard(&mut self, key: Link, addr: SocketAddr, now: f64, first: u16) -> &mut Peer<P> {
-        let p = self.entry(key, addr, now, first);
+    fn heard(&mut self, key: Link, addr: SocketAddr, now: f64) -> &mut Peer<P> {
+        let p = self.entry(key, addr, now);
         p.addr = addr;
         p.last_heard = now;
         p
     }
 
     /// The peer of `key`, added with `addr` and `now` if new.
-    fn entry(&mut self, key: Link, addr: SocketAddr, now: f64, first: u16) -> &mut Peer<P> {
+    fn entry(&mut self, key: Link, addr: SocketAddr, now: f64) -> &mut Peer<P> {
         if self.map.len() >= self.max && !self.map.contains_key(&key) {
             let pinned = self.pinned;
             let oldest = self
@@ -281,7 +272,6 @@ impl<P: Default> Peers<P> {
             addr,
             last_heard: now,
             data: P::default(),
-            next_sequence: first,
             window: SeqWindow::new(),
         })
     }
@@ -294,6 +284,8 @@ pub struct Endpoint<P = ()> {
     /// `None`: promiscuous (every destination, sends nothing).
     me: Option<JausId>,
     numbering: Numbering,
+    /// The next sequence number (one counter for every destination, see [`Numbering`]).
+    next_sequence: u16,
     peers: Peers<P>,
     reassembler: Reassembler,
     stats: EndpointStats,
@@ -310,13 +302,14 @@ impl<P: Default> Endpoint<P> {
     /// passive observer of all traffic), remembering at most `max_links` (source, destination)
     /// pairs.
     pub fn promiscuous(max_links: usize) -> Self {
-        Self::new(None, Numbering::PerPeerFromZero, max_links)
+        Self::new(None, Numbering::OneCounter, max_links)
     }
 
     fn new(me: Option<JausId>, numbering: Numbering, max: usize) -> Self {
         Self {
             me,
             numbering,
+            next_sequence: 0,
             peers: Peers {
                 map: HashMap::new(),
                 max: max.max(1),
@@ -370,8 +363,7 @@ impl<P: Default> Endpoint<P> {
     /// On a promiscuous endpoint the key is (`id`, `id`), which no block uses.
     pub fn insert_peer(&mut self, id: JausId, addr: SocketAddr, now: f64) -> &mut Peer<P> {
         let key = self.key(id, id);
-        let first = self.numbering.first();
-        self.peers.entry(key, addr, now, first)
+        self.peers.entry(key, addr, now)
     }
 
     /// Every peer with its ID (the source part of its key), in no particular order.
@@ -390,7 +382,7 @@ impl<P: Default> Endpoint<P> {
         self.stats.datagrams += 1;
         match Datagram::new_checked(bytes) {
             Ok(dg) => Ok(Intake {
-                blocks: dg.blocks(),
+                blocks: dg.blocks_tolerant(),
                 now,
                 from,
             }),
@@ -422,8 +414,7 @@ impl<P: Default> Endpoint<P> {
             return judged(InboundKind::BadSource);
         }
         let key = self.key(header.source, header.destination);
-        let first = self.numbering.first();
-        let peer = self.peers.heard(key, from, now, first);
+        let peer = self.peers.heard(key, from, now);
         let mut ack = None;
         if self.me.is_some()
             && header.ack_nak == AckNak::Request
@@ -435,6 +426,9 @@ impl<P: Default> Endpoint<P> {
         }
         let payload = block.payload_slice();
         let kind = if matches!(header.ack_nak, AckNak::Ack | AckNak::Nak) {
+            if block.ack_payload_len() > 0 {
+                self.stats.ack_payloads += 1;
+            }
             InboundKind::Ack
         } else if header.data_flags == DataFlags::Single {
             if peer.window.duplicate(header.sequence, now) {
@@ -481,11 +475,11 @@ impl<P: Default> Endpoint<P> {
         let Some(me) = self.me else { return Ok(()) };
         let max = judp::PREFERRED_BLOCK_PAYLOAD;
         let blocks = message.len().div_ceil(max).max(1);
-        let peer = self.peers.map.get_mut(&link(to, me));
-        let Some(addr) = via.or(peer.as_ref().map(|p| p.addr)) else {
+        let peer = self.peers.map.get(&link(to, me));
+        let Some(addr) = via.or(peer.map(|p| p.addr)) else {
             return Ok(());
         };
-        let sequence = take_sequence(self.numbering, peer, blocks as u16);
+        let sequence = take_sequence(self.numbering, &mut self.next_sequence, blocks as u16);
         let header = Header {
             broadcast,
             ..Header::new(to, me, sequence)
@@ -522,17 +516,15 @@ impl<P: Default> Endpoint<P> {
     }
 }
 
-/// The first sequence number of the next `blocks` blocks to `peer` (`None`: a destination not
-/// in the table), advancing its counter. The one place the numbering policy applies (a counter
-/// shared by all destinations would be kept beside `numbering` and passed in here).
-fn take_sequence<P>(numbering: Numbering, peer: Option<&mut Peer<P>>, blocks: u16) -> u16 {
-    match (numbering, peer) {
-        (Numbering::PerPeerFromOne | Numbering::PerPeerFromZero, Some(p)) => {
-            let s = p.next_sequence;
-            p.next_sequence = s.wrapping_add(blocks);
+/// The first sequence number of the next `blocks` blocks, advancing `counter`. The one place
+/// the numbering policy applies.
+fn take_sequence(numbering: Numbering, counter: &mut u16, blocks: u16) -> u16 {
+    match numbering {
+        Numbering::OneCounter => {
+            let s = *counter;
+            *counter = s.wrapping_add(blocks);
             s
         }
-        (Numbering::PerPeerFromOne | Numbering::PerPeerFromZero, None) => 0,
     }
 }
 
@@ -597,7 +589,7 @@ mod tests {
 
     #[test]
     fn duplicates_are_dropped_per_source_and_acks_answered_once_each() {
-        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::PerPeerFromZero, 8);
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
         let h = Header {
             ack_nak: AckNak::Request,
             ..Header::new(ME, A, 7)
@@ -641,7 +633,7 @@ mod tests {
 
     #[test]
     fn the_peer_table_forgets_the_least_recently_heard_but_not_the_pinned() {
-        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::PerPeerFromZero, 2);
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 2);
         let from = |id: JausId| judp::single(&Header::new(ME, id, 1), &[0x02, 0x20]).unwrap();
         let c = JausId::new(200, 1, 3);
         ep.pin(Some(A));
@@ -655,7 +647,7 @@ mod tests {
 
     #[test]
     fn sends_number_per_peer_and_fragment_large_messages() {
-        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::PerPeerFromOne, 8);
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
         let mut sent = Vec::new();
         // Unknown destination: only with an address, numbered 0.
         ep.send(A, None, Broadcast::None, &[1, 2], |a, d| sent.push((a, d)))
@@ -690,5 +682,63 @@ mod tests {
             ]
         );
         assert_eq!(ep.stats().sent, 5);
+    }
+
+    #[test]
+    fn one_counter_numbers_every_destination_discovery_included() {
+        // Issue 13 item 1 (§9 C12): a peer keying repeats by (source, sequence) alone must
+        // never see one number twice, whatever the destinations.
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
+        ep.insert_peer(A, addr(5), 0.0);
+        ep.insert_peer(B, addr(6), 0.0);
+        let mut sent = Vec::new();
+        for _ in 0..3 {
+            ep.send(
+                JausId::BROADCAST,
+                Some(addr(9)),
+                Broadcast::Global,
+                &[1, 2],
+                |a, d| {
+                    sent.push((a, d));
+                },
+            )
+            .unwrap();
+            ep.send(A, None, Broadcast::None, &[1, 2], |a, d| sent.push((a, d)))
+                .unwrap();
+            ep.send(B, None, Broadcast::None, &[1, 2], |a, d| sent.push((a, d)))
+                .unwrap();
+        }
+        let seqs: Vec<u16> = sent
+            .iter()
+            .map(|(_, d)| {
+                let b = Datagram::new_checked(d).unwrap().blocks().next().unwrap();
+                Header::parse(&b.unwrap().block).sequence
+            })
+            .collect();
+        assert_eq!(seqs, (0..9).collect::<Vec<u16>>());
+    }
+
+    #[test]
+    fn an_ack_carrying_a_payload_is_skipped_counted_and_the_next_block_decoded() {
+        // Issue 13 item 3 (§9 C11): ACK block with 3 payload bytes (size 17), then ConfirmControl.
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
+        let mut d = vec![0x02];
+        d.extend_from_slice(&[0x00, 17, 0x00, 0x31]);
+        d.extend_from_slice(&ME.to_bytes());
+        d.extend_from_slice(&A.to_bytes());
+        d.extend_from_slice(&[0x0d, 0x00, 0xc8, 0x01, 0x00]);
+        d.extend_from_slice(&[0x00, 17, 0x00, 0x01]);
+        d.extend_from_slice(&ME.to_bytes());
+        d.extend_from_slice(&A.to_bytes());
+        d.extend_from_slice(&[0x0f, 0x00, 0x00, 0x02, 0x00]);
+        assert_eq!(
+            kinds(&mut ep, 0.0, &d),
+            [
+                InboundKind::Ack,
+                InboundKind::Message(Cow::Owned(vec![0x0f, 0x00, 0x00]))
+            ]
+        );
+        assert_eq!(ep.stats().ack_payloads, 1);
+        assert_eq!(ep.stats().malformed, 0);
     }
 }

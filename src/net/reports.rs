@@ -5,7 +5,7 @@
 //! joint types, the manipulator specification. Nothing above `net` imports the codec's types
 //! for these; the model imports no wire module at all.
 
-use crate::jaus::core::{ServiceRec, Status};
+use crate::jaus::core::{ReportControl, ServiceRec, Status};
 use crate::jaus::iop::{
     PresetTarget, ReportCurrentPose, ReportPresetPoseCapabilities, ReportPresetPoseSpecifications,
 };
@@ -279,6 +279,45 @@ pub fn report_update(now: f64, report: &Message) -> Option<(Signal, Update)> {
     })
 }
 
+/// The controller a `ReportControl` names (`None`: nobody, all zero), and whether it was read
+/// in another byte order (wire reference §9 C9): decoded per JSIDL (`SubsystemID` u16, `NodeID`,
+/// `ComponentID`); when that is no component `known` says it knows while the order one peer
+/// writes (`NodeID`, `ComponentID`, `SubsystemID` u16) is, the latter is taken and `true`
+/// returned, for the caller to count and log once.
+pub fn controller_of(r: &ReportControl, known: impl Fn(JausId) -> bool) -> (Option<JausId>, bool) {
+    let jsidl = JausId::new(r.subsystem_id, r.node_id, r.component_id);
+    if r.subsystem_id == 0 && r.node_id == 0 && r.component_id == 0 {
+        return (None, false);
+    }
+    if known(jsidl) {
+        return (Some(jsidl), false);
+    }
+    // The bytes as sent: the peer's first two fields where JSIDL has the subsystem, its
+    // subsystem where JSIDL has node and component. Observed live: component, node (the order
+    // of a JAUS ID in a header); node, component as its documentation says.
+    let [b0, b1] = r.subsystem_id.to_le_bytes();
+    let subsystem = u16::from_le_bytes([r.node_id, r.component_id]);
+    [
+        JausId::new(subsystem, b1, b0),
+        JausId::new(subsystem, b0, b1),
+    ]
+    .into_iter()
+    .find(|id| known(*id))
+    .map_or((Some(jsidl), false), |id| (Some(id), true))
+}
+
+/// The component a `ReportServices` from `source` lists as (`node`, `component`), and whether
+/// the listing used wildcard IDs (wire reference §9 C8: a peer echoes the query's 255s). A
+/// wildcard is never a component: the datagram's source ID stands for it, and the caller
+/// counts the deviation.
+pub fn listed_component(source: JausId, node: u8, component: u8) -> (JausId, bool) {
+    if node == 255 || component == 255 || node == 0 || component == 0 {
+        (source, true)
+    } else {
+        (JausId::new(source.subsystem, node, component), false)
+    }
+}
+
 /// Whether a component's services (URI, major, minor) make it a manipulator.
 pub fn is_manipulator(services: &[(String, u8, u8)]) -> bool {
     services.iter().any(|(uri, _, _)| {
@@ -352,4 +391,42 @@ pub fn service_list(services: &[ServiceRec]) -> Vec<(String, u8, u8)> {
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_control_in_the_header_byte_order_is_read_when_only_that_is_known() {
+        // Issue 13 item 8 (§9 C9): `14 01 7e 00 c8` for controller 126.1.20, authority 200.
+        let r = ReportControl {
+            subsystem_id: u16::from_le_bytes([0x14, 0x01]),
+            node_id: 0x7e,
+            component_id: 0x00,
+            authority_code: 200,
+        };
+        let ours = JausId::new(126, 1, 20);
+        assert_eq!(controller_of(&r, |id| id == ours), (Some(ours), true));
+        // Nobody known either way: the JSIDL reading, no deviation claimed.
+        assert_eq!(
+            controller_of(&r, |_| false),
+            (Some(JausId::new(0x0114, 0x7e, 0)), false)
+        );
+        // JSIDL order, known: taken as is.
+        let jsidl = ReportControl {
+            subsystem_id: 126,
+            node_id: 1,
+            component_id: 20,
+            authority_code: 200,
+        };
+        assert_eq!(controller_of(&jsidl, |id| id == ours), (Some(ours), false));
+        let nobody = ReportControl {
+            subsystem_id: 0,
+            node_id: 0,
+            component_id: 0,
+            authority_code: 0,
+        };
+        assert_eq!(controller_of(&nobody, |_| true), (None, false));
+    }
 }

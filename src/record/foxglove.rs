@@ -370,7 +370,10 @@ pub fn event_level(update: &Update) -> Option<LogLevel> {
         },
         Update::CommandOutcome { outcome, .. } => match outcome {
             Outcome::Confirmed | Outcome::Completed => LogLevel::Info,
-            Outcome::Rejected(_) | Outcome::TimedOut | Outcome::Failed(_) => LogLevel::Warning,
+            Outcome::Rejected(_)
+            | Outcome::TimedOut
+            | Outcome::Failed(_)
+            | Outcome::NoAnswer { .. } => LogLevel::Warning,
         },
         Update::Mark { kind, .. } => match kind {
             MarkKind::Emergency => LogLevel::Error,

@@ -41,13 +41,14 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 
-use crate::jaus::core::{ConfirmControlCode, RejectControlCode};
+use crate::jaus::core::{ConfirmControlCode, RejectControlCode, short_emergency};
 use crate::jaus::iop::TransitionStatus;
 use crate::jaus::judp::Header;
 use crate::jaus::message::message_name;
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::update::{
-    CommandKind, ComponentInfo, ControlState, LinkState, MarkKind, Outcome, PresetInfo, Update,
+    CommandKind, ComponentInfo, ControlState, LinkState, MarkKind, Outcome, PresetInfo, Tolerated,
+    Update,
 };
 use crate::net::endpoint::{Endpoint, InboundKind};
 use crate::net::reports;
@@ -79,6 +80,9 @@ pub struct ObserverStats {
     pub peers: BTreeMap<SocketAddr, u64>,
     /// Gaps in traffic from the selected component: (start, end), s.
     pub gaps: Vec<(f64, f64)>,
+    /// Peer deviations accepted and counted (wire reference §9), as the live client counts
+    /// them.
+    pub tolerated: Tolerated,
 }
 
 /// A component as far as the wire told.
@@ -229,6 +233,7 @@ impl Observer {
         let e = self.endpoint.stats();
         self.stats.malformed = e.malformed + e.foreign_version + self.decode_errors;
         self.stats.duplicates = e.duplicates;
+        self.stats.tolerated.ack_payload = e.ack_payloads;
     }
 
     /// Every block of one record through the endpoint, then to the decoder.
@@ -248,6 +253,12 @@ impl Observer {
                         let ctx = self.contexts.get(&h.source).unwrap_or(&DecodeContext::NONE);
                         Message::parse_with(&bytes, ctx)
                     };
+                    // §9 C10: an emergency stop with a short code is still one.
+                    let parsed: Result<Message, crate::jaus::DecodeError> = parsed.or_else(|e| {
+                        let m = short_emergency(&bytes).ok_or(e)?;
+                        self.stats.tolerated.short_emergency_code += 1;
+                        Ok(m)
+                    });
                     match parsed {
                         Ok(m) => {
                             self.count_message(&m);
@@ -304,7 +315,9 @@ impl Observer {
                     .and_then(|k| k.identification.clone());
                 for node in &r.nodes {
                     for c in &node.components {
-                        let id = JausId::new(src.subsystem, node.node_id, c.component_id);
+                        let (id, wildcard) =
+                            reports::listed_component(src, node.node_id, c.component_id);
+                        self.stats.tolerated.wildcard_services += u64::from(wildcard);
                         let known = bounded_entry(&mut self.components, id, Known::default);
                         known.services = reports::service_list(&c.services);
                         if known.identification.is_none() {

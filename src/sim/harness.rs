@@ -527,8 +527,9 @@ mod tests {
     #[test]
     fn an_intercept_answers_for_the_component_and_delays_hold_datagrams() {
         let mut net = net();
+        // Discovery asks identification and (while nothing is selected) services.
         net.peers[0].intercept = Some(Box::new(|_, m| match m {
-            Message::QueryIdentification(_) => Verdict::Drop,
+            Message::QueryIdentification(_) | Message::QueryServices(_) => Verdict::Drop,
             _ => Verdict::Pass,
         }));
         net.run_with(0.5, &mut |_| {});

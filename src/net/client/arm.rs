@@ -5,16 +5,18 @@
 
 use std::collections::HashMap;
 
-use super::commands::PendingStatus;
+use super::commands::{Pending, Transition};
 use super::subscriptions::{Sub, SubState};
-use super::{Client, Output, label};
-use crate::jaus::core::{QueryEventTimeout, QueryHeartbeatPulse, QueryTimeout};
-use crate::jaus::iop::{QueryPresetPoseCapabilities, QueryPresetPoseSpecifications};
+use super::{Client, Output};
+use crate::jaus::core::{QueryEventTimeout, QueryHeartbeatPulse, QueryStatus, QueryTimeout};
+use crate::jaus::iop::{
+    QueryCurrentPose, QueryPresetPoseCapabilities, QueryPresetPoseSpecifications,
+};
 use crate::jaus::manipulator::{QueryManipulatorSpecifications, QueryToolOffset};
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::arm::ArmSpec;
 use crate::model::update::{
-    CommandKind, ControlState, LinkState, ManagementState, Outcome, PresetInfo, Signal, Update,
+    ControlState, LinkState, ManagementState, PoseState, PresetInfo, Signal, Update,
 };
 use crate::net::reports;
 
@@ -56,10 +58,22 @@ pub(super) struct SelectedArm {
     pub(super) next_heartbeat: f64,
     pub(super) control: ControlState,
     pub(super) wanted_authority: Option<u8>,
-    pub(super) control_pending: Option<(CommandKind, f64)>,
+    pub(super) control_pending: Option<Pending>,
     pub(super) control_renew_at: f64,
-    pub(super) status_pending: Vec<PendingStatus>,
-    pub(super) transition: Option<(u8, f64)>,
+    pub(super) status_pending: Vec<Pending>,
+    pub(super) transition: Option<Transition>,
+    /// The management state last reported (`None` until the first `ReportStatus`).
+    pub(super) status: Option<ManagementState>,
+    /// When the status is next queried while unknown.
+    pub(super) status_query_next: f64,
+    /// The current pose last reported.
+    pub(super) pose: Option<PoseState>,
+    /// When the pose is next queried while it says "moving" and no move of ours is under way
+    /// (the every-change event that ends a move may be lost).
+    pub(super) pose_query_next: f64,
+    /// A move completed (by its transition report) at this pose, with the pose queries left
+    /// until a pose report says so (its every-change event may be lost).
+    pub(super) pose_expected: Option<(u8, u8)>,
     pub(super) last_sample: HashMap<Signal, f64>,
     pub(super) stale: HashMap<Signal, bool>,
     pub(super) cancelled_unknown: HashMap<u8, f64>,
@@ -91,6 +105,13 @@ impl SelectedArm {
             control_renew_at: f64::INFINITY,
             status_pending: Vec::new(),
             transition: None,
+            status: None,
+            // Asked at once with the specification, and again until known: the every-change
+            // status event may not deliver it (its first report lost).
+            status_query_next: now,
+            pose: None,
+            pose_query_next: now,
+            pose_expected: None,
             last_sample: HashMap::new(),
             stale: HashMap::new(),
             cancelled_unknown: HashMap::new(),
@@ -105,6 +126,13 @@ impl SelectedArm {
             Some(m) => f64::from(m) * 30.0,
             None => 20.0,
         }
+    }
+
+    /// Whether the current pose is to be queried: it says "moving" with no move of ours under
+    /// way, or a move of ours completed and no report has said so yet.
+    pub(super) fn pose_wanted(&self) -> bool {
+        self.transition.is_none()
+            && (matches!(self.pose, Some(PoseState::Moving { .. })) || self.pose_expected.is_some())
     }
 
     pub(super) fn control_renew_interval(&self) -> f64 {
@@ -168,6 +196,20 @@ impl Client {
         if now >= s.next_heartbeat {
             s.next_heartbeat = now + self.cfg.heartbeat_period;
             to_send.push(QueryHeartbeatPulse.into());
+        }
+        if s.status.is_none() && now >= s.status_query_next {
+            s.status_query_next = now + self.cfg.retry / 2.0;
+            to_send.push(QueryStatus.into());
+        }
+        if s.pose_wanted() && now >= s.pose_query_next {
+            s.pose_query_next = now + self.cfg.retry;
+            if let Some((_, left)) = &mut s.pose_expected {
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    s.pose_expected = None;
+                }
+            }
+            to_send.push(QueryCurrentPose.into());
         }
         if s.spec.is_none() && now >= s.spec_next {
             s.spec_next = now + self.cfg.retry;
@@ -276,7 +318,8 @@ impl Client {
                 stale: false,
             });
         }
-        if !s.live_announced && s.link != LinkState::Lost {
+        // Live once the specification is known too (a status may be asked for before it).
+        if !s.live_announced && s.link != LinkState::Lost && s.spec.is_some() {
             s.live_announced = true;
             s.link = LinkState::Live;
             out.updates.push(Update::Link {
@@ -299,29 +342,13 @@ impl Client {
             }
             return;
         };
-        if let (Message::ReportStatus(r), Some(s)) = (report, &mut self.arm) {
-            let state = reports::status_of(r.status);
-            let pending: Vec<PendingStatus> = if direct && !s.status_pending.is_empty() {
-                vec![s.status_pending.remove(0)]
-            } else {
-                Vec::new()
-            };
-            for p in pending {
-                let ok = match p.kind {
-                    CommandKind::SetEmergency => state == ManagementState::Emergency,
-                    CommandKind::ClearEmergency => state != ManagementState::Emergency,
-                    CommandKind::Resume => state == ManagementState::Ready,
-                    _ => state == ManagementState::Standby,
-                };
-                let outcome = if ok {
-                    Outcome::Confirmed
-                } else {
-                    Outcome::Rejected(format!("the manipulator's status is {}", label(r.status)))
-                };
-                Self::outcome(out, now, p.kind, outcome);
-            }
-        }
-        out.updates.push(update);
+        // The update first: an outcome follows the state it is judged by.
+        out.updates.push(update.clone());
         self.sample(now, signal, out);
+        match update {
+            Update::Status { state, .. } => self.status_observed(now, state, direct, out),
+            Update::CurrentPose { pose, .. } => self.pose_observed(now, pose, out),
+            _ => {}
+        }
     }
 }

@@ -1,24 +1,188 @@
-//! Operator commands and control: each command ends in one [`Update::CommandOutcome`];
-//! control is kept by re-requesting at a third of the peer's timeout; `GoToPreset`, Resume and
-//! Standby are refused locally unless control is held; status commands are judged by the
-//! status that follows them.
+//! Operator commands and control. Every command ends in exactly one
+//! [`Update::CommandOutcome`] that tells the truth about the arm:
+//! - A command is sent again (with backoff: 0.25 s, 0.5 s, 1 s, …, within the command's time)
+//!   until its effect is observed — `ConfirmControl`/`RejectControl` or a `ReportControl` naming
+//!   us for control, the status (event or answer to the `QueryStatus` sent with each try) for
+//!   Emergency/Resume/Standby, the transition report or the current pose for a preset. Lost
+//!   datagrams cost a retry, not a wrong outcome.
+//! - A status that already shows the effect confirms the command (a Resume whose READY was
+//!   observed is confirmed, whichever datagram was lost).
+//! - A refusal says why in words, from what the client knows (status, control): "the arm is in
+//!   EMERGENCY", "no control", "the arm refused the pose".
+//! - No answer after the last try: [`Outcome::NoAnswer`] with the tries and the state the arm
+//!   last reported, and the state is queried again (control and status).
+//!
+//! Control is kept by re-requesting at a third of the peer's timeout. `GoToPreset`, Resume and
+//! Standby are refused locally unless control is held.
 
+use super::arm::SelectedArm;
 use super::{Client, Output, label};
 use crate::jaus::core::{
-    ClearEmergency, ConfirmControlCode, QueryStatus, ReleaseControl, RequestControl, Resume,
-    SetEmergency, Standby,
+    ClearEmergency, ConfirmControlCode, QueryControl, QueryStatus, ReleaseControl, ReportControl,
+    RequestControl, Resume, SetEmergency, Standby,
 };
-use crate::jaus::iop::{SetCurrentPose, TransitionStatus};
+use crate::jaus::iop::{
+    QueryCurrentPose, ReportTransitionCompleted, SetCurrentPose, TransitionStatus,
+};
 use crate::jaus::{JausId, Message};
-use crate::model::update::{Command, CommandKind, ControlState, Outcome, Update};
+use crate::model::update::{
+    Command, CommandKind, ControlState, ManagementState, Outcome, PoseState, Update,
+};
+use crate::net::reports;
 
+/// First interval between tries, s (doubled after each, at most [`MAX_BACKOFF`]).
+const FIRST_BACKOFF: f64 = 0.25;
+/// Longest interval between tries, s.
+const MAX_BACKOFF: f64 = 1.0;
+/// Tries without any sign of progress before a preset move is given up.
+const TRANSITION_TRIES: u8 = 6;
+/// Interval of keep-alive `RequestControl`s while the last one is unanswered, s.
+const KEEP_ALIVE_RETRY: f64 = 0.2;
+/// How long a refused transition waits for the status that says why, s.
+const REASON_WAIT: f64 = 0.5;
+
+/// A command sent and not yet judged.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PendingStatus {
+pub(super) struct Pending {
     pub(super) kind: CommandKind,
+    /// When it was first sent.
     pub(super) sent: f64,
+    /// How many times it was sent.
+    pub(super) tries: u8,
+    /// When it is sent again (if still pending).
+    pub(super) next_try: f64,
+    backoff: f64,
+    /// A direct answer (status or control report) showed the opposite of the effect.
+    pub(super) contrary: bool,
+}
+
+impl Pending {
+    fn new(kind: CommandKind, now: f64) -> Self {
+        Self {
+            kind,
+            sent: now,
+            tries: 1,
+            next_try: now + FIRST_BACKOFF,
+            backoff: FIRST_BACKOFF,
+            contrary: false,
+        }
+    }
+
+    /// Schedules the next try after one was sent at `now`.
+    fn retried(&mut self, now: f64) {
+        self.tries = self.tries.saturating_add(1);
+        self.backoff = (self.backoff * 2.0).min(MAX_BACKOFF);
+        self.next_try = now + self.backoff;
+    }
+
+    /// When the next thing happens: a try, or (after `timeout`) the verdict.
+    pub(super) fn deadline(&self, timeout: f64) -> f64 {
+        self.next_try.min(self.sent + timeout)
+    }
+}
+
+/// A preset move in progress.
+#[derive(Debug, Clone)]
+pub(super) struct Transition {
+    pub(super) pose_id: u8,
+    /// Every request ID used for it (a retry takes a new one); the last is the current one.
+    pub(super) request_ids: Vec<u8>,
+    pub(super) sent: f64,
+    /// Tries in a row without a sign of progress (moving towards the pose, or at it).
+    pub(super) tries: u8,
+    pub(super) next_check: f64,
+    backoff: f64,
+    /// A pose report arrived since the last check: moving to our pose (`Some(true)`) or not.
+    progress: Option<bool>,
+    /// The arm refused the current request: when, and its status code; the outcome waits
+    /// up to [`REASON_WAIT`] for the status that says why.
+    pub(super) refused: Option<(f64, TransitionStatus)>,
+}
+
+impl Transition {
+    pub(super) fn deadline(&self, timeout: f64) -> f64 {
+        let d = self.next_check.min(self.sent + timeout);
+        match self.refused {
+            Some((t, _)) => d.min(t + REASON_WAIT),
+            None => d,
+        }
+    }
+}
+
+/// Whether `state` shows the effect of status command `kind`.
+fn status_effect(kind: CommandKind, state: ManagementState) -> bool {
+    match kind {
+        CommandKind::SetEmergency => state == ManagementState::Emergency,
+        CommandKind::ClearEmergency => state != ManagementState::Emergency,
+        CommandKind::Resume => state == ManagementState::Ready,
+        _ => state == ManagementState::Standby,
+    }
+}
+
+fn status_message(kind: CommandKind) -> Message {
+    match kind {
+        CommandKind::SetEmergency => SetEmergency { emergency_code: 1 }.into(),
+        CommandKind::ClearEmergency => ClearEmergency { emergency_code: 1 }.into(),
+        CommandKind::Resume => Resume.into(),
+        _ => Standby.into(),
+    }
+}
+
+fn state_name(state: ManagementState) -> String {
+    format!("{state:?}").to_uppercase()
+}
+
+/// The selected arm's state in words, as last reported: control and management state.
+fn arm_words(s: &SelectedArm) -> String {
+    let control = match s.control {
+        ControlState::Held { authority } => format!("control held (authority {authority})"),
+        ControlState::Requested => "control requested, not confirmed".into(),
+        ControlState::Released => "control not held".into(),
+    };
+    let status = match s.status {
+        Some(st) => format!("status {}", state_name(st)),
+        None => "status unknown".into(),
+    };
+    format!("{control}, {status}")
 }
 
 impl Client {
+    /// The arm's state in words, as last reported: control and management state.
+    pub(super) fn state_words(&self) -> String {
+        self.arm
+            .as_ref()
+            .map_or_else(|| "nothing (no manipulator selected)".into(), arm_words)
+    }
+
+    /// Why the arm would refuse a motion command, in words, from what we know.
+    fn refusal_words(&self, code: Option<TransitionStatus>, pose_id: u8) -> String {
+        let Some(s) = &self.arm else {
+            return "no manipulator selected".into();
+        };
+        if s.status == Some(ManagementState::Emergency) {
+            return "the arm is in EMERGENCY".into();
+        }
+        if !matches!(s.control, ControlState::Held { .. }) {
+            return "no control".into();
+        }
+        if let Some(
+            st @ (ManagementState::Standby
+            | ManagementState::Failure
+            | ManagementState::Shutdown
+            | ManagementState::Initialize),
+        ) = s.status
+        {
+            return format!("the arm is in {}", state_name(st));
+        }
+        match code {
+            Some(TransitionStatus::UnrecognizedPose) => {
+                format!("the arm does not know pose {pose_id}")
+            }
+            Some(c) => format!("the arm refused the pose ({})", label(c)),
+            None => "the arm refused the pose".into(),
+        }
+    }
+
     /// Takes one command from the UI.
     pub fn handle_command(&mut self, now: f64, cmd: Command, out: &mut Output) {
         if let Command::Shutdown = cmd {
@@ -56,7 +220,7 @@ impl Client {
             Command::RequestControl { authority } => {
                 s.wanted_authority = Some(authority);
                 s.control = ControlState::Requested;
-                s.control_pending = Some((CommandKind::RequestControl, now));
+                s.control_pending = Some(Pending::new(CommandKind::RequestControl, now));
                 s.control_renew_at = f64::INFINITY;
                 out.updates.push(Update::Control {
                     t: now,
@@ -73,43 +237,17 @@ impl Client {
             Command::ReleaseControl => {
                 s.wanted_authority = None;
                 s.control_renew_at = f64::INFINITY;
-                if s.control == ControlState::Released {
+                if s.control == ControlState::Released && s.control_pending.is_none() {
+                    // Not held as far as we know; told anyway (an earlier process with our ID
+                    // may have left control held), no answer awaited.
                     Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed);
+                    self.send(id, ReleaseControl, out);
                 } else {
-                    s.control_pending = Some((CommandKind::ReleaseControl, now));
+                    s.control_pending = Some(Pending::new(CommandKind::ReleaseControl, now));
                     self.send(id, ReleaseControl, out);
                 }
             }
-            Command::GoToPreset { pose_id } => {
-                if !held {
-                    Self::outcome(
-                        out,
-                        now,
-                        CommandKind::GoToPreset,
-                        Outcome::Rejected("control is not held: request control first".into()),
-                    );
-                } else if !s.presets.is_empty() && s.presets.iter().all(|p| p.id != pose_id) {
-                    Self::outcome(
-                        out,
-                        now,
-                        CommandKind::GoToPreset,
-                        Outcome::Rejected(format!("the arm has no preset with id {pose_id}")),
-                    );
-                } else {
-                    let rid = self.request_id();
-                    if let Some(s) = &mut self.arm {
-                        s.transition = Some((rid, now));
-                    }
-                    self.send(
-                        id,
-                        SetCurrentPose {
-                            request_id: rid,
-                            pose_id,
-                        },
-                        out,
-                    );
-                }
-            }
+            Command::GoToPreset { pose_id } => self.go_to_preset(now, pose_id, held, out),
             Command::SetEmergency
             | Command::ClearEmergency
             | Command::Resume
@@ -124,14 +262,8 @@ impl Client {
                     );
                     return;
                 }
-                s.status_pending.push(PendingStatus { kind, sent: now });
-                let m: Message = match cmd {
-                    Command::SetEmergency => SetEmergency { emergency_code: 1 }.into(),
-                    Command::ClearEmergency => ClearEmergency { emergency_code: 1 }.into(),
-                    Command::Resume => Resume.into(),
-                    _ => Standby.into(),
-                };
-                self.send(id, m, out);
+                s.status_pending.push(Pending::new(kind, now));
+                self.send(id, status_message(kind), out);
                 // The answer is the status that follows.
                 self.send(id, QueryStatus, out);
             }
@@ -139,8 +271,189 @@ impl Client {
         }
     }
 
+    /// `GoToPreset`: refused locally without control or for an unknown preset; else sent with
+    /// a query of the current pose, and followed by [`Client::transition_timers`].
+    fn go_to_preset(&mut self, now: f64, pose_id: u8, held: bool, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        let id = s.id;
+        if !held {
+            Self::outcome(
+                out,
+                now,
+                CommandKind::GoToPreset,
+                Outcome::Rejected("control is not held: request control first".into()),
+            );
+        } else if !s.presets.is_empty() && s.presets.iter().all(|p| p.id != pose_id) {
+            Self::outcome(
+                out,
+                now,
+                CommandKind::GoToPreset,
+                Outcome::Rejected(format!("the arm has no preset with id {pose_id}")),
+            );
+        } else {
+            if let Some(old) = s.transition.take() {
+                // A new move replaces the one in progress (the arm interrupts it).
+                Self::outcome(
+                    out,
+                    now,
+                    CommandKind::GoToPreset,
+                    Outcome::Failed(format!(
+                        "replaced by a move to pose {pose_id} before reaching pose {}",
+                        old.pose_id
+                    )),
+                );
+            }
+            let rid = self.request_id();
+            if let Some(s) = &mut self.arm {
+                s.transition = Some(Transition {
+                    pose_id,
+                    request_ids: vec![rid],
+                    sent: now,
+                    tries: 1,
+                    next_check: now + FIRST_BACKOFF,
+                    backoff: FIRST_BACKOFF,
+                    progress: None,
+                    refused: None,
+                });
+            }
+            self.send(
+                id,
+                SetCurrentPose {
+                    request_id: rid,
+                    pose_id,
+                },
+                out,
+            );
+            self.send(id, QueryCurrentPose, out);
+        }
+    }
+
+    /// A status from the selected arm (event or answer; `direct` when an answer): pending
+    /// status commands whose effect it shows are confirmed; a direct answer showing otherwise
+    /// is remembered (the command is tried again; if it never shows, it was refused).
+    pub(super) fn status_observed(
+        &mut self,
+        now: f64,
+        state: ManagementState,
+        direct: bool,
+        out: &mut Output,
+    ) {
+        let Some(s) = &mut self.arm else { return };
+        s.status = Some(state);
+        let mut done = Vec::new();
+        for p in &mut s.status_pending {
+            if status_effect(p.kind, state) {
+                done.push(p.kind);
+            } else if direct {
+                p.contrary = true;
+            }
+        }
+        s.status_pending.retain(|p| !status_effect(p.kind, state));
+        for kind in done {
+            Self::outcome(out, now, kind, Outcome::Confirmed);
+        }
+        self.judge_refused_transition(now, true, out);
+    }
+
+    /// A current pose from the selected arm: progress (or the end) of a preset move.
+    pub(super) fn pose_observed(&mut self, now: f64, pose: PoseState, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        s.pose = Some(pose);
+        if s.pose_expected
+            .is_some_and(|(p, _)| pose == PoseState::At(p))
+        {
+            s.pose_expected = None;
+        }
+        let Some(t) = &mut s.transition else { return };
+        match pose {
+            PoseState::At(p) if p == t.pose_id && t.refused.is_none() => {
+                s.transition = None;
+                Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Completed);
+            }
+            PoseState::Moving { to, .. } if to == t.pose_id => t.progress = Some(true),
+            _ => {
+                if t.progress.is_none() {
+                    t.progress = Some(false);
+                }
+            }
+        }
+    }
+
+    /// A refused transition is judged once the status that may say why has arrived (or after
+    /// [`REASON_WAIT`]).
+    fn judge_refused_transition(&mut self, now: f64, status_arrived: bool, out: &mut Output) {
+        let Some(s) = &self.arm else { return };
+        let Some(t) = &s.transition else { return };
+        let Some((at, code)) = t.refused else { return };
+        if !status_arrived && now < at + REASON_WAIT {
+            return;
+        }
+        let pose_id = t.pose_id;
+        let words = self.refusal_words(Some(code), pose_id);
+        if let Some(s) = &mut self.arm {
+            s.transition = None;
+        }
+        Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Failed(words));
+    }
+
+    /// A `ReportControl` from the selected arm: who holds control. Confirms a pending request
+    /// (we are the controller) or release (we are not).
+    fn control_reported(&mut self, now: f64, r: ReportControl, out: &mut Output) {
+        let me = self.cfg.id;
+        let known = |id: JausId| id == me || self.endpoint.contains(id);
+        let (controller, permuted) = reports::controller_of(&r, known);
+        if permuted {
+            self.stats.tolerated.controller_id_order += 1;
+            if !self.warned_controller_order {
+                self.warned_controller_order = true;
+                out.updates.push(Update::Error {
+                    t: now,
+                    message: format!(
+                        "the arm's ReportControl names its controller in another byte order \
+                         (read as {}); tolerated (wire reference §9 C9)",
+                        controller.map_or_else(|| "nobody".to_string(), |c| c.to_string())
+                    ),
+                });
+            }
+        }
+        let Some(s) = &mut self.arm else { return };
+        let ours = controller == Some(me);
+        let Some(p) = s.control_pending else { return };
+        match (p.kind, ours) {
+            (CommandKind::RequestControl, true) => {
+                s.control_pending = None;
+                let authority = s.wanted_authority.unwrap_or(r.authority_code);
+                s.control = ControlState::Held { authority };
+                s.control_renew_at = now + s.control_renew_interval();
+                out.updates.push(Update::Control {
+                    t: now,
+                    state: s.control,
+                });
+                Self::outcome(out, now, CommandKind::RequestControl, Outcome::Confirmed);
+            }
+            (CommandKind::ReleaseControl, false) => {
+                s.control_pending = None;
+                s.control = ControlState::Released;
+                out.updates.push(Update::Control {
+                    t: now,
+                    state: s.control,
+                });
+                Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed);
+            }
+            _ => {
+                if let Some(p) = &mut s.control_pending {
+                    p.contrary = true;
+                }
+            }
+        }
+    }
+
     /// The selected arm's answers about control and preset transitions.
     pub(super) fn control_message(&mut self, now: f64, m: &Message, out: &mut Output) {
+        if let Message::ReportControl(r) = m {
+            self.control_reported(now, *r, out);
+            return;
+        }
         let Some(s) = &mut self.arm else { return };
         match m {
             Message::ConfirmControl(c) => {
@@ -149,6 +462,15 @@ impl Client {
                     ConfirmControlCode::ControlAccepted => {
                         let authority = s.wanted_authority.unwrap_or(0);
                         let newly = !matches!(s.control, ControlState::Held { .. });
+                        if pending.is_some_and(|p| p.kind == CommandKind::ReleaseControl) {
+                            // A keep-alive answer overtaken by our release: still releasing.
+                            s.control_pending = pending;
+                            return;
+                        }
+                        if s.wanted_authority.is_none() {
+                            // Not wanted any more (released meanwhile): nothing to hold.
+                            return;
+                        }
                         s.control = ControlState::Held { authority };
                         s.control_renew_at = now + s.control_renew_interval();
                         if newly {
@@ -157,7 +479,7 @@ impl Client {
                                 state: s.control,
                             });
                         }
-                        if let Some((CommandKind::RequestControl, _)) = pending {
+                        if pending.is_some_and(|p| p.kind == CommandKind::RequestControl) {
                             Self::outcome(
                                 out,
                                 now,
@@ -175,7 +497,7 @@ impl Client {
                             state: s.control,
                         });
                         let reason = format!("the manipulator refused control: {}", label(code));
-                        if let Some((CommandKind::RequestControl, _)) = pending {
+                        if pending.is_some_and(|p| p.kind == CommandKind::RequestControl) {
                             Self::outcome(
                                 out,
                                 now,
@@ -200,12 +522,21 @@ impl Client {
                     t: now,
                     state: s.control,
                 });
-                match pending {
-                    Some((CommandKind::ReleaseControl, _)) => {
+                match pending.map(|p| p.kind) {
+                    Some(CommandKind::ReleaseControl) => {
                         Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed);
                     }
-                    Some((kind, _)) => {
-                        Self::outcome(out, now, kind, Outcome::Rejected(label(r.response_code)));
+                    Some(kind) => {
+                        s.wanted_authority = None;
+                        Self::outcome(
+                            out,
+                            now,
+                            kind,
+                            Outcome::Rejected(format!(
+                                "the manipulator refused control: {}",
+                                label(r.response_code)
+                            )),
+                        );
                     }
                     None if was_held => {
                         s.wanted_authority = None;
@@ -220,35 +551,60 @@ impl Client {
                     None => {}
                 }
             }
-            Message::ReportTransitionCompleted(r) => match s.transition {
-                Some((rid, _)) if rid == r.request_id => {
-                    s.transition = None;
-                    let outcome = if r.transition_status == TransitionStatus::Completed {
-                        Outcome::Completed
-                    } else {
-                        Outcome::Failed(label(r.transition_status))
-                    };
-                    Self::outcome(out, now, CommandKind::GoToPreset, outcome);
-                }
-                _ => self.stats.unexpected += 1,
-            },
+            Message::ReportTransitionCompleted(r) => self.transition_reported(now, *r, out),
             _ => {}
         }
     }
 
-    /// Control keep-alive (a `RequestControl` appended to `to_send`) and command timeouts.
+    /// A `ReportTransitionCompleted`: a move of ours completed, or refused (judged once the
+    /// state saying why has arrived); a failure of an earlier try is our own retry.
+    fn transition_reported(&mut self, now: f64, r: ReportTransitionCompleted, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        let Some(t) = &mut s.transition else {
+            self.stats.unexpected += 1;
+            return;
+        };
+        if !t.request_ids.contains(&r.request_id) {
+            self.stats.unexpected += 1;
+            return;
+        }
+        if r.transition_status == TransitionStatus::Completed {
+            let pose_id = t.pose_id;
+            s.transition = None;
+            if s.pose != Some(PoseState::At(pose_id)) {
+                // The pose event saying so may be lost: ask until a report says so.
+                s.pose_expected = Some((pose_id, 10));
+                s.pose_query_next = now;
+            }
+            Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Completed);
+        } else if t.request_ids.last() == Some(&r.request_id) {
+            // Refused or interrupted: ask the state that says why, judge on its answer.
+            t.refused = Some((now, r.transition_status));
+            let id = s.id;
+            self.send(id, QueryStatus, out);
+            self.send(id, QueryControl, out);
+        }
+        // A failure of an earlier try is our own retry interrupting it.
+    }
+
+    /// Control keep-alive, retries of unanswered commands, and their verdicts. Messages to
+    /// send are appended to `to_send`.
     pub(super) fn command_timers(
         &mut self,
         now: f64,
         to_send: &mut Vec<Message>,
         out: &mut Output,
     ) {
+        let timeout = self.cfg.command_timeout;
         let Some(s) = &mut self.arm else { return };
         if now >= s.control_renew_at {
-            s.control_renew_at = now + s.control_renew_interval();
+            // Until a ConfirmControl answers this keep-alive (which schedules the next one a
+            // third of the timeout later), it is sent again soon: a few lost keep-alives in a
+            // row must not let control lapse.
+            s.control_renew_at = now + s.control_renew_interval().min(KEEP_ALIVE_RETRY);
             if let Some(authority) = s.wanted_authority {
                 if s.control_pending.is_none() && s.control == ControlState::Requested {
-                    s.control_pending = Some((CommandKind::RequestControl, now));
+                    s.control_pending = Some(Pending::new(CommandKind::RequestControl, now));
                 }
                 to_send.push(
                     RequestControl {
@@ -258,38 +614,141 @@ impl Client {
                 );
             }
         }
-        if let Some((kind, sent)) = s.control_pending
-            && now - sent > self.cfg.command_timeout
-        {
-            s.control_pending = None;
-            if kind == CommandKind::ReleaseControl {
-                s.control = ControlState::Released;
-            } else if s.control == ControlState::Requested {
-                s.control = ControlState::Released;
-                s.wanted_authority = None;
+        let mut query_state = false;
+        if let Some(mut p) = s.control_pending {
+            if now - p.sent >= timeout {
+                s.control_pending = None;
+                if p.kind == CommandKind::ReleaseControl || s.control == ControlState::Requested {
+                    s.control = ControlState::Released;
+                }
+                if p.kind == CommandKind::RequestControl {
+                    s.wanted_authority = None;
+                }
+                out.updates.push(Update::Control {
+                    t: now,
+                    state: s.control,
+                });
+                Self::outcome(
+                    out,
+                    now,
+                    p.kind,
+                    Outcome::NoAnswer {
+                        tries: p.tries,
+                        state: arm_words(s),
+                    },
+                );
+                query_state = true;
+            } else if now >= p.next_try {
+                p.retried(now);
+                s.control_pending = Some(p);
+                match (p.kind, s.wanted_authority) {
+                    (CommandKind::RequestControl, Some(authority)) => to_send.push(
+                        RequestControl {
+                            authority_code: authority,
+                        }
+                        .into(),
+                    ),
+                    _ => to_send.push(ReleaseControl.into()),
+                }
+                to_send.push(QueryControl.into());
             }
-            out.updates.push(Update::Control {
-                t: now,
-                state: s.control,
-            });
-            Self::outcome(out, now, kind, Outcome::TimedOut);
         }
-        let timeout = self.cfg.command_timeout;
-        let expired: Vec<PendingStatus> = s
-            .status_pending
-            .iter()
-            .filter(|p| now - p.sent > timeout)
-            .copied()
-            .collect();
-        s.status_pending.retain(|p| now - p.sent <= timeout);
-        for p in expired {
-            Self::outcome(out, now, p.kind, Outcome::TimedOut);
+        let mut verdicts = Vec::new();
+        let mut resend = Vec::new();
+        for p in &mut s.status_pending {
+            if now - p.sent >= timeout {
+                verdicts.push(*p);
+            } else if now >= p.next_try {
+                p.retried(now);
+                resend.push(p.kind);
+            }
         }
-        if let Some((_, sent)) = s.transition
-            && now - sent > self.cfg.transition_timeout
-        {
+        s.status_pending.retain(|p| now - p.sent < timeout);
+        for kind in resend {
+            to_send.push(status_message(kind));
+            to_send.push(QueryStatus.into());
+        }
+        for p in verdicts {
+            let outcome = if p.contrary {
+                // Answered, never with the effect: refused. Say why in words.
+                Outcome::Rejected(match (p.kind, s.status) {
+                    (_, Some(ManagementState::Emergency)) => "the arm is in EMERGENCY".into(),
+                    (_, Some(st)) => format!("the arm stayed in {}", state_name(st)),
+                    (_, None) => "the arm did not change state".into(),
+                })
+            } else {
+                query_state = true;
+                Outcome::NoAnswer {
+                    tries: p.tries,
+                    state: arm_words(s),
+                }
+            };
+            Self::outcome(out, now, p.kind, outcome);
+        }
+        if query_state {
+            // "No answer" is followed by a query of the actual state.
+            to_send.push(QueryStatus.into());
+            to_send.push(QueryControl.into());
+        }
+        self.transition_timers(now, to_send, out);
+    }
+
+    /// A preset move: checked with `QueryCurrentPose`, sent again (new request ID) when no
+    /// sign of progress came since the last check, judged when it completes, is refused, shows
+    /// no progress after [`TRANSITION_TRIES`] tries, or takes longer than the transition
+    /// timeout.
+    fn transition_timers(&mut self, now: f64, to_send: &mut Vec<Message>, out: &mut Output) {
+        self.judge_refused_transition(now, false, out);
+        let words = self.state_words();
+        let timeout = self.cfg.transition_timeout;
+        let Some(s) = &mut self.arm else { return };
+        let Some(t) = &mut s.transition else { return };
+        if t.refused.is_some() {
+            return;
+        }
+        let no_progress = t.tries >= TRANSITION_TRIES;
+        if now - t.sent >= timeout || (no_progress && now >= t.next_check) {
+            let tries = t.tries;
+            let heard_contrary = t.progress == Some(false);
+            let pose_id = t.pose_id;
             s.transition = None;
-            Self::outcome(out, now, CommandKind::GoToPreset, Outcome::TimedOut);
+            let outcome = if heard_contrary {
+                Outcome::Failed(self.refusal_words(None, pose_id))
+            } else {
+                Outcome::NoAnswer {
+                    tries,
+                    state: words,
+                }
+            };
+            Self::outcome(out, now, CommandKind::GoToPreset, outcome);
+            to_send.push(QueryStatus.into());
+            to_send.push(QueryControl.into());
+            return;
         }
+        if now < t.next_check {
+            return;
+        }
+        if t.progress == Some(true) {
+            // Moving towards the pose: keep watching.
+            t.tries = 1;
+            t.backoff = MAX_BACKOFF;
+        } else {
+            // Nothing heard, or not moving there: the command (or its start) was lost.
+            t.tries = t.tries.saturating_add(1);
+            t.backoff = (t.backoff * 2.0).min(MAX_BACKOFF);
+            let rid = self.next_request_id;
+            self.next_request_id = self.next_request_id.wrapping_add(1).max(1);
+            t.request_ids.push(rid);
+            to_send.push(
+                SetCurrentPose {
+                    request_id: rid,
+                    pose_id: t.pose_id,
+                }
+                .into(),
+            );
+        }
+        t.progress = None;
+        t.next_check = now + t.backoff;
+        to_send.push(QueryCurrentPose.into());
     }
 }

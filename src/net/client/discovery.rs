@@ -9,7 +9,7 @@ use super::{Client, Output};
 use crate::jaus::JausId;
 use crate::jaus::Message;
 use crate::jaus::core::{
-    CancelEvent, QueryIdentification, QueryServices, QueryType, ReleaseControl,
+    CancelEvent, QueryIdentification, QueryServices, QueryServicesNode, QueryType, ReleaseControl,
     ReportIdentification, ReportServices,
 };
 use crate::model::update::{ComponentInfo, ControlState, LinkState, Update};
@@ -77,7 +77,7 @@ impl Client {
             let p = &mut p.data;
             p.identification = Some(r.identification);
             if now - p.services_asked > self.cfg.discovery_period * 5.0
-                || p.services.is_empty() && now - p.services_asked > self.cfg.retry * 2.0
+                || p.services.is_empty() && now - p.services_asked >= self.cfg.retry
             {
                 p.services_asked = now;
                 self.send(from, QueryServices::all(), out);
@@ -95,14 +95,25 @@ impl Client {
     ) {
         for node in &r.nodes {
             for c in &node.components {
-                let id = JausId::new(from.subsystem, node.node_id, c.component_id);
+                // §9 C8: wildcard IDs in the body are never a component; the sender is.
+                let (id, wildcard) = reports::listed_component(from, node.node_id, c.component_id);
+                if wildcard {
+                    self.stats.tolerated.wildcard_services += 1;
+                }
                 let identification = self
                     .endpoint
                     .peer(from)
                     .and_then(|p| p.data.identification.clone());
                 let peer = self.endpoint.insert_peer(id, addr, now);
                 let known = &mut peer.data;
-                known.services = reports::service_list(&c.services);
+                let services = reports::service_list(&c.services);
+                // An empty list does not replace a list we have.
+                if !services.is_empty() || known.services.is_empty() {
+                    known.services = services;
+                }
+                // Each such reply (the wildcard queries are paced by `identified`) is followed
+                // by one specific query until the services are known.
+                let ask_specifically = wildcard && known.services.is_empty();
                 if known.identification.is_none() {
                     known.identification = identification;
                 }
@@ -115,6 +126,17 @@ impl Client {
                 };
                 let manipulator = info.manipulator;
                 out.updates.push(Update::Component { t: now, info });
+                if ask_specifically {
+                    // The peer echoed our wildcards and listed nothing: ask with its own node
+                    // and component, which such a peer answers properly.
+                    let q = QueryServices {
+                        nodes: vec![QueryServicesNode {
+                            node_id: from.node,
+                            components: vec![from.component],
+                        }],
+                    };
+                    self.send(from, q, out);
+                }
                 if manipulator && self.arm.is_none() && self.cfg.component.is_none_or(|c| c == id) {
                     self.select(now, id, out);
                 }
@@ -174,8 +196,15 @@ impl Client {
         if let Some(addr) = self.cfg.multicast {
             self.send_to_addr(Some(addr), JausId::BROADCAST, true, &q, out);
         }
+        // Until an arm is selected, each unicast address is also asked for its services at
+        // once: the answer names the component and selects it, one round trip instead of two
+        // (which counts on a lossy link).
+        let services: Option<Message> = self.arm.is_none().then(|| QueryServices::all().into());
         for addr in self.cfg.connect.clone() {
             self.send_to_addr(Some(addr), JausId::BROADCAST, false, &q, out);
+            if let Some(m) = &services {
+                self.send_to_addr(Some(addr), JausId::BROADCAST, false, m, out);
+            }
         }
     }
 

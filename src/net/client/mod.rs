@@ -4,7 +4,8 @@
 //!
 //! Rules, in the order a session meets them:
 //! - Discovery: `QueryIdentification` to the multicast group and every `--connect` address each
-//!   `discovery_period`; `QueryServices` to each responder; every listed component is recorded;
+//!   `discovery_period` (every `retry / 2` while no arm is selected, for the first 10 s, with a
+//!   `QueryServices` to each unicast address); `QueryServices` to each responder; every listed component is recorded;
 //!   components silent for `discovery_period * 2 + lost_after` are marked lost, not forgotten.
 //! - Selection: the configured component, else the first manipulator found. Its
 //!   specification is queried until answered (every `retry` s); then tool offset, presets,
@@ -26,9 +27,13 @@
 //! The rules live in one file per concern: `discovery` (peers, selection, liveness of
 //! components), `arm` (the selected arm's setup queries, its link, its reports),
 //! `subscriptions` (events, polling, staleness), `commands` (operator commands and control).
-//! - Commands: each ends in one [`Update::CommandOutcome`]. Control is kept by re-requesting
-//!   at a third of the peer's timeout. `GoToPreset`, Resume and Standby are refused locally
-//!   unless control is held.
+//! - Commands: each ends in one true [`Update::CommandOutcome`]: sent again with backoff until
+//!   its effect is seen (control reports, the status, the current pose), refusals in words,
+//!   `NoAnswer { tries, state }` after the last try (then the state is queried). The status is
+//!   queried until known. Control is kept by re-requesting at a third of the peer's timeout
+//!   (sooner while a keep-alive is unanswered). `GoToPreset`, Resume and Standby are refused
+//!   locally unless control is held.
+//! - Tolerated deviations (wire reference §9) are counted in [`NetStats::tolerated`].
 
 mod arm;
 mod commands;
@@ -50,6 +55,9 @@ use subscriptions::SubState;
 /// The OCU's default JAUS ID.
 pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
 
+/// Seconds after the start during which discovery rounds come every `retry / 2` s while no arm is
+/// selected.
+const FAST_DISCOVERY_FOR: f64 = 10.0;
 /// Most peers remembered (the oldest silent ones are forgotten first).
 const MAX_PEERS: usize = 256;
 /// Requested event rates, Hz.
@@ -154,9 +162,13 @@ pub struct Client {
     endpoint: Endpoint<Known>,
     arm: Option<SelectedArm>,
     next_discovery: f64,
+    /// When the first tick ran.
+    started: Option<f64>,
     next_stats: f64,
     next_request_id: u8,
     shut_down: bool,
+    /// The controller-ID byte order deviation was reported once.
+    warned_controller_order: bool,
 }
 
 fn label<T: std::fmt::Display>(v: T) -> String {
@@ -167,14 +179,16 @@ impl Client {
     /// A client with `cfg`.
     pub fn new(cfg: ClientConfig) -> Self {
         Self {
-            endpoint: Endpoint::addressed(cfg.id, Numbering::PerPeerFromOne, MAX_PEERS),
+            endpoint: Endpoint::addressed(cfg.id, Numbering::OneCounter, MAX_PEERS),
             cfg,
             stats: NetStats::default(),
             arm: None,
             next_discovery: f64::NEG_INFINITY,
+            started: None,
             next_stats: 1.0,
             next_request_id: 1,
             shut_down: false,
+            warned_controller_order: false,
         }
     }
 
@@ -191,6 +205,10 @@ impl Client {
             fragments_dropped: e.fragments_dropped,
             acks_sent: e.acks_sent,
             sent: e.sent,
+            tolerated: crate::model::update::Tolerated {
+                ack_payload: e.ack_payloads,
+                ..self.stats.tolerated
+            },
             ..self.stats
         }
     }
@@ -229,12 +247,21 @@ impl Client {
                     d = d.min(last + 3.0 * p + 1e-3);
                 }
             }
-            // Pending commands time out.
-            if let Some((_, sent)) = s.control_pending {
-                d = d.min(sent + self.cfg.command_timeout);
+            if s.status.is_none() {
+                d = d.min(s.status_query_next);
+            }
+            if s.pose_wanted() {
+                d = d.min(s.pose_query_next);
+            }
+            // Pending commands are tried again, then judged.
+            if let Some(p) = &s.control_pending {
+                d = d.min(p.deadline(self.cfg.command_timeout));
             }
             for p in &s.status_pending {
-                d = d.min(p.sent + self.cfg.command_timeout);
+                d = d.min(p.deadline(self.cfg.command_timeout));
+            }
+            if let Some(t) = &s.transition {
+                d = d.min(t.deadline(self.cfg.transition_timeout));
             }
         }
         d
@@ -357,6 +384,7 @@ impl Client {
             | Message::Event(_) => self.subscription_message(now, from, m, out),
             Message::ConfirmControl(_)
             | Message::RejectControl(_)
+            | Message::ReportControl(_)
             | Message::ReportTransitionCompleted(_) => self.control_message(now, &m, out),
             m => self.setup_message(now, from, m, out),
         }
@@ -368,7 +396,16 @@ impl Client {
             return;
         }
         if now >= self.next_discovery {
-            self.next_discovery = now + self.cfg.discovery_period;
+            // Until an arm is selected (for the first seconds), rounds come every `retry / 2` s:
+            // on a lossy network the first answers must not wait whole discovery periods.
+            let first = *self.started.get_or_insert(now);
+            let fast = self.arm.is_none() && now - first < FAST_DISCOVERY_FOR;
+            self.next_discovery = now
+                + if fast {
+                    (self.cfg.retry / 2.0).min(self.cfg.discovery_period)
+                } else {
+                    self.cfg.discovery_period
+                };
             self.discover(out);
         }
         if now >= self.next_stats {

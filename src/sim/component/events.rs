@@ -131,7 +131,8 @@ impl Component {
                 e.rate = rate;
                 e.request_id = c.request_id;
                 e.refreshed = now;
-                e.next_due = now;
+                // The requester asked again: it gets the current report even if unchanged.
+                e.last_report = None;
                 i
             }
             None => {
@@ -157,6 +158,11 @@ impl Component {
                 self.events.len() - 1
             }
         };
+        // The first report goes out at once (as the peers we observed do), so the next periodic
+        // one is due a period later, not at once (it went out twice in one millisecond).
+        if rate > 0.0 {
+            self.events[index].next_due = now + 1.0 / rate;
+        }
         let e = &self.events[index];
         let confirm = ConfirmEventRequest {
             request_id: c.request_id,
@@ -164,7 +170,6 @@ impl Component {
             confirmed_periodic_rate: rate,
         };
         self.send(from, &confirm.into(), out);
-        // The first report goes out at once (as the peers we observed do).
         self.fire(now, index, out);
     }
 

@@ -23,7 +23,7 @@
 //! - JUDP intake is the shared [`Endpoint`]'s (as the OCU's): ACK requests answered,
 //!   multi-packet messages reassembled, and a message whose sequence number its source used
 //!   within 2 s dropped as a duplicate ([`SimStats::duplicates`]). What it sends is numbered
-//!   per peer from 0 and cut into multi-packet blocks when large.
+//!   from one counter for all peers (from 0) and cut into multi-packet blocks when large.
 //!
 //! Files: this one (intake, access control, management, motion commands, the tick),
 //! `events` (the Events service), `answers` (the report for each query).
@@ -43,11 +43,12 @@ use super::arm_file::ArmFile;
 use super::motion::{Mode, Motion};
 use crate::jaus::core::{
     ConfirmControl, ConfirmControlCode, ConfirmEventRequest, EventType, RejectControl,
-    RejectControlCode, Status,
+    RejectControlCode, Status, short_emergency,
 };
 use crate::jaus::iop::{ReportTransitionCompleted, SetCurrentPose, TransitionStatus};
 use crate::jaus::judp::Broadcast;
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
+use crate::model::update::Tolerated;
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 use crate::net::reports;
 
@@ -121,6 +122,8 @@ pub struct SimStats {
     pub acks_sent: u64,
     /// Messages we could not encode (should stay 0).
     pub encode_errors: u64,
+    /// Peer deviations accepted (short `EmergencyCode`, ACKs with a payload), counted.
+    pub tolerated: Tolerated,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -186,7 +189,7 @@ impl Component {
         let start = cfg.hold.clone().unwrap_or_else(|| arm.home.clone());
         let motion = Motion::new(&arm.spec, &start, cfg.seed, cfg.hold.is_some());
         let ctx = reports::decode_context(&arm.spec);
-        let endpoint = Endpoint::addressed(cfg.id, Numbering::PerPeerFromZero, MAX_PEERS);
+        let endpoint = Endpoint::addressed(cfg.id, Numbering::OneCounter, MAX_PEERS);
         Self {
             tool_point: arm.tool_point,
             ctx,
@@ -231,6 +234,10 @@ impl Component {
             sent: e.sent,
             acks_sent: e.acks_sent,
             encode_errors: e.encode_errors + self.stats.encode_errors,
+            tolerated: Tolerated {
+                ack_payload: e.ack_payloads,
+                ..self.stats.tolerated
+            },
             ..self.stats.clone()
         }
     }
@@ -326,9 +333,28 @@ impl Component {
                 }
                 _ => continue,
             };
-            match Message::parse_with(&message, &self.ctx) {
-                Ok(m) => self.handle_message(now, h.source, m, out),
-                Err(e) => {
+            let parsed = Message::parse_with(&message, &self.ctx);
+            let short = parsed
+                .as_ref()
+                .err()
+                .and_then(|_| short_emergency(&message));
+            match (parsed, short) {
+                (Ok(m), _) => self.handle_message(now, h.source, m, out),
+                (Err(_), Some(m)) => {
+                    // §9 C10: an emergency stop with a short code still stops the arm.
+                    self.stats.tolerated.short_emergency_code += 1;
+                    if self.stats.tolerated.short_emergency_code == 1 {
+                        warn!(
+                            "sim {}: {} from {} with a {}-byte EmergencyCode (u16 expected);                              taken as STOP (tolerated dialect deviation, counted)",
+                            self.cfg.id,
+                            m.name(),
+                            h.source,
+                            message.len() - 2
+                        );
+                    }
+                    self.handle_message(now, h.source, m, out);
+                }
+                (Err(e), None) => {
                     self.stats.malformed += 1;
                     self.warn_limited(
                         now,
@@ -383,7 +409,13 @@ impl Component {
                 if self.holds_control(from) {
                     self.lose_control(out);
                 } else {
+                    // AccessControl v1.1: released already (or never held), the client is
+                    // told so (a lost reply to its release is answered by its retry).
                     self.stats.refused_commands += 1;
+                    let m = RejectControl {
+                        response_code: RejectControlCode::ControlReleased,
+                    };
+                    self.send(from, &m.into(), out);
                 }
             }
             Message::SetAuthority(s) => {
@@ -608,7 +640,7 @@ impl Component {
             return;
         }
         self.interrupt_transition(out);
-        let from_pose = self.current_pose_id();
+        let from_pose = self.nearest_pose_id();
         self.motion.move_to(&preset.positions);
         self.transition = Some(ActiveTransition {
             request_id: s.request_id,
@@ -616,6 +648,19 @@ impl Component {
             from: from_pose,
             to: s.pose_id,
         });
+    }
+
+    /// The pose a transition leaves: the preset the arm is at, else the nearest one (the
+    /// demo's idle tour stops between presets when an operator takes control; with 255 as
+    /// `StartStateID` no progress could be shown), or 255 without presets.
+    fn nearest_pose_id(&self) -> u8 {
+        let q = self.motion.positions();
+        let dist = |p: &[f64]| -> f64 { p.iter().zip(q).map(|(a, b)| (a - b).powi(2)).sum() };
+        self.arm
+            .presets
+            .iter()
+            .min_by(|a, b| dist(&a.positions).total_cmp(&dist(&b.positions)))
+            .map_or(255, |p| p.id)
     }
 
     /// The preset the arm is at (every joint within 1e-6), or 255.

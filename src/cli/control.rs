@@ -1,0 +1,369 @@
+//! `jaus-ocu control`: commands the arm from a terminal with the GUI's client and outcome logic
+//! (`NetHandle`, `Command`, `Update::CommandOutcome`). Each action waits for its true outcome;
+//! the exit status is 0 only when every action happened.
+//!
+//! Actions run in the order given, in one session: control is held from the first action that
+//! needs it until the process ends (its shutdown releases control, as the GUI's does). An action
+//! that needs control (go-to, resume, standby) requests it first when it is not held.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::probe::{NetArgs, components_text};
+use crate::model::state::ArmState;
+use crate::model::update::{Command, ControlState, ManagementState, Outcome, Update};
+use crate::net::thread::NetHandle;
+
+/// Exit status: every action happened.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: an action did not happen (refused, failed, or no answer).
+pub const EXIT_NOT_DONE: i32 = 1;
+/// Exit status: no manipulator found within `--timeout`.
+pub const EXIT_NO_ARM: i32 = 3;
+
+/// Arguments of `jaus-ocu control`.
+#[derive(Debug, Args)]
+pub struct ControlArgs {
+    /// Where to look and who we are.
+    #[command(flatten)]
+    pub net: NetArgs,
+    /// Actions, in order: `request-control`, `go-to ID|NAME`, `emergency set`,
+    /// `emergency clear`, `resume`, `standby`, `release`.
+    #[arg(required = true, value_name = "ACTION", num_args = 1..)]
+    pub actions: Vec<String>,
+    /// Authority code for control requests.
+    #[arg(long, default_value_t = 10)]
+    pub authority: u8,
+    /// Print one JSON object per action (and one for a failure to find the arm) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds to wait for the manipulator before giving up (exit status 3).
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    pub timeout: f64,
+}
+
+/// One action, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Action {
+    RequestControl,
+    GoTo(String),
+    SetEmergency,
+    ClearEmergency,
+    Resume,
+    Standby,
+    Release,
+}
+
+impl Action {
+    fn name(&self) -> String {
+        match self {
+            Action::RequestControl => "request-control".into(),
+            Action::GoTo(p) => format!("go-to {p}"),
+            Action::SetEmergency => "emergency set".into(),
+            Action::ClearEmergency => "emergency clear".into(),
+            Action::Resume => "resume".into(),
+            Action::Standby => "standby".into(),
+            Action::Release => "release".into(),
+        }
+    }
+
+    fn needs_control(&self) -> bool {
+        matches!(self, Action::GoTo(_) | Action::Resume | Action::Standby)
+    }
+}
+
+fn parse_actions(words: &[String]) -> Result<Vec<Action>> {
+    let mut actions = Vec::new();
+    let mut it = words.iter().map(String::as_str);
+    while let Some(w) = it.next() {
+        actions.push(match w {
+            "request-control" => Action::RequestControl,
+            "release" | "release-control" => Action::Release,
+            "resume" => Action::Resume,
+            "standby" => Action::Standby,
+            "go-to" => match it.next() {
+                Some(p) => Action::GoTo(p.to_string()),
+                None => bail!("go-to needs a preset: its id or name (e.g. `go-to 2`)"),
+            },
+            "emergency" => match it.next() {
+                Some("set") => Action::SetEmergency,
+                Some("clear") => Action::ClearEmergency,
+                other => bail!(
+                    "emergency needs `set` or `clear`, not {}",
+                    other.map_or("nothing".into(), |o| format!("`{o}`"))
+                ),
+            },
+            other => bail!(
+                "unknown action `{other}`: use request-control, go-to ID|NAME, emergency set, \
+                 emergency clear, resume, standby or release"
+            ),
+        });
+    }
+    Ok(actions)
+}
+
+/// The session: the network side and the state its updates built.
+struct Session {
+    handle: NetHandle,
+    state: ArmState,
+}
+
+impl Session {
+    /// Applies updates until `done` says so or `timeout` passes; the matching update is
+    /// returned through `done`'s own captures.
+    fn pump(
+        &mut self,
+        timeout: Duration,
+        mut done: impl FnMut(&ArmState, &Update) -> bool,
+    ) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            match self
+                .handle
+                .updates()
+                .recv_timeout(left.min(Duration::from_millis(100)))
+            {
+                Ok(u) => {
+                    self.state.apply(&u);
+                    if done(&self.state, &u) {
+                        return true;
+                    }
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    if done(
+                        &self.state,
+                        &Update::Error {
+                            t: 0.0,
+                            message: String::new(),
+                        },
+                    ) {
+                        return true;
+                    }
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return false,
+            }
+        }
+    }
+
+    /// Sends `cmd` and waits for its outcome (at most `timeout`).
+    fn run(&mut self, cmd: Command, timeout: Duration) -> Result<Outcome> {
+        let kind = cmd.kind();
+        self.handle
+            .send(cmd)
+            .map_err(|e| anyhow::anyhow!("the network side refused the command: {e}"))?;
+        let mut outcome = None;
+        self.pump(timeout, |_, u| match u {
+            Update::CommandOutcome {
+                command,
+                outcome: o,
+                ..
+            } if *command == kind => {
+                outcome = Some(o.clone());
+                true
+            }
+            _ => false,
+        });
+        Ok(outcome.unwrap_or(Outcome::TimedOut))
+    }
+}
+
+fn report(json_out: bool, action: &Action, outcome: &Outcome, state: &ArmState) {
+    let ok = outcome.succeeded();
+    if json_out {
+        println!(
+            "{}",
+            json!({
+                "action": action.name(),
+                "ok": ok,
+                "outcome": outcome_json(outcome),
+                "status": format!("{:?}", state.status).to_uppercase(),
+                "control": match state.control {
+                    ControlState::Held { .. } => "held",
+                    ControlState::Requested => "requested",
+                    ControlState::Released => "released",
+                },
+            })
+        );
+    } else if ok {
+        println!("{}: {outcome}", action.name());
+    } else {
+        eprintln!("{}: {outcome}", action.name());
+    }
+}
+
+fn outcome_json(o: &Outcome) -> Value {
+    match o {
+        Outcome::Confirmed => json!({ "result": "confirmed" }),
+        Outcome::Completed => json!({ "result": "completed" }),
+        Outcome::Rejected(why) => json!({ "result": "refused", "reason": why }),
+        Outcome::Failed(why) => json!({ "result": "failed", "reason": why }),
+        Outcome::TimedOut => json!({ "result": "no_answer" }),
+        Outcome::NoAnswer { tries, state } => {
+            json!({ "result": "no_answer", "tries": tries, "state": state })
+        }
+    }
+}
+
+/// Runs the subcommand.
+pub fn run(args: &ControlArgs) -> Result<i32> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        bail!(
+            "--timeout {}: give a positive number of seconds",
+            args.timeout
+        );
+    }
+    let actions = parse_actions(&args.actions)?;
+    let cfg = args.net.net_config();
+    let looked = args.net.looked_at(&cfg);
+    let command_wait = Duration::from_secs_f64(cfg.client.command_timeout + 3.0);
+    let transition_wait = Duration::from_secs_f64(cfg.client.transition_timeout + 3.0);
+    let handle = NetHandle::spawn(cfg)?;
+    let mut s = Session {
+        handle,
+        state: ArmState::default(),
+    };
+    // The arm, its specification, its presets (when it has any) and its status.
+    let need_presets = actions.iter().any(|a| matches!(a, Action::GoTo(_)));
+    let found = s.pump(Duration::from_secs_f64(args.timeout), |st, _| {
+        st.spec.is_some()
+            && st.status != ManagementState::Unknown
+            && (!need_presets || !st.presets.is_empty())
+    });
+    if !found {
+        let what = match s.state.selected {
+            None if s.state.components.is_empty() => "no JAUS component answered".to_string(),
+            None => format!(
+                "{} component(s) answered, none is a manipulator:\n{}",
+                s.state.components.len(),
+                components_text(&s.state)
+            ),
+            Some(id) if s.state.spec.is_none() => {
+                format!("manipulator {id} never sent its specification")
+            }
+            Some(id) if need_presets && s.state.presets.is_empty() => {
+                format!("manipulator {id} listed no preset poses")
+            }
+            Some(id) => format!("the status of manipulator {id} stayed unknown"),
+        };
+        if args.json {
+            println!("{}", json!({ "error": what, "looked_at": looked }));
+        }
+        eprintln!(
+            "error: no manipulator ready within {} s: {what}. Looked at {looked}.",
+            args.timeout
+        );
+        s.handle.shutdown(Duration::from_millis(300));
+        return Ok(EXIT_NO_ARM);
+    }
+    let mut code = EXIT_OK;
+    for action in &actions {
+        if action.needs_control() && !matches!(s.state.control, ControlState::Held { .. }) {
+            let o = s.run(
+                Command::RequestControl {
+                    authority: args.authority,
+                },
+                command_wait,
+            )?;
+            if !o.succeeded() {
+                report(args.json, &Action::RequestControl, &o, &s.state);
+                code = EXIT_NOT_DONE;
+                break;
+            }
+        }
+        let (cmd, wait) = match action {
+            Action::RequestControl => (
+                Command::RequestControl {
+                    authority: args.authority,
+                },
+                command_wait,
+            ),
+            Action::Release => (Command::ReleaseControl, command_wait),
+            Action::SetEmergency => (Command::SetEmergency, command_wait),
+            Action::ClearEmergency => (Command::ClearEmergency, command_wait),
+            Action::Resume => (Command::Resume, command_wait),
+            Action::Standby => (Command::Standby, command_wait),
+            Action::GoTo(p) => {
+                let preset = s
+                    .state
+                    .presets
+                    .iter()
+                    .find(|x| x.id.to_string() == *p || x.name.eq_ignore_ascii_case(p));
+                match preset {
+                    Some(x) => (Command::GoToPreset { pose_id: x.id }, transition_wait),
+                    None => {
+                        let known: Vec<String> = s
+                            .state
+                            .presets
+                            .iter()
+                            .map(|x| format!("{} ({})", x.id, x.name))
+                            .collect();
+                        let o = Outcome::Rejected(format!(
+                            "the arm has no preset `{p}`; it has {}",
+                            known.join(", ")
+                        ));
+                        report(args.json, action, &o, &s.state);
+                        code = EXIT_NOT_DONE;
+                        break;
+                    }
+                }
+            }
+        };
+        let o = s.run(cmd, wait)?;
+        // Let the state that judged it arrive before printing it.
+        s.pump(Duration::from_millis(100), |_, _| false);
+        report(args.json, action, &o, &s.state);
+        if !o.succeeded() {
+            code = EXIT_NOT_DONE;
+            break;
+        }
+    }
+    s.handle.shutdown(Duration::from_millis(500));
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Action, parse_actions};
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn control_actions_parse_in_order() {
+        assert_eq!(
+            parse_actions(&words(
+                "request-control go-to ready emergency set emergency clear resume release"
+            ))
+            .unwrap(),
+            [
+                Action::RequestControl,
+                Action::GoTo("ready".into()),
+                Action::SetEmergency,
+                Action::ClearEmergency,
+                Action::Resume,
+                Action::Release
+            ]
+        );
+        assert!(
+            parse_actions(&words("go-to"))
+                .unwrap_err()
+                .to_string()
+                .contains("preset")
+        );
+        assert!(parse_actions(&words("emergency stop")).is_err());
+        assert!(
+            parse_actions(&words("jump"))
+                .unwrap_err()
+                .to_string()
+                .contains("unknown action")
+        );
+    }
+}
