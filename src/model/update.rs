@@ -368,6 +368,10 @@ pub struct NetStats {
     pub sent: u64,
     /// Datagrams the socket refused to send (no route to a multicast group, peer gone).
     pub send_errors: u64,
+    /// Datagrams the kernel dropped at our socket because its receive buffer was full (the
+    /// OCU never saw them), since the socket was made; `None` where the system does not say
+    /// (`net::socket::KernelDrops`).
+    pub kernel_dropped: Option<u64>,
 }
 
 /// A fact from the network, stamped `t` = receive time in seconds since the session started.

@@ -286,6 +286,7 @@ impl Recorder {
             last_ns: 0,
             flushed_count: 0,
             flushed_ns: None,
+            kernel_base: cfg.tap.as_ref().and_then(Tap::kernel_dropped),
             tap: cfg.tap.map(|t| {
                 let base = t.dropped();
                 (t, base)
@@ -479,6 +480,8 @@ struct RecordingFile<W: Write + Seek> {
     flushed_ns: Option<u64>,
     /// The feeding tap and its drop count when recording started.
     tap: Option<(Tap, u64)>,
+    /// The kernel's drop count at the network side's socket when recording started.
+    kernel_base: Option<u64>,
     /// Latched datagrams written (`net::latch`), and whether their metadata record is.
     latched_count: u64,
     latched_written: bool,
@@ -682,6 +685,14 @@ impl<W: Write + Seek> RecordingFile<W> {
         }
         if self.tap.is_some() {
             end.insert(format::KEY_DROPPED.to_owned(), self.dropped().to_string());
+        }
+        if let Some((tap, _)) = &self.tap
+            && let (Some(base), Some(now)) = (self.kernel_base, tap.kernel_dropped())
+        {
+            end.insert(
+                format::KEY_KERNEL_DROPPED.to_owned(),
+                now.saturating_sub(base).to_string(),
+            );
         }
         self.writer.write_metadata(&Metadata {
             name: format::SESSION_END_METADATA.to_owned(),
