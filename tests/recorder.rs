@@ -909,3 +909,46 @@ fn datagrams_the_kernel_dropped_while_recording_are_written_in_the_session_end_m
     assert_eq!(end[format::KEY_KERNEL_DROPPED], during.to_string());
     std::fs::remove_file(&path).unwrap();
 }
+
+/// Joint-position messages on the decoded channel of the recording at `path`.
+fn decoded_positions(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    let mut n = 0;
+    for m in mcap::MessageStream::new(&bytes).unwrap() {
+        let m = m.unwrap();
+        if DecodedTopic::from_topic(&m.channel.topic) == Some(DecodedTopic::JointPositions) {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn a_recorder_behind_thins_decoded_samples_keeps_every_datagram_and_counts() {
+    let (recs, _) = arm_traffic(3000);
+    for thin in [true, false] {
+        let path = temp(if thin { "thin-on" } else { "thin-off" });
+        let mut cfg = RecorderConfig::new(path.clone(), START_NS);
+        // A small queue that the sender below keeps full: the recorder is behind.
+        cfg.capacity = 64;
+        cfg.thin_when_behind = thin;
+        let recorder = Recorder::start(cfg).unwrap();
+        let tx = recorder.sender();
+        for r in &recs {
+            tx.send(r.clone()).unwrap();
+        }
+        let stats = recorder.stop().unwrap();
+        let (got, src) = read_all(&path);
+        assert!(got == recs, "every datagram is in the raw channels");
+        let positions = decoded_positions(&path);
+        assert_eq!(positions + stats.thinned, 3000, "thin {thin}: {stats:?}");
+        let end = &src.info().metadata[format::SESSION_END_METADATA];
+        if thin && stats.thinned > 0 {
+            assert_eq!(end[format::KEY_THINNED], stats.thinned.to_string());
+        } else {
+            assert_eq!(stats.thinned, 0);
+            assert!(!end.contains_key(format::KEY_THINNED));
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}
