@@ -49,6 +49,15 @@
 //!    time, run-queue wait and context switches, and the share of the machine other processes
 //!    used during the run, are printed so contention can be judged. `NET_LOAD_PACING=sleep`
 //!    paces in 1 ms slots instead (bursts of rate/1000 datagrams).
+//!    Four variants run side by side (issue 14), then a table: the receive thread handing
+//!    each datagram over alone (`NetConfig::receive_batch` 1, the way before batches) or in
+//!    batches (the default), each on the quiet machine and "loaded": two busy-loop threads
+//!    (`bench-busy-0/1`) spinning on the two cores for the whole blast, as a GUI on the
+//!    software renderer and a recorder would. The table gives loss inside the OCU, in the
+//!    kernel's socket buffer (`/proc/net/udp` drops, also `NetStats::kernel_dropped`) and
+//!    before the client, latency percentiles, the CPU of `jaus-net-rx` and `jaus-net` per
+//!    datagram and their context switches per datagram. `NET_LOAD_VARIANTS=batched,loaded`
+//!    (comma-separated parts of names) runs a subset.
 //!    JUDP sequence numbers wrap every 65,536 datagrams (1.3 s at 50 kHz), inside the client's
 //!    2 s duplicate window; the window also stops at 256 entries, which is why the wraps pass
 //!    (the in-memory check and the run's `duplicates` show it).

@@ -195,6 +195,21 @@ impl Sink for Wire {
     }
 }
 
+/// Sizes the socket's receive buffer as `cfg` says and tells the tap where the kernel counts
+/// the socket's drops; returns that counter.
+fn prepare_socket(socket: &UdpSocket, cfg: &NetConfig) -> KernelDrops {
+    if cfg.receive_buffer > 0 {
+        match socket::size_receive_buffer(socket, cfg.receive_buffer) {
+            Ok(b) if b.is_short() => warn_short_buffer_once(b),
+            Ok(b) => debug!("net: UDP receive buffer {} KiB", b.granted / 1024),
+            Err(e) => warn!("net: cannot size the UDP receive buffer: {e}"),
+        }
+    }
+    let kernel_drops = KernelDrops::of(socket);
+    cfg.tap.set_kernel_drops(kernel_drops);
+    kernel_drops
+}
+
 /// Warns about a short receive buffer once per process (every `NetHandle` would say the same).
 fn warn_short_buffer_once(buffer: socket::ReceiveBuffer) {
     static WARNED: std::sync::Once = std::sync::Once::new();
@@ -226,15 +241,7 @@ impl NetHandle {
     pub fn spawn(cfg: NetConfig) -> io::Result<NetHandle> {
         let socket = socket::bind(cfg.bind, Membership::Client)?;
         let local_addr = socket.local_addr()?;
-        if cfg.receive_buffer > 0 {
-            match socket::size_receive_buffer(&socket, cfg.receive_buffer) {
-                Ok(b) if b.is_short() => warn_short_buffer_once(b),
-                Ok(b) => debug!("net: UDP receive buffer {} KiB", b.granted / 1024),
-                Err(e) => warn!("net: cannot size the UDP receive buffer: {e}"),
-            }
-        }
-        let kernel_drops = KernelDrops::of(&socket);
-        cfg.tap.set_kernel_drops(kernel_drops);
+        let kernel_drops = prepare_socket(&socket, &cfg);
         let epoch = cfg.epoch.unwrap_or_else(Epoch::now);
         let (start, start_unix_ns) = (epoch.instant, epoch.unix_ns);
         let stop = Arc::new(AtomicBool::new(false));
@@ -311,21 +318,17 @@ impl NetHandle {
                 let wait = Duration::from_secs_f64((deadline - now).max(0.0));
                 select! {
                     recv(dg_rx) -> msg => {
-                        if let Ok(batch) = msg {
-                            let mut taken = batch.len();
+                        // Take what else is queued (up to about 256 datagrams) before
+                        // publishing.
+                        let (mut next, mut taken) = (msg.ok(), 0);
+                        while let Some(batch) = next.take() {
+                            taken += batch.len();
                             for (at, from, bytes) in batch {
                                 client.handle_datagram(clock(at), from, &bytes, &mut out);
                                 record(at, Direction::Rx, from, bytes);
                             }
-                            // Take what else is queued (up to about 256 datagrams) before
-                            // publishing.
-                            while taken < 256 {
-                                let Ok(batch) = dg_rx.try_recv() else { break };
-                                taken += batch.len();
-                                for (at, from, bytes) in batch {
-                                    client.handle_datagram(clock(at), from, &bytes, &mut out);
-                                    record(at, Direction::Rx, from, bytes);
-                                }
+                            if taken < 256 {
+                                next = dg_rx.try_recv().ok();
                             }
                         }
                     }

@@ -40,8 +40,10 @@ struct ReadBatch {
     position: u64,
     /// The source's problems, when they changed.
     problems: Option<Vec<String>>,
-    /// Set on the last batch: why reading stopped early, if it did.
-    stopped: Option<Option<String>>,
+    /// The last batch: the source has ended.
+    last: bool,
+    /// On the last batch, why reading stopped early, if it did.
+    stopped: Option<String>,
 }
 
 /// How far loading has come.
@@ -169,8 +171,8 @@ impl Loader {
                     batch_start = Instant::now();
                 }
             }
-            if let Some(s) = batch.stopped {
-                stopped = Some(s);
+            if batch.last {
+                stopped = Some(batch.stopped);
                 break 'read;
             }
         }
@@ -232,7 +234,8 @@ fn spawn_reader(
                         problems_seen = (problems.len(), problems.last().cloned());
                         problems.to_vec()
                     }),
-                    stopped: end.then(|| source.stopped().map(str::to_string)),
+                    last: end,
+                    stopped: source.stopped().map(str::to_string),
                 };
                 if tx.send(batch).is_err() || end {
                     return;
