@@ -49,6 +49,15 @@
 //!    time, run-queue wait and context switches, and the share of the machine other processes
 //!    used during the run, are printed so contention can be judged. `NET_LOAD_PACING=sleep`
 //!    paces in 1 ms slots instead (bursts of rate/1000 datagrams).
+//!    Four variants run side by side (issue 14), then a table: the receive thread handing
+//!    each datagram over alone (`NetConfig::receive_batch` 1, the way before batches) or in
+//!    batches (the default), each on the quiet machine and "loaded": two busy-loop threads
+//!    (`bench-busy-0/1`) spinning on the two cores for the whole blast, as a GUI on the
+//!    software renderer and a recorder would. The table gives loss inside the OCU, in the
+//!    kernel's socket buffer (`/proc/net/udp` drops, also `NetStats::kernel_dropped`) and
+//!    before the client, latency percentiles, the CPU of `jaus-net-rx` and `jaus-net` per
+//!    datagram and their context switches per datagram. `NET_LOAD_VARIANTS=batched,loaded`
+//!    (comma-separated parts of names) runs a subset.
 //!    JUDP sequence numbers wrap every 65,536 datagrams (1.3 s at 50 kHz), inside the client's
 //!    2 s duplicate window; the window also stops at 256 entries, which is why the wraps pass
 //!    (the in-memory check and the run's `duplicates` show it).
@@ -750,12 +759,16 @@ fn cpu_ticks() -> (u64, u64, u64) {
     (total - idle, total, own)
 }
 
-/// How many datagrams like `dg` a default UDP socket (as the OCU binds) holds unread.
-fn socket_buffer_capacity(dg: &[u8]) -> usize {
+/// How many datagrams like `dg` a UDP socket holds unread: with the system's default receive
+/// buffer (`wanted` 0), or sized as the OCU sizes its own.
+fn socket_buffer_capacity(dg: &[u8], wanted: usize) -> usize {
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    if wanted > 0 {
+        jaus_ocu::net::socket::size_receive_buffer(&rx, wanted).unwrap();
+    }
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let to = rx.local_addr().unwrap();
-    for _ in 0..10_000 {
+    for _ in 0..100_000 {
         let _ = tx.send_to(dg, to);
     }
     rx.set_nonblocking(true).unwrap();
@@ -782,14 +795,70 @@ fn env_f64(name: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
-fn loopback() {
+/// One loopback run's setup: how the OCU hands datagrams over, and the load beside it.
+struct Variant {
+    name: &'static str,
+    /// `NetConfig::receive_batch`: 1 is one datagram per hand-over (before batches).
+    batch: usize,
+    /// Busy-loop threads occupying the cores during the run.
+    load_threads: usize,
+}
+
+/// What a loopback run found, for the side-by-side table.
+struct Summary {
+    name: &'static str,
+    sent: u64,
+    rate: f64,
+    discarded: u64,
+    kernel: Option<u64>,
+    lost_before_ocu: i64,
+    p50: f64,
+    p99: f64,
+    max: f64,
+    rx_us: f64,
+    net_us: f64,
+    rx_switches: f64,
+    net_switches: f64,
+    buffer: String,
+}
+
+/// Spins `n` named threads until `stop`: the "laptop is busy" load (issue 14).
+fn busy_loops(n: usize, stop: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<()>> {
+    (0..n)
+        .map(|i| {
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name(format!("bench-busy-{i}"))
+                .spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..1000 {
+                            x = black_box(
+                                x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1),
+                            );
+                        }
+                    }
+                })
+                .unwrap()
+        })
+        .collect()
+}
+
+fn loopback(variant: &Variant) -> Summary {
+    println!(
+        "\n== loopback variant `{}`: receive batch {}, {} busy-loop threads ==",
+        variant.name, variant.batch, variant.load_threads
+    );
     let secs = env_f64("NET_LOAD_SECONDS", 10.0);
     let rate = env_f64("NET_LOAD_RATE", 50_000.0);
     let sleep_pacing = std::env::var("NET_LOAD_PACING").is_ok_and(|p| p == "sleep");
     let count = (secs * rate) as usize;
     let scale = joint1_scale();
 
-    let capacity = socket_buffer_capacity(&live_client().1.dg);
+    let template = live_client().1.dg;
+    let capacity = socket_buffer_capacity(&template, 0);
+    let ocu_capacity =
+        socket_buffer_capacity(&template, jaus_ocu::net::socket::RECEIVE_BUFFER_WANTED);
     let sim = host::spawn(
         Component::new(ArmFile::demo(), SimConfig::default()),
         host::bind("127.0.0.1:0".parse().unwrap()).unwrap(),
@@ -807,6 +876,7 @@ fn loopback() {
             multicast: None,
             ..ClientConfig::default()
         },
+        receive_batch: variant.batch,
         ..NetConfig::default()
     })
     .unwrap();
@@ -854,6 +924,8 @@ fn loopback() {
     let before = stats;
     let drops_before = kernel_drops(ocu_port);
     let cpu_names = [
+        "bench-busy-0",
+        "bench-busy-1",
         "jaus-net-rx",
         "jaus-net",
         "consumer",
@@ -861,6 +933,8 @@ fn loopback() {
         "jaus-sim",
         "jaus-sim-rx",
     ];
+    let load_stop = Arc::new(AtomicBool::new(false));
+    let load = busy_loops(variant.load_threads, &load_stop);
     let threads0 = thread_stats();
     let ticks0 = cpu_ticks();
     let wall0 = Instant::now();
@@ -910,6 +984,10 @@ fn loopback() {
         threads1.get(n).copied().unwrap_or_default() - threads0.get(n).copied().unwrap_or_default()
     };
     let drops_after = kernel_drops(ocu_port);
+    load_stop.store(true, Ordering::Relaxed);
+    for t in load {
+        t.join().unwrap();
+    }
     shared.phase.store(QUIT, Ordering::Relaxed);
     let report = proxy_thread.join().unwrap();
     handle.shutdown(Duration::from_millis(200));
@@ -955,9 +1033,10 @@ fn loopback() {
     recv_lat.sort_by(f64::total_cmp);
     send_lat.sort_by(f64::total_cmp);
     let d = |f: fn(&NetStats) -> u64| f(&final_stats) - f(&before);
-    let kernel = match (drops_before, drops_after) {
-        (Some(a), Some(b)) => format!("{}", b - a),
-        _ => "unknown (socket not found in /proc/net/udp)".into(),
+    let kernel_n = drops_before.zip(drops_after).map(|(a, b)| b - a);
+    let kernel = match kernel_n {
+        Some(n) => format!("{n}"),
+        None => "unknown (socket not found in /proc/net/udp)".into(),
     };
     let lost_before_ocu = report.to_ocu as i64 - final_stats.datagrams as i64;
     // Discarded inside the OCU process (its own counters); the rest of the missing blaster
@@ -995,8 +1074,8 @@ fn loopback() {
         report.to_ocu
     );
     println!(
-        "  kernel: {kernel} datagrams dropped at the OCU's socket (/proc/net/udp); to the OCU {} - seen by the client {} = {lost_before_ocu} lost before the client",
-        report.to_ocu, final_stats.datagrams
+        "  kernel: {kernel} datagrams dropped at the OCU's socket (/proc/net/udp; NetStats.kernel_dropped {:?} -> {:?}); to the OCU {} - seen by the client {} = {lost_before_ocu} lost before the client",
+        before.kernel_dropped, final_stats.kernel_dropped, report.to_ocu, final_stats.datagrams
     );
     println!(
         "  OCU counters during the run: datagrams +{}, queue_dropped +{}, duplicates +{}, unexpected +{}, malformed +{}, foreign_reports +{}, updates_coalesced +{}, updates_dropped +{}",
@@ -1070,11 +1149,15 @@ fn loopback() {
             .join(" ")
     );
     println!(
-        "  the OCU's socket (default receive buffer, net.core.rmem_default = {} B) holds {capacity} such datagrams unread = {:.1} ms at {rate:.0}/s",
+        "  a default socket (net.core.rmem_default = {} B) holds {capacity} such datagrams unread = {:.1} ms at {rate:.0}/s; the OCU's (SO_RCVBUF as granted, net.core.rmem_max = {} B) holds {ocu_capacity} = {:.1} ms",
         std::fs::read_to_string("/proc/sys/net/core/rmem_default")
             .unwrap_or_default()
             .trim(),
-        capacity as f64 / rate * 1e3
+        capacity as f64 / rate * 1e3,
+        std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+            .unwrap_or_default()
+            .trim(),
+        ocu_capacity as f64 / rate * 1e3
     );
     let end_t = report
         .ended
@@ -1105,6 +1188,96 @@ fn loopback() {
         lost_before_ocu,
         met(p99_ok)
     );
+    let rx = thread("jaus-net-rx");
+    let net = thread("jaus-net");
+    Summary {
+        name: variant.name,
+        sent,
+        rate: sent as f64 / blast_s.max(1e-9),
+        discarded,
+        kernel: kernel_n,
+        lost_before_ocu,
+        p50: percentile(&recv_lat, 0.5),
+        p99: percentile(&recv_lat, 0.99),
+        max: recv_lat.last().copied().unwrap_or(f64::NAN),
+        rx_us: rx.cpu / sent.max(1) as f64 * 1e6,
+        net_us: net.cpu / sent.max(1) as f64 * 1e6,
+        rx_switches: (rx.voluntary + rx.involuntary) as f64 / sent.max(1) as f64,
+        net_switches: (net.voluntary + net.involuntary) as f64 / sent.max(1) as f64,
+        buffer: format!("{:.0} ms", ocu_capacity as f64 / rate * 1e3),
+    }
+}
+
+/// The loopback runs side by side: per-datagram hand-over (before issue 14) and batches,
+/// each on a quiet machine and with both cores busy.
+fn loopback_variants() {
+    let variants = [
+        Variant {
+            name: "per-datagram, quiet",
+            batch: 1,
+            load_threads: 0,
+        },
+        Variant {
+            name: "batched, quiet",
+            batch: NetConfig::default().receive_batch,
+            load_threads: 0,
+        },
+        Variant {
+            name: "per-datagram, loaded",
+            batch: 1,
+            load_threads: 2,
+        },
+        Variant {
+            name: "batched, loaded",
+            batch: NetConfig::default().receive_batch,
+            load_threads: 2,
+        },
+    ];
+    let only = std::env::var("NET_LOAD_VARIANTS").unwrap_or_default();
+    let summaries: Vec<Summary> = variants
+        .iter()
+        .filter(|v| only.is_empty() || only.split(',').any(|o| v.name.contains(o.trim())))
+        .map(loopback)
+        .collect();
+    println!(
+        "\nloopback side by side (\"loaded\" = 2 busy-loop threads on the 2 cores; CPU of the OCU's two threads per datagram; switches = voluntary + preempted per datagram):"
+    );
+    println!(
+        "  {:<22} {:>8} {:>8} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>8}",
+        "variant",
+        "sent",
+        "rate/s",
+        "in OCU",
+        "kernel",
+        "before",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "rx us/dg",
+        "net us/dg",
+        "rx sw",
+        "net sw",
+        "buffer"
+    );
+    for s in &summaries {
+        println!(
+            "  {:<22} {:>8} {:>8.0} {:>9} {:>7} {:>8} {:>8.3} {:>8.3} {:>8.3} {:>10.2} {:>10.2} {:>8.2} {:>8.2} {:>8}",
+            s.name,
+            s.sent,
+            s.rate,
+            s.discarded,
+            s.kernel.map_or_else(|| "?".to_string(), |k| k.to_string()),
+            s.lost_before_ocu,
+            s.p50,
+            s.p99,
+            s.max,
+            s.rx_us,
+            s.net_us,
+            s.rx_switches,
+            s.net_switches,
+            s.buffer
+        );
+    }
 }
 
 fn main() {
@@ -1112,6 +1285,6 @@ fn main() {
     in_memory(&mut c);
     c.final_summary();
     if env_f64("NET_LOAD_SECONDS", 10.0) > 0.0 {
-        loopback();
+        loopback_variants();
     }
 }

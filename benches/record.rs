@@ -141,15 +141,19 @@ struct Variant {
     foxglove: bool,
     compression: RecordCompression,
     message_indexes: bool,
+    /// `RecorderConfig::thin_when_behind` (issue 14; always behind here: the bench thread
+    /// keeps the queue full, so these variants say what a recorder at wire speed writes).
+    thin: bool,
 }
 
-const VARIANTS: [Variant; 6] = [
+const VARIANTS: [Variant; 7] = [
     Variant {
         name: "raw/zstd",
         decoded: false,
         foxglove: false,
         compression: RecordCompression::Zstd,
         message_indexes: false,
+        thin: false,
     },
     Variant {
         name: "raw/zstd+msgidx",
@@ -157,6 +161,7 @@ const VARIANTS: [Variant; 6] = [
         foxglove: false,
         compression: RecordCompression::Zstd,
         message_indexes: true,
+        thin: false,
     },
     Variant {
         name: "raw/lz4",
@@ -164,6 +169,7 @@ const VARIANTS: [Variant; 6] = [
         foxglove: false,
         compression: RecordCompression::Lz4,
         message_indexes: false,
+        thin: false,
     },
     Variant {
         name: "raw/none",
@@ -171,6 +177,7 @@ const VARIANTS: [Variant; 6] = [
         foxglove: false,
         compression: RecordCompression::None,
         message_indexes: false,
+        thin: false,
     },
     Variant {
         name: "raw+decoded/zstd",
@@ -178,6 +185,7 @@ const VARIANTS: [Variant; 6] = [
         foxglove: false,
         compression: RecordCompression::Zstd,
         message_indexes: true,
+        thin: false,
     },
     Variant {
         name: "raw+decoded+foxglove",
@@ -185,6 +193,15 @@ const VARIANTS: [Variant; 6] = [
         foxglove: true,
         compression: RecordCompression::Zstd,
         message_indexes: true,
+        thin: false,
+    },
+    Variant {
+        name: "default (thinned)",
+        decoded: true,
+        foxglove: true,
+        compression: RecordCompression::Zstd,
+        message_indexes: true,
+        thin: true,
     },
 ];
 
@@ -198,14 +215,15 @@ fn config(v: &Variant) -> RecorderConfig {
     cfg.decoded = v.decoded;
     cfg.compression = v.compression;
     cfg.message_indexes = v.message_indexes;
+    cfg.thin_when_behind = v.thin;
     if v.foxglove {
         cfg.foxglove = Some(ScenePalette::new(true).foxglove_look());
     }
     cfg
 }
 
-/// One recording, start to stop; the time it took.
-fn record(cfg: RecorderConfig, recs: Vec<WireRecord>) -> Duration {
+/// One recording, start to stop; the time it took and the decoded samples thinned.
+fn record(cfg: RecorderConfig, recs: Vec<WireRecord>) -> (Duration, u64) {
     let t0 = Instant::now();
     let recorder = Recorder::start(cfg).unwrap();
     let tx = recorder.sender();
@@ -216,7 +234,7 @@ fn record(cfg: RecorderConfig, recs: Vec<WireRecord>) -> Duration {
     let stats = recorder.stop().unwrap();
     let took = t0.elapsed();
     assert_eq!(stats.rx, (N + 1) as u64);
-    took
+    (took, stats.thinned)
 }
 
 /// Bytes per hour of a realistic session, not a stress stream: the demo arm (touring its
@@ -305,11 +323,11 @@ fn bench(c: &mut Criterion) {
     let payload = recs[1..].iter().map(|r| r.bytes.len()).sum::<usize>() as f64 / N as f64;
     println!("\ntraffic: {N} datagrams of {payload:.0} bytes (+ the specification)");
     println!(
-        "{:<18} {:>10} {:>14} {:>12}",
-        "variant", "bytes/dgram", "decoded msgs", "one run"
+        "{:<20} {:>10} {:>14} {:>12} {:>9}",
+        "variant", "bytes/dgram", "decoded msgs", "one run", "thinned"
     );
     for v in &VARIANTS {
-        let took = record(config(v), recs.clone());
+        let (took, thinned) = record(config(v), recs.clone());
         let size = std::fs::metadata(path_for(v)).unwrap().len();
         let mut decoded = 0;
         if v.decoded {
@@ -319,11 +337,12 @@ fn bench(c: &mut Criterion) {
             decoded = stats.message_count - (N + 1) as u64;
         }
         println!(
-            "{:<18} {:>10.1} {:>14} {:>9.0} k/s",
+            "{:<20} {:>10.1} {:>14} {:>9.0} k/s {:>9}",
             v.name,
             size as f64 / (N + 1) as f64,
             decoded,
-            N as f64 / took.as_secs_f64() / 1e3
+            N as f64 / took.as_secs_f64() / 1e3,
+            thinned
         );
     }
 
@@ -340,7 +359,7 @@ fn bench(c: &mut Criterion) {
                 (0..iters)
                     .map(|_| {
                         let batch = recs.clone();
-                        record(config(v), batch)
+                        record(config(v), batch).0
                     })
                     .sum()
             });

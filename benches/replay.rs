@@ -77,8 +77,14 @@ fn event(event_id: u8, sequence_number: u8, report: &Message) -> Message {
 fn record(path: &Path, seconds: u64) -> u64 {
     let arm = ArmFile::demo();
     let kinds = arm.spec.joint_types();
-    let recorder =
-        Recorder::start(RecorderConfig::new(path.to_path_buf(), START_NS)).expect("recorder");
+    let recorder = Recorder::start(RecorderConfig {
+        // Every decoded sample, as a recorder that keeps up writes them: this bench pushes
+        // as fast as the recorder takes, which would otherwise thin them (issue 14) and
+        // make the file lighter than a live hour's.
+        thin_when_behind: false,
+        ..RecorderConfig::new(path.to_path_buf(), START_NS)
+    })
+    .expect("recorder");
     let tx = recorder.sender();
     let peer = "192.168.0.10:3794".parse().unwrap();
     let mut seq = 0u16;

@@ -871,3 +871,84 @@ fn datagrams_the_tap_dropped_are_counted_and_written_in_the_session_end_metadata
     assert_eq!(end[format::KEY_DATAGRAMS_TX], tx.to_string());
     assert!(end.contains_key(format::KEY_END_TIME));
 }
+
+#[test]
+fn datagrams_the_kernel_dropped_while_recording_are_written_in_the_session_end_metadata() {
+    use jaus_ocu::net::socket::{self, KernelDrops, Membership, Sink};
+    let path = temp("kernel-drops");
+    let bind = || socket::bind("127.0.0.1:0".parse().unwrap(), Membership::Client).unwrap();
+    // A socket nobody reads, with the smallest buffer the kernel grants: it fills, and the
+    // kernel drops and counts the rest.
+    let (unread, mut peer) = (bind(), bind());
+    socket::size_receive_buffer(&unread, 4096).unwrap();
+    let drops = KernelDrops::of(&unread);
+    if drops.read().is_none() {
+        return; // This system does not say (not Linux).
+    }
+    let to = unread.local_addr().unwrap();
+    let flood = |peer: &mut std::net::UdpSocket, n: usize| {
+        for _ in 0..n {
+            Sink::send_to(peer, &[0u8; 100], to).unwrap();
+        }
+    };
+    flood(&mut peer, 200);
+    let tap = Tap::new();
+    tap.set_kernel_drops(drops);
+    let before = drops.read().unwrap();
+    assert!(before > 0, "the flood overflowed the buffer");
+    let mut cfg = raw_config(&path);
+    cfg.tap = Some(tap.clone());
+    let recorder = Recorder::start(cfg).unwrap();
+    tap.connect(recorder.sender());
+    flood(&mut peer, 100);
+    let during = drops.read().unwrap() - before;
+    assert_eq!(during, 100, "a full buffer drops every datagram");
+    recorder.stop().unwrap();
+    let (_, src) = read_all(&path);
+    let end = &src.info().metadata[format::SESSION_END_METADATA];
+    assert_eq!(end[format::KEY_KERNEL_DROPPED], during.to_string());
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Joint-position messages on the decoded channel of the recording at `path`.
+fn decoded_positions(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    let mut n = 0;
+    for m in mcap::MessageStream::new(&bytes).unwrap() {
+        let m = m.unwrap();
+        if DecodedTopic::from_topic(&m.channel.topic) == Some(DecodedTopic::JointPositions) {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn a_recorder_behind_thins_decoded_samples_keeps_every_datagram_and_counts() {
+    let (recs, _) = arm_traffic(3000);
+    for thin in [true, false] {
+        let path = temp(if thin { "thin-on" } else { "thin-off" });
+        let mut cfg = RecorderConfig::new(path.clone(), START_NS);
+        // A small queue that the sender below keeps full: the recorder is behind.
+        cfg.capacity = 64;
+        cfg.thin_when_behind = thin;
+        let recorder = Recorder::start(cfg).unwrap();
+        let tx = recorder.sender();
+        for r in &recs {
+            tx.send(r.clone()).unwrap();
+        }
+        let stats = recorder.stop().unwrap();
+        let (got, src) = read_all(&path);
+        assert!(got == recs, "every datagram is in the raw channels");
+        let positions = decoded_positions(&path);
+        assert_eq!(positions + stats.thinned, 3000, "thin {thin}: {stats:?}");
+        let end = &src.info().metadata[format::SESSION_END_METADATA];
+        if thin && stats.thinned > 0 {
+            assert_eq!(end[format::KEY_THINNED], stats.thinned.to_string());
+        } else {
+            assert_eq!(stats.thinned, 0);
+            assert!(!end.contains_key(format::KEY_THINNED));
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}

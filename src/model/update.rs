@@ -401,6 +401,10 @@ pub struct NetStats {
     pub send_errors: u64,
     /// Deviations of peers from the wire reference that were accepted (and how often).
     pub tolerated: Tolerated,
+    /// Datagrams the kernel dropped at our socket because its receive buffer was full (the
+    /// OCU never saw them), since the socket was made; `None` where the system does not say
+    /// (`net::socket::KernelDrops`).
+    pub kernel_dropped: Option<u64>,
 }
 
 /// Peer deviations from the wire reference that are accepted and counted (wire reference §9:

@@ -10,6 +10,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::{Sender, TrySendError};
 
 use super::latch::Latch;
+use super::socket::KernelDrops;
 
 /// Which way a datagram went, seen from the OCU that recorded it. Datagrams imported from a
 /// capture (where neither end is us) are `Rx`, with the sender as peer.
@@ -99,6 +100,7 @@ struct Inner {
     tx: Option<Sender<WireRecord>>,
     latch: Latch,
     epoch: Option<Epoch>,
+    kernel_drops: Option<KernelDrops>,
 }
 
 impl Tap {
@@ -146,6 +148,19 @@ impl Tap {
     /// Stops sending datagrams anywhere.
     pub fn disconnect(&self) {
         self.lock().tx = None;
+    }
+
+    /// Tells the tap where the kernel counts drops at the receiving socket (the network side
+    /// does when it starts), so that a recording can say how many it missed.
+    pub fn set_kernel_drops(&self, drops: KernelDrops) {
+        self.lock().kernel_drops = Some(drops);
+    }
+
+    /// Datagrams the kernel dropped at the receiving socket so far (its buffer was full), if
+    /// a network side has set its counter and the system says ([`KernelDrops::read`]).
+    pub fn kernel_dropped(&self) -> Option<u64> {
+        let drops = self.lock().kernel_drops?;
+        drops.read()
     }
 
     /// Whether a recorder is connected.

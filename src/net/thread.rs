@@ -13,10 +13,11 @@ use std::time::{Duration, Instant};
 
 use super::client::{Client, ClientConfig, Output};
 use super::fault::{FaultInjector, Faults};
-use super::socket::{self, Membership, Received, Sink, spawn_receiver};
+use super::socket::{self, Batch, KernelDrops, Membership, Sink, spawn_batch_receiver};
 use super::tap::{Direction, Epoch, Tap};
 use crate::model::update::{Command, Signal, Update};
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
+use tracing::{debug, warn};
 
 /// Called after updates were published (the GUI passes a repaint request).
 pub type Waker = Arc<dyn Fn() + Send + Sync>;
@@ -44,6 +45,12 @@ pub struct NetConfig {
     pub faults: Faults,
     /// Seed of the fault injector's randomness.
     pub fault_seed: u64,
+    /// Kernel memory wanted for the socket's unread datagrams (default
+    /// [`socket::RECEIVE_BUFFER_WANTED`]); 0 keeps the system's default.
+    pub receive_buffer: usize,
+    /// Most datagrams the receive thread hands over at once (default 64); 1 hands each over
+    /// alone, waking the protocol thread per datagram (the way before batches).
+    pub receive_batch: usize,
 }
 
 impl Default for NetConfig {
@@ -58,6 +65,8 @@ impl Default for NetConfig {
             epoch: None,
             faults: Faults::default(),
             fault_seed: 1,
+            receive_buffer: socket::RECEIVE_BUFFER_WANTED,
+            receive_batch: 64,
         }
     }
 }
@@ -69,6 +78,8 @@ impl std::fmt::Debug for NetConfig {
             .field("client", &self.client)
             .field("update_capacity", &self.update_capacity)
             .field("faults", &self.faults)
+            .field("receive_buffer", &self.receive_buffer)
+            .field("receive_batch", &self.receive_batch)
             .finish_non_exhaustive()
     }
 }
@@ -184,6 +195,27 @@ impl Sink for Wire {
     }
 }
 
+/// Sizes the socket's receive buffer as `cfg` says and tells the tap where the kernel counts
+/// the socket's drops; returns that counter.
+fn prepare_socket(socket: &UdpSocket, cfg: &NetConfig) -> KernelDrops {
+    if cfg.receive_buffer > 0 {
+        match socket::size_receive_buffer(socket, cfg.receive_buffer) {
+            Ok(b) if b.is_short() => warn_short_buffer_once(b),
+            Ok(b) => debug!("net: UDP receive buffer {} KiB", b.granted / 1024),
+            Err(e) => warn!("net: cannot size the UDP receive buffer: {e}"),
+        }
+    }
+    let kernel_drops = KernelDrops::of(socket);
+    cfg.tap.set_kernel_drops(kernel_drops);
+    kernel_drops
+}
+
+/// Warns about a short receive buffer once per process (every `NetHandle` would say the same).
+fn warn_short_buffer_once(buffer: socket::ReceiveBuffer) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| warn!("net: {}", socket::short_buffer_advice(buffer)));
+}
+
 /// A running network side: send commands, receive updates.
 pub struct NetHandle {
     commands: Sender<Command>,
@@ -209,20 +241,25 @@ impl NetHandle {
     pub fn spawn(cfg: NetConfig) -> io::Result<NetHandle> {
         let socket = socket::bind(cfg.bind, Membership::Client)?;
         let local_addr = socket.local_addr()?;
+        let kernel_drops = prepare_socket(&socket, &cfg);
         let epoch = cfg.epoch.unwrap_or_else(Epoch::now);
         let (start, start_unix_ns) = (epoch.instant, epoch.unix_ns);
         let stop = Arc::new(AtomicBool::new(false));
         let (cmd_tx, cmd_rx) = bounded::<Command>(256);
         let (upd_tx, upd_rx) = bounded::<Update>(cfg.update_capacity.max(1));
-        let (dg_tx, dg_rx) = bounded::<Received>(8192);
+        // The queue holds up to 8192 datagrams, as it did one datagram a slot: a batch
+        // takes a slot however full it is, so the slots are 8192 / batch, at least 128.
+        let batch = cfg.receive_batch.max(1);
+        let (dg_tx, dg_rx) = bounded::<Batch>((8192 / batch).max(128));
         let queue_dropped = Arc::new(AtomicU64::new(0));
 
-        let receiver = spawn_receiver(
+        let receiver = spawn_batch_receiver(
             "jaus-net-rx",
             &socket,
             stop.clone(),
             dg_tx,
             queue_dropped.clone(),
+            batch,
         )?;
 
         let loop_stop = stop.clone();
@@ -257,6 +294,7 @@ impl NetHandle {
                     if let Update::Stats { stats, .. } = &mut u {
                         stats.queue_dropped = queue_dropped.load(Ordering::Relaxed);
                         stats.send_errors = link.stats().send_errors;
+                        stats.kernel_dropped = kernel_drops.read();
                     }
                     publisher.publish(u);
                 }
@@ -280,14 +318,17 @@ impl NetHandle {
                 let wait = Duration::from_secs_f64((deadline - now).max(0.0));
                 select! {
                     recv(dg_rx) -> msg => {
-                        if let Ok((at, from, bytes)) = msg {
-                            client.handle_datagram(clock(at), from, &bytes, &mut out);
-                            record(at, Direction::Rx, from, bytes);
-                            // Take what else is queued before publishing.
-                            for _ in 0..256 {
-                                let Ok((at, from, bytes)) = dg_rx.try_recv() else { break };
+                        // Take what else is queued (up to about 256 datagrams) before
+                        // publishing.
+                        let (mut next, mut taken) = (msg.ok(), 0);
+                        while let Some(batch) = next.take() {
+                            taken += batch.len();
+                            for (at, from, bytes) in batch {
                                 client.handle_datagram(clock(at), from, &bytes, &mut out);
                                 record(at, Direction::Rx, from, bytes);
+                            }
+                            if taken < 256 {
+                                next = dg_rx.try_recv().ok();
                             }
                         }
                     }

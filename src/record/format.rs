@@ -83,6 +83,16 @@ pub const KEY_END_TIME: &str = "end_time";
 /// behind), so not in the file. Absent when the recorder was not fed by a tap.
 pub const KEY_DROPPED: &str = "dropped";
 
+/// "`session_end`" key: datagrams the kernel dropped at the OCU's socket while recording (its
+/// receive buffer was full), so neither seen by the OCU nor in the file. Absent when the
+/// recorder was not fed by a network side's tap or the system does not say.
+pub const KEY_KERNEL_DROPPED: &str = "kernel_dropped";
+
+/// "`session_end`" key: decoded samples left out of the decoded channels while the recorder
+/// was behind (`RecorderConfig::thin_when_behind`); their datagrams are in the raw channels.
+/// Absent when none were.
+pub const KEY_THINNED: &str = "decoded_thinned";
+
 /// "session" key: the version of jaus-ocu that recorded.
 pub const KEY_OCU_VERSION: &str = "ocu_version";
 

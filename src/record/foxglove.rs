@@ -571,6 +571,8 @@ pub struct FoxgloveStream {
     last_transforms: Option<u64>,
     last_scene: Option<u64>,
     scene_key: Vec<i64>,
+    /// The key of the newest sample, kept between samples to avoid an allocation each.
+    key_buf: Vec<i64>,
     changed: bool,
     buf: Vec<u8>,
 }
@@ -586,6 +588,7 @@ impl FoxgloveStream {
             last_transforms: None,
             last_scene: None,
             scene_key: Vec::new(),
+            key_buf: Vec::new(),
             changed: true,
             buf: Vec::new(),
         }
@@ -640,39 +643,52 @@ impl FoxgloveStream {
             self.last_transforms = Some(t_ns);
             emit(FoxgloveTopic::Transforms, &self.buf)?;
         }
-        let warnings = crate::model::limits::joint_warnings(spec, Some(q));
-        let key: Vec<i64> = warnings
-            .iter()
-            .map(|w| (f64::from(*w) * 20.0).round() as i64)
-            .chain(
-                spec.joints
-                    .iter()
-                    .zip(q)
-                    .filter(|(j, _)| j.is_prismatic())
-                    .map(|(_, v)| (v * 1000.0).round() as i64),
-            )
-            .collect();
         let due = self
             .last_scene
             .is_none_or(|last| t_ns.saturating_sub(last) >= SCENE_REFRESH_NS);
         let allowed = self
             .last_scene
             .is_none_or(|last| t_ns.saturating_sub(last) >= SCENE_INTERVAL_NS);
-        if (self.changed || due || (allowed && key != self.scene_key))
-            && scene_update(
-                &mut self.buf,
-                t_ns,
-                &self.frames,
-                spec,
-                q,
-                self.tool_point,
-                &|j, _| warnings.get(j).copied().unwrap_or(0.0),
-                &self.look,
-            )
-            .is_ok()
+        // Inside the scene interval nothing below can emit: skip the per-joint work (the
+        // recorder meets this on almost every 1 kHz sample, issue 14).
+        if !(self.changed || due || allowed) {
+            return Ok(());
+        }
+        // The key of what the scene shows (near-limit steps, prismatic millimetres), built
+        // in a kept buffer: most samples compare equal and emit nothing.
+        self.key_buf.clear();
+        self.key_buf.extend(
+            spec.joints
+                .iter()
+                .enumerate()
+                .map(|(i, j)| (f64::from(j.warning_level(q.get(i).copied())) * 20.0).round() as i64)
+                .chain(
+                    spec.joints
+                        .iter()
+                        .zip(q)
+                        .filter(|(j, _)| j.is_prismatic())
+                        .map(|(_, v)| (v * 1000.0).round() as i64),
+                ),
+        );
+        if !(self.changed || due || self.key_buf != self.scene_key) {
+            return Ok(());
+        }
+        let warnings = crate::model::limits::joint_warnings(spec, Some(q));
+        let key = std::mem::take(&mut self.key_buf);
+        if scene_update(
+            &mut self.buf,
+            t_ns,
+            &self.frames,
+            spec,
+            q,
+            self.tool_point,
+            &|j, _| warnings.get(j).copied().unwrap_or(0.0),
+            &self.look,
+        )
+        .is_ok()
         {
             self.changed = false;
-            self.scene_key = key;
+            self.key_buf = std::mem::replace(&mut self.scene_key, key);
             self.last_scene = Some(t_ns);
             emit(FoxgloveTopic::Scene, &self.buf)?;
         }

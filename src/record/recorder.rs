@@ -97,7 +97,21 @@ pub struct RecorderConfig {
     /// recorder was behind are then counted in the stats and written in the file's
     /// "`session_end`" metadata, so an incomplete recording says so.
     pub tap: Option<Tap>,
+    /// Thin the decoded sample channels while the recorder is behind (default `true`): with
+    /// more than a quarter of [`RecorderConfig::capacity`] queued, a decoded joint or
+    /// force/torque sample is written only if [`THIN_INTERVAL_NS`] of log time passed since the
+    /// last one on its channel. The raw channels (what replay reads) and the decoded events,
+    /// specification and Foxglove channels stay complete; thinned samples are counted
+    /// ([`RecorderStats::thinned`], "`session_end`"). A recorder that keeps up (every
+    /// normal-rate session) writes every sample. `false` writes every sample however far
+    /// behind (the tap then drops raw datagrams sooner). Why: ARCHITECTURE.md, "Recording at
+    /// wire speed".
+    pub thin_when_behind: bool,
 }
+
+/// Spacing of the decoded samples written per channel while the recorder is behind: 10 ms,
+/// the highest default event rate (end-effector force/torque, 100 Hz).
+pub const THIN_INTERVAL_NS: u64 = 10_000_000;
 
 impl RecorderConfig {
     /// Defaults for `path` with the given time origin: 65 536 datagrams of buffer, flush
@@ -115,6 +129,7 @@ impl RecorderConfig {
             chunk_size: 1024 * 1024,
             foxglove: None,
             tap: None,
+            thin_when_behind: true,
         }
     }
 }
@@ -136,6 +151,9 @@ pub struct RecorderStats {
     pub last_ns: u64,
     /// Datagrams the tap dropped because the recorder was behind (not in the file).
     pub dropped: u64,
+    /// Decoded samples left out of the decoded channels while the recorder was behind
+    /// ([`RecorderConfig::thin_when_behind`]; their datagrams are in the raw channels).
+    pub thinned: u64,
     /// Still running (false after `stop` or after a write error).
     pub running: bool,
     /// The write error that stopped recording (what failed and what to do).
@@ -283,9 +301,12 @@ impl Recorder {
             rx_count: 0,
             tx_count: 0,
             decoded_count: 0,
+            thin: cfg.thin_when_behind,
+            behind: false,
             last_ns: 0,
             flushed_count: 0,
             flushed_ns: None,
+            kernel_base: cfg.tap.as_ref().and_then(Tap::kernel_dropped),
             tap: cfg.tap.map(|t| {
                 let base = t.dropped();
                 (t, base)
@@ -424,6 +445,9 @@ struct Decoded {
     selected: Option<ComponentId>,
     names: HashMap<ComponentId, String>,
     arm_written: bool,
+    /// Log time of the last sample written per decoded channel, and samples thinned.
+    last_sample_ns: [Option<u64>; DecodedTopic::ALL.len()],
+    thinned: u64,
 }
 
 /// Writes one Foxglove message on its channel, making the schema and channel the first time.
@@ -472,6 +496,9 @@ struct RecordingFile<W: Write + Seek> {
     rx_count: u64,
     tx_count: u64,
     decoded_count: u64,
+    /// Whether to thin decoded samples when behind, and whether the recorder is behind now.
+    thin: bool,
+    behind: bool,
     last_ns: u64,
     /// Datagrams and the last datagram time as of the last successful flush: what a reader
     /// is sure to find after a failure.
@@ -479,6 +506,8 @@ struct RecordingFile<W: Write + Seek> {
     flushed_ns: Option<u64>,
     /// The feeding tap and its drop count when recording started.
     tap: Option<(Tap, u64)>,
+    /// The kernel's drop count at the network side's socket when recording started.
+    kernel_base: Option<u64>,
     /// Latched datagrams written (`net::latch`), and whether their metadata record is.
     latched_count: u64,
     latched_written: bool,
@@ -583,6 +612,16 @@ impl<W: Write + Seek> RecordingFile<W> {
                     Ok::<(), McapError>(())
                 })?;
             }
+            if self.behind
+                && let Some(topic) = sample_topic(&u)
+            {
+                let last = &mut d.last_sample_ns[topic.index()];
+                if last.is_some_and(|l| log_time.saturating_sub(l) < THIN_INTERVAL_NS) {
+                    d.thinned += 1;
+                    continue;
+                }
+                *last = Some(log_time);
+            }
             let Some(topic) = format::encode_update(&u, &mut d.json) else {
                 continue;
             };
@@ -683,6 +722,17 @@ impl<W: Write + Seek> RecordingFile<W> {
         if self.tap.is_some() {
             end.insert(format::KEY_DROPPED.to_owned(), self.dropped().to_string());
         }
+        if self.thinned() > 0 {
+            end.insert(format::KEY_THINNED.to_owned(), self.thinned().to_string());
+        }
+        if let Some((tap, _)) = &self.tap
+            && let (Some(base), Some(now)) = (self.kernel_base, tap.kernel_dropped())
+        {
+            end.insert(
+                format::KEY_KERNEL_DROPPED.to_owned(),
+                now.saturating_sub(base).to_string(),
+            );
+        }
         self.writer.write_metadata(&Metadata {
             name: format::SESSION_END_METADATA.to_owned(),
             metadata: end,
@@ -702,6 +752,12 @@ impl<W: Write + Seek> RecordingFile<W> {
         s.bytes = self.end.load(Ordering::Relaxed);
         s.last_ns = self.last_ns;
         s.dropped = self.dropped();
+        s.thinned = self.thinned();
+    }
+
+    /// Decoded samples thinned so far.
+    fn thinned(&self) -> u64 {
+        self.decoded.as_ref().map_or(0, |d| d.thinned)
     }
 
     /// Datagrams the tap dropped since recording started.
@@ -846,11 +902,25 @@ fn write_batch<W: Write + Seek>(
     first: &WireRecord,
     rx: &Receiver<WireRecord>,
 ) -> Result<(), McapError> {
+    // Behind: more than a quarter of the queue waits (the tap drops when it is full).
+    m.behind = m.thin && rx.capacity().is_some_and(|c| rx.len() > c / 4);
     m.write(first)?;
     for rec in rx.try_iter().take(BATCH) {
         m.write(&rec)?;
     }
     Ok(())
+}
+
+/// The decoded channel of a sample update (the updates thinning may leave out), if it is one.
+fn sample_topic(u: &Update) -> Option<DecodedTopic> {
+    match u {
+        Update::JointPositions { .. } => Some(DecodedTopic::JointPositions),
+        Update::JointVelocities { .. } => Some(DecodedTopic::JointVelocities),
+        Update::JointEfforts { .. } => Some(DecodedTopic::JointEfforts),
+        Update::JointForceTorques { .. } => Some(DecodedTopic::JointForceTorques),
+        Update::ForceTorque { .. } => Some(DecodedTopic::ForceTorque),
+        _ => None,
+    }
 }
 
 fn set_error(shared: &Mutex<Shared>, path: &Path, detail: String) {
