@@ -9,19 +9,21 @@ use super::app::{Confirm, last_outcome};
 use super::commands::UiCommand;
 use super::theme::Theme;
 use super::time_control::Shown;
-use crate::model::state::ArmState;
-use crate::model::update::{CommandKind, ControlState, Outcome, PoseState};
+use crate::model::state::{ArmState, outcome_text};
+use crate::model::update::{CommandKind, ControlState, ManagementState, Outcome, PoseState};
 
 /// Progress of a transition 0..1 from the joint-space distance to the target, when the start
 /// and target presets' positions are known.
 pub fn progress(state: &ArmState, from: u8, to: u8) -> Option<f64> {
     let q = &state.positions.as_ref()?.value;
+    // From a preset, its positions; from between presets (pose 255: the demo's tour stopped
+    // mid-way when control was taken), where the arm was when the move began.
     let start = state
         .presets
         .iter()
-        .find(|p| p.id == from)?
-        .positions
-        .as_ref()?;
+        .find(|p| p.id == from)
+        .and_then(|p| p.positions.as_ref())
+        .or(state.move_start.as_ref())?;
     let goal = state
         .presets
         .iter()
@@ -59,7 +61,11 @@ pub fn show(
 ) {
     ui.heading("Presets");
     if state.presets.is_empty() {
-        ui.label("This arm reports no preset poses (IOP PresetPose).");
+        ui.label(if presets_loading(state) {
+            "Loading the arm's preset poses…"
+        } else {
+            "This arm reports no preset poses (IOP PresetPose)."
+        });
         return;
     }
     let pose = state.pose;
@@ -93,38 +99,94 @@ pub fn show(
         }
     }
     if let Some(id) = preview {
-        let name = preset_name(state, id).unwrap_or_default();
-        if !shown.commands_reach_live_arm() {
-            ui.label(RichText::new("Preview only (replay: read-only)").color(theme.muted));
-        } else if matches!(state.control, ControlState::Held { .. }) {
-            if ui
-                .button(format!("Go to {name}…"))
-                .on_hover_text("Move the arm to this preset (asks for confirmation)")
-                .clicked()
-            {
-                actions.push(Action::Ask(Confirm::GoToPreset(id)));
-            }
-        } else {
-            ui.label(RichText::new("Going to a preset needs control.").color(theme.warn));
-            let request = UiCommand::RequestControl;
-            if ui
-                .button(request.text())
-                .on_hover_text(format!(
-                    "Ask for control ({})",
-                    UiCommand::ToggleControl.keys_text(shown)
-                ))
-                .clicked()
-            {
-                actions.push(Action::Ui(request));
-            }
-        }
+        go_to(ui, state, id, shown, theme, actions);
     }
     if let Some((CommandKind::GoToPreset, outcome)) = &last_outcome(state) {
         let (text, colour) = match outcome {
             Outcome::Completed => ("last transition: completed".to_string(), theme.ok),
-            other => (format!("last transition: {other:?}"), theme.danger),
+            other => (
+                format!("last transition {}", outcome_text(other, state)),
+                theme.danger,
+            ),
         };
         ui.label(RichText::new(text).color(colour));
+    }
+}
+
+/// Whether the presets of the arm in `state` are still to come: it has not answered for them
+/// yet, and it offers the preset service (or its services are not known yet).
+pub fn presets_loading(state: &ArmState) -> bool {
+    if state.presets_reported {
+        return false;
+    }
+    let Some(id) = state.selected else {
+        return false;
+    };
+    state.components.get(&id).is_none_or(|(c, _)| {
+        c.services.is_empty()
+            || c.services
+                .iter()
+                .any(|(uri, ..)| uri.contains("PresetPose"))
+    })
+}
+
+/// Why "Go to" cannot be offered for the arm in `state` now (the live arm), when it cannot.
+pub fn go_to_refused(state: &ArmState) -> Option<&'static str> {
+    if state.status == ManagementState::Emergency {
+        Some("Go to is disabled: the arm is in EMERGENCY. Clear the emergency first.")
+    } else if state.freshness().is_lost() {
+        Some("Go to is disabled: the link to the arm is lost.")
+    } else {
+        None
+    }
+}
+
+/// "Go to" the previewed preset `id`, or why not.
+fn go_to(
+    ui: &mut egui::Ui,
+    state: &ArmState,
+    id: u8,
+    shown: Shown,
+    theme: &Theme,
+    actions: &mut Vec<Action>,
+) {
+    let name = preset_name(state, id).unwrap_or_default();
+    if shown.is_past() {
+        // The presets drawn are the past's; the arm is commanded from live only.
+        let why = if shown.read_only() {
+            "Preview only (replay: read-only)".to_string()
+        } else {
+            format!(
+                "Preview only: showing the past ({} back to live to command)",
+                UiCommand::FollowLive.keys_text(shown)
+            )
+        };
+        ui.label(RichText::new(why).color(theme.muted));
+    } else if let Some(why) = go_to_refused(state) {
+        ui.add_enabled(false, egui::Button::new(format!("Go to {name}…")))
+            .on_disabled_hover_text(why);
+        ui.label(RichText::new(why).color(theme.danger));
+    } else if matches!(state.control, ControlState::Held { .. }) {
+        if ui
+            .button(format!("Go to {name}…"))
+            .on_hover_text("Move the arm to this preset (asks for confirmation)")
+            .clicked()
+        {
+            actions.push(Action::Ask(Confirm::GoToPreset(id)));
+        }
+    } else {
+        ui.label(RichText::new("Going to a preset needs control.").color(theme.warn));
+        let request = UiCommand::RequestControl;
+        if ui
+            .button(request.text())
+            .on_hover_text(format!(
+                "Ask for control ({})",
+                UiCommand::ToggleControl.keys_text(shown)
+            ))
+            .clicked()
+        {
+            actions.push(Action::Ui(request));
+        }
     }
 }
 
