@@ -40,8 +40,8 @@ pub struct ScreenshotArgs {
     /// With --replay: the time to show, seconds from the start (default: the middle).
     #[arg(long, value_name = "S", requires = "replay")]
     pub at: Option<f64>,
-    /// How the simulated session ends: normal, emergency (the emergency stop pressed a
-    /// second before), lost (the arm silent for the last 4 s: the link lost).
+    /// How the simulated session ends: normal, emergency (then the emergency stop pressed,
+    /// and a second more), lost (then the arm silent for 4 s: the link lost).
     #[arg(
         long,
         value_name = "NAME",

@@ -294,8 +294,10 @@ impl UiCommand {
         }
     }
 
-    /// The keys that run it while `shown` (none when it has no key there).
-    pub fn shortcuts(self, shown: Shown) -> &'static [Shortcut] {
+    /// The keys that run it while `shown` (none when it has no key there). Since issue 12 no
+    /// key depends on the mode (a key means one thing); whether the command is available
+    /// there is [`UiCommand::available`].
+    pub fn shortcuts(self, _shown: Shown) -> &'static [Shortcut] {
         match self {
             UiCommand::Open => keys![ctrl(Key::O)],
             UiCommand::ToggleRecording => keys![ctrl(Key::R)],

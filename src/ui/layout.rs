@@ -168,7 +168,8 @@ impl OcuApp {
             let (view, settings) = (&mut self.view.plots, &mut self.settings);
             egui::Panel::bottom("plots")
                 .resizable(true)
-                .default_size(260.0)
+                // A third of the window at most: in 800×600 the 3D arm keeps its room.
+                .default_size((ui.available_height() * 0.45).clamp(220.0, 260.0))
                 .show(ui, |ui| plots::show(ui, &input, view, settings, theme));
         } else {
             self.view.plots.range = None;
@@ -179,7 +180,8 @@ impl OcuApp {
             let note = last_known.as_deref();
             egui::Panel::left("gauges")
                 .resizable(true)
-                .default_size(300.0)
+                // Narrower in a narrow window, so the 3D view keeps room for the arm.
+                .default_size((ui.available_width() * 0.24).clamp(190.0, 300.0))
                 .show(ui, |ui| {
                     gauges::show(ui, &data, shown, note, settings, theme)
                 });
@@ -188,7 +190,7 @@ impl OcuApp {
             let (state, preview) = (&self.state, self.view.preview);
             egui::Panel::right("presets")
                 .resizable(true)
-                .default_size(220.0)
+                .default_size((ui.available_width() * 0.18).clamp(150.0, 220.0))
                 .show(ui, |ui| {
                     presets::show(ui, state, preview, shown, theme, actions);
                 });

@@ -45,9 +45,9 @@ pub enum Scenario {
     /// The idle tour, all well.
     #[default]
     Normal,
-    /// The operator pressed the emergency stop a second before the end.
+    /// Then the operator pressed the emergency stop; a second more.
     Emergency,
-    /// The arm fell silent 4 s before the end (past the link's limit): the link is lost.
+    /// Then the arm fell silent for 4 s (past the link's limit): the link is lost.
     Lost,
 }
 
@@ -67,8 +67,8 @@ impl Scenario {
 
 /// The updates of `seconds` of an in-memory session of `arm` (the idle tour on, seed 1) that
 /// ends in `scenario`: [`simulated_updates`] for [`Scenario::Normal`]; otherwise the same
-/// session, then an emergency stop commanded 1 s before the end, or the arm silenced 4 s
-/// before it.
+/// session, then an emergency stop commanded and 1 s more, or the arm silenced for 4 s
+/// more.
 pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<Update> {
     let (tail, act): (f64, fn(&mut SimNet)) = match scenario {
         Scenario::Normal => return simulated_updates(arm, seconds),
@@ -96,7 +96,7 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
         ..SimConfig::default()
     };
     net.add_peer(sim_addr, Component::new(arm, sim));
-    let before = (seconds - tail).max(0.5);
+    let before = seconds.max(0.5);
     while net.now() < before {
         net.step();
     }
@@ -114,7 +114,13 @@ pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
     for u in &updates {
         app.apply(u);
     }
-    app.freeze_clock(updates.last().map_or(0.0, Update::t).max(seconds));
+    // The clock at the session's end (the silent arm sends nothing to mark it).
+    let end = match scenario {
+        Scenario::Normal => seconds,
+        Scenario::Emergency => seconds + 1.0,
+        Scenario::Lost => seconds + 4.0,
+    };
+    app.freeze_clock(updates.last().map_or(0.0, Update::t).max(end));
     app
 }
 

@@ -21,7 +21,7 @@ use super::sources::Badge;
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::state::{ArmState, Freshness};
-use crate::model::update::{Command, ControlState, LinkState, ManagementState};
+use crate::model::update::{Command, ComponentId, ControlState, LinkState, ManagementState};
 
 /// Why a command button is disabled in a replay.
 pub const READ_ONLY: &str = "replay: read-only";
@@ -36,11 +36,11 @@ pub const NO_LIVE_ARM: &str = "No live arm: this window only replays a file";
 /// Width of the emergency stop (the same in every state).
 const ESTOP_SIZE: egui::Vec2 = egui::vec2(88.0, 26.0);
 /// Widths of the slots whose text changes with the live state.
-const LINK_W: f32 = 112.0;
-const STATUS_W: f32 = 120.0;
-const CONTROL_W: f32 = 200.0;
-const ACTION_W: f32 = 130.0;
-const SELECTOR_W: f32 = 190.0;
+const LINK_W: f32 = 96.0;
+const STATUS_W: f32 = 104.0;
+const CONTROL_W: f32 = 184.0;
+const ACTION_W: f32 = 122.0;
+const SELECTOR_W: f32 = 150.0;
 
 /// What the top bar shows.
 pub struct TopBar<'a> {
@@ -97,19 +97,18 @@ fn disabled_reason(shown: Shown) -> &'static str {
     }
 }
 
-/// A slot `width` wide in which `add` lays out left to right: what follows does not move
-/// when its content changes.
+/// A slot exactly `width` wide in which `add` lays out left to right, clipped to it: what
+/// follows does not move when its content changes.
 fn slot<R>(ui: &mut egui::Ui, width: f32, add: impl FnOnce(&mut egui::Ui) -> R) -> R {
     let height = ui.spacing().interact_size.y;
-    ui.allocate_ui_with_layout(
-        egui::vec2(width, height),
-        egui::Layout::left_to_right(egui::Align::Center),
-        |ui| {
-            ui.set_width(width);
-            add(ui)
-        },
-    )
-    .inner
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
+    let mut child = ui.new_child(
+        egui::UiBuilder::new()
+            .max_rect(rect)
+            .layout(egui::Layout::left_to_right(egui::Align::Center)),
+    );
+    child.set_clip_rect(rect.intersect(ui.clip_rect()));
+    add(&mut child)
 }
 
 /// The emergency stop: the same look in every state, always the live arm.
@@ -259,7 +258,8 @@ fn selector(ui: &mut egui::Ui, live: &ArmState, shown: Shown, actions: &mut Vec<
             .get(&id)
             .and_then(|c| c.0.identification.clone())
             .unwrap_or_default();
-        format!("{id} {name} ({word})")
+        // The state first: a long name truncates, the state does not.
+        format!("{id} [{word}] {name}")
     });
     let manipulators: Vec<_> = live
         .components
@@ -267,7 +267,24 @@ fn selector(ui: &mut egui::Ui, live: &ArmState, shown: Shown, actions: &mut Vec<
         .filter(|(c, _)| c.manipulator)
         .map(|(c, lost)| (c.id, c.identification.clone().unwrap_or_default(), *lost))
         .collect();
-    ui.add_enabled_ui(shown.commands_reach_live_arm(), |ui| {
+    // In a slot: the combo box grows with its text, the slot caps it (the text truncates).
+    slot(ui, SELECTOR_W + 34.0, |ui| {
+        ui.add_enabled_ui(shown.commands_reach_live_arm(), |ui| {
+            selector_box(ui, &label, manipulators, selected, word, actions);
+        });
+    });
+}
+
+/// The combo box of [`selector`].
+fn selector_box(
+    ui: &mut egui::Ui,
+    label: &str,
+    manipulators: Vec<(ComponentId, String, bool)>,
+    selected: Option<ComponentId>,
+    word: &str,
+    actions: &mut Vec<Action>,
+) {
+    {
         egui::ComboBox::new("manipulator", "arm")
             .width(SELECTOR_W)
             .truncate()
@@ -290,12 +307,12 @@ fn selector(ui: &mut egui::Ui, live: &ArmState, shown: Shown, actions: &mut Vec<
                 }
             })
             .response
-            .on_hover_text(
-                "The live arm: manipulators found on the network (subsystem.node.component), \
-                 each with its state",
-            )
+            .on_hover_text(format!(
+                "The live arm, {label}. Manipulators found on the network \
+                 (subsystem.node.component), each with its state"
+            ))
             .on_disabled_hover_text(REPLAY_OPEN);
-    });
+    }
 }
 
 /// The management state in words.
@@ -335,10 +352,7 @@ fn link(ui: &mut egui::Ui, live: &ArmState, freshness: &Freshness, theme: &Theme
 /// The live management state; unknown while the link is lost.
 fn status(ui: &mut egui::Ui, live: &ArmState, freshness: &Freshness, theme: &Theme) {
     let (text, colour) = if freshness.is_lost() {
-        (
-            format!("state unknown (last {})", status_word(live.status)),
-            theme.muted,
-        )
+        ("state unknown".to_string(), theme.muted)
     } else {
         let colour = match live.status {
             ManagementState::Ready => theme.ok,
@@ -349,7 +363,15 @@ fn status(ui: &mut egui::Ui, live: &ArmState, freshness: &Freshness, theme: &The
     };
     slot(ui, STATUS_W, |ui| {
         ui.add(egui::Label::new(RichText::new(&text).strong().color(colour)).truncate())
-            .on_hover_text(format!("Management state of the live arm: {text}"));
+            .on_hover_text(if freshness.is_lost() {
+                format!(
+                    "Management state of the live arm: unknown while the link is lost (last \
+                     reported {})",
+                    status_word(live.status)
+                )
+            } else {
+                format!("Management state of the live arm: {text}")
+            });
     });
 }
 
@@ -364,7 +386,8 @@ fn control(
     let disabled = disabled_reason(shown);
     slot(ui, CONTROL_W, |ui| match live.control {
         ControlState::Held { authority } => {
-            ui.label(RichText::new(format!("control held ({authority})")).color(theme.ok));
+            ui.label(RichText::new("control held").color(theme.ok))
+                .on_hover_text(format!("We hold control of the live arm (authority {authority})"));
             if command_button(ui, UiCommand::ReleaseControl, shown, true, disabled) {
                 actions.push(Action::Ui(UiCommand::ReleaseControl));
             }
