@@ -183,7 +183,7 @@ impl OcuApp {
                 // Narrower in a narrow window, so the 3D view keeps room for the arm.
                 .default_size((ui.available_width() * 0.24).clamp(190.0, 300.0))
                 .show(ui, |ui| {
-                    gauges::show(ui, &data, shown, note, settings, theme)
+                    gauges::show(ui, &data, shown, note, settings, theme);
                 });
         }
         if self.settings.show_presets {

@@ -387,7 +387,9 @@ fn control(
     slot(ui, CONTROL_W, |ui| match live.control {
         ControlState::Held { authority } => {
             ui.label(RichText::new("control held").color(theme.ok))
-                .on_hover_text(format!("We hold control of the live arm (authority {authority})"));
+                .on_hover_text(format!(
+                    "We hold control of the live arm (authority {authority})"
+                ));
             if command_button(ui, UiCommand::ReleaseControl, shown, true, disabled) {
                 actions.push(Action::Ui(UiCommand::ReleaseControl));
             }
@@ -415,23 +417,23 @@ fn action_slot(
 ) {
     let disabled = disabled_reason(shown);
     let held = matches!(live.control, ControlState::Held { .. });
-    slot(ui, ACTION_W, |ui| match live.status {
-        ManagementState::Emergency => {
-            if command_button(ui, UiCommand::ClearEmergency, shown, true, disabled) {
-                actions.push(Action::Ui(UiCommand::ClearEmergency));
+    slot(ui, ACTION_W, |ui| {
+        let cmd = match live.status {
+            ManagementState::Emergency => Some(UiCommand::ClearEmergency),
+            ManagementState::Standby if held => Some(UiCommand::Resume),
+            ManagementState::Standby => {
+                ui.add_enabled(false, egui::Button::new(UiCommand::Resume.text()))
+                    .on_disabled_hover_text("Resume needs control: Request control first (C)");
+                ui.label(RichText::new("needs control").small().color(theme.warn));
+                None
             }
+            _ => None,
+        };
+        if let Some(cmd) = cmd
+            && command_button(ui, cmd, shown, true, disabled)
+        {
+            actions.push(Action::Ui(cmd));
         }
-        ManagementState::Standby if held => {
-            if command_button(ui, UiCommand::Resume, shown, true, disabled) {
-                actions.push(Action::Ui(UiCommand::Resume));
-            }
-        }
-        ManagementState::Standby => {
-            ui.add_enabled(false, egui::Button::new(UiCommand::Resume.text()))
-                .on_disabled_hover_text("Resume needs control: Request control first (C)");
-            ui.label(RichText::new("needs control").small().color(theme.warn));
-        }
-        _ => {}
     });
 }
 
