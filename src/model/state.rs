@@ -69,10 +69,6 @@ pub struct ArmState {
     /// The arm has answered for its presets (an empty list then means it has none, not that
     /// they are still loading).
     pub presets_reported: bool,
-    /// The joint positions when the current preset transition began (the start when the arm
-    /// left from no preset, e.g. stopped mid-way by the demo's tour, so progress can still be
-    /// measured).
-    pub move_start: Option<Vec<f64>>,
 }
 
 /// How fresh the selected arm's data is: what the operator may trust of what is drawn.
@@ -241,16 +237,7 @@ impl ArmState {
                     .entry(Signal::EndEffectorForceTorque)
                     .or_default() += 1;
             }
-            Update::CurrentPose { pose, .. } => {
-                if matches!(pose, PoseState::Moving { .. }) {
-                    if self.pose != *pose {
-                        self.move_start = self.positions.as_ref().map(|p| p.value.clone());
-                    }
-                } else {
-                    self.move_start = None;
-                }
-                self.pose = *pose;
-            }
+            Update::CurrentPose { pose, .. } => self.pose = *pose,
             Update::Status { state, .. } => self.status = *state,
             Update::Control { state, .. } => self.control = *state,
             Update::CommandOutcome {

@@ -142,6 +142,15 @@ impl OcuApp {
     fn confirmed(&mut self, confirm: Confirm) {
         match confirm {
             Confirm::GoToPreset(id) => {
+                // The live arm may have changed while the question was open.
+                if let Some(why) = self
+                    .live_state()
+                    .as_ref()
+                    .and_then(super::presets::go_to_refused)
+                {
+                    self.notify(NoticeLevel::Warning, why);
+                    return;
+                }
                 self.command(Command::GoToPreset { pose_id: id });
             }
             Confirm::ClearEmergency => {

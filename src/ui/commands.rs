@@ -290,6 +290,9 @@ impl UiCommand {
             (UiCommand::EmergencyStop, Shown::ReplayOverLive { .. }) => {
                 "Emergency stop of the LIVE arm running underneath this replay."
             }
+            (UiCommand::EmergencyStop, Shown::LiveScrubbed { .. }) => {
+                "Emergency stop of the LIVE arm now (not the past drawn)."
+            }
             _ => self.text_and_tooltip().1,
         }
     }

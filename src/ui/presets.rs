@@ -13,17 +13,17 @@ use crate::model::state::{ArmState, outcome_text};
 use crate::model::update::{CommandKind, ControlState, ManagementState, Outcome, PoseState};
 
 /// Progress of a transition 0..1 from the joint-space distance to the target, when the start
-/// and target presets' positions are known.
-pub fn progress(state: &ArmState, from: u8, to: u8) -> Option<f64> {
+/// and target presets' positions are known; from no preset (`from` 255: the demo's tour
+/// stopped between presets when control was taken), from `seen_start`, where the arm was
+/// when the move was first seen.
+pub fn progress(state: &ArmState, from: u8, to: u8, seen_start: Option<&[f64]>) -> Option<f64> {
     let q = &state.positions.as_ref()?.value;
-    // From a preset, its positions; from between presets (pose 255: the demo's tour stopped
-    // mid-way when control was taken), where the arm was when the move began.
     let start = state
         .presets
         .iter()
         .find(|p| p.id == from)
-        .and_then(|p| p.positions.as_ref())
-        .or(state.move_start.as_ref())?;
+        .and_then(|p| p.positions.as_deref())
+        .or(seen_start)?;
     let goal = state
         .presets
         .iter()
@@ -91,12 +91,30 @@ pub fn show(
         }
     }
     ui.separator();
+    // Where the arm was when the current move was first seen (kept in egui's memory: a
+    // view detail, not a fact of the session).
+    let start_id = egui::Id::new("preset_move_start");
     if let PoseState::Moving { from, to } = pose {
         let name = preset_name(state, to).unwrap_or_else(|| to.to_string());
         ui.label(format!("moving to {name}"));
-        if let Some(f) = progress(state, from, to) {
+        let here = state.positions.as_ref().map(|p| p.value.clone());
+        let seen: Option<(u8, u8, Vec<f64>)> = ui.data_mut(|d| {
+            let kept = d.get_temp::<(u8, u8, Vec<f64>)>(start_id);
+            match (kept, here) {
+                (Some(k), _) if k.0 == from && k.1 == to => Some(k),
+                (_, Some(q)) => {
+                    d.insert_temp(start_id, (from, to, q.clone()));
+                    Some((from, to, q))
+                }
+                (_, None) => None,
+            }
+        });
+        let seen_start = seen.as_ref().map(|k| k.2.as_slice());
+        if let Some(f) = progress(state, from, to, seen_start) {
             ui.add(egui::ProgressBar::new(f as f32).show_percentage());
         }
+    } else {
+        ui.data_mut(|d| d.remove::<(u8, u8, Vec<f64>)>(start_id));
     }
     if let Some(id) = preview {
         go_to(ui, state, id, shown, theme, actions);
@@ -231,4 +249,32 @@ pub fn confirmation(
             });
         });
     decision
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::state::Stamped;
+    use crate::model::update::PresetInfo;
+
+    #[test]
+    fn progress_from_between_presets_counts_from_where_the_move_began() {
+        let state = ArmState {
+            presets: vec![PresetInfo {
+                id: 1,
+                name: "home".into(),
+                positions: Some(vec![0.0, 0.0]),
+            }],
+            positions: Some(Stamped {
+                t: 1.0,
+                value: vec![0.5, 0.0],
+            }),
+            ..ArmState::default()
+        };
+        // From pose 255 (no preset), the preset's positions are unknown: only the start seen
+        // gives a progress.
+        assert_eq!(progress(&state, 255, 1, None), None);
+        let f = progress(&state, 255, 1, Some(&[1.0, 0.0])).unwrap();
+        assert!((f - 0.5).abs() < 1e-12, "{f}");
+    }
 }

@@ -11,11 +11,10 @@ use std::time::Duration;
 use eframe::egui;
 use eframe::egui_glow;
 
-use super::app::{OcuApp, Settings};
+use super::app::{DEFAULT_REPLAY_PORT, OcuApp, Settings};
 use super::offscreen;
 use super::sources::LiveKind;
 use super::theme::Theme;
-use crate::jaus::judp;
 use crate::model::update::{Command, Update};
 use crate::net::client::ClientConfig;
 use crate::sim::arm_file::ArmFile;
@@ -79,7 +78,8 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
             }
         }),
     };
-    let sim_addr = SocketAddr::from(([127, 0, 0, 1], judp::PORT));
+    // The simulator at the JUDP port, as `jaus-ocu demo` has it.
+    let sim_addr = SocketAddr::from(([127, 0, 0, 1], DEFAULT_REPLAY_PORT));
     let mut net = SimNet::new(
         ClientConfig {
             connect: vec![sim_addr],
