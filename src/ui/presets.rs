@@ -93,7 +93,7 @@ pub fn show(
     ui.separator();
     // Where the arm was when the current move was first seen (kept in egui's memory: a
     // view detail, not a fact of the session).
-    let start_id = egui::Id::new("preset_move_start");
+    let start_id = egui::Id::unique("preset_move_start");
     if let PoseState::Moving { from, to } = pose {
         let name = preset_name(state, to).unwrap_or_else(|| to.to_string());
         ui.label(format!("moving to {name}"));
