@@ -1167,9 +1167,25 @@ mod trust {
         h.state_mut().perform(Action::Preview(Some(first)));
         h.step();
         assert!(
-            h.query(By::new().label_contains("the arm is in EMERGENCY"))
+            h.query(By::new().label_contains("Go to is disabled: the arm is in EMERGENCY"))
                 .is_some(),
             "Go to says why it is disabled"
+        );
+        // A refusal given as a code is said in words, from the state now.
+        h.state_mut().apply(&Update::CommandOutcome {
+            t: end + 0.2,
+            command: CommandKind::GoToPreset,
+            outcome: Outcome::Failed("TRANSITION_FAILED".into()),
+        });
+        h.step();
+        assert!(
+            h.query(By::new().label_contains("GoToPreset: failed: the arm is in EMERGENCY"))
+                .is_some(),
+            "the status bar says why in words"
+        );
+        assert!(
+            h.query(By::new().label_contains("TRANSITION_FAILED"))
+                .is_none()
         );
     }
 
