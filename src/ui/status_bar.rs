@@ -106,7 +106,7 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
         // live; in a replay, how old the drawn positions are at the cursor.
         if let Some(p) = &state.positions {
             let age_ms = (bar.time - p.t) * 1000.0;
-            let (name, hover) = if bar.shown.read_only() {
+            let (name, hover) = if bar.shown.is_past() {
                 ("sample age", "Age of the joint positions drawn, at the cursor")
             } else {
                 ("latency", "Age of the newest joint sample when this frame was drawn")
