@@ -223,3 +223,28 @@ fn screenshot_of_a_replay_shows_the_replay_badge_and_refuses_a_time_outside_the_
         "{err}"
     );
 }
+
+#[test]
+fn the_emergency_and_lost_link_scenarios_show_their_banner_and_a_bad_name_fails() {
+    use jaus_ocu::ui::screenshot::{Scenario, scenario_app};
+    let danger = Theme::new(true).danger.to_array();
+    let danger = [danger[0], danger[1], danger[2]];
+    let normal = render(&mut simulated_app(ArmFile::demo(), 3.0), 1280, 800).unwrap();
+    let emergency = render(
+        &mut scenario_app(ArmFile::demo(), 3.0, Scenario::Emergency),
+        1280,
+        800,
+    )
+    .unwrap();
+    // The red banner across the window and the red frame around the 3D view.
+    let (n, e) = (
+        count_near(&normal, danger, 2),
+        count_near(&emergency, danger, 2),
+    );
+    assert!(e > n + 20_000, "emergency red pixels {e}, normal {n}");
+    let app = scenario_app(ArmFile::demo(), 3.0, Scenario::Lost);
+    assert!(app.state.freshness().is_lost(), "{:?}", app.state.link);
+    let o = run(&["screenshot", "--out", "x.png", "--scenario", "meltdown"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("expected normal, emergency or lost"));
+}

@@ -576,10 +576,11 @@ mod replay_flows {
         assert_eq!(h.state().time_control().cursor(), None);
         assert_eq!(h.state().state.positions.as_ref(), Some(&latest));
         assert!(h.query_by_label("LIVE").is_some());
-        // The emergency stop stays on space while live, scrubbed or not.
+        // The emergency stop stays on E while live, scrubbed or not (issue 12: Space is the
+        // timeline's Play everywhere and never stops an arm).
         h.state_mut().seek(1.0);
         h.step();
-        h.key_press(egui::Key::Space);
+        h.key_press(egui::Key::E);
         h.step();
         assert!(out.sent().contains(&Command::SetEmergency));
     }
@@ -973,5 +974,375 @@ mod replay_flows {
         let err = app.start_recording(temp_path("x.mcap")).unwrap_err();
         assert!(err.contains("live or demo"), "{err}");
         assert!(matches!(app.recording, Recording::Idle));
+    }
+}
+
+/// Issue 12: the window never misleads the operator. The top bar's live area is always the
+/// live arm; the past is shown as the past; keys mean one thing; emergency and link loss are
+/// unmistakable; the layout holds from 800×600 to 1920×1080.
+mod trust {
+    use std::path::Path;
+
+    use eframe::egui;
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::{By, NodeT, Queryable};
+    use jaus_ocu::model::update::*;
+    use jaus_ocu::sim::arm_file::ArmFile;
+    use jaus_ocu::ui::actions::Action;
+    use jaus_ocu::ui::app::{Confirm, OcuApp};
+    use jaus_ocu::ui::screenshot::{Scenario, scenario_updates};
+    use jaus_ocu::ui::time_control::Shown;
+
+    use super::{Outbox, live_app, recorded};
+
+    const SAE: &str = "tests/data/SAE_Management_PacketCapture.pcap";
+
+    fn harness_sized(app: OcuApp, w: f32, h: f32) -> Harness<'static, OcuApp> {
+        Harness::builder()
+            .with_size([w, h])
+            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+    }
+
+    fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
+        harness_sized(app, 1280.0, 800.0)
+    }
+
+    fn last_t(updates: &[Update]) -> f64 {
+        updates.last().map_or(0.0, Update::t)
+    }
+
+    fn status(t: f64, state: ManagementState) -> Update {
+        Update::Status { t, state }
+    }
+
+    /// 3 s of the simulated arm with an emergency at 2.0–2.5 s, READY again after; the clock
+    /// at the end.
+    fn earlier_emergency() -> (OcuApp, Outbox, f64) {
+        let mut updates = recorded(3.0, None);
+        let end = last_t(&updates);
+        updates.push(status(end + 0.1, ManagementState::Emergency));
+        updates.push(status(end + 0.6, ManagementState::Ready));
+        let (mut app, out) = live_app(&updates);
+        app.freeze_clock(end + 1.0);
+        (app, out, end + 0.3)
+    }
+
+    fn sent_clear(out: &mut Outbox) -> bool {
+        out.sent().contains(&Command::ClearEmergency)
+    }
+
+    #[test]
+    fn scrubbed_back_over_an_earlier_emergency_the_bar_shows_the_live_arm_and_clear_sends_nothing()
+    {
+        let (app, mut out, during) = earlier_emergency();
+        let mut h = harness(app);
+        h.step();
+        h.state_mut().seek(during);
+        h.step();
+        h.step();
+        assert!(matches!(h.state().shown(), Shown::LiveScrubbed { .. }));
+        assert_eq!(
+            h.state().state.status,
+            ManagementState::Emergency,
+            "drawn: the past"
+        );
+        // The live area shows the live arm (READY) and offers no Clear; the past area says
+        // EMERGENCY as text, with its time.
+        assert!(h.query_by_label("Clear emergency…").is_none());
+        assert!(h.query_by_label("READY").is_some(), "the live arm's state");
+        assert!(h.query_by_label("EMERGENCY").is_some(), "the past's state");
+        assert!(h.query_by_label("SHOWING THE PAST").is_some());
+        assert!(
+            h.query(By::new().label_contains("at −")).is_some(),
+            "the past says when it is"
+        );
+        // Neither the command nor a forced confirmation sends a ClearEmergency.
+        h.state_mut()
+            .run(jaus_ocu::ui::commands::UiCommand::ClearEmergency);
+        assert_eq!(h.state().view.confirm, None);
+        h.state_mut().view.confirm = Some(Confirm::ClearEmergency);
+        h.state_mut().perform(Action::Answer(true));
+        h.step();
+        assert!(!sent_clear(&mut out), "{:?}", out.sent());
+    }
+
+    #[test]
+    fn with_the_live_arm_in_emergency_clear_is_offered_from_the_live_state_even_scrubbed_back() {
+        let mut updates = recorded(3.0, None);
+        let end = last_t(&updates);
+        updates.push(status(end + 0.1, ManagementState::Emergency));
+        let (mut app, mut out) = live_app(&updates);
+        app.freeze_clock(end + 0.5);
+        let mut h = harness(app);
+        h.step();
+        // Back before the emergency: the drawn arm was READY, the live one is not.
+        h.state_mut().seek(end - 1.0);
+        h.step();
+        h.step();
+        assert_eq!(h.state().state.status, ManagementState::Ready);
+        assert!(h.query_by_label("EMERGENCY").is_some(), "the live state");
+        assert!(
+            h.query(By::new().label_contains("EMERGENCY STOP — the live arm is stopped"))
+                .is_some(),
+            "the banner"
+        );
+        h.get_by_label("Clear emergency…").click();
+        // The confirmation window appears on the next frames.
+        h.step();
+        h.step();
+        h.get_by_label("Confirm").click();
+        h.step();
+        assert!(sent_clear(&mut out), "{:?}", out.sent());
+    }
+
+    #[test]
+    fn over_a_replay_clear_never_reaches_the_live_arm_and_l_goes_back_to_live() {
+        let (app, mut out, _) = earlier_emergency();
+        let mut h = harness(app);
+        h.step();
+        h.state_mut().open_replay(Path::new(SAE)).unwrap();
+        h.step();
+        assert!(matches!(h.state().shown(), Shown::ReplayOverLive { .. }));
+        h.state_mut().view.confirm = Some(Confirm::ClearEmergency);
+        h.state_mut().perform(Action::Answer(true));
+        h.state_mut()
+            .run(jaus_ocu::ui::commands::UiCommand::ClearEmergency);
+        h.step();
+        assert!(!sent_clear(&mut out));
+        // The live arm's area is there, showing the live arm.
+        assert!(h.query_by_label("LIVE ARM").is_some());
+        assert!(h.query_by_label("SHOWING A RECORDING").is_some());
+        // L says "back to live" and does it.
+        h.key_press(egui::Key::L);
+        h.step();
+        h.step();
+        assert_eq!(h.state().shown(), Shown::Live);
+        assert!(h.state().replay().is_none());
+    }
+
+    #[test]
+    fn space_never_sends_an_emergency_stop_live_scrubbed_or_over_a_replay() {
+        let (app, mut out, during) = earlier_emergency();
+        let mut h = harness(app);
+        h.step();
+        h.key_press(egui::Key::Space);
+        h.step();
+        h.state_mut().seek(during);
+        h.step();
+        h.key_press(egui::Key::Space);
+        h.step();
+        h.state_mut().open_replay(Path::new(SAE)).unwrap();
+        h.step();
+        h.key_press(egui::Key::Space);
+        h.step();
+        assert!(
+            !out.sent().contains(&Command::SetEmergency),
+            "{:?}",
+            out.sent()
+        );
+        // E is the emergency stop, over the replay too.
+        h.key_press(egui::Key::E);
+        h.step();
+        assert_eq!(out.sent(), [Command::SetEmergency]);
+    }
+
+    #[test]
+    fn an_emergency_is_a_banner_and_disables_go_to_with_the_reason() {
+        let mut updates = recorded(3.0, None);
+        let end = last_t(&updates);
+        updates.push(Update::Control {
+            t: end,
+            state: ControlState::Held { authority: 100 },
+        });
+        updates.push(status(end + 0.1, ManagementState::Emergency));
+        let (app, _out) = live_app(&updates);
+        let mut h = harness(app);
+        h.step();
+        assert!(
+            h.query(By::new().label_contains("EMERGENCY STOP"))
+                .is_some(),
+            "the banner"
+        );
+        let first = h.state().state.presets[0].id;
+        h.state_mut().perform(Action::Preview(Some(first)));
+        h.step();
+        assert!(
+            h.query(By::new().label_contains("Go to is disabled: the arm is in EMERGENCY"))
+                .is_some(),
+            "Go to says why it is disabled"
+        );
+        // A refusal given as a code is said in words, from the state now.
+        h.state_mut().apply(&Update::CommandOutcome {
+            t: end + 0.2,
+            command: CommandKind::GoToPreset,
+            outcome: Outcome::Failed("TRANSITION_FAILED".into()),
+        });
+        h.step();
+        assert!(
+            h.query(By::new().label_contains("GoToPreset: failed: the arm is in EMERGENCY"))
+                .is_some(),
+            "the status bar says why in words"
+        );
+        assert!(
+            h.query(By::new().label_contains("TRANSITION_FAILED"))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_lost_link_says_unknown_last_known_and_zero_rates() {
+        let updates = scenario_updates(ArmFile::demo(), 8.0, Scenario::Lost);
+        let (mut app, _out) = live_app(&updates);
+        app.freeze_clock(last_t(&updates));
+        let mut h = harness(app);
+        h.step();
+        assert!(
+            h.state().state.freshness().is_lost(),
+            "{:?}",
+            h.state().state.link
+        );
+        assert!(h.query_by_label("LINK LOST").is_some());
+        assert!(h.query_by_label("READY").is_none(), "no READY while lost");
+        assert!(
+            h.query(By::new().label_contains("state unknown")).is_some(),
+            "the state is unknown"
+        );
+        assert!(
+            h.query(By::new().label_contains("last known at")).is_some(),
+            "the gauges say the values are the last known"
+        );
+        assert!(
+            h.query(By::new().label_contains("positions 0 Hz"))
+                .is_some(),
+            "the rates say 0"
+        );
+        h.get_by_label("arm").click();
+        h.step();
+        h.step();
+        assert!(
+            h.query(By::new().label_contains("(lost)")).is_some(),
+            "the arm selector marks the arm lost"
+        );
+    }
+
+    #[test]
+    fn presets_say_loading_until_the_arm_answers() {
+        let updates = recorded(3.0, None);
+        let cut = updates
+            .iter()
+            .position(|u| matches!(u, Update::Presets { .. }))
+            .expect("presets reported");
+        let mut h = harness(live_app(&updates[..cut]).0);
+        h.step();
+        assert!(
+            h.query_by_label("Loading the arm's preset poses…")
+                .is_some()
+        );
+        assert!(
+            h.query(By::new().label_contains("reports no preset poses"))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_replay_on_its_own_has_no_live_arm() {
+        let replay = jaus_ocu::record::player::Replay::open(Path::new(SAE), 3794, None).unwrap();
+        replay.wait();
+        let app = OcuApp::with_replay(replay, jaus_ocu::ui::app::Settings::default());
+        let mut h = harness(app);
+        h.step();
+        assert!(h.query_by_label("no live arm").is_some());
+        assert!(
+            h.query_by_label("link live").is_none(),
+            "no 'live' in a replay"
+        );
+        assert!(h.query_by_label("LIVE ARM").is_none());
+    }
+
+    /// Rects of the interactive widgets on screen.
+    fn interactive(h: &Harness<'_, OcuApp>) -> Vec<(String, egui::Rect)> {
+        use egui::accesskit::Role;
+        let mut out = Vec::new();
+        for role in [Role::Button, Role::ComboBox, Role::CheckBox] {
+            for n in h.query_all(By::new().role(role)) {
+                let label = n.accesskit_node().label().unwrap_or_default();
+                out.push((label, n.rect()));
+            }
+        }
+        out
+    }
+
+    fn check_layout(w: f32, hgt: f32) {
+        let mut updates = recorded(3.0, None);
+        let end = last_t(&updates);
+        updates.push(Update::Control {
+            t: end,
+            state: ControlState::Held { authority: 100 },
+        });
+        updates.push(status(end, ManagementState::Standby));
+        let (app, _out) = live_app(&updates);
+        let mut h = harness_sized(app, w, hgt);
+        h.step();
+        h.step();
+        let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(w, hgt));
+        let widgets = interactive(&h);
+        for name in ["E-STOP", "Record", "Release", "Resume", "File", "View", "?"] {
+            let (_, r) = widgets
+                .iter()
+                .find(|(l, _)| l == name)
+                .unwrap_or_else(|| panic!("{name} not on screen at {w}x{hgt}: {widgets:?}"));
+            assert!(
+                screen.contains_rect(*r),
+                "{name} at {r:?} is outside {w}x{hgt}"
+            );
+        }
+        for (i, (a, ra)) in widgets.iter().enumerate() {
+            for (b, rb) in &widgets[i + 1..] {
+                let overlap = ra.intersect(*rb);
+                assert!(
+                    !(overlap.width() > 1.0 && overlap.height() > 1.0),
+                    "{a} {ra:?} overlaps {b} {rb:?} at {w}x{hgt}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_layout_holds_at_800x600() {
+        check_layout(800.0, 600.0);
+    }
+
+    #[test]
+    fn the_layout_holds_at_1920x1080() {
+        check_layout(1920.0, 1080.0);
+    }
+
+    #[test]
+    fn record_does_not_move_when_the_live_state_changes() {
+        let updates = recorded(3.0, None);
+        let end = last_t(&updates);
+        let (app, _out) = live_app(&updates);
+        let mut h = harness(app);
+        h.step();
+        let record = |h: &Harness<'_, OcuApp>| h.get_by_label("Record").rect();
+        let before = record(&h);
+        for u in [
+            Update::Control {
+                t: end,
+                state: ControlState::Held { authority: 100 },
+            },
+            status(end, ManagementState::Standby),
+            status(end, ManagementState::Emergency),
+            status(end, ManagementState::Ready),
+            Update::Control {
+                t: end,
+                state: ControlState::Requested,
+            },
+        ] {
+            h.state_mut().apply(&u);
+            h.step();
+            h.step();
+            assert_eq!(record(&h), before, "after {u:?}");
+        }
     }
 }

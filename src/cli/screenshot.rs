@@ -1,7 +1,8 @@
 //! `jaus-ocu screenshot`: the demo UI rendered offscreen to a PNG, no display needed (EGL on
 //! Mesa's software device). The simulated arm runs its idle tour for a few simulated seconds
 //! first, in memory, so the picture shows the arm away from home and the plots filled. With
-//! `--replay FILE`, the replay window of a recording or capture at `--at` seconds instead.
+//! `--replay FILE`, the replay window of a recording or capture at `--at` seconds instead;
+//! with `--scenario emergency|lost`, the session ends in an emergency stop or a lost link.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -39,6 +40,15 @@ pub struct ScreenshotArgs {
     /// With --replay: the time to show, seconds from the start (default: the middle).
     #[arg(long, value_name = "S", requires = "replay")]
     pub at: Option<f64>,
+    /// How the simulated session ends: normal, emergency (then the emergency stop pressed,
+    /// and a second more), lost (then the arm silent for 4 s: the link lost).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "normal",
+        conflicts_with = "replay"
+    )]
+    pub scenario: String,
 }
 
 /// The smallest image: the window's minimum size (smaller, the panels overlap).
@@ -82,6 +92,7 @@ pub fn run(args: &ScreenshotArgs) -> Result<i32> {
             dir.display()
         );
     }
+    let scenario = screenshot::Scenario::parse(&args.scenario).map_err(|e| anyhow!(e))?;
     let mut app = match &args.replay {
         Some(path) => replay_app(path, args.at)?,
         None => {
@@ -91,7 +102,7 @@ pub fn run(args: &ScreenshotArgs) -> Result<i32> {
                     args.arm
                 )
             })?;
-            let mut app = screenshot::simulated_app(arm, SESSION_S);
+            let mut app = screenshot::scenario_app(arm, SESSION_S, scenario);
             // The plots show the whole session, not a 30 s window that is mostly empty.
             app.settings.plot_window_s = SESSION_S;
             app

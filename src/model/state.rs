@@ -66,6 +66,98 @@ pub struct ArmState {
     pub errors: Vec<(f64, String)>,
     /// Samples received per signal (for rates).
     pub counts: BTreeMap<Signal, u64>,
+    /// The arm has answered for its presets (an empty list then means it has none, not that
+    /// they are still loading).
+    pub presets_reported: bool,
+}
+
+/// How fresh the selected arm's data is: what the operator may trust of what is drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Freshness {
+    /// No arm selected, or its link not set up yet: nothing has arrived to be fresh.
+    Waiting,
+    /// Reports arrive on time.
+    Live,
+    /// These signals are overdue (3 periods); the rest is on time.
+    Stale {
+        /// The overdue signals.
+        signals: Vec<Signal>,
+        /// When the newest sample of any signal arrived, s since the session started.
+        last: Option<f64>,
+    },
+    /// The arm is silent past the link's limit: everything drawn is the last known.
+    Lost {
+        /// When the newest sample of any signal arrived, s since the session started.
+        last: Option<f64>,
+    },
+}
+
+impl Freshness {
+    /// One word for badges and the arm selector: `live`, `stale`, `lost`, `waiting`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Freshness::Waiting => "waiting",
+            Freshness::Live => "live",
+            Freshness::Stale { .. } => "stale",
+            Freshness::Lost { .. } => "lost",
+        }
+    }
+
+    /// Whether the joint positions drawn are the arm's current ones (live, or only other
+    /// signals stale).
+    pub fn positions_fresh(&self) -> bool {
+        match self {
+            Freshness::Live => true,
+            Freshness::Stale { signals, .. } => !signals.contains(&Signal::JointPositions),
+            Freshness::Waiting | Freshness::Lost { .. } => false,
+        }
+    }
+
+    /// Whether the arm is lost (its states, e.g. READY, are then unknown).
+    pub fn is_lost(&self) -> bool {
+        matches!(self, Freshness::Lost { .. })
+    }
+
+    /// When the newest sample arrived, for "last known at …".
+    pub fn last(&self) -> Option<f64> {
+        match self {
+            Freshness::Stale { last, .. } | Freshness::Lost { last } => *last,
+            Freshness::Waiting | Freshness::Live => None,
+        }
+    }
+}
+
+/// A command outcome in words for the operator. A reason the peer or the client gave as a
+/// code (`TRANSITION_FAILED`) is explained from `state`, the arm's state now: an emergency,
+/// no control, else the arm refusing.
+pub fn outcome_text(outcome: &Outcome, state: &ArmState) -> String {
+    let why = || {
+        if state.status == ManagementState::Emergency {
+            "the arm is in EMERGENCY".to_string()
+        } else if !matches!(state.control, ControlState::Held { .. }) {
+            "no control".to_string()
+        } else {
+            "the arm refused the pose".to_string()
+        }
+    };
+    // A reason in words has a space or is lower case; a code is one upper-case token.
+    let words = |r: &str| {
+        let code = !r.is_empty()
+            && r.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if r.trim().is_empty() || code {
+            why()
+        } else {
+            r.to_string()
+        }
+    };
+    match outcome {
+        Outcome::Confirmed => "confirmed".into(),
+        Outcome::Completed => "completed".into(),
+        Outcome::TimedOut => "no answer in time".into(),
+        Outcome::Rejected(r) => format!("refused: {}", words(r)),
+        Outcome::Failed(r) => format!("failed: {}", words(r)),
+    }
 }
 
 fn push_bounded<T>(v: &mut Vec<T>, x: T) {
@@ -103,7 +195,10 @@ impl ArmState {
             Update::Link { state, .. } => self.link = *state,
             Update::Specification { spec, .. } => self.spec = Some(spec.clone()),
             Update::ToolOffset { point, .. } => self.tool_point = Some(*point),
-            Update::Presets { presets, .. } => self.presets.clone_from(presets),
+            Update::Presets { presets, .. } => {
+                self.presets.clone_from(presets);
+                self.presets_reported = true;
+            }
             Update::JointPositions { t, values } => {
                 self.positions = Some(Stamped {
                     t: *t,
@@ -177,6 +272,47 @@ impl ArmState {
         ))
     }
 
+    /// When the newest sample of any signal arrived, s since the session started.
+    pub fn last_sample(&self) -> Option<f64> {
+        [
+            self.positions.as_ref().map(|s| s.t),
+            self.velocities.as_ref().map(|s| s.t),
+            self.efforts.as_ref().map(|s| s.t),
+            self.joint_force_torques.as_ref().map(|s| s.t),
+            self.force_torque.as_ref().map(|s| s.t),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f64::max)
+    }
+
+    /// How fresh the selected arm's data is: lost when the link is lost or the component is
+    /// marked lost, stale when a signal is overdue, else live (waiting before the link is up).
+    pub fn freshness(&self) -> Freshness {
+        let Some(id) = self.selected else {
+            return Freshness::Waiting;
+        };
+        let last = self.last_sample();
+        let component_lost = self.components.get(&id).is_some_and(|c| c.1);
+        if self.link == LinkState::Lost || component_lost {
+            return Freshness::Lost { last };
+        }
+        if self.link != LinkState::Live {
+            return Freshness::Waiting;
+        }
+        let signals: Vec<Signal> = self
+            .stale
+            .iter()
+            .filter(|(_, s)| **s)
+            .map(|(k, _)| *k)
+            .collect();
+        if signals.is_empty() {
+            Freshness::Live
+        } else {
+            Freshness::Stale { signals, last }
+        }
+    }
+
     /// Whether the selected arm is fully known: specification, tool point and positions.
     pub fn is_complete(&self) -> bool {
         self.spec.is_some() && self.tool_point.is_some() && self.positions.is_some()
@@ -188,5 +324,71 @@ impl ArmState {
         self.selected.is_none()
             && !self.components.is_empty()
             && self.components.values().all(|(c, _)| !c.manipulator)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::update::ComponentId;
+
+    fn selected(link: LinkState) -> ArmState {
+        let mut s = ArmState::default();
+        s.apply(&Update::Selected {
+            t: 0.0,
+            id: ComponentId::new(1, 1, 1),
+        });
+        s.apply(&Update::Link {
+            t: 0.0,
+            state: link,
+        });
+        s.apply(&Update::JointPositions {
+            t: 1.5,
+            values: vec![0.0],
+        });
+        s
+    }
+
+    #[test]
+    fn freshness_is_live_stale_or_lost_since_the_last_sample() {
+        assert_eq!(ArmState::default().freshness(), Freshness::Waiting);
+        assert_eq!(selected(LinkState::Live).freshness(), Freshness::Live);
+        let mut s = selected(LinkState::Live);
+        s.apply(&Update::Stale {
+            t: 2.0,
+            signal: Signal::JointPositions,
+            stale: true,
+        });
+        let f = s.freshness();
+        assert_eq!(f.word(), "stale");
+        assert!(!f.positions_fresh());
+        assert_eq!(f.last(), Some(1.5));
+        let lost = selected(LinkState::Lost).freshness();
+        assert!(lost.is_lost());
+        assert_eq!(lost.last(), Some(1.5));
+    }
+
+    #[test]
+    fn a_refusal_code_is_said_in_words_from_the_state_now() {
+        let mut s = selected(LinkState::Live);
+        let failed = Outcome::Failed("TRANSITION_FAILED".into());
+        assert_eq!(outcome_text(&failed, &s), "failed: no control");
+        s.apply(&Update::Control {
+            t: 0.0,
+            state: ControlState::Held { authority: 1 },
+        });
+        assert_eq!(
+            outcome_text(&failed, &s),
+            "failed: the arm refused the pose"
+        );
+        s.apply(&Update::Status {
+            t: 0.0,
+            state: ManagementState::Emergency,
+        });
+        assert_eq!(outcome_text(&failed, &s), "failed: the arm is in EMERGENCY");
+        assert_eq!(
+            outcome_text(&Outcome::Rejected("control is held by 1.1.2".into()), &s),
+            "refused: control is held by 1.1.2"
+        );
     }
 }

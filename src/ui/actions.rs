@@ -11,7 +11,7 @@ use super::export;
 use super::files::{self, Task};
 use super::notices::NoticeLevel;
 use super::sources::read_session;
-use super::time_control::TimeCommand;
+use super::time_control::{Shown, TimeCommand};
 use super::view3d;
 use crate::model::update::Command;
 
@@ -87,8 +87,15 @@ impl OcuApp {
                 // The emergency stop never asks twice.
                 self.command(Command::SetEmergency);
             }
-            UiCommand::ClearEmergency => self.view.confirm = Some(Confirm::ClearEmergency),
-            UiCommand::ToggleControl if self.holds_control() => self.run(UiCommand::ReleaseControl),
+            // Only the live arm's emergency is cleared: an emergency drawn from the past is
+            // not one to clear.
+            UiCommand::ClearEmergency if self.live_in_emergency() => {
+                self.view.confirm = Some(Confirm::ClearEmergency);
+            }
+            UiCommand::ClearEmergency => {}
+            UiCommand::ToggleControl if self.live_holds_control() => {
+                self.run(UiCommand::ReleaseControl);
+            }
             UiCommand::ToggleControl => self.run(UiCommand::RequestControl),
             UiCommand::RequestControl => {
                 let authority = self.settings.authority;
@@ -101,6 +108,10 @@ impl OcuApp {
                 self.command(Command::Resume);
             }
             UiCommand::TogglePlay => self.time_command(TimeCommand::TogglePlay),
+            // Over a live source "back to live" closes the replay; L says the same.
+            UiCommand::FollowLive if matches!(self.shown(), Shown::ReplayOverLive { .. }) => {
+                self.back_to_live();
+            }
             UiCommand::FollowLive => {
                 self.view.plots.follow = true;
                 self.time_command(TimeCommand::FollowLive);
@@ -131,11 +142,24 @@ impl OcuApp {
     fn confirmed(&mut self, confirm: Confirm) {
         match confirm {
             Confirm::GoToPreset(id) => {
+                // The live arm may have changed while the question was open.
+                if let Some(why) = self
+                    .live_state()
+                    .as_ref()
+                    .and_then(super::presets::go_to_refused)
+                {
+                    self.notify(NoticeLevel::Warning, why);
+                    return;
+                }
                 self.command(Command::GoToPreset { pose_id: id });
             }
             Confirm::ClearEmergency => {
+                // Asked about the live arm's emergency: still one when confirmed?
+                if !self.live_in_emergency() {
+                    return;
+                }
                 self.command(Command::ClearEmergency);
-                if self.holds_control() {
+                if self.live_holds_control() {
                     self.command(Command::Resume);
                 }
             }

@@ -257,10 +257,13 @@ impl UiCommand {
             ),
             UiCommand::ReleaseControl => ("Release", "Give control back"),
             UiCommand::Resume => ("Resume", "STANDBY to READY"),
-            UiCommand::TogglePlay => ("Play", "Play / pause the replay"),
+            UiCommand::TogglePlay => (
+                "Play",
+                "Play / pause the timeline (live: pausing freezes the view; the arm is not affected)",
+            ),
             UiCommand::FollowLive => (
                 "Back to live",
-                "Follow the newest data again (replay: the plots follow the cursor)",
+                "Follow the newest live data again (over a live source: close the replay)",
             ),
             UiCommand::ToggleUnits => ("deg", "Revolute joints in degrees (else radians)"),
             UiCommand::ToggleTheme => ("Theme", "Dark / light theme"),
@@ -287,12 +290,17 @@ impl UiCommand {
             (UiCommand::EmergencyStop, Shown::ReplayOverLive { .. }) => {
                 "Emergency stop of the LIVE arm running underneath this replay."
             }
+            (UiCommand::EmergencyStop, Shown::LiveScrubbed { .. }) => {
+                "Emergency stop of the LIVE arm now (not the past drawn)."
+            }
             _ => self.text_and_tooltip().1,
         }
     }
 
-    /// The keys that run it while `shown` (none when it has no key there).
-    pub fn shortcuts(self, shown: Shown) -> &'static [Shortcut] {
+    /// The keys that run it while `shown` (none when it has no key there). Since issue 12 no
+    /// key depends on the mode (a key means one thing); whether the command is available
+    /// there is [`UiCommand::available`].
+    pub fn shortcuts(self, _shown: Shown) -> &'static [Shortcut] {
         match self {
             UiCommand::Open => keys![ctrl(Key::O)],
             UiCommand::ToggleRecording => keys![ctrl(Key::R)],
@@ -302,13 +310,12 @@ impl UiCommand {
                 press(Key::H),
             ],
             UiCommand::Cancel => keys![press(Key::Escape)],
-            // Live, Space is the emergency stop (never asks twice); in a replay Space plays
-            // and only E reaches the live arm underneath.
-            UiCommand::EmergencyStop => match shown {
-                Shown::Live | Shown::LiveScrubbed { .. } => keys![press(Key::Space), press(Key::E)],
-                Shown::ReplayOverLive { .. } | Shown::Replay { .. } => keys![press(Key::E)],
-            },
-            UiCommand::TogglePlay if shown.is_replay() => keys![press(Key::Space)],
+            // One meaning per key whatever is shown: a timeline is always on screen, so Space
+            // is its Play button everywhere; the emergency stop is E wherever a live arm runs
+            // (never Space: a key meant for the timeline must not stop an arm, nor a key meant
+            // to stop the arm only play a replay).
+            UiCommand::EmergencyStop => keys![press(Key::E)],
+            UiCommand::TogglePlay => keys![press(Key::Space)],
             UiCommand::ToggleControl => keys![press(Key::C)],
             UiCommand::FollowLive => keys![press(Key::L)],
             UiCommand::ToggleUnits => keys![press(Key::U)],
@@ -345,10 +352,11 @@ impl UiCommand {
     }
 
     /// The command whose keys also reach this one (request and release are both the
-    /// control toggle's C).
+    /// control toggle's C; L follows live, which over a live source closes the replay).
     fn keyed_by(self) -> UiCommand {
         match self {
             UiCommand::RequestControl | UiCommand::ReleaseControl => UiCommand::ToggleControl,
+            UiCommand::BackToLive => UiCommand::FollowLive,
             other => other,
         }
     }
@@ -522,27 +530,33 @@ mod tests {
         }
     }
 
+    /// (The name is from before issue 12; Space now plays everywhere and never stops an arm.)
     #[test]
     fn space_stops_the_live_arm_and_plays_a_replay_and_e_reaches_the_live_arm_only() {
         let space = press(Key::Space);
         let e = press(Key::E);
-        assert_eq!(fired_by(space, Shown::Live), [UiCommand::EmergencyStop]);
-        assert_eq!(
-            fired_by(space, Shown::LiveScrubbed { t: 1.0 }),
-            [UiCommand::EmergencyStop]
-        );
-        assert_eq!(
-            fired_by(space, Shown::Replay { t: 1.0 }),
-            [UiCommand::TogglePlay]
-        );
-        assert_eq!(
-            fired_by(space, Shown::ReplayOverLive { t: 1.0 }),
-            [UiCommand::TogglePlay]
-        );
-        assert_eq!(
-            fired_by(e, Shown::ReplayOverLive { t: 1.0 }),
-            [UiCommand::EmergencyStop]
-        );
+        // Space is the timeline's Play in every mode: it never sends an emergency stop.
+        for shown in Shown::ALL {
+            assert_eq!(
+                fired_by(space, shown),
+                [UiCommand::TogglePlay],
+                "{}",
+                shown.name()
+            );
+        }
+        // E stops the live arm wherever one runs, and is nothing in a pure replay.
+        for shown in [
+            Shown::Live,
+            Shown::LiveScrubbed { t: 1.0 },
+            Shown::ReplayOverLive { t: 1.0 },
+        ] {
+            assert_eq!(
+                fired_by(e, shown),
+                [UiCommand::EmergencyStop],
+                "{}",
+                shown.name()
+            );
+        }
         assert!(fired_by(e, Shown::Replay { t: 1.0 }).is_empty());
         assert!(fired_by(press(Key::C), Shown::Replay { t: 1.0 }).is_empty());
         // Ctrl+R records and does not also reset the camera.
@@ -550,6 +564,22 @@ mod tests {
             fired_by(ctrl(Key::R), Shown::Live),
             [UiCommand::ToggleRecording]
         );
+    }
+
+    #[test]
+    fn no_key_changes_meaning_with_the_mode() {
+        // Across every mode, a key (with its modifiers) belongs to one command at most.
+        let mut owner: Vec<(Key, Modifiers, UiCommand)> = Vec::new();
+        for shown in Shown::ALL {
+            for cmd in UiCommand::ALL.into_iter().filter(|c| c.available(shown)) {
+                for s in cmd.shortcuts(shown) {
+                    match owner.iter().find(|o| o.0 == s.key && o.1 == s.modifiers) {
+                        Some(o) => assert_eq!(o.2, cmd, "{} in {}", s.text(), shown.name()),
+                        None => owner.push((s.key, s.modifiers, cmd)),
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -563,7 +593,11 @@ mod tests {
         let live = help_rows(Shown::Live);
         assert!(
             live.iter()
-                .any(|r| r.keys == "Space or E" && r.what.contains("Emergency"))
+                .any(|r| r.keys == "E" && r.what.contains("Emergency"))
+        );
+        assert!(
+            live.iter()
+                .any(|r| r.keys == "Space" && r.what.contains("Play"))
         );
     }
 

@@ -17,11 +17,13 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
     };
     let at =
         |x: &Option<Stamped<Vec<f64>>>, i: usize| x.as_ref().and_then(|v| v.value.get(i).copied());
+    // Greyed when the positions are not the arm's current ones: stale, or the link lost.
     let stale = state
         .stale
         .get(&Signal::JointPositions)
         .copied()
-        .unwrap_or(false);
+        .unwrap_or(false)
+        || state.freshness().is_lost();
     spec.joints
         .iter()
         .enumerate()
@@ -42,10 +44,13 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
 }
 
 /// Draws the panel: `data` from [`gauge_data`]; the unit toggles change `settings`.
+/// `last_known`, when given, says the values are the last known (`last known at 12:03:04
+/// UTC`): it is written over the gauges, which are greyed.
 pub fn show(
     ui: &mut egui::Ui,
     data: &[GaugeData],
     shown: Shown,
+    last_known: Option<&str>,
     settings: &mut Settings,
     theme: &Theme,
 ) {
@@ -70,6 +75,10 @@ pub fn show(
             "Waiting for the manipulator's specification…"
         });
         return;
+    }
+    if let Some(text) = last_known {
+        ui.label(egui::RichText::new(text).strong().color(theme.warn))
+            .on_hover_text("The arm's reports stopped: the gauges show the last values received");
     }
     egui::ScrollArea::vertical().show(ui, |ui| {
         for d in data {

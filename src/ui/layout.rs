@@ -10,18 +10,22 @@ use eframe::egui;
 
 use super::actions::Action;
 use super::app::OcuApp;
+use super::banner;
 use super::files;
 use super::gauges;
 use super::help;
+use super::live::{clock_text, past_label};
 use super::notices;
 use super::plots::{self, PlotsInput};
 use super::presets;
-use super::sources::read_session;
+use super::sources::{ReplayState, read_session};
 use super::status_bar::{self, StatusBar};
 use super::theme::Theme;
+use super::time_control::Shown;
 use super::timeline::{self, TimelineInput};
 use super::top_bar::{self, FileMenu, TopBar};
 use super::view3d::{self, View3dInput};
+use crate::model::state::{ArmState, Freshness};
 
 impl OcuApp {
     /// Draws one frame (also what the `egui_kittest` tests drive).
@@ -66,14 +70,20 @@ impl OcuApp {
         }
     }
 
-    /// The top bar, the notices, the status bar and the timeline.
+    /// The top bar (the live arm), the past area, the banner, the notices, the status bar
+    /// and the timeline.
     fn bars(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
         let shown = self.shown();
         let badge = self.sources.badge();
         let span = read_session(self.sources.session()).span();
         let (t0, t1, range) = files::csv_range(self.view.plots.range, span);
+        // The live area is drawn from the live arm now, never from the drawn state; a replay
+        // on its own has no live arm.
+        let live = self
+            .live_state()
+            .filter(|_| !matches!(shown, Shown::Replay { .. }));
         let bar = TopBar {
-            state: &self.state,
+            live: live.as_ref(),
             shown,
             badge: badge.as_ref(),
             recording: &self.recording,
@@ -88,6 +98,34 @@ impl OcuApp {
         let settings = &mut self.settings;
         egui::Panel::top("top_bar")
             .show(ui, |ui| top_bar::show(ui, &bar, settings, theme, actions));
+        let replay_name = self.sources.replay().map(ReplayState::name);
+        let start_ns = self.sources.start_ns();
+        if let Some(label) = past_label(shown, self.now(), start_ns, replay_name.as_deref()) {
+            let state = &self.state;
+            egui::Panel::top("past")
+                .frame(
+                    egui::Frame::side_top_panel(ui.style())
+                        .fill(theme.past_fill)
+                        .stroke(egui::Stroke::new(2.0, theme.replay)),
+                )
+                .show(ui, |ui| top_bar::past(ui, &label, state, shown, theme));
+        }
+        let live_start = self
+            .sources
+            .net()
+            .map(crate::net::thread::NetHandle::start_unix_ns);
+        if let Some((text, emergency)) = live
+            .as_ref()
+            .and_then(|l| banner::text(l, live_start.or(start_ns), shown))
+        {
+            egui::Panel::top("banner")
+                .frame(
+                    egui::Frame::side_top_panel(ui.style())
+                        .fill(banner::fill(emergency, theme, ui.visuals()))
+                        .inner_margin(8.0),
+                )
+                .show(ui, |ui| banner::show(ui, &text, emergency, theme));
+        }
         if !self.view.notices.is_empty() {
             let list = &self.view.notices;
             egui::Panel::top("notices").show(ui, |ui| notices::show(ui, list, theme, actions));
@@ -98,6 +136,10 @@ impl OcuApp {
             time: shown.time(self.now()),
             recording: self.recording.summary(),
             replay: self.sources.replay(),
+            positions_rate: status_bar::measured_rate(
+                read_session(self.sources.session()).positions.times(),
+                shown.time(self.now()),
+            ),
         };
         egui::Panel::bottom("status_bar").show(ui, |ui| status_bar::show(ui, &status, theme));
         let session = read_session(self.sources.session());
@@ -115,6 +157,7 @@ impl OcuApp {
     /// The plots, the gauges, the presets and the 3D view.
     fn panels(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
         let shown = self.shown();
+        let last_known = last_known(&self.state, self.sources.start_ns());
         if self.settings.show_plots {
             let session = read_session(self.sources.session());
             let input = PlotsInput {
@@ -125,7 +168,8 @@ impl OcuApp {
             let (view, settings) = (&mut self.view.plots, &mut self.settings);
             egui::Panel::bottom("plots")
                 .resizable(true)
-                .default_size(260.0)
+                // A third of the window at most: in 800×600 the 3D arm keeps its room.
+                .default_size((ui.available_height() * 0.45).clamp(220.0, 260.0))
                 .show(ui, |ui| plots::show(ui, &input, view, settings, theme));
         } else {
             self.view.plots.range = None;
@@ -133,16 +177,20 @@ impl OcuApp {
         if self.settings.show_gauges {
             let data = gauges::gauge_data(&self.state, &self.settings);
             let settings = &mut self.settings;
+            let note = last_known.as_deref();
             egui::Panel::left("gauges")
                 .resizable(true)
-                .default_size(300.0)
-                .show(ui, |ui| gauges::show(ui, &data, shown, settings, theme));
+                // Narrower in a narrow window, so the 3D view keeps room for the arm.
+                .default_size((ui.available_width() * 0.24).clamp(190.0, 300.0))
+                .show(ui, |ui| {
+                    gauges::show(ui, &data, shown, note, settings, theme);
+                });
         }
         if self.settings.show_presets {
             let (state, preview) = (&self.state, self.view.preview);
             egui::Panel::right("presets")
                 .resizable(true)
-                .default_size(220.0)
+                .default_size((ui.available_width() * 0.18).clamp(150.0, 220.0))
                 .show(ui, |ui| {
                     presets::show(ui, state, preview, shown, theme, actions);
                 });
@@ -153,6 +201,7 @@ impl OcuApp {
             preview: self.view.preview,
             shown,
             badge: badge.as_ref(),
+            last_known: last_known.as_deref(),
         };
         let (panel, settings) = (&mut self.view.arm, &mut self.settings);
         egui::CentralPanel::default().show(ui, |ui| {
@@ -180,4 +229,28 @@ impl OcuApp {
             files::drop_overlay(ctx, theme);
         }
     }
+}
+
+/// `LINK LOST — last known at 12:03:04 UTC` when the joint positions in `state` are not the
+/// arm's current ones (stale, or the link lost); `None` while they are fresh.
+pub fn last_known(state: &ArmState, start_ns: Option<u64>) -> Option<String> {
+    let fresh = state.freshness();
+    if matches!(fresh, Freshness::Waiting) || fresh.positions_fresh() {
+        return None;
+    }
+    let what = if fresh.is_lost() {
+        "LINK LOST"
+    } else {
+        "POSITIONS STALE"
+    };
+    let when = state
+        .positions
+        .as_ref()
+        .map(|p| p.t)
+        .or(fresh.last())
+        .map_or_else(
+            || "nothing received".to_string(),
+            |t| format!("last known at {}", clock_text(start_ns, t)),
+        );
+    Some(format!("{what} — {when}"))
 }

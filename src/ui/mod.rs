@@ -10,6 +10,7 @@
 
 pub mod actions;
 pub mod app;
+pub mod banner;
 pub mod commands;
 pub mod export;
 pub mod files;
@@ -17,6 +18,7 @@ pub mod format;
 pub mod gauges;
 pub mod help;
 mod layout;
+pub mod live;
 pub mod notices;
 pub mod offscreen;
 pub mod plots;

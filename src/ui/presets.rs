@@ -9,19 +9,21 @@ use super::app::{Confirm, last_outcome};
 use super::commands::UiCommand;
 use super::theme::Theme;
 use super::time_control::Shown;
-use crate::model::state::ArmState;
-use crate::model::update::{CommandKind, ControlState, Outcome, PoseState};
+use crate::model::state::{ArmState, outcome_text};
+use crate::model::update::{CommandKind, ControlState, ManagementState, Outcome, PoseState};
 
 /// Progress of a transition 0..1 from the joint-space distance to the target, when the start
-/// and target presets' positions are known.
-pub fn progress(state: &ArmState, from: u8, to: u8) -> Option<f64> {
+/// and target presets' positions are known; from no preset (`from` 255: the demo's tour
+/// stopped between presets when control was taken), from `seen_start`, where the arm was
+/// when the move was first seen.
+pub fn progress(state: &ArmState, from: u8, to: u8, seen_start: Option<&[f64]>) -> Option<f64> {
     let q = &state.positions.as_ref()?.value;
     let start = state
         .presets
         .iter()
-        .find(|p| p.id == from)?
-        .positions
-        .as_ref()?;
+        .find(|p| p.id == from)
+        .and_then(|p| p.positions.as_deref())
+        .or(seen_start)?;
     let goal = state
         .presets
         .iter()
@@ -59,7 +61,11 @@ pub fn show(
 ) {
     ui.heading("Presets");
     if state.presets.is_empty() {
-        ui.label("This arm reports no preset poses (IOP PresetPose).");
+        ui.label(if presets_loading(state) {
+            "Loading the arm's preset poses…"
+        } else {
+            "This arm reports no preset poses (IOP PresetPose)."
+        });
         return;
     }
     let pose = state.pose;
@@ -85,46 +91,120 @@ pub fn show(
         }
     }
     ui.separator();
+    // Where the arm was when the current move was first seen (kept in egui's memory: a
+    // view detail, not a fact of the session).
+    let start_id = egui::Id::unique("preset_move_start");
     if let PoseState::Moving { from, to } = pose {
         let name = preset_name(state, to).unwrap_or_else(|| to.to_string());
         ui.label(format!("moving to {name}"));
-        if let Some(f) = progress(state, from, to) {
+        let here = state.positions.as_ref().map(|p| p.value.clone());
+        let seen: Option<(u8, u8, Vec<f64>)> = ui.data_mut(|d| {
+            let kept = d.get_temp::<(u8, u8, Vec<f64>)>(start_id);
+            match (kept, here) {
+                (Some(k), _) if k.0 == from && k.1 == to => Some(k),
+                (_, Some(q)) => {
+                    d.insert_temp(start_id, (from, to, q.clone()));
+                    Some((from, to, q))
+                }
+                (_, None) => None,
+            }
+        });
+        let seen_start = seen.as_ref().map(|k| k.2.as_slice());
+        if let Some(f) = progress(state, from, to, seen_start) {
             ui.add(egui::ProgressBar::new(f as f32).show_percentage());
         }
+    } else {
+        ui.data_mut(|d| d.remove::<(u8, u8, Vec<f64>)>(start_id));
     }
     if let Some(id) = preview {
-        let name = preset_name(state, id).unwrap_or_default();
-        if !shown.commands_reach_live_arm() {
-            ui.label(RichText::new("Preview only (replay: read-only)").color(theme.muted));
-        } else if matches!(state.control, ControlState::Held { .. }) {
-            if ui
-                .button(format!("Go to {name}…"))
-                .on_hover_text("Move the arm to this preset (asks for confirmation)")
-                .clicked()
-            {
-                actions.push(Action::Ask(Confirm::GoToPreset(id)));
-            }
-        } else {
-            ui.label(RichText::new("Going to a preset needs control.").color(theme.warn));
-            let request = UiCommand::RequestControl;
-            if ui
-                .button(request.text())
-                .on_hover_text(format!(
-                    "Ask for control ({})",
-                    UiCommand::ToggleControl.keys_text(shown)
-                ))
-                .clicked()
-            {
-                actions.push(Action::Ui(request));
-            }
-        }
+        go_to(ui, state, id, shown, theme, actions);
     }
     if let Some((CommandKind::GoToPreset, outcome)) = &last_outcome(state) {
         let (text, colour) = match outcome {
             Outcome::Completed => ("last transition: completed".to_string(), theme.ok),
-            other => (format!("last transition: {other:?}"), theme.danger),
+            other => (
+                format!("last transition {}", outcome_text(other, state)),
+                theme.danger,
+            ),
         };
         ui.label(RichText::new(text).color(colour));
+    }
+}
+
+/// Whether the presets of the arm in `state` are still to come: it has not answered for them
+/// yet, and it offers the preset service (or its services are not known yet).
+pub fn presets_loading(state: &ArmState) -> bool {
+    if state.presets_reported {
+        return false;
+    }
+    let Some(id) = state.selected else {
+        return false;
+    };
+    state.components.get(&id).is_none_or(|(c, _)| {
+        c.services.is_empty()
+            || c.services
+                .iter()
+                .any(|(uri, ..)| uri.contains("PresetPose"))
+    })
+}
+
+/// Why "Go to" cannot be offered for the arm in `state` now (the live arm), when it cannot.
+pub fn go_to_refused(state: &ArmState) -> Option<&'static str> {
+    if state.status == ManagementState::Emergency {
+        Some("Go to is disabled: the arm is in EMERGENCY. Clear the emergency first.")
+    } else if state.freshness().is_lost() {
+        Some("Go to is disabled: the link to the arm is lost.")
+    } else {
+        None
+    }
+}
+
+/// "Go to" the previewed preset `id`, or why not.
+fn go_to(
+    ui: &mut egui::Ui,
+    state: &ArmState,
+    id: u8,
+    shown: Shown,
+    theme: &Theme,
+    actions: &mut Vec<Action>,
+) {
+    let name = preset_name(state, id).unwrap_or_default();
+    if shown.is_past() {
+        // The presets drawn are the past's; the arm is commanded from live only.
+        let why = if shown.read_only() {
+            "Preview only (replay: read-only)".to_string()
+        } else {
+            format!(
+                "Preview only: showing the past ({} back to live to command)",
+                UiCommand::FollowLive.keys_text(shown)
+            )
+        };
+        ui.label(RichText::new(why).color(theme.muted));
+    } else if let Some(why) = go_to_refused(state) {
+        ui.add_enabled(false, egui::Button::new(format!("Go to {name}…")))
+            .on_disabled_hover_text(why);
+        ui.label(RichText::new(why).color(theme.danger));
+    } else if matches!(state.control, ControlState::Held { .. }) {
+        if ui
+            .button(format!("Go to {name}…"))
+            .on_hover_text("Move the arm to this preset (asks for confirmation)")
+            .clicked()
+        {
+            actions.push(Action::Ask(Confirm::GoToPreset(id)));
+        }
+    } else {
+        ui.label(RichText::new("Going to a preset needs control.").color(theme.warn));
+        let request = UiCommand::RequestControl;
+        if ui
+            .button(request.text())
+            .on_hover_text(format!(
+                "Ask for control ({})",
+                UiCommand::ToggleControl.keys_text(shown)
+            ))
+            .clicked()
+        {
+            actions.push(Action::Ui(request));
+        }
     }
 }
 
@@ -169,4 +249,32 @@ pub fn confirmation(
             });
         });
     decision
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::state::Stamped;
+    use crate::model::update::PresetInfo;
+
+    #[test]
+    fn progress_from_between_presets_counts_from_where_the_move_began() {
+        let state = ArmState {
+            presets: vec![PresetInfo {
+                id: 1,
+                name: "home".into(),
+                positions: Some(vec![0.0, 0.0]),
+            }],
+            positions: Some(Stamped {
+                t: 1.0,
+                value: vec![0.5, 0.0],
+            }),
+            ..ArmState::default()
+        };
+        // From pose 255 (no preset), the preset's positions are unknown: only the start seen
+        // gives a progress.
+        assert_eq!(progress(&state, 255, 1, None), None);
+        let f = progress(&state, 255, 1, Some(&[1.0, 0.0])).unwrap();
+        assert!((f - 0.5).abs() < 1e-12, "{f}");
+    }
 }

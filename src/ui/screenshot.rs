@@ -5,16 +5,21 @@
 //! The pbuffer is framebuffer 0, so the 3D view's paint callback runs exactly as it does in a
 //! window.
 
+use std::net::SocketAddr;
+use std::time::Duration;
+
 use eframe::egui;
 use eframe::egui_glow;
 
-use super::app::{OcuApp, Settings};
+use super::app::{DEFAULT_REPLAY_PORT, OcuApp, Settings};
 use super::offscreen;
 use super::sources::LiveKind;
 use super::theme::Theme;
-use crate::model::update::Update;
+use crate::model::update::{Command, Update};
+use crate::net::client::ClientConfig;
 use crate::sim::arm_file::ArmFile;
-use crate::sim::harness::simulated_updates;
+use crate::sim::component::{Component, SimConfig};
+use crate::sim::harness::{SimNet, simulated_updates};
 
 /// egui passes run before the one that is painted (layout settles: panel sizes, text
 /// measured, the 3D camera fitted).
@@ -30,6 +35,92 @@ pub fn simulated_app(arm: ArmFile, seconds: f64) -> OcuApp {
         app.apply(u);
     }
     app.freeze_clock(updates.last().map_or(0.0, Update::t));
+    app
+}
+
+/// What the simulated session of a screenshot shows at its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scenario {
+    /// The idle tour, all well.
+    #[default]
+    Normal,
+    /// Then the operator pressed the emergency stop; a second more.
+    Emergency,
+    /// Then the arm fell silent for 4 s (past the link's limit): the link is lost.
+    Lost,
+}
+
+impl Scenario {
+    /// By name: `normal`, `emergency`, `lost`.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "normal" | "" => Ok(Scenario::Normal),
+            "emergency" => Ok(Scenario::Emergency),
+            "lost" => Ok(Scenario::Lost),
+            other => Err(format!(
+                "--scenario {other}: expected normal, emergency or lost"
+            )),
+        }
+    }
+}
+
+/// The updates of `seconds` of an in-memory session of `arm` (the idle tour on, seed 1) that
+/// ends in `scenario`: [`simulated_updates`] for [`Scenario::Normal`]; otherwise the same
+/// session, then an emergency stop commanded and 1 s more, or the arm silenced for 4 s
+/// more.
+pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<Update> {
+    let (tail, act): (f64, fn(&mut SimNet)) = match scenario {
+        Scenario::Normal => return simulated_updates(arm, seconds),
+        Scenario::Emergency => (1.0, |n| n.command(Command::SetEmergency)),
+        Scenario::Lost => (4.0, |n| {
+            for p in &mut n.peers {
+                p.silenced = true;
+            }
+        }),
+    };
+    // The simulator at the JUDP port, as `jaus-ocu demo` has it.
+    let sim_addr = SocketAddr::from(([127, 0, 0, 1], DEFAULT_REPLAY_PORT));
+    let mut net = SimNet::new(
+        ClientConfig {
+            connect: vec![sim_addr],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        SocketAddr::from(([127, 0, 0, 1], 5000)),
+        Duration::from_millis(2),
+        1,
+    );
+    let sim = SimConfig {
+        tour: true,
+        seed: 1,
+        ..SimConfig::default()
+    };
+    net.add_peer(sim_addr, Component::new(arm, sim));
+    let before = seconds.max(0.5);
+    while net.now() < before {
+        net.step();
+    }
+    act(&mut net);
+    while net.now() < before + tail {
+        net.step();
+    }
+    net.updates
+}
+
+/// An app like [`simulated_app`] whose session ends in `scenario` ([`scenario_updates`]).
+pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
+    let mut app = OcuApp::new(LiveKind::Simulated, None, None, Settings::default());
+    let updates = scenario_updates(arm, seconds, scenario);
+    for u in &updates {
+        app.apply(u);
+    }
+    // The clock at the session's end (the silent arm sends nothing to mark it).
+    let end = match scenario {
+        Scenario::Normal => seconds,
+        Scenario::Emergency => seconds + 1.0,
+        Scenario::Lost => seconds + 4.0,
+    };
+    app.freeze_clock(updates.last().map_or(0.0, Update::t).max(end));
     app
 }
 

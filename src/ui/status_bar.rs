@@ -9,8 +9,8 @@ use super::format::group_digits;
 use super::sources::ReplayState;
 use super::theme::Theme;
 use super::time_control::Shown;
-use crate::model::state::ArmState;
-use crate::model::update::{Delivery, Outcome};
+use crate::model::state::{ArmState, outcome_text};
+use crate::model::update::{Delivery, Outcome, Signal};
 
 /// What the status bar shows.
 pub struct StatusBar<'a> {
@@ -24,6 +24,37 @@ pub struct StatusBar<'a> {
     pub recording: Option<String>,
     /// The replay, when one is open.
     pub replay: Option<&'a ReplayState>,
+    /// Joint positions measured per second over the last second before the drawn time.
+    pub positions_rate: f64,
+}
+
+/// One signal's rate as the status bar writes it: `positions 20 Hz (polled)`; 0 while
+/// `stale`; the joint positions' rate is the `measured` one.
+pub fn signal_rate(signal: Signal, delivery: Delivery, stale: bool, measured: f64) -> String {
+    let (nominal, how) = match delivery {
+        Delivery::Event(r) => (r, "event"),
+        Delivery::OnChange => (0.0, "on change"),
+        Delivery::Polling(r) => (r, "polled"),
+    };
+    let rate = if stale {
+        0.0
+    } else if signal == Signal::JointPositions {
+        measured
+    } else {
+        nominal
+    };
+    if matches!(delivery, Delivery::OnChange) && !stale {
+        format!("{} on change", signal.name())
+    } else {
+        format!("{} {rate:.0} Hz ({how})", signal.name())
+    }
+}
+
+/// Samples in `times` (ascending) within the second before `t`, per second.
+pub fn measured_rate(times: &[f64], t: f64) -> f64 {
+    let hi = times.partition_point(|&x| x <= t);
+    let lo = times.partition_point(|&x| x <= t - 1.0);
+    (hi - lo) as f64
 }
 
 /// Draws the status bar.
@@ -55,20 +86,27 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
                 .on_hover_text(if p.problems.is_empty() { "What the replay's file held".to_string() } else { p.problems.join("\n") });
             ui.separator();
         }
+        let lost = state.freshness().is_lost();
         for (signal, d) in &state.delivery {
-            let stale = state.stale.get(signal).copied().unwrap_or(false);
-            let text = match d {
-                Delivery::Event(r) => format!("{} {r:.0} Hz", signal.name()),
-                Delivery::OnChange => format!("{} on change", signal.name()),
-                Delivery::Polling(r) => format!("{} polled {r:.0} Hz", signal.name()),
+            let stale = lost || state.stale.get(signal).copied().unwrap_or(false);
+            let text = signal_rate(*signal, *d, stale, bar.positions_rate);
+            let colour = if lost {
+                theme.danger
+            } else if stale {
+                theme.warn
+            } else {
+                theme.muted
             };
-            ui.label(RichText::new(text).small().color(if stale { theme.warn } else { theme.muted }));
+            ui.label(RichText::new(text).small().color(colour)).on_hover_text(
+                "Samples per second arriving now (measured for the joint positions; 0 while the \
+                 signal is stale or the link lost), and how the signal is delivered",
+            );
         }
         // Age of the newest joint sample when this frame is drawn: receive-to-display latency
         // live; in a replay, how old the drawn positions are at the cursor.
         if let Some(p) = &state.positions {
             let age_ms = (bar.time - p.t) * 1000.0;
-            let (name, hover) = if bar.shown.read_only() {
+            let (name, hover) = if bar.shown.is_past() {
                 ("sample age", "Age of the joint positions drawn, at the cursor")
             } else {
                 ("latency", "Age of the newest joint sample when this frame was drawn")
@@ -98,7 +136,11 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
                 Outcome::Confirmed | Outcome::Completed => theme.ok,
                 _ => theme.danger,
             };
-            ui.label(RichText::new(format!("{kind:?}: {outcome:?}")).small().color(colour));
+            ui.label(
+                RichText::new(format!("{}: {}", kind.name(), outcome_text(outcome, state)))
+                    .small()
+                    .color(colour),
+            );
         }
         if let Some((t, e)) = state.errors.last() {
             ui.separator();

@@ -44,6 +44,12 @@ pub struct Theme {
     pub cursor: Color32,
     /// The veil over the window while files are dragged over it.
     pub drop_veil: Color32,
+    /// Text on a `danger` fill (the E-STOP button, the emergency banner).
+    pub on_danger: Color32,
+    /// The veil over the 3D view and the gauges when what they show is the last known.
+    pub stale_veil: Color32,
+    /// The fill of the area that shows the past (scrubbed back or a replay).
+    pub past_fill: Color32,
 }
 
 impl Theme {
@@ -80,6 +86,9 @@ impl Theme {
                 loaded: Color32::from_gray(85),
                 cursor: Color32::from_gray(240),
                 drop_veil: Color32::from_black_alpha(170),
+                on_danger: Color32::WHITE,
+                stale_veil: Color32::from_black_alpha(120),
+                past_fill: Color32::from_rgb(20, 60, 70),
             }
         } else {
             Self {
@@ -112,6 +121,9 @@ impl Theme {
                 loaded: Color32::from_gray(175),
                 cursor: Color32::from_gray(20),
                 drop_veil: Color32::from_white_alpha(200),
+                on_danger: Color32::WHITE,
+                stale_veil: Color32::from_white_alpha(140),
+                past_fill: Color32::from_rgb(210, 238, 242),
             }
         }
     }

@@ -1,6 +1,15 @@
-//! Top bar: emergency stop, manipulator selector, link and staleness, control, record, and
-//! the File and View menus. Commands to the arm are enabled only while they reach the live
-//! arm ([`Shown`]); in a replay they are disabled ("replay: read-only").
+//! Top bar: the LIVE ARM area (emergency stop, manipulator selector, link, management state,
+//! control, Resume / Clear emergency), Record, and the File and View menus; and under it the
+//! PAST area while the drawn time is not the live now ([`past`]).
+//!
+//! The rule (issue 12): everything in the live area is drawn from the live arm's newest state
+//! (`live`), never from the drawn state, because its buttons act on the live arm. The past is
+//! drawn only in the past area, as text with its time, with no buttons. With no live source
+//! (a replay on its own) there is no live arm: the emergency stop is disabled and says why.
+//!
+//! The controls whose text changes with the state sit in slots of fixed width, so nothing
+//! slides under the pointer when the state changes; the bar wraps onto a second row in a
+//! narrow window instead of overlapping.
 
 use eframe::egui::{self, RichText};
 
@@ -11,16 +20,32 @@ use super::recording::{self, Recording};
 use super::sources::Badge;
 use super::theme::Theme;
 use super::time_control::Shown;
-use crate::model::state::ArmState;
-use crate::model::update::{Command, ControlState, LinkState, ManagementState};
+use crate::model::state::{ArmState, Freshness};
+use crate::model::update::{Command, ComponentId, ControlState, LinkState, ManagementState};
 
 /// Why a command button is disabled in a replay.
 pub const READ_ONLY: &str = "replay: read-only";
 
+/// Why the live arm's buttons (but the emergency stop) are disabled over a replay.
+pub const REPLAY_OPEN: &str =
+    "A replay is shown: Back to live (L) to command the live arm (E-STOP still works)";
+
+/// Why the emergency stop is disabled in a replay on its own.
+pub const NO_LIVE_ARM: &str = "No live arm: this window only replays a file";
+
+/// Width of the emergency stop (the same in every state).
+const ESTOP_SIZE: egui::Vec2 = egui::vec2(88.0, 26.0);
+/// Widths of the slots whose text changes with the live state.
+const LINK_W: f32 = 96.0;
+const STATUS_W: f32 = 104.0;
+const CONTROL_W: f32 = 184.0;
+const ACTION_W: f32 = 122.0;
+const SELECTOR_W: f32 = 150.0;
+
 /// What the top bar shows.
 pub struct TopBar<'a> {
-    /// The state drawn.
-    pub state: &'a ArmState,
+    /// The live arm's newest state (whatever is drawn); `None` without a live source.
+    pub live: Option<&'a ArmState>,
     /// What the window shows.
     pub shown: Shown,
     /// The SIMULATED or REPLAY mark.
@@ -46,15 +71,67 @@ pub struct FileMenu {
 }
 
 /// A button for a table command: its label, enabled when the command is available (and
-/// `enabled`), with its tooltip and keys; `true` when clicked.
-fn command_button(ui: &mut egui::Ui, cmd: UiCommand, shown: Shown, enabled: bool) -> bool {
+/// `enabled`), with its tooltip and keys, and `disabled` as the reason when it is not;
+/// `true` when clicked.
+fn command_button(
+    ui: &mut egui::Ui,
+    cmd: UiCommand,
+    shown: Shown,
+    enabled: bool,
+    disabled: &str,
+) -> bool {
     ui.add_enabled(
         enabled && cmd.available(shown),
         egui::Button::new(cmd.text()),
     )
     .on_hover_text(cmd.hover_text(shown))
-    .on_disabled_hover_text(READ_ONLY)
+    .on_disabled_hover_text(disabled)
     .clicked()
+}
+
+/// Why a live-arm button is disabled while `shown`.
+fn disabled_reason(shown: Shown) -> &'static str {
+    match shown {
+        Shown::ReplayOverLive { .. } => REPLAY_OPEN,
+        _ => READ_ONLY,
+    }
+}
+
+/// A slot exactly `width` wide in which `add` lays out left to right, clipped to it: what
+/// follows does not move when its content changes.
+fn slot<R>(ui: &mut egui::Ui, width: f32, add: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    let height = ui.spacing().interact_size.y;
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
+    let mut child = ui.new_child(
+        egui::UiBuilder::new()
+            .max_rect(rect)
+            .layout(egui::Layout::left_to_right(egui::Align::Center)),
+    );
+    child.set_clip_rect(rect.intersect(ui.clip_rect()));
+    add(&mut child)
+}
+
+/// The emergency stop: the same look in every state, always the live arm.
+fn estop(ui: &mut egui::Ui, bar: &TopBar<'_>, theme: &Theme, actions: &mut Vec<Action>) {
+    let shown = bar.shown;
+    let stop = UiCommand::EmergencyStop;
+    let button = egui::Button::new(
+        RichText::new(stop.text())
+            .strong()
+            .size(15.0)
+            .color(theme.on_danger),
+    )
+    .fill(theme.danger)
+    .min_size(ESTOP_SIZE);
+    let enabled = bar.live.is_some() && stop.available(shown);
+    if ui
+        .add_enabled(enabled, button)
+        .on_hover_text(stop.hover_text(shown))
+        .on_disabled_hover_text(NO_LIVE_ARM)
+        .clicked()
+    {
+        actions.push(Action::Ui(stop));
+    }
 }
 
 /// Draws the top bar; the View menu changes `settings`.
@@ -66,85 +143,162 @@ pub fn show(
     actions: &mut Vec<Action>,
 ) {
     let shown = bar.shown;
-    let state = bar.state;
-    ui.horizontal(|ui| {
-        // Emergency stop first: always visible, one click.
-        let stop = UiCommand::EmergencyStop;
-        let estop = egui::Button::new(
-            RichText::new(stop.text())
-                .strong()
-                .color(egui::Color32::WHITE),
-        )
-        .fill(theme.danger);
-        if ui
-            .add_enabled(stop.available(shown), estop)
-            .on_hover_text(stop.hover_text(shown))
-            .on_disabled_hover_text(READ_ONLY)
-            .clicked()
-        {
-            actions.push(Action::Ui(stop));
+    ui.horizontal_wrapped(|ui| {
+        // Emergency stop first: always visible, one click, the same look.
+        estop(ui, bar, theme, actions);
+        if let Some(live) = bar.live {
+            ui.label(
+                RichText::new("LIVE ARM")
+                    .small()
+                    .strong()
+                    .color(theme.muted),
+            )
+            .on_hover_text(
+                "Everything from here to Record is the live arm now, whatever time is drawn; \
+                     its buttons act on the live arm",
+            );
+            selector(ui, live, shown, actions);
+            let freshness = live.freshness();
+            link(ui, live, &freshness, theme);
+            status(ui, live, &freshness, theme);
+            control(ui, live, shown, theme, actions);
+            action_slot(ui, live, shown, theme, actions);
+        } else {
+            ui.label(RichText::new("no live arm").color(theme.muted))
+                .on_hover_text(NO_LIVE_ARM);
         }
-        if state.status == ManagementState::Emergency
-            && command_button(ui, UiCommand::ClearEmergency, shown, true)
-        {
-            actions.push(Action::Ui(UiCommand::ClearEmergency));
-        }
-        ui.separator();
-        selector(ui, state, shown, actions);
-        link(ui, state, theme);
-        ui.separator();
-        control(ui, state, shown, theme, actions);
         ui.separator();
         if recording::button(ui, bar.recording, bar.can_record, shown, theme) {
             actions.push(Action::Ui(UiCommand::ToggleRecording));
         }
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            let help = UiCommand::ToggleHelp;
-            if ui
-                .button(help.text())
-                .on_hover_text(help.hover_text(shown))
-                .clicked()
-            {
-                actions.push(Action::Ui(help));
-            }
-            let theme_button = if settings.dark { "Light" } else { "Dark" };
-            if ui
-                .button(theme_button)
-                .on_hover_text(UiCommand::ToggleTheme.hover_text(shown))
-                .clicked()
-            {
-                actions.push(Action::Ui(UiCommand::ToggleTheme));
-            }
-            view_menu(ui, settings);
-            file_menu(ui, &bar.file, shown, actions);
-            badge(ui, bar.badge, theme);
-        });
+        ui.separator();
+        file_menu(ui, &bar.file, shown, actions);
+        view_menu(ui, settings);
+        let theme_button = if settings.dark { "Light" } else { "Dark" };
+        if ui
+            .button(theme_button)
+            .on_hover_text(UiCommand::ToggleTheme.hover_text(shown))
+            .clicked()
+        {
+            actions.push(Action::Ui(UiCommand::ToggleTheme));
+        }
+        let help = UiCommand::ToggleHelp;
+        if ui
+            .button(help.text())
+            .on_hover_text(help.hover_text(shown))
+            .clicked()
+        {
+            actions.push(Action::Ui(help));
+        }
+        badge(ui, bar.badge, theme);
     });
 }
 
-/// The manipulator selector (disabled in a replay: it shows the arm selected then).
-fn selector(ui: &mut egui::Ui, state: &ArmState, shown: Shown, actions: &mut Vec<Action>) {
-    let selected = state.selected;
+/// The PAST area: the drawn time and the drawn state in words, no buttons. `label` says
+/// when (`at −12.4 s (12:03:04 UTC)`, `file.mcap at 0:01:02`).
+pub fn past(ui: &mut egui::Ui, label: &str, state: &ArmState, shown: Shown, theme: &Theme) {
+    ui.horizontal_wrapped(|ui| {
+        let title = if shown.is_replay() {
+            "SHOWING A RECORDING"
+        } else {
+            "SHOWING THE PAST"
+        };
+        ui.label(RichText::new(title).strong().color(theme.replay));
+        ui.label(RichText::new(label).strong().monospace());
+        let freshness = state.freshness();
+        let link = match &freshness {
+            Freshness::Waiting => "no arm yet".to_string(),
+            f => format!("link {}", f.word()),
+        };
+        let status = if freshness.is_lost() {
+            "state unknown".to_string()
+        } else {
+            status_word(state.status).to_string()
+        };
+        let control = match state.control {
+            ControlState::Held { authority } => format!("control held ({authority})"),
+            ControlState::Requested => "control requested".to_string(),
+            ControlState::Released => "no control".to_string(),
+        };
+        let colour = if state.status == ManagementState::Emergency {
+            theme.danger
+        } else {
+            ui.visuals().text_color()
+        };
+        let then = "The arm's state at the drawn time (not now)";
+        ui.label(RichText::new("then:").color(theme.muted))
+            .on_hover_text(then);
+        ui.label(link).on_hover_text(then);
+        ui.label(RichText::new(status).strong().color(colour))
+            .on_hover_text(then);
+        ui.label(control).on_hover_text(then);
+        let hint = match shown {
+            Shown::Replay { .. } => "read-only".to_string(),
+            Shown::ReplayOverLive { .. } => format!(
+                "read-only · the buttons above are the LIVE arm · {} closes the replay",
+                UiCommand::FollowLive.keys_text(shown)
+            ),
+            _ => format!(
+                "the buttons above are the LIVE arm · {} back to live",
+                UiCommand::FollowLive.keys_text(shown)
+            ),
+        };
+        ui.label(RichText::new(hint).small().color(theme.muted));
+    });
+}
+
+/// The manipulator selector: each arm found with its state (live / stale / lost). Only the
+/// live arm's list; disabled over a replay.
+fn selector(ui: &mut egui::Ui, live: &ArmState, shown: Shown, actions: &mut Vec<Action>) {
+    let selected = live.selected;
+    let word = live.freshness().word();
     let label = selected.map_or("no manipulator found".to_string(), |id| {
-        let name = state
+        let name = live
             .components
             .get(&id)
             .and_then(|c| c.0.identification.clone())
             .unwrap_or_default();
-        format!("{id} {name}")
+        // The state first: a long name truncates, the state does not.
+        format!("{id} [{word}] {name}")
     });
-    let manipulators: Vec<_> = state
+    let manipulators: Vec<_> = live
         .components
         .values()
         .filter(|(c, _)| c.manipulator)
         .map(|(c, lost)| (c.id, c.identification.clone().unwrap_or_default(), *lost))
         .collect();
-    ui.add_enabled_ui(shown.commands_reach_live_arm(), |ui| {
+    // In a slot: the combo box grows with its text, the slot caps it (the text truncates).
+    slot(ui, SELECTOR_W + 34.0, |ui| {
+        ui.add_enabled_ui(shown.commands_reach_live_arm(), |ui| {
+            selector_box(ui, &label, manipulators, selected, word, actions);
+        });
+    });
+}
+
+/// The combo box of [`selector`].
+fn selector_box(
+    ui: &mut egui::Ui,
+    label: &str,
+    manipulators: Vec<(ComponentId, String, bool)>,
+    selected: Option<ComponentId>,
+    word: &str,
+    actions: &mut Vec<Action>,
+) {
+    {
         egui::ComboBox::new("manipulator", "arm")
+            .width(SELECTOR_W)
+            .truncate()
             .selected_text(label)
             .show_ui(ui, |ui| {
                 for (id, name, lost) in manipulators {
-                    let text = format!("{id} {name}{}", if lost { " (lost)" } else { "" });
+                    let state = if Some(id) == selected {
+                        word
+                    } else if lost {
+                        "lost"
+                    } else {
+                        "found"
+                    };
+                    let text = format!("{id} {name} ({state})");
                     if ui.selectable_label(Some(id) == selected, text).clicked()
                         && Some(id) != selected
                     {
@@ -153,54 +307,90 @@ fn selector(ui: &mut egui::Ui, state: &ArmState, shown: Shown, actions: &mut Vec
                 }
             })
             .response
-            .on_hover_text("Manipulators found on the network (subsystem.node.component)")
-            .on_disabled_hover_text(
-                "The manipulator selected in the recording at this time (replay: read-only)",
-            );
+            .on_hover_text(format!(
+                "The live arm, {label}. Manipulators found on the network \
+                 (subsystem.node.component), each with its state"
+            ))
+            .on_disabled_hover_text(REPLAY_OPEN);
+    }
+}
+
+/// The management state in words.
+pub fn status_word(state: ManagementState) -> &'static str {
+    match state {
+        ManagementState::Unknown => "state unknown",
+        ManagementState::Initialize => "INITIALIZE",
+        ManagementState::Ready => "READY",
+        ManagementState::Standby => "STANDBY",
+        ManagementState::Shutdown => "SHUTDOWN",
+        ManagementState::Failure => "FAILURE",
+        ManagementState::Emergency => "EMERGENCY",
+    }
+}
+
+/// The live link and staleness.
+fn link(ui: &mut egui::Ui, live: &ArmState, freshness: &Freshness, theme: &Theme) {
+    let (text, colour) = match (live.link, freshness) {
+        (LinkState::Idle, _) => ("searching…".to_string(), theme.muted),
+        (LinkState::Connecting, _) => ("connecting…".to_string(), theme.warn),
+        (_, Freshness::Lost { .. }) => ("LINK LOST".to_string(), theme.danger),
+        (_, Freshness::Stale { signals, .. }) => {
+            let names: Vec<&str> = signals.iter().map(|s| s.name()).collect();
+            (format!("stale: {}", names.join(", ")), theme.warn)
+        }
+        _ => ("link live".to_string(), theme.ok),
+    };
+    slot(ui, LINK_W, |ui| {
+        ui.add(egui::Label::new(RichText::new(&text).strong().color(colour)).truncate())
+            .on_hover_text(format!(
+                "Link to the live arm: {text}. A signal is stale when 3 periods overdue; the link \
+                 is lost when the arm is silent"
+            ));
     });
 }
 
-/// Link, staleness and management state.
-fn link(ui: &mut egui::Ui, state: &ArmState, theme: &Theme) {
-    let stale: Vec<&str> = state
-        .stale
-        .iter()
-        .filter(|(_, s)| **s)
-        .map(|(k, _)| k.name())
-        .collect();
-    let (text, colour) = match state.link {
-        LinkState::Idle => ("searching…".to_string(), theme.muted),
-        LinkState::Connecting => ("connecting…".to_string(), theme.warn),
-        LinkState::Live if stale.is_empty() => ("live".to_string(), theme.ok),
-        LinkState::Live => (format!("stale: {}", stale.join(", ")), theme.warn),
-        LinkState::Lost => ("LOST".to_string(), theme.danger),
-    };
-    ui.label(RichText::new(text).color(colour)).on_hover_text(
-        "Link to the selected manipulator; a signal is stale when 3 periods overdue",
-    );
-    ui.label(
-        RichText::new(format!("{:?}", state.status).to_uppercase()).color(match state.status {
+/// The live management state; unknown while the link is lost.
+fn status(ui: &mut egui::Ui, live: &ArmState, freshness: &Freshness, theme: &Theme) {
+    let (text, colour) = if freshness.is_lost() {
+        ("state unknown".to_string(), theme.muted)
+    } else {
+        let colour = match live.status {
             ManagementState::Ready => theme.ok,
             ManagementState::Emergency | ManagementState::Failure => theme.danger,
             _ => theme.warn,
-        }),
-    )
-    .on_hover_text("Management state of the manipulator");
+        };
+        (status_word(live.status).to_string(), colour)
+    };
+    slot(ui, STATUS_W, |ui| {
+        ui.add(egui::Label::new(RichText::new(&text).strong().color(colour)).truncate())
+            .on_hover_text(if freshness.is_lost() {
+                format!(
+                    "Management state of the live arm: unknown while the link is lost (last \
+                     reported {})",
+                    status_word(live.status)
+                )
+            } else {
+                format!("Management state of the live arm: {text}")
+            });
+    });
 }
 
-/// Control held / requested / released, and Resume from STANDBY.
+/// The live control, with Request / Release in a slot of fixed width.
 fn control(
     ui: &mut egui::Ui,
-    state: &ArmState,
+    live: &ArmState,
     shown: Shown,
     theme: &Theme,
     actions: &mut Vec<Action>,
 ) {
-    let held = matches!(state.control, ControlState::Held { .. });
-    match state.control {
+    let disabled = disabled_reason(shown);
+    slot(ui, CONTROL_W, |ui| match live.control {
         ControlState::Held { authority } => {
-            ui.label(RichText::new(format!("control held ({authority})")).color(theme.ok));
-            if command_button(ui, UiCommand::ReleaseControl, shown, true) {
+            ui.label(RichText::new("control held").color(theme.ok))
+                .on_hover_text(format!(
+                    "We hold control of the live arm (authority {authority})"
+                ));
+            if command_button(ui, UiCommand::ReleaseControl, shown, true, disabled) {
                 actions.push(Action::Ui(UiCommand::ReleaseControl));
             }
         }
@@ -208,17 +398,43 @@ fn control(
             ui.label(RichText::new("control requested…").color(theme.warn));
         }
         ControlState::Released => {
-            if command_button(ui, UiCommand::RequestControl, shown, true) {
+            ui.label(RichText::new("no control").color(theme.muted));
+            if command_button(ui, UiCommand::RequestControl, shown, true, disabled) {
                 actions.push(Action::Ui(UiCommand::RequestControl));
             }
         }
-    }
-    if matches!(state.status, ManagementState::Standby)
-        && held
-        && command_button(ui, UiCommand::Resume, shown, true)
-    {
-        actions.push(Action::Ui(UiCommand::Resume));
-    }
+    });
+}
+
+/// Clear emergency… while the live arm is in emergency; Resume when it is in STANDBY (or
+/// what Resume needs, control); else nothing. A slot of fixed width.
+fn action_slot(
+    ui: &mut egui::Ui,
+    live: &ArmState,
+    shown: Shown,
+    theme: &Theme,
+    actions: &mut Vec<Action>,
+) {
+    let disabled = disabled_reason(shown);
+    let held = matches!(live.control, ControlState::Held { .. });
+    slot(ui, ACTION_W, |ui| {
+        let cmd = match live.status {
+            ManagementState::Emergency => Some(UiCommand::ClearEmergency),
+            ManagementState::Standby if held => Some(UiCommand::Resume),
+            ManagementState::Standby => {
+                ui.add_enabled(false, egui::Button::new(UiCommand::Resume.text()))
+                    .on_disabled_hover_text("Resume needs control: Request control first (C)");
+                ui.label(RichText::new("needs control").small().color(theme.warn));
+                None
+            }
+            _ => None,
+        };
+        if let Some(cmd) = cmd
+            && command_button(ui, cmd, shown, true, disabled)
+        {
+            actions.push(Action::Ui(cmd));
+        }
+    });
 }
 
 fn view_menu(ui: &mut egui::Ui, settings: &mut Settings) {

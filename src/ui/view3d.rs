@@ -13,6 +13,7 @@ use super::time_control::Shown;
 use crate::model::kinematics::{self, ArmPose};
 use crate::model::limits::joint_warnings;
 use crate::model::state::ArmState;
+use crate::model::update::ManagementState;
 
 /// Default radius for cylinders the specification gives none for, m (the model's).
 pub use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS as DEFAULT_RADIUS;
@@ -65,6 +66,9 @@ pub struct View3dInput<'a> {
     pub shown: Shown,
     /// The SIMULATED or REPLAY mark.
     pub badge: Option<&'a Badge>,
+    /// When the arm drawn is the last known (`LINK LOST — last known at …`): the view is
+    /// veiled and says so.
+    pub last_known: Option<&'a str>,
 }
 
 /// The arm at the drawn positions and the previewed preset's ghost, when computable.
@@ -197,6 +201,38 @@ fn overlay(
             text,
             FontId::proportional(22.0),
             colour,
+        );
+    }
+    if let Some(text) = input.last_known {
+        // Not the arm now: greyed, and the time it was last seen.
+        painter.rect_filled(rect, 0.0, theme.stale_veil);
+        painter.text(
+            rect.center_top() + egui::vec2(0.0, 40.0),
+            Align2::CENTER_TOP,
+            text,
+            FontId::proportional(20.0),
+            theme.warn,
+        );
+    }
+    if input.state.status == ManagementState::Emergency {
+        // The arm drawn is in emergency: a red frame and the word, large.
+        painter.rect_stroke(
+            rect.shrink(3.0),
+            0.0,
+            egui::Stroke::new(6.0, theme.danger),
+            egui::StrokeKind::Inside,
+        );
+        let label = if input.shown.is_past() {
+            "EMERGENCY (then)"
+        } else {
+            "EMERGENCY"
+        };
+        painter.text(
+            rect.center_bottom() - egui::vec2(0.0, 40.0),
+            Align2::CENTER_BOTTOM,
+            label,
+            FontId::proportional(44.0),
+            theme.danger,
         );
     }
     match live {

@@ -55,6 +55,23 @@ impl GaugeData {
         format_joint_value(v, self.prismatic, self.degrees, self.millimetres)
     }
 
+    /// A speed in display units with its unit: `12.0°/s`, `0.100 rad/s`, `250.0 mm/s`.
+    pub fn format_speed(&self, v: f64) -> String {
+        format!("{}/s", self.format(v))
+    }
+
+    /// The tooltip: the description, speed and effort with their units.
+    pub fn tooltip(&self) -> String {
+        format!(
+            "{}\nspeed {} of max {}\neffort {}",
+            self.describe(),
+            self.speed.map_or("—".into(), |s| self.format_speed(s)),
+            self.max_speed.map_or("—".into(), |s| self.format_speed(s)),
+            self.effort_percent
+                .map_or("—".into(), |e| format!("{e:.1} %")),
+        )
+    }
+
     /// The text a screen reader (and a test) gets.
     pub fn describe(&self) -> String {
         let value = self.value.map_or("no data".to_string(), |v| self.format(v));
@@ -213,13 +230,12 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
             theme.series[3],
             theme,
         );
+        if d.stale {
+            // Last known, not now: veiled so it does not read as the arm's current value.
+            ui.painter().rect_filled(rect, 2.0, theme.stale_veil);
+        }
     }
-    response.on_hover_text(format!(
-        "{text}\nspeed {} of max {}\neffort {}",
-        d.speed.map_or("—".into(), |s| format!("{s:.3}")),
-        d.max_speed.map_or("—".into(), |s| format!("{s:.3}")),
-        d.effort_percent.map_or("—".into(), |e| format!("{e:.1} %")),
-    ))
+    response.on_hover_text(d.tooltip())
 }
 
 #[cfg(test)]
@@ -265,5 +281,23 @@ mod tests {
         d.min = None;
         d.max = None;
         assert_eq!(d.limit_state(), LimitState::Unlimited);
+    }
+
+    #[test]
+    fn the_tooltip_gives_speeds_with_their_unit() {
+        let mut d = g(0.0);
+        d.speed = Some(std::f64::consts::FRAC_PI_2);
+        d.max_speed = Some(std::f64::consts::PI);
+        assert!(
+            d.tooltip().contains("speed 90.0°/s of max 180.0°/s"),
+            "{}",
+            d.tooltip()
+        );
+        d.degrees = false;
+        assert!(d.tooltip().contains("rad/s"));
+        d.prismatic = true;
+        d.millimetres = true;
+        d.speed = Some(0.25);
+        assert!(d.tooltip().contains("speed 250.0 mm/s"), "{}", d.tooltip());
     }
 }
