@@ -44,6 +44,8 @@ pub struct Theme {
     pub cursor: Color32,
     /// The veil over the window while files are dragged over it.
     pub drop_veil: Color32,
+    /// The force threshold: its plot lines and timeline marks (a hue no series uses).
+    pub threshold: Color32,
 }
 
 impl Theme {
@@ -80,6 +82,7 @@ impl Theme {
                 loaded: Color32::from_gray(85),
                 cursor: Color32::from_gray(240),
                 drop_veil: Color32::from_black_alpha(170),
+                threshold: Color32::from_rgb(255, 80, 220),
             }
         } else {
             Self {
@@ -112,19 +115,23 @@ impl Theme {
                 loaded: Color32::from_gray(175),
                 cursor: Color32::from_gray(20),
                 drop_veil: Color32::from_white_alpha(200),
+                threshold: Color32::from_rgb(200, 0, 170),
             }
         }
     }
 
     /// The colour of a timeline mark of this kind.
     pub fn mark(&self, kind: MarkKind) -> Color32 {
+        if kind == MarkKind::Threshold {
+            return self.threshold;
+        }
         self.marks[match kind {
             MarkKind::Control => 0,
             MarkKind::Emergency => 1,
             MarkKind::Status => 2,
             MarkKind::Transition => 3,
             MarkKind::Gap => 4,
-            MarkKind::Stale => 5,
+            MarkKind::Stale | MarkKind::Threshold => 5,
         }]
     }
 
