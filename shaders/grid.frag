@@ -2,6 +2,7 @@
 // distance, fading out with distance from the eye; the vehicle's x and y axes tinted.
 
 uniform vec3 u_eye;
+uniform float u_ground;
 uniform float u_spacing;
 uniform float u_fade_distance;
 uniform vec4 u_minor_color;
@@ -34,7 +35,7 @@ void main() {
     color = mix(color, u_y_axis_color, y_axis);
     color = mix(color, u_x_axis_color, x_axis);
 
-    float distance = length(vec3(v_ground, 0.0) - u_eye);
+    float distance = length(vec3(v_ground, u_ground) - u_eye);
     color.a *= 1.0 - smoothstep(0.35 * u_fade_distance, u_fade_distance, distance);
     if (color.a < 0.004) {
         discard;

@@ -134,6 +134,7 @@ fn camera() -> Camera {
         yaw: 2.2,
         pitch: 0.35,
         distance: 2.0,
+        ..Camera::default()
     }
 }
 

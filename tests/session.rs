@@ -7,7 +7,7 @@
     reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
 )]
 
-use jaus_ocu::model::session::{CHECKPOINT_EVERY, FT_CHANNELS, Session};
+use jaus_ocu::model::session::{CHECKPOINT_EVERY, EPISODE_MERGE_S, FT_CHANNELS, Mark, Session};
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;
 use proptest::prelude::*;
@@ -508,4 +508,117 @@ fn marks(s: &Session) -> Vec<(f64, MarkKind, &str)> {
         .iter()
         .map(|m| (m.t, m.kind, m.label.as_str()))
         .collect()
+}
+
+#[test]
+fn a_flapping_signal_gives_one_mark_per_stale_episode_with_its_duration() {
+    let mut s = Session::new();
+    s.apply(&control(0.5, ControlState::Held { authority: 200 }));
+    let stale = |t: f64, stale: bool| Update::Stale {
+        t,
+        signal: Signal::EndEffectorForceTorque,
+        stale,
+    };
+    // 300 stale/fresh flips 0.3 s apart (30 % loss): one episode of flapping.
+    let mut t = 1.0;
+    for _ in 0..150 {
+        s.apply(&stale(t, true));
+        s.apply(&stale(t + 0.1, false));
+        t += 0.3;
+    }
+    s.apply(&status(60.0, ManagementState::Emergency));
+    // A second episode, well apart from the first, still open.
+    s.apply(&stale(100.0, true));
+    let stale_marks: Vec<&Mark> = s
+        .marks
+        .iter()
+        .filter(|m| m.kind == MarkKind::Stale)
+        .collect();
+    assert_eq!(stale_marks.len(), 2, "{stale_marks:?}");
+    let first = stale_marks[0];
+    assert_eq!(first.t, 1.0);
+    assert_eq!(first.times, 150);
+    let end = first.end.expect("the first episode ended");
+    assert!((end - (1.0 + 149.0 * 0.3 + 0.1)).abs() < 1e-9, "{end}");
+    assert!(
+        first.describe().contains("for 44.8 s"),
+        "{}",
+        first.describe()
+    );
+    assert!(first.describe().contains("150 times"));
+    assert_eq!(stale_marks[1].end, None);
+    // Control and emergency marks are still there, not buried.
+    let kinds: Vec<MarkKind> = s.marks.iter().map(|m| m.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            MarkKind::Control,
+            MarkKind::Stale,
+            MarkKind::Emergency,
+            MarkKind::Stale
+        ]
+    );
+}
+
+#[test]
+fn stale_episodes_further_apart_than_the_merge_window_are_marked_apart() {
+    let mut s = Session::new();
+    for k in 0..5 {
+        let t = f64::from(k) * (EPISODE_MERGE_S + 1.0);
+        for (dt, stale) in [(0.0, true), (0.5, false)] {
+            s.apply(&Update::Stale {
+                t: t + dt,
+                signal: Signal::JointPositions,
+                stale,
+            });
+        }
+    }
+    assert_eq!(s.marks.len(), 5);
+    assert!(
+        s.marks
+            .iter()
+            .all(|m| m.times == 1 && m.end == Some(m.t + 0.5))
+    );
+}
+
+fn wrench(t: f64, fz: f64) -> Update {
+    Update::ForceTorque {
+        t,
+        force: [Some(0.0), Some(0.0), Some(fz)],
+        torque: [Some(0.0); 3],
+    }
+}
+
+#[test]
+fn crossing_the_force_threshold_is_a_mark_and_changing_it_marks_the_history_again() {
+    let mut s = Session::new();
+    s.set_force_threshold(Some(50.0));
+    // Up through 50 N, noise around it (one episode: hysteresis), down, and up again later.
+    let profile = [
+        (1.0, 10.0),
+        (2.0, 60.0),
+        (2.1, 49.0),
+        (2.2, 51.0),
+        (3.0, 20.0),
+        (10.0, 80.0),
+        (11.0, -70.0),
+        (12.0, 0.0),
+    ];
+    for (t, fz) in profile {
+        s.apply(&wrench(t, fz));
+    }
+    let got: Vec<(f64, Option<f64>)> = s
+        .marks
+        .iter()
+        .filter(|m| m.kind == MarkKind::Threshold)
+        .map(|m| (m.t, m.end))
+        .collect();
+    assert_eq!(got, [(2.0, Some(3.0)), (10.0, Some(12.0))]);
+    assert!(s.marks[0].label.contains("60.0 N above the 50 N threshold"));
+    // A higher threshold: only the 80 N peak crosses it.
+    s.set_force_threshold(Some(75.0));
+    let got: Vec<f64> = s.marks.iter().map(|m| m.t).collect();
+    assert_eq!(got, [10.0]);
+    s.set_force_threshold(None);
+    assert!(s.marks.is_empty());
 }

@@ -21,6 +21,7 @@
 //! explicit mark and a derived one of the same kind at the same time are kept once, with the
 //! explicit label.
 
+use std::fmt::Write as _;
 use std::sync::{Arc, RwLock};
 
 use super::arm::{ArmSpec, Joint};
@@ -37,6 +38,15 @@ pub const FT_CHANNELS: [&str; 7] = ["Fx", "Fy", "Fz", "Tx", "Ty", "Tz", "|F|"];
 /// Discrete updates between two [`ArmState`] checkpoints: `state_at` applies at most this many.
 pub const CHECKPOINT_EVERY: usize = 256;
 
+/// A stale signal that is fresh again for less than this long and goes stale again
+/// continues the same episode (one mark), s. Under heavy loss a signal flips between stale
+/// and fresh many times a minute; a mark per flip buried every other mark.
+pub const EPISODE_MERGE_S: f64 = 2.0;
+
+/// |F| must fall this far below the threshold (fraction of it) before a new crossing
+/// counts: noise around the threshold is one episode, not hundreds.
+pub const THRESHOLD_HYSTERESIS: f64 = 0.05;
+
 /// A point of interest on the timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mark {
@@ -46,6 +56,53 @@ pub struct Mark {
     pub kind: MarkKind,
     /// What happened.
     pub label: String,
+    /// For a mark that opens an episode (a signal stale, |F| above the threshold): when it
+    /// ended, `None` while it lasts (and for marks of a moment).
+    pub end: Option<f64>,
+    /// How many times the episode started (flips closer than [`EPISODE_MERGE_S`] are merged
+    /// into one mark); 1 for a mark of a moment.
+    pub times: u32,
+}
+
+impl Mark {
+    /// A mark of a moment.
+    pub fn new(t: f64, kind: MarkKind, label: impl Into<String>) -> Self {
+        Self {
+            t,
+            kind,
+            label: label.into(),
+            end: None,
+            times: 1,
+        }
+    }
+
+    /// The label with the episode's duration and repeats, for tooltips.
+    pub fn describe(&self) -> String {
+        let mut text = self.label.clone();
+        if let Some(end) = self.end {
+            let _ = write!(text, " for {:.1} s", end - self.t);
+        } else if matches!(self.kind, MarkKind::Stale | MarkKind::Threshold) {
+            text.push_str(" (still)");
+        }
+        if self.times > 1 {
+            let _ = write!(text, " ({} times)", self.times);
+        }
+        text
+    }
+}
+
+/// Which episode a mark opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Episode {
+    Stale(Signal),
+    Threshold,
+}
+
+/// The newest episode of one kind: its mark's time and when it ended (`None`: open).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct EpisodeState {
+    start: f64,
+    end: Option<f64>,
 }
 
 /// A session shared between a loader thread (appending) and the UI (drawing).
@@ -102,6 +159,10 @@ pub struct Session {
     refused: u64,
     /// First and last update times.
     span: Option<(f64, f64)>,
+    /// The newest episode per kind (stale signals, |F| above the threshold).
+    episodes: std::collections::BTreeMap<Episode, EpisodeState>,
+    /// The force threshold crossings are marked against, N.
+    force_threshold: Option<f64>,
 }
 
 /// Upper-case name of a management state, as marks show it.
@@ -175,6 +236,9 @@ impl Session {
                 if !self.push_sample(slot, t, values) {
                     self.refused += 1;
                     return;
+                }
+                if slot == 4 {
+                    self.threshold_sample(t, ft[6]);
                 }
                 self.latest.apply(u);
             }
@@ -321,7 +385,17 @@ impl Session {
                 signal,
                 stale: true,
             } if before.stale.get(signal) != Some(&true) => {
-                Some((*t, MarkKind::Stale, format!("{} stale", signal.name())))
+                let label = format!("{} stale", signal.name());
+                self.episode_start(Episode::Stale(*signal), *t, MarkKind::Stale, label);
+                None
+            }
+            Update::Stale {
+                t,
+                signal,
+                stale: false,
+            } if before.stale.get(signal) == Some(&true) => {
+                self.episode_end(Episode::Stale(*signal), *t);
+                None
             }
             _ => None,
         };
@@ -345,9 +419,128 @@ impl Session {
             }
             return;
         }
-        self.marks.insert(end, Mark { t, kind, label });
+        self.marks.insert(end, Mark::new(t, kind, label));
         if end <= self.derived.len() {
             self.derived.insert(end, derived);
+        }
+    }
+
+    /// Opens an episode at `t`, or continues the newest one of `key` when it ended less than
+    /// [`EPISODE_MERGE_S`] ago (its mark is kept, its end cleared and its count raised).
+    fn episode_start(&mut self, key: Episode, t: f64, kind: MarkKind, label: String) {
+        if let Some(e) = self.episodes.get_mut(&key) {
+            match e.end {
+                None => return,
+                Some(end) if t - end < EPISODE_MERGE_S => {
+                    e.end = None;
+                    let start = e.start;
+                    if let Some(m) = self.episode_mark(start, kind) {
+                        m.end = None;
+                        m.times += 1;
+                    }
+                    return;
+                }
+                Some(_) => {}
+            }
+        }
+        self.episodes.insert(
+            key,
+            EpisodeState {
+                start: t,
+                end: None,
+            },
+        );
+        self.add_mark(t, kind, label, true);
+    }
+
+    /// Ends the open episode of `key` at `t` (its mark gets the end time).
+    fn episode_end(&mut self, key: Episode, t: f64) {
+        let kind = match key {
+            Episode::Stale(_) => MarkKind::Stale,
+            Episode::Threshold => MarkKind::Threshold,
+        };
+        let Some(e) = self.episodes.get_mut(&key) else {
+            return;
+        };
+        if e.end.is_some() {
+            return;
+        }
+        e.end = Some(t);
+        let start = e.start;
+        if let Some(m) = self.episode_mark(start, kind) {
+            m.end = Some(t.max(start));
+        }
+    }
+
+    /// The derived mark of `kind` at `start` (an episode's).
+    fn episode_mark(&mut self, start: f64, kind: MarkKind) -> Option<&mut Mark> {
+        let end = self.marks.partition_point(|m| m.t <= start);
+        let from = self.marks[..end].partition_point(|m| m.t < start);
+        self.marks[from..end].iter_mut().find(|m| m.kind == kind)
+    }
+
+    /// The force threshold crossings are marked against (N; `None`: no marks). Changing it
+    /// marks the crossings of the whole history again.
+    pub fn set_force_threshold(&mut self, threshold: Option<f64>) {
+        let threshold = threshold.filter(|th| th.is_finite() && *th > 0.0);
+        if threshold == self.force_threshold {
+            return;
+        }
+        self.force_threshold = threshold;
+        let keep: Vec<bool> = self
+            .marks
+            .iter()
+            .map(|m| m.kind != MarkKind::Threshold)
+            .collect();
+        let mut i = 0;
+        self.marks.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        let mut i = 0;
+        self.derived.retain(|_| {
+            i += 1;
+            keep.get(i - 1).copied().unwrap_or(true)
+        });
+        self.episodes.remove(&Episode::Threshold);
+        if threshold.is_none() {
+            return;
+        }
+        let magnitude = FT_CHANNELS.len() - 1;
+        let samples: Vec<(f64, f64)> = self
+            .histories(4)
+            .flat_map(|h| {
+                (0..h.len()).filter_map(move |i| Some((h.time(i)?, h.value(magnitude, i)?)))
+            })
+            .collect();
+        for (t, m) in samples {
+            self.threshold_sample(t, m);
+        }
+    }
+
+    /// The force threshold crossings are marked against.
+    pub fn force_threshold(&self) -> Option<f64> {
+        self.force_threshold
+    }
+
+    /// Marks |F| = `magnitude` at `t` crossing the threshold (up: a mark; down by more than
+    /// the hysteresis: the episode's end).
+    fn threshold_sample(&mut self, t: f64, magnitude: f64) {
+        let Some(th) = self.force_threshold else {
+            return;
+        };
+        if !magnitude.is_finite() {
+            return;
+        }
+        let open = self
+            .episodes
+            .get(&Episode::Threshold)
+            .is_some_and(|e| e.end.is_none());
+        if !open && magnitude > th {
+            let label = format!("|F| {magnitude:.1} N above the {th} N threshold");
+            self.episode_start(Episode::Threshold, t, MarkKind::Threshold, label);
+        } else if open && magnitude < th * (1.0 - THRESHOLD_HYSTERESIS) {
+            self.episode_end(Episode::Threshold, t);
         }
     }
 

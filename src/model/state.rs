@@ -157,6 +157,7 @@ pub fn outcome_text(outcome: &Outcome, state: &ArmState) -> String {
         Outcome::TimedOut => "no answer in time".into(),
         Outcome::Rejected(r) => format!("refused: {}", words(r)),
         Outcome::Failed(r) => format!("failed: {}", words(r)),
+        Outcome::NoAnswer { .. } => outcome.to_string(),
     }
 }
 

@@ -266,9 +266,22 @@ pub enum MarkKind {
     Gap,
     /// A signal overdue (stale) or fresh again.
     Stale,
+    /// The force magnitude crossed the operator's threshold.
+    Threshold,
 }
 
 impl MarkKind {
+    /// Every kind, in the order the timeline's filter lists them.
+    pub const ALL: [MarkKind; 7] = [
+        MarkKind::Control,
+        MarkKind::Emergency,
+        MarkKind::Status,
+        MarkKind::Transition,
+        MarkKind::Gap,
+        MarkKind::Stale,
+        MarkKind::Threshold,
+    ];
+
     /// A short name for legends and exports.
     pub fn name(self) -> &'static str {
         match self {
@@ -278,6 +291,7 @@ impl MarkKind {
             MarkKind::Transition => "transition",
             MarkKind::Gap => "gap",
             MarkKind::Stale => "stale",
+            MarkKind::Threshold => "threshold",
         }
     }
 }

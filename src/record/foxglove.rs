@@ -377,7 +377,7 @@ pub fn event_level(update: &Update) -> Option<LogLevel> {
         },
         Update::Mark { kind, .. } => match kind {
             MarkKind::Emergency => LogLevel::Error,
-            MarkKind::Gap | MarkKind::Stale => LogLevel::Warning,
+            MarkKind::Gap | MarkKind::Stale | MarkKind::Threshold => LogLevel::Warning,
             MarkKind::Control | MarkKind::Status | MarkKind::Transition => LogLevel::Info,
         },
         Update::Link { state, .. } => match state {

@@ -58,6 +58,8 @@ pub struct Settings {
     pub force_threshold: Option<f64>,
     /// Authority used when requesting control.
     pub authority: u8,
+    /// The kinds of timeline mark shown.
+    pub marks: super::widgets::scrub_bar::MarkFilter,
 }
 
 impl Default for Settings {
@@ -74,6 +76,7 @@ impl Default for Settings {
             plot_window_s: 30.0,
             force_threshold: None,
             authority: 100,
+            marks: super::widgets::scrub_bar::MarkFilter::ALL,
         }
     }
 }
@@ -132,12 +135,49 @@ pub struct OcuApp {
     /// The egui context, once a frame has run (for wakers of background work).
     pub(crate) egui_ctx: Option<egui::Context>,
     start: Instant,
+    /// The window title last sent (sending one asks for a repaint: only on change).
+    title_sent: String,
     /// A fixed "now" instead of the wall clock (offscreen renders: a picture must not depend
     /// on when it was taken).
     clock: Option<f64>,
 }
 
 const SETTINGS_KEY: &str = "jaus-ocu-settings";
+
+/// The frame interval while something moves on its own (playback), and the most often new
+/// live data is drawn (the network side's waker coalesces bursts into one frame per this).
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
+
+/// How often a live view is drawn when no data arrives: the clock and the plots' window
+/// move on with time, and a silent link must show as such.
+pub const LIVE_IDLE_INTERVAL: Duration = Duration::from_millis(250);
+
+/// How often background work (a replay loading, an export, a file dialog) is polled.
+pub const BACKGROUND_POLL: Duration = Duration::from_millis(100);
+
+/// What decides when the window is drawn next, with no input and no new data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RepaintNeeds {
+    /// What the window shows.
+    pub shown: Shown,
+    /// Playback runs (the cursor moves).
+    pub playing: bool,
+    /// Background work whose progress is shown (loading, exports, dialogs).
+    pub background: bool,
+}
+
+/// How soon to draw again when nothing else asks (input and egui's own animations ask by
+/// themselves; new live data wakes the window through the network side's waker). `None`:
+/// not until something happens, so a paused replay costs nothing. Drawing on a fixed timer
+/// whatever happens kept a software renderer busy all the time.
+pub fn repaint_after(needs: RepaintNeeds) -> Option<Duration> {
+    if needs.playing {
+        return Some(FRAME_INTERVAL);
+    }
+    let live = matches!(needs.shown, Shown::Live).then_some(LIVE_IDLE_INTERVAL);
+    let background = needs.background.then_some(BACKGROUND_POLL);
+    live.into_iter().chain(background).min()
+}
 
 /// The JUDP port captures are filtered on unless told otherwise.
 pub const DEFAULT_REPLAY_PORT: u16 = 3794;
@@ -175,6 +215,7 @@ impl OcuApp {
             jobs: Jobs::default(),
             egui_ctx: None,
             start,
+            title_sent: String::new(),
             clock: None,
         }
     }
@@ -289,6 +330,35 @@ impl OcuApp {
         format!("jaus-ocu — {arm} ({})", self.sources.title_mode())
     }
 
+    /// What decides when the window must be drawn next ([`repaint_after`]).
+    pub fn repaint_needs(&self) -> RepaintNeeds {
+        RepaintNeeds {
+            shown: self.shown(),
+            playing: self.time.playing(),
+            background: self.sources.loading()
+                || self.jobs.busy()
+                || self.recording.is_active()
+                || self.recording.is_stopping(),
+        }
+    }
+
+    /// Marks force threshold crossings in the drawn session against the threshold set (the
+    /// session rescans its history when the threshold changes).
+    pub(crate) fn sync_threshold(&self) {
+        let th = self.settings.force_threshold;
+        let session = self.sources.session();
+        let differs = session.read().map_or_else(
+            |e| e.into_inner().force_threshold(),
+            |s| s.force_threshold(),
+        ) != th.filter(|x| x.is_finite() && *x > 0.0);
+        if differs {
+            match session.write() {
+                Ok(mut s) => s.set_force_threshold(th),
+                Err(e) => e.into_inner().set_force_threshold(th),
+            }
+        }
+    }
+
     /// Shows a message under the top bar until the operator dismisses it.
     pub fn notify(&mut self, level: NoticeLevel, text: impl Into<String>) {
         let text = text.into();
@@ -333,14 +403,19 @@ impl eframe::App for OcuApp {
         if self.drain(Duration::from_millis(10)) {
             ctx.request_repaint();
         }
-        ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.title()));
+        // Sending a viewport command asks for a repaint: sent every frame, the title alone
+        // kept the window drawing flat out.
+        let title = self.title();
+        if title != self.title_sent {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title_sent = title;
+        }
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.frame(ui);
-        // Live data: redraw at a steady pace (the network thread also wakes us on bursts).
-        if self.has_live() {
-            ui.ctx().request_repaint_after(Duration::from_millis(33));
+        if let Some(after) = repaint_after(self.repaint_needs()) {
+            ui.ctx().request_repaint_after(after);
         }
     }
 

@@ -4,8 +4,6 @@
 //! ([`OcuApp::perform`]), then the windows over the panels (help, confirmation, path
 //! prompt), whose answers are carried out last.
 
-use std::time::Duration;
-
 use eframe::egui;
 
 use super::actions::Action;
@@ -63,11 +61,8 @@ impl OcuApp {
         let dt = ctx.input(|i| f64::from(i.stable_dt));
         self.tick(dt);
         self.sync_state();
-        if self.time.playing() {
-            ctx.request_repaint();
-        } else if self.sources.loading() || self.jobs.busy() {
-            ctx.request_repaint_after(Duration::from_millis(50));
-        }
+        // When to draw again is decided once per frame in `App::ui` (app::repaint_after).
+        self.sync_threshold();
     }
 
     /// The top bar (the live arm), the past area, the banner, the notices, the status bar
@@ -151,7 +146,9 @@ impl OcuApp {
             start_ns: self.sources.start_ns(),
             replay: self.sources.replay(),
         };
-        egui::Panel::bottom("timeline").show(ui, |ui| timeline::show(ui, &input, theme, actions));
+        let filter = &mut self.settings.marks;
+        egui::Panel::bottom("timeline")
+            .show(ui, |ui| timeline::show(ui, &input, filter, theme, actions));
     }
 
     /// The plots, the gauges, the presets and the 3D view.
@@ -166,10 +163,14 @@ impl OcuApp {
                 time: shown.time(self.now()),
             };
             let (view, settings) = (&mut self.view.plots, &mut self.settings);
+            // A third of the window's height to start with; the splitter's place is
+            // remembered (egui persists resizable panels by id).
+            let height = ui.available_height();
             egui::Panel::bottom("plots")
                 .resizable(true)
-                // A third of the window at most: in 800×600 the 3D arm keeps its room.
-                .default_size((ui.available_height() * 0.45).clamp(220.0, 260.0))
+                .min_size(plots::MIN_PANEL_HEIGHT.min(height * 0.5))
+                .max_size((height * 0.75).max(plots::MIN_PANEL_HEIGHT))
+                .default_size((height * 0.34).max(plots::MIN_PANEL_HEIGHT))
                 .show(ui, |ui| plots::show(ui, &input, view, settings, theme));
         } else {
             self.view.plots.range = None;

@@ -75,8 +75,8 @@ pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> an
         native_options(title),
         Box::new(move |cc| {
             let ctx = cc.egui_ctx.clone();
-            // Bursts of updates coalesce into one repaint.
-            net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(Duration::from_millis(10))));
+            // Bursts of updates coalesce into one repaint per frame interval (≤ 30 Hz).
+            net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(app::FRAME_INTERVAL)));
             let net = NetHandle::spawn(net_cfg)?;
             let settings = OcuApp::load_settings(cc.storage);
             Ok(Box::new(OcuApp::new(kind, Some(net), sim, settings)))

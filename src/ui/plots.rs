@@ -3,9 +3,15 @@
 //! time-indexed [`History`] of the session), so hours of 1 kHz data stay
 //! fluid. Following, the window ends at the drawn time (now live, the cursor in replay); drag
 //! or zoom pauses, `L` returns. A vertical line marks the cursor when there is one.
+//!
+//! Each plot has its legend above it (a chip per channel with its value at the drawn time;
+//! click to hide the channel), never over the data; the Y axis has ticks with units; the
+//! wheel zooms the time axis around the pointer (Shift or Ctrl + wheel: the value axis);
+//! the force threshold is drawn in a colour no channel uses, and the session marks where
+//! |F| crosses it on the timeline.
 
-use eframe::egui::{self, RichText};
-use egui_plot::{HLine, Legend, Line, Plot, PlotBounds, VLine};
+use eframe::egui::{self, RichText, Vec2, vec2};
+use egui_plot::{GridMark, HLine, Line, LineStyle, Plot, PlotBounds, VLine};
 
 use super::app::{FT_CHANNELS, Settings};
 use super::commands::UiCommand;
@@ -25,6 +31,8 @@ pub struct PlotsView {
     pub range: Option<(f64, f64)>,
     /// Decimate plot data before `egui_plot` sees it (off only to measure what it saves).
     pub decimate: bool,
+    /// Channels hidden by the operator (indices into [`FT_CHANNELS`]).
+    pub hidden: [bool; 7],
 }
 
 impl Default for PlotsView {
@@ -33,8 +41,48 @@ impl Default for PlotsView {
             follow: true,
             range: None,
             decimate: true,
+            hidden: [false; 7],
         }
     }
+}
+
+/// The least height of the plots panel, points: the header, two legends and two plots of
+/// [`MIN_PLOT_HEIGHT`].
+pub const MIN_PANEL_HEIGHT: f32 = 2.0 * MIN_PLOT_HEIGHT + 90.0;
+
+/// The least height of one plot, points: below it the Y axis cannot show three ticks.
+pub const MIN_PLOT_HEIGHT: f32 = 90.0;
+
+/// Zoom factors (time, value) for one frame's wheel input; above 1 zooms in. The wheel
+/// zooms time; Shift + wheel (which egui hands over as a horizontal scroll) and Ctrl +
+/// wheel (which egui hands over as a pinch zoom) zoom the value axis.
+pub fn wheel_zoom(scroll: Vec2, pinch: f32, shift: bool) -> Vec2 {
+    if pinch.is_finite() && pinch > 0.0 && (pinch - 1.0).abs() > f32::EPSILON {
+        return vec2(1.0, pinch);
+    }
+    let wheel = if scroll.y == 0.0 { scroll.x } else { scroll.y };
+    let factor = (wheel * 0.002).exp();
+    if shift {
+        vec2(1.0, factor)
+    } else {
+        vec2(factor, 1.0)
+    }
+}
+
+/// A Y tick's label: the value with as many decimals as the tick spacing needs, and the unit.
+pub fn tick_label(value: f64, step: f64, unit: &str) -> String {
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10().floor()).clamp(0.0, 6.0) as usize
+    } else {
+        1
+    };
+    // -0.0 reads as a different value than 0.
+    let value = if value.abs() < step.abs() * 1e-6 {
+        0.0
+    } else {
+        value
+    };
+    format!("{value:.decimals$} {unit}")
 }
 
 /// What the plots show.
@@ -115,13 +163,21 @@ fn one_plot(
     let threshold = settings.force_threshold;
     let hover_channel = channels[0];
     let cursor = input.shown.cursor();
+    legend_row(ui, input, view, theme, plot);
+    let hidden = view.hidden;
+    let lines: Vec<_> = lines.into_iter().filter(|(c, _)| !hidden[*c]).collect();
+    let tick_unit = unit.to_string();
     let response = Plot::new(id)
         .height(height)
         .link_axis(group, [true, false])
-        .legend(Legend::default())
-        .y_axis_label(unit)
+        .y_axis_formatter(move |mark: GridMark, _range| {
+            tick_label(mark.value, mark.step_size, &tick_unit)
+        })
+        .y_axis_min_width(64.0)
         .allow_drag(true)
-        .allow_zoom(true)
+        // The wheel is handled below: time by default, values with Shift or Ctrl.
+        .allow_zoom(false)
+        .allow_scroll(false)
         .show(ui, |plot_ui| {
             if follow {
                 let b = plot_ui.plot_bounds();
@@ -140,6 +196,19 @@ fn one_plot(
                 }
                 plot_ui.set_plot_bounds(PlotBounds::from_min_max([t0, y0], [t1, y1]));
             }
+            let mut zoomed = false;
+            if plot_ui.response().hovered() {
+                let (scroll, pinch, shift) = plot_ui
+                    .ctx()
+                    .input(|i| (i.smooth_scroll_delta, i.zoom_delta(), i.modifiers.shift));
+                let zoom = wheel_zoom(scroll, pinch, shift);
+                if zoom != Vec2::splat(1.0)
+                    && let Some(at) = plot_ui.pointer_coordinate()
+                {
+                    plot_ui.zoom_bounds(zoom, at);
+                    zoomed = true;
+                }
+            }
             for (c, pts) in lines {
                 plot_ui.line(
                     Line::new(FT_CHANNELS[c], pts)
@@ -154,8 +223,14 @@ fn one_plot(
             if unit == "N"
                 && let Some(th) = threshold
             {
-                plot_ui.hline(HLine::new("threshold", th).color(theme.danger));
-                plot_ui.hline(HLine::new("threshold", -th).color(theme.danger));
+                for y in [th, -th] {
+                    plot_ui.hline(
+                        HLine::new("", y)
+                            .color(theme.threshold)
+                            .width(1.5)
+                            .style(LineStyle::dashed_loose()),
+                    );
+                }
             }
             let b = plot_ui.plot_bounds();
             let hover = plot_ui
@@ -164,9 +239,7 @@ fn one_plot(
             (
                 b.min()[0],
                 b.max()[0],
-                plot_ui.response().dragged()
-                    || plot_ui.response().hovered()
-                        && plot_ui.ctx().input(|i| i.smooth_scroll_delta.y != 0.0),
+                plot_ui.response().dragged() || zoomed,
                 hover,
             )
         });
@@ -184,6 +257,53 @@ fn one_plot(
             FT_CHANNELS[hover_channel]
         ));
     }
+}
+
+/// The plot's legend, above it: one chip per channel in its colour with its value at the
+/// drawn time (click to hide or show the channel), and the threshold when drawn.
+fn legend_row(
+    ui: &mut egui::Ui,
+    input: &PlotsInput<'_>,
+    view: &mut PlotsView,
+    theme: &Theme,
+    plot: &OnePlot<'_>,
+) {
+    ui.horizontal(|ui| {
+        for &c in plot.channels {
+            let value = input
+                .session
+                .ft
+                .value_at(c, input.time)
+                .map(|(_, v)| v)
+                .filter(|v| v.is_finite());
+            let text = match value {
+                Some(v) => format!("{} {v:.2} {}", FT_CHANNELS[c], plot.unit),
+                None => format!("{} — {}", FT_CHANNELS[c], plot.unit),
+            };
+            let colour = if view.hidden[c] {
+                theme.muted
+            } else {
+                theme.series[c]
+            };
+            let mut shown = !view.hidden[c];
+            if ui
+                .toggle_value(&mut shown, RichText::new(text).monospace().color(colour))
+                .on_hover_text(format!(
+                    "{} at the drawn time; click to hide or show it",
+                    FT_CHANNELS[c]
+                ))
+                .changed()
+            {
+                view.hidden[c] = !shown;
+            }
+        }
+        if plot.unit == "N"
+            && let Some(th) = input.session.force_threshold()
+        {
+            ui.label(RichText::new(format!("threshold ±{th} N")).color(theme.threshold))
+                .on_hover_text("Crossings are marked on the timeline (threshold marks)");
+        }
+    });
 }
 
 /// Draws the panel. The window and threshold controls change `settings`.
@@ -237,7 +357,7 @@ pub fn show(
         let mut on = settings.force_threshold.is_some();
         if ui
             .checkbox(&mut on, "threshold")
-            .on_hover_text("Show ± force threshold lines")
+            .on_hover_text("Show ± force threshold lines; crossings are marked on the timeline")
             .changed()
         {
             settings.force_threshold = on.then_some(50.0);
@@ -252,7 +372,11 @@ pub fn show(
                 .color(theme.muted),
         );
     });
-    let h = ((ui.available_height() - 10.0) / 2.0).max(60.0);
+    // Fill the panel exactly: content shorter than the panel made it shrink a little every
+    // frame, down to plots 40 px tall.
+    let spacing = ui.spacing().item_spacing.y;
+    let legend = ui.spacing().interact_size.y;
+    let h = ((ui.available_height() - 2.0 * (legend + 2.0 * spacing)) / 2.0).max(MIN_PLOT_HEIGHT);
     let force = OnePlot {
         id: "force",
         channels: &[0, 1, 2, 6],
@@ -267,4 +391,8 @@ pub fn show(
     };
     one_plot(ui, input, view, settings, theme, &force);
     one_plot(ui, input, view, settings, theme, &torque);
+    let rest = ui.available_size();
+    if rest.y > 0.0 {
+        ui.allocate_space(rest);
+    }
 }

@@ -50,6 +50,8 @@ pub struct Theme {
     pub stale_veil: Color32,
     /// The fill of the area that shows the past (scrubbed back or a replay).
     pub past_fill: Color32,
+    /// The force threshold: its plot lines and timeline marks (a hue no series uses).
+    pub threshold: Color32,
 }
 
 impl Theme {
@@ -89,6 +91,7 @@ impl Theme {
                 on_danger: Color32::WHITE,
                 stale_veil: Color32::from_black_alpha(120),
                 past_fill: Color32::from_rgb(20, 60, 70),
+                threshold: Color32::from_rgb(255, 80, 220),
             }
         } else {
             Self {
@@ -124,19 +127,23 @@ impl Theme {
                 on_danger: Color32::WHITE,
                 stale_veil: Color32::from_white_alpha(140),
                 past_fill: Color32::from_rgb(210, 238, 242),
+                threshold: Color32::from_rgb(200, 0, 170),
             }
         }
     }
 
     /// The colour of a timeline mark of this kind.
     pub fn mark(&self, kind: MarkKind) -> Color32 {
+        if kind == MarkKind::Threshold {
+            return self.threshold;
+        }
         self.marks[match kind {
             MarkKind::Control => 0,
             MarkKind::Emergency => 1,
             MarkKind::Status => 2,
             MarkKind::Transition => 3,
             MarkKind::Gap => 4,
-            MarkKind::Stale => 5,
+            MarkKind::Stale | MarkKind::Threshold => 5,
         }]
     }
 

@@ -599,11 +599,7 @@ mod tests {
 
     fn marks(ts: &[f64]) -> Vec<Mark> {
         ts.iter()
-            .map(|&t| Mark {
-                t,
-                kind: MarkKind::Status,
-                label: String::new(),
-            })
+            .map(|&t| Mark::new(t, MarkKind::Status, String::new()))
             .collect()
     }
 

@@ -15,9 +15,10 @@ use super::format::{format_hms, format_speed, group_digits, wall_ns};
 use super::sources::ReplayState;
 use super::theme::Theme;
 use super::time_control::{SPEEDS, Shown, TimeCommand, TimeControl};
-use super::widgets::scrub_bar::{ScrubAction, ScrubBar, scrub_bar};
+use super::widgets::scrub_bar::{MarkFilter, ScrubAction, ScrubBar, scrub_bar};
 use crate::model::clock::{format_utc_date, format_utc_time};
 use crate::model::session::Session;
+use crate::model::update::MarkKind;
 
 pub use super::time_control::{MAX_FRAME_DT, MAX_SPEED, MIN_SPEED};
 
@@ -37,10 +38,11 @@ pub struct TimelineInput<'a> {
     pub replay: Option<&'a ReplayState>,
 }
 
-/// Draws the panel.
+/// Draws the panel. The mark filter chips change `filter` (persisted in the settings).
 pub fn show(
     ui: &mut egui::Ui,
     input: &TimelineInput<'_>,
+    filter: &mut MarkFilter,
     theme: &Theme,
     actions: &mut Vec<Action>,
 ) {
@@ -49,6 +51,8 @@ pub fn show(
         controls(ui, input, actions);
         ui.separator();
         clock(ui, input);
+        ui.separator();
+        filter_chips(ui, input.session, filter, theme);
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             right_side(ui, input, theme, actions);
         });
@@ -60,6 +64,7 @@ pub fn show(
                 loaded,
                 cursor: input.shown.cursor(),
                 marks: &input.session.marks,
+                filter: *filter,
                 height: 22.0,
             };
             let (_, action) = scrub_bar(ui, &bar, theme);
@@ -74,6 +79,35 @@ pub fn show(
                 None => "no data yet",
             };
             ui.label(RichText::new(text).color(theme.muted));
+        }
+    }
+}
+
+/// One toggle chip per kind of mark present (in the kind's colour, with its count): click
+/// to hide or show that kind on the scrub bar.
+fn filter_chips(ui: &mut egui::Ui, session: &Session, filter: &mut MarkFilter, theme: &Theme) {
+    let mut counts = [0_usize; MarkKind::ALL.len()];
+    for m in &session.marks {
+        if let Some(i) = MarkKind::ALL.iter().position(|k| *k == m.kind) {
+            counts[i] += 1;
+        }
+    }
+    for (kind, count) in MarkKind::ALL.into_iter().zip(counts) {
+        if count == 0 && filter.shows(kind) {
+            continue;
+        }
+        let mut on = filter.shows(kind);
+        let colour = if on { theme.mark(kind) } else { theme.muted };
+        let text = RichText::new(format!("{} {count}", kind.name())).color(colour);
+        if ui
+            .toggle_value(&mut on, text)
+            .on_hover_text(format!(
+                "Show or hide the {} marks on the timeline",
+                kind.name()
+            ))
+            .changed()
+        {
+            filter.set(kind, on);
         }
     }
 }

@@ -114,8 +114,6 @@ fn auto_fit(panel: &mut ArmPanel, live: Option<&ArmPose>, state: &ArmState) {
         if !all.is_empty() {
             all.push(p.clone());
             panel.camera.fit_all(&all);
-            // The presets' union is a generous sphere; the arm fills only part of it at a time.
-            panel.camera.distance *= 0.7;
             panel.fitted_presets = true;
         }
     }

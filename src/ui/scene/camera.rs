@@ -24,6 +24,12 @@ pub struct Camera {
     pub pitch: f64,
     /// Eye to target, m.
     pub distance: f64,
+    /// Width / height of the viewport last drawn (what [`Camera::fit`] frames for; the view
+    /// sets it every frame).
+    pub aspect: f64,
+    /// Height of the ground grid, world z (up), m: the vehicle's ground (0) unless the arm
+    /// hangs from its mount, then just under the lowest point framed (see [`Camera::fit_all`]).
+    pub ground: f64,
 }
 
 impl Default for Camera {
@@ -34,6 +40,8 @@ impl Default for Camera {
             yaw: 2.35,
             pitch: 0.45,
             distance: 3.0,
+            aspect: 1.6,
+            ground: 0.0,
         }
     }
 }
@@ -46,43 +54,133 @@ impl Camera {
     /// Closest and farthest the eye may be from the target, m.
     pub const DISTANCE_RANGE: (f64, f64) = (0.05, 500.0);
 
-    /// Looks at the whole arm: target at the centre of its points, distance so that they
-    /// fit the vertical field of view. Keeps yaw and pitch.
+    /// Part of each half field of view the framed points may use (the rest is margin).
+    pub const FIT_FILL: f64 = 0.9;
+    /// How far below the ground the eye may go by orbiting without Ctrl, m (none: a view
+    /// from under the floor is never what a drag overshooting the horizon meant).
+    pub const GROUND_CLEARANCE: f64 = 0.02;
+
+    /// Looks at the whole arm: see [`Camera::fit_all`].
     pub fn fit(&mut self, pose: &ArmPose) {
         self.fit_all(std::slice::from_ref(pose));
     }
 
-    /// Looks at several poses at once (e.g. every preset: the arm's working space), so the
-    /// view does not have to follow the arm as it moves between them. Keeps yaw and pitch.
+    /// Frames several poses at once, the current one and every preset: where the arm is and
+    /// where it will go, so the view need not follow it, while the arm still fills the view
+    /// (the whole reachable envelope, a sphere of the arm's full reach, would leave a
+    /// folded arm a small part of it). Keeps yaw and pitch; the target goes to the middle of
+    /// the points as seen from the eye, the distance is the least that keeps every point
+    /// inside both fields of view (the narrower one decides) with a margin.
+    ///
+    /// An arm whose mount turns it upside down (it hangs under the vehicle's ground, as the
+    /// PUMA 560 and `UR5e` files mount theirs) gets its grid just under the lowest point
+    /// framed: drawn at the vehicle's ground it would cut through the arm.
     pub fn fit_all(&mut self, poses: &[ArmPose]) {
-        let points: Vec<DVec3> = poses.iter().flat_map(arm_points).collect();
+        let points: Vec<DVec3> = poses.iter().flat_map(arm_points).map(to_world).collect();
         if points.is_empty() {
             return;
         }
-        let (lo, hi) = points.iter().fold(
-            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
-        );
-        let centre = (lo + hi) * 0.5;
         let padding = poses
             .iter()
             .flat_map(|p| p.cylinders.iter())
             .filter_map(|c| c.radius)
             .fold(0.0, f64::max);
-        let radius = points
-            .iter()
-            .map(|p| p.distance(centre))
-            .fold(0.0, f64::max)
-            + padding;
-        let radius = radius.max(0.1) * 1.1;
-        self.target = centre.to_array();
-        self.distance = (radius / (Self::FOV_Y * 0.5).sin())
-            .clamp(Self::DISTANCE_RANGE.0, Self::DISTANCE_RANGE.1);
+        self.ground = poses
+            .first()
+            .map_or(0.0, |p| ground_for(p, &points, padding));
+        self.fit_points(&points, padding);
+    }
+
+    /// Sets target and distance so every world point (grown by `padding`) is in view.
+    fn fit_points(&mut self, points: &[DVec3], padding: f64) {
+        let (right, up, forward) = self.basis();
+        let extent = |axis: DVec3| {
+            points
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                    let v = p.dot(axis);
+                    (lo.min(v), hi.max(v))
+                })
+        };
+        let (x0, x1) = extent(right);
+        let (y0, y1) = extent(up);
+        let (z0, z1) = extent(forward);
+        let mut centre = right * (x0 + x1) * 0.5 + up * (y0 + y1) * 0.5 + forward * (z0 + z1) * 0.5;
+        let tan_y = (Self::FOV_Y * 0.5).tan() * Self::FIT_FILL;
+        let tan_x = tan_y * self.aspect.max(1e-3);
+        // A point at view offsets (x, y) and depth z past the target is in view when
+        // |x| <= (d + z) tan_x and |y| <= (d + z) tan_y; padding grows each point.
+        let distance_for = |centre: DVec3| {
+            points
+                .iter()
+                .map(|p| {
+                    let v = *p - centre;
+                    let (x, y, z) = (v.dot(right).abs(), v.dot(up).abs(), v.dot(forward));
+                    ((x + padding) / tan_x).max((y + padding) / tan_y) - z
+                })
+                .fold(0.1, f64::max)
+        };
+        let mut distance = distance_for(centre);
+        // Perspective draws near points larger: the middle of the points in the world is
+        // not the middle on screen. Move the target to the middle of the projected extent
+        // and fit again; a few rounds settle it.
+        for _ in 0..30 {
+            let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+            for p in points {
+                let v = *p - centre;
+                let depth = (distance + v.dot(forward)).max(1e-6);
+                let ndc = [v.dot(right) / depth, v.dot(up) / depth];
+                for k in 0..2 {
+                    lo[k] = lo[k].min(ndc[k]);
+                    hi[k] = hi[k].max(ndc[k]);
+                }
+            }
+            let shift = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5];
+            centre += (right * shift[0] + up * shift[1]) * distance * 0.5;
+            distance = distance_for(centre);
+        }
+        self.target = to_world(centre).to_array();
+        self.distance = distance.clamp(Self::DISTANCE_RANGE.0, Self::DISTANCE_RANGE.1);
+        self.keep_above_ground();
+    }
+
+    /// Screen right, screen up and the viewing direction (eye to target), world frame.
+    fn basis(&self) -> (DVec3, DVec3, DVec3) {
+        let forward = (self.target_world() - self.eye_world()).normalize();
+        let right = forward.cross(DVec3::Z).normalize_or_zero();
+        let right = if right == DVec3::ZERO {
+            DVec3::X
+        } else {
+            right
+        };
+        let up = right.cross(forward);
+        (right, up, forward)
+    }
+
+    /// Whether the eye is above the ground grid.
+    pub fn above_ground(&self) -> bool {
+        self.eye_world().z >= self.ground
+    }
+
+    /// Raises the pitch until the eye is above the ground (a fit must never look from under
+    /// the floor); impossible only when the target itself is below it.
+    fn keep_above_ground(&mut self) {
+        let lowest = (self.ground + Self::GROUND_CLEARANCE - self.target_world().z) / self.distance;
+        if lowest > 1.0 {
+            return;
+        }
+        let min_pitch = lowest.clamp(-1.0, 1.0).asin();
+        if self.pitch < min_pitch {
+            self.pitch = min_pitch.min(Self::MAX_PITCH);
+        }
     }
 
     /// Back to the default view.
     pub fn reset(&mut self) {
-        *self = Self::default();
+        *self = Self {
+            aspect: self.aspect,
+            ..Self::default()
+        };
     }
 
     /// Where a vehicle-frame point appears in a viewport of `viewport` = [width, height]
@@ -129,10 +227,16 @@ impl Camera {
         rh::proj::opengl::perspective(Self::FOV_Y, aspect.max(1e-3), near, far) * view
     }
 
-    /// Turns the eye about the target by `yaw` and `pitch` rad.
-    pub(super) fn orbit(&mut self, yaw: f64, pitch: f64) {
+    /// Turns the eye about the target by `yaw` and `pitch` rad. The eye stops at the ground
+    /// unless `below` (the operator holds Ctrl: going under the floor is then deliberate);
+    /// an eye already below (put there deliberately) may move freely until it comes back up.
+    pub fn orbit(&mut self, yaw: f64, pitch: f64, below: bool) {
+        let was_above = self.above_ground();
         self.yaw = (self.yaw + yaw).rem_euclid(std::f64::consts::TAU);
         self.pitch = (self.pitch + pitch).clamp(-Self::MAX_PITCH, Self::MAX_PITCH);
+        if was_above && !below {
+            self.keep_above_ground();
+        }
     }
 
     /// Moves the target so the scene follows a drag of `right`, `down` pixels in a viewport
@@ -147,11 +251,42 @@ impl Camera {
     }
 
     /// Multiplies the distance by `factor` (< 1 moves closer).
-    pub(super) fn zoom(&mut self, factor: f64) {
+    pub fn zoom(&mut self, factor: f64) {
         if factor.is_finite() && factor > 0.0 {
             self.distance =
                 (self.distance * factor).clamp(Self::DISTANCE_RANGE.0, Self::DISTANCE_RANGE.1);
         }
+    }
+
+    /// Zooms by `factor` toward the point under the pointer, at `ndc` = normalised device
+    /// coordinates in the viewport (−1..1, y up): that point, taken on the plane through the
+    /// target facing the eye, stays under the pointer.
+    pub fn zoom_at(&mut self, factor: f64, ndc: [f64; 2]) {
+        if !(factor.is_finite() && factor > 0.0) {
+            return;
+        }
+        let before = self.distance;
+        self.zoom(factor);
+        let applied = self.distance / before;
+        let (right, up, _) = self.basis();
+        let tan_y = (Self::FOV_Y * 0.5).tan();
+        let tan_x = tan_y * self.aspect.max(1e-3);
+        let under = right * ndc[0] * before * tan_x + up * ndc[1] * before * tan_y;
+        let target = self.target_world() + under * (1.0 - applied);
+        self.target = to_world(target).to_array();
+    }
+}
+
+/// The ground height (world z) for an arm of `pose` framed at world `points`: the vehicle's
+/// ground, unless the mount turns the arm's z axis downwards (the arm hangs) and the points
+/// reach below the ground, then just under the lowest point.
+fn ground_for(pose: &ArmPose, points: &[DVec3], padding: f64) -> f64 {
+    let arm_up = to_world(pose.mount.matrix3 * DVec3::Z);
+    let lowest = points.iter().map(|p| p.z).fold(f64::INFINITY, f64::min) - padding;
+    if arm_up.z < 0.0 && lowest < 0.0 {
+        lowest - 0.01
+    } else {
+        0.0
     }
 }
 
@@ -165,4 +300,151 @@ fn arm_points(pose: &ArmPose) -> Vec<DVec3> {
         points.push(pose.mount.transform_point3(c.to));
     }
     points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::kinematics::forward;
+    use crate::sim::arm_file::{ArmFile, BUILTIN};
+
+    /// The arm at its home and at every preset, as the view frames them.
+    fn poses(name: &str) -> Vec<ArmPose> {
+        let file = ArmFile::builtin(name).unwrap();
+        std::iter::once(file.home.clone())
+            .chain(file.presets.iter().map(|p| p.positions.clone()))
+            .map(|q| forward(&file.spec, &q, file.tool_point).unwrap())
+            .collect()
+    }
+
+    /// Every point of `poses` projected into a `w`×`h` viewport.
+    fn projected(camera: &Camera, poses: &[ArmPose], w: f32, h: f32) -> Vec<[f32; 2]> {
+        poses
+            .iter()
+            .flat_map(arm_points)
+            .map(|p| {
+                camera
+                    .project(p.to_array(), [w, h])
+                    .expect("in front of the eye")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fit_puts_every_arm_in_view_filling_the_narrower_side_for_wide_and_tall_views() {
+        for name in BUILTIN {
+            let poses = poses(name);
+            for (w, h) in [(1000.0_f32, 400.0_f32), (400.0, 1000.0), (600.0, 600.0)] {
+                for (yaw, pitch) in [(2.35, 0.45), (0.0, 0.2), (4.0, 1.2)] {
+                    let mut camera = Camera {
+                        yaw,
+                        pitch,
+                        aspect: f64::from(w / h),
+                        ..Camera::default()
+                    };
+                    camera.fit_all(&poses);
+                    let points = projected(&camera, &poses, w, h);
+                    let (mut lo, mut hi) = ([f32::MAX; 2], [f32::MIN; 2]);
+                    for p in &points {
+                        assert!(
+                            (0.0..=w).contains(&p[0]) && (0.0..=h).contains(&p[1]),
+                            "{name} {w}x{h} yaw {yaw}: {p:?} cropped"
+                        );
+                        for k in 0..2 {
+                            lo[k] = lo[k].min(p[k]);
+                            hi[k] = hi[k].max(p[k]);
+                        }
+                    }
+                    // The narrower side decides: the arm (its axes; the cylinders around them add their
+                    // radius as margin) spans at least half of one of the two sides.
+                    let fill = ((hi[0] - lo[0]) / w).max((hi[1] - lo[1]) / h);
+                    assert!(fill > 0.5, "{name} {w}x{h} yaw {yaw}: fills only {fill}");
+                    // Centred: the middle of the arm's extent near the middle of the view
+                    // (looking steeply down, parts close to the eye loom large and the
+                    // middle drifts further).
+                    let mid = [
+                        f32::midpoint(lo[0], hi[0]) / w,
+                        f32::midpoint(lo[1], hi[1]) / h,
+                    ];
+                    let off = if pitch > 1.0 { 0.25 } else { 0.1 };
+                    assert!(
+                        (mid[0] - 0.5).abs() < off && (mid[1] - 0.5).abs() < off,
+                        "{name} {w}x{h} yaw {yaw}: off-centre {mid:?}"
+                    );
+                    assert!(
+                        camera.above_ground(),
+                        "{name}: fitted from under the ground"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_arm_hanging_from_its_mount_gets_its_grid_under_it_and_a_standing_arm_the_ground() {
+        for name in ["puma560", "ur5e"] {
+            let poses = poses(name);
+            let mut camera = Camera::default();
+            camera.fit_all(&poses);
+            let lowest = poses
+                .iter()
+                .flat_map(arm_points)
+                .map(|p| to_world(p).z)
+                .fold(f64::INFINITY, f64::min);
+            assert!(lowest < 0.0, "{name} hangs below the vehicle's ground");
+            assert!(
+                camera.ground < lowest,
+                "{name}: grid {} above {lowest}",
+                camera.ground
+            );
+        }
+        let mut camera = Camera::default();
+        camera.fit_all(&poses("demo"));
+        assert_eq!(camera.ground, 0.0);
+    }
+
+    #[test]
+    fn orbiting_stops_at_the_ground_unless_ctrl_is_held() {
+        let mut camera = Camera::default();
+        camera.fit_all(&poses("demo"));
+        for _ in 0..100 {
+            camera.orbit(0.0, -0.05, false);
+        }
+        assert!(camera.above_ground());
+        assert!(camera.pitch < 0.45, "it did move down to the ground");
+        for _ in 0..100 {
+            camera.orbit(0.0, -0.05, true);
+        }
+        assert!(
+            !camera.above_ground(),
+            "Ctrl takes the eye under the ground"
+        );
+        // Once below, dragging without Ctrl is not blocked (it is how the eye comes back).
+        let pitch = camera.pitch;
+        camera.orbit(0.0, 0.05, false);
+        assert!(camera.pitch > pitch);
+    }
+
+    #[test]
+    fn zooming_at_the_pointer_keeps_the_point_under_it_in_place() {
+        let mut camera = Camera {
+            aspect: 2.0,
+            ..Camera::default()
+        };
+        let (w, h) = (800.0_f32, 400.0_f32);
+        // The point under the pointer at ndc (0.5, -0.4), on the plane through the target.
+        let ndc = [0.5, -0.4];
+        let (right, up, _) = camera.basis();
+        let tan_y = (Camera::FOV_Y * 0.5).tan();
+        let under = camera.target_world()
+            + right * ndc[0] * camera.distance * tan_y * 2.0
+            + up * ndc[1] * camera.distance * tan_y;
+        let under = to_world(under).to_array();
+        let before = camera.project(under, [w, h]).unwrap();
+        assert!((before[0] - 600.0).abs() < 0.5 && (before[1] - 280.0).abs() < 0.5);
+        camera.zoom_at(0.5, ndc);
+        let after = camera.project(under, [w, h]).unwrap();
+        assert!((after[0] - before[0]).abs() < 0.5 && (after[1] - before[1]).abs() < 0.5);
+        assert!((camera.distance - 1.5).abs() < 1e-9);
+    }
 }

@@ -328,6 +328,7 @@ impl Scene {
             three_d::Vec2::new(centre.x as f32, centre.y as f32),
         );
         p.use_uniform("u_extent", (distance * 12.0).max(5.0) as f32);
+        p.use_uniform("u_ground", camera.ground as f32);
         p.use_uniform("u_eye", vec3(camera.eye_world()));
         p.use_uniform("u_spacing", spacing as f32);
         p.use_uniform("u_fade_distance", (distance * 4.0).max(2.0) as f32);
@@ -386,6 +387,7 @@ impl ArmView {
     ) -> egui::Response {
         let size = ui.available_size().max(egui::vec2(64.0, 64.0));
         let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
+        camera.aspect = f64::from(rect.width() / rect.height().max(1.0));
         response.widget_info(|| {
             egui::WidgetInfo::labeled(egui::Role::Canvas, ui.is_enabled(), "3D arm view")
         });
@@ -436,20 +438,37 @@ fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response, pose:
             f64::from(response.rect.height()) * pixels_per_point,
         );
     } else if response.dragged_by(egui::PointerButton::Primary) {
+        // Ctrl lets the eye go under the ground: only then is a view from below deliberate.
+        let below = ui.input(|i| i.modifiers.ctrl);
         camera.orbit(
             -f64::from(delta.x) * ArmView::ORBIT_PER_POINT,
             f64::from(delta.y) * ArmView::ORBIT_PER_POINT,
+            below,
         );
     }
     if response.hovered() {
-        let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
+        let (scroll, zoom, pointer) = ui.input(|i| {
+            (
+                i.smooth_scroll_delta.y,
+                i.zoom_delta(),
+                i.pointer.hover_pos(),
+            )
+        });
+        // Toward what is under the pointer, so zooming in on a joint keeps it in view.
+        let ndc = pointer.map_or([0.0, 0.0], |p| {
+            let r = response.rect;
+            [
+                f64::from((p.x - r.center().x) / (r.width() * 0.5).max(1.0)),
+                f64::from((r.center().y - p.y) / (r.height() * 0.5).max(1.0)),
+            ]
+        });
         if scroll != 0.0 {
-            camera.zoom((-f64::from(scroll) * 0.002).exp());
+            camera.zoom_at((-f64::from(scroll) * 0.002).exp(), ndc);
             // The view used the wheel: a surrounding scroll area must not scroll too.
             ui.ctx().input_mut(|i| i.smooth_scroll_delta.y = 0.0);
         }
         if zoom != 1.0 {
-            camera.zoom(1.0 / f64::from(zoom));
+            camera.zoom_at(1.0 / f64::from(zoom), ndc);
         }
     }
     if response.double_clicked() {

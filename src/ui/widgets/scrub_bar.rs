@@ -7,6 +7,7 @@ use eframe::egui::{
 };
 
 use crate::model::session::Mark;
+use crate::model::update::MarkKind;
 use crate::ui::theme::Theme;
 
 /// Pixels either side of a mark's tick that still hit it.
@@ -23,8 +24,39 @@ pub struct ScrubBar<'a> {
     pub cursor: Option<f64>,
     /// Timeline marks, in time order.
     pub marks: &'a [Mark],
+    /// Which kinds of mark are drawn and hit.
+    pub filter: MarkFilter,
     /// Height, points.
     pub height: f32,
+}
+
+/// Which kinds of timeline mark are shown: a set of [`MarkKind`]s, stored as the bits of
+/// the hidden ones so that a kind added later is shown in settings saved before it existed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct MarkFilter(u16);
+
+impl MarkFilter {
+    /// Every kind shown.
+    pub const ALL: MarkFilter = MarkFilter(0);
+
+    fn bit(kind: MarkKind) -> u16 {
+        1 << (MarkKind::ALL.iter().position(|k| *k == kind).unwrap_or(15))
+    }
+
+    /// Whether marks of `kind` are shown.
+    pub fn shows(self, kind: MarkKind) -> bool {
+        self.0 & Self::bit(kind) == 0
+    }
+
+    /// Shows or hides marks of `kind`.
+    pub fn set(&mut self, kind: MarkKind, shown: bool) {
+        if shown {
+            self.0 &= !Self::bit(kind);
+        } else {
+            self.0 |= Self::bit(kind);
+        }
+    }
 }
 
 /// What the operator did on the bar.
@@ -61,7 +93,10 @@ impl ScrubBar<'_> {
         let hi = self.t_of(rect, x + MARK_HIT_PX);
         let i = self.marks.partition_point(|m| m.t < lo);
         let j = self.marks.partition_point(|m| m.t <= hi);
-        let mut near: Vec<&Mark> = self.marks[i..j.max(i)].iter().collect();
+        let mut near: Vec<&Mark> = self.marks[i..j.max(i)]
+            .iter()
+            .filter(|m| self.filter.shows(m.kind))
+            .collect();
         near.sort_by(|a, b| {
             (self.x_of(rect, a.t) - x)
                 .abs()
@@ -111,7 +146,7 @@ pub fn scrub_bar(
                         "{}  {}: {}",
                         crate::ui::format::format_hms(m.t, true),
                         m.kind.name(),
-                        m.label
+                        m.describe()
                     )
                 })
                 .collect();
@@ -139,9 +174,20 @@ pub fn scrub_bar(
             painter.rect_filled(loaded, 3.0, theme.loaded);
         }
         // One tick per pixel column and kind is enough however many marks there are.
-        let mut last: Option<(i32, crate::model::update::MarkKind)> = None;
-        for m in bar.marks {
+        let mut last: Option<(i32, MarkKind)> = None;
+        for m in bar.marks.iter().filter(|m| bar.filter.shows(m.kind)) {
             let x = bar.x_of(rect, m.t);
+            // An episode (stale, above the threshold) also shows how long it lasted.
+            if let Some(end) = m.end {
+                let x1 = bar.x_of(rect, end);
+                if x1 > x + 1.0 {
+                    painter.hline(
+                        x..=x1,
+                        rect.bottom() - 3.0,
+                        Stroke::new(2.0, theme.mark(m.kind)),
+                    );
+                }
+            }
             let key = (x.round() as i32, m.kind);
             if last == Some(key) {
                 continue;
@@ -180,14 +226,9 @@ pub fn scrub_bar(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::update::MarkKind;
 
     fn mark(t: f64) -> Mark {
-        Mark {
-            t,
-            kind: MarkKind::Control,
-            label: format!("at {t}"),
-        }
+        Mark::new(t, MarkKind::Control, format!("at {t}"))
     }
 
     #[test]
@@ -198,6 +239,7 @@ mod tests {
             loaded: None,
             cursor: None,
             marks: &marks,
+            filter: MarkFilter::ALL,
             height: 20.0,
         };
         let rect = Rect::from_min_size(pos2(100.0, 0.0), vec2(200.0, 20.0));
@@ -215,6 +257,7 @@ mod tests {
             loaded: None,
             cursor: None,
             marks: &marks,
+            filter: MarkFilter::ALL,
             height: 20.0,
         };
         // 1 px per second.
@@ -222,5 +265,30 @@ mod tests {
         let near = bar.marks_near(rect, 51.4);
         assert_eq!(near.iter().map(|m| m.t).collect::<Vec<_>>(), [51.0, 50.0]);
         assert!(bar.marks_near(rect, 30.0).is_empty());
+    }
+
+    #[test]
+    fn hidden_kinds_are_not_hit_and_the_filter_round_trips() {
+        let mut marks = vec![mark(50.0), mark(51.0)];
+        marks[1].kind = MarkKind::Stale;
+        let mut filter = MarkFilter::ALL;
+        filter.set(MarkKind::Stale, false);
+        assert!(!filter.shows(MarkKind::Stale));
+        assert!(filter.shows(MarkKind::Control) && filter.shows(MarkKind::Threshold));
+        let bar = ScrubBar {
+            range: (0.0, 100.0),
+            loaded: None,
+            cursor: None,
+            marks: &marks,
+            filter,
+            height: 20.0,
+        };
+        let rect = Rect::from_min_size(pos2(0.0, 0.0), vec2(100.0, 20.0));
+        let near = bar.marks_near(rect, 51.0);
+        assert_eq!(near.iter().map(|m| m.t).collect::<Vec<_>>(), [50.0]);
+        let json = serde_json::to_string(&filter).unwrap();
+        assert_eq!(serde_json::from_str::<MarkFilter>(&json).unwrap(), filter);
+        filter.set(MarkKind::Stale, true);
+        assert_eq!(filter, MarkFilter::ALL);
     }
 }
