@@ -319,3 +319,44 @@ fn probe_names_who_answered_when_none_is_a_manipulator_and_exits_3() {
         "{err}"
     );
 }
+
+#[test]
+fn control_waits_for_each_outcome_and_exits_0_only_when_it_happened() {
+    // Issue 13 item 9, on a lossy link (issue 12): the same client and outcomes as the GUI.
+    let port = free_port();
+    let _sim = sim(
+        &["--loss", "0.3", "--duplicate", "0.1", "--reorder", "0.1"],
+        port,
+    );
+    let connect = format!("127.0.0.1:{port}");
+    let control = |actions: &[&str]| {
+        bin()
+            .args(["control", "--json", "--no-multicast", "--timeout", "30"])
+            .args(["--connect", &connect])
+            .args(actions)
+            .output()
+            .unwrap()
+    };
+    let out = control(&["go-to", "Deploy", "emergency", "set"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["action"], "go-to Deploy");
+    assert_eq!(lines[0]["outcome"]["result"], "completed");
+    assert_eq!(lines[1]["outcome"]["result"], "confirmed");
+    assert_eq!(lines[1]["status"], "EMERGENCY");
+    // Resume in an emergency: refused, with the reason in words; exit status 1.
+    let out = control(&["resume"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["outcome"]["reason"], "the arm is in EMERGENCY", "{v}");
+    let out = control(&["emergency", "clear", "resume", "release"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // A preset the arm does not have: refused, exit status 1; a bad action: usage, 2.
+    assert_eq!(control(&["go-to", "Nowhere"]).status.code(), Some(1));
+    assert_eq!(control(&["jump"]).status.code(), Some(2));
+}
