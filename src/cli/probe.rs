@@ -357,15 +357,12 @@ pub fn components_json(s: &ArmState) -> Value {
                     })).collect::<Vec<_>>(),
                     "manipulator": c.manipulator,
                     "lost": lost,
-                    "note": c.services.is_empty().then_some(NO_SERVICES_NOTE),
+                    "note": c.services.is_empty().then_some(crate::model::state::NO_SERVICES_NOTE),
                 })
             })
             .collect(),
     )
 }
-
-/// Why a component may list no services.
-const NO_SERVICES_NOTE: &str = "listed no services: it may implement only the core services without Discovery's service list, or answer the wildcard query by echoing it (the OCU then asks with its own node and component)";
 
 /// The components that answered, one paragraph each, for the terminal.
 pub fn components_text(s: &ArmState) -> String {
@@ -380,7 +377,7 @@ pub fn components_text(s: &ArmState) -> String {
             c.identification.as_deref().unwrap_or("no identification")
         );
         if c.services.is_empty() {
-            let _ = writeln!(o, "    {NO_SERVICES_NOTE}");
+            let _ = writeln!(o, "    {}", crate::model::state::NO_SERVICES_NOTE);
         } else {
             for (uri, major, minor) in &c.services {
                 let _ = writeln!(o, "    {uri} {major}.{minor}");

@@ -161,6 +161,30 @@ pub fn outcome_text(outcome: &Outcome, state: &ArmState) -> String {
     }
 }
 
+/// Why a component may list no services (said by `probe` and the GUI's empty state).
+pub const NO_SERVICES_NOTE: &str = "listed no services: it may implement only the core services without Discovery's service list, or answer the wildcard query by echoing it (the OCU then asks with its own node and component)";
+
+/// The components that answered when none is a manipulator, one line each, for the GUI's
+/// empty state (the terminal's longer form is `probe`'s).
+pub fn components_summary(state: &ArmState) -> String {
+    let mut lines = vec!["components answered, none is a manipulator:".to_string()];
+    for (info, lost) in state.components.values() {
+        let name = info.identification.as_deref().unwrap_or("unidentified");
+        let services = if info.services.is_empty() {
+            "no services listed".to_string()
+        } else {
+            format!("{} services", info.services.len())
+        };
+        let lost = if *lost { ", lost" } else { "" };
+        lines.push(format!(
+            "{} at {} \"{name}\" ({services}{lost})",
+            info.id, info.address
+        ));
+    }
+    lines.push("check the arm's address (--connect) or that it offers Manipulator services".into());
+    lines.join("\n")
+}
+
 fn push_bounded<T>(v: &mut Vec<T>, x: T) {
     if v.len() >= 50 {
         v.remove(0);
@@ -331,7 +355,30 @@ impl ArmState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::update::ComponentId;
+    use crate::model::update::{ComponentId, ComponentInfo};
+
+    #[test]
+    fn the_empty_state_names_components_when_none_is_a_manipulator() {
+        let mut s = ArmState::default();
+        assert!(!s.none_is_a_manipulator(), "nobody answered yet");
+        s.apply(&Update::Component {
+            t: 0.0,
+            info: ComponentInfo {
+                id: ComponentId::new(9, 1, 1),
+                address: "127.0.0.1:3794".parse().unwrap(),
+                identification: Some("core only".into()),
+                services: vec![],
+                manipulator: false,
+            },
+        });
+        assert!(s.none_is_a_manipulator());
+        let text = components_summary(&s);
+        assert!(text.contains("none is a manipulator"), "{text}");
+        assert!(
+            text.contains("9.1.1 at 127.0.0.1:3794 \"core only\" (no services listed)"),
+            "{text}"
+        );
+    }
 
     fn selected(link: LinkState) -> ArmState {
         let mut s = ArmState::default();

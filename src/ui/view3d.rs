@@ -12,7 +12,7 @@ use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::kinematics::{self, ArmPose};
 use crate::model::limits::joint_warnings;
-use crate::model::state::ArmState;
+use crate::model::state::{ArmState, components_summary};
 use crate::model::update::ManagementState;
 
 /// Default radius for cylinders the specification gives none for, m (the model's).
@@ -236,10 +236,15 @@ fn overlay(
     match live {
         None => {
             let text = match (input.shown.read_only(), input.state.selected.is_some()) {
-                (false, true) => "waiting for the arm's specification and positions…",
-                (false, false) => "searching for manipulators…",
-                (true, true) => "no specification and joint positions recorded up to this time",
-                (true, false) => "no manipulator selected in the recording at this time",
+                (false, true) => "waiting for the arm's specification and positions…".into(),
+                (false, false) if input.state.none_is_a_manipulator() => {
+                    components_summary(input.state)
+                }
+                (false, false) => "searching for manipulators…".into(),
+                (true, true) => {
+                    "no specification and joint positions recorded up to this time".into()
+                }
+                (true, false) => "no manipulator selected in the recording at this time".into(),
             };
             painter.text(
                 rect.center(),
