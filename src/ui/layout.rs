@@ -168,9 +168,11 @@ impl OcuApp {
             let height = ui.available_height();
             egui::Panel::bottom("plots")
                 .resizable(true)
-                .min_size(plots::MIN_PANEL_HEIGHT.min(height * 0.5))
+                // In a small window (800×600) the plots give way first: the 3D arm keeps at
+                // least half of the height unless the user drags the splitter.
+                .min_size(plots::MIN_PANEL_HEIGHT.min(height * 0.3))
                 .max_size((height * 0.75).max(plots::MIN_PANEL_HEIGHT))
-                .default_size((height * 0.34).max(plots::MIN_PANEL_HEIGHT))
+                .default_size((height * 0.34).max(plots::MIN_PANEL_HEIGHT.min(height * 0.42)))
                 .show(ui, |ui| plots::show(ui, &input, view, settings, theme));
         } else {
             self.view.plots.range = None;

@@ -53,6 +53,10 @@ pub const MIN_PANEL_HEIGHT: f32 = 2.0 * MIN_PLOT_HEIGHT + 90.0;
 /// The least height of one plot, points: below it the Y axis cannot show three ticks.
 pub const MIN_PLOT_HEIGHT: f32 = 90.0;
 
+/// The least height a plot is drawn at when a small window gives the panel less than
+/// [`MIN_PANEL_HEIGHT`] (800×600: the 3D arm keeps its room; two ticks still show).
+const SMALLEST_PLOT_HEIGHT: f32 = 48.0;
+
 /// Zoom factors (time, value) for one frame's wheel input; above 1 zooms in. The wheel
 /// zooms time; Shift + wheel (which egui hands over as a horizontal scroll) and Ctrl +
 /// wheel (which egui hands over as a pinch zoom) zoom the value axis.
@@ -376,7 +380,8 @@ pub fn show(
     // frame, down to plots 40 px tall.
     let spacing = ui.spacing().item_spacing.y;
     let legend = ui.spacing().interact_size.y;
-    let h = ((ui.available_height() - 2.0 * (legend + 2.0 * spacing)) / 2.0).max(MIN_PLOT_HEIGHT);
+    let h =
+        ((ui.available_height() - 2.0 * (legend + 2.0 * spacing)) / 2.0).max(SMALLEST_PLOT_HEIGHT);
     let force = OnePlot {
         id: "force",
         channels: &[0, 1, 2, 6],
