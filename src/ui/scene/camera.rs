@@ -362,7 +362,10 @@ mod tests {
                     // Centred: the middle of the arm's extent near the middle of the view
                     // (looking steeply down, parts close to the eye loom large and the
                     // middle drifts further).
-                    let mid = [f32::midpoint(lo[0], hi[0]) / w, f32::midpoint(lo[1], hi[1]) / h];
+                    let mid = [
+                        f32::midpoint(lo[0], hi[0]) / w,
+                        f32::midpoint(lo[1], hi[1]) / h,
+                    ];
                     let off = if pitch > 1.0 { 0.25 } else { 0.1 };
                     assert!(
                         (mid[0] - 0.5).abs() < off && (mid[1] - 0.5).abs() < off,
