@@ -17,7 +17,7 @@ use jaus_ocu::ui::app::{
     FRAME_INTERVAL, LIVE_IDLE_INTERVAL, LiveKind, OcuApp, RepaintNeeds, Settings, read_session,
     repaint_after,
 };
-use jaus_ocu::ui::plots::{MIN_PLOT_HEIGHT, tick_label, wheel_zoom};
+use jaus_ocu::ui::plots::{MIN_PLOT_HEIGHT, tick_label, wheel_zoom, y_steps};
 use jaus_ocu::ui::time_control::Shown;
 
 /// A live app (detached network handle) fed 20 s of a wrench at 100 Hz whose Fz rises
@@ -145,6 +145,13 @@ fn y_ticks_carry_units_and_enough_decimals() {
     assert_eq!(tick_label(20.0, 10.0, "N"), "20 N");
     assert_eq!(tick_label(0.25, 0.05, "N·m"), "0.25 N·m");
     assert_eq!(tick_label(-1e-12, 0.5, "N"), "0.0 N");
+    // About three labelled ticks over any range, tiny torques included.
+    for range in [0.004, 0.08, 0.3, 7.0, 45.0, 900.0] {
+        let [fine, step, coarse] = y_steps(range);
+        let labelled = range / step;
+        assert!((1.5..=6.0).contains(&labelled), "{range}: {labelled} ticks");
+        assert!(fine < step && step < coarse);
+    }
 }
 
 #[test]

@@ -137,6 +137,9 @@ pub struct OcuApp {
     start: Instant,
     /// The window title last sent (sending one asks for a repaint: only on change).
     title_sent: String,
+    /// Playback ran in the frame before this one (so a repaint was due [`FRAME_INTERVAL`]
+    /// later and the time since that frame is the playback's step).
+    played: bool,
     /// A fixed "now" instead of the wall clock (offscreen renders: a picture must not depend
     /// on when it was taken).
     clock: Option<f64>,
@@ -216,6 +219,7 @@ impl OcuApp {
             egui_ctx: None,
             start,
             title_sent: String::new(),
+            played: false,
             clock: None,
         }
     }
@@ -340,6 +344,16 @@ impl OcuApp {
                 || self.recording.is_active()
                 || self.recording.is_stopping(),
         }
+    }
+
+    /// Wall-clock seconds to advance playback by this frame. egui's `stable_dt` assumes
+    /// 1/60 s after a frame that asked for no immediate repaint, which a delayed repaint
+    /// (the playback's [`FRAME_INTERVAL`]) is not: replay would run at half speed. While
+    /// playing, the measured time since the last frame is right; on the first frame of
+    /// playback it would be the whole pause, so the prediction is used.
+    pub(crate) fn frame_dt(&mut self, ctx: &egui::Context) -> f64 {
+        let played = std::mem::replace(&mut self.played, self.time.playing());
+        ctx.input(|i| f64::from(if played { i.unstable_dt } else { i.stable_dt }))
     }
 
     /// Marks force threshold crossings in the drawn session against the threshold set (the

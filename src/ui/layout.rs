@@ -58,7 +58,7 @@ impl OcuApp {
         self.poll_recording();
         self.take_dropped(ctx);
         self.keys(ctx);
-        let dt = ctx.input(|i| f64::from(i.stable_dt));
+        let dt = self.frame_dt(ctx);
         self.tick(dt);
         self.sync_state();
         // When to draw again is decided once per frame in `App::ui` (app::repaint_after).

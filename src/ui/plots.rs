@@ -11,7 +11,7 @@
 //! |F| crosses it on the timeline.
 
 use eframe::egui::{self, RichText, Vec2, vec2};
-use egui_plot::{GridMark, HLine, Line, LineStyle, Plot, PlotBounds, VLine};
+use egui_plot::{GridMark, HLine, Line, LineStyle, Plot, PlotBounds, VLine, uniform_grid_spacer};
 
 use super::app::{FT_CHANNELS, Settings};
 use super::commands::UiCommand;
@@ -71,6 +71,21 @@ pub fn wheel_zoom(scroll: Vec2, pinch: f32, shift: bool) -> Vec2 {
     } else {
         vec2(factor, 1.0)
     }
+}
+
+/// Y grid steps (fine, labelled, coarse) for a visible value range: a 1-2-5 step giving about
+/// three labelled ticks however small the range (powers of ten alone left a plot of small
+/// torques with the single label "0").
+pub fn y_steps(range: f64) -> [f64; 3] {
+    let raw = (range.abs() / 3.0).max(1e-9);
+    let power = 10f64.powf(raw.log10().floor());
+    let step = match raw / power {
+        m if m <= 1.5 => power,
+        m if m <= 3.5 => 2.0 * power,
+        m if m <= 7.5 => 5.0 * power,
+        _ => 10.0 * power,
+    };
+    [step / 5.0, step, step * 5.0]
 }
 
 /// A Y tick's label: the value with as many decimals as the tick spacing needs, and the unit.
@@ -178,6 +193,9 @@ fn one_plot(
             tick_label(mark.value, mark.step_size, &tick_unit)
         })
         .y_axis_min_width(64.0)
+        .y_grid_spacer(uniform_grid_spacer(|input| {
+            y_steps(input.bounds.1 - input.bounds.0)
+        }))
         .allow_drag(true)
         // The wheel is handled below: time by default, values with Shift or Ctrl.
         .allow_zoom(false)
@@ -200,19 +218,7 @@ fn one_plot(
                 }
                 plot_ui.set_plot_bounds(PlotBounds::from_min_max([t0, y0], [t1, y1]));
             }
-            let mut zoomed = false;
-            if plot_ui.response().hovered() {
-                let (scroll, pinch, shift) = plot_ui
-                    .ctx()
-                    .input(|i| (i.smooth_scroll_delta, i.zoom_delta(), i.modifiers.shift));
-                let zoom = wheel_zoom(scroll, pinch, shift);
-                if zoom != Vec2::splat(1.0)
-                    && let Some(at) = plot_ui.pointer_coordinate()
-                {
-                    plot_ui.zoom_bounds(zoom, at);
-                    zoomed = true;
-                }
-            }
+            let zoomed = wheel(plot_ui);
             for (c, pts) in lines {
                 plot_ui.line(
                     Line::new(FT_CHANNELS[c], pts)
@@ -261,6 +267,25 @@ fn one_plot(
             FT_CHANNELS[hover_channel]
         ));
     }
+}
+
+/// Zooms with the wheel around the pointer (time; Shift or Ctrl: values); whether it did.
+fn wheel(plot_ui: &mut egui_plot::PlotUi<'_>) -> bool {
+    if !plot_ui.response().hovered() {
+        return false;
+    }
+    let (scroll, pinch, shift) = plot_ui
+        .ctx()
+        .input(|i| (i.smooth_scroll_delta, i.zoom_delta(), i.modifiers.shift));
+    let zoom = wheel_zoom(scroll, pinch, shift);
+    if zoom == Vec2::splat(1.0) {
+        return false;
+    }
+    let Some(at) = plot_ui.pointer_coordinate() else {
+        return false;
+    };
+    plot_ui.zoom_bounds(zoom, at);
+    true
 }
 
 /// The plot's legend, above it: one chip per channel in its colour with its value at the
