@@ -1,5 +1,5 @@
 //! OCU network-side load (issue 4): joint-position Events through the client state machine
-//! and the network thread. Run: `cargo bench --bench net` (about two minutes).
+//! and the network thread. Run: `cargo bench --bench net` (about three minutes).
 //!
 //! 1. In memory, one core, criterion (target: >= 1,000,000 datagrams/s). A [`Client`] and the
 //!    sim [`Component`] are wired on the in-memory network ([`SimNet`], 1 ms fake clock) until

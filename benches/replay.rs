@@ -13,7 +13,9 @@
 //!   session has the specification and a positions sample and `state_at(first t)` returns
 //!   positions: the first drawn frame minus the UI's own frame cost (`cargo bench --bench
 //!   ui`, ~3 ms). The replay is dropped (loader cancelled) outside the timed part.
-//! - (b) full load (printed, 3 runs): `Replay::open` + `wait`, and datagrams/s.
+//! - (b) full load (printed, 3 runs): `Replay::open` + `wait`, and datagrams/s; before it
+//!   (b0), the same work on one thread as the loader did before issue 14 (`WireSource`,
+//!   `Observer`, `Session::apply` in turn) for the comparison in one run.
 //! - (c) seek on the fully loaded session (criterion; target <= 16 ms): `state_at(t)` at
 //!   random times over the hour; `next_report` / `prev_report` at random times.
 //! - (d) memory per hour: `Session::memory_bytes()` of the loaded session, MB, and bytes per
@@ -41,8 +43,10 @@ use jaus_ocu::jaus::{EmbeddedMessage, JausId, Message};
 use jaus_ocu::model::session::Session;
 use jaus_ocu::net::rng::Rng;
 use jaus_ocu::net::tap::{Direction, WireRecord};
+use jaus_ocu::record::observer::Observer;
 use jaus_ocu::record::player::{LoadWaker, Replay};
 use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
+use jaus_ocu::record::source::WireSource;
 use jaus_ocu::sim::arm_file::ArmFile;
 
 const SIM: JausId = JausId::new(126, 1, 10);
@@ -195,6 +199,42 @@ fn main() {
             total
         });
     });
+
+    // (b0) Full load on one thread, as the loader did before issue 14 (read, decompress,
+    // observe and apply in turn), for the comparison in the same run.
+    let mut one_thread = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut source = WireSource::open(&path, PORT).expect("opens");
+        let first = source.next();
+        let start_ns = source.info().time_origin(first.as_ref());
+        let mut observer = Observer::new(start_ns);
+        let mut session = Session::new();
+        let mut updates = Vec::new();
+        let mut n = 0u64;
+        for rec in first.into_iter().chain(&mut source) {
+            observer.observe(&rec, &mut updates);
+            n += 1;
+            if n.is_multiple_of(4096) {
+                for u in updates.drain(..) {
+                    session.apply(&u);
+                }
+            }
+        }
+        for u in updates.drain(..) {
+            session.apply(&u);
+        }
+        one_thread.push(t.elapsed().as_secs_f64());
+        assert_eq!(n, datagrams);
+        black_box(&session);
+    }
+    one_thread.sort_by(f64::total_cmp);
+    println!(
+        "full load on one thread (before issue 14): min {:.2} s, median {:.2} s of 3 ({:.0} datagrams/s at the median)",
+        one_thread[0],
+        one_thread[1],
+        datagrams as f64 / one_thread[1]
+    );
 
     // (b) Full load.
     let mut loads = Vec::new();

@@ -242,9 +242,13 @@ pub type Batch = Vec<Received>;
 /// Like [`spawn_receiver`], handing datagrams over in batches: after each blocking receive
 /// the thread drains what else the socket holds (non-blocking reads, at most `max_batch` in
 /// all) and sends them as one [`Batch`], so the consumer wakes once per batch, not once per
-/// datagram. A batch that does not fit in the channel is dropped and its datagrams counted
-/// in `dropped`. `max_batch` 1 is one datagram per hand-over (the way before batches: kept
-/// for the comparison in `benches/net.rs`). Stops within 50 ms of `stop`.
+/// datagram. When the channel is full the thread waits for room and stops reading: the
+/// datagrams wait in the socket's receive buffer (sized for 250 ms, [`size_receive_buffer`]),
+/// where an overflow is counted by the kernel ([`KernelDrops`]), rather than being dropped
+/// here after a stall of a few batches (a consumer that is preempted for milliseconds while
+/// small batches pile up). `dropped` counts a batch lost only when the consumer has gone.
+/// `max_batch` 1 is one datagram per hand-over (the way before batches, kept for the
+/// comparison in `benches/net.rs`). Stops within 50 ms of `stop`.
 pub fn spawn_batch_receiver(
     name: &str,
     socket: &UdpSocket,
@@ -298,9 +302,20 @@ pub fn spawn_batch_receiver(
                     }
                 }
                 let n = batch.len() as u64;
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(max_batch));
-                if tx.try_send(full).is_err() {
-                    dropped.fetch_add(n, Ordering::Relaxed);
+                let mut full = std::mem::replace(&mut batch, Vec::with_capacity(max_batch));
+                loop {
+                    match tx.send_timeout(full, Duration::from_millis(50)) {
+                        Ok(()) => break,
+                        Err(crossbeam_channel::SendTimeoutError::Timeout(back))
+                            if !stop.load(Ordering::Relaxed) =>
+                        {
+                            full = back;
+                        }
+                        Err(_) => {
+                            dropped.fetch_add(n, Ordering::Relaxed);
+                            break;
+                        }
+                    }
                 }
             }
         })

@@ -247,8 +247,9 @@ impl NetHandle {
         let stop = Arc::new(AtomicBool::new(false));
         let (cmd_tx, cmd_rx) = bounded::<Command>(256);
         let (upd_tx, upd_rx) = bounded::<Update>(cfg.update_capacity.max(1));
-        // The queue holds up to 8192 datagrams, as it did one datagram a slot: a batch
-        // takes a slot however full it is, so the slots are 8192 / batch, at least 128.
+        // Up to 8192 datagrams wait in the queue, as they did one datagram a slot: a batch takes
+        // a slot however full it is, so the slots are 8192 / batch, at least 128. When it is
+        // full the receive thread waits and the socket's buffer holds the rest.
         let batch = cfg.receive_batch.max(1);
         let (dg_tx, dg_rx) = bounded::<Batch>((8192 / batch).max(128));
         let queue_dropped = Arc::new(AtomicU64::new(0));
