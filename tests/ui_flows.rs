@@ -1346,3 +1346,32 @@ mod trust {
         }
     }
 }
+
+#[test]
+fn the_status_bar_shows_kernel_drops_and_tolerated_deviations_only_when_there_are_some() {
+    let mut updates = recorded(1.0, None);
+    let stats = NetStats {
+        datagrams: 100,
+        kernel_dropped: Some(0),
+        ..NetStats::default()
+    };
+    updates.push(Update::Stats { t: 1.0, stats });
+    let mut h = harness(app_with(&updates));
+    h.step();
+    assert!(h.query_by_label_contains("kernel dropped").is_none());
+    assert!(h.query_by_label_contains("tolerated").is_none());
+
+    let stats = NetStats {
+        datagrams: 200,
+        kernel_dropped: Some(7),
+        tolerated: Tolerated {
+            ack_payload: 2,
+            ..Tolerated::default()
+        },
+        ..NetStats::default()
+    };
+    h.state_mut().apply(&Update::Stats { t: 1.5, stats });
+    h.step();
+    h.get_by_label("kernel dropped 7");
+    h.get_by_label("tolerated 2");
+}

@@ -188,12 +188,20 @@ fn finished(path: &std::path::Path, result: Result<RecorderStats, String>) -> No
         Ok(stats) => Notice::new(
             NoticeLevel::Info,
             format!(
-                "Recorded {} datagrams ({} received, {} sent; {:.1} MB) to {}",
+                "Recorded {} datagrams ({} received, {} sent; {:.1} MB) to {}{}",
                 group_digits(stats.rx + stats.tx),
                 group_digits(stats.rx),
                 group_digits(stats.tx),
                 stats.bytes as f64 / 1e6,
-                path.display()
+                path.display(),
+                if stats.thinned > 0 {
+                    format!(
+                        "; {} decoded samples thinned while the recorder was behind (raw datagrams complete)",
+                        group_digits(stats.thinned)
+                    )
+                } else {
+                    String::new()
+                }
             ),
         ),
         Err(e) => Notice::new(

@@ -129,6 +129,20 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
             ui.label(RichText::new(text).small().color(theme.muted)).on_hover_text(
                 "Datagrams received; malformed; from other components or JUDP versions; duplicates suppressed; dropped because a thread was behind",
             );
+            // The kernel's drops at our socket (Linux says; elsewhere unknown and not shown).
+            if let Some(k) = s.kernel_dropped.filter(|&k| k > 0) {
+                ui.label(RichText::new(format!("kernel dropped {k}")).small().color(theme.warn))
+                    .on_hover_text(
+                        "Datagrams the operating system dropped because the socket's receive buffer was full (the machine was too busy to read them in time). Raise net.core.rmem_max (sudo sysctl -w net.core.rmem_max=8388608) or free a core.",
+                    );
+            }
+            let tolerated = s.tolerated.total();
+            if tolerated > 0 {
+                ui.label(RichText::new(format!("tolerated {tolerated}")).small().color(theme.muted))
+                    .on_hover_text(
+                        "Deviations of the peer from the wire reference that were accepted (ACK with payload, short emergency code, wildcard ReportServices, ReportControl byte order); `inspect --summary --json` counts them per kind in a recording.",
+                    );
+            }
         }
         if let Some((kind, outcome)) = &last_outcome(state) {
             ui.separator();
