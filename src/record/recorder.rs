@@ -18,8 +18,8 @@
 //! [`RecorderStats::error`], the channel's receiver is dropped (the tap then disconnects
 //! itself) and whatever was flushed before stays readable.
 //!
-//! One file of just over 800 lines: the thread, its file state and its error texts share the
-//! crash-safety rules above.
+//! Over 800 lines on purpose: the thread, its file state, the thinning rule and the error
+//! texts share the crash-safety rules above and are read together.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
