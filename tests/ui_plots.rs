@@ -181,3 +181,60 @@ fn the_window_repaints_only_when_something_moves() {
     let app = app(Settings::default());
     assert_eq!(repaint_after(app.repaint_needs()), Some(LIVE_IDLE_INTERVAL));
 }
+
+#[test]
+fn a_plots_panel_dragged_taller_keeps_its_height() {
+    use eframe::egui::{Event, Modifiers, PointerButton, pos2};
+    let mut h = harness(app(Settings::default()));
+    h.step();
+    h.step();
+    let gap = |h: &Harness<'_, OcuApp>| top_of(h, "Tx") - top_of(h, "Fx");
+    let before = gap(&h);
+    // The splitter is the panel's top edge, a little above its title.
+    let title = h
+        .query_all_by_label_contains("End-effector force")
+        .next()
+        .unwrap()
+        .rect();
+    let x = 640.0;
+    let y = title.top() - 4.0;
+    let events = [
+        Event::PointerMoved(pos2(x, y)),
+        Event::PointerButton {
+            pos: pos2(x, y),
+            button: PointerButton::Primary,
+            pressed: true,
+            modifiers: Modifiers::NONE,
+        },
+    ];
+    for e in events {
+        h.input_mut().events.push(e);
+        h.step();
+    }
+    for dy in 1..=15 {
+        h.input_mut()
+            .events
+            .push(Event::PointerMoved(pos2(x, y - 10.0 * dy as f32)));
+        h.step();
+    }
+    h.input_mut().events.push(Event::PointerButton {
+        pos: pos2(x, y - 150.0),
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.step();
+    let dragged = gap(&h);
+    assert!(
+        dragged > before + 40.0,
+        "the drag did not make the plots taller: {before} -> {dragged}"
+    );
+    for _ in 0..60 {
+        h.step();
+    }
+    let later = gap(&h);
+    assert!(
+        (later - dragged).abs() < 1.0,
+        "the taller panel crept back from {dragged} to {later}"
+    );
+}

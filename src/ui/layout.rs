@@ -170,7 +170,7 @@ impl OcuApp {
                 .resizable(true)
                 // In a small window (800×600) the plots give way first: the 3D arm keeps at
                 // least half of the height unless the user drags the splitter.
-                .min_size(plots::MIN_PANEL_HEIGHT.min(height * 0.42))
+                .min_size(plots::MIN_PANEL_HEIGHT.min(height * 0.3))
                 .max_size((height * 0.75).max(plots::MIN_PANEL_HEIGHT))
                 .default_size((height * 0.34).max(plots::MIN_PANEL_HEIGHT.min(height * 0.42)))
                 .show(ui, |ui| plots::show(ui, &input, view, settings, theme));

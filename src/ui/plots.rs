@@ -401,8 +401,8 @@ pub fn show(
                 .color(theme.muted),
         );
     });
-    // Fill the panel exactly: content shorter than the panel made it shrink a little every
-    // frame, down to plots 40 px tall.
+    // Fill the panel: content shorter than the panel made it shrink a little every frame,
+    // down to plots 40 px tall.
     let spacing = ui.spacing().item_spacing.y;
     let legend = ui.spacing().interact_size.y;
     let h =
@@ -421,8 +421,9 @@ pub fn show(
     };
     one_plot(ui, input, view, settings, theme, &force);
     one_plot(ui, input, view, settings, theme, &torque);
-    let rest = ui.available_size();
-    if rest.y > 0.0 {
-        ui.allocate_space(rest);
-    }
+    // The panel keeps the height its content takes: claim all of it, the item spacing after
+    // the last plot included (allocating `available_size` left those points out, so a panel
+    // dragged taller crept back a few points every frame).
+    let full = ui.max_rect();
+    ui.expand_to_include_rect(full);
 }
