@@ -458,17 +458,27 @@ fn write_foxglove<W: Write + Seek>(
     log_time: u64,
     bytes: &[u8],
 ) -> Result<(), McapError> {
-    let channel = match &mut channels[topic as usize] {
+    let (name, schema) = topic.schema();
+    let slot = &mut channels[topic as usize];
+    write_json(writer, slot, (name, schema), topic.topic(), log_time, bytes)
+}
+
+/// Writes one JSON message on a decoded or Foxglove channel, making its schema and channel
+/// the first time (`slot` empty).
+fn write_json<W: Write + Seek>(
+    writer: &mut McapWriter<W>,
+    slot: &mut Option<RawChannel>,
+    (schema_name, schema): (&str, &str),
+    topic: &str,
+    log_time: u64,
+    bytes: &[u8],
+) -> Result<(), McapError> {
+    let channel = match slot {
         Some(c) => c,
         slot => {
-            let (name, schema) = topic.schema();
-            let schema = writer.add_schema(name, format::SCHEMA_ENCODING, schema.as_bytes())?;
-            let id = writer.add_channel(
-                schema,
-                topic.topic(),
-                format::JSON_ENCODING,
-                &BTreeMap::new(),
-            )?;
+            let schema =
+                writer.add_schema(schema_name, format::SCHEMA_ENCODING, schema.as_bytes())?;
+            let id = writer.add_channel(schema, topic, format::JSON_ENCODING, &BTreeMap::new())?;
             slot.insert(RawChannel { id, sequence: 0 })
         }
     };
@@ -625,31 +635,14 @@ impl<W: Write + Seek> RecordingFile<W> {
             let Some(topic) = format::encode_update(&u, &mut d.json) else {
                 continue;
             };
-            let channel = match &mut d.channels[topic.index()] {
-                Some(c) => c,
-                slot => {
-                    let schema = self.writer.add_schema(
-                        topic.schema_name(),
-                        format::SCHEMA_ENCODING,
-                        topic.schema().as_bytes(),
-                    )?;
-                    let id = self.writer.add_channel(
-                        schema,
-                        topic.topic(),
-                        format::JSON_ENCODING,
-                        &BTreeMap::new(),
-                    )?;
-                    slot.insert(RawChannel { id, sequence: 0 })
-                }
-            };
-            let header = MessageHeader {
-                channel_id: channel.id,
-                sequence: channel.sequence,
+            write_json(
+                &mut self.writer,
+                &mut d.channels[topic.index()],
+                (topic.schema_name(), topic.schema()),
+                topic.topic(),
                 log_time,
-                publish_time: log_time,
-            };
-            channel.sequence = channel.sequence.wrapping_add(1);
-            self.writer.write_to_known_channel(&header, &d.json)?;
+                &d.json,
+            )?;
             self.decoded_count += 1;
         }
         // Keep the allocation for the next datagram.
