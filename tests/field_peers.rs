@@ -40,6 +40,7 @@ use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::host;
 
 mod common;
+use common::pump;
 use common::wait_until;
 
 /// The peer's JAUS ID in wire order (§4.3): component 10, node 1, subsystem 126.
@@ -407,28 +408,6 @@ fn ocu(peer: SocketAddr) -> NetHandle {
         ..NetConfig::default()
     })
     .unwrap()
-}
-
-/// Applies updates to `state` until `done` holds or `timeout` passes; whether it held.
-fn pump(
-    h: &NetHandle,
-    state: &mut ArmState,
-    timeout: Duration,
-    mut done: impl FnMut(&ArmState, &Update) -> bool,
-) -> bool {
-    let deadline = Instant::now() + timeout;
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        if let Ok(u) = h
-            .updates()
-            .recv_timeout(left.min(Duration::from_millis(50)))
-        {
-            state.apply(&u);
-            if done(state, &u) {
-                return true;
-            }
-        }
-    }
-    false
 }
 
 fn peer_component() -> ComponentId {

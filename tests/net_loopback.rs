@@ -28,6 +28,7 @@ use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::host::{self, SimHandle};
 
 mod common;
+use common::pump;
 use common::wait_until;
 
 fn start_sim(arm: ArmFile, cfg: SimConfig, faults: Faults, bind: &str) -> SimHandle {
@@ -54,28 +55,6 @@ fn ocu_with_epoch(sim: SocketAddr, epoch: Option<Epoch>) -> NetHandle {
         ..NetConfig::default()
     })
     .unwrap()
-}
-
-/// Applies updates to `state` until `done` holds or `timeout` passes; returns whether it held.
-fn pump(
-    h: &NetHandle,
-    state: &mut ArmState,
-    timeout: Duration,
-    mut done: impl FnMut(&ArmState, &Update) -> bool,
-) -> bool {
-    let deadline = Instant::now() + timeout;
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        if let Ok(u) = h
-            .updates()
-            .recv_timeout(left.min(Duration::from_millis(50)))
-        {
-            state.apply(&u);
-            if done(state, &u) {
-                return true;
-            }
-        }
-    }
-    false
 }
 
 fn held_puma() -> (ArmFile, SimConfig) {

@@ -18,3 +18,30 @@ pub fn wait_until(deadline: Duration, what: &str, mut cond: impl FnMut() -> bool
         std::thread::sleep(POLL);
     }
 }
+
+/// Applies a live network side's updates to `state` until `done` holds or `timeout` passes;
+/// returns whether it held.
+#[allow(
+    dead_code,
+    reason = "shared by the loopback suites; other suites use only wait_until"
+)]
+pub fn pump(
+    h: &jaus_ocu::net::thread::NetHandle,
+    state: &mut jaus_ocu::model::state::ArmState,
+    timeout: Duration,
+    mut done: impl FnMut(&jaus_ocu::model::state::ArmState, &jaus_ocu::model::update::Update) -> bool,
+) -> bool {
+    let deadline = Instant::now() + timeout;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        if let Ok(u) = h
+            .updates()
+            .recv_timeout(left.min(Duration::from_millis(50)))
+        {
+            state.apply(&u);
+            if done(state, &u) {
+                return true;
+            }
+        }
+    }
+    false
+}
