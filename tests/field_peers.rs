@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::{
-    Command, CommandKind, ComponentId, ControlState, ManagementState, Outcome, Update,
+    Command, CommandKind, ComponentId, ControlState, ManagementState, Outcome,
 };
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::thread::{NetConfig, NetHandle};
@@ -40,8 +40,8 @@ use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::host;
 
 mod common;
-use common::pump;
 use common::wait_until;
+use common::{outcome_of, pump};
 
 /// The peer's JAUS ID in wire order (§4.3): component 10, node 1, subsystem 126.
 const PEER_ID: [u8; 4] = [10, 1, 126, 0];
@@ -430,20 +430,6 @@ fn goes_live(h: &NetHandle, s: &mut ArmState) {
     );
 }
 
-fn outcome_of(h: &NetHandle, s: &mut ArmState, kind: CommandKind) -> Option<Outcome> {
-    let mut o = None;
-    pump(h, s, Duration::from_secs(5), |_, u| match u {
-        Update::CommandOutcome {
-            command, outcome, ..
-        } if *command == kind => {
-            o = Some(outcome.clone());
-            true
-        }
-        _ => false,
-    });
-    o
-}
-
 #[test]
 fn a_junior_duplicate_window_peer_keeps_answering_discovery_and_after_restarts() {
     let peer = field_peer(
@@ -543,7 +529,12 @@ fn control_works_with_an_ack_carrying_a_payload_and_a_reversed_report_control() 
     goes_live(&h, &mut s);
     h.send(Command::RequestControl { authority: 10 }).unwrap();
     assert_eq!(
-        outcome_of(&h, &mut s, CommandKind::RequestControl),
+        outcome_of(
+            &h,
+            &mut s,
+            CommandKind::RequestControl,
+            Duration::from_secs(5)
+        ),
         Some(Outcome::Confirmed)
     );
     assert!(matches!(s.control, ControlState::Held { .. }));
@@ -554,7 +545,12 @@ fn control_works_with_an_ack_carrying_a_payload_and_a_reversed_report_control() 
         > 0));
     h.send(Command::ReleaseControl).unwrap();
     assert_eq!(
-        outcome_of(&h, &mut s, CommandKind::ReleaseControl),
+        outcome_of(
+            &h,
+            &mut s,
+            CommandKind::ReleaseControl,
+            Duration::from_secs(5)
+        ),
         Some(Outcome::Confirmed)
     );
 
@@ -572,7 +568,12 @@ fn control_works_with_an_ack_carrying_a_payload_and_a_reversed_report_control() 
     goes_live(&h, &mut s);
     h.send(Command::RequestControl { authority: 10 }).unwrap();
     assert_eq!(
-        outcome_of(&h, &mut s, CommandKind::RequestControl),
+        outcome_of(
+            &h,
+            &mut s,
+            CommandKind::RequestControl,
+            Duration::from_secs(5)
+        ),
         Some(Outcome::Confirmed)
     );
     assert!(pump(&h, &mut s, Duration::from_secs(3), |s, _| s

@@ -28,8 +28,8 @@ use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::host::{self, SimHandle};
 
 mod common;
-use common::pump;
 use common::wait_until;
+use common::{outcome_of, pump};
 
 fn start_sim(arm: ArmFile, cfg: SimConfig, faults: Faults, bind: &str) -> SimHandle {
     let socket = host::bind(bind.parse().unwrap()).unwrap();
@@ -391,49 +391,56 @@ fn emergency_and_control_outcomes_come_back_as_updates() {
     let h = ocu(sim.local_addr());
     let mut s = ArmState::default();
     assert!(pump(&h, &mut s, Duration::from_secs(5), |s, _| s.is_complete()));
-    let outcome_of = |h: &NetHandle, s: &mut ArmState, kind: CommandKind| {
-        let mut o = None;
-        pump(h, s, Duration::from_secs(3), |_, u| match u {
-            Update::CommandOutcome {
-                command, outcome, ..
-            } if *command == kind => {
-                o = Some(outcome.clone());
-                true
-            }
-            _ => false,
-        });
-        o
-    };
     h.send(Command::Resume).unwrap();
     assert!(matches!(
-        outcome_of(&h, &mut s, CommandKind::Resume),
+        outcome_of(&h, &mut s, CommandKind::Resume, Duration::from_secs(3)),
         Some(Outcome::Rejected(_))
     ));
     h.send(Command::SetEmergency).unwrap();
     assert_eq!(
-        outcome_of(&h, &mut s, CommandKind::SetEmergency),
+        outcome_of(
+            &h,
+            &mut s,
+            CommandKind::SetEmergency,
+            Duration::from_secs(3)
+        ),
         Some(Outcome::Confirmed)
     );
     assert!(pump(&h, &mut s, Duration::from_secs(2), |s, _| s.status
         == ManagementState::Emergency));
     h.send(Command::ClearEmergency).unwrap();
     assert_eq!(
-        outcome_of(&h, &mut s, CommandKind::ClearEmergency),
+        outcome_of(
+            &h,
+            &mut s,
+            CommandKind::ClearEmergency,
+            Duration::from_secs(3)
+        ),
         Some(Outcome::Confirmed)
     );
     h.send(Command::RequestControl { authority: 10 }).unwrap();
     assert_eq!(
-        outcome_of(&h, &mut s, CommandKind::RequestControl),
+        outcome_of(
+            &h,
+            &mut s,
+            CommandKind::RequestControl,
+            Duration::from_secs(3)
+        ),
         Some(Outcome::Confirmed)
     );
     h.send(Command::Resume).unwrap();
     assert_eq!(
-        outcome_of(&h, &mut s, CommandKind::Resume),
+        outcome_of(&h, &mut s, CommandKind::Resume, Duration::from_secs(3)),
         Some(Outcome::Confirmed)
     );
     h.send(Command::ReleaseControl).unwrap();
     assert_eq!(
-        outcome_of(&h, &mut s, CommandKind::ReleaseControl),
+        outcome_of(
+            &h,
+            &mut s,
+            CommandKind::ReleaseControl,
+            Duration::from_secs(3)
+        ),
         Some(Outcome::Confirmed)
     );
     assert_eq!(s.control, ControlState::Released);

@@ -45,3 +45,28 @@ pub fn pump(
     }
     false
 }
+
+/// The outcome of the next command of `kind` the network side reports within `timeout`
+/// (applying every update to `state` meanwhile); `None` if none came.
+#[allow(
+    dead_code,
+    reason = "shared by the loopback suites; other suites use only wait_until"
+)]
+pub fn outcome_of(
+    h: &jaus_ocu::net::thread::NetHandle,
+    state: &mut jaus_ocu::model::state::ArmState,
+    kind: jaus_ocu::model::update::CommandKind,
+    timeout: Duration,
+) -> Option<jaus_ocu::model::update::Outcome> {
+    let mut o = None;
+    pump(h, state, timeout, |_, u| match u {
+        jaus_ocu::model::update::Update::CommandOutcome {
+            command, outcome, ..
+        } if *command == kind => {
+            o = Some(outcome.clone());
+            true
+        }
+        _ => false,
+    });
+    o
+}
