@@ -260,7 +260,7 @@ mod replay_flows {
     use jaus_ocu::sim::component::{Component, SimConfig};
     use jaus_ocu::sim::harness::simulated_session;
     use jaus_ocu::sim::host;
-    use jaus_ocu::ui::app::{LiveKind, NoticeLevel, OcuApp, Settings, read_session};
+    use jaus_ocu::ui::app::{LiveKind, Notice, NoticeLevel, OcuApp, Settings, read_session};
     use jaus_ocu::ui::files::Task;
     use jaus_ocu::ui::gauges::gauge_data;
     use jaus_ocu::ui::recording::Recording;
@@ -288,6 +288,16 @@ mod replay_flows {
         let p = replay.wait();
         assert!(p.finished && p.stopped.is_none(), "{p:?}");
         OcuApp::with_replay(replay, Settings::default())
+    }
+
+    /// Steps the app until a background job posts a notice (10 s at most); that notice.
+    fn first_notice(h: &mut Harness<'static, OcuApp>) -> Notice {
+        let until = Instant::now() + Duration::from_secs(10);
+        while h.state().view.notices.is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+            h.step();
+        }
+        h.state().view.notices.last().expect("a notice").clone()
     }
 
     fn span(app: &OcuApp) -> (f64, f64) {
@@ -712,12 +722,7 @@ mod replay_flows {
         let (a, b) = span(h.state());
         h.state_mut()
             .file_chosen(Task::ExportCsv { t0: a, t1: b }, csv.clone());
-        let until = Instant::now() + Duration::from_secs(10);
-        while h.state().view.notices.is_empty() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-            h.step();
-        }
-        let notice = h.state().view.notices.last().expect("a notice");
+        let notice = first_notice(&mut h);
         assert_eq!(notice.level, NoticeLevel::Info, "{}", notice.text);
         assert!(notice.text.contains("Exported"), "{}", notice.text);
         let text = std::fs::read_to_string(&csv).unwrap();
@@ -743,12 +748,7 @@ mod replay_flows {
             "File → Export URDF… is offered"
         );
         h.state_mut().file_chosen(Task::ExportUrdf, urdf.clone());
-        let until = Instant::now() + Duration::from_secs(10);
-        while h.state().view.notices.is_empty() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-            h.step();
-        }
-        let notice = h.state().view.notices.last().expect("a notice");
+        let notice = first_notice(&mut h);
         assert_eq!(notice.level, NoticeLevel::Info, "{}", notice.text);
         let text = std::fs::read_to_string(&urdf).unwrap();
         assert!(text.contains("<robot"), "{text}");
