@@ -43,21 +43,29 @@
 //!    stopped sending), inside the OCU (`queue_dropped`, `duplicates`, `unexpected`,
 //!    `updates_coalesced`, `updates_dropped`), and as the runs of indices that never reached
 //!    the consumer.
-//!    CPU: the blaster busy-waits on `Instant` (with `yield_now`, so the scheduler can run
-//!    others on its core) and takes a large share of one of the 2 cores this was written
-//!    for; the OCU's two threads, the consumer and the sim share the rest. Each thread's CPU
-//!    time, run-queue wait and context switches, and the share of the machine other processes
-//!    used during the run, are printed so contention can be judged. `NET_LOAD_PACING=sleep`
-//!    paces in 1 ms slots instead (bursts of rate/1000 datagrams).
-//!    Four variants run side by side (issue 14), then a table: the receive thread handing
+//!    CPU: on a quiet machine the blaster busy-waits on `Instant` (with `yield_now`, so the
+//!    scheduler can run others on its core) and takes a large share of one of the 2 cores
+//!    this was written for; the OCU's two threads, the consumer and the sim share the rest.
+//!    Loaded, the blaster stands in for the arm, another machine whose sending the OCU's busy
+//!    cores must not slow: it runs at real-time priority (`net::priority`) and paces by
+//!    sleeping to 1 ms slots (bursts of rate/1000 datagrams), as `NET_LOAD_PACING=sleep`
+//!    does on request. Each thread's CPU time, run-queue wait and context switches, and the
+//!    share of the machine other processes used during the run, are printed so contention
+//!    can be judged.
+//!    Six variants run side by side (issue 14), then a table: the receive thread handing
 //!    each datagram over alone (`NetConfig::receive_batch` 1, the way before batches) or in
-//!    batches (the default), each on the quiet machine and "loaded": two busy-loop threads
-//!    (`bench-busy-0/1`) spinning on the two cores for the whole blast, as a GUI on the
-//!    software renderer and a recorder would. The table gives loss inside the OCU, in the
+//!    batches (the default); the network threads at normal priority or raised to real time
+//!    (`NetConfig::raise_priority`, the default where the system allows it: root,
+//!    `CAP_SYS_NICE` or an `rtprio` limit); on the quiet machine or "loaded": two busy-loop
+//!    threads (`bench-busy-0/1`, always at normal priority) spinning on the two cores for the
+//!    whole blast, as a GUI on the software renderer and a recorder would. With raised
+//!    network threads the consumer (the measuring instrument) is raised too, so that its
+//!    own run-queue wait is not counted as the OCU's; one variant leaves it normal to show
+//!    what that wait is. The table gives loss inside the OCU, in the
 //!    kernel's socket buffer (`/proc/net/udp` drops, also `NetStats::kernel_dropped`) and
 //!    before the client, latency percentiles, the CPU of `jaus-net-rx` and `jaus-net` per
-//!    datagram and their context switches per datagram. `NET_LOAD_VARIANTS=batched,loaded`
-//!    (comma-separated parts of names) runs a subset.
+//!    datagram and their context switches per datagram. `NET_LOAD_VARIANTS=raised,loaded`
+//!    (comma-separated parts of names; a variant runs when its name holds any) runs a subset.
 //!    JUDP sequence numbers wrap every 65,536 datagrams (1.3 s at 50 kHz), inside the client's
 //!    2 s duplicate window; the window also stops at 256 entries, which is why the wraps pass
 //!    (the in-memory check and the run's `duplicates` show it).
@@ -95,6 +103,12 @@ use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
 use jaus_ocu::sim::host;
+
+// The binary's allocator (src/main.rs), so that the figures are the product's;
+// `--no-default-features` measures with the system allocator.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `ReportJointPositions`' message ID.
 const REPORT_JOINT_POSITIONS: u16 = 0x4602;
@@ -525,6 +539,8 @@ struct ProxyCfg {
     count: usize,
     rate: f64,
     sleep_pacing: bool,
+    /// Run the proxy (the arm's side of the link) at real-time priority.
+    realtime: bool,
 }
 
 /// Forwards OCU <-> sim; on [`BLAST`], blasts `count` joint-position Events at `rate`.
@@ -536,7 +552,12 @@ fn proxy(cfg: ProxyCfg, shared: &Shared) -> ProxyReport {
         count,
         rate,
         sleep_pacing,
+        realtime,
     } = cfg;
+    if realtime {
+        let got = jaus_ocu::net::priority::raise_current();
+        println!("  blaster scheduling: {}", got.label());
+    }
     front.set_nonblocking(true).unwrap();
     back.set_nonblocking(true).unwrap();
     let mut r = ProxyReport {
@@ -802,6 +823,38 @@ struct Variant {
     batch: usize,
     /// Busy-loop threads occupying the cores during the run.
     load_threads: usize,
+    /// `NetConfig::raise_priority`: the OCU's network threads at real-time priority.
+    raise: bool,
+    /// The consumer, the measuring instrument, takes the same priority for the run, so that
+    /// the latency is the OCU's receive -> published plus a prompt reader's wake-up, not the
+    /// reader's own run-queue wait (the UI thread reads once per frame in any case, every
+    /// 33 ms at most). One loaded variant leaves it normal to show what that wait adds.
+    raise_consumer: bool,
+}
+
+/// Raises the calling thread as the OCU raises its network threads; back to normal on drop.
+struct ConsumerPriority(bool);
+
+impl ConsumerPriority {
+    fn raise(raise: bool) -> Self {
+        let got = raise.then(jaus_ocu::net::priority::raise_current);
+        println!(
+            "  consumer scheduling: {}",
+            got.map_or_else(
+                || "normal".to_string(),
+                jaus_ocu::model::update::Scheduling::label
+            )
+        );
+        ConsumerPriority(raise)
+    }
+}
+
+impl Drop for ConsumerPriority {
+    fn drop(&mut self) {
+        if self.0 {
+            jaus_ocu::net::priority::reset_current();
+        }
+    }
 }
 
 /// What a loopback run found, for the side-by-side table.
@@ -830,6 +883,9 @@ fn busy_loops(n: usize, stop: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<(
             std::thread::Builder::new()
                 .name(format!("bench-busy-{i}"))
                 .spawn(move || {
+                    // Spawned from the consumer, which may run raised: the load is ordinary
+                    // programs at normal priority.
+                    jaus_ocu::net::priority::reset_current();
                     let mut x = 0u64;
                     while !stop.load(Ordering::Relaxed) {
                         for _ in 0..1000 {
@@ -846,12 +902,17 @@ fn busy_loops(n: usize, stop: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<(
 
 fn loopback(variant: &Variant) -> Summary {
     println!(
-        "\n== loopback variant `{}`: receive batch {}, {} busy-loop threads ==",
-        variant.name, variant.batch, variant.load_threads
+        "\n== loopback variant `{}`: receive batch {}, {} busy-loop threads, raised network threads {}, raised consumer {} ==",
+        variant.name, variant.batch, variant.load_threads, variant.raise, variant.raise_consumer
     );
     let secs = env_f64("NET_LOAD_SECONDS", 10.0);
     let rate = env_f64("NET_LOAD_RATE", 50_000.0);
-    let sleep_pacing = std::env::var("NET_LOAD_PACING").is_ok_and(|p| p == "sleep");
+    // Loaded, the blaster stands in for the arm, another machine whose sending the OCU's busy
+    // cores must not slow: it runs at real-time priority and paces by sleeping to 1 ms slots
+    // (busy-waiting at real-time priority would take a whole core from the load).
+    let blaster_realtime = variant.load_threads > 0;
+    let sleep_pacing =
+        blaster_realtime || std::env::var("NET_LOAD_PACING").is_ok_and(|p| p == "sleep");
     let count = (secs * rate) as usize;
     let scale = joint1_scale();
 
@@ -877,6 +938,7 @@ fn loopback(variant: &Variant) -> Summary {
             ..ClientConfig::default()
         },
         receive_batch: variant.batch,
+        raise_priority: variant.raise,
         ..NetConfig::default()
     })
     .unwrap();
@@ -892,6 +954,7 @@ fn loopback(variant: &Variant) -> Summary {
             count,
             rate,
             sleep_pacing,
+            realtime: blaster_realtime,
         };
         std::thread::Builder::new()
             .name("bench-proxy".into())
@@ -933,6 +996,7 @@ fn loopback(variant: &Variant) -> Summary {
         "jaus-sim",
         "jaus-sim-rx",
     ];
+    let consumer_priority = ConsumerPriority::raise(variant.raise_consumer);
     let load_stop = Arc::new(AtomicBool::new(false));
     let load = busy_loops(variant.load_threads, &load_stop);
     let threads0 = thread_stats();
@@ -988,6 +1052,7 @@ fn loopback(variant: &Variant) -> Summary {
     for t in load {
         t.join().unwrap();
     }
+    drop(consumer_priority);
     shared.phase.store(QUIT, Ordering::Relaxed);
     let report = proxy_thread.join().unwrap();
     handle.shutdown(Duration::from_millis(200));
@@ -1211,27 +1276,30 @@ fn loopback(variant: &Variant) -> Summary {
 /// The loopback runs side by side: per-datagram hand-over (before issue 14) and batches,
 /// each on a quiet machine and with both cores busy.
 fn loopback_variants() {
+    let batch = NetConfig::default().receive_batch;
+    // Names: "per-datagram" hands each datagram over alone (before issue 14), "batched" is the
+    // default; "normal" runs the network threads at normal priority, "raised" at real time
+    // (the default where allowed: net::priority); "quiet" or "loaded" (two busy loops).
+    let v = |name, batch, load_threads, raise, raise_consumer| Variant {
+        name,
+        batch,
+        load_threads,
+        raise,
+        raise_consumer,
+    };
     let variants = [
-        Variant {
-            name: "per-datagram, quiet",
-            batch: 1,
-            load_threads: 0,
-        },
-        Variant {
-            name: "batched, quiet",
-            batch: NetConfig::default().receive_batch,
-            load_threads: 0,
-        },
-        Variant {
-            name: "per-datagram, loaded",
-            batch: 1,
-            load_threads: 2,
-        },
-        Variant {
-            name: "batched, loaded",
-            batch: NetConfig::default().receive_batch,
-            load_threads: 2,
-        },
+        v("per-datagram, normal, quiet", 1, 0, false, false),
+        v("batched, raised, quiet", batch, 0, true, true),
+        v("per-datagram, normal, loaded", 1, 2, false, false),
+        v("batched, normal, loaded", batch, 2, false, false),
+        v(
+            "batched, raised, consumer normal, loaded",
+            batch,
+            2,
+            true,
+            false,
+        ),
+        v("batched, raised, loaded", batch, 2, true, true),
     ];
     let only = std::env::var("NET_LOAD_VARIANTS").unwrap_or_default();
     let summaries: Vec<Summary> = variants
@@ -1243,7 +1311,7 @@ fn loopback_variants() {
         "\nloopback side by side (\"loaded\" = 2 busy-loop threads on the 2 cores; CPU of the OCU's two threads per datagram; switches = voluntary + preempted per datagram):"
     );
     println!(
-        "  {:<22} {:>8} {:>8} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>8}",
+        "  {:<41} {:>8} {:>8} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>8}",
         "variant",
         "sent",
         "rate/s",
@@ -1261,7 +1329,7 @@ fn loopback_variants() {
     );
     for s in &summaries {
         println!(
-            "  {:<22} {:>8} {:>8.0} {:>9} {:>7} {:>8} {:>8.3} {:>8.3} {:>8.3} {:>10.2} {:>10.2} {:>8.2} {:>8.2} {:>8}",
+            "  {:<41} {:>8} {:>8.0} {:>9} {:>7} {:>8} {:>8.3} {:>8.3} {:>8.3} {:>10.2} {:>10.2} {:>8.2} {:>8.2} {:>8}",
             s.name,
             s.sent,
             s.rate,

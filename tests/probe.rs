@@ -141,6 +141,12 @@ fn probe_once_json_reports_the_reference_tool_point_of_a_held_puma_within_1_mm()
     );
     let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(j["component"], "126.1.10");
+    // What the network threads were granted, as far as this machine allows (net::priority).
+    let scheduling = j["stats"]["scheduling"].as_str().expect("stats.scheduling");
+    assert!(
+        ["real-time 10", "nice -10", "normal", "unknown"].contains(&scheduling),
+        "{scheduling}"
+    );
     let joints = j["joints"].as_array().unwrap();
     assert_eq!(joints.len(), 6);
     assert_eq!(joints[0]["name"], "waist");

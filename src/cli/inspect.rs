@@ -220,7 +220,7 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
     }
     let stats = observer.as_mut().map(|o| {
         o.finish(last, &mut updates);
-        o.stats().clone()
+        o.stats()
     });
     let stats = stats.unwrap_or_default();
     let info = source.info().clone();

@@ -181,6 +181,7 @@ pub fn to_json(s: &ArmState) -> Value {
             "not_for_us": s.stats.not_for_us, "duplicates": s.stats.duplicates, "foreign_reports": s.stats.foreign_reports,
             "unexpected": s.stats.unexpected, "sent": s.stats.sent,
             "queue_dropped": s.stats.queue_dropped, "kernel_dropped": s.stats.kernel_dropped,
+            "scheduling": s.stats.scheduling.label(),
         },
     })
 }

@@ -117,6 +117,10 @@ const SAMPLED: [Signal; 5] = [
     Signal::EndEffectorForceTorque,
 ];
 
+/// Most samples [`Session::reserve_for_rest`] reserves per history: 2^26, 18.6 hours at
+/// 1 kHz (a longer file grows its histories as it loads).
+pub const MAX_RESERVED_SAMPLES: usize = 1 << 26;
+
 /// Index of a sampled signal in [`SAMPLED`].
 fn slot_of(signal: Signal) -> Option<usize> {
     SAMPLED.iter().position(|s| *s == signal)
@@ -212,6 +216,32 @@ impl Session {
         self.retired[slot]
             .iter()
             .chain(std::iter::once(self.history(slot)))
+    }
+
+    /// A loader that has applied the first `seen` of `total` datagrams reserves room for the
+    /// rest of every history at the rate seen so far, plus 1 % (a history that outgrows it
+    /// grows as usual). At most [`MAX_RESERVED_SAMPLES`] per history: `total` comes from
+    /// the file, which may lie.
+    pub fn reserve_for_rest(&mut self, seen: u64, total: u64) {
+        if seen == 0 || total <= seen {
+            return;
+        }
+        let rest = (total - seen) as f64 / seen as f64;
+        for slot in 0..SAMPLED.len() {
+            let h = self.history_mut(slot);
+            let more = (h.len() as f64 * rest * 1.01) as usize;
+            if more > 0 {
+                h.reserve(more.min(MAX_RESERVED_SAMPLES));
+            }
+        }
+    }
+
+    /// After a load: gives back what [`Session::reserve_for_rest`] reserved and the file did
+    /// not fill.
+    pub fn trim_reserve(&mut self) {
+        for slot in 0..SAMPLED.len() {
+            self.history_mut(slot).trim_reserve();
+        }
     }
 
     /// Samples refused because they were older than the last sample of their signal.

@@ -419,6 +419,35 @@ pub struct NetStats {
     /// OCU never saw them), since the socket was made; `None` where the system does not say
     /// (`net::socket::KernelDrops`).
     pub kernel_dropped: Option<u64>,
+    /// Scheduling the network threads got (`net::priority`).
+    pub scheduling: Scheduling,
+}
+
+/// Scheduling priority of the network threads (`net::priority`): under a busy CPU a thread at
+/// normal priority can wait milliseconds to run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Scheduling {
+    /// Not known yet (the threads have not started).
+    #[default]
+    Unknown,
+    /// Normal priority: raising it was refused (no privilege) or not asked for.
+    Normal,
+    /// Normal scheduler with this raised nice value (-20..=-1).
+    Nice(i8),
+    /// Real-time `SCHED_FIFO` at this priority (1..=99).
+    Realtime(u8),
+}
+
+impl Scheduling {
+    /// Short text for the status bar and JSON ("real-time 10", "nice -10", "normal").
+    pub fn label(self) -> String {
+        match self {
+            Scheduling::Unknown => "unknown".to_owned(),
+            Scheduling::Normal => "normal".to_owned(),
+            Scheduling::Nice(n) => format!("nice {n}"),
+            Scheduling::Realtime(p) => format!("real-time {p}"),
+        }
+    }
 }
 
 /// Peer deviations from the wire reference that are accepted and counted (wire reference §9:

@@ -9,12 +9,14 @@
 //! - `socket` (bind, receive thread, [`socket::Sink`]), `fault` (fault injection around any
 //!   sink), `thread` (the OCU's thin socket loop, publishing
 //!   [`crate::model::update::Update`]s on one bounded channel), `tap` (recording at the wire).
+//! - `priority`: raising the network threads' scheduling priority (real time where allowed).
 //! - `rng`: the seeded generator of fault injection (and the simulator's noise).
 
 pub mod client;
 pub mod endpoint;
 pub mod fault;
 pub mod latch;
+pub mod priority;
 pub mod reassembly;
 pub mod reports;
 pub mod rng;

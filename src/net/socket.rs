@@ -248,7 +248,8 @@ pub type Batch = Vec<Received>;
 /// here after a stall of a few batches (a consumer that is preempted for milliseconds while
 /// small batches pile up). `dropped` counts a batch lost only when the consumer has gone.
 /// `max_batch` 1 is one datagram per hand-over (the way before batches, kept for the
-/// comparison in `benches/net.rs`). Stops within 50 ms of `stop`.
+/// comparison in `benches/net.rs`). With `raise_priority` the thread raises its scheduling
+/// priority first ([`super::priority`]). Stops within 50 ms of `stop`.
 pub fn spawn_batch_receiver(
     name: &str,
     socket: &UdpSocket,
@@ -256,6 +257,7 @@ pub fn spawn_batch_receiver(
     tx: crossbeam_channel::Sender<Batch>,
     dropped: Arc<AtomicU64>,
     max_batch: usize,
+    raise_priority: bool,
 ) -> io::Result<JoinHandle<()>> {
     let rx_socket = socket.try_clone()?;
     rx_socket.set_read_timeout(Some(Duration::from_millis(50)))?;
@@ -264,6 +266,10 @@ pub fn spawn_batch_receiver(
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || {
+            if raise_priority {
+                // The protocol thread gets the same and says so (NetStats::scheduling).
+                let _ = super::priority::raise_current();
+            }
             let mut buf = vec![0u8; 65_536];
             let mut batch: Batch = Vec::with_capacity(max_batch);
             while !stop.load(Ordering::Relaxed) {
@@ -400,8 +406,16 @@ mod tests {
         let stop = Arc::new(AtomicBool::new(false));
         let dropped = Arc::new(AtomicU64::new(0));
         let (tx, rx) = crossbeam_channel::bounded(64);
-        let t =
-            spawn_batch_receiver("test-rx", &socket, stop.clone(), tx, dropped.clone(), 8).unwrap();
+        let t = spawn_batch_receiver(
+            "test-rx",
+            &socket,
+            stop.clone(),
+            tx,
+            dropped.clone(),
+            8,
+            false,
+        )
+        .unwrap();
         let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
         for i in 0..100u8 {
             peer.send_to(&[i], to).unwrap();

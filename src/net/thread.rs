@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::client::{Client, ClientConfig, Output};
 use super::fault::{FaultInjector, Faults};
+use super::priority;
 use super::socket::{self, Batch, KernelDrops, Membership, Sink, spawn_batch_receiver};
 use super::tap::{Direction, Epoch, Tap};
 use crate::model::update::{Command, Signal, Update};
@@ -51,6 +52,9 @@ pub struct NetConfig {
     /// Most datagrams the receive thread hands over at once (default 64); 1 hands each over
     /// alone, waking the protocol thread per datagram (the way before batches).
     pub receive_batch: usize,
+    /// Raise the network threads' scheduling priority where allowed (default true; real time,
+    /// else a lower nice value: `net::priority`). Off, they run at normal priority.
+    pub raise_priority: bool,
 }
 
 impl Default for NetConfig {
@@ -67,6 +71,7 @@ impl Default for NetConfig {
             fault_seed: 1,
             receive_buffer: socket::RECEIVE_BUFFER_WANTED,
             receive_batch: 64,
+            raise_priority: true,
         }
     }
 }
@@ -80,6 +85,7 @@ impl std::fmt::Debug for NetConfig {
             .field("faults", &self.faults)
             .field("receive_buffer", &self.receive_buffer)
             .field("receive_batch", &self.receive_batch)
+            .field("raise_priority", &self.raise_priority)
             .finish_non_exhaustive()
     }
 }
@@ -261,6 +267,7 @@ impl NetHandle {
             dg_tx,
             queue_dropped.clone(),
             batch,
+            cfg.raise_priority,
         )?;
 
         let loop_stop = stop.clone();
@@ -276,6 +283,7 @@ impl NetHandle {
         };
         let mut link = FaultInjector::new(wire, cfg.faults, cfg.fault_seed).with_label("net");
         let worker = std::thread::Builder::new().name("jaus-net".into()).spawn(move || {
+            let scheduling = priority::raise_network_thread(cfg.raise_priority);
             let clock = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
             // The recording's clock is the client's: replay times equal live times.
             let record = |at: Instant, direction: Direction, peer: SocketAddr, bytes: Vec<u8>| {
@@ -296,6 +304,7 @@ impl NetHandle {
                         stats.queue_dropped = queue_dropped.load(Ordering::Relaxed);
                         stats.send_errors = link.stats().send_errors;
                         stats.kernel_dropped = kernel_drops.read();
+                        stats.scheduling = scheduling;
                     }
                     publisher.publish(u);
                 }

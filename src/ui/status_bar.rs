@@ -126,9 +126,10 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
                 s.duplicates,
                 s.queue_dropped + s.updates_dropped
             );
-            ui.label(RichText::new(text).small().color(theme.muted)).on_hover_text(
-                "Datagrams received; malformed; from other components or JUDP versions; duplicates suppressed; dropped because a thread was behind",
-            );
+            ui.label(RichText::new(text).small().color(theme.muted)).on_hover_text(format!(
+                "Datagrams received; malformed; from other components or JUDP versions; duplicates suppressed; dropped because a thread was behind. Network threads scheduled: {}.",
+                s.scheduling.label()
+            ));
             // The kernel's drops at our socket (Linux says; elsewhere unknown and not shown).
             if let Some(k) = s.kernel_dropped.filter(|&k| k > 0) {
                 ui.label(RichText::new(format!("kernel dropped {k}")).small().color(theme.warn))
