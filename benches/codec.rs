@@ -23,12 +23,6 @@ use jaus_ocu::jaus::manipulator::{
 use jaus_ocu::jaus::wire::PI;
 use jaus_ocu::jaus::{JausId, Message, judp};
 
-// The binary's allocator (src/main.rs), so that the figures are the product's;
-// `--no-default-features` measures with the system allocator.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn joint_positions() -> Message {
     ReportJointPositions {
         joint_positions: vec![

@@ -104,12 +104,6 @@ use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
 use jaus_ocu::sim::host;
 
-// The binary's allocator (src/main.rs), so that the figures are the product's;
-// `--no-default-features` measures with the system allocator.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// `ReportJointPositions`' message ID.
 const REPORT_JOINT_POSITIONS: u16 = 0x4602;
 /// Offset of the Event's `SequenceNumber` in a single-block datagram: version byte, 12-byte

@@ -69,12 +69,6 @@ use jaus_ocu::record::source::WireSource;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::theme::ScenePalette;
 
-// The binary's allocator (src/main.rs), so that the figures are the product's;
-// `--no-default-features` measures with the system allocator.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Datagrams per timed recording.
 const N: usize = 100_000;
 

@@ -49,12 +49,6 @@ use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
 use jaus_ocu::record::source::WireSource;
 use jaus_ocu::sim::arm_file::ArmFile;
 
-// The binary's allocator (src/main.rs), so that the figures are the product's;
-// `--no-default-features` measures with the system allocator.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 const SIM: JausId = JausId::new(126, 1, 10);
 const OCU: JausId = JausId::new(200, 1, 1);
 const START_NS: u64 = 1_700_000_000_000_000_000;

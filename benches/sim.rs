@@ -33,12 +33,6 @@ use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, Outgoing, SimConfig};
 use jaus_ocu::sim::host;
 
-// The binary's allocator (src/main.rs), so that the figures are the product's;
-// `--no-default-features` measures with the system allocator.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 const SUBSCRIBERS: u8 = 10;
 const RATE: f64 = 1000.0;
 

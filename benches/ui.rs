@@ -20,12 +20,6 @@ use jaus_ocu::model::update::{PresetInfo, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
 
-// The binary's allocator (src/main.rs), so that the figures are the product's;
-// `--no-default-features` measures with the system allocator.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 const HOURS: f64 = 8.0;
 const RATE: f64 = 100.0;
 

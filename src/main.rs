@@ -6,14 +6,6 @@ use clap::{Parser, Subcommand};
 
 use jaus_ocu::cli;
 
-// mimalloc rather than the system allocator: decoding and replay make many small allocations
-// that are freed on another thread, where glibc's malloc spent a quarter of the replay
-// loader's time (ARCHITECTURE.md, "Performance under load"). Off with
-// `--no-default-features`.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// jaus-ocu: an operator control unit for SAE JAUS robotic manipulators.
 #[derive(Debug, Parser)]
 #[command(name = "jaus-ocu", version, about, long_about = None, args_conflicts_with_subcommands = true)]

@@ -622,3 +622,52 @@ fn crossing_the_force_threshold_is_a_mark_and_changing_it_marks_the_history_agai
     s.set_force_threshold(None);
     assert!(s.marks.is_empty());
 }
+
+#[test]
+fn reserving_for_the_rest_of_a_file_grows_each_history_once_and_keeps_every_sample() {
+    let (seen, total) = (4096u64, 12_288u64);
+    let fill = |s: &mut Session, from: u64, to: u64| {
+        for k in from..to {
+            let t = k as f64 * 0.001;
+            s.apply(&positions(t, &[t.sin(), -0.5, 0.25]));
+            s.apply(&Update::ForceTorque {
+                t: t + 0.0005,
+                force: [Some(t), None, Some(-t)],
+                torque: [Some(0.5), Some(0.25), None],
+            });
+        }
+    };
+    let mut plain = Session::new();
+    fill(&mut plain, 0, total);
+
+    let mut reserved = Session::new();
+    fill(&mut reserved, 0, seen);
+    reserved.reserve_for_rest(seen, total);
+    let room = reserved.memory_bytes();
+    fill(&mut reserved, seen, total);
+    // The rest fitted in the room reserved: nothing grew.
+    assert_eq!(reserved.memory_bytes(), room);
+    assert!(
+        room < plain.memory_bytes(),
+        "{room} vs {} bytes doubling",
+        plain.memory_bytes()
+    );
+    assert_eq!(reserved.positions.times(), plain.positions.times());
+    assert_eq!(reserved.ft.times(), plain.ft.times());
+    for t in [0.0, 1.2345, 7.0, 12.287] {
+        assert_eq!(
+            format!("{:?}", reserved.state_at(t)),
+            format!("{:?}", plain.state_at(t))
+        );
+    }
+
+    // A file that lies about its size reserves a bounded amount, and gives it back.
+    let mut lied = Session::new();
+    fill(&mut lied, 0, 100);
+    lied.reserve_for_rest(100, u64::MAX);
+    assert!(lied.memory_bytes() > 1 << 28, "room was reserved");
+    lied.trim_reserve();
+    fill(&mut lied, 100, 200);
+    assert!(lied.memory_bytes() < 1 << 20, "{}", lied.memory_bytes());
+    assert_eq!(lied.positions.len(), 200);
+}

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::jaus::{JausId, judp};
 use crate::model::arm::{ArmSpec, JointType};
 use crate::model::state::ArmState;
-use crate::model::update::{ControlState, LinkState, PoseState, Signal};
+use crate::model::update::{ControlState, LinkState, PoseState, Signal, Update};
 use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
 use crate::net::thread::{NetConfig, NetHandle};
 
@@ -443,6 +443,11 @@ fn give_up(args: &ProbeArgs, state: &ArmState, looked: &str, handle: NetHandle) 
     code
 }
 
+/// `--once`: how long presets and the first F/T sample get to follow the positions.
+const STATS_SETTLE: Duration = Duration::from_millis(300);
+/// `--once`: the longest wait after that for fresh counters (they come once a second).
+const STATS_WAIT: Duration = Duration::from_millis(1500);
+
 /// Runs the subcommand.
 pub fn run(args: &ProbeArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -462,11 +467,15 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
     let mut window: Vec<(Instant, std::collections::BTreeMap<Signal, u64>)> = Vec::new();
     let mut complete_at: Option<Instant> = None;
     let mut first_component: Option<Instant> = None;
+    // `--once`: when the arm had a moment to settle, and whether the network side's counters
+    // (published once a second) have been refreshed since: the first are all zeros.
+    let mut settled_at: Option<Instant> = None;
+    let mut fresh_stats = false;
     loop {
         match handle.updates().recv_timeout(Duration::from_millis(50)) {
             Ok(u) => {
-                state.apply(&u);
-                for u in handle.updates().try_iter() {
+                for u in std::iter::once(u).chain(handle.updates().try_iter()) {
+                    fresh_stats |= settled_at.is_some() && matches!(u, Update::Stats { .. });
                     state.apply(&u);
                 }
             }
@@ -481,8 +490,12 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
         }
         if args.once {
             // Give presets and the first F/T sample a moment to follow the positions.
-            let settled = complete_at.is_some_and(|t| now - t > Duration::from_millis(300));
-            if settled {
+            if settled_at.is_none() && complete_at.is_some_and(|t| now - t > STATS_SETTLE) {
+                settled_at = Some(now);
+            }
+            // Then the next counters (at most a second away), so that `stats` says what
+            // happened, kernel drops and scheduling included.
+            if settled_at.is_some_and(|t| fresh_stats || now - t > STATS_WAIT) {
                 if args.json {
                     println!("{}", to_json(&state));
                 } else {
