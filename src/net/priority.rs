@@ -36,30 +36,34 @@ pub const RAISED_NICE: i8 = -10;
 /// Raises the calling thread's scheduling priority as far as allowed (see the module doc);
 /// what it got.
 pub fn raise_current() -> Scheduling {
-    let native = thread_priority::thread_native_id();
-    if let Ok(value) = ThreadPriorityValue::try_from(REALTIME_PRIORITY)
-        && thread_priority::set_thread_priority_and_policy(
-            native,
-            ThreadPriority::Crossplatform(value),
-            ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
-        )
-        .is_ok()
-    {
+    if set_current(
+        REALTIME_PRIORITY,
+        ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
+    ) {
         return Scheduling::Realtime(REALTIME_PRIORITY);
     }
     // The crate maps 0..=99 linearly onto nice 19..=-20 for the normal policy.
     let value = ((19 - i32::from(RAISED_NICE)) * 99 / 39).clamp(0, 99) as u8;
-    if let Ok(value) = ThreadPriorityValue::try_from(value)
-        && thread_priority::set_thread_priority_and_policy(
-            native,
-            ThreadPriority::Crossplatform(value),
-            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other),
-        )
-        .is_ok()
-    {
+    if set_current(
+        value,
+        ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other),
+    ) {
         return Scheduling::Nice(current_nice().unwrap_or(RAISED_NICE));
     }
     Scheduling::Normal
+}
+
+/// Sets the calling thread's policy with the crate's priority `value` (0..=99); whether the
+/// system allowed it.
+fn set_current(value: u8, policy: ThreadSchedulePolicy) -> bool {
+    ThreadPriorityValue::try_from(value).is_ok_and(|value| {
+        thread_priority::set_thread_priority_and_policy(
+            thread_priority::thread_native_id(),
+            ThreadPriority::Crossplatform(value),
+            policy,
+        )
+        .is_ok()
+    })
 }
 
 /// What the protocol thread calls first: raises it when `raise` (as the receive thread raises

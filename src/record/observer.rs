@@ -39,12 +39,12 @@
 //!   long the silence was, and `Link{Live}`. [`Observer::finish`] closes a trailing gap.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
 
 // The observer runs for every datagram of an hour-long file: foldhash (seeded per map, so a
 // crafted capture cannot aim at one hash function) instead of the standard SipHash, which took
 // a fifth of the replay loader's time (issue 14).
 use foldhash::{HashMap, HashMapExt};
-use std::net::SocketAddr;
 
 use crate::jaus::core::{ConfirmControlCode, RejectControlCode, short_emergency};
 use crate::jaus::iop::TransitionStatus;

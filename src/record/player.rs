@@ -419,6 +419,25 @@ mod tests {
         dir.join(name)
     }
 
+    /// Records one joint-positions datagram from the arm per (time, joints), then stops.
+    fn record_positions(recorder: Recorder, samples: impl Iterator<Item = (u64, Vec<JointValue>)>) {
+        let tx = recorder.sender();
+        let (sim, ocu) = (JausId::new(126, 1, 10), JausId::new(200, 1, 1));
+        for (seq, (t_ns, joint_positions)) in (1u16..).zip(samples) {
+            let m: crate::jaus::Message = ReportJointPositions { joint_positions }.into();
+            tx.send(WireRecord {
+                t_ns,
+                direction: Direction::Rx,
+                peer: "127.0.0.1:3794".parse().unwrap(),
+                bytes: judp::single(&Header::new(ocu, sim, seq), &m.emit().unwrap()).unwrap(),
+                latched: None,
+            })
+            .unwrap();
+        }
+        drop(tx);
+        recorder.stop().unwrap();
+    }
+
     fn marks(s: &Session) -> Vec<(f64, MarkKind, String)> {
         s.marks
             .iter()
@@ -493,26 +512,16 @@ mod tests {
             ..RecorderConfig::new(path.clone(), start_ns)
         })
         .unwrap();
-        let tx = recorder.sender();
-        let sim = JausId::new(126, 1, 10);
-        let ocu = JausId::new(200, 1, 1);
-        for k in 0..50u16 {
-            let m: crate::jaus::Message = ReportJointPositions {
-                joint_positions: vec![JointValue::revolute(f64::from(k) * 0.01)],
-            }
-            .into();
-            tx.send(WireRecord {
-                // The first datagram 1.5 s after the session started.
-                t_ns: start_ns + 1_500_000_000 + u64::from(k) * 10_000_000,
-                direction: Direction::Rx,
-                peer: "127.0.0.1:3794".parse().unwrap(),
-                bytes: judp::single(&Header::new(ocu, sim, k + 1), &m.emit().unwrap()).unwrap(),
-                latched: None,
-            })
-            .unwrap();
-        }
-        drop(tx);
-        recorder.stop().unwrap();
+        // The first datagram 1.5 s after the session started.
+        record_positions(
+            recorder,
+            (0..50u16).map(|k| {
+                (
+                    start_ns + 1_500_000_000 + u64::from(k) * 10_000_000,
+                    vec![JointValue::revolute(f64::from(k) * 0.01)],
+                )
+            }),
+        );
 
         let replay = Replay::open(&path, 3794, None).unwrap();
         let progress = replay.wait();
@@ -537,28 +546,19 @@ mod tests {
         let path = temp_path("reserve.mcap");
         let start_ns = 1_700_000_000_000_000_000u64;
         let recorder = Recorder::start(RecorderConfig::new(path.clone(), start_ns)).unwrap();
-        let tx = recorder.sender();
-        let (sim, ocu) = (JausId::new(126, 1, 10), JausId::new(200, 1, 1));
         let n = 3 * RESERVE_AFTER as u16;
-        for k in 0..n {
-            let m: crate::jaus::Message = ReportJointPositions {
-                joint_positions: vec![
-                    JointValue::revolute(f64::from(k % 300) * 0.01),
-                    JointValue::revolute(-0.5),
-                ],
-            }
-            .into();
-            tx.send(WireRecord {
-                t_ns: start_ns + u64::from(k) * 1_000_000,
-                direction: Direction::Rx,
-                peer: "127.0.0.1:3794".parse().unwrap(),
-                bytes: judp::single(&Header::new(ocu, sim, k + 1), &m.emit().unwrap()).unwrap(),
-                latched: None,
-            })
-            .unwrap();
-        }
-        drop(tx);
-        recorder.stop().unwrap();
+        record_positions(
+            recorder,
+            (0..n).map(|k| {
+                (
+                    start_ns + u64::from(k) * 1_000_000,
+                    vec![
+                        JointValue::revolute(f64::from(k % 300) * 0.01),
+                        JointValue::revolute(-0.5),
+                    ],
+                )
+            }),
+        );
 
         let replay = Replay::open(&path, 3794, None).unwrap();
         assert_eq!(replay.info.datagram_count, Some(u64::from(n)));
