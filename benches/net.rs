@@ -64,7 +64,7 @@
 //!    what that wait is. The table gives loss inside the OCU, in the
 //!    kernel's socket buffer (`/proc/net/udp` drops, also `NetStats::kernel_dropped`) and
 //!    before the client, latency percentiles, the CPU of `jaus-net-rx` and `jaus-net` per
-//!    datagram and their context switches per datagram. `NET_LOAD_VARIANTS=raised,loaded`
+//!    datagram and their context switches per datagram. `NET_LOAD_VARIANTS=loaded`
 //!    (comma-separated parts of names; a variant runs when its name holds any) runs a subset.
 //!    JUDP sequence numbers wrap every 65,536 datagrams (1.3 s at 50 kHz), inside the client's
 //!    2 s duplicate window; the window also stops at 256 entries, which is why the wraps pass
