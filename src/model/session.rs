@@ -345,6 +345,9 @@ impl Session {
                     ControlState::Requested => "control requested".to_string(),
                 },
             )),
+            Update::ControlLost { t, reason } => {
+                Some((*t, MarkKind::Control, format!("control lost: {reason}")))
+            }
             Update::Status { t, state } if *state != before.status => {
                 Some(if *state == ManagementState::Emergency {
                     (*t, MarkKind::Emergency, "EMERGENCY".to_string())

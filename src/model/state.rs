@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use super::arm::ArmSpec;
 use super::kinematics;
 use super::update::{
-    CommandKind, ComponentId, ComponentInfo, ControlState, Delivery, LinkState, ManagementState,
-    NetStats, Outcome, PoseState, PresetInfo, Signal, Update,
+    CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, Controller, Delivery,
+    IdConflict, LinkState, ManagementState, NetStats, Outcome, PoseState, PresetInfo, Signal,
+    Update,
 };
 
 /// A value and when it arrived.
@@ -52,8 +53,16 @@ pub struct ArmState {
     pub pose: PoseState,
     /// Management state.
     pub status: ManagementState,
-    /// Our control.
+    /// Our control, as our requests' answers and the arm's reports say.
     pub control: ControlState,
+    /// Who holds control, as the arm last reported it (`None` until it has said).
+    pub controller: Option<Controller>,
+    /// The last loss of control we held, with when; cleared when control is held again.
+    pub control_loss: Option<(f64, ControlLoss)>,
+    /// Our own JAUS ID (`None` until the network side has said).
+    pub ocu_id: Option<ComponentId>,
+    /// Another client uses our JAUS ID: commands are refused while this is `Some`.
+    pub id_conflict: Option<IdConflict>,
     /// Stale signals.
     pub stale: BTreeMap<Signal, bool>,
     /// How each signal is delivered.
@@ -193,6 +202,30 @@ fn push_bounded<T>(v: &mut Vec<T>, x: T) {
 }
 
 impl ArmState {
+    /// Control in words for the live area, from our requests' answers and the arm's
+    /// `ReportControl`: "control held (authority 100)", "held by 200.7.3 (authority 200)",
+    /// "free", "control requested", or "control not held" while the arm has not said who
+    /// holds it.
+    pub fn control_words(&self) -> String {
+        match self.control {
+            ControlState::Held { authority } => format!("control held (authority {authority})"),
+            ControlState::Requested => "control requested".into(),
+            ControlState::Released => match self.controller {
+                Some(Controller { id: None, .. }) => "free".into(),
+                Some(c @ Controller { id: Some(id), .. }) if Some(id) != self.ocu_id => {
+                    format!("held by {c}")
+                }
+                _ => "control not held".into(),
+            },
+        }
+    }
+
+    /// The holder of control when it is another client, as the arm reported it.
+    pub fn other_controller(&self) -> Option<Controller> {
+        self.controller
+            .filter(|c| c.id.is_some() && c.id != self.ocu_id)
+    }
+
     /// Applies one update.
     pub fn apply(&mut self, u: &Update) {
         match u {
@@ -212,6 +245,8 @@ impl ArmState {
                         stats: self.stats,
                         errors: std::mem::take(&mut self.errors),
                         outcomes: std::mem::take(&mut self.outcomes),
+                        ocu_id: self.ocu_id,
+                        id_conflict: self.id_conflict.take(),
                         ..ArmState::default()
                     };
                     self.selected = Some(*id);
@@ -264,7 +299,18 @@ impl ArmState {
             }
             Update::CurrentPose { pose, .. } => self.pose = *pose,
             Update::Status { state, .. } => self.status = *state,
-            Update::Control { state, .. } => self.control = *state,
+            Update::Control { state, .. } => {
+                self.control = *state;
+                if matches!(state, ControlState::Held { .. }) {
+                    self.control_loss = None;
+                }
+            }
+            Update::Controller { controller, .. } => self.controller = Some(*controller),
+            Update::ControlLost { t, reason } => self.control_loss = Some((*t, *reason)),
+            Update::Identity { id, conflict, .. } => {
+                self.ocu_id = Some(*id);
+                self.id_conflict.clone_from(conflict);
+            }
             Update::CommandOutcome {
                 t,
                 command,

@@ -188,6 +188,70 @@ pub enum ControlState {
     },
 }
 
+/// Who holds control of the selected manipulator, as the arm itself reports it
+/// (`ReportControl`): the one source of "held by …" and "free".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Controller {
+    /// The controlling client, `None` when nobody holds control.
+    pub id: Option<ComponentId>,
+    /// Its authority code (0 when nobody holds control).
+    pub authority: u8,
+}
+
+impl std::fmt::Display for Controller {
+    /// `"200.7.3 (authority 200)"`, or `"nobody"`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.id {
+            Some(id) => write!(f, "{id} (authority {})", self.authority),
+            None => f.write_str("nobody"),
+        }
+    }
+}
+
+/// Why control we held was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlLoss {
+    /// Another client with a higher authority took it (as the arm's `ReportControl` says).
+    Taken {
+        /// The new controller.
+        by: ComponentId,
+        /// Its authority code.
+        authority: u8,
+    },
+    /// The arm let it lapse: it heard no keep-alive `RequestControl` within its timeout.
+    TimedOut,
+    /// The arm released it without a request of ours, and nobody holds it now.
+    ReleasedByArm,
+    /// The arm went silent (link lost); control is asked for again when it is back.
+    LinkLost,
+}
+
+impl std::fmt::Display for ControlLoss {
+    /// The reason in words: "taken by 200.7.3 (authority 200)", "timed out …".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ControlLoss::Taken { by, authority } => {
+                write!(f, "taken by {by} (authority {authority})")
+            }
+            ControlLoss::TimedOut => {
+                f.write_str("timed out: the arm heard no keep-alive in time")
+            }
+            ControlLoss::ReleasedByArm => f.write_str("released by the arm; nobody holds it"),
+            ControlLoss::LinkLost => f.write_str("the link to the arm was lost"),
+        }
+    }
+}
+
+/// Another JAUS client uses our ID: the arm cannot tell us apart, so commands are refused
+/// until it has been quiet for a while ([`Update::Identity`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdConflict {
+    /// Where the other user of our ID was seen, when a datagram showed it.
+    pub address: Option<SocketAddr>,
+    /// What gave it away, in words.
+    pub evidence: String,
+}
+
 /// The manipulator's management state (`ReportStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ManagementState {
@@ -613,6 +677,30 @@ pub enum Update {
         /// State.
         state: ControlState,
     },
+    /// Who holds control of the selected manipulator, as the arm reports it.
+    Controller {
+        /// Receive time.
+        t: f64,
+        /// The controller and its authority.
+        controller: Controller,
+    },
+    /// Control we held was lost, and why.
+    ControlLost {
+        /// Receive time.
+        t: f64,
+        /// Why.
+        reason: ControlLoss,
+    },
+    /// Our own JAUS ID, and whether another client uses it too (published at start and on
+    /// every change).
+    Identity {
+        /// Time.
+        t: f64,
+        /// Our JAUS ID.
+        id: ComponentId,
+        /// `Some` while another client is seen with the same ID: commands are refused.
+        conflict: Option<IdConflict>,
+    },
     /// How a command ended.
     CommandOutcome {
         /// Receive time.
@@ -685,6 +773,9 @@ impl Update {
             | Update::CurrentPose { t, .. }
             | Update::Status { t, .. }
             | Update::Control { t, .. }
+            | Update::Controller { t, .. }
+            | Update::ControlLost { t, .. }
+            | Update::Identity { t, .. }
             | Update::CommandOutcome { t, .. }
             | Update::Stale { t, .. }
             | Update::Delivery { t, .. }

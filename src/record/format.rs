@@ -553,6 +553,14 @@ pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
                 }
             },
         ),
+        Update::Controller { controller, .. } => (
+            "control",
+            match controller.id {
+                Some(_) => format!("control held by {controller}"),
+                None => "control free".to_owned(),
+            },
+        ),
+        Update::ControlLost { reason, .. } => ("control", format!("control lost: {reason}")),
         Update::Status { state, .. } => {
             if *state == ManagementState::Emergency {
                 ("emergency", "emergency stop".to_owned())
