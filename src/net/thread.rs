@@ -289,7 +289,7 @@ impl NetHandle {
             let record = |at: Instant, direction: Direction, peer: SocketAddr, bytes: Vec<u8>| {
                 tap.offer_owned(epoch.unix_ns_at(at), direction, peer, bytes);
             };
-            let mut client = Client::new(client_cfg);
+            let mut client = Client::new(client_cfg).with_local_addr(local_addr);
             let mut publisher = Publisher::new(upd_tx, backlog);
             let mut out = Output::default();
             let run = |out: &mut Output, publisher: &mut Publisher, link: &mut FaultInjector<Wire>| {
