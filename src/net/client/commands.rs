@@ -926,6 +926,12 @@ impl Client {
             let outcome = if p.contrary {
                 // Answered, never with the effect: refused. Say why in words.
                 Outcome::Rejected(match (p.kind, s.status) {
+                    (CommandKind::ClearEmergency, Some(ManagementState::Emergency)) => {
+                        "the arm stays in EMERGENCY: JAUS ends an emergency only when every \
+                         client that set it has cleared it, so another OCU or script (another \
+                         JAUS ID) may still hold it; clear it from there"
+                            .into()
+                    }
                     (_, Some(ManagementState::Emergency)) => "the arm is in EMERGENCY".into(),
                     (_, Some(st)) => format!("the arm stayed in {}", state_name(st)),
                     (_, None) => "the arm did not change state".into(),
