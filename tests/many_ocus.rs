@@ -181,7 +181,7 @@ fn two_clients_over_udp_one_holds_control_the_other_is_told_who() {
                 &a,
                 &mut sa,
                 CommandKind::GoToPreset,
-                Duration::from_secs(60)
+                Duration::from_mins(1)
             ),
             Some(Outcome::Completed),
             "{name}"
