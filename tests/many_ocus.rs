@@ -177,12 +177,7 @@ fn two_clients_over_udp_one_holds_control_the_other_is_told_who() {
         let id = sa.presets.iter().find(|p| p.name == name).unwrap().id;
         a.send(Command::GoToPreset { pose_id: id }).unwrap();
         assert_eq!(
-            common::outcome_of(
-                &a,
-                &mut sa,
-                CommandKind::GoToPreset,
-                Duration::from_mins(1)
-            ),
+            common::outcome_of(&a, &mut sa, CommandKind::GoToPreset, Duration::from_mins(1)),
             Some(Outcome::Completed),
             "{name}"
         );
