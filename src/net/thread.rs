@@ -148,6 +148,7 @@ impl Publisher {
 
     /// Publishes `u` now if there is room (and nothing older is waiting), else keeps it.
     pub fn publish(&mut self, mut u: Update) {
+        log_update(&u);
         if let Update::Stats { stats, .. } = &mut u {
             stats.updates_coalesced = self.coalesced;
             stats.updates_dropped = self.dropped;
@@ -325,7 +326,6 @@ impl NetHandle {
                 link.poll(now);
                 let woke = !out.updates.is_empty();
                 for mut u in out.updates.drain(..) {
-                    log_update(&u);
                     if let Update::Stats { stats, .. } = &mut u {
                         stats.queue_dropped = queue_dropped.load(Ordering::Relaxed);
                         stats.send_errors = link.stats().send_errors;
