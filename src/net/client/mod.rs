@@ -12,11 +12,19 @@
 //!   control and event timeouts (a few tries each), then one subscription per signal.
 //! - Subscriptions: `CreateEvent` (periodic for samples, every-change for pose and status);
 //!   renewed at half the peer's event timeout; a `RejectEventRequest` or three unanswered
-//!   requests fall back to periodic queries; a signal overdue by three periods is stale, and
-//!   an event stale for more than a second is re-created (a restarted peer forgot it).
+//!   requests fall back to periodic queries; a signal overdue by three periods (at least
+//!   0.5 s, plus the tick's own lateness) is stale, its flag changes at most once a second,
+//!   and an event stale for more than a second is re-created (a restarted peer forgot it).
 //! - Liveness: `QueryHeartbeatPulse` every `heartbeat_period`; silence longer than `lost_after`
-//!   marks the link lost; the first datagram after that re-queries the specification and
-//!   re-creates everything (and re-requests control if we held it).
+//!   marks the link lost: everything towards the arm stops but one `QueryStatus` every 2 s;
+//!   the first datagram after that re-queries the specification and re-creates everything
+//!   (and re-requests control if we held it).
+//! - Deadlines: [`Client::next_deadline`] is never left in the past by a tick (the network
+//!   thread sleeps until it); tests count wake-ups with a fake clock.
+//! - Identity: our ID in [`Update::Identity`] at the first tick; another client using it (a
+//!   datagram with our ID we did not send, a control acceptance we did not ask for, the arm
+//!   naming our ID as controller for over a minute unasked) is a conflict: every command but
+//!   the emergency stop is refused until 15 s pass without another sign.
 //! - JUDP, through the shared [`Endpoint`]: ACK requests answered; duplicates (same source and
 //!   sequence within 2 s) dropped; multi-packet messages reassembled with bounded memory; every
 //!   block of a datagram handled; at most 256 peers remembered (the least recently heard
@@ -32,7 +40,11 @@
 //!   `NoAnswer { tries, state }` after the last try (then the state is queried). The status is
 //!   queried until known. Control is kept by re-requesting at a third of the peer's timeout
 //!   (sooner while a keep-alive is unanswered). `GoToPreset`, Resume and Standby are refused
-//!   locally unless control is held.
+//!   locally unless control is held. Control is shown held only on the arm's word
+//!   (`ConfirmControl`, `ReportControl` naming us); who holds it is the arm's `ReportControl`
+//!   ([`Update::Controller`], asked every 5 s and on every change); a loss says why
+//!   ([`Update::ControlLost`]: taken by whom, timed out, released, link lost) and a refusal
+//!   names the holder, each waiting up to a second for the arm's answer to `QueryControl`.
 //! - Tolerated deviations (wire reference §9) are counted in [`NetStats::tolerated`].
 
 mod arm;
