@@ -879,7 +879,7 @@ mod replay_flows {
             .open_replay(std::path::Path::new(SAE))
             .unwrap();
         h.step();
-        assert!(h.state().read_only());
+        assert!(h.state().shown().is_replay());
         assert!(matches!(h.state().shown(), Shown::ReplayOverLive { .. }));
         h.key_press(egui::Key::Space);
         h.step();
@@ -1082,21 +1082,38 @@ mod trust {
         assert_eq!(h.state().state.status, ManagementState::Ready);
         assert!(h.query_by_label("EMERGENCY").is_some(), "the live state");
         assert!(
-            h.query(By::new().label_contains("EMERGENCY STOP — the live arm is stopped"))
+            h.query(By::new().label_contains("EMERGENCY STOP — the live arm 126.1.10 is stopped"))
                 .is_some(),
             "the banner"
         );
         h.get_by_label("Clear emergency…").click();
-        // The confirmation window appears on the next frames.
+        // The confirmation window appears on the next frames; it names the live arm.
         h.step();
         h.step();
+        assert!(
+            h.query(By::new().label_contains("emergency stop of the live arm 126.1.10"))
+                .is_some()
+        );
         h.get_by_label("Confirm").click();
         h.step();
-        assert!(sent_clear(&mut out), "{:?}", out.sent());
+        assert_eq!(out.sent(), [Command::ClearEmergency]);
+        // The past is drawn, so the live outcome is told where the operator looks.
+        h.state_mut().apply(&Update::CommandOutcome {
+            t: end + 0.4,
+            command: CommandKind::ClearEmergency,
+            outcome: Outcome::Confirmed,
+        });
+        h.step();
+        assert!(
+            h.query_by_label("live arm 126.1.10: ClearEmergency confirmed")
+                .is_some(),
+            "{:?}",
+            h.state().view.notices
+        );
     }
 
     #[test]
-    fn over_a_replay_clear_never_reaches_the_live_arm_and_l_goes_back_to_live() {
+    fn over_a_replay_clear_is_for_the_live_arm_not_the_file_and_l_goes_back_to_live() {
         let (app, mut out, _) = earlier_emergency();
         let mut h = harness(app);
         h.step();
@@ -1286,7 +1303,15 @@ mod trust {
         h.step();
         let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(w, hgt));
         let widgets = interactive(&h);
-        for name in ["E-STOP", "Record", "Release", "Resume", "File", "View", "?"] {
+        for name in [
+            "E-STOP",
+            "Record",
+            "Release",
+            "Resume…",
+            "File",
+            "View",
+            "?",
+        ] {
             let (_, r) = widgets
                 .iter()
                 .find(|(l, _)| l == name)
