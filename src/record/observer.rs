@@ -251,7 +251,11 @@ impl Observer {
             let h = inbound.header;
             match inbound.kind {
                 InboundKind::NotForUs | InboundKind::Fragment => {}
-                InboundKind::BadSource | InboundKind::Duplicate => continue,
+                // A promiscuous endpoint has no ID of its own: never an echo.
+                InboundKind::BadSource
+                | InboundKind::Duplicate
+                | InboundKind::OwnEcho
+                | InboundKind::SameId => continue,
                 InboundKind::Ack => self.count("ack"),
                 InboundKind::Message(bytes) => {
                     let parsed = {
