@@ -15,7 +15,7 @@ use super::app::{DEFAULT_REPLAY_PORT, OcuApp, Settings};
 use super::offscreen;
 use super::sources::LiveKind;
 use super::theme::Theme;
-use crate::model::update::{Command, ComponentId, ControlLoss, Controller, Update};
+use crate::model::update::{Command, ComponentId, Update};
 use crate::net::client::ClientConfig;
 use crate::sim::arm_file::ArmFile;
 use crate::sim::component::{Component, SimConfig};
@@ -154,31 +154,6 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
     }
     while net.now() < before + scenario.tail() {
         net.step();
-    }
-    let t = net.now();
-    if scenario == Scenario::Taken
-        && !net
-            .updates
-            .iter()
-            .any(|u| matches!(u, Update::Controller { .. }))
-    {
-        // A network side that does not yet say who holds control (before issue 18's client):
-        // what the arm knows, said as that client will say it.
-        let (by, _) = OTHER_OCU;
-        net.updates.push(Update::Controller {
-            t,
-            controller: Controller {
-                id: Some(by),
-                authority: OTHER_AUTHORITY,
-            },
-        });
-        net.updates.push(Update::ControlLost {
-            t,
-            reason: ControlLoss::Taken {
-                by,
-                authority: OTHER_AUTHORITY,
-            },
-        });
     }
     net.updates
 }
