@@ -36,8 +36,8 @@ impl OcuApp {
 
     /// Tells in a notice the outcome `u` of a command to the live arm where the operator
     /// would not see it otherwise: one sent while the past was drawn (the status bar shows
-    /// the past then), and a refused control request, with who holds control and our
-    /// authority. `live` is the live arm's state with `u` applied.
+    /// the past then), and a refused control request (its reason says who holds control at
+    /// what authority, and ours). `live` is the live arm's state with `u` applied.
     pub(crate) fn outcome_notice(&mut self, live: &ArmState, u: &Update) {
         let Update::CommandOutcome {
             command, outcome, ..
@@ -54,11 +54,8 @@ impl OcuApp {
             .and_then(|i| self.view.awaited.remove(i).arm)
             .or(live.selected)
             .map_or("live arm".to_string(), |id| format!("live arm {id}"));
-        let mut text = format!("{arm}: {} {}", command.name(), outcome_text(outcome, live));
-        if refused_control && let Some(holder) = live.other_controller() {
-            let ours = self.settings.authority;
-            text = format!("{text} (held by {holder}; ours is authority {ours})");
-        }
+        // The network side's refusal names the holder and both authorities.
+        let text = format!("{arm}: {} {}", command.name(), outcome_text(outcome, live));
         let level = if outcome.succeeded() {
             NoticeLevel::Info
         } else {
