@@ -1427,10 +1427,8 @@ mod many_ocus {
     use super::{Outbox, live_app, recorded};
 
     const SAE: &str = "tests/data/SAE_Management_PacketCapture.pcap";
-    const OTHER: SocketAddr = SocketAddr::new(
-        std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 1)),
-        6000,
-    );
+    const OTHER: SocketAddr =
+        SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 6000);
     const OTHER_ID: JausId = JausId::new(200, 7, 3);
 
     /// The app wired to an in-memory client and simulator.

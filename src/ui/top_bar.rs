@@ -159,8 +159,7 @@ pub fn show(
             let freshness = live.freshness();
             link(ui, live, &freshness, theme);
             status(ui, live, &freshness, theme);
-            let control_x = ui.cursor().min.x;
-            control(ui, live, bar, blocked.as_deref(), theme, actions);
+            let control_x = control(ui, live, bar, blocked.as_deref(), theme, actions);
             action_slot(ui, live, shown, blocked.as_deref(), theme, actions);
             loss_at = live.control_loss.map(|(_, why)| (control_x, why));
         } else {
@@ -391,7 +390,8 @@ fn status(ui: &mut egui::Ui, live: &ArmState, freshness: &Freshness, theme: &The
     });
 }
 
-/// The live control as the arm reports it, with Request / Release, in a slot of fixed width.
+/// The live control as the arm reports it, with Request / Release, in a slot of fixed width;
+/// the slot's left edge (where the loss is said under it).
 fn control(
     ui: &mut egui::Ui,
     live: &ArmState,
@@ -399,7 +399,7 @@ fn control(
     blocked: Option<&str>,
     theme: &Theme,
     actions: &mut Vec<Action>,
-) {
+) -> f32 {
     let shown = bar.shown;
     let words = live.control_words();
     let (colour, hover) = match live.control {
@@ -427,13 +427,14 @@ fn control(
         },
     };
     slot(ui, CONTROL_W, |ui| {
+        let left = ui.max_rect().min.x;
         slot(ui, CONTROL_WORDS_W, |ui| {
             ui.add(egui::Label::new(RichText::new(&words).color(colour)).truncate())
                 .on_hover_text(hover);
         });
         let cmd = match live.control {
             ControlState::Held { .. } => UiCommand::ReleaseControl,
-            ControlState::Requested => return,
+            ControlState::Requested => return left,
             ControlState::Released => UiCommand::RequestControl,
         };
         let hover = if cmd == UiCommand::RequestControl {
@@ -444,7 +445,8 @@ fn control(
         if command_button(ui, cmd, shown, blocked, hover) {
             actions.push(Action::Ui(cmd));
         }
-    });
+        left
+    })
 }
 
 /// The Request control tooltip: who holds control and at what authority, and what ours
