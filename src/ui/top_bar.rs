@@ -618,3 +618,43 @@ fn badge(ui: &mut egui::Ui, badge: Option<&Badge>, theme: &Theme) {
         None => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::update::Controller;
+
+    #[test]
+    fn request_control_says_who_holds_it_and_what_ours_would_be() {
+        let other = ComponentId::new(200, 7, 3);
+        let mut live = ArmState {
+            ocu_id: Some(ComponentId::new(200, 1, 1)),
+            controller: Some(Controller {
+                id: Some(other),
+                authority: 200,
+            }),
+            ..ArmState::default()
+        };
+        let hover = request_hover(&live, 100, Shown::Live);
+        assert!(
+            hover.ends_with(
+                "Control is held by 200.7.3 (authority 200); ours would be authority 100 \
+                 (Settings): not higher, so the arm will refuse."
+            ),
+            "{hover}"
+        );
+        let hover = request_hover(&live, 250, Shown::Live);
+        assert!(
+            hover.contains("higher: the arm will pass control to us and 200.7.3 loses it"),
+            "{hover}"
+        );
+        live.controller = Some(Controller {
+            id: None,
+            authority: 0,
+        });
+        assert!(
+            request_hover(&live, 100, Shown::Live)
+                .ends_with("Ours would be authority 100 (Settings).")
+        );
+    }
+}
