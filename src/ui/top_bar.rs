@@ -222,11 +222,7 @@ pub fn past(ui: &mut egui::Ui, label: &str, state: &ArmState, shown: Shown, them
         } else {
             status_word(state.status).to_string()
         };
-        let control = match state.control {
-            ControlState::Held { authority } => format!("control held ({authority})"),
-            ControlState::Requested => "control requested".to_string(),
-            ControlState::Released => "no control".to_string(),
-        };
+        let control = state.control_words();
         let colour = if state.status == ManagementState::Emergency {
             theme.danger
         } else {
