@@ -246,5 +246,31 @@ fn the_emergency_and_lost_link_scenarios_show_their_banner_and_a_bad_name_fails(
     assert!(app.state.freshness().is_lost(), "{:?}", app.state.link);
     let o = run(&["screenshot", "--out", "x.png", "--scenario", "meltdown"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("expected normal, emergency or lost"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("expected normal, emergency, emergency-held, taken or lost")
+    );
+}
+
+#[test]
+fn the_taken_and_emergency_held_scenarios_end_as_they_say() {
+    use jaus_ocu::model::update::{ControlLoss, ControlState, ManagementState};
+    use jaus_ocu::ui::screenshot::{OTHER_AUTHORITY, OTHER_OCU, Scenario, scenario_app};
+    // Another OCU took control: the arm says who, the client says why ours was lost.
+    let app = scenario_app(ArmFile::demo(), 3.0, Scenario::Taken);
+    let (by, _) = OTHER_OCU;
+    assert_eq!(app.state.control, ControlState::Released);
+    assert_eq!(
+        app.state.control_words(),
+        format!("held by {by} (authority {OTHER_AUTHORITY})")
+    );
+    assert!(
+        matches!(app.state.control_loss, Some((_, ControlLoss::Taken { by: b, .. })) if b == by),
+        "{:?}",
+        app.state.control_loss
+    );
+    // Control held, then the emergency stop.
+    let app = scenario_app(ArmFile::demo(), 3.0, Scenario::EmergencyHeld);
+    assert_eq!(app.state.status, ManagementState::Emergency);
+    assert!(matches!(app.state.control, ControlState::Held { .. }));
 }

@@ -879,7 +879,7 @@ mod replay_flows {
             .open_replay(std::path::Path::new(SAE))
             .unwrap();
         h.step();
-        assert!(h.state().read_only());
+        assert!(h.state().shown().is_replay());
         assert!(matches!(h.state().shown(), Shown::ReplayOverLive { .. }));
         h.key_press(egui::Key::Space);
         h.step();
@@ -1082,21 +1082,38 @@ mod trust {
         assert_eq!(h.state().state.status, ManagementState::Ready);
         assert!(h.query_by_label("EMERGENCY").is_some(), "the live state");
         assert!(
-            h.query(By::new().label_contains("EMERGENCY STOP — the live arm is stopped"))
+            h.query(By::new().label_contains("EMERGENCY STOP — the live arm 126.1.10 is stopped"))
                 .is_some(),
             "the banner"
         );
         h.get_by_label("Clear emergency…").click();
-        // The confirmation window appears on the next frames.
+        // The confirmation window appears on the next frames; it names the live arm.
         h.step();
         h.step();
+        assert!(
+            h.query(By::new().label_contains("emergency stop of the live arm 126.1.10"))
+                .is_some()
+        );
         h.get_by_label("Confirm").click();
         h.step();
-        assert!(sent_clear(&mut out), "{:?}", out.sent());
+        assert_eq!(out.sent(), [Command::ClearEmergency]);
+        // The past is drawn, so the live outcome is told where the operator looks.
+        h.state_mut().apply(&Update::CommandOutcome {
+            t: end + 0.4,
+            command: CommandKind::ClearEmergency,
+            outcome: Outcome::Confirmed,
+        });
+        h.step();
+        assert!(
+            h.query_by_label("live arm 126.1.10: ClearEmergency confirmed")
+                .is_some(),
+            "{:?}",
+            h.state().view.notices
+        );
     }
 
     #[test]
-    fn over_a_replay_clear_never_reaches_the_live_arm_and_l_goes_back_to_live() {
+    fn over_a_replay_clear_is_for_the_live_arm_not_the_file_and_l_goes_back_to_live() {
         let (app, mut out, _) = earlier_emergency();
         let mut h = harness(app);
         h.step();
@@ -1286,7 +1303,15 @@ mod trust {
         h.step();
         let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(w, hgt));
         let widgets = interactive(&h);
-        for name in ["E-STOP", "Record", "Release", "Resume", "File", "View", "?"] {
+        for name in [
+            "E-STOP",
+            "Record",
+            "Release",
+            "Resume…",
+            "File",
+            "View",
+            "?",
+        ] {
             let (_, r) = widgets
                 .iter()
                 .find(|(l, _)| l == name)
@@ -1374,4 +1399,416 @@ fn the_status_bar_shows_kernel_drops_and_tolerated_deviations_only_when_there_ar
     h.step();
     h.get_by_label("kernel dropped 7");
     h.get_by_label("tolerated 2");
+}
+
+/// Issue 18: many OCUs, one arm. The app on the real client and simulator in memory (what
+/// the app sends reaches the client, what the client publishes reaches the app): control as
+/// the arm reports it, a second OCU taking it, reset is not restart, one rule for the past,
+/// a duplicate JAUS ID.
+mod many_ocus {
+    use std::net::SocketAddr;
+    use std::path::Path;
+    use std::time::Duration;
+
+    use eframe::egui;
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::{By, NodeT, Queryable};
+    use jaus_ocu::jaus::JausId;
+    use jaus_ocu::jaus::core::RequestControl;
+    use jaus_ocu::model::update::*;
+    use jaus_ocu::net::client::ClientConfig;
+    use jaus_ocu::sim::arm_file::ArmFile;
+    use jaus_ocu::sim::component::{Component, SimConfig};
+    use jaus_ocu::sim::harness::SimNet;
+    use jaus_ocu::ui::app::OcuApp;
+    use jaus_ocu::ui::commands::UiCommand;
+    use jaus_ocu::ui::time_control::Shown;
+
+    use super::{Outbox, live_app, recorded};
+
+    const SAE: &str = "tests/data/SAE_Management_PacketCapture.pcap";
+    const OTHER: SocketAddr =
+        SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 6000);
+    const OTHER_ID: JausId = JausId::new(200, 7, 3);
+
+    /// The app wired to an in-memory client and simulator.
+    struct Wired {
+        net: SimNet,
+        h: Harness<'static, OcuApp>,
+        out: Outbox,
+        /// Commands of the outbox already handed to the client.
+        forwarded: usize,
+        /// Updates of the client already applied to the app.
+        fed: usize,
+    }
+
+    impl Wired {
+        /// `seconds` of the session, then the app fed what the client published.
+        fn new(seconds: f64) -> Self {
+            let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
+            let cfg = ClientConfig {
+                connect: vec![sim_addr],
+                multicast: None,
+                ..ClientConfig::default()
+            };
+            let mut net = SimNet::new(
+                cfg,
+                "127.0.0.1:5000".parse().unwrap(),
+                Duration::from_millis(2),
+                1,
+            );
+            net.add_peer(
+                sim_addr,
+                Component::new(ArmFile::demo(), SimConfig::default()),
+            );
+            net.run_with(seconds, &mut |_| {});
+            let (mut app, out) = live_app(&net.updates);
+            app.freeze_clock(net.now());
+            let fed = net.updates.len();
+            let mut h = Harness::builder()
+                .with_size([1280.0, 800.0])
+                .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+            h.step();
+            Self {
+                net,
+                h,
+                out,
+                forwarded: 0,
+                fed,
+            }
+        }
+
+        /// Hands the app's new commands to the client, runs the session 50 ms, feeds the app
+        /// what the client published and draws a frame.
+        fn pump(&mut self) {
+            let sent = self.out.sent().to_vec();
+            for cmd in &sent[self.forwarded..] {
+                self.net.command(*cmd);
+            }
+            self.forwarded = sent.len();
+            self.net.run_with(0.05, &mut |_| {});
+            let app = self.h.state_mut();
+            for u in &self.net.updates[self.fed..] {
+                app.apply(u);
+            }
+            self.fed = self.net.updates.len();
+            app.freeze_clock(self.net.now());
+            self.h.step();
+        }
+
+        /// Pumps until `done` holds for the app (at most `secs` of simulated time).
+        fn pump_until(&mut self, secs: f64, done: impl Fn(&OcuApp) -> bool) -> bool {
+            let until = self.net.now() + secs;
+            while self.net.now() < until {
+                self.pump();
+                if done(self.h.state()) {
+                    return true;
+                }
+            }
+            false
+        }
+
+        /// The second OCU asks the arm for control with `authority`.
+        fn other_requests(&mut self, authority: u8) {
+            let m = RequestControl {
+                authority_code: authority,
+            }
+            .into();
+            let bytes = self.net.datagram_to_peer(0, OTHER_ID, 77, &m);
+            self.net.inject_to_peer(0, OTHER, &bytes);
+        }
+
+        fn has(&self, text: &str) -> bool {
+            self.h.query(By::new().label_contains(text)).is_some()
+        }
+
+        /// Draws frames until `text` is on screen (a window appears a frame or two after it
+        /// is asked for; 10 frames at most).
+        fn shows(&mut self, text: &str) -> bool {
+            for _ in 0..10 {
+                if self.has(text) {
+                    return true;
+                }
+                self.h.step();
+            }
+            false
+        }
+    }
+
+    fn held(a: &OcuApp) -> bool {
+        matches!(a.state.control, ControlState::Held { .. })
+    }
+
+    #[test]
+    fn a_second_ocu_with_a_higher_authority_takes_control_and_the_live_area_says_who_and_why() {
+        let mut w = Wired::new(2.0);
+        w.h.get_by_label("Request control").click();
+        assert!(w.pump_until(3.0, held), "control granted");
+        assert!(w.has("control held (authority 100)"));
+        // A second OCU, 200.7.3, asks with authority 200: the arm passes control to it.
+        w.other_requests(200);
+        assert!(
+            w.pump_until(3.0, |a| a.state.control_loss.is_some()
+                && a.state.other_controller().is_some()),
+            "the loss and the new holder reported"
+        );
+        assert!(w.has("held by 200.7.3 (authority 200)"), "who holds it");
+        assert!(
+            w.has("no control — taken by 200.7.3 (authority 200)"),
+            "why ours was lost"
+        );
+        // Asking again with our authority (100) is refused, and a notice says by whom.
+        w.h.get_by_label("Request control").click();
+        assert!(
+            w.pump_until(3.0, |a| a
+                .view
+                .notices
+                .iter()
+                .any(|n| n.text.contains("RequestControl refused"))),
+            "{:?}",
+            w.h.state().view.notices
+        );
+        let notice = w.h.state().view.notices.last().unwrap().text.clone();
+        assert!(
+            notice.starts_with("live arm 126.1.10: RequestControl refused")
+                && notice.contains("200.7.3 (authority 200)")
+                && notice.contains("ours is 100"),
+            "{notice}"
+        );
+        assert!(
+            w.has("no control — taken by"),
+            "still said until held again"
+        );
+    }
+
+    #[test]
+    fn clearing_an_emergency_never_resumes_resume_is_its_own_confirmed_step() {
+        let mut w = Wired::new(2.0);
+        w.h.get_by_label("Request control").click();
+        assert!(w.pump_until(3.0, held));
+        w.h.get_by_label("E-STOP").click();
+        assert!(w.pump_until(3.0, |a| a.state.status == ManagementState::Emergency));
+        // The banner names the arm and says the two steps.
+        assert!(w.has("EMERGENCY STOP — the live arm 126.1.10 is stopped."));
+        assert!(w.has(
+            "1. Clear emergency… (asks for confirmation): the arm goes to STANDBY and stays stopped."
+        ));
+        assert!(w.has("2. Resume… (Shift+R) when it is safe: the arm accepts motion again."));
+        w.h.get_by_label("Clear emergency…").click();
+        assert!(w.shows("Clear the emergency stop of the live arm 126.1.10?"));
+        w.h.get_by_label("Confirm").click();
+        assert!(w.pump_until(3.0, |a| a.state.status == ManagementState::Standby));
+        let sent = w.out.sent().to_vec();
+        assert!(sent.contains(&Command::ClearEmergency), "{sent:?}");
+        assert!(
+            !sent.contains(&Command::Resume),
+            "clearing resumed: {sent:?}"
+        );
+        // Still STANDBY a while later: nothing resumed it.
+        w.pump_until(1.0, |_| false);
+        assert_eq!(w.h.state().state.status, ManagementState::Standby);
+        // The top bar offers Resume…; its key asks first, and only Confirm sends it.
+        assert!(w.h.query_by_label("Resume…").is_some());
+        w.h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::R);
+        assert!(w.shows("Resume the live arm 126.1.10?"));
+        assert!(w.has("accepts motion commands again"));
+        assert!(
+            !w.out.sent().contains(&Command::Resume),
+            "not before Confirm"
+        );
+        w.h.get_by_label("Confirm").click();
+        assert!(w.pump_until(3.0, |a| a.state.status == ManagementState::Ready));
+        assert_eq!(
+            w.out
+                .sent()
+                .iter()
+                .filter(|c| **c == Command::Resume)
+                .count(),
+            1
+        );
+    }
+
+    /// Whether the button `label` is on screen and enabled.
+    fn enabled(h: &Harness<'_, OcuApp>, label: &str) -> Option<bool> {
+        h.query(By::new().role(egui::accesskit::Role::Button).label(label))
+            .map(|n| !n.accesskit_node().is_disabled())
+    }
+
+    #[test]
+    fn live_buttons_and_keys_act_on_the_live_arm_alike_scrubbed_back_and_over_a_replay() {
+        let mut updates = recorded(3.0, None);
+        let end = updates.last().map_or(0.0, Update::t);
+        updates.push(Update::Status {
+            t: end,
+            state: ManagementState::Emergency,
+        });
+        let (mut app, mut out) = live_app(&updates);
+        app.freeze_clock(end + 0.5);
+        let mut h = Harness::builder()
+            .with_size([1280.0, 800.0])
+            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+        h.step();
+        let live_commands: Vec<UiCommand> = UiCommand::ALL
+            .into_iter()
+            .filter(|c| c.arm_command().is_some())
+            .collect();
+        let mut seen = Vec::new();
+        for mode in ["live", "scrubbed", "replay over live"] {
+            match mode {
+                "scrubbed" => h.state_mut().seek(end - 1.0),
+                "replay over live" => h.state_mut().open_replay(Path::new(SAE)).unwrap(),
+                _ => {}
+            }
+            h.step();
+            h.step();
+            let shown = h.state().shown();
+            assert_eq!(shown.name().contains("replay"), mode.contains("replay"));
+            // The same availability of every live command, the same buttons enabled.
+            let available: Vec<bool> = live_commands.iter().map(|c| c.available(shown)).collect();
+            let buttons: Vec<Option<bool>> = ["E-STOP", "Request control", "Clear emergency…"]
+                .iter()
+                .map(|b| enabled(&h, b))
+                .collect();
+            seen.push((mode, available, buttons));
+            // C asks for control of the live arm, E stops it, whatever is drawn.
+            let before = out.sent().len();
+            h.key_press(egui::Key::C);
+            h.step();
+            h.key_press(egui::Key::E);
+            h.step();
+            assert_eq!(
+                out.sent()[before..],
+                [
+                    Command::RequestControl { authority: 100 },
+                    Command::SetEmergency
+                ],
+                "{mode}"
+            );
+        }
+        for (mode, available, buttons) in &seen[1..] {
+            assert_eq!(*available, seen[0].1, "{mode}");
+            assert_eq!(*buttons, seen[0].2, "{mode}");
+        }
+        assert_eq!(seen[0].2, [Some(true), Some(true), Some(true)]);
+        // Only a replay with no live source underneath disables them.
+        for cmd in live_commands {
+            assert!(!cmd.available(Shown::Replay { t: 0.0 }), "{cmd:?}");
+        }
+    }
+
+    #[test]
+    fn going_to_a_preset_is_refused_while_the_past_is_shown_with_a_notice() {
+        let mut updates = recorded(3.0, None);
+        let end = updates.last().map_or(0.0, Update::t);
+        updates.push(Update::Control {
+            t: end,
+            state: ControlState::Held { authority: 100 },
+        });
+        let (mut app, mut out) = live_app(&updates);
+        app.freeze_clock(end + 0.5);
+        let mut h = Harness::builder()
+            .with_size([1280.0, 800.0])
+            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+        h.step();
+        let goal = ArmFile::demo().presets[1].clone();
+        h.get_by_label_contains(&goal.name).click();
+        h.step();
+        h.get_by_label_contains("Go to").click();
+        h.step();
+        h.step();
+        assert!(
+            h.query(By::new().label_contains("Move the live arm 126.1.10 to"))
+                .is_some()
+        );
+        // Scrubbed back with the question open: it is dropped, saying why.
+        h.state_mut().seek(end - 1.0);
+        h.step();
+        h.step();
+        assert_eq!(h.state().view.confirm, None);
+        let why = "Back to live (L) to command a preset: the preset picker shows the past";
+        let notice = &h.state().view.notices.last().expect("a notice").text;
+        assert_eq!(*notice, format!("Go to preset: cancelled. {why}"));
+        assert!(
+            h.query_all(By::new().label_contains(why)).count() == 2,
+            "the notice and the picker say why"
+        );
+        assert!(
+            h.query(
+                By::new()
+                    .role(egui::accesskit::Role::Button)
+                    .label_contains("Go to")
+            )
+            .is_none(),
+            "no Go to button under a picture of the past"
+        );
+        assert!(
+            !h.state_mut()
+                .command(Command::GoToPreset { pose_id: goal.id }),
+            "refused at the door too"
+        );
+        assert!(
+            out.sent()
+                .iter()
+                .all(|c| !matches!(c, Command::GoToPreset { .. }))
+        );
+    }
+
+    #[test]
+    fn another_ocu_with_our_jaus_id_disables_the_commands_and_says_so() {
+        let updates = recorded(2.0, None);
+        let end = updates.last().map_or(0.0, Update::t);
+        let (mut app, mut out) = live_app(&updates);
+        app.freeze_clock(end);
+        let mut h = Harness::builder()
+            .with_size([1280.0, 800.0])
+            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+        h.step();
+        assert!(h.query_by_label("OCU 200.1.1").is_some(), "our ID, always");
+        assert_eq!(enabled(&h, "Request control"), Some(true));
+        h.state_mut().apply(&Update::Identity {
+            t: end,
+            id: ComponentId::new(200, 1, 1),
+            conflict: Some(IdConflict {
+                address: Some("10.0.0.5:41234".parse().unwrap()),
+                evidence: "a datagram from 200.1.1 that we did not send".into(),
+            }),
+        });
+        h.step();
+        assert!(
+            h.query(By::new().label_contains(
+                "ANOTHER OCU USES THIS OCU'S JAUS ID 200.1.1 (seen at 10.0.0.5:41234)"
+            ))
+            .is_some(),
+            "the banner"
+        );
+        assert!(
+            h.query(By::new().label_contains("Commands are refused until it is resolved"))
+                .is_some()
+        );
+        assert!(h.query_by_label("OCU 200.1.1").is_some());
+        assert_eq!(enabled(&h, "Request control"), Some(false));
+        assert_eq!(enabled(&h, "E-STOP"), Some(true), "the stop still works");
+        h.key_press(egui::Key::C);
+        h.step();
+        assert!(out.sent().is_empty(), "{:?}", out.sent());
+        assert!(
+            h.state().view.notices.iter().any(|n| n
+                .text
+                .contains("another OCU uses this OCU's JAUS ID 200.1.1")),
+            "{:?}",
+            h.state().view.notices
+        );
+        h.key_press(egui::Key::E);
+        h.step();
+        assert_eq!(out.sent(), [Command::SetEmergency]);
+        // Resolved: the banner goes, the buttons come back.
+        h.state_mut().apply(&Update::Identity {
+            t: end + 1.0,
+            id: ComponentId::new(200, 1, 1),
+            conflict: None,
+        });
+        h.step();
+        assert!(h.query(By::new().label_contains("ANOTHER OCU")).is_none());
+        assert_eq!(enabled(&h, "Request control"), Some(true));
+    }
 }

@@ -2,7 +2,8 @@
 //! Mesa's software device). The simulated arm runs its idle tour for a few simulated seconds
 //! first, in memory, so the picture shows the arm away from home and the plots filled. With
 //! `--replay FILE`, the replay window of a recording or capture at `--at` seconds instead;
-//! with `--scenario emergency|lost`, the session ends in an emergency stop or a lost link.
+//! with `--scenario emergency|emergency-held|taken|lost`, the session ends in an emergency
+//! stop (without or with control held), another OCU taking control, or a lost link.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -41,7 +42,9 @@ pub struct ScreenshotArgs {
     #[arg(long, value_name = "S", requires = "replay")]
     pub at: Option<f64>,
     /// How the simulated session ends: normal, emergency (then the emergency stop pressed,
-    /// and a second more), lost (then the arm silent for 4 s: the link lost).
+    /// and a second more), emergency-held (control taken, then the emergency stop),
+    /// taken (control taken, then another OCU with a higher authority takes it), lost (then
+    /// the arm silent for 4 s: the link lost).
     #[arg(
         long,
         value_name = "NAME",

@@ -400,6 +400,24 @@ impl SimNet {
         }
     }
 
+    /// Another client at `from`, JAUS ID `id`, asks peer `i` for control with `authority` (a
+    /// second OCU on the network), as a datagram numbered `seq`; what the peer answers it
+    /// goes to [`SimNet::stray`].
+    pub fn request_control_from(
+        &mut self,
+        i: usize,
+        from: SocketAddr,
+        id: crate::model::update::ComponentId,
+        authority: u8,
+        seq: u16,
+    ) {
+        let m = Message::RequestControl(crate::jaus::core::RequestControl {
+            authority_code: authority,
+        });
+        let bytes = self.datagram_to_peer(i, id.into(), seq, &m);
+        self.inject_to_peer(i, from, &bytes);
+    }
+
     /// A hand-made datagram carrying `m` from `src` to peer `i`'s component, numbered `seq`.
     pub fn datagram_to_peer(&self, i: usize, src: JausId, seq: u16, m: &Message) -> Vec<u8> {
         let header = Header::new(self.peers[i].sim.id(), src, seq);

@@ -13,7 +13,7 @@ use super::notices::NoticeLevel;
 use super::sources::read_session;
 use super::time_control::{Shown, TimeCommand};
 use super::view3d;
-use crate::model::update::Command;
+use crate::model::update::{Command, ControlState, ManagementState};
 
 /// A request from a panel, a dialog or a key.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,9 +104,12 @@ impl OcuApp {
             UiCommand::ReleaseControl => {
                 self.command(Command::ReleaseControl);
             }
-            UiCommand::Resume => {
-                self.command(Command::Resume);
-            }
+            // Resume is its own deliberate step, confirmed like clearing the emergency, and
+            // only for the live arm in STANDBY with control held.
+            UiCommand::Resume => match self.resume_refused() {
+                Some(why) => self.notify(NoticeLevel::Warning, why),
+                None => self.view.confirm = Some(Confirm::Resume),
+            },
             UiCommand::TogglePlay => self.time_command(TimeCommand::TogglePlay),
             // Over a live source "back to live" closes the replay; L says the same.
             UiCommand::FollowLive if matches!(self.shown(), Shown::ReplayOverLive { .. }) => {
@@ -154,16 +157,44 @@ impl OcuApp {
                 self.command(Command::GoToPreset { pose_id: id });
             }
             Confirm::ClearEmergency => {
-                // Asked about the live arm's emergency: still one when confirmed?
+                // Asked about the live arm's emergency: still one when confirmed? Clearing
+                // never resumes: the arm stays stopped in STANDBY until Resume (IEC 60204-1,
+                // ISO 13850: reset is not restart).
                 if !self.live_in_emergency() {
                     return;
                 }
                 self.command(Command::ClearEmergency);
-                if self.live_holds_control() {
-                    self.command(Command::Resume);
+            }
+            Confirm::Resume => {
+                // Still in STANDBY with control when confirmed?
+                if let Some(why) = self.resume_refused() {
+                    self.notify(NoticeLevel::Warning, format!("Not resumed. {why}"));
+                    return;
                 }
+                self.command(Command::Resume);
             }
         }
+    }
+
+    /// Why Resume cannot be offered for the live arm now: it is not in STANDBY, or control is
+    /// not held.
+    fn resume_refused(&self) -> Option<String> {
+        let live = self.live_state()?;
+        let arm = super::live::live_arm_words(Some(&live));
+        if live.status != ManagementState::Standby {
+            let word = super::top_bar::status_word(live.status);
+            return Some(format!(
+                "Nothing to resume: {arm} is {word} (Resume takes an arm from STANDBY to READY)"
+            ));
+        }
+        if !matches!(live.control, ControlState::Held { .. }) {
+            return Some(format!(
+                "Resume needs control of {arm}: {} first ({})",
+                UiCommand::RequestControl.text(),
+                UiCommand::ToggleControl.keys_text(self.shown())
+            ));
+        }
+        None
     }
 
     /// Asks for a path for `task` with a native dialog off the UI thread (one at a time).

@@ -24,7 +24,7 @@ use super::time_control::{Shown, TimeControl};
 use super::{plots, view3d};
 use crate::model::session::SharedSession;
 use crate::model::state::ArmState;
-use crate::model::update::{Command, CommandKind, ControlState, Outcome, Update};
+use crate::model::update::{Command, CommandKind, ComponentId, ControlState, Outcome, Update};
 use crate::net::thread::NetHandle;
 use crate::sim::host::SimHandle;
 
@@ -81,14 +81,42 @@ impl Default for Settings {
     }
 }
 
-/// A confirmation the operator must give before a command leaves.
+/// A confirmation the operator must give before a command to the live arm leaves (the
+/// dialog names the arm: `confirm.rs`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Confirm {
     /// Go to this preset.
     GoToPreset(u8),
-    /// Clear the emergency and resume.
+    /// Clear the live arm's emergency: it goes to STANDBY and stays stopped (reset is not
+    /// restart; [`Confirm::Resume`] is its own step).
     ClearEmergency,
+    /// Resume the live arm: STANDBY to READY, motion commands accepted again.
+    Resume,
 }
+
+impl Confirm {
+    /// The command it sends once confirmed.
+    pub fn command(self) -> Command {
+        match self {
+            Confirm::GoToPreset(pose_id) => Command::GoToPreset { pose_id },
+            Confirm::ClearEmergency => Command::ClearEmergency,
+            Confirm::Resume => Command::Resume,
+        }
+    }
+}
+
+/// A command sent to the live arm while the past was drawn, whose outcome is told in a
+/// notice when it comes (the past drawn hides the live effect).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Awaited {
+    /// Which command.
+    pub kind: CommandKind,
+    /// The live arm it went to.
+    pub arm: Option<ComponentId>,
+}
+
+/// Commands awaited at most (the oldest are forgotten first).
+const MAX_AWAITED: usize = 8;
 
 /// Per-view state that is not persisted.
 #[derive(Default)]
@@ -109,6 +137,8 @@ pub struct ViewState {
     pub notices: Vec<Notice>,
     /// Files are being dragged over the window.
     pub drop_hover: bool,
+    /// Live commands sent while the past was drawn, whose outcomes become notices.
+    pub awaited: Vec<Awaited>,
 }
 
 /// The application.
@@ -258,11 +288,6 @@ impl OcuApp {
         self.shown().time(self.now())
     }
 
-    /// Whether commands are refused (a replay is shown).
-    pub fn read_only(&self) -> bool {
-        self.shown().read_only()
-    }
-
     /// Whether a live source runs underneath (live or demo), even while a replay is shown.
     pub fn has_live(&self) -> bool {
         self.sources.live_running()
@@ -294,17 +319,39 @@ impl OcuApp {
     }
 
     /// Sends a command to the network thread, if what is shown allows it ([`Shown::allows`]:
-    /// a replay is read-only except for the emergency stop of a live arm running underneath).
-    /// Returns whether the command left.
+    /// wherever a live arm runs underneath, going to a preset only while following live) and
+    /// no other client uses our JAUS ID (then only the emergency stop leaves). A refusal is
+    /// told in a notice. A command sent while the past is drawn has its outcome told in a
+    /// notice too. Returns whether the command left.
     pub fn command(&mut self, cmd: Command) -> bool {
-        if !self.shown().allows(&cmd) {
+        let shown = self.shown();
+        if let Some(why) = super::commands::refusal(shown, &cmd) {
+            self.notify(NoticeLevel::Warning, why);
+            return false;
+        }
+        let live = self.live_state();
+        if cmd != Command::SetEmergency
+            && let Some(why) = live.as_ref().and_then(super::live::conflict_refusal)
+        {
+            self.notify(NoticeLevel::Error, why);
             return false;
         }
         let Some(net) = self.sources.net() else {
             return false;
         };
         match net.send(cmd) {
-            Ok(()) => true,
+            Ok(()) => {
+                if shown.is_past() {
+                    if self.view.awaited.len() >= MAX_AWAITED {
+                        self.view.awaited.remove(0);
+                    }
+                    self.view.awaited.push(Awaited {
+                        kind: cmd.kind(),
+                        arm: live.and_then(|l| l.selected),
+                    });
+                }
+                true
+            }
             Err(e) => {
                 let t = self.now();
                 self.state.apply(&Update::Error { t, message: e });

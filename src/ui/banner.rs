@@ -1,68 +1,175 @@
-//! The banner across the window under the top bar: the live arm's emergency, or its lost
-//! link, in words with what to do. Drawn from the live arm's newest state, like the top bar's
-//! live area: an emergency of the live arm is never missed, whatever time is drawn.
+//! The banner across the window under the top bar: the live arm's emergency (with the steps
+//! out of it), another OCU using our JAUS ID, or the live arm's lost link, in words with what
+//! to do. Drawn from the live arm's newest state, like the top bar's live area: none of these
+//! is ever missed, whatever time is drawn.
 
-use eframe::egui::{self, RichText};
+use eframe::egui::{self, RichText, text::LayoutJob};
 
 use super::commands::UiCommand;
-use super::live::clock_text;
+use super::live::{clock_text, live_arm_words, ocu_id_words};
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::state::{ArmState, Freshness};
 use crate::model::update::{ControlState, ManagementState};
 
-/// What the banner says, when it has something to say: (text, is it the emergency).
-pub fn text(live: &ArmState, start_ns: Option<u64>, shown: Shown) -> Option<(String, bool)> {
-    if live.status == ManagementState::Emergency && !live.freshness().is_lost() {
-        let held = matches!(live.control, ControlState::Held { .. });
-        let then = if held {
-            "then Resume"
+/// What a banner line is about (how it looks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The live arm is in emergency (danger fill).
+    Emergency,
+    /// Another client uses our JAUS ID (danger fill).
+    IdConflict,
+    /// The live arm's link is lost (danger text).
+    LinkLost,
+}
+
+/// One line of the banner: a headline and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// What it is about.
+    pub kind: Kind,
+    /// The headline, in capitals where it is an alarm.
+    pub title: String,
+    /// What it means and what to do (may be empty).
+    pub detail: String,
+    /// More for the tooltip (may be empty).
+    pub hover: String,
+}
+
+impl Line {
+    /// The whole line as one text, as drawn: the headline, then the detail under it.
+    pub fn text(&self) -> String {
+        if self.detail.is_empty() {
+            self.title.clone()
         } else {
-            "then Request control and Resume"
-        };
-        let how = if UiCommand::ClearEmergency.available(shown) {
-            format!("Clear it with \"Clear emergency…\" (asks for confirmation), {then}.")
-        } else {
-            format!("Back to live (L), then clear it (asks for confirmation), {then}.")
-        };
-        return Some((
-            format!("EMERGENCY STOP — the live arm is stopped. {how}"),
-            true,
-        ));
+            format!("{}\n{}", self.title, self.detail)
+        }
     }
-    if let Freshness::Lost { last } = live.freshness() {
+}
+
+/// The emergency's line: the steps out of it. Reset is not restart (IEC 60204-1, ISO
+/// 13850): clearing leaves the arm stopped in STANDBY, and Resume is a second, deliberate
+/// step that needs control.
+fn emergency(live: &ArmState, shown: Shown) -> Line {
+    let arm = live_arm_words(Some(live));
+    let resume = format!(
+        "{} ({})",
+        UiCommand::Resume.text(),
+        UiCommand::Resume.keys_text(shown)
+    );
+    let step2 = if matches!(live.control, ControlState::Held { .. }) {
+        format!("2. {resume} when it is safe: the arm accepts motion again.")
+    } else {
+        format!(
+            "2. {} ({}), then {resume} when it is safe: the arm accepts motion again.",
+            UiCommand::RequestControl.text(),
+            UiCommand::ToggleControl.keys_text(shown)
+        )
+    };
+    Line {
+        kind: Kind::Emergency,
+        title: format!("EMERGENCY STOP — {arm} is stopped."),
+        detail: format!(
+            "1. {} (asks for confirmation): the arm goes to STANDBY and stays stopped.   {step2}",
+            UiCommand::ClearEmergency.text()
+        ),
+        hover: String::new(),
+    }
+}
+
+/// The duplicate JAUS ID's line, while another client is seen using ours.
+fn id_conflict(live: &ArmState) -> Option<Line> {
+    let conflict = live.id_conflict.as_ref()?;
+    let seen = conflict
+        .address
+        .map_or(String::new(), |a| format!(" (seen at {a})"));
+    Some(Line {
+        kind: Kind::IdConflict,
+        title: format!(
+            "ANOTHER OCU USES THIS OCU'S JAUS ID {}{seen}",
+            ocu_id_words(live)
+        ),
+        detail: "Commands are refused until it is resolved (the emergency stop still works): give \
+                 one of them its own ID (start it with --jaus-id S.N.C, or give it another \
+                 node in its identity file, ~/.config/jaus-ocu/identity.toml)."
+            .to_string(),
+        hover: format!(
+            "The arm cannot tell two clients with one ID apart: a command from either would \
+             look like ours. What showed it: {}",
+            conflict.evidence
+        ),
+    })
+}
+
+/// What the banner says, most urgent first (empty when all is well).
+pub fn lines(live: &ArmState, start_ns: Option<u64>, shown: Shown) -> Vec<Line> {
+    let mut out = Vec::new();
+    let lost = live.freshness();
+    if live.status == ManagementState::Emergency && !lost.is_lost() {
+        out.push(emergency(live, shown));
+    }
+    out.extend(id_conflict(live));
+    if let Freshness::Lost { last } = lost {
         let when = last.map_or(String::new(), |t| {
             format!(
                 " Everything shown is the last known, at {}.",
                 clock_text(start_ns, t)
             )
         });
-        return Some((
-            format!("LINK LOST — the live arm is silent; its state is unknown.{when}"),
-            false,
-        ));
+        out.push(Line {
+            kind: Kind::LinkLost,
+            title: "LINK LOST — the live arm is silent; its state is unknown.".to_string(),
+            detail: when.trim_start().to_string(),
+            hover: String::new(),
+        });
     }
-    None
+    out
 }
 
-/// Draws the banner's content (the panel around it is the caller's, filled with
-/// [`fill`]).
-pub fn show(ui: &mut egui::Ui, text: &str, emergency: bool, theme: &Theme) {
-    let colour = if emergency {
-        theme.on_danger
-    } else {
-        theme.danger
-    };
-    ui.vertical_centered(|ui| {
-        ui.label(RichText::new(text).size(18.0).strong().color(colour));
-    });
-}
-
-/// The banner's fill: the danger colour for an emergency, the window's own otherwise.
-pub fn fill(emergency: bool, theme: &Theme, visuals: &egui::Visuals) -> egui::Color32 {
-    if emergency {
-        theme.danger
-    } else {
-        visuals.panel_fill
+/// Draws the banner's lines, each across the window (the panel around them is the
+/// caller's, without a fill of its own).
+pub fn show(ui: &mut egui::Ui, lines: &[Line], theme: &Theme) {
+    for line in lines {
+        let filled = matches!(line.kind, Kind::Emergency | Kind::IdConflict);
+        let (fill, colour) = if filled {
+            (theme.danger, theme.on_danger)
+        } else {
+            (ui.visuals().panel_fill, theme.danger)
+        };
+        egui::Frame::new()
+            .fill(fill)
+            .inner_margin(8.0)
+            .show(ui, |ui| {
+                ui.set_width(ui.available_width());
+                let mut job = LayoutJob::default();
+                RichText::new(&line.title)
+                    .size(18.0)
+                    .strong()
+                    .color(colour)
+                    .append_to(
+                        &mut job,
+                        ui.style(),
+                        egui::FontSelection::Default,
+                        egui::Align::Center,
+                    );
+                if !line.detail.is_empty() {
+                    RichText::new(format!("\n{}", line.detail))
+                        .size(15.0)
+                        .color(colour)
+                        .append_to(
+                            &mut job,
+                            ui.style(),
+                            egui::FontSelection::Default,
+                            egui::Align::Center,
+                        );
+                }
+                job.halign = egui::Align::Center;
+                ui.vertical_centered(|ui| {
+                    let r = ui.label(job);
+                    if !line.hover.is_empty() {
+                        r.on_hover_text(&line.hover);
+                    }
+                });
+            });
     }
 }

@@ -7,6 +7,7 @@
 use eframe::egui::{self, InputState, Key, Modifiers};
 
 use super::time_control::Shown;
+use crate::model::update::Command;
 
 /// Everything the operator can ask of the UI by name (menus, buttons, keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,7 +30,8 @@ pub enum UiCommand {
     Cancel,
     /// Emergency stop of the live arm.
     EmergencyStop,
-    /// Clear the emergency stop (asks for confirmation).
+    /// Clear the emergency stop (asks for confirmation): the arm goes to STANDBY and stays
+    /// stopped (reset is not restart: IEC 60204-1, ISO 13850).
     ClearEmergency,
     /// Request control, or release it when held.
     ToggleControl,
@@ -37,7 +39,8 @@ pub enum UiCommand {
     RequestControl,
     /// Release control.
     ReleaseControl,
-    /// STANDBY to READY.
+    /// STANDBY to READY: the arm accepts motion commands again (asks for confirmation; its
+    /// own deliberate action, never a side effect of clearing an emergency).
     Resume,
     /// Play or pause the timeline.
     TogglePlay,
@@ -248,7 +251,8 @@ impl UiCommand {
             ),
             UiCommand::ClearEmergency => (
                 "Clear emergency…",
-                "Clear the emergency stop and resume (asks for confirmation)",
+                "Clear the emergency stop (asks for confirmation): the arm goes to STANDBY and \
+                 stays stopped until Resume",
             ),
             UiCommand::ToggleControl => ("Request / release control", "Request / release control"),
             UiCommand::RequestControl => (
@@ -256,7 +260,11 @@ impl UiCommand {
                 "Ask for control of the manipulator; needed to command presets",
             ),
             UiCommand::ReleaseControl => ("Release", "Give control back"),
-            UiCommand::Resume => ("Resume", "STANDBY to READY"),
+            UiCommand::Resume => (
+                "Resume…",
+                "STANDBY to READY: the arm accepts motion commands again (asks for confirmation; \
+                 needs control)",
+            ),
             UiCommand::TogglePlay => (
                 "Play",
                 "Play / pause the timeline (live: pausing freezes the view; the arm is not affected)",
@@ -266,7 +274,7 @@ impl UiCommand {
                 "Follow the newest live data again (over a live source: close the replay)",
             ),
             UiCommand::ToggleUnits => ("deg", "Revolute joints in degrees (else radians)"),
-            UiCommand::ToggleTheme => ("Theme", "Dark / light theme"),
+            UiCommand::ToggleTheme => ("Dark theme", "Dark theme (else light)"),
             UiCommand::PrevMark => ("◀ mark", "Previous mark"),
             UiCommand::NextMark => ("mark ▶", "Next mark"),
             UiCommand::StepBack => ("◀ step", "Previous report"),
@@ -317,6 +325,9 @@ impl UiCommand {
             UiCommand::EmergencyStop => keys![press(Key::E)],
             UiCommand::TogglePlay => keys![press(Key::Space)],
             UiCommand::ToggleControl => keys![press(Key::C)],
+            // Shift: motion is enabled deliberately, never by a stray key (and plain R is the
+            // camera's reset; Shift+R is taken before it, as Ctrl+R is).
+            UiCommand::Resume => keys![shift(Key::R)],
             UiCommand::FollowLive => keys![press(Key::L)],
             UiCommand::ToggleUnits => keys![press(Key::U)],
             UiCommand::PrevMark => keys![shift(Key::ArrowLeft), key(Key::Comma)],
@@ -331,17 +342,28 @@ impl UiCommand {
         }
     }
 
-    /// Whether it means anything while `shown`: commands to the arm only when they reach the
-    /// live arm, "Back to live" only over a running live source.
-    pub fn available(self, shown: Shown) -> bool {
+    /// The command to the live arm it sends in the end (after any confirmation), when it
+    /// sends one: its availability is [`Shown::allows`] of that command.
+    pub fn arm_command(self) -> Option<Command> {
         match self {
-            UiCommand::EmergencyStop => shown.emergency_stop_reaches_live_arm(),
-            UiCommand::ClearEmergency
-            | UiCommand::ToggleControl
-            | UiCommand::RequestControl
-            | UiCommand::ReleaseControl
-            | UiCommand::Resume => shown.commands_reach_live_arm(),
-            UiCommand::BackToLive => matches!(shown, Shown::ReplayOverLive { .. }),
+            UiCommand::EmergencyStop => Some(Command::SetEmergency),
+            UiCommand::ClearEmergency => Some(Command::ClearEmergency),
+            UiCommand::ToggleControl | UiCommand::RequestControl => {
+                Some(Command::RequestControl { authority: 0 })
+            }
+            UiCommand::ReleaseControl => Some(Command::ReleaseControl),
+            UiCommand::Resume => Some(Command::Resume),
+            _ => None,
+        }
+    }
+
+    /// Whether it means anything while `shown`: a command to the arm when
+    /// [`Shown::allows`] it (the one rule: wherever a live arm runs underneath), "Back to
+    /// live" only over a running live source.
+    pub fn available(self, shown: Shown) -> bool {
+        match (self, self.arm_command()) {
+            (_, Some(cmd)) => shown.allows(&cmd),
+            (UiCommand::BackToLive, None) => matches!(shown, Shown::ReplayOverLive { .. }),
             _ => true,
         }
     }
@@ -402,19 +424,37 @@ impl UiCommand {
 pub fn pressed(input: &mut InputState, shown: Shown, typing: bool) -> Vec<UiCommand> {
     let mut fired = Vec::new();
     for cmd in UiCommand::ALL {
-        if !cmd.available(shown) || (typing && !cmd.while_typing()) {
+        if typing && !cmd.while_typing() {
             continue;
         }
-        // Every shortcut is tried, so a consumed key is taken even if another one fired.
+        // Every shortcut is tried, so a consumed key is taken even if another one fired; the
+        // keys of a command not available here are taken too, so that they do nothing rather
+        // than reach another command (Shift+R in a replay is not the camera's R).
         let hit = cmd
             .shortcuts(shown)
             .iter()
             .fold(false, |hit, s| s.fires(input) | hit);
-        if hit {
+        if hit && cmd.available(shown) {
             fired.push(cmd);
         }
     }
     fired
+}
+
+/// Why `cmd` may not leave while `shown` ([`Shown::allows`]), in words for a notice or a
+/// disabled button; `None` when it may.
+pub fn refusal(shown: Shown, cmd: &Command) -> Option<String> {
+    if shown.allows(cmd) {
+        None
+    } else if !shown.has_live_arm() {
+        Some("No live arm: this window only replays a file".to_string())
+    } else {
+        Some(format!(
+            "{} ({}) to command a preset: the preset picker shows the past",
+            UiCommand::FollowLive.text(),
+            UiCommand::FollowLive.keys_text(shown)
+        ))
+    }
 }
 
 /// [`pressed`] on this frame's input.
@@ -563,6 +603,55 @@ mod tests {
         assert_eq!(
             fired_by(ctrl(Key::R), Shown::Live),
             [UiCommand::ToggleRecording]
+        );
+    }
+
+    #[test]
+    fn shift_r_resumes_wherever_a_live_arm_runs_and_r_alone_resets_the_camera() {
+        for shown in [
+            Shown::Live,
+            Shown::LiveScrubbed { t: 1.0 },
+            Shown::ReplayOverLive { t: 1.0 },
+        ] {
+            assert_eq!(
+                fired_by(shift(Key::R), shown),
+                [UiCommand::Resume],
+                "{}",
+                shown.name()
+            );
+            assert_eq!(fired_by(press(Key::R), shown), [UiCommand::ResetCamera]);
+        }
+        // With no live arm Shift+R does nothing (not the camera's R either).
+        assert!(fired_by(shift(Key::R), Shown::Replay { t: 1.0 }).is_empty());
+        assert_eq!(
+            UiCommand::Resume.hover_text(Shown::Live),
+            "STANDBY to READY: the arm accepts motion commands again (asks for confirmation; \
+             needs control) (Shift+R)"
+        );
+    }
+
+    #[test]
+    fn every_live_arm_command_is_available_alike_live_scrubbed_and_over_a_replay() {
+        let live: Vec<UiCommand> = UiCommand::ALL
+            .into_iter()
+            .filter(|c| c.arm_command().is_some())
+            .collect();
+        assert_eq!(live.len(), 6, "{live:?}");
+        for cmd in live {
+            for shown in [
+                Shown::Live,
+                Shown::LiveScrubbed { t: 1.0 },
+                Shown::ReplayOverLive { t: 1.0 },
+            ] {
+                assert!(cmd.available(shown), "{cmd:?} in {}", shown.name());
+            }
+            assert!(!cmd.available(Shown::Replay { t: 1.0 }), "{cmd:?}");
+        }
+        let go = Command::GoToPreset { pose_id: 1 };
+        assert_eq!(refusal(Shown::Live, &go), None);
+        assert_eq!(
+            refusal(Shown::LiveScrubbed { t: 1.0 }, &go).as_deref(),
+            Some("Back to live (L) to command a preset: the preset picker shows the past")
         );
     }
 

@@ -69,7 +69,7 @@ pub fn show(
         });
     });
     if data.is_empty() {
-        ui.label(if shown.read_only() {
+        ui.label(if shown.is_replay() {
             "No specification recorded up to this time."
         } else {
             "Waiting for the manipulator's specification…"

@@ -9,17 +9,18 @@ use eframe::egui;
 use super::actions::Action;
 use super::app::OcuApp;
 use super::banner;
+use super::commands::refusal;
+use super::confirm;
 use super::files;
 use super::gauges;
 use super::help;
 use super::live::{clock_text, past_label};
-use super::notices;
+use super::notices::{self, NoticeLevel};
 use super::plots::{self, PlotsInput};
 use super::presets;
 use super::sources::{ReplayState, read_session};
 use super::status_bar::{self, StatusBar};
 use super::theme::Theme;
-use super::time_control::Shown;
 use super::timeline::{self, TimelineInput};
 use super::top_bar::{self, FileMenu, TopBar};
 use super::view3d::{self, View3dInput};
@@ -74,15 +75,14 @@ impl OcuApp {
         let (t0, t1, range) = files::csv_range(self.view.plots.range, span);
         // The live area is drawn from the live arm now, never from the drawn state; a replay
         // on its own has no live arm.
-        let live = self
-            .live_state()
-            .filter(|_| !matches!(shown, Shown::Replay { .. }));
+        let live = self.live_state().filter(|_| shown.has_live_arm());
         let bar = TopBar {
             live: live.as_ref(),
             shown,
             badge: badge.as_ref(),
             recording: &self.recording,
             can_record: self.sources.live_running(),
+            authority: self.settings.authority,
             file: FileMenu {
                 busy: self.jobs.dialog_open(),
                 csv: (t1 > t0).then_some(range),
@@ -109,17 +109,14 @@ impl OcuApp {
             .sources
             .net()
             .map(crate::net::thread::NetHandle::start_unix_ns);
-        if let Some((text, emergency)) = live
+        let lines = live
             .as_ref()
-            .and_then(|l| banner::text(l, live_start.or(start_ns), shown))
-        {
+            .map(|l| banner::lines(l, live_start.or(start_ns), shown))
+            .unwrap_or_default();
+        if !lines.is_empty() {
             egui::Panel::top("banner")
-                .frame(
-                    egui::Frame::side_top_panel(ui.style())
-                        .fill(banner::fill(emergency, theme, ui.visuals()))
-                        .inner_margin(8.0),
-                )
-                .show(ui, |ui| banner::show(ui, &text, emergency, theme));
+                .frame(egui::Frame::side_top_panel(ui.style()).inner_margin(0.0))
+                .show(ui, |ui| banner::show(ui, &lines, theme));
         }
         if !self.view.notices.is_empty() {
             let list = &self.view.notices;
@@ -131,6 +128,9 @@ impl OcuApp {
             time: shown.time(self.now()),
             recording: self.recording.summary(),
             replay: self.sources.replay(),
+            ocu: live
+                .as_ref()
+                .and_then(|l| l.ocu_id.map(|id| (id, l.id_conflict.is_some()))),
             positions_rate: status_bar::measured_rate(
                 read_session(self.sources.session()).positions.times(),
                 shown.time(self.now()),
@@ -216,14 +216,20 @@ impl OcuApp {
     fn overlays(&mut self, ctx: &egui::Context, theme: &Theme, actions: &mut Vec<Action>) {
         let shown = self.shown();
         help::show(ctx, shown, &mut self.view.show_help);
-        if shown.read_only() {
-            // Nothing may leave in a replay; a confirmation left over from live is dropped.
-            self.view.confirm = None;
-        }
-        if let Some(confirm) = &self.view.confirm
-            && let Some(yes) = presets::confirmation(ctx, confirm, &self.state, theme)
+        if let Some(c) = self.view.confirm
+            && let Some(why) = refusal(shown, &c.command())
         {
-            actions.push(Action::Answer(yes));
+            // Its command may not leave in what is shown now (a preset's, once the past is
+            // drawn): the question is dropped, saying why.
+            self.view.confirm = None;
+            let (title, _) = confirm::words(c, None, shown);
+            self.notify(NoticeLevel::Warning, format!("{title}: cancelled. {why}"));
+        }
+        if let Some(c) = self.view.confirm {
+            let live = self.live_state();
+            if let Some(yes) = confirm::show(ctx, c, live.as_ref(), shown, theme) {
+                actions.push(Action::Answer(yes));
+            }
         }
         if let Some((task, path)) = files::prompt(ctx, &mut self.jobs, theme) {
             self.file_chosen(task, path);

@@ -7,10 +7,11 @@
 
 use super::app::OcuApp;
 use super::format::{format_hms, wall_ns};
+use super::notices::NoticeLevel;
 use super::time_control::Shown;
 use crate::model::clock::format_utc_time;
-use crate::model::state::ArmState;
-use crate::model::update::{ControlState, ManagementState};
+use crate::model::state::{ArmState, outcome_text};
+use crate::model::update::{CommandKind, ControlState, ManagementState, Update};
 
 impl OcuApp {
     /// The live arm's newest state, whatever is drawn: `None` when no live source exists
@@ -32,6 +33,63 @@ impl OcuApp {
         self.live_state()
             .is_some_and(|s| s.status == ManagementState::Emergency)
     }
+
+    /// Tells in a notice the outcome `u` of a command to the live arm where the operator
+    /// would not see it otherwise: one sent while the past was drawn (the status bar shows
+    /// the past then), and a refused control request (its reason says who holds control at
+    /// what authority, and ours). `live` is the live arm's state with `u` applied.
+    pub(crate) fn outcome_notice(&mut self, live: &ArmState, u: &Update) {
+        let Update::CommandOutcome {
+            command, outcome, ..
+        } = u
+        else {
+            return;
+        };
+        let awaited = self.view.awaited.iter().position(|a| a.kind == *command);
+        let refused_control = *command == CommandKind::RequestControl && !outcome.succeeded();
+        if awaited.is_none() && !refused_control {
+            return;
+        }
+        let arm = awaited
+            .and_then(|i| self.view.awaited.remove(i).arm)
+            .or(live.selected)
+            .map_or("live arm".to_string(), |id| format!("live arm {id}"));
+        // The network side's refusal names the holder and both authorities.
+        let text = format!("{arm}: {} {}", command.name(), outcome_text(outcome, live));
+        let level = if outcome.succeeded() {
+            NoticeLevel::Info
+        } else {
+            NoticeLevel::Warning
+        };
+        self.notify(level, text);
+    }
+}
+
+/// The live arm as dialogs and notices name it: `the live arm 126.1.10`.
+pub fn live_arm_words(live: Option<&ArmState>) -> String {
+    match live.and_then(|l| l.selected) {
+        Some(id) => format!("the live arm {id}"),
+        None => "the live arm".to_string(),
+    }
+}
+
+/// Our own JAUS ID in words (`200.1.1`, or `?` before the network side has said).
+pub fn ocu_id_words(live: &ArmState) -> String {
+    live.ocu_id.map_or("?".to_string(), |id| id.to_string())
+}
+
+/// Why commands other than the emergency stop are refused now, when another client uses our
+/// JAUS ID (the network side refuses them too); for disabled buttons and notices.
+pub fn conflict_refusal(live: &ArmState) -> Option<String> {
+    let conflict = live.id_conflict.as_ref()?;
+    let seen = conflict
+        .address
+        .map_or(String::new(), |a| format!(" (seen at {a})"));
+    Some(format!(
+        "Refused: another OCU uses this OCU's JAUS ID {}{seen}. Only the emergency stop works \
+         until it is resolved.",
+        ocu_id_words(live)
+    ))
 }
 
 /// `12:03:04` (UTC, whole seconds) for session time `t`, or the session time itself when the

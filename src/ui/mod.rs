@@ -12,6 +12,7 @@ pub mod actions;
 pub mod app;
 pub mod banner;
 pub mod commands;
+pub mod confirm;
 pub mod export;
 pub mod files;
 pub mod format;

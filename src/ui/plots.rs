@@ -345,7 +345,7 @@ pub fn show(
 ) {
     ui.horizontal(|ui| {
         ui.heading("End-effector force / torque");
-        let replay = input.shown.read_only();
+        let replay = input.shown.is_replay();
         if view.follow {
             let (text, hover) = if replay {
                 (

@@ -6,11 +6,14 @@ use eframe::egui::{self, RichText};
 
 use super::actions::Action;
 use super::app::{Confirm, last_outcome};
-use super::commands::UiCommand;
+use super::commands::{UiCommand, refusal};
+use super::live::conflict_refusal;
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::state::{ArmState, outcome_text};
-use crate::model::update::{CommandKind, ControlState, ManagementState, Outcome, PoseState};
+use crate::model::update::{
+    Command, CommandKind, ControlState, ManagementState, Outcome, PoseState,
+};
 
 /// Progress of a transition 0..1 from the joint-space distance to the target, when the start
 /// and target presets' positions are known; from no preset (`from` 255: the demo's tour
@@ -149,11 +152,13 @@ pub fn presets_loading(state: &ArmState) -> bool {
 }
 
 /// Why "Go to" cannot be offered for the arm in `state` now (the live arm), when it cannot.
-pub fn go_to_refused(state: &ArmState) -> Option<&'static str> {
-    if state.status == ManagementState::Emergency {
-        Some("Go to is disabled: the arm is in EMERGENCY. Clear the emergency first.")
+pub fn go_to_refused(state: &ArmState) -> Option<String> {
+    if let Some(why) = conflict_refusal(state) {
+        Some(why)
+    } else if state.status == ManagementState::Emergency {
+        Some("Go to is disabled: the arm is in EMERGENCY. Clear the emergency first.".into())
     } else if state.freshness().is_lost() {
-        Some("Go to is disabled: the link to the arm is lost.")
+        Some("Go to is disabled: the link to the arm is lost.".into())
     } else {
         None
     }
@@ -169,20 +174,14 @@ fn go_to(
     actions: &mut Vec<Action>,
 ) {
     let name = preset_name(state, id).unwrap_or_default();
-    if shown.is_past() {
-        // The presets drawn are the past's; the arm is commanded from live only.
-        let why = if shown.read_only() {
-            "Preview only (replay: read-only)".to_string()
-        } else {
-            format!(
-                "Preview only: showing the past ({} back to live to command)",
-                UiCommand::FollowLive.keys_text(shown)
-            )
-        };
-        ui.label(RichText::new(why).color(theme.muted));
+    let go = Command::GoToPreset { pose_id: id };
+    if let Some(why) = refusal(shown, &go) {
+        // The presets drawn are the past's; a preset is commanded from the live picture only
+        // (`Shown::allows`).
+        ui.label(RichText::new(format!("Preview only. {why}")).color(theme.muted));
     } else if let Some(why) = go_to_refused(state) {
         ui.add_enabled(false, egui::Button::new(format!("Go to {name}…")))
-            .on_disabled_hover_text(why);
+            .on_disabled_hover_text(&why);
         ui.label(RichText::new(why).color(theme.danger));
     } else if matches!(state.control, ControlState::Held { .. }) {
         if ui
@@ -206,49 +205,6 @@ fn go_to(
             actions.push(Action::Ui(request));
         }
     }
-}
-
-/// The confirmation dialog for a command that moves the arm or leaves an emergency: the
-/// operator's answer, once given.
-pub fn confirmation(
-    ctx: &egui::Context,
-    confirm: &Confirm,
-    state: &ArmState,
-    theme: &Theme,
-) -> Option<bool> {
-    let (title, question) = match confirm {
-        Confirm::GoToPreset(id) => {
-            let name = preset_name(state, *id).unwrap_or_else(|| id.to_string());
-            (
-                "Go to preset",
-                format!("Move the arm to \"{name}\"? Make sure the path is clear."),
-            )
-        }
-        Confirm::ClearEmergency => (
-            "Clear emergency",
-            "Clear the emergency stop and resume motion commands?".to_string(),
-        ),
-    };
-    let mut decision = None;
-    egui::Window::new(title)
-        .collapsible(false)
-        .resizable(false)
-        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
-        .show(ctx, |ui| {
-            ui.label(question);
-            ui.horizontal(|ui| {
-                if ui
-                    .button(RichText::new("Confirm").color(theme.warn))
-                    .clicked()
-                {
-                    decision = Some(true);
-                }
-                if ui.button("Cancel").clicked() {
-                    decision = Some(false);
-                }
-            });
-        });
-    decision
 }
 
 #[cfg(test)]

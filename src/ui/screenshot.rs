@@ -15,7 +15,7 @@ use super::app::{DEFAULT_REPLAY_PORT, OcuApp, Settings};
 use super::offscreen;
 use super::sources::LiveKind;
 use super::theme::Theme;
-use crate::model::update::{Command, Update};
+use crate::model::update::{Command, ComponentId, Update};
 use crate::net::client::ClientConfig;
 use crate::sim::arm_file::ArmFile;
 use crate::sim::component::{Component, SimConfig};
@@ -46,22 +46,66 @@ pub enum Scenario {
     Normal,
     /// Then the operator pressed the emergency stop; a second more.
     Emergency,
+    /// Then the operator took control (authority 100), a second later pressed the emergency
+    /// stop; a second more (the banner's steps with control held).
+    EmergencyHeld,
+    /// Then the operator took control (authority 100), and a second later another OCU,
+    /// [`OTHER_OCU`] with authority 200, took it; a second more.
+    Taken,
     /// Then the arm fell silent for 4 s (past the link's limit): the link is lost.
     Lost,
 }
 
+/// The second OCU of [`Scenario::Taken`]: its JAUS ID and address.
+pub const OTHER_OCU: (ComponentId, SocketAddr) = (
+    ComponentId {
+        subsystem: 200,
+        node: 7,
+        component: 3,
+    },
+    SocketAddr::new(
+        std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 7)),
+        3794,
+    ),
+);
+
+/// The authority the second OCU of [`Scenario::Taken`] asks with.
+pub const OTHER_AUTHORITY: u8 = 200;
+
 impl Scenario {
-    /// By name: `normal`, `emergency`, `lost`.
+    /// By name: `normal`, `emergency`, `emergency-held`, `taken`, `lost`.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name.trim().to_ascii_lowercase().as_str() {
             "normal" | "" => Ok(Scenario::Normal),
             "emergency" => Ok(Scenario::Emergency),
+            "emergency-held" => Ok(Scenario::EmergencyHeld),
+            "taken" => Ok(Scenario::Taken),
             "lost" => Ok(Scenario::Lost),
             other => Err(format!(
-                "--scenario {other}: expected normal, emergency or lost"
+                "--scenario {other}: expected normal, emergency, emergency-held, taken or lost"
             )),
         }
     }
+
+    /// Simulated seconds after the session's first part.
+    fn tail(self) -> f64 {
+        match self {
+            Scenario::Normal => 0.0,
+            Scenario::Emergency => 1.0,
+            Scenario::EmergencyHeld | Scenario::Taken => 2.0,
+            Scenario::Lost => 4.0,
+        }
+    }
+}
+
+/// What happens at each of a scenario's steps, a second apart.
+type Step = fn(&mut SimNet);
+
+/// The operator asks for control with the GUI's default authority.
+fn take_control(n: &mut SimNet) {
+    n.command(Command::RequestControl {
+        authority: Settings::default().authority,
+    });
 }
 
 /// The updates of `seconds` of an in-memory session of `arm` (the idle tour on, seed 1) that
@@ -69,14 +113,19 @@ impl Scenario {
 /// session, then an emergency stop commanded and 1 s more, or the arm silenced for 4 s
 /// more.
 pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<Update> {
-    let (tail, act): (f64, fn(&mut SimNet)) = match scenario {
+    let steps: &[Step] = match scenario {
         Scenario::Normal => return simulated_updates(arm, seconds),
-        Scenario::Emergency => (1.0, |n| n.command(Command::SetEmergency)),
-        Scenario::Lost => (4.0, |n| {
+        Scenario::Emergency => &[|n| n.command(Command::SetEmergency)],
+        Scenario::EmergencyHeld => &[take_control, |n| n.command(Command::SetEmergency)],
+        Scenario::Taken => &[take_control, |n| {
+            let (id, addr) = OTHER_OCU;
+            n.request_control_from(0, addr, id, OTHER_AUTHORITY, 1);
+        }],
+        Scenario::Lost => &[|n| {
             for p in &mut n.peers {
                 p.silenced = true;
             }
-        }),
+        }],
     };
     // The simulator at the JUDP port, as `jaus-ocu demo` has it.
     let sim_addr = SocketAddr::from(([127, 0, 0, 1], DEFAULT_REPLAY_PORT));
@@ -97,11 +146,13 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
     };
     net.add_peer(sim_addr, Component::new(arm, sim));
     let before = seconds.max(0.5);
-    while net.now() < before {
-        net.step();
+    for (i, step) in steps.iter().enumerate() {
+        while net.now() < before + i as f64 {
+            net.step();
+        }
+        step(&mut net);
     }
-    act(&mut net);
-    while net.now() < before + tail {
+    while net.now() < before + scenario.tail() {
         net.step();
     }
     net.updates
@@ -115,11 +166,7 @@ pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
         app.apply(u);
     }
     // The clock at the session's end (the silent arm sends nothing to mark it).
-    let end = match scenario {
-        Scenario::Normal => seconds,
-        Scenario::Emergency => seconds + 1.0,
-        Scenario::Lost => seconds + 4.0,
-    };
+    let end = seconds + scenario.tail();
     app.freeze_clock(updates.last().map_or(0.0, Update::t).max(end));
     app
 }

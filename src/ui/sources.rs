@@ -226,6 +226,9 @@ impl OcuApp {
 
     fn apply_to(&mut self, live: &mut Session, u: &Update) {
         live.apply(u);
+        if let Update::CommandOutcome { .. } = u {
+            self.outcome_notice(&live.latest, u);
+        }
         if let Update::Selected { .. } = u {
             self.view.preview = None;
         }

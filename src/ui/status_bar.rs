@@ -1,5 +1,6 @@
-//! Status bar: report rates per signal, drops and malformed counters, last outcome and error,
-//! the recording's figures and a replay's loading state.
+//! Status bar: our own JAUS ID (in the danger colour while another client uses it), report
+//! rates per signal, drops and malformed counters, last outcome and error, the recording's
+//! figures and a replay's loading state.
 
 use eframe::egui::{self, RichText};
 
@@ -10,7 +11,7 @@ use super::sources::ReplayState;
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::state::{ArmState, outcome_text};
-use crate::model::update::{Delivery, Outcome, Signal};
+use crate::model::update::{ComponentId, Delivery, Outcome, Signal};
 
 /// What the status bar shows.
 pub struct StatusBar<'a> {
@@ -26,6 +27,9 @@ pub struct StatusBar<'a> {
     pub replay: Option<&'a ReplayState>,
     /// Joint positions measured per second over the last second before the drawn time.
     pub positions_rate: f64,
+    /// Our own JAUS ID and whether another client uses it too, from the live arm's state
+    /// (`None` without a live source, or before the network side has said).
+    pub ocu: Option<(ComponentId, bool)>,
 }
 
 /// One signal's rate as the status bar writes it: `positions 20 Hz (polled)`; 0 while
@@ -61,6 +65,25 @@ pub fn measured_rate(times: &[f64], t: f64) -> f64 {
 pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
     let state = bar.state;
     ui.horizontal_wrapped(|ui| {
+        if let Some((id, conflict)) = bar.ocu {
+            let (colour, hover) = if conflict {
+                (
+                    theme.danger,
+                    format!(
+                        "This OCU's JAUS ID, {id}: ANOTHER OCU USES IT TOO. Commands but the \
+                         emergency stop are refused until it is resolved"
+                    ),
+                )
+            } else {
+                (theme.muted, format!("This OCU's own JAUS ID on the network: {id}"))
+            };
+            let mut text = RichText::new(format!("OCU {id}")).small().color(colour);
+            if conflict {
+                text = text.strong();
+            }
+            ui.label(text).on_hover_text(hover);
+            ui.separator();
+        }
         if let Some(text) = &bar.recording {
             let keys = UiCommand::ToggleRecording.keys_text(bar.shown);
             ui.label(RichText::new(format!("{text}  ")).small().strong().color(theme.recording))
@@ -117,7 +140,7 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
         ui.separator();
         let s = &state.stats;
         // The OCU's own network counters; a replay has none of its own.
-        if !bar.shown.read_only() || s.datagrams > 0 {
+        if !bar.shown.is_replay() || s.datagrams > 0 {
             let text = format!(
                 "rx {}  malformed {}  foreign {}  dup {}  dropped {}",
                 s.datagrams,

@@ -9,7 +9,8 @@
 //!   loading, and "now"), in the manner of Rerun's `re_viewer_context` time control.
 //! - [`Shown`]: what the window shows — live, live scrubbed back, a replay, or a replay over
 //!   a running live source — derived from the sources and the time control, never stored.
-//!   The operator-trust rule "what you see is what you command" is [`Shown::allows`].
+//!   The operator-trust rule "what you see is what you command" is [`Shown::allows`], the
+//!   one place that says which commands may leave in which mode.
 
 use crate::model::session::{Mark, Session};
 use crate::model::update::Command;
@@ -82,27 +83,27 @@ impl Shown {
         matches!(self, Shown::Replay { .. } | Shown::ReplayOverLive { .. })
     }
 
-    /// Whether the window refuses commands to the arm it shows (a replay is shown).
-    pub fn read_only(self) -> bool {
-        self.is_replay()
+    /// Whether a live arm runs underneath what is shown: everywhere but a replay on its own.
+    /// The top bar's LIVE ARM area and the banner are drawn from it (issue 12).
+    pub fn has_live_arm(self) -> bool {
+        !matches!(self, Shown::Replay { .. })
     }
 
-    /// Whether the arm drawn is the live arm commands go to (live, scrubbed back or not).
-    pub fn commands_reach_live_arm(self) -> bool {
-        matches!(self, Shown::Live | Shown::LiveScrubbed { .. })
-    }
-
-    /// Whether an emergency stop reaches a live arm: also over a replay while the live source
-    /// runs underneath — the stop must never be out of the operator's reach.
-    pub fn emergency_stop_reaches_live_arm(self) -> bool {
-        self.commands_reach_live_arm() || matches!(self, Shown::ReplayOverLive { .. })
-    }
-
-    /// What you see is what you command: whether `cmd` may leave while this is shown.
+    /// What you see is what you command: whether `cmd` may leave while this is shown. One
+    /// rule (issue 18): the LIVE ARM area of the top bar and the banner always show the live
+    /// arm, whatever time is drawn, so the commands given from them (emergency stop, clear
+    /// emergency, resume, request and release control, selecting an arm) reach the live arm
+    /// live, scrubbed back, and over a replay alike; only a replay with no live source
+    /// underneath has no arm to command.
+    ///
+    /// Going to a preset is the exception, allowed only while following live: its button is
+    /// in the preset picker, which draws the state at the drawn time (the past's pose and
+    /// presets, the past's "at this pose"). Offering it there would command the live arm from
+    /// a picture of the past, so a button would act on something other than what it shows.
     pub fn allows(self, cmd: &Command) -> bool {
         match cmd {
-            Command::SetEmergency => self.emergency_stop_reaches_live_arm(),
-            _ => self.commands_reach_live_arm(),
+            Command::GoToPreset { .. } => self == Shown::Live,
+            _ => self.has_live_arm(),
         }
     }
 
@@ -756,14 +757,35 @@ mod tests {
     }
 
     #[test]
-    fn only_the_live_arm_takes_commands_and_the_emergency_stop_reaches_it_over_a_replay() {
-        let cmd = Command::RequestControl { authority: 1 };
+    fn one_rule_for_the_past_live_commands_reach_the_live_arm_wherever_one_runs() {
         let t = 1.0;
-        assert!(Shown::Live.allows(&cmd) && Shown::LiveScrubbed { t }.allows(&cmd));
-        assert!(!Shown::Replay { t }.allows(&cmd));
-        assert!(!Shown::ReplayOverLive { t }.allows(&cmd));
-        assert!(Shown::ReplayOverLive { t }.allows(&Command::SetEmergency));
-        assert!(!Shown::Replay { t }.allows(&Command::SetEmergency));
+        let live_arm = [
+            Shown::Live,
+            Shown::LiveScrubbed { t },
+            Shown::ReplayOverLive { t },
+        ];
+        for cmd in [
+            Command::RequestControl { authority: 1 },
+            Command::ReleaseControl,
+            Command::SetEmergency,
+            Command::ClearEmergency,
+            Command::Resume,
+        ] {
+            for shown in live_arm {
+                assert!(shown.allows(&cmd), "{cmd:?} in {}", shown.name());
+            }
+            assert!(!Shown::Replay { t }.allows(&cmd), "{cmd:?} in a replay");
+        }
+        // A preset is commanded only from the live picture.
+        let go = Command::GoToPreset { pose_id: 1 };
+        assert!(Shown::Live.allows(&go));
+        for shown in [
+            Shown::LiveScrubbed { t },
+            Shown::Replay { t },
+            Shown::ReplayOverLive { t },
+        ] {
+            assert!(!shown.allows(&go), "{}", shown.name());
+        }
         assert_eq!(Shown::Live.time(3.0), 3.0);
         assert_eq!(Shown::Replay { t }.time(3.0), 1.0);
         assert!(!Shown::Live.is_past() && Shown::LiveScrubbed { t }.is_past());

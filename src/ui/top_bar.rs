@@ -3,9 +3,15 @@
 //! PAST area while the drawn time is not the live now ([`past`]).
 //!
 //! The rule (issue 12): everything in the live area is drawn from the live arm's newest state
-//! (`live`), never from the drawn state, because its buttons act on the live arm. The past is
-//! drawn only in the past area, as text with its time, with no buttons. With no live source
-//! (a replay on its own) there is no live arm: the emergency stop is disabled and says why.
+//! (`live`), never from the drawn state, because its buttons act on the live arm — live,
+//! scrubbed back and over a replay alike (`Shown::allows`, issue 18). The past is drawn only
+//! in the past area, as text with its time, with no buttons. With no live source (a replay on
+//! its own) there is no live arm: the emergency stop is disabled and says why.
+//!
+//! Control is said as the arm reports it (`ArmState::control_words`: "control held (authority
+//! 100)", "held by 200.7.3 (authority 200)", "free"), and after a loss, why, on a line under
+//! the bar until control is held again. While another client uses our JAUS ID every live
+//! button but the emergency stop is disabled and says why.
 //!
 //! The controls whose text changes with the state sit in slots of fixed width, so nothing
 //! slides under the pointer when the state changes; the bar wraps onto a second row in a
@@ -16,6 +22,7 @@ use eframe::egui::{self, RichText};
 use super::actions::Action;
 use super::app::{Settings, file_name};
 use super::commands::UiCommand;
+use super::live::conflict_refusal;
 use super::recording::{self, Recording};
 use super::sources::Badge;
 use super::theme::Theme;
@@ -23,24 +30,18 @@ use super::time_control::Shown;
 use crate::model::state::{ArmState, Freshness};
 use crate::model::update::{Command, ComponentId, ControlState, LinkState, ManagementState};
 
-/// Why a command button is disabled in a replay.
-pub const READ_ONLY: &str = "replay: read-only";
-
-/// Why the live arm's buttons (but the emergency stop) are disabled over a replay.
-pub const REPLAY_OPEN: &str =
-    "A replay is shown: Back to live (L) to command the live arm (E-STOP still works)";
-
 /// Why the emergency stop is disabled in a replay on its own.
 pub const NO_LIVE_ARM: &str = "No live arm: this window only replays a file";
 
 /// Width of the emergency stop (the same in every state).
 const ESTOP_SIZE: egui::Vec2 = egui::vec2(88.0, 26.0);
 /// Widths of the slots whose text changes with the live state.
-const LINK_W: f32 = 96.0;
-const STATUS_W: f32 = 104.0;
-const CONTROL_W: f32 = 184.0;
+const LINK_W: f32 = 84.0;
+const STATUS_W: f32 = 92.0;
+const CONTROL_WORDS_W: f32 = 196.0;
+const CONTROL_W: f32 = CONTROL_WORDS_W + 116.0;
 const ACTION_W: f32 = 122.0;
-const SELECTOR_W: f32 = 150.0;
+const SELECTOR_W: f32 = 126.0;
 
 /// What the top bar shows.
 pub struct TopBar<'a> {
@@ -54,6 +55,8 @@ pub struct TopBar<'a> {
     pub recording: &'a Recording,
     /// A live source runs (recording is possible).
     pub can_record: bool,
+    /// The authority our control requests go with (`Settings::authority`).
+    pub authority: u8,
     /// What the File menu offers.
     pub file: FileMenu,
 }
@@ -70,31 +73,24 @@ pub struct FileMenu {
     pub urdf: bool,
 }
 
-/// A button for a table command: its label, enabled when the command is available (and
-/// `enabled`), with its tooltip and keys, and `disabled` as the reason when it is not;
-/// `true` when clicked.
+/// A button for a live-arm command of the table: its label, enabled when the command is
+/// available and nothing `blocked` it (another client uses our JAUS ID: the reason), with
+/// `hover` (its tooltip and keys) or the reason it is disabled; `true` when clicked.
 fn command_button(
     ui: &mut egui::Ui,
     cmd: UiCommand,
     shown: Shown,
-    enabled: bool,
-    disabled: &str,
+    blocked: Option<&str>,
+    hover: String,
 ) -> bool {
+    let disabled = blocked.unwrap_or(NO_LIVE_ARM);
     ui.add_enabled(
-        enabled && cmd.available(shown),
+        blocked.is_none() && cmd.available(shown),
         egui::Button::new(cmd.text()),
     )
-    .on_hover_text(cmd.hover_text(shown))
+    .on_hover_text(hover)
     .on_disabled_hover_text(disabled)
     .clicked()
-}
-
-/// Why a live-arm button is disabled while `shown`.
-fn disabled_reason(shown: Shown) -> &'static str {
-    match shown {
-        Shown::ReplayOverLive { .. } => REPLAY_OPEN,
-        _ => READ_ONLY,
-    }
 }
 
 /// A slot exactly `width` wide in which `add` lays out left to right, clipped to it: what
@@ -146,6 +142,7 @@ pub fn show(
     ui.horizontal_wrapped(|ui| {
         // Emergency stop first: always visible, one click, the same look.
         estop(ui, bar, theme, actions);
+        let mut loss_at = None;
         if let Some(live) = bar.live {
             ui.label(
                 RichText::new("LIVE ARM")
@@ -157,40 +154,50 @@ pub fn show(
                 "Everything from here to Record is the live arm now, whatever time is drawn; \
                      its buttons act on the live arm",
             );
-            selector(ui, live, shown, actions);
+            let blocked = conflict_refusal(live);
+            selector(ui, live, shown, blocked.as_deref(), actions);
             let freshness = live.freshness();
             link(ui, live, &freshness, theme);
             status(ui, live, &freshness, theme);
-            control(ui, live, shown, theme, actions);
-            action_slot(ui, live, shown, theme, actions);
+            let control_x = control(ui, live, bar, blocked.as_deref(), theme, actions);
+            action_slot(ui, live, shown, blocked.as_deref(), theme, actions);
+            loss_at = live.control_loss.map(|(_, why)| (control_x, why));
         } else {
             ui.label(RichText::new("no live arm").color(theme.muted))
                 .on_hover_text(NO_LIVE_ARM);
         }
         ui.separator();
-        if recording::button(ui, bar.recording, bar.can_record, shown, theme) {
-            actions.push(Action::Ui(UiCommand::ToggleRecording));
+        // The rest as one group: in a narrow window it wraps onto the next row whole.
+        ui.horizontal(|ui| {
+            if recording::button(ui, bar.recording, bar.can_record, shown, theme) {
+                actions.push(Action::Ui(UiCommand::ToggleRecording));
+            }
+            ui.separator();
+            file_menu(ui, &bar.file, shown, actions);
+            view_menu(ui, settings, shown);
+            let help = UiCommand::ToggleHelp;
+            if ui
+                .button(help.text())
+                .on_hover_text(help.hover_text(shown))
+                .clicked()
+            {
+                actions.push(Action::Ui(help));
+            }
+            badge(ui, bar.badge, theme);
+        });
+        if let Some((x, why)) = loss_at {
+            // Under the control words: why control was lost, until it is held again.
+            ui.end_row();
+            ui.add_space((x - ui.cursor().min.x).max(0.0));
+            ui.label(
+                RichText::new(format!("no control — {why}"))
+                    .strong()
+                    .color(theme.warn),
+            )
+            .on_hover_text(
+                "Why we lost control of the live arm (it stays said until control is held again)",
+            );
         }
-        ui.separator();
-        file_menu(ui, &bar.file, shown, actions);
-        view_menu(ui, settings);
-        let theme_button = if settings.dark { "Light" } else { "Dark" };
-        if ui
-            .button(theme_button)
-            .on_hover_text(UiCommand::ToggleTheme.hover_text(shown))
-            .clicked()
-        {
-            actions.push(Action::Ui(UiCommand::ToggleTheme));
-        }
-        let help = UiCommand::ToggleHelp;
-        if ui
-            .button(help.text())
-            .on_hover_text(help.hover_text(shown))
-            .clicked()
-        {
-            actions.push(Action::Ui(help));
-        }
-        badge(ui, bar.badge, theme);
     });
 }
 
@@ -215,11 +222,7 @@ pub fn past(ui: &mut egui::Ui, label: &str, state: &ArmState, shown: Shown, them
         } else {
             status_word(state.status).to_string()
         };
-        let control = match state.control {
-            ControlState::Held { authority } => format!("control held ({authority})"),
-            ControlState::Requested => "control requested".to_string(),
-            ControlState::Released => "no control".to_string(),
-        };
+        let control = state.control_words();
         let colour = if state.status == ManagementState::Emergency {
             theme.danger
         } else {
@@ -249,7 +252,13 @@ pub fn past(ui: &mut egui::Ui, label: &str, state: &ArmState, shown: Shown, them
 
 /// The manipulator selector: each arm found with its state (live / stale / lost). Only the
 /// live arm's list; disabled over a replay.
-fn selector(ui: &mut egui::Ui, live: &ArmState, shown: Shown, actions: &mut Vec<Action>) {
+fn selector(
+    ui: &mut egui::Ui,
+    live: &ArmState,
+    shown: Shown,
+    blocked: Option<&str>,
+    actions: &mut Vec<Action>,
+) {
     let selected = live.selected;
     let word = live.freshness().word();
     let label = selected.map_or("no manipulator found".to_string(), |id| {
@@ -269,8 +278,9 @@ fn selector(ui: &mut egui::Ui, live: &ArmState, shown: Shown, actions: &mut Vec<
         .collect();
     // In a slot: the combo box grows with its text, the slot caps it (the text truncates).
     slot(ui, SELECTOR_W + 34.0, |ui| {
-        ui.add_enabled_ui(shown.commands_reach_live_arm(), |ui| {
-            selector_box(ui, &label, manipulators, selected, word, actions);
+        let allowed = selected.is_none_or(|id| shown.allows(&Command::Select(id)));
+        ui.add_enabled_ui(allowed && blocked.is_none(), |ui| {
+            selector_box(ui, &label, manipulators, selected, word, blocked, actions);
         });
     });
 }
@@ -282,6 +292,7 @@ fn selector_box(
     manipulators: Vec<(ComponentId, String, bool)>,
     selected: Option<ComponentId>,
     word: &str,
+    blocked: Option<&str>,
     actions: &mut Vec<Action>,
 ) {
     {
@@ -311,7 +322,7 @@ fn selector_box(
                 "The live arm, {label}. Manipulators found on the network \
                  (subsystem.node.component), each with its state"
             ))
-            .on_disabled_hover_text(REPLAY_OPEN);
+            .on_disabled_hover_text(blocked.unwrap_or(NO_LIVE_ARM));
     }
 }
 
@@ -375,47 +386,97 @@ fn status(ui: &mut egui::Ui, live: &ArmState, freshness: &Freshness, theme: &The
     });
 }
 
-/// The live control, with Request / Release in a slot of fixed width.
+/// The live control as the arm reports it, with Request / Release, in a slot of fixed width;
+/// the slot's left edge (where the loss is said under it).
 fn control(
     ui: &mut egui::Ui,
     live: &ArmState,
-    shown: Shown,
+    bar: &TopBar<'_>,
+    blocked: Option<&str>,
     theme: &Theme,
     actions: &mut Vec<Action>,
-) {
-    let disabled = disabled_reason(shown);
-    slot(ui, CONTROL_W, |ui| match live.control {
-        ControlState::Held { authority } => {
-            ui.label(RichText::new("control held").color(theme.ok))
-                .on_hover_text(format!(
-                    "We hold control of the live arm (authority {authority})"
-                ));
-            if command_button(ui, UiCommand::ReleaseControl, shown, true, disabled) {
-                actions.push(Action::Ui(UiCommand::ReleaseControl));
-            }
+) -> f32 {
+    let shown = bar.shown;
+    let words = live.control_words();
+    let (colour, hover) = match live.control {
+        ControlState::Held { .. } => (
+            theme.ok,
+            format!("We hold control of the live arm: {words}"),
+        ),
+        ControlState::Requested => (
+            theme.warn,
+            "Asked the live arm for control; waiting for its answer".to_string(),
+        ),
+        ControlState::Released => match live.controller {
+            Some(c) if live.other_controller().is_some() => (
+                theme.warn,
+                format!("The live arm reports that another client holds control: {c}"),
+            ),
+            Some(_) => (
+                theme.muted,
+                "The live arm reports that nobody holds control".to_string(),
+            ),
+            None => (
+                theme.muted,
+                "We do not hold control of the live arm (it has not said who does)".to_string(),
+            ),
+        },
+    };
+    slot(ui, CONTROL_W, |ui| {
+        let left = ui.max_rect().min.x;
+        slot(ui, CONTROL_WORDS_W, |ui| {
+            ui.add(egui::Label::new(RichText::new(&words).color(colour)).truncate())
+                .on_hover_text(hover);
+        });
+        let cmd = match live.control {
+            ControlState::Held { .. } => UiCommand::ReleaseControl,
+            ControlState::Requested => return left,
+            ControlState::Released => UiCommand::RequestControl,
+        };
+        let hover = if cmd == UiCommand::RequestControl {
+            request_hover(live, bar.authority, shown)
+        } else {
+            cmd.hover_text(shown)
+        };
+        if command_button(ui, cmd, shown, blocked, hover) {
+            actions.push(Action::Ui(cmd));
         }
-        ControlState::Requested => {
-            ui.label(RichText::new("control requested…").color(theme.warn));
-        }
-        ControlState::Released => {
-            ui.label(RichText::new("no control").color(theme.muted));
-            if command_button(ui, UiCommand::RequestControl, shown, true, disabled) {
-                actions.push(Action::Ui(UiCommand::RequestControl));
-            }
-        }
-    });
+        left
+    })
 }
 
-/// Clear emergency… while the live arm is in emergency; Resume when it is in STANDBY (or
+/// The Request control tooltip: who holds control and at what authority, and what ours
+/// would be.
+fn request_hover(live: &ArmState, authority: u8, shown: Shown) -> String {
+    let base = UiCommand::RequestControl.hover_text(shown);
+    match live.other_controller() {
+        Some(c) => {
+            let outcome = if authority > c.authority {
+                format!(
+                    "higher: the arm will pass control to us and {} loses it",
+                    c.id.map_or(String::new(), |id| id.to_string())
+                )
+            } else {
+                "not higher, so the arm will refuse".to_string()
+            };
+            format!(
+                "{base}. Control is held by {c}; ours would be authority {authority} (Settings): {outcome}."
+            )
+        }
+        None => format!("{base}. Ours would be authority {authority} (Settings)."),
+    }
+}
+
+/// Clear emergency… while the live arm is in emergency; Resume… when it is in STANDBY (or
 /// what Resume needs, control); else nothing. A slot of fixed width.
 fn action_slot(
     ui: &mut egui::Ui,
     live: &ArmState,
     shown: Shown,
+    blocked: Option<&str>,
     theme: &Theme,
     actions: &mut Vec<Action>,
 ) {
-    let disabled = disabled_reason(shown);
     let held = matches!(live.control, ControlState::Held { .. });
     slot(ui, ACTION_W, |ui| {
         let cmd = match live.status {
@@ -423,22 +484,30 @@ fn action_slot(
             ManagementState::Standby if held => Some(UiCommand::Resume),
             ManagementState::Standby => {
                 ui.add_enabled(false, egui::Button::new(UiCommand::Resume.text()))
-                    .on_disabled_hover_text("Resume needs control: Request control first (C)");
+                    .on_disabled_hover_text(format!(
+                        "Resume needs control: {} first ({})",
+                        UiCommand::RequestControl.text(),
+                        UiCommand::ToggleControl.keys_text(shown)
+                    ));
                 ui.label(RichText::new("needs control").small().color(theme.warn));
                 None
             }
             _ => None,
         };
         if let Some(cmd) = cmd
-            && command_button(ui, cmd, shown, true, disabled)
+            && command_button(ui, cmd, shown, blocked, cmd.hover_text(shown))
         {
             actions.push(Action::Ui(cmd));
         }
     });
 }
 
-fn view_menu(ui: &mut egui::Ui, settings: &mut Settings) {
+fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown) {
     ui.menu_button("View", |ui| {
+        let dark = UiCommand::ToggleTheme;
+        ui.checkbox(&mut settings.dark, dark.text())
+            .on_hover_text(dark.hover_text(shown));
+        ui.separator();
         ui.checkbox(&mut settings.show_gauges, "Joint gauges")
             .on_hover_text("Show the joint gauges panel");
         ui.checkbox(&mut settings.show_plots, "Force/torque plots")
@@ -543,5 +612,45 @@ fn badge(ui: &mut egui::Ui, badge: Option<&Badge>, theme: &Theme) {
             ));
         }
         None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::update::Controller;
+
+    #[test]
+    fn request_control_says_who_holds_it_and_what_ours_would_be() {
+        let other = ComponentId::new(200, 7, 3);
+        let mut live = ArmState {
+            ocu_id: Some(ComponentId::new(200, 1, 1)),
+            controller: Some(Controller {
+                id: Some(other),
+                authority: 200,
+            }),
+            ..ArmState::default()
+        };
+        let hover = request_hover(&live, 100, Shown::Live);
+        assert!(
+            hover.ends_with(
+                "Control is held by 200.7.3 (authority 200); ours would be authority 100 \
+                 (Settings): not higher, so the arm will refuse."
+            ),
+            "{hover}"
+        );
+        let hover = request_hover(&live, 250, Shown::Live);
+        assert!(
+            hover.contains("higher: the arm will pass control to us and 200.7.3 loses it"),
+            "{hover}"
+        );
+        live.controller = Some(Controller {
+            id: None,
+            authority: 0,
+        });
+        assert!(
+            request_hover(&live, 100, Shown::Live)
+                .ends_with("Ours would be authority 100 (Settings).")
+        );
     }
 }

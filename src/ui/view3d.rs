@@ -235,7 +235,7 @@ fn overlay(
     }
     match live {
         None => {
-            let text = match (input.shown.read_only(), input.state.selected.is_some()) {
+            let text = match (input.shown.is_replay(), input.state.selected.is_some()) {
                 (false, true) => "waiting for the arm's specification and positions…".into(),
                 (false, false) if input.state.none_is_a_manipulator() => {
                     components_summary(input.state)
