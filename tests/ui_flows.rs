@@ -190,6 +190,58 @@ fn preview_then_command_a_preset_with_control_and_confirmation() {
 }
 
 #[test]
+fn a_confirmation_never_goes_to_an_arm_selected_while_it_was_open() {
+    let mut updates = recorded(1.0, None);
+    updates.push(Update::Control {
+        t: 1.0,
+        state: ControlState::Held { authority: 100 },
+    });
+    let (app, mut out) = live_app(&updates);
+    let mut h = harness(app);
+    h.step();
+    let goal = ArmFile::demo().presets[3].clone();
+    h.get_by_label_contains(&goal.name).click();
+    h.step();
+    h.get_by_label_contains("Go to").click();
+    h.step();
+    h.step();
+    // Another arm is selected while the question is open, and it too would accept the move
+    // (live, READY, control held): only the arm the question named may receive it.
+    for u in [
+        Update::Selected {
+            t: 1.1,
+            id: ComponentId::new(126, 1, 11),
+        },
+        Update::Link {
+            t: 1.1,
+            state: LinkState::Live,
+        },
+        Update::Status {
+            t: 1.1,
+            state: ManagementState::Ready,
+        },
+        Update::Control {
+            t: 1.1,
+            state: ControlState::Held { authority: 100 },
+        },
+    ] {
+        h.state_mut().apply(&u);
+    }
+    h.step();
+    if let Some(confirm) = h.query_by_label("Confirm") {
+        confirm.click();
+        h.step();
+    }
+    assert!(
+        out.sent()
+            .iter()
+            .all(|c| !matches!(c, Command::GoToPreset { .. })),
+        "{:?}",
+        out.sent()
+    );
+}
+
+#[test]
 fn going_to_a_preset_without_control_offers_to_request_it() {
     let mut h = harness(app_with(&recorded(1.0, None)));
     h.step();

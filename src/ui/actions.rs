@@ -44,7 +44,7 @@ impl OcuApp {
                 self.command(cmd);
             }
             Action::Preview(id) => self.view.preview = id,
-            Action::Ask(confirm) => self.view.confirm = Some(confirm),
+            Action::Ask(confirm) => self.ask(confirm),
             Action::Answer(yes) => {
                 let Some(confirm) = self.view.confirm.take() else {
                     return;
@@ -90,7 +90,7 @@ impl OcuApp {
             // Only the live arm's emergency is cleared: an emergency drawn from the past is
             // not one to clear.
             UiCommand::ClearEmergency if self.live_in_emergency() => {
-                self.view.confirm = Some(Confirm::ClearEmergency);
+                self.ask(Confirm::ClearEmergency);
             }
             UiCommand::ClearEmergency => {}
             UiCommand::ToggleControl if self.live_holds_control() => {
@@ -108,7 +108,7 @@ impl OcuApp {
             // only for the live arm in STANDBY with control held.
             UiCommand::Resume => match self.resume_refused() {
                 Some(why) => self.notify(NoticeLevel::Warning, why),
-                None => self.view.confirm = Some(Confirm::Resume),
+                None => self.ask(Confirm::Resume),
             },
             UiCommand::TogglePlay => self.time_command(TimeCommand::TogglePlay),
             // Over a live source "back to live" closes the replay; L says the same.
@@ -142,7 +142,26 @@ impl OcuApp {
         }
     }
 
+    /// Opens the confirmation of `confirm` about the live arm selected now.
+    fn ask(&mut self, confirm: Confirm) {
+        self.view.confirm_arm = self.live_state().and_then(|s| s.selected);
+        self.view.confirm = Some(confirm);
+    }
+
     fn confirmed(&mut self, confirm: Confirm) {
+        // The question named one arm: if another was selected meanwhile, nothing is sent.
+        let now = self.live_state().and_then(|s| s.selected);
+        if now != self.view.confirm_arm.take() {
+            self.notify(
+                NoticeLevel::Warning,
+                format!(
+                    "Nothing sent: the live arm changed to {} while the question was open. \
+                     Ask again.",
+                    now.map_or_else(|| "none".to_string(), |id| id.to_string())
+                ),
+            );
+            return;
+        }
         match confirm {
             Confirm::GoToPreset(id) => {
                 // The live arm may have changed while the question was open.

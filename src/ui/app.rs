@@ -127,6 +127,9 @@ pub struct ViewState {
     pub preview: Option<u8>,
     /// A command awaiting confirmation.
     pub confirm: Option<Confirm>,
+    /// The live arm the confirmation was asked about (a confirmation never goes to an arm
+    /// selected while it was open).
+    pub confirm_arm: Option<crate::model::update::ComponentId>,
     /// The help overlay.
     pub show_help: bool,
     /// The force/torque plots: following, visible range, decimation.
