@@ -17,8 +17,11 @@ const PCAP: &str = concat!(
     "/tests/data/SAE_Management_PacketCapture.pcap"
 );
 
+/// The binary, with its identity file in the tests' scratch directory (not the user's).
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_jaus-ocu"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_jaus-ocu"));
+    c.env("JAUS_OCU_CONFIG_DIR", env!("CARGO_TARGET_TMPDIR"));
+    c
 }
 
 fn run(args: &[&str]) -> Output {

@@ -19,9 +19,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use jaus_ocu::jaus::core::{
-    CancelEvent, ConfirmControlCode, CreateEvent, Event, EventType, QueryIdentification, QueryType,
-    RejectEventCode, RejectEventRequest, ReportHeartbeatPulse, RequestControl, SetEmergency,
-    Status,
+    CancelEvent, ConfirmControl, ConfirmControlCode, CreateEvent, Event, EventType,
+    QueryIdentification, QueryType, RejectEventCode, RejectEventRequest, ReportHeartbeatPulse,
+    RequestControl, SetEmergency, Status,
 };
 use jaus_ocu::jaus::judp::{self, AckNak, DataFlags, Datagram, DatagramWriter, Header};
 use jaus_ocu::jaus::manipulator::{
@@ -31,9 +31,10 @@ use jaus_ocu::jaus::message::ids;
 use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, JointKind, Message};
 use jaus_ocu::model::arm::{ArmSpec, Joint};
+use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::{
-    Command, CommandKind, ControlState, Delivery, LinkState, ManagementState, Outcome, PoseState,
-    Signal, Update,
+    Command, CommandKind, ControlLoss, ControlState, Controller, Delivery, LinkState,
+    ManagementState, Outcome, PoseState, Signal, Update,
 };
 use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID, Rates};
 use jaus_ocu::net::fault::Faults;
@@ -414,6 +415,46 @@ impl Net {
             .iter()
             .filter(|u| u.coalesce_key().is_none() && !matches!(u, Update::Stats { .. }))
             .collect()
+    }
+
+    /// Runs the client the way the network thread does: woken only at its own deadlines (the
+    /// peers run at those times too), for `secs`. Returns the number of wake-ups; a deadline
+    /// left in the past makes it spin, which the cap turns into a failing count.
+    fn run_by_deadlines(&mut self, secs: f64) -> usize {
+        let end = self.now() + secs;
+        let mut wakeups = 0;
+        while wakeups < 100_000 {
+            let target = self.harness.client.next_deadline().max(self.now());
+            if target > end {
+                break;
+            }
+            let ns = ((target - self.now()) * 1e9).ceil() as u64;
+            let step = self.harness.step_size;
+            self.harness.step_size = Duration::from_nanos(ns);
+            self.harness.advance();
+            self.harness.step_size = step;
+            self.harness.tick_client();
+            self.flush();
+            self.harness.tick_sims();
+            self.phase(SimNet::deliver_to_client);
+            self.flush();
+            wakeups += 1;
+        }
+        // The clock ends at `end` whatever the last deadline.
+        let ns = ((end - self.now()).max(0.0) * 1e9).round() as u64;
+        let step = self.harness.step_size;
+        self.harness.step_size = Duration::from_nanos(ns);
+        self.harness.advance();
+        self.harness.step_size = step;
+        wakeups
+    }
+
+    /// The last `Identity` update's conflict (`None` when there is no conflict).
+    fn conflict(&self) -> Option<jaus_ocu::model::update::IdConflict> {
+        self.updates.iter().rev().find_map(|u| match u {
+            Update::Identity { conflict, .. } => Some(conflict.clone()),
+            _ => None,
+        })?
     }
 
     /// Asks for control and waits until it is held.
@@ -880,7 +921,8 @@ fn net_with_cuttable_positions() -> (Net, Rc<Cell<bool>>) {
 }
 
 #[test]
-fn a_silent_signal_goes_stale_after_three_periods_and_its_event_is_re_created() {
+fn a_silent_signal_goes_stale_after_three_periods_at_least_half_a_second_and_its_event_is_re_created()
+ {
     let (mut net, cut) = net_with_cuttable_positions();
     let mark = net.mark();
     let last = net.positions(0).last().unwrap().0;
@@ -898,8 +940,10 @@ fn a_silent_signal_goes_stale_after_three_periods_and_its_event_is_re_created() 
         Some((Signal::JointPositions, true)),
         "{stale:?}"
     );
+    // 50 Hz: three periods are 60 ms, under the floor of half a second (issue 18: shorter
+    // gaps flapped the link text at 30 % loss and on a busy machine).
     let overdue = stale[0].0 - last;
-    assert!((0.06..=0.062).contains(&overdue), "stale after {overdue} s");
+    assert!((0.5..=0.503).contains(&overdue), "stale after {overdue} s");
     assert!(
         stale.iter().all(|s| s.1 == Signal::JointPositions),
         "{stale:?}"
@@ -912,7 +956,8 @@ fn a_silent_signal_goes_stale_after_three_periods_and_its_event_is_re_created() 
         "re-created {} s after the last sample",
         first - last
     );
-    // Samples resume: fresh again.
+    // Samples resume: fresh again (the flag went stale more than a second ago, so no
+    // hysteresis wait).
     let resume = net.now();
     cut.set(false);
     net.run(0.5);
@@ -1162,13 +1207,29 @@ fn a_higher_authority_takes_control_and_the_client_reports_the_loss() {
     assert!(granted, "the sim did not grant the other OCU control");
     assert_eq!(net.peers[0].sim.controller(), Some(OTHER_ID));
     assert_eq!(net.control(), Some(ControlState::Released));
-    let error = net.updates[mark..].iter().find_map(|u| match u {
-        Update::Error { message, .. } => Some(message.clone()),
+    // Issue 18: the loss says it was taken, and by whom (the arm's ReportControl, asked
+    // when its RejectControl came).
+    let lost = net.updates[mark..].iter().find_map(|u| match u {
+        Update::ControlLost { reason, .. } => Some(*reason),
         _ => None,
     });
-    assert!(
-        error.as_deref().is_some_and(|e| e.contains("control lost")),
-        "{error:?}"
+    assert_eq!(
+        lost,
+        Some(ControlLoss::Taken {
+            by: OTHER_ID.into(),
+            authority: 200
+        })
+    );
+    let holder = net.updates[mark..].iter().rev().find_map(|u| match u {
+        Update::Controller { controller, .. } => Some(*controller),
+        _ => None,
+    });
+    assert_eq!(
+        holder,
+        Some(Controller {
+            id: Some(OTHER_ID.into()),
+            authority: 200
+        })
     );
     // The client does not fight for control it lost (the other OCU keeps renewing).
     for _ in 0..3 {
@@ -1206,7 +1267,7 @@ fn an_unanswered_control_request_times_out() {
         .expect("an outcome");
     // Issue 12: "no answer after N tries", with the state the arm reports.
     assert!(
-        matches!(&outcome, Outcome::NoAnswer { tries, state } if *tries >= 3 && state.contains("control not held")),
+        matches!(&outcome, Outcome::NoAnswer { tries, state } if *tries >= 3 && state.contains("control free")),
         "{outcome:?}"
     );
     assert!(
@@ -2328,4 +2389,289 @@ fn every_command_ends_in_one_outcome_that_agrees_with_the_state_under_loss() {
         let outcomes = net.outcomes(mark);
         assert_eq!(outcomes.len(), 1, "{outcomes:?}");
     }
+}
+
+// -------------------------------------------------------------------------------------------
+// Issue 18: many OCUs, one arm; a silent arm costs nothing.
+
+#[test]
+fn a_silent_arm_costs_a_few_wake_ups_and_at_most_one_query_a_second() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    net.peers[0].silenced = true;
+    let silent = net.now();
+    // The link is lost after `lost_after` (3 s); then only the slow re-probe and discovery.
+    let wakeups = net.run_by_deadlines(63.0);
+    let lost_at = net
+        .updates
+        .iter()
+        .find_map(|u| match u {
+            Update::Link {
+                t,
+                state: LinkState::Lost,
+            } if *t > silent => Some(*t),
+            _ => None,
+        })
+        .expect("the link was lost");
+    assert!(lost_at - silent < 3.6, "lost after {} s", lost_at - silent);
+    // A spinning client reaches the cap of 100,000; a sleeping one wakes for discovery (every
+    // 2 s), counters (1 s), the re-probe (2 s) and the first seconds' retries.
+    assert!(wakeups <= 5 * 63, "{wakeups} wake-ups in 63 s");
+    let to_arm: Vec<&Sent> = net
+        .sent
+        .iter()
+        .filter(|s| s.t > lost_at + 0.01 && s.to == SIM)
+        .collect();
+    let span = net.now() - lost_at;
+    assert!(
+        to_arm.len() as f64 <= span + 1.0,
+        "{} datagrams to the silent arm in {span:.1} s: {:?}",
+        to_arm.len(),
+        to_arm
+            .iter()
+            .map(|s| s.msg.as_ref().map(Message::name))
+            .collect::<Vec<_>>()
+    );
+    // Back at once when the arm is heard again: live within a re-probe period and a setup.
+    net.peers[0].silenced = false;
+    let back = net.now();
+    assert!(
+        net.run_until(4.0, |n| n.link() == Some(LinkState::Live)),
+        "not live again"
+    );
+    assert!(
+        net.now() - back < 3.0,
+        "live again after {} s",
+        net.now() - back
+    );
+    // Control we held when the link was lost is asked for again and held.
+    assert!(net.run_until(2.0, |n| matches!(
+        n.control(),
+        Some(ControlState::Held { .. })
+    )));
+}
+
+#[test]
+fn losing_the_link_says_control_is_no_longer_known_to_be_held() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    net.peers[0].silenced = true;
+    assert!(net.run_until(4.0, |n| n.link() == Some(LinkState::Lost)));
+    assert_eq!(net.control(), Some(ControlState::Requested));
+    assert!(net.updates[mark..].iter().any(|u| matches!(
+        u,
+        Update::ControlLost {
+            reason: ControlLoss::LinkLost,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn a_stale_signal_leaves_no_deadline_behind() {
+    // Issue 18 item 6: once a signal was stale its check stayed in the past and the network
+    // thread spun. Positions cut off (the arm still answers everything else) for 30 s.
+    let (mut net, cut) = net_with_cuttable_positions();
+    cut.set(true);
+    let wakeups = net.run_by_deadlines(30.0);
+    assert!(wakeups <= 10 * 30, "{wakeups} wake-ups in 30 s");
+    assert_eq!(
+        net.updates.iter().rev().find_map(|u| match u {
+            Update::Stale {
+                signal: Signal::JointPositions,
+                stale,
+                ..
+            } => Some(*stale),
+            _ => None,
+        }),
+        Some(true)
+    );
+}
+
+#[test]
+fn a_live_arm_costs_few_wake_ups_between_datagrams() {
+    // The same class of bug on a healthy link: deadlines alone wake the client a few times a
+    // second (datagrams wake it besides, as they arrive).
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let wakeups = net.run_by_deadlines(20.0);
+    assert!(wakeups <= 10 * 20, "{wakeups} wake-ups in 20 s");
+}
+
+#[test]
+fn at_30_percent_loss_the_link_word_changes_at_most_once_a_second() {
+    let mut net = Net::new(client_cfg());
+    net.add_peer(SIM, Component::new(ArmFile::demo(), sim_cfg()));
+    net.set_faults_to_client(Faults {
+        loss: 0.3,
+        ..Faults::default()
+    });
+    net.connect();
+    let mark = net.mark();
+    net.run(60.0);
+    let mut state = ArmState::default();
+    for u in &net.updates[..mark] {
+        state.apply(u);
+    }
+    let mut word = state.freshness().word();
+    let mut changes = Vec::new();
+    for u in &net.updates[mark..] {
+        state.apply(u);
+        let w = state.freshness().word();
+        if w != word {
+            changes.push((u.t(), w));
+            word = w;
+        }
+    }
+    assert!(
+        changes.windows(2).all(|w| w[1].0 - w[0].0 >= 1.0),
+        "{changes:?}"
+    );
+}
+
+#[test]
+fn a_refused_request_says_who_holds_control_and_at_what_authority() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.send_to_peer(0, OTHER, OTHER_ID, RequestControl { authority_code: 10 });
+    net.run(0.05);
+    assert_eq!(net.peers[0].sim.controller(), Some(OTHER_ID));
+    let mark = net.mark();
+    net.command(Command::RequestControl { authority: 10 });
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::RequestControl, 1.5)
+        .expect("an outcome");
+    match &outcome {
+        Outcome::Rejected(why) => assert!(
+            why.contains("held by 150.1.1 (authority 10)") && why.contains("ours is 10"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // The holder was published before the outcome (the live area and `control --json` read
+    // it from the state).
+    let holder_at = net.updates[mark..]
+        .iter()
+        .position(|u| matches!(u, Update::Controller { controller, .. } if controller.id == Some(OTHER_ID.into())));
+    let outcome_at = net.updates[mark..]
+        .iter()
+        .position(|u| matches!(u, Update::CommandOutcome { .. }));
+    assert!(holder_at < outcome_at, "{holder_at:?} {outcome_at:?}");
+    assert_eq!(net.control(), Some(ControlState::Released));
+}
+
+#[test]
+fn a_datagram_with_our_id_from_another_client_refuses_commands_until_it_stops() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    assert_eq!(net.conflict(), None);
+    let mark = net.mark();
+    net.inject(
+        OTHER,
+        &datagram(
+            JausId::BROADCAST,
+            OCU_ID,
+            777,
+            QueryIdentification {
+                query_type: QueryType::Subsystem,
+            },
+        ),
+    );
+    let conflict = net.conflict().expect("a conflict");
+    assert_eq!(conflict.address, Some(OTHER));
+    net.command(Command::RequestControl { authority: 10 });
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::RequestControl, 0.1)
+        .expect("refused at once");
+    assert!(
+        matches!(&outcome, Outcome::Rejected(why) if why.contains("another client uses")),
+        "{outcome:?}"
+    );
+    // The emergency stop is never refused.
+    net.command(Command::SetEmergency);
+    let (_, stop) = net
+        .outcome_of(mark, CommandKind::SetEmergency, 2.0)
+        .expect("an outcome");
+    assert_eq!(stop, Outcome::Confirmed);
+    // Quiet for 15 s: resolved, commands accepted again.
+    assert!(net.run_until(16.0, |n| n.conflict().is_none()));
+    let mark = net.mark();
+    net.command(Command::RequestControl { authority: 10 });
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::RequestControl, 1.0)
+            .map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+}
+
+#[test]
+fn our_own_echo_is_not_a_conflict() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    // Everything the client sent, handed back to it from its own address (a multicast
+    // echo): numbers it sent, from its port.
+    let echoes: Vec<Vec<u8>> = net
+        .sent
+        .iter()
+        .rev()
+        .take(50)
+        .filter_map(|s| {
+            let m = s.msg.clone()?;
+            Some(judp::single(&s.header, &m.emit().unwrap()).unwrap())
+        })
+        .collect();
+    assert!(!echoes.is_empty());
+    for e in &echoes {
+        net.inject(OCU, e);
+    }
+    assert_eq!(net.conflict(), None);
+}
+
+#[test]
+fn a_control_acceptance_we_did_not_ask_for_is_a_conflict() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.run(3.5);
+    net.inject(
+        SIM,
+        &datagram(
+            OCU_ID,
+            SIM_ID,
+            4242,
+            ConfirmControl {
+                response_code: ConfirmControlCode::ControlAccepted,
+            },
+        ),
+    );
+    assert!(net.conflict().is_some());
+}
+
+#[test]
+fn clearing_an_emergency_leaves_the_arm_in_standby_until_resume() {
+    // Reset is not restart: ClearEmergency alone never makes the arm READY.
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    net.command(Command::SetEmergency);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::SetEmergency, 2.0)
+            .map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+    let mark = net.mark();
+    net.command(Command::ClearEmergency);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::ClearEmergency, 2.0)
+            .map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+    net.run(2.0);
+    assert!(
+        net.sent_since(0.0, |m| matches!(m, Message::Resume(_)))
+            .is_empty()
+    );
+    assert_eq!(net.peers[0].sim.status(), Status::Standby);
+    let mark = net.mark();
+    net.command(Command::Resume);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::Resume, 2.0).map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
 }

@@ -10,71 +10,13 @@
               their peers and load generators are raw sockets outside net/ on purpose"
 )]
 
-use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_jaus-ocu"))
-}
-
-/// A UDP port that was free a moment ago.
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn sim(args: &[&str], port: u16) -> Sim {
-    let mut child = bin()
-        .arg("sim")
-        .args(args)
-        .args(["--bind", &format!("127.0.0.1:{port}")])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sim starts");
-    // Ready once it says where it listens, which it prints after binding the port. The reader
-    // keeps draining stderr so the sim never blocks on a full pipe.
-    let stderr = child.stderr.take().expect("piped stderr");
-    let (ready_tx, ready) = std::sync::mpsc::sync_channel(1);
-    std::thread::Builder::new()
-        .name("sim-stderr".into())
-        .spawn(move || {
-            let mut ready_tx = Some(ready_tx);
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if line.contains(" on udp ")
-                    && let Some(tx) = ready_tx.take()
-                {
-                    let _ = tx.send(());
-                }
-            }
-        })
-        .unwrap();
-    let sim = Sim(child);
-    match ready.recv_timeout(Duration::from_secs(30)) {
-        Ok(()) => sim,
-        Err(RecvTimeoutError::Timeout) => panic!("the sim did not say it listens within 30 s"),
-        Err(RecvTimeoutError::Disconnected) => {
-            panic!("the sim ended its output without saying it listens (port {port} taken?)")
-        }
-    }
-}
+mod common;
+use common::{bin, free_port, sim};
 
 fn reference_tool_point(q: &[f64]) -> [f64; 3] {
     let text = std::fs::read_to_string(concat!(
@@ -340,10 +282,12 @@ fn control_waits_for_each_outcome_and_exits_0_only_when_it_happened() {
         port,
     );
     let connect = format!("127.0.0.1:{port}");
+    // One ID for the whole script: JAUS ends an emergency only when every client that set it
+    // has cleared it, and each process otherwise takes an ID of its own (issue 18).
     let control = |actions: &[&str]| {
         bin()
             .args(["control", "--json", "--no-multicast", "--timeout", "30"])
-            .args(["--connect", &connect])
+            .args(["--jaus-id", "200.250.77", "--connect", &connect])
             .args(actions)
             .output()
             .unwrap()

@@ -318,6 +318,7 @@ fn recorder_killed_with_sigkill_leaves_a_file_that_replays_to_within_a_second_of
     let _ = std::fs::remove_file(&path);
     let mut rec = Killed(
         Process::new(exe)
+            .env("JAUS_OCU_CONFIG_DIR", env!("CARGO_TARGET_TMPDIR"))
             .args(["record", "--no-multicast", "--quiet", "--connect"])
             .arg(sim_addr.to_string())
             .arg("--out")

@@ -182,6 +182,7 @@ fn report(json_out: bool, action: &Action, outcome: &Outcome, state: &ArmState) 
             json!({
                 "action": action.name(),
                 "ok": ok,
+                "ocu_id": state.ocu_id.map(|id| id.to_string()),
                 "outcome": outcome_json(outcome),
                 "status": format!("{:?}", state.status).to_uppercase(),
                 "control": match state.control {
@@ -189,6 +190,10 @@ fn report(json_out: bool, action: &Action, outcome: &Outcome, state: &ArmState) 
                     ControlState::Requested => "requested",
                     ControlState::Released => "released",
                 },
+                "control_text": state.control_words(),
+                // Who holds control when it is another client, as the arm reported it.
+                "controller": state.other_controller().and_then(|c| c.id).map(|id| id.to_string()),
+                "controller_authority": state.other_controller().map(|c| c.authority),
             })
         );
     } else if ok {
@@ -220,7 +225,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         );
     }
     let actions = parse_actions(&args.actions)?;
-    let cfg = args.net.net_config();
+    let (cfg, _identity) = args.net.net_config()?;
     let looked = args.net.looked_at(&cfg);
     let command_wait = Duration::from_secs_f64(cfg.client.command_timeout + 3.0);
     let transition_wait = Duration::from_secs_f64(cfg.client.transition_timeout + 3.0);
@@ -253,7 +258,13 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             Some(id) => format!("the status of manipulator {id} stayed unknown"),
         };
         if args.json {
-            println!("{}", json!({ "error": what, "looked_at": looked }));
+            println!(
+                "{}",
+                json!({
+                    "error": what, "looked_at": looked,
+                    "ocu_id": s.state.ocu_id.map(|id| id.to_string()),
+                })
+            );
         }
         eprintln!(
             "error: no manipulator ready within {} s: {what}. Looked at {looked}.",

@@ -6,9 +6,10 @@ use std::net::SocketAddr;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use super::identity::{self, Role};
 use super::sim::load_arm;
 use crate::jaus::{JausId, judp};
-use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
+use crate::net::client::ClientConfig;
 use crate::net::fault::Faults;
 use crate::net::thread::NetConfig;
 use crate::sim::component::{Component, SimConfig};
@@ -28,7 +29,8 @@ pub struct GuiArgs {
     /// Local UDP address to bind.
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:0")]
     pub bind: Option<SocketAddr>,
-    /// The OCU's own JAUS ID.
+    /// The OCU's own JAUS ID (default: this installation's GUI ID, subsystem.node.1 from its
+    /// identity file, or the next free component when another jaus-ocu holds it).
     #[arg(long, value_name = "S.N.C")]
     pub jaus_id: Option<JausId>,
 }
@@ -39,6 +41,9 @@ pub struct DemoArgs {
     /// Arm description (TOML) or built-in name: demo, puma560, ur5e.
     #[arg(long, value_name = "FILE", default_value = "demo")]
     pub arm: String,
+    /// The OCU's own JAUS ID (default: as `gui`).
+    #[arg(long, value_name = "S.N.C")]
+    pub jaus_id: Option<JausId>,
 }
 
 /// Arguments of `jaus-ocu replay`.
@@ -60,12 +65,14 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
 
 /// Runs the GUI on the network.
 pub fn run_live(args: &GuiArgs) -> Result<i32> {
+    let identity = identity::choose(args.jaus_id, Role::Gui)?;
+    tracing::info!("{}", identity.describe());
     let cfg = NetConfig {
         bind: args
             .bind
             .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
         client: ClientConfig {
-            id: args.jaus_id.unwrap_or(DEFAULT_OCU_ID),
+            id: identity.id,
             connect: super::probe::connect_list(&args.connect),
             component: args.component,
             ..ClientConfig::default()
@@ -95,9 +102,12 @@ pub fn run_demo(args: &DemoArgs) -> Result<i32> {
         Faults::default(),
         1,
     )?;
+    let identity = identity::choose(args.jaus_id, Role::Gui)?;
+    tracing::info!("{}", identity.describe());
     let cfg = NetConfig {
         bind: SocketAddr::from(([127, 0, 0, 1], 0)),
         client: ClientConfig {
+            id: identity.id,
             connect: vec![sim_addr],
             multicast: None,
             ..ClientConfig::default()

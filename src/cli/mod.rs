@@ -5,6 +5,7 @@ pub mod control;
 pub mod decode;
 pub mod export;
 pub mod gui;
+pub mod identity;
 pub mod inspect;
 pub mod probe;
 pub mod record;

@@ -9,11 +9,12 @@ use anyhow::Result;
 use clap::Args;
 use serde_json::{Value, json};
 
+use super::identity::{self, Identity, Role};
 use crate::jaus::{JausId, judp};
 use crate::model::arm::{ArmSpec, JointType};
 use crate::model::state::ArmState;
 use crate::model::update::{ControlState, LinkState, PoseState, Signal, Update};
-use crate::net::client::{ClientConfig, DEFAULT_OCU_ID};
+use crate::net::client::ClientConfig;
 use crate::net::thread::{NetConfig, NetHandle};
 
 /// Arguments of `jaus-ocu probe`.
@@ -49,9 +50,10 @@ pub struct NetArgs {
     /// Local UDP address to bind.
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:0")]
     pub bind: SocketAddr,
-    /// The OCU's own JAUS ID.
-    #[arg(long, value_name = "S.N.C", default_value_t = DEFAULT_OCU_ID)]
-    pub jaus_id: JausId,
+    /// The OCU's own JAUS ID (default: a free one of this installation: subsystem and node
+    /// from its identity file, the first component number no running jaus-ocu holds).
+    #[arg(long, value_name = "S.N.C")]
+    pub jaus_id: Option<JausId>,
     /// Do not query the multicast group (unicast --connect only).
     #[arg(long)]
     pub no_multicast: bool,
@@ -70,13 +72,16 @@ pub fn connect_list(connect: &[SocketAddr]) -> Vec<SocketAddr> {
 }
 
 impl NetArgs {
-    /// The network side's configuration.
-    pub fn net_config(&self) -> NetConfig {
+    /// The network side's configuration, with this process's JAUS ID (keep the
+    /// [`Identity`] while the network side runs: it holds the ID's lock).
+    pub fn net_config(&self) -> Result<(NetConfig, Identity)> {
+        let identity = identity::choose(self.jaus_id, Role::Tool)?;
+        tracing::info!("{}", identity.describe());
         let connect = connect_list(&self.connect);
-        NetConfig {
+        let cfg = NetConfig {
             bind: self.bind,
             client: ClientConfig {
-                id: self.jaus_id,
+                id: identity.id,
                 connect,
                 multicast: (!self.no_multicast)
                     .then(|| SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
@@ -84,7 +89,8 @@ impl NetArgs {
                 ..ClientConfig::default()
             },
             ..NetConfig::default()
-        }
+        };
+        Ok((cfg, identity))
     }
 
     /// Where `cfg` looks, for error messages.
@@ -157,6 +163,10 @@ pub fn to_json(s: &ArmState) -> Value {
         .unwrap_or_default();
     let frames = s.tool_point_frames();
     json!({
+        "ocu_id": s.ocu_id.map(|id| id.to_string()),
+        "id_conflict": s.id_conflict.as_ref().map(|c| json!({
+            "address": c.address.map(|a| a.to_string()), "evidence": c.evidence,
+        })),
         "component": s.selected.map(|id| id.to_string()),
         "address": component.map(|c| c.0.address.to_string()),
         "identification": component.and_then(|c| c.0.identification.clone()),
@@ -164,6 +174,10 @@ pub fn to_json(s: &ArmState) -> Value {
         "link": LinkState::name(s.link),
         "status": format!("{:?}", s.status).to_uppercase(),
         "control": control_name(s.control),
+        "controller": s.controller.map(|c| json!({
+            "id": c.id.map(|id| id.to_string()), "authority": c.authority,
+        })),
+        "control_text": s.control_words(),
         "joints": joints,
         "mount": s.spec.as_ref().and_then(|sp| sp.mount).map(|m| json!({"position": m.position, "orientation": m.orientation})),
         "tool_offset": s.tool_point,
@@ -179,7 +193,7 @@ pub fn to_json(s: &ArmState) -> Value {
         "stats": {
             "datagrams": s.stats.datagrams, "malformed": s.stats.malformed, "foreign_version": s.stats.foreign_version,
             "not_for_us": s.stats.not_for_us, "duplicates": s.stats.duplicates, "foreign_reports": s.stats.foreign_reports,
-            "unexpected": s.stats.unexpected, "sent": s.stats.sent,
+            "unexpected": s.stats.unexpected, "sent": s.stats.sent, "id_conflicts": s.stats.id_conflicts,
             "queue_dropped": s.stats.queue_dropped, "kernel_dropped": s.stats.kernel_dropped,
             "scheduling": s.stats.scheduling.label(),
         },
@@ -420,7 +434,10 @@ fn give_up(args: &ProbeArgs, state: &ArmState, looked: &str, handle: NetHandle) 
     if args.json {
         println!(
             "{}",
-            json!({ "error": detail, "looked_at": looked, "components": components_json(state) })
+            json!({
+                "error": detail, "looked_at": looked, "components": components_json(state),
+                "ocu_id": state.ocu_id.map(|id| id.to_string()),
+            })
         );
     }
     if code == EXIT_NOT_A_MANIPULATOR {
@@ -456,7 +473,7 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
             args.timeout
         );
     }
-    let cfg = args.net.net_config();
+    let (cfg, _identity) = args.net.net_config()?;
     let looked = args.net.looked_at(&cfg);
     let handle = NetHandle::spawn(cfg)?;
     let mut state = ArmState::default();

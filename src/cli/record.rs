@@ -80,7 +80,7 @@ fn progress(stats: &RecorderStats, elapsed: f64, state: &ArmState) -> String {
 /// (what was written before the failure stays readable), 2 for wrong arguments.
 pub fn run(args: &RecordArgs) -> Result<i32> {
     let duration = parse_duration(args.duration)?;
-    let mut cfg = args.net.net_config();
+    let (mut cfg, _identity) = args.net.net_config()?;
     // The recorder starts first and shares the session's clock, so the first datagram the
     // network side sends is recorded and replay times equal live times.
     let epoch = Epoch::now();

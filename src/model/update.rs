@@ -233,9 +233,7 @@ impl std::fmt::Display for ControlLoss {
             ControlLoss::Taken { by, authority } => {
                 write!(f, "taken by {by} (authority {authority})")
             }
-            ControlLoss::TimedOut => {
-                f.write_str("timed out: the arm heard no keep-alive in time")
-            }
+            ControlLoss::TimedOut => f.write_str("timed out: the arm heard no keep-alive in time"),
             ControlLoss::ReleasedByArm => f.write_str("released by the arm; nobody holds it"),
             ControlLoss::LinkLost => f.write_str("the link to the arm was lost"),
         }
@@ -461,6 +459,9 @@ pub struct NetStats {
     pub foreign_reports: u64,
     /// Messages we did not expect (unknown event IDs, stray replies).
     pub unexpected: u64,
+    /// Signs that another client uses our JAUS ID (a datagram with our ID we did not send,
+    /// a control answer we did not ask for).
+    pub id_conflicts: u64,
     /// Multi-packet messages reassembled.
     pub reassembled: u64,
     /// Fragments dropped (timeouts, limits).

@@ -41,6 +41,7 @@ use foldhash::{HashMap, HashMapExt};
 use crate::jaus::judp::{self, AckNak, Block, Blocks, Broadcast, DataFlags, Datagram, Header};
 use crate::jaus::{DecodeError, EncodeError, JausId};
 use crate::net::reassembly::{Reassembler, Reassembly};
+use crate::net::rng::Rng;
 
 /// How long a (peer, sequence number) pair counts as a duplicate, s.
 pub const DUPLICATE_WINDOW_S: f64 = 2.0;
@@ -100,6 +101,10 @@ impl SeqWindow {
     }
 }
 
+/// How many of the sequence numbers sent last are remembered to recognise our own echo
+/// (a few seconds of what an OCU sends at its busiest).
+const RECENT_SENT: usize = 1024;
+
 /// How an endpoint numbers the blocks it sends: one counter for every block, whatever its
 /// destination (wire reference §4.5, §9 C12). Receivers such as Junior-based node managers drop
 /// a block whose (source, sequence number) repeats within their window whatever its
@@ -107,7 +112,10 @@ impl SeqWindow {
 /// component carrying the same number); one counter cannot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Numbering {
-    /// One counter for all destinations (discovery included), starting at 0.
+    /// One counter for all destinations (discovery included), starting where
+    /// [`Endpoint::with_first_sequence`] says (a random number by default: a second process
+    /// under the same ID, or a restarted one, must not look like a repeat of the first to a
+    /// receiver's duplicate window).
     OneCounter,
 }
 
@@ -163,6 +171,10 @@ pub enum InboundKind<'a> {
     Fragment,
     /// A whole message its peer already sent within the duplicate window.
     Duplicate,
+    /// A block carrying our own source ID that we sent ourselves (a multicast echo).
+    OwnEcho,
+    /// A block carrying our own source ID that we did not send: another client uses our ID.
+    SameId,
     /// A whole message (with its message ID): a single block, or the message its last
     /// fragment completed.
     Message(Cow<'a, [u8]>),
@@ -188,6 +200,8 @@ impl InboundKind<'_> {
             InboundKind::Ack => InboundKind::Ack,
             InboundKind::Fragment => InboundKind::Fragment,
             InboundKind::Duplicate => InboundKind::Duplicate,
+            InboundKind::OwnEcho => InboundKind::OwnEcho,
+            InboundKind::SameId => InboundKind::SameId,
             InboundKind::Message(m) => InboundKind::Message(Cow::Owned(m.into_owned())),
         }
     }
@@ -196,7 +210,13 @@ impl InboundKind<'_> {
 impl Inbound<'_> {
     /// Whether the block counts as hearing its sender (it was for us and its source is valid).
     pub fn heard(&self) -> bool {
-        !matches!(self.kind, InboundKind::NotForUs | InboundKind::BadSource)
+        !matches!(
+            self.kind,
+            InboundKind::NotForUs
+                | InboundKind::BadSource
+                | InboundKind::OwnEcho
+                | InboundKind::SameId
+        )
     }
 }
 
@@ -290,6 +310,11 @@ pub struct Endpoint<P = ()> {
     numbering: Numbering,
     /// The next sequence number (one counter for every destination, see [`Numbering`]).
     next_sequence: u16,
+    /// The sequence numbers of the last [`RECENT_SENT`] blocks sent, oldest first: a block
+    /// with our source ID and one of these is our own echo.
+    recent_sent: VecDeque<u16>,
+    /// Our own socket's port when known: a block with our ID from another port is not ours.
+    local_port: Option<u16>,
     peers: Peers<P>,
     reassembler: Reassembler,
     stats: EndpointStats,
@@ -313,7 +338,9 @@ impl<P: Default> Endpoint<P> {
         Self {
             me,
             numbering,
-            next_sequence: 0,
+            next_sequence: Rng::from_entropy().next_u64() as u16,
+            recent_sent: VecDeque::with_capacity(RECENT_SENT),
+            local_port: None,
             peers: Peers {
                 map: HashMap::new(),
                 max: max.max(1),
@@ -322,6 +349,20 @@ impl<P: Default> Endpoint<P> {
             reassembler: Reassembler::default(),
             stats: EndpointStats::default(),
         }
+    }
+
+    /// The same endpoint numbering from `first` (tests that compare bytes; the default is a
+    /// random first number).
+    #[must_use]
+    pub fn with_first_sequence(mut self, first: u16) -> Self {
+        self.next_sequence = first;
+        self
+    }
+
+    /// Our socket's local port: a block carrying our ID from another port is another
+    /// client's, whatever its sequence number.
+    pub fn set_local_port(&mut self, port: Option<u16>) {
+        self.local_port = port;
     }
 
     /// The endpoint's component ID (`None` when promiscuous).
@@ -417,6 +458,17 @@ impl<P: Default> Endpoint<P> {
             self.stats.malformed += 1;
             return judged(InboundKind::BadSource);
         }
+        if self.me == Some(header.source) {
+            // Our own ID: our multicast echo (a number we sent, from our port), or another
+            // client under the same ID. Never a peer.
+            let ours = self.recent_sent.contains(&header.sequence)
+                && self.local_port.is_none_or(|p| p == from.port());
+            return judged(if ours {
+                InboundKind::OwnEcho
+            } else {
+                InboundKind::SameId
+            });
+        }
         let key = self.key(header.source, header.destination);
         let peer = self.peers.heard(key, from, now);
         let mut ack = None;
@@ -484,6 +536,12 @@ impl<P: Default> Endpoint<P> {
             return Ok(());
         };
         let sequence = take_sequence(self.numbering, &mut self.next_sequence, blocks as u16);
+        for i in 0..blocks as u16 {
+            if self.recent_sent.len() == RECENT_SENT {
+                self.recent_sent.pop_front();
+            }
+            self.recent_sent.push_back(sequence.wrapping_add(i));
+        }
         let header = Header {
             broadcast,
             ..Header::new(to, me, sequence)
@@ -545,7 +603,16 @@ mod tests {
     }
 
     fn kinds(ep: &mut Endpoint, now: f64, bytes: &[u8]) -> Vec<InboundKind<'static>> {
-        let mut intake = ep.receive(now, addr(1), bytes).unwrap();
+        kinds_from(ep, now, addr(1), bytes)
+    }
+
+    fn kinds_from(
+        ep: &mut Endpoint,
+        now: f64,
+        from: SocketAddr,
+        bytes: &[u8],
+    ) -> Vec<InboundKind<'static>> {
+        let mut intake = ep.receive(now, from, bytes).unwrap();
         let mut v = Vec::new();
         while let Some(item) = intake.next(ep) {
             v.push(item.unwrap().kind.into_owned());
@@ -651,7 +718,8 @@ mod tests {
 
     #[test]
     fn sends_number_per_peer_and_fragment_large_messages() {
-        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
+        let mut ep: Endpoint =
+            Endpoint::addressed(ME, Numbering::OneCounter, 8).with_first_sequence(0);
         let mut sent = Vec::new();
         // Unknown destination: only with an address, numbered 0.
         ep.send(A, None, Broadcast::None, &[1, 2], |a, d| sent.push((a, d)))
@@ -692,7 +760,8 @@ mod tests {
     fn one_counter_numbers_every_destination_discovery_included() {
         // Issue 13 item 1 (§9 C12): a peer keying repeats by (source, sequence) alone must
         // never see one number twice, whatever the destinations.
-        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
+        let mut ep: Endpoint =
+            Endpoint::addressed(ME, Numbering::OneCounter, 8).with_first_sequence(0);
         ep.insert_peer(A, addr(5), 0.0);
         ep.insert_peer(B, addr(6), 0.0);
         let mut sent = Vec::new();
@@ -744,5 +813,63 @@ mod tests {
         );
         assert_eq!(ep.stats().ack_payloads, 1);
         assert_eq!(ep.stats().malformed, 0);
+    }
+
+    #[test]
+    fn two_endpoints_of_one_id_start_numbering_apart() {
+        // Issue 18 item 2: a second process under the same ID must not repeat the first's
+        // numbers (a receiver drops a repeated (source, sequence) within its window). Random
+        // first numbers: two of ten endpoints may share one by chance (1 in 65,536 per pair),
+        // so the test asks only that they are not all equal.
+        let firsts: Vec<u16> = (0..10)
+            .map(|_| {
+                let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
+                let mut seq = None;
+                ep.send(A, Some(addr(9)), Broadcast::None, &[1, 2], |_, d| {
+                    let b = Datagram::new_checked(&d).unwrap().blocks().next().unwrap();
+                    seq = Some(Header::parse(&b.unwrap().block).sequence);
+                })
+                .unwrap();
+                seq.unwrap()
+            })
+            .collect();
+        assert!(firsts.iter().any(|s| *s != firsts[0]), "{firsts:?}");
+    }
+
+    #[test]
+    fn our_own_id_is_an_echo_when_we_sent_it_and_another_client_otherwise() {
+        let mut ep: Endpoint =
+            Endpoint::addressed(ME, Numbering::OneCounter, 8).with_first_sequence(100);
+        ep.set_local_port(Some(5000));
+        let mut sent = Vec::new();
+        ep.send(
+            JausId::BROADCAST,
+            Some(addr(9)),
+            Broadcast::Global,
+            &[1, 2],
+            |_, d| {
+                sent.push(d);
+            },
+        )
+        .unwrap();
+        let ours = SocketAddr::from(([127, 0, 0, 1], 5000));
+        // Our multicast echo: our number, from our port.
+        assert_eq!(
+            kinds_from(&mut ep, 0.0, ours, &sent[0]),
+            [InboundKind::OwnEcho]
+        );
+        // The same bytes from another port: another process under our ID.
+        let other = SocketAddr::from(([127, 0, 0, 1], 5001));
+        assert_eq!(
+            kinds_from(&mut ep, 0.0, other, &sent[0]),
+            [InboundKind::SameId]
+        );
+        // From our port with a number we never sent: not ours either.
+        let foreign = judp::single(&Header::new(JausId::BROADCAST, ME, 7), &[1, 2]).unwrap();
+        assert_eq!(
+            kinds_from(&mut ep, 0.0, ours, &foreign),
+            [InboundKind::SameId]
+        );
+        assert!(!ep.contains(ME), "our own ID is never a peer");
     }
 }

@@ -13,6 +13,20 @@ impl Rng {
         Self { state: seed }
     }
 
+    /// A generator seeded from the operating system's randomness (through std's hash keys)
+    /// and the clock: different in every process, for what must not repeat across runs
+    /// (the first JUDP sequence number, an OCU's identity).
+    pub fn from_entropy() -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        h.write_u128(now);
+        h.write_u32(std::process::id());
+        Self::new(h.finish())
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -18,7 +18,32 @@ use super::socket::{self, Batch, KernelDrops, Membership, Sink, spawn_batch_rece
 use super::tap::{Direction, Epoch, Tap};
 use crate::model::update::{Command, Signal, Update};
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
+
+/// The updates an operator's log should hold (the terminal of `gui`, `demo`, `probe`):
+/// errors in words, staleness, the link, control lost, and a conflict over our JAUS ID.
+fn log_update(u: &Update) {
+    match u {
+        Update::Error { message, .. } => warn!("net: {message}"),
+        Update::Stale { t, signal, stale } => {
+            info!(
+                "net: {} {} at {t:.3} s",
+                signal.name(),
+                if *stale { "stale" } else { "fresh again" }
+            );
+        }
+        Update::Link { t, state } => info!("net: link {} at {t:.3} s", state.name()),
+        Update::ControlLost { t, reason } => warn!("net: control lost at {t:.3} s: {reason}"),
+        Update::Identity { id, conflict, .. } => match conflict {
+            Some(c) => warn!(
+                "net: JAUS ID {id} is also used by another client: {}",
+                c.evidence
+            ),
+            None => info!("net: JAUS ID {id}"),
+        },
+        _ => {}
+    }
+}
 
 /// Called after updates were published (the GUI passes a repaint request).
 pub type Waker = Arc<dyn Fn() + Send + Sync>;
@@ -123,6 +148,7 @@ impl Publisher {
 
     /// Publishes `u` now if there is room (and nothing older is waiting), else keeps it.
     pub fn publish(&mut self, mut u: Update) {
+        log_update(&u);
         if let Update::Stats { stats, .. } = &mut u {
             stats.updates_coalesced = self.coalesced;
             stats.updates_dropped = self.dropped;
@@ -289,7 +315,7 @@ impl NetHandle {
             let record = |at: Instant, direction: Direction, peer: SocketAddr, bytes: Vec<u8>| {
                 tap.offer_owned(epoch.unix_ns_at(at), direction, peer, bytes);
             };
-            let mut client = Client::new(client_cfg);
+            let mut client = Client::new(client_cfg).with_local_addr(local_addr);
             let mut publisher = Publisher::new(upd_tx, backlog);
             let mut out = Output::default();
             let run = |out: &mut Output, publisher: &mut Publisher, link: &mut FaultInjector<Wire>| {

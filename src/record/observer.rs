@@ -54,8 +54,8 @@ use crate::jaus::judp::Header;
 use crate::jaus::message::message_name;
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::update::{
-    CommandKind, ComponentInfo, ControlState, LinkState, MarkKind, Outcome, PresetInfo, Tolerated,
-    Update,
+    CommandKind, ComponentInfo, ControlState, Controller, LinkState, MarkKind, Outcome, PresetInfo,
+    Tolerated, Update,
 };
 use crate::net::endpoint::{Endpoint, InboundKind};
 use crate::net::reports;
@@ -253,7 +253,11 @@ impl Observer {
             let h = inbound.header;
             match inbound.kind {
                 InboundKind::NotForUs | InboundKind::Fragment => {}
-                InboundKind::BadSource | InboundKind::Duplicate => continue,
+                // A promiscuous endpoint has no ID of its own: never an echo.
+                InboundKind::BadSource
+                | InboundKind::Duplicate
+                | InboundKind::OwnEcho
+                | InboundKind::SameId => continue,
                 InboundKind::Ack => self.count("ack"),
                 InboundKind::Message(bytes) => {
                     let parsed = {
@@ -466,6 +470,20 @@ impl Observer {
                     };
                     self.set_control(t, ControlState::Released, None, label, out);
                 }
+            }
+            Message::ReportControl(r) => {
+                // Who holds control, as the arm said it (the live client's Controller update):
+                // a controller is known when it asked for control in this recording.
+                let (id, _) = reports::controller_of(&r, |id| {
+                    self.requests.contains_key(&id) || self.holder == Some(id)
+                });
+                out.push(Update::Controller {
+                    t,
+                    controller: Controller {
+                        id: id.map(Into::into),
+                        authority: if id.is_some() { r.authority_code } else { 0 },
+                    },
+                });
             }
             Message::ReportTransitionCompleted(r) => out.push(Update::CommandOutcome {
                 t,

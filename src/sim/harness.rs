@@ -153,7 +153,7 @@ impl SimNet {
         Self {
             ns: 0,
             step_size,
-            client: Client::new(cfg),
+            client: Client::new(cfg).with_local_addr(client_addr),
             client_addr,
             out: Output::default(),
             client_link: FaultInjector::new(Vec::new(), Faults::default(), seed),

@@ -4,10 +4,12 @@
 use std::time::{Duration, Instant};
 
 /// How often a condition is checked again.
+#[allow(dead_code, reason = "not every suite waits")]
 const POLL: Duration = Duration::from_millis(10);
 
 /// Checks `cond` until it holds. Panics naming `what` (what did not happen) if it still does
 /// not after `deadline`.
+#[allow(dead_code, reason = "not every suite waits")]
 pub fn wait_until(deadline: Duration, what: &str, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
     while !cond() {
@@ -69,4 +71,82 @@ pub fn outcome_of(
         _ => false,
     });
     o
+}
+
+// -------------------------------------------------------------------------------------------
+// The binary as a process: `jaus-ocu sim` on a port, and the CLI with its identity file in the
+// tests' scratch directory (not the user's).
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
+
+/// The binary, with its identity file in the tests' scratch directory (not the user's).
+#[allow(dead_code, reason = "shared by the process suites")]
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_jaus-ocu"));
+    c.env("JAUS_OCU_CONFIG_DIR", env!("CARGO_TARGET_TMPDIR"));
+    c
+}
+
+/// A UDP port that was free a moment ago.
+#[allow(
+    dead_code,
+    clippy::disallowed_methods,
+    reason = "shared by the process suites; a raw socket outside net/ finds a free port"
+)]
+pub fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[allow(dead_code, reason = "shared by the process suites")]
+pub struct Sim(pub Child);
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[allow(dead_code, reason = "shared by the process suites")]
+pub fn sim(args: &[&str], port: u16) -> Sim {
+    let mut child = bin()
+        .arg("sim")
+        .args(args)
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sim starts");
+    // Ready once it says where it listens, which it prints after binding the port. The reader
+    // keeps draining stderr so the sim never blocks on a full pipe.
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (ready_tx, ready) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("sim-stderr".into())
+        .spawn(move || {
+            let mut ready_tx = Some(ready_tx);
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if line.contains(" on udp ")
+                    && let Some(tx) = ready_tx.take()
+                {
+                    let _ = tx.send(());
+                }
+            }
+        })
+        .unwrap();
+    let sim = Sim(child);
+    match ready.recv_timeout(Duration::from_secs(30)) {
+        Ok(()) => sim,
+        Err(RecvTimeoutError::Timeout) => panic!("the sim did not say it listens within 30 s"),
+        Err(RecvTimeoutError::Disconnected) => {
+            panic!("the sim ended its output without saying it listens (port {port} taken?)")
+        }
+    }
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::commands::{Pending, Transition};
-use super::subscriptions::{Sub, SubState};
+use super::subscriptions::{STALE_DWELL, Sub, SubState};
 use super::{Client, Output};
 use crate::jaus::core::{QueryEventTimeout, QueryHeartbeatPulse, QueryStatus, QueryTimeout};
 use crate::jaus::iop::{
@@ -16,9 +16,15 @@ use crate::jaus::manipulator::{QueryManipulatorSpecifications, QueryToolOffset};
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::arm::ArmSpec;
 use crate::model::update::{
-    ControlState, LinkState, ManagementState, PoseState, PresetInfo, Signal, Update,
+    ComponentId, ControlLoss, ControlState, Controller, LinkState, ManagementState, PoseState,
+    PresetInfo, Signal, Update,
 };
 use crate::net::reports;
+
+/// Seconds between the re-probes (`QueryStatus`) of a lost arm. With the discovery round
+/// (every 2 s, also to its address when it is a `--connect` one) that is at most one query a
+/// second towards a silent arm: on a radio link, every query of a silent arm is airtime.
+pub(super) const LOST_PROBE_PERIOD: f64 = 2.0;
 
 /// A query asked a few times until answered.
 #[derive(Debug, Clone, Copy)]
@@ -78,10 +84,43 @@ pub(super) struct SelectedArm {
     pub(super) stale: HashMap<Signal, bool>,
     pub(super) cancelled_unknown: HashMap<u8, f64>,
     pub(super) live_announced: bool,
+    /// When each signal's stale flag last changed (hysteresis: at most once per
+    /// `STALE_DWELL`).
+    pub(super) stale_changed: HashMap<Signal, f64>,
+    /// When each signal's staleness is next judged (always later than the judgement that set
+    /// it: a check left in the past would make the network thread spin).
+    pub(super) stale_check: HashMap<Signal, f64>,
+    /// While the link is lost: when the arm is next probed.
+    pub(super) probe_next: f64,
+    /// Who holds control, as the arm last reported it.
+    pub(super) controller: Option<Controller>,
+    /// When we last sent a `RequestControl` (a control answer long after it was not ours).
+    pub(super) last_control_request: f64,
+    /// When we last sent a `ReleaseControl`.
+    pub(super) last_control_release: f64,
+    /// When the arm last confirmed our control (a keep-alive answered).
+    pub(super) last_control_confirmed: f64,
+    /// When `QueryControl` is next sent (who holds control is asked now and then: the live
+    /// area says "held by …" from the arm's answer).
+    pub(super) control_query_next: f64,
+    /// Control we held was lost (`RejectControl`) at this time; the reason waits for the
+    /// arm's `ReportControl`.
+    pub(super) loss_pending: Option<f64>,
+    /// Our request was refused at this time with this code; the outcome waits for the
+    /// arm's `ReportControl` to say who holds control.
+    pub(super) refusal_pending: Option<(f64, String)>,
+    /// `QueryControl` was sent a second time for the refusal or loss waiting for its reason.
+    pub(super) reason_asked_again: bool,
+    /// The authority of our last request (said in a refusal).
+    pub(super) requested_authority: Option<u8>,
+    /// Our own ID in the domain's terms (a `ReportControl` naming it is us).
+    pub(super) controller_self: Option<ComponentId>,
+    /// Since when the arm has named our ID as controller while we did not ask for control.
+    pub(super) phantom_control_since: Option<f64>,
 }
 
 impl SelectedArm {
-    pub(super) fn new(id: JausId, now: f64) -> Self {
+    pub(super) fn new(id: JausId, me: JausId, now: f64) -> Self {
         Self {
             id,
             link: LinkState::Connecting,
@@ -116,6 +155,20 @@ impl SelectedArm {
             stale: HashMap::new(),
             cancelled_unknown: HashMap::new(),
             live_announced: false,
+            stale_changed: HashMap::new(),
+            stale_check: HashMap::new(),
+            probe_next: now,
+            controller: None,
+            last_control_request: f64::NEG_INFINITY,
+            last_control_release: f64::NEG_INFINITY,
+            last_control_confirmed: f64::NEG_INFINITY,
+            control_query_next: now,
+            loss_pending: None,
+            refusal_pending: None,
+            reason_asked_again: false,
+            requested_authority: None,
+            controller_self: Some(me.into()),
+            phantom_control_since: None,
         }
     }
 
@@ -162,6 +215,9 @@ impl Client {
             s.control_timeout_ask = Ask::NEW;
             s.event_timeout_ask = Ask::NEW;
             s.live_announced = false;
+            s.stale_changed.clear();
+            s.stale_check.clear();
+            s.control_query_next = now;
             s.control = ControlState::Released;
             if s.wanted_authority.is_some() {
                 s.control = ControlState::Requested;
@@ -188,10 +244,37 @@ impl Client {
         if s.link != LinkState::Lost && now - s.last_heard > self.cfg.lost_after {
             s.link = LinkState::Lost;
             s.live_announced = false;
+            s.probe_next = now;
             out.updates.push(Update::Link {
                 t: now,
                 state: LinkState::Lost,
             });
+            if matches!(s.control, ControlState::Held { .. }) {
+                // The arm's answers no longer say we hold control: not shown as held. It is
+                // asked for again when the arm is heard (if we still want it).
+                s.control = if s.wanted_authority.is_some() {
+                    ControlState::Requested
+                } else {
+                    ControlState::Released
+                };
+                out.updates.push(Update::Control {
+                    t: now,
+                    state: s.control,
+                });
+                out.updates.push(Update::ControlLost {
+                    t: now,
+                    reason: ControlLoss::LinkLost,
+                });
+            }
+        }
+        if s.link == LinkState::Lost {
+            // Silent: one slow re-probe instead of the heartbeat, setup queries, subscriptions
+            // and keep-alives; everything starts again at once when the arm is heard.
+            if now >= s.probe_next {
+                s.probe_next = now + LOST_PROBE_PERIOD;
+                to_send.push(QueryStatus.into());
+            }
+            return;
         }
         if now >= s.next_heartbeat {
             s.next_heartbeat = now + self.cfg.heartbeat_period;
@@ -249,6 +332,33 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// When the selected arm's timers next need a tick: never earlier than what they would
+    /// act on (every time here is one a timer moves forward when it fires).
+    pub(super) fn arm_deadline(&self, s: &SelectedArm) -> f64 {
+        let mut d = self.command_deadline(s);
+        if s.link == LinkState::Lost {
+            // Only the re-probe, and the verdicts of commands already sent.
+            return d.min(s.probe_next);
+        }
+        d = d
+            .min(s.next_heartbeat)
+            .min(s.last_heard + self.cfg.lost_after + 1e-3)
+            .min(s.control_renew_at)
+            .min(s.control_query_next);
+        if s.spec.is_none() {
+            d = d.min(s.spec_next);
+        }
+        if s.status.is_none() {
+            d = d.min(s.status_query_next);
+        }
+        if s.pose_wanted() {
+            d = d.min(s.pose_query_next);
+        }
+        // The setup asks after the specification (a few tries each, `retry * 2` apart) ride
+        // on the heartbeat's ticks.
+        d.min(self.subscription_deadline(s))
     }
 
     /// The selected arm's answers to setup queries, and its reports.
@@ -311,12 +421,26 @@ impl Client {
         let Some(s) = &mut self.arm else { return };
         s.last_sample.insert(signal, now);
         if s.stale.get(&signal).copied().unwrap_or(false) {
-            s.stale.insert(signal, false);
-            out.updates.push(Update::Stale {
-                t: now,
-                signal,
-                stale: false,
-            });
+            let changed = s
+                .stale_changed
+                .get(&signal)
+                .copied()
+                .unwrap_or(f64::NEG_INFINITY);
+            if now - changed >= STALE_DWELL {
+                s.stale.insert(signal, false);
+                s.stale_changed.insert(signal, now);
+                s.stale_check.remove(&signal);
+                out.updates.push(Update::Stale {
+                    t: now,
+                    signal,
+                    stale: false,
+                });
+            } else {
+                // Fresh again, said when the flag's dwell time is over (hysteresis).
+                s.stale_check.insert(signal, changed + STALE_DWELL);
+            }
+        } else {
+            s.stale_check.remove(&signal);
         }
         // Live once the specification is known too (a status may be asked for before it).
         if !s.live_announced && s.link != LinkState::Lost && s.spec.is_some() {

@@ -26,7 +26,8 @@ use crate::jaus::iop::{
 };
 use crate::jaus::{JausId, Message};
 use crate::model::update::{
-    Command, CommandKind, ControlState, ManagementState, Outcome, PoseState, Update,
+    Command, CommandKind, ControlLoss, ControlState, Controller, LinkState, ManagementState,
+    Outcome, PoseState, Update,
 };
 use crate::net::reports;
 
@@ -43,6 +44,17 @@ const TRANSITION_TRIES: u8 = 10;
 const KEEP_ALIVE_RETRY: f64 = 0.2;
 /// How long a refused transition waits for the status that says why, s.
 const REASON_WAIT: f64 = 0.5;
+/// How long a refused control request, or a loss of control, waits for the arm's
+/// `ReportControl` saying who holds control, s (`QueryControl` is sent at once and again
+/// halfway).
+const CONTROL_REASON_WAIT: f64 = 1.0;
+/// Seconds between `QueryControl`s while the link is up: who holds control is the arm's to
+/// say, and another client may take or release it at any time.
+const CONTROL_QUERY_PERIOD: f64 = 5.0;
+/// A `ReportControl` naming our ID while we did not ask for control is another client's
+/// control (a duplicate ID) once it has lasted this long, s: an earlier process with our ID
+/// that died holding control is released by the arm's timeout well before.
+const PHANTOM_CONTROL_LIMIT: f64 = 65.0;
 
 /// A command sent and not yet judged.
 #[derive(Debug, Clone, Copy)]
@@ -137,16 +149,76 @@ fn state_name(state: ManagementState) -> String {
 
 /// The selected arm's state in words, as last reported: control and management state.
 fn arm_words(s: &SelectedArm) -> String {
-    let control = match s.control {
-        ControlState::Held { authority } => format!("control held (authority {authority})"),
-        ControlState::Requested => "control requested, not confirmed".into(),
-        ControlState::Released => "control not held".into(),
+    let control = match (s.control, s.controller) {
+        (ControlState::Held { authority }, _) => format!("control held (authority {authority})"),
+        (ControlState::Requested, _) => "control requested, not confirmed".into(),
+        (ControlState::Released, Some(c @ Controller { id: Some(_), .. })) => {
+            format!("control held by {c}")
+        }
+        (ControlState::Released, Some(Controller { id: None, .. })) => "control free".into(),
+        (ControlState::Released, None) => "control not held".into(),
     };
     let status = match s.status {
         Some(st) => format!("status {}", state_name(st)),
         None => "status unknown".into(),
     };
     format!("{control}, {status}")
+}
+
+/// Why control we held is gone, from what the arm said last: given to another (its
+/// `ReportControl`), else lapsed (our last confirmed keep-alive is older than the arm's
+/// timeout), else released by the arm.
+fn loss_reason(s: &SelectedArm, now: f64) -> ControlLoss {
+    if let Some(Controller {
+        id: Some(by),
+        authority,
+    }) = s.controller
+        && Some(by) != s.controller_self
+    {
+        return ControlLoss::Taken { by, authority };
+    }
+    let lapse = match s.control_timeout {
+        Some(t) if t > 0 => f64::from(t) * 0.9,
+        _ => 3.0 * s.control_renew_interval(),
+    };
+    if now - s.last_control_confirmed >= lapse {
+        ControlLoss::TimedOut
+    } else {
+        ControlLoss::ReleasedByArm
+    }
+}
+
+/// Control we held is gone: shown as not held at once, with the reason.
+fn lose_control(s: &mut SelectedArm, now: f64, reason: ControlLoss, out: &mut Output) {
+    s.control = ControlState::Released;
+    s.wanted_authority = None;
+    s.control_renew_at = f64::INFINITY;
+    s.loss_pending = None;
+    out.updates.push(Update::Control {
+        t: now,
+        state: s.control,
+    });
+    out.updates.push(Update::ControlLost { t: now, reason });
+}
+
+/// A refused control request in words: who holds control at what authority, and ours.
+fn refusal_words(s: &SelectedArm, code: &str) -> String {
+    let ours = s
+        .requested_authority
+        .map_or_else(|| "unknown".to_string(), |a| a.to_string());
+    match s.controller {
+        Some(c @ Controller { id: Some(id), .. }) if Some(id) != s.controller_self => {
+            format!("control is held by {c}; ours is {ours} (the arm answered {code})")
+        }
+        Some(Controller { id: None, .. }) => format!(
+            "the manipulator refused control ({code}; our authority {ours}) though nobody \
+             holds it"
+        ),
+        _ => format!(
+            "the manipulator refused control: {code} (our authority {ours}); it did not say \
+             who holds control"
+        ),
+    }
 }
 
 impl Client {
@@ -186,6 +258,70 @@ impl Client {
         }
     }
 
+    /// A refusal or loss of control whose reason the arm did not give in time: asked once
+    /// more halfway, then judged on what is known.
+    fn control_reason_timers(&mut self, now: f64, to_send: &mut Vec<Message>, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        let waiting = s
+            .refusal_pending
+            .as_ref()
+            .map(|r| r.0)
+            .into_iter()
+            .chain(s.loss_pending)
+            .fold(f64::INFINITY, f64::min);
+        if waiting.is_finite() {
+            if now >= waiting + CONTROL_REASON_WAIT {
+                if s.loss_pending.take().is_some() {
+                    let reason = loss_reason(s, now);
+                    out.updates.push(Update::ControlLost { t: now, reason });
+                }
+                if let Some((_, code)) = s.refusal_pending.take() {
+                    let why = refusal_words(s, &code);
+                    Self::outcome(
+                        out,
+                        now,
+                        CommandKind::RequestControl,
+                        Outcome::Rejected(why),
+                    );
+                }
+                s.reason_asked_again = false;
+            } else if now >= waiting + CONTROL_REASON_WAIT / 2.0 && !s.reason_asked_again {
+                s.reason_asked_again = true;
+                to_send.push(QueryControl.into());
+            }
+        }
+    }
+
+    /// When pending commands next need a tick: a retry or a verdict.
+    pub(super) fn command_deadline(&self, s: &SelectedArm) -> f64 {
+        let timeout = self.cfg.command_timeout;
+        let mut d = f64::INFINITY;
+        if let Some(p) = &s.control_pending {
+            d = d.min(p.deadline(timeout));
+        }
+        for p in &s.status_pending {
+            d = d.min(p.deadline(timeout));
+        }
+        if let Some(t) = &s.transition {
+            d = d.min(t.deadline(self.cfg.transition_timeout));
+        }
+        let waiting = s
+            .refusal_pending
+            .as_ref()
+            .map(|r| r.0)
+            .into_iter()
+            .chain(s.loss_pending)
+            .fold(f64::INFINITY, f64::min);
+        if waiting.is_finite() {
+            d = d.min(if s.reason_asked_again {
+                waiting + CONTROL_REASON_WAIT
+            } else {
+                waiting + CONTROL_REASON_WAIT / 2.0
+            });
+        }
+        d
+    }
+
     /// Takes one command from the UI.
     pub fn handle_command(&mut self, now: f64, cmd: Command, out: &mut Output) {
         if let Command::Shutdown = cmd {
@@ -207,6 +343,10 @@ impl Client {
             Self::outcome(out, now, CommandKind::Select, Outcome::Confirmed);
             return;
         }
+        if let Some(why) = self.refused_for_conflict(cmd) {
+            Self::outcome(out, now, cmd.kind(), Outcome::Rejected(why));
+            return;
+        }
         let Some(s) = &mut self.arm else {
             let kind = cmd.kind();
             Self::outcome(
@@ -224,7 +364,10 @@ impl Client {
                 s.wanted_authority = Some(authority);
                 s.control = ControlState::Requested;
                 s.control_pending = Some(Pending::new(CommandKind::RequestControl, now));
+                s.refusal_pending = None;
                 s.control_renew_at = f64::INFINITY;
+                s.last_control_request = now;
+                s.requested_authority = Some(authority);
                 out.updates.push(Update::Control {
                     t: now,
                     state: ControlState::Requested,
@@ -240,6 +383,7 @@ impl Client {
             Command::ReleaseControl => {
                 s.wanted_authority = None;
                 s.control_renew_at = f64::INFINITY;
+                s.last_control_release = now;
                 if s.control == ControlState::Released && s.control_pending.is_none() {
                     // Not held as far as we know; told anyway (an earlier process with our ID
                     // may have left control held), no answer awaited.
@@ -399,8 +543,10 @@ impl Client {
         Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Failed(words));
     }
 
-    /// A `ReportControl` from the selected arm: who holds control. Confirms a pending request
-    /// (we are the controller) or release (we are not).
+    /// A `ReportControl` from the selected arm: who holds control, as the arm says. It is
+    /// published when it changes; it confirms a pending request (we are the controller) or
+    /// release (we are not); control we hold and the arm gives to another is lost ("taken
+    /// by …"); a refusal or loss waiting for its reason is judged with it.
     fn control_reported(&mut self, now: f64, r: ReportControl, out: &mut Output) {
         let me = self.cfg.id;
         let known = |id: JausId| id == me || self.endpoint.contains(id);
@@ -419,14 +565,62 @@ impl Client {
                 });
             }
         }
+        let timeout = self.cfg.command_timeout;
         let Some(s) = &mut self.arm else { return };
+        let reported = Controller {
+            id: controller.map(Into::into),
+            authority: if controller.is_some() {
+                r.authority_code
+            } else {
+                0
+            },
+        };
+        if s.controller != Some(reported) {
+            s.controller = Some(reported);
+            out.updates.push(Update::Controller {
+                t: now,
+                controller: reported,
+            });
+        }
         let ours = controller == Some(me);
-        let Some(p) = s.control_pending else { return };
-        match (p.kind, ours) {
-            (CommandKind::RequestControl, true) => {
+        // Control that is ours by the arm's word while we did not ask for it.
+        let asked = now - s.last_control_request <= timeout + 1.0
+            || now - s.last_control_release <= timeout + 1.0
+            || s.wanted_authority.is_some()
+            || s.control_pending.is_some();
+        let mut conflict = None;
+        if ours && !asked {
+            match s.phantom_control_since {
+                None => {
+                    s.phantom_control_since = Some(now);
+                    out.updates.push(Update::Error {
+                        t: now,
+                        message: format!(
+                            "the arm says this OCU's ID {me} holds control, which this OCU did \
+                             not ask for: an earlier process with this ID that did not release \
+                             it, or another client using the same ID"
+                        ),
+                    });
+                }
+                Some(since) if now - since > PHANTOM_CONTROL_LIMIT => {
+                    conflict = Some(format!(
+                        "the arm has said for {:.0} s that our ID holds control, which this \
+                         OCU never asked for",
+                        now - since
+                    ));
+                }
+                Some(_) => {}
+            }
+        } else {
+            s.phantom_control_since = None;
+        }
+        match s.control_pending {
+            Some(p) if p.kind == CommandKind::RequestControl && ours => {
                 s.control_pending = None;
+                s.refusal_pending = None;
                 let authority = s.wanted_authority.unwrap_or(r.authority_code);
                 s.control = ControlState::Held { authority };
+                s.last_control_confirmed = now;
                 s.control_renew_at = now + s.control_renew_interval();
                 out.updates.push(Update::Control {
                     t: now,
@@ -434,7 +628,7 @@ impl Client {
                 });
                 Self::outcome(out, now, CommandKind::RequestControl, Outcome::Confirmed);
             }
-            (CommandKind::ReleaseControl, false) => {
+            Some(p) if p.kind == CommandKind::ReleaseControl && !ours => {
                 s.control_pending = None;
                 s.control = ControlState::Released;
                 out.updates.push(Update::Control {
@@ -443,11 +637,35 @@ impl Client {
                 });
                 Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed);
             }
-            _ => {
+            Some(_) => {
                 if let Some(p) = &mut s.control_pending {
                     p.contrary = true;
                 }
             }
+            None => {
+                if matches!(s.control, ControlState::Held { .. }) && !ours {
+                    // The arm no longer names us: control is gone, and the arm said to whom.
+                    let reason = loss_reason(s, now);
+                    lose_control(s, now, reason, out);
+                }
+            }
+        }
+        // A refusal or a loss waiting for who holds control is judged now.
+        if s.loss_pending.take().is_some() {
+            let reason = loss_reason(s, now);
+            out.updates.push(Update::ControlLost { t: now, reason });
+        }
+        if let Some((_, code)) = s.refusal_pending.take() {
+            let why = refusal_words(s, &code);
+            Self::outcome(
+                out,
+                now,
+                CommandKind::RequestControl,
+                Outcome::Rejected(why),
+            );
+        }
+        if let Some(evidence) = conflict {
+            self.id_conflict_seen(now, None, evidence, out);
         }
     }
 
@@ -457,7 +675,9 @@ impl Client {
             self.control_reported(now, *r, out);
             return;
         }
+        let timeout = self.cfg.command_timeout;
         let Some(s) = &mut self.arm else { return };
+        let id = s.id;
         match m {
             Message::ConfirmControl(c) => {
                 let pending = s.control_pending.take();
@@ -471,10 +691,26 @@ impl Client {
                             return;
                         }
                         if s.wanted_authority.is_none() {
-                            // Not wanted any more (released meanwhile): nothing to hold.
+                            // Not wanted any more (released meanwhile): nothing to hold. An
+                            // acceptance of a request we never sent is another client's
+                            // request under our ID.
+                            if now - s.last_control_request > timeout + 1.0 {
+                                let me = self.cfg.id;
+                                self.id_conflict_seen(
+                                    now,
+                                    None,
+                                    format!(
+                                        "the arm accepted a control request from our ID {me} \
+                                         that this OCU did not send"
+                                    ),
+                                    out,
+                                );
+                            }
                             return;
                         }
                         s.control = ControlState::Held { authority };
+                        s.last_control_confirmed = now;
+                        s.refusal_pending = None;
                         s.control_renew_at = now + s.control_renew_interval();
                         if newly {
                             out.updates.push(Update::Control {
@@ -492,6 +728,7 @@ impl Client {
                         }
                     }
                     code => {
+                        let was_held = matches!(s.control, ControlState::Held { .. });
                         s.control = ControlState::Released;
                         s.control_renew_at = f64::INFINITY;
                         s.wanted_authority = None;
@@ -499,20 +736,31 @@ impl Client {
                             t: now,
                             state: s.control,
                         });
-                        let reason = format!("the manipulator refused control: {}", label(code));
-                        if pending.is_some_and(|p| p.kind == CommandKind::RequestControl) {
-                            Self::outcome(
-                                out,
-                                now,
-                                CommandKind::RequestControl,
-                                Outcome::Rejected(reason),
-                            );
+                        if pending.is_some_and(|p| p.kind == CommandKind::RequestControl)
+                            && !was_held
+                        {
+                            // Refused: the outcome says who holds control, once the arm
+                            // has said (or after a short wait).
+                            s.refusal_pending = Some((now, label(code)));
+                            s.reason_asked_again = false;
                         } else {
-                            out.updates.push(Update::Error {
-                                t: now,
-                                message: format!("control lost: {reason}"),
-                            });
+                            // A keep-alive refused: control is gone; why, once the arm says
+                            // who holds it.
+                            s.loss_pending = Some(now);
+                            s.reason_asked_again = false;
+                            if pending.is_some_and(|p| p.kind == CommandKind::RequestControl) {
+                                Self::outcome(
+                                    out,
+                                    now,
+                                    CommandKind::RequestControl,
+                                    Outcome::Rejected(format!(
+                                        "the manipulator refused control: {}",
+                                        label(code)
+                                    )),
+                                );
+                            }
                         }
+                        self.send(id, QueryControl, out);
                     }
                 }
             }
@@ -529,27 +777,19 @@ impl Client {
                     Some(CommandKind::ReleaseControl) => {
                         Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed);
                     }
-                    Some(kind) => {
+                    Some(_) => {
                         s.wanted_authority = None;
-                        Self::outcome(
-                            out,
-                            now,
-                            kind,
-                            Outcome::Rejected(format!(
-                                "the manipulator refused control: {}",
-                                label(r.response_code)
-                            )),
-                        );
+                        s.refusal_pending = Some((now, label(r.response_code)));
+                        s.reason_asked_again = false;
+                        self.send(id, QueryControl, out);
                     }
                     None if was_held => {
+                        // The arm took control away: released, timed out, or given to a
+                        // higher authority. Why is said once the arm says who holds it.
                         s.wanted_authority = None;
-                        out.updates.push(Update::Error {
-                            t: now,
-                            message: format!(
-                                "control lost: the manipulator sent RejectControl {}",
-                                label(r.response_code)
-                            ),
-                        });
+                        s.loss_pending = Some(now);
+                        s.reason_asked_again = false;
+                        self.send(id, QueryControl, out);
                     }
                     None => {}
                 }
@@ -600,7 +840,14 @@ impl Client {
     ) {
         let timeout = self.cfg.command_timeout;
         let Some(s) = &mut self.arm else { return };
-        if now >= s.control_renew_at {
+        let live = s.link != LinkState::Lost;
+        if live && now >= s.control_query_next {
+            s.control_query_next = now + CONTROL_QUERY_PERIOD;
+            to_send.push(QueryControl.into());
+        }
+        self.control_reason_timers(now, to_send, out);
+        let Some(s) = &mut self.arm else { return };
+        if live && now >= s.control_renew_at {
             // Until a ConfirmControl answers this keep-alive (which schedules the next one a
             // third of the timeout later), it is sent again soon: a few lost keep-alives in a
             // row must not let control lapse.
@@ -609,6 +856,7 @@ impl Client {
                 if s.control_pending.is_none() && s.control == ControlState::Requested {
                     s.control_pending = Some(Pending::new(CommandKind::RequestControl, now));
                 }
+                s.last_control_request = now;
                 to_send.push(
                     RequestControl {
                         authority_code: authority,
@@ -645,12 +893,15 @@ impl Client {
                 p.retried(now);
                 s.control_pending = Some(p);
                 match (p.kind, s.wanted_authority) {
-                    (CommandKind::RequestControl, Some(authority)) => to_send.push(
-                        RequestControl {
-                            authority_code: authority,
-                        }
-                        .into(),
-                    ),
+                    (CommandKind::RequestControl, Some(authority)) => {
+                        s.last_control_request = now;
+                        to_send.push(
+                            RequestControl {
+                                authority_code: authority,
+                            }
+                            .into(),
+                        );
+                    }
                     _ => to_send.push(ReleaseControl.into()),
                 }
                 to_send.push(QueryControl.into());
@@ -675,6 +926,12 @@ impl Client {
             let outcome = if p.contrary {
                 // Answered, never with the effect: refused. Say why in words.
                 Outcome::Rejected(match (p.kind, s.status) {
+                    (CommandKind::ClearEmergency, Some(ManagementState::Emergency)) => {
+                        "the arm stays in EMERGENCY: JAUS ends an emergency only when every \
+                         client that set it has cleared it, so another OCU or script (another \
+                         JAUS ID) may still hold it; clear it from there"
+                            .into()
+                    }
                     (_, Some(ManagementState::Emergency)) => "the arm is in EMERGENCY".into(),
                     (_, Some(st)) => format!("the arm stayed in {}", state_name(st)),
                     (_, None) => "the arm did not change state".into(),

@@ -142,7 +142,7 @@ impl Client {
 
     pub(super) fn select(&mut self, now: f64, id: JausId, out: &mut Output) {
         self.teardown(now, out);
-        self.arm = Some(SelectedArm::new(id, now));
+        self.arm = Some(SelectedArm::new(id, self.cfg.id, now));
         // The selected arm is never forgotten to make room for another peer.
         self.endpoint.pin(Some(id));
         out.updates.push(Update::Selected {

@@ -12,11 +12,19 @@
 //!   control and event timeouts (a few tries each), then one subscription per signal.
 //! - Subscriptions: `CreateEvent` (periodic for samples, every-change for pose and status);
 //!   renewed at half the peer's event timeout; a `RejectEventRequest` or three unanswered
-//!   requests fall back to periodic queries; a signal overdue by three periods is stale, and
-//!   an event stale for more than a second is re-created (a restarted peer forgot it).
+//!   requests fall back to periodic queries; a signal overdue by three periods (at least
+//!   0.5 s, plus the tick's own lateness) is stale, its flag changes at most once a second,
+//!   and an event stale for more than a second is re-created (a restarted peer forgot it).
 //! - Liveness: `QueryHeartbeatPulse` every `heartbeat_period`; silence longer than `lost_after`
-//!   marks the link lost; the first datagram after that re-queries the specification and
-//!   re-creates everything (and re-requests control if we held it).
+//!   marks the link lost: everything towards the arm stops but one `QueryStatus` every 2 s;
+//!   the first datagram after that re-queries the specification and re-creates everything
+//!   (and re-requests control if we held it).
+//! - Deadlines: [`Client::next_deadline`] is never left in the past by a tick (the network
+//!   thread sleeps until it); tests count wake-ups with a fake clock.
+//! - Identity: our ID in [`Update::Identity`] at the first tick; another client using it (a
+//!   datagram with our ID we did not send, a control acceptance we did not ask for, the arm
+//!   naming our ID as controller for over a minute unasked) is a conflict: every command but
+//!   the emergency stop is refused until 15 s pass without another sign.
 //! - JUDP, through the shared [`Endpoint`]: ACK requests answered; duplicates (same source and
 //!   sequence within 2 s) dropped; multi-packet messages reassembled with bounded memory; every
 //!   block of a datagram handled; at most 256 peers remembered (the least recently heard
@@ -32,7 +40,11 @@
 //!   `NoAnswer { tries, state }` after the last try (then the state is queried). The status is
 //!   queried until known. Control is kept by re-requesting at a third of the peer's timeout
 //!   (sooner while a keep-alive is unanswered). `GoToPreset`, Resume and Standby are refused
-//!   locally unless control is held.
+//!   locally unless control is held. Control is shown held only on the arm's word
+//!   (`ConfirmControl`, `ReportControl` naming us); who holds it is the arm's `ReportControl`
+//!   ([`Update::Controller`], asked every 5 s and on every change); a loss says why
+//!   ([`Update::ControlLost`]: taken by whom, timed out, released, link lost) and a refusal
+//!   names the holder, each waiting up to a second for the arm's answer to `QueryControl`.
 //! - Tolerated deviations (wire reference §9) are counted in [`NetStats::tolerated`].
 
 mod arm;
@@ -45,12 +57,11 @@ use std::net::SocketAddr;
 use crate::jaus::core::{IdentificationType, ReportHeartbeatPulse, ReportIdentification};
 use crate::jaus::judp::{self, Broadcast};
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
-use crate::model::update::{CommandKind, NetStats, Outcome, Update};
+use crate::model::update::{Command, CommandKind, IdConflict, NetStats, Outcome, Update};
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 
 use arm::SelectedArm;
 use discovery::Known;
-use subscriptions::SubState;
 
 /// The OCU's default JAUS ID.
 pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
@@ -60,6 +71,8 @@ pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
 const FAST_DISCOVERY_FOR: f64 = 10.0;
 /// Most peers remembered (the oldest silent ones are forgotten first).
 const MAX_PEERS: usize = 256;
+/// Seconds without new evidence after which a conflict over our JAUS ID is over.
+const CONFLICT_QUIET: f64 = 15.0;
 /// Requested event rates, Hz.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rates {
@@ -169,6 +182,15 @@ pub struct Client {
     shut_down: bool,
     /// The controller-ID byte order deviation was reported once.
     warned_controller_order: bool,
+    /// Another client uses our ID, and when the last evidence of it came.
+    conflict: Option<(IdConflict, f64)>,
+    /// Our identity was published (first tick).
+    identity_announced: bool,
+    /// The deadline the last tick left ([`Client::next_deadline`] after it): how late the
+    /// next tick runs is the thread's own lateness, a margin for staleness.
+    planned: f64,
+    /// How late the current tick runs after its planned deadline, s.
+    pub(super) lateness: f64,
 }
 
 fn label<T: std::fmt::Display>(v: T) -> String {
@@ -189,7 +211,67 @@ impl Client {
             next_request_id: 1,
             shut_down: false,
             warned_controller_order: false,
+            conflict: None,
+            identity_announced: false,
+            planned: f64::NEG_INFINITY,
+            lateness: 0.0,
         }
+    }
+
+    /// Our socket's local address: a datagram carrying our ID from another port is another
+    /// client's (the network thread and the in-memory harness tell the client).
+    pub fn set_local_addr(&mut self, addr: SocketAddr) {
+        self.endpoint.set_local_port(Some(addr.port()));
+    }
+
+    /// The same client, told its socket's local address ([`Client::set_local_addr`]).
+    #[must_use]
+    pub fn with_local_addr(mut self, addr: SocketAddr) -> Self {
+        self.set_local_addr(addr);
+        self
+    }
+
+    /// Whether another client is seen using our JAUS ID (commands are refused meanwhile).
+    pub fn id_conflict(&self) -> Option<&IdConflict> {
+        self.conflict.as_ref().map(|(c, _)| c)
+    }
+
+    /// Evidence that another client uses our ID, at `now`: said once when it starts (an
+    /// update and an error in words), remembered until [`CONFLICT_QUIET`] passes without more.
+    pub(super) fn id_conflict_seen(
+        &mut self,
+        now: f64,
+        address: Option<SocketAddr>,
+        evidence: String,
+        out: &mut Output,
+    ) {
+        self.stats.id_conflicts += 1;
+        if let Some((_, last)) = &mut self.conflict {
+            *last = now;
+            return;
+        }
+        let conflict = IdConflict { address, evidence };
+        out.updates.push(Update::Error {
+            t: now,
+            message: format!(
+                "another JAUS client uses this OCU's ID {}: {}. The arm cannot tell the two \
+                 apart; commands other than the emergency stop are refused until it stops. \
+                 Give each OCU its own ID (--jaus-id S.N.C, or leave the default: every \
+                 process takes a free one).",
+                self.cfg.id, conflict.evidence
+            ),
+        });
+        self.conflict = Some((conflict, now));
+        self.announce_identity(now, out);
+    }
+
+    fn announce_identity(&mut self, now: f64, out: &mut Output) {
+        self.identity_announced = true;
+        out.updates.push(Update::Identity {
+            t: now,
+            id: self.cfg.id.into(),
+            conflict: self.id_conflict().cloned(),
+        });
     }
 
     /// Counters so far.
@@ -228,41 +310,19 @@ impl Client {
         self.shut_down
     }
 
-    /// When [`Client::tick`] should next run.
+    /// When [`Client::tick`] should next run: never in the past after a tick at `now` has
+    /// run (a deadline left behind would make the network thread spin; the tests count
+    /// wake-ups with a fake clock).
     pub fn next_deadline(&self) -> f64 {
         let mut d = self.next_discovery.min(self.next_stats);
+        if !self.identity_announced {
+            d = f64::NEG_INFINITY;
+        }
+        if let Some((_, last)) = &self.conflict {
+            d = d.min(last + CONFLICT_QUIET);
+        }
         if let Some(s) = &self.arm {
-            d = d.min(s.next_heartbeat).min(s.control_renew_at);
-            if s.spec.is_none() {
-                d = d.min(s.spec_next);
-            }
-            for sub in &s.subs {
-                d = d.min(match sub.state {
-                    SubState::Requesting { sent, .. } => sent + self.cfg.retry,
-                    SubState::Active { renew_at, .. } => renew_at,
-                    SubState::Polling { next, .. } => next,
-                });
-                if let Some(p) = sub.period() {
-                    let last = s.last_sample.get(&sub.signal).copied().unwrap_or(sub.since);
-                    d = d.min(last + 3.0 * p + 1e-3);
-                }
-            }
-            if s.status.is_none() {
-                d = d.min(s.status_query_next);
-            }
-            if s.pose_wanted() {
-                d = d.min(s.pose_query_next);
-            }
-            // Pending commands are tried again, then judged.
-            if let Some(p) = &s.control_pending {
-                d = d.min(p.deadline(self.cfg.command_timeout));
-            }
-            for p in &s.status_pending {
-                d = d.min(p.deadline(self.cfg.command_timeout));
-            }
-            if let Some(t) = &s.transition {
-                d = d.min(t.deadline(self.cfg.transition_timeout));
-            }
+            d = d.min(self.arm_deadline(s));
         }
         d
     }
@@ -314,6 +374,18 @@ impl Client {
         };
         while let Some(item) = intake.next(&mut self.endpoint) {
             let Ok(inbound) = item else { break };
+            if inbound.kind == InboundKind::SameId {
+                self.id_conflict_seen(
+                    now,
+                    Some(from),
+                    format!(
+                        "a datagram from {from} carried our ID {} (we did not send it)",
+                        self.cfg.id
+                    ),
+                    out,
+                );
+                continue;
+            }
             if !inbound.heard() {
                 continue;
             }
@@ -395,6 +467,29 @@ impl Client {
         if self.shut_down {
             return;
         }
+        self.lateness = (now - self.planned).max(0.0);
+        self.timers(now, out);
+        self.planned = self.next_deadline();
+    }
+
+    fn timers(&mut self, now: f64, out: &mut Output) {
+        if !self.identity_announced {
+            self.announce_identity(now, out);
+        }
+        if let Some((_, last)) = &self.conflict
+            && now >= last + CONFLICT_QUIET
+        {
+            self.conflict = None;
+            out.updates.push(Update::Error {
+                t: now,
+                message: format!(
+                    "no sign of another client using our ID {} for {CONFLICT_QUIET:.0} s: \
+                     commands are accepted again",
+                    self.cfg.id
+                ),
+            });
+            self.announce_identity(now, out);
+        }
         if now >= self.next_discovery {
             // Until an arm is selected (for the first seconds), rounds come every `retry / 2` s:
             // on a lossy network the first answers must not wait whole discovery periods.
@@ -427,5 +522,22 @@ impl Client {
             self.send(id, m, out);
         }
         self.drive_subscriptions(now, out);
+    }
+
+    /// Whether `cmd` is refused because another client uses our ID (the emergency stop
+    /// never is: any client may stop the arm).
+    fn refused_for_conflict(&self, cmd: Command) -> Option<String> {
+        let (c, _) = self.conflict.as_ref()?;
+        if matches!(
+            cmd,
+            Command::SetEmergency | Command::Select(_) | Command::Shutdown
+        ) {
+            return None;
+        }
+        Some(format!(
+            "another client uses this OCU's JAUS ID {} ({}); the arm cannot tell us apart. \
+             Give each OCU its own ID (--jaus-id S.N.C) and try again",
+            self.cfg.id, c.evidence
+        ))
     }
 }

@@ -1,8 +1,10 @@
 //! Subscriptions: one `CreateEvent` per signal (periodic for samples, every-change for pose and
 //! status), renewed at half the peer's event timeout; `RejectEventRequest` or three unanswered
 //! requests fall back to periodic queries; events older than the last one applied are dropped
-//! (reordered in flight); a signal overdue by three periods is stale, and an event stale for
-//! more than a second is re-created.
+//! (reordered in flight); a signal overdue by three periods (at least [`STALE_FLOOR`], plus
+//! how late the network thread's own tick ran) is stale, its stale flag changes at most once
+//! per [`STALE_DWELL`], and an event stale for more than a second is re-created. Nothing of
+//! this runs while the arm's link is lost.
 
 use super::{Client, Output};
 use crate::jaus::core::{CancelEvent, CreateEvent, Event, EventType, QueryStatus};
@@ -12,6 +14,19 @@ use crate::jaus::manipulator::{
 };
 use crate::jaus::{EmbeddedMessage, JausId, Message};
 use crate::model::update::{Delivery, LinkState, Signal, Update};
+
+/// The least time a signal is overdue before it is called stale, s: shorter gaps are loss an
+/// operator cannot see (at 30 % loss a 10 Hz signal misses three in a row every few seconds),
+/// and a busy machine delays the network thread by tens of milliseconds.
+pub(super) const STALE_FLOOR: f64 = 0.5;
+/// A signal's stale flag changes at most once per this many seconds (the link text does not
+/// flap on a lossy link).
+pub(super) const STALE_DWELL: f64 = 1.0;
+
+/// How long a signal of `period` may be overdue before it is stale, s.
+pub(super) fn stale_limit(period: f64) -> f64 {
+    (3.0 * period).max(STALE_FLOOR)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum SubState {
@@ -157,8 +172,43 @@ impl Client {
         self.send(to, m, out);
     }
 
+    /// When the subscriptions next need a tick (nothing while the link is lost).
+    pub(super) fn subscription_deadline(&self, s: &super::arm::SelectedArm) -> f64 {
+        if s.link == LinkState::Lost {
+            return f64::INFINITY;
+        }
+        let mut d = f64::INFINITY;
+        for sub in &s.subs {
+            d = d.min(match sub.state {
+                SubState::Requesting { sent, .. } => sent + self.cfg.retry,
+                SubState::Active { renew_at, .. } => renew_at,
+                SubState::Polling { next, .. } => next,
+            });
+            if let Some(p) = sub.period() {
+                let last = s.last_sample.get(&sub.signal).copied().unwrap_or(sub.since);
+                // Set by every judgement to a later time; a subscription not judged yet is
+                // judged when it could first be stale.
+                d = d.min(
+                    s.stale_check
+                        .get(&sub.signal)
+                        .copied()
+                        .unwrap_or(last + stale_limit(p) + 1e-3),
+                );
+                if s.stale.get(&sub.signal).copied().unwrap_or(false)
+                    && matches!(sub.state, SubState::Active { .. })
+                {
+                    d = d.min(recreate_at(sub, last, p));
+                }
+            }
+        }
+        d
+    }
+
     pub(super) fn drive_subscriptions(&mut self, now: f64, out: &mut Output) {
         let Some(s) = &self.arm else { return };
+        if s.link == LinkState::Lost {
+            return;
+        }
         let id = s.id;
         let retry = self.cfg.retry;
         let count = s.subs.len();
@@ -355,26 +405,60 @@ impl Client {
     }
 
     /// Staleness of every sampled signal, and re-creating events a restarted peer forgot.
+    /// Judged on receive times, with the tick's own lateness as a margin (a thread that ran
+    /// late has not looked at the socket either), and with hysteresis ([`STALE_DWELL`]).
     pub(super) fn staleness(&mut self, now: f64, out: &mut Output) {
+        let margin = self.lateness;
         let Some(s) = &mut self.arm else { return };
+        if s.link == LinkState::Lost {
+            return;
+        }
         let mut recreate = Vec::new();
         for (i, sub) in s.subs.iter().enumerate() {
             let Some(period) = sub.period() else { continue };
             let last = s.last_sample.get(&sub.signal).copied().unwrap_or(sub.since);
-            let overdue = now - last;
-            let stale = overdue > 3.0 * period;
-            if stale != s.stale.get(&sub.signal).copied().unwrap_or(false) {
-                s.stale.insert(sub.signal, stale);
+            let limit = stale_limit(period) + margin;
+            let overdue = now - last > limit;
+            let was = s.stale.get(&sub.signal).copied().unwrap_or(false);
+            let changed = s
+                .stale_changed
+                .get(&sub.signal)
+                .copied()
+                .unwrap_or(f64::NEG_INFINITY);
+            let may_change = now - changed >= STALE_DWELL;
+            let stale = if overdue != was && may_change {
+                s.stale.insert(sub.signal, overdue);
+                s.stale_changed.insert(sub.signal, now);
                 out.updates.push(Update::Stale {
                     t: now,
                     signal: sub.signal,
-                    stale,
+                    stale: overdue,
                 });
-            }
+                overdue
+            } else {
+                was
+            };
+            // The next judgement, always after now.
+            let changed = s
+                .stale_changed
+                .get(&sub.signal)
+                .copied()
+                .unwrap_or(f64::NEG_INFINITY);
+            let next = if stale == overdue {
+                if stale {
+                    // Overdue and said so: only a sample changes that (`sample`).
+                    f64::INFINITY
+                } else {
+                    last + limit + 1e-3
+                }
+            } else {
+                // The flag waits for its dwell time to change.
+                changed + STALE_DWELL
+            };
+            s.stale_check.insert(sub.signal, next.max(now + 1e-3));
             if stale
-                && now - last.max(sub.since) > (3.0 * period).max(1.0)
+                && now >= recreate_at(sub, last, period)
                 && matches!(sub.state, SubState::Active { .. })
-                && s.link != LinkState::Lost
             {
                 recreate.push(i);
             }
@@ -397,4 +481,10 @@ impl Client {
             s.subs[i].last_event_seq = None;
         }
     }
+}
+
+/// When a stale event subscription is re-created (the peer may have forgotten it): stale for
+/// more than three periods (at least a second) since its last sample or (re)creation.
+fn recreate_at(sub: &Sub, last: f64, period: f64) -> f64 {
+    last.max(sub.since) + (3.0 * period).max(1.0) + 1e-3
 }

@@ -1,0 +1,195 @@
+//! Issue 18: several OCUs and one arm. Two `jaus-ocu control` processes started with default
+//! arguments against one `jaus-ocu sim`, and the same with two clients in one process over
+//! UDP: each has its own JAUS ID, the first takes control and moves, the second is refused
+//! and told who holds control; the first's moves all complete.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests report a failure by panicking; a scenario reads best whole"
+)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::Duration;
+
+use jaus_ocu::cli::identity::{self, Role};
+use jaus_ocu::model::state::ArmState;
+use jaus_ocu::model::update::{Command, CommandKind, ControlState, Outcome};
+use jaus_ocu::net::client::ClientConfig;
+use jaus_ocu::net::thread::{NetConfig, NetHandle};
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::host;
+use serde_json::Value;
+
+mod common;
+use common::{bin, free_port, sim};
+
+/// The JSON lines a `control --json` process printed.
+fn json_lines(text: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(text)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn two_control_processes_with_default_arguments_are_two_clients_to_the_arm() {
+    let port = free_port();
+    let _sim = sim(&[], port);
+    let addr = format!("127.0.0.1:{port}");
+    let control = |actions: &[&str]| {
+        let mut c = bin();
+        c.args(["control", "--json", "--no-multicast", "--timeout", "30"])
+            .args(["--connect", &addr])
+            .args(actions)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    };
+    // The first takes control and moves through three presets.
+    let mut first = control(&[
+        "request-control",
+        "go-to",
+        "Deploy",
+        "go-to",
+        "Inspect low",
+        "go-to",
+        "Stowed",
+    ])
+    .spawn()
+    .unwrap();
+    // Meanwhile, once the first holds control (its first line says so), the second asks with
+    // the same (default) authority.
+    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+    let granted: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(granted["action"], "request-control", "{granted}");
+    assert_eq!(granted["ok"], true, "{granted}");
+    let first_id = granted["ocu_id"].as_str().unwrap().to_owned();
+    let second = control(&["request-control"]).output().unwrap();
+    assert_eq!(
+        second.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let refused = json_lines(&second.stdout);
+    let refused = refused.last().expect("a JSON line");
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert_eq!(refused["outcome"]["result"], "refused", "{refused}");
+    let second_id = refused["ocu_id"].as_str().unwrap();
+    assert_ne!(second_id, first_id, "each process has its own JAUS ID");
+    assert_eq!(refused["controller"], first_id.as_str(), "{refused}");
+    assert!(
+        refused["outcome"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("held by {first_id}")),
+        "{refused}"
+    );
+    // The first's moves all complete; the second's exit released nothing of the first's.
+    let rest: Vec<Value> = lines
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect();
+    let status = first.wait().unwrap();
+    assert_eq!(rest.len(), 3, "{rest:?}");
+    for r in &rest {
+        assert_eq!(r["ok"], true, "{r}");
+        assert_eq!(r["outcome"]["result"], "completed", "{r}");
+        assert_eq!(r["ocu_id"], first_id.as_str(), "{r}");
+    }
+    assert_eq!(status.code(), Some(0));
+}
+
+/// A network side with an ID allocated as a process with default arguments gets one.
+fn ocu(sim: SocketAddr, dir: &std::path::Path) -> (NetHandle, identity::Identity) {
+    let id = identity::choose_in(dir, &dir.join("locks"), Role::Tool).unwrap();
+    let h = NetHandle::spawn(NetConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        client: ClientConfig {
+            id: id.id,
+            connect: vec![sim],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        raise_priority: false,
+        ..NetConfig::default()
+    })
+    .unwrap();
+    (h, id)
+}
+
+#[test]
+fn two_clients_over_udp_one_holds_control_the_other_is_told_who() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("many-ocus-loopback");
+    let socket = host::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let sim = host::spawn(
+        Component::new(ArmFile::demo(), SimConfig::default()),
+        socket,
+        jaus_ocu::net::fault::Faults::default(),
+        1,
+    )
+    .unwrap();
+    let (a, a_id) = ocu(sim.local_addr(), &dir);
+    let (b, b_id) = ocu(sim.local_addr(), &dir);
+    assert_ne!(a_id.id, b_id.id);
+    let (mut sa, mut sb) = (ArmState::default(), ArmState::default());
+    let ready = |s: &ArmState, _: &_| s.spec.is_some() && !s.presets.is_empty();
+    assert!(common::pump(&a, &mut sa, Duration::from_secs(20), ready));
+    assert!(common::pump(&b, &mut sb, Duration::from_secs(20), ready));
+    a.send(Command::RequestControl { authority: 10 }).unwrap();
+    assert_eq!(
+        common::outcome_of(
+            &a,
+            &mut sa,
+            CommandKind::RequestControl,
+            Duration::from_secs(10)
+        ),
+        Some(Outcome::Confirmed)
+    );
+    b.send(Command::RequestControl { authority: 10 }).unwrap();
+    let refused = common::outcome_of(
+        &b,
+        &mut sb,
+        CommandKind::RequestControl,
+        Duration::from_secs(10),
+    );
+    let a_text = a_id.id.to_string();
+    match &refused {
+        Some(Outcome::Rejected(why)) => {
+            assert!(
+                why.contains(&format!("held by {a_text} (authority 10)")),
+                "{why}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        sb.control_words(),
+        format!("held by {a_text} (authority 10)")
+    );
+    // The first moves through three presets, undisturbed.
+    for name in ["Deploy", "Inspect low", "Stowed"] {
+        let id = sa.presets.iter().find(|p| p.name == name).unwrap().id;
+        a.send(Command::GoToPreset { pose_id: id }).unwrap();
+        assert_eq!(
+            common::outcome_of(&a, &mut sa, CommandKind::GoToPreset, Duration::from_mins(1)),
+            Some(Outcome::Completed),
+            "{name}"
+        );
+    }
+    assert!(matches!(sa.control, ControlState::Held { authority: 10 }));
+    // The second leaving releases nothing of the first's.
+    b.shutdown(Duration::from_millis(300));
+    assert!(!common::pump(
+        &a,
+        &mut sa,
+        Duration::from_secs(2),
+        |s, _| { !matches!(s.control, ControlState::Held { .. }) }
+    ));
+    a.shutdown(Duration::from_millis(300));
+}
