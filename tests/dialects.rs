@@ -390,3 +390,171 @@ mod tolerated {
         );
     }
 }
+
+// -------------------------------------------------------------------------------------------
+// ReportServices with one component in several node records (issue 18 item 8; wire reference
+// §9 C13): the JAUS Tool Set's components list each service in a record of its own, all with
+// the same node and component ID.
+
+mod services_per_record {
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+    use std::time::Duration;
+
+    use jaus_ocu::jaus::core::{ComponentServices, NodeServices, ReportServices, ServiceRec};
+    use jaus_ocu::jaus::judp::{self, Header};
+    use jaus_ocu::jaus::{JausId, Message};
+    use jaus_ocu::model::update::{ComponentInfo, Delivery, Update};
+    use jaus_ocu::net::client::ClientConfig;
+    use jaus_ocu::net::tap::{Direction, WireRecord};
+    use jaus_ocu::record::observer::Observer;
+    use jaus_ocu::sim::arm_file::ArmFile;
+    use jaus_ocu::sim::component::{self, Component, SimConfig};
+    use jaus_ocu::sim::harness::{SimNet, Verdict};
+
+    const OCU: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 5000);
+    const SIM: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 3794);
+    const SIM_ID: JausId = component::DEFAULT_ID;
+
+    /// `services` as JTS lists them: one node record per service, every record naming `id`.
+    fn one_per_record(id: JausId, services: &[ServiceRec]) -> ReportServices {
+        ReportServices {
+            nodes: services
+                .iter()
+                .map(|s| NodeServices {
+                    node_id: id.node,
+                    components: vec![ComponentServices {
+                        component_id: id.component,
+                        instance_id: 0,
+                        services: vec![s.clone()],
+                    }],
+                })
+                .collect(),
+        }
+    }
+
+    fn triples(services: &[ServiceRec]) -> Vec<(String, u8, u8)> {
+        services
+            .iter()
+            .map(|s| {
+                (
+                    s.uri.clone(),
+                    s.major_version_number,
+                    s.minor_version_number,
+                )
+            })
+            .collect()
+    }
+
+    /// The last thing said of `id` in `updates`.
+    fn last_info(updates: &[Update], id: JausId) -> Option<ComponentInfo> {
+        updates.iter().rev().find_map(|u| match u {
+            Update::Component { info, .. } if info.id == id.into() => Some(info.clone()),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn a_manipulator_listing_one_service_per_record_is_selected_and_a_later_report_replaces_its_list()
+     {
+        let all = component::services();
+        // The last record alone (what the client used to keep) is no manipulator service.
+        assert!(!all.last().unwrap().uri.contains(":manipulator:"));
+        let split = one_per_record(SIM_ID, &all);
+        // Through our codec, as a peer would send it: every record survives the wire.
+        let bytes = Message::from(split.clone()).emit().unwrap();
+        assert_eq!(
+            Message::parse(&bytes).unwrap(),
+            Message::from(split.clone())
+        );
+        assert_eq!(split.nodes.len(), all.len());
+
+        let cfg = ClientConfig {
+            connect: vec![SIM],
+            multicast: None,
+            ..ClientConfig::default()
+        };
+        let mut net = SimNet::new(cfg, OCU, Duration::from_millis(1), 18);
+        let i = net.add_peer(SIM, Component::new(ArmFile::demo(), SimConfig::default()));
+        let reply = Message::from(split);
+        net.peers[i].intercept = Some(Box::new(move |_, m| match m {
+            Message::QueryServices(_) => Verdict::Reply(reply.clone()),
+            _ => Verdict::Pass,
+        }));
+        // The replay observer sees the same wire.
+        let mut observer = Observer::new(0);
+        let mut observed = Vec::new();
+        let mut subscribed = false;
+        for _ in 0..5000 {
+            net.step_with(&mut |p| {
+                observer.observe(
+                    &WireRecord {
+                        t_ns: p.t_ns,
+                        direction: p.direction,
+                        peer: p.peer,
+                        bytes: p.bytes.to_vec(),
+                        latched: None,
+                    },
+                    &mut observed,
+                );
+            });
+            subscribed = net.updates.iter().any(|u| {
+                matches!(
+                    u,
+                    Update::Delivery {
+                        delivery: Delivery::Event(_),
+                        ..
+                    }
+                )
+            });
+            if subscribed {
+                break;
+            }
+        }
+        assert!(
+            net.updates
+                .iter()
+                .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_ID.into())),
+            "not selected; components: {:?}",
+            last_info(&net.updates, SIM_ID)
+        );
+        assert!(subscribed, "no subscription started within 5 s");
+        assert_eq!(net.client.selected(), Some(SIM_ID));
+        let info = last_info(&net.updates, SIM_ID).unwrap();
+        assert_eq!(info.services, triples(&all));
+        assert!(info.manipulator);
+        let seen = last_info(&observed, SIM_ID).expect("the observer's component update");
+        assert_eq!(seen.services, info.services);
+        assert!(seen.manipulator);
+
+        // A later report with a shorter list replaces the list; it is not merged with the first.
+        let shorter: Vec<ServiceRec> = all
+            .iter()
+            .filter(|s| s.uri.ends_with(":Events") || s.uri.contains(":manipulator:Manipulator"))
+            .take(3)
+            .cloned()
+            .collect();
+        assert!(shorter.len() < all.len());
+        let later = Message::from(one_per_record(SIM_ID, &shorter))
+            .emit()
+            .unwrap();
+        let datagram = judp::single(&Header::new(net.client.id(), SIM_ID, 20_000), &later).unwrap();
+        net.inject_to_client(SIM, &datagram);
+        let info = last_info(&net.updates, SIM_ID).unwrap();
+        assert_eq!(info.services, triples(&shorter));
+        assert!(info.manipulator);
+        observer.observe(
+            &WireRecord {
+                t_ns: net.now_ns(),
+                direction: Direction::Rx,
+                peer: SIM,
+                bytes: datagram,
+                latched: None,
+            },
+            &mut observed,
+        );
+        assert_eq!(
+            last_info(&observed, SIM_ID).unwrap().services,
+            triples(&shorter)
+        );
+    }
+}

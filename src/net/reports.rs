@@ -5,7 +5,7 @@
 //! joint types, the manipulator specification. Nothing above `net` imports the codec's types
 //! for these; the model imports no wire module at all.
 
-use crate::jaus::core::{ReportControl, ServiceRec, Status};
+use crate::jaus::core::{ReportControl, ReportServices, ServiceRec, Status};
 use crate::jaus::iop::{
     PresetTarget, ReportCurrentPose, ReportPresetPoseCapabilities, ReportPresetPoseSpecifications,
 };
@@ -318,6 +318,58 @@ pub fn listed_component(source: JausId, node: u8, component: u8) -> (JausId, boo
     }
 }
 
+/// One component a `ReportServices` lists, every record naming it merged (wire reference
+/// §9 C13).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedServices {
+    /// The component ([`listed_component`]: the sender stands for wildcard IDs).
+    pub id: JausId,
+    /// How many of the records naming it used wildcard IDs (§9 C8), for the caller to count.
+    pub wildcard_records: u64,
+    /// Its services (URI, major, minor): the union of its records' lists, in the order listed,
+    /// each once.
+    pub services: Vec<(String, u8, u8)>,
+}
+
+/// The components one `ReportServices` from `source` lists, each once, in the order first
+/// named. A peer may list one (node, component) in several records (the JAUS Tool Set puts
+/// each service in a record of its own, §9 C13): within one report their services are merged.
+/// The result is the component's whole list as of this report; the caller replaces what an
+/// earlier report said with it, never merges across reports.
+pub fn listed_services(source: JausId, r: &ReportServices) -> Vec<ListedServices> {
+    let mut listed: Vec<ListedServices> = Vec::new();
+    for node in &r.nodes {
+        for c in &node.components {
+            let (id, wildcard) = listed_component(source, node.node_id, c.component_id);
+            let i = listed.iter().position(|l| l.id == id).unwrap_or_else(|| {
+                listed.push(ListedServices {
+                    id,
+                    wildcard_records: 0,
+                    services: Vec::new(),
+                });
+                listed.len() - 1
+            });
+            let entry = &mut listed[i];
+            entry.wildcard_records += u64::from(wildcard);
+            for s in service_list(&c.services) {
+                if !entry.services.contains(&s) {
+                    entry.services.push(s);
+                }
+            }
+        }
+    }
+    listed
+}
+
+/// Takes a report's list for a component (from [`listed_services`]) as its services: the list
+/// replaces what an earlier report said, except that an empty list (a peer that echoed the
+/// query's wildcards, §9 C8) does not replace a list already known.
+pub fn take_services(known: &mut Vec<(String, u8, u8)>, reported: Vec<(String, u8, u8)>) {
+    if !reported.is_empty() || known.is_empty() {
+        *known = reported;
+    }
+}
+
 /// Whether a component's services (URI, major, minor) make it a manipulator.
 pub fn is_manipulator(services: &[(String, u8, u8)]) -> bool {
     services.iter().any(|(uri, _, _)| {
@@ -396,6 +448,75 @@ pub fn service_list(services: &[ServiceRec]) -> Vec<(String, u8, u8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record(node: u8, component: u8, uris: &[&str]) -> crate::jaus::core::NodeServices {
+        crate::jaus::core::NodeServices {
+            node_id: node,
+            components: vec![crate::jaus::core::ComponentServices {
+                component_id: component,
+                instance_id: 0,
+                services: uris.iter().map(|u| ServiceRec::new(u, 1, 0)).collect(),
+            }],
+        }
+    }
+
+    fn uris(l: &ListedServices) -> Vec<&str> {
+        l.services.iter().map(|(u, _, _)| u.as_str()).collect()
+    }
+
+    #[test]
+    fn records_of_one_component_in_one_report_are_merged_in_order_without_duplicates() {
+        // §9 C13: the JAUS Tool Set lists each service in a node record of its own.
+        let source = JausId::new(126, 1, 199);
+        let r = ReportServices {
+            nodes: vec![
+                record(1, 199, &["a"]),
+                record(1, 11, &["x"]),
+                record(1, 199, &["b", "a"]),
+                record(1, 199, &["c"]),
+            ],
+        };
+        let listed = listed_services(source, &r);
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].id, source);
+        assert_eq!(uris(&listed[0]), ["a", "b", "c"]);
+        assert_eq!(listed[1].id, JausId::new(126, 1, 11));
+        assert_eq!(uris(&listed[1]), ["x"]);
+        assert!(listed.iter().all(|l| l.wildcard_records == 0));
+        // The same URI at another version is another service.
+        let r = ReportServices {
+            nodes: vec![record(1, 199, &["a"]), {
+                let mut n = record(1, 199, &[]);
+                n.components[0].services.push(ServiceRec::new("a", 2, 0));
+                n
+            }],
+        };
+        assert_eq!(listed_services(source, &r)[0].services.len(), 2);
+    }
+
+    #[test]
+    fn wildcard_records_stand_for_the_sender_and_are_counted_per_record() {
+        let source = JausId::new(126, 1, 10);
+        let r = ReportServices {
+            nodes: vec![record(255, 255, &[]), record(1, 10, &["a"])],
+        };
+        let listed = listed_services(source, &r);
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].id, source);
+        assert_eq!(listed[0].wildcard_records, 1);
+        assert_eq!(uris(&listed[0]), ["a"]);
+    }
+
+    #[test]
+    fn a_later_list_replaces_the_earlier_one_unless_it_is_empty() {
+        let s = |u: &str| (u.to_string(), 1, 0);
+        let mut known = Vec::new();
+        take_services(&mut known, vec![s("a"), s("b")]);
+        take_services(&mut known, vec![s("b")]);
+        assert_eq!(known, [s("b")]);
+        take_services(&mut known, Vec::new());
+        assert_eq!(known, [s("b")]);
+    }
 
     #[test]
     fn a_report_control_in_the_header_byte_order_is_read_when_only_that_is_known() {

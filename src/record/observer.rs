@@ -15,7 +15,9 @@
 //! - Decoding: each source's messages decode with the context of that source's own
 //!   specification (joint kinds settle the unit codes of dialects, §9 C1).
 //! - Components: `ReportIdentification` and `ReportServices` give [`Update::Component`], with the
-//!   address of the sender (received datagrams only: a sent one names the receiver).
+//!   address of the sender (received datagrams only: a sent one names the receiver); the
+//!   records of one component within a report merged and a report's list replacing the last
+//!   one's, as live ([`reports::listed_services`], [`reports::take_services`]).
 //! - Selection: the first source of a `ReportManipulatorSpecifications` (an OCU asks for the
 //!   specification of the arm it selects; a specification from another component later means
 //!   it selected another arm); until one is seen, the first component a command is sent to or
@@ -320,25 +322,21 @@ impl Observer {
                     .components
                     .get(&src)
                     .and_then(|k| k.identification.clone());
-                for node in &r.nodes {
-                    for c in &node.components {
-                        let (id, wildcard) =
-                            reports::listed_component(src, node.node_id, c.component_id);
-                        self.stats.tolerated.wildcard_services += u64::from(wildcard);
-                        let known = bounded_entry(&mut self.components, id, Known::default);
-                        known.services = reports::service_list(&c.services);
-                        if known.identification.is_none() {
-                            known.identification.clone_from(&identification);
-                        }
-                        let info = ComponentInfo {
-                            id: id.into(),
-                            address: rec.peer,
-                            identification: known.identification.clone(),
-                            services: known.services.clone(),
-                            manipulator: reports::is_manipulator(&known.services),
-                        };
-                        out.push(Update::Component { t, info });
+                for listed in reports::listed_services(src, r) {
+                    self.stats.tolerated.wildcard_services += listed.wildcard_records;
+                    let known = bounded_entry(&mut self.components, listed.id, Known::default);
+                    reports::take_services(&mut known.services, listed.services);
+                    if known.identification.is_none() {
+                        known.identification.clone_from(&identification);
                     }
+                    let info = ComponentInfo {
+                        id: listed.id.into(),
+                        address: rec.peer,
+                        identification: known.identification.clone(),
+                        services: known.services.clone(),
+                        manipulator: reports::is_manipulator(&known.services),
+                    };
+                    out.push(Update::Component { t, info });
                 }
             }
             Message::ReportManipulatorSpecifications(r) => {

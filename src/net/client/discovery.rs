@@ -85,6 +85,9 @@ impl Client {
         }
     }
 
+    /// A `ReportServices` from `from` at `addr`: each component it lists (its records merged,
+    /// wire reference §9 C13) is recorded with this report's list, which replaces an earlier
+    /// report's; a manipulator is selected when none is.
     pub(super) fn services_reported(
         &mut self,
         now: f64,
@@ -93,53 +96,46 @@ impl Client {
         r: &ReportServices,
         out: &mut Output,
     ) {
-        for node in &r.nodes {
-            for c in &node.components {
-                // §9 C8: wildcard IDs in the body are never a component; the sender is.
-                let (id, wildcard) = reports::listed_component(from, node.node_id, c.component_id);
-                if wildcard {
-                    self.stats.tolerated.wildcard_services += 1;
-                }
-                let identification = self
-                    .endpoint
-                    .peer(from)
-                    .and_then(|p| p.data.identification.clone());
-                let peer = self.endpoint.insert_peer(id, addr, now);
-                let known = &mut peer.data;
-                let services = reports::service_list(&c.services);
-                // An empty list does not replace a list we have.
-                if !services.is_empty() || known.services.is_empty() {
-                    known.services = services;
-                }
-                // Each such reply (the wildcard queries are paced by `identified`) is followed
-                // by one specific query until the services are known.
-                let ask_specifically = wildcard && known.services.is_empty();
-                if known.identification.is_none() {
-                    known.identification = identification;
-                }
-                let info = ComponentInfo {
-                    id: id.into(),
-                    address: peer.addr,
-                    identification: peer.data.identification.clone(),
-                    services: peer.data.services.clone(),
-                    manipulator: peer.data.is_manipulator(),
+        for listed in reports::listed_services(from, r) {
+            // §9 C8: wildcard IDs in the body are never a component; the sender is.
+            let id = listed.id;
+            let wildcard = listed.wildcard_records > 0;
+            self.stats.tolerated.wildcard_services += listed.wildcard_records;
+            let identification = self
+                .endpoint
+                .peer(from)
+                .and_then(|p| p.data.identification.clone());
+            let peer = self.endpoint.insert_peer(id, addr, now);
+            let known = &mut peer.data;
+            reports::take_services(&mut known.services, listed.services);
+            // Each such reply (the wildcard queries are paced by `identified`) is followed
+            // by one specific query until the services are known.
+            let ask_specifically = wildcard && known.services.is_empty();
+            if known.identification.is_none() {
+                known.identification = identification;
+            }
+            let info = ComponentInfo {
+                id: id.into(),
+                address: peer.addr,
+                identification: peer.data.identification.clone(),
+                services: peer.data.services.clone(),
+                manipulator: peer.data.is_manipulator(),
+            };
+            let manipulator = info.manipulator;
+            out.updates.push(Update::Component { t: now, info });
+            if ask_specifically {
+                // The peer echoed our wildcards and listed nothing: ask with its own node
+                // and component, which such a peer answers properly.
+                let q = QueryServices {
+                    nodes: vec![QueryServicesNode {
+                        node_id: from.node,
+                        components: vec![from.component],
+                    }],
                 };
-                let manipulator = info.manipulator;
-                out.updates.push(Update::Component { t: now, info });
-                if ask_specifically {
-                    // The peer echoed our wildcards and listed nothing: ask with its own node
-                    // and component, which such a peer answers properly.
-                    let q = QueryServices {
-                        nodes: vec![QueryServicesNode {
-                            node_id: from.node,
-                            components: vec![from.component],
-                        }],
-                    };
-                    self.send(from, q, out);
-                }
-                if manipulator && self.arm.is_none() && self.cfg.component.is_none_or(|c| c == id) {
-                    self.select(now, id, out);
-                }
+                self.send(from, q, out);
+            }
+            if manipulator && self.arm.is_none() && self.cfg.component.is_none_or(|c| c == id) {
+                self.select(now, id, out);
             }
         }
     }
