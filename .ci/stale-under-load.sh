@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Staleness measures the link, not the OCU's scheduler (issue 18): the live demo under Xvfb
 # (Mesa's software renderer) for SECONDS (default 300) while `stress-ng --cpu 2` keeps both
-# cores busy; counts the signals the network side called stale (its log, RUST_LOG info) and
-# the datagrams lost anywhere (the status line of the log is not needed: the sim and the OCU
-# are on loopback, so every stale episode is the machine's, not the link's).
+# cores busy; counts the stale episodes and link losses the network side logged (RUST_LOG
+# info). The simulator and the OCU talk over loopback, so any episode would be the machine's,
+# not the link's: the target is none.
 # Needs Xvfb and stress-ng (apt-get install xvfb stress-ng). Not run by CI (5 minutes).
 # Usage: .ci/stale-under-load.sh BINARY [SECONDS]
 set -euo pipefail

@@ -151,19 +151,30 @@ fn units_toggle_changes_what_the_gauges_say() {
     );
 }
 
-#[test]
-fn preview_then_command_a_preset_with_control_and_confirmation() {
+/// A live app holding control with the fourth preset clicked (previewed), its outbox and the
+/// preset.
+fn preset_previewed_with_control() -> (
+    Harness<'static, OcuApp>,
+    Outbox,
+    jaus_ocu::sim::arm_file::Preset,
+) {
     let mut updates = recorded(1.0, None);
     updates.push(Update::Control {
         t: 1.0,
         state: ControlState::Held { authority: 100 },
     });
-    let (app, mut out) = live_app(&updates);
+    let (app, out) = live_app(&updates);
     let mut h = harness(app);
     h.step();
     let goal = ArmFile::demo().presets[3].clone();
     h.get_by_label_contains(&goal.name).click();
     h.step();
+    (h, out, goal)
+}
+
+#[test]
+fn preview_then_command_a_preset_with_control_and_confirmation() {
+    let (mut h, mut out, goal) = preset_previewed_with_control();
     assert_eq!(
         h.state().view.preview,
         Some(goal.id),
@@ -191,17 +202,7 @@ fn preview_then_command_a_preset_with_control_and_confirmation() {
 
 #[test]
 fn a_confirmation_never_goes_to_an_arm_selected_while_it_was_open() {
-    let mut updates = recorded(1.0, None);
-    updates.push(Update::Control {
-        t: 1.0,
-        state: ControlState::Held { authority: 100 },
-    });
-    let (app, mut out) = live_app(&updates);
-    let mut h = harness(app);
-    h.step();
-    let goal = ArmFile::demo().presets[3].clone();
-    h.get_by_label_contains(&goal.name).click();
-    h.step();
+    let (mut h, mut out, _) = preset_previewed_with_control();
     h.get_by_label_contains("Go to").click();
     h.step();
     h.step();

@@ -201,6 +201,25 @@ fn lose_control(s: &mut SelectedArm, now: f64, reason: ControlLoss, out: &mut Ou
     out.updates.push(Update::ControlLost { t: now, reason });
 }
 
+/// Judges a loss of control and a refused request waiting for their reason, on what is known
+/// of who holds control now.
+fn judge_control_waits(s: &mut SelectedArm, now: f64, out: &mut Output) {
+    if s.loss_pending.take().is_some() {
+        let reason = loss_reason(s, now);
+        out.updates.push(Update::ControlLost { t: now, reason });
+    }
+    if let Some((_, code)) = s.refusal_pending.take() {
+        let why = refusal_words(s, &code);
+        Client::outcome(
+            out,
+            now,
+            CommandKind::RequestControl,
+            Outcome::Rejected(why),
+        );
+    }
+    s.reason_asked_again = false;
+}
+
 /// A refused control request in words: who holds control at what authority, and ours.
 fn refusal_words(s: &SelectedArm, code: &str) -> String {
     let ours = s
@@ -271,20 +290,7 @@ impl Client {
             .fold(f64::INFINITY, f64::min);
         if waiting.is_finite() {
             if now >= waiting + CONTROL_REASON_WAIT {
-                if s.loss_pending.take().is_some() {
-                    let reason = loss_reason(s, now);
-                    out.updates.push(Update::ControlLost { t: now, reason });
-                }
-                if let Some((_, code)) = s.refusal_pending.take() {
-                    let why = refusal_words(s, &code);
-                    Self::outcome(
-                        out,
-                        now,
-                        CommandKind::RequestControl,
-                        Outcome::Rejected(why),
-                    );
-                }
-                s.reason_asked_again = false;
+                judge_control_waits(s, now, out);
             } else if now >= waiting + CONTROL_REASON_WAIT / 2.0 && !s.reason_asked_again {
                 s.reason_asked_again = true;
                 to_send.push(QueryControl.into());
@@ -651,19 +657,7 @@ impl Client {
             }
         }
         // A refusal or a loss waiting for who holds control is judged now.
-        if s.loss_pending.take().is_some() {
-            let reason = loss_reason(s, now);
-            out.updates.push(Update::ControlLost { t: now, reason });
-        }
-        if let Some((_, code)) = s.refusal_pending.take() {
-            let why = refusal_words(s, &code);
-            Self::outcome(
-                out,
-                now,
-                CommandKind::RequestControl,
-                Outcome::Rejected(why),
-            );
-        }
+        judge_control_waits(s, now, out);
         if let Some(evidence) = conflict {
             self.id_conflict_seen(now, None, evidence, out);
         }
