@@ -432,19 +432,6 @@ mod services_per_record {
         }
     }
 
-    fn triples(services: &[ServiceRec]) -> Vec<(String, u8, u8)> {
-        services
-            .iter()
-            .map(|s| {
-                (
-                    s.uri.clone(),
-                    s.major_version_number,
-                    s.minor_version_number,
-                )
-            })
-            .collect()
-    }
-
     /// The last thing said of `id` in `updates`.
     fn last_info(updates: &[Update], id: JausId) -> Option<ComponentInfo> {
         updates.iter().rev().find_map(|u| match u {
@@ -520,7 +507,7 @@ mod services_per_record {
         assert!(subscribed, "no subscription started within 5 s");
         assert_eq!(net.client.selected(), Some(SIM_ID));
         let info = last_info(&net.updates, SIM_ID).unwrap();
-        assert_eq!(info.services, triples(&all));
+        assert_eq!(info.services, jaus_ocu::net::reports::service_list(&all));
         assert!(info.manipulator);
         let seen = last_info(&observed, SIM_ID).expect("the observer's component update");
         assert_eq!(seen.services, info.services);
@@ -540,7 +527,10 @@ mod services_per_record {
         let datagram = judp::single(&Header::new(net.client.id(), SIM_ID, 20_000), &later).unwrap();
         net.inject_to_client(SIM, &datagram);
         let info = last_info(&net.updates, SIM_ID).unwrap();
-        assert_eq!(info.services, triples(&shorter));
+        assert_eq!(
+            info.services,
+            jaus_ocu::net::reports::service_list(&shorter)
+        );
         assert!(info.manipulator);
         observer.observe(
             &WireRecord {
@@ -554,7 +544,7 @@ mod services_per_record {
         );
         assert_eq!(
             last_info(&observed, SIM_ID).unwrap().services,
-            triples(&shorter)
+            jaus_ocu::net::reports::service_list(&shorter)
         );
     }
 }

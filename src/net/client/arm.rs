@@ -188,6 +188,17 @@ impl SelectedArm {
             && (matches!(self.pose, Some(PoseState::Moving { .. })) || self.pose_expected.is_some())
     }
 
+    /// Since when a refusal or a loss of control waits for the arm to say who holds control
+    /// (infinite when nothing waits).
+    pub(super) fn reason_waiting_since(&self) -> f64 {
+        self.refusal_pending
+            .as_ref()
+            .map(|r| r.0)
+            .into_iter()
+            .chain(self.loss_pending)
+            .fold(f64::INFINITY, f64::min)
+    }
+
     pub(super) fn control_renew_interval(&self) -> f64 {
         match self.control_timeout {
             Some(0) => 5.0,

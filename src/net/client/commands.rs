@@ -281,13 +281,7 @@ impl Client {
     /// more halfway, then judged on what is known.
     fn control_reason_timers(&mut self, now: f64, to_send: &mut Vec<Message>, out: &mut Output) {
         let Some(s) = &mut self.arm else { return };
-        let waiting = s
-            .refusal_pending
-            .as_ref()
-            .map(|r| r.0)
-            .into_iter()
-            .chain(s.loss_pending)
-            .fold(f64::INFINITY, f64::min);
+        let waiting = s.reason_waiting_since();
         if waiting.is_finite() {
             if now >= waiting + CONTROL_REASON_WAIT {
                 judge_control_waits(s, now, out);
@@ -311,13 +305,7 @@ impl Client {
         if let Some(t) = &s.transition {
             d = d.min(t.deadline(self.cfg.transition_timeout));
         }
-        let waiting = s
-            .refusal_pending
-            .as_ref()
-            .map(|r| r.0)
-            .into_iter()
-            .chain(s.loss_pending)
-            .fold(f64::INFINITY, f64::min);
+        let waiting = s.reason_waiting_since();
         if waiting.is_finite() {
             d = d.min(if s.reason_asked_again {
                 waiting + CONTROL_REASON_WAIT
