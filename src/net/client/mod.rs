@@ -63,7 +63,9 @@ use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 use arm::SelectedArm;
 use discovery::Known;
 
-/// The OCU's default JAUS ID.
+/// The JAUS ID of `ClientConfig::default()` (the in-memory harness, the screenshot session,
+/// tests). OCU processes take one of their own (`cli::identity`): two processes under one ID
+/// are one client to the arm.
 pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
 
 /// Seconds after the start during which discovery rounds come every `retry / 2` s while no arm is
