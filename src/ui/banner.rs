@@ -142,26 +142,18 @@ pub fn show(ui: &mut egui::Ui, lines: &[Line], theme: &Theme) {
             .show(ui, |ui| {
                 ui.set_width(ui.available_width());
                 let mut job = LayoutJob::default();
-                RichText::new(&line.title)
-                    .size(18.0)
-                    .strong()
-                    .color(colour)
-                    .append_to(
+                let style = ui.style().clone();
+                let mut append = |text: RichText| {
+                    text.color(colour).append_to(
                         &mut job,
-                        ui.style(),
+                        &style,
                         egui::FontSelection::Default,
                         egui::Align::Center,
                     );
+                };
+                append(RichText::new(&line.title).size(18.0).strong());
                 if !line.detail.is_empty() {
-                    RichText::new(format!("\n{}", line.detail))
-                        .size(15.0)
-                        .color(colour)
-                        .append_to(
-                            &mut job,
-                            ui.style(),
-                            egui::FontSelection::Default,
-                            egui::Align::Center,
-                        );
+                    append(RichText::new(format!("\n{}", line.detail)).size(15.0));
                 }
                 job.halign = egui::Align::Center;
                 ui.vertical_centered(|ui| {

@@ -114,7 +114,7 @@ pub(super) struct SelectedArm {
     /// The authority of our last request (said in a refusal).
     pub(super) requested_authority: Option<u8>,
     /// Our own ID in the domain's terms (a `ReportControl` naming it is us).
-    pub(super) controller_self: Option<ComponentId>,
+    pub(super) controller_self: ComponentId,
     /// Since when the arm has named our ID as controller while we did not ask for control.
     pub(super) phantom_control_since: Option<f64>,
 }
@@ -167,7 +167,7 @@ impl SelectedArm {
             refusal_pending: None,
             reason_asked_again: false,
             requested_authority: None,
-            controller_self: Some(me.into()),
+            controller_self: me.into(),
             phantom_control_since: None,
         }
     }

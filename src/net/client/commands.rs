@@ -173,7 +173,7 @@ fn loss_reason(s: &SelectedArm, now: f64) -> ControlLoss {
         id: Some(by),
         authority,
     }) = s.controller
-        && Some(by) != s.controller_self
+        && by != s.controller_self
     {
         return ControlLoss::Taken { by, authority };
     }
@@ -226,7 +226,7 @@ fn refusal_words(s: &SelectedArm, code: &str) -> String {
         .requested_authority
         .map_or_else(|| "unknown".to_string(), |a| a.to_string());
     match s.controller {
-        Some(c @ Controller { id: Some(id), .. }) if Some(id) != s.controller_self => {
+        Some(c @ Controller { id: Some(id), .. }) if id != s.controller_self => {
             format!("control is held by {c}; ours is {ours} (the arm answered {code})")
         }
         Some(Controller { id: None, .. }) => format!(
