@@ -127,10 +127,10 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
             problems.extend(progress.problems.iter().cloned());
         }
         if let Some(out) = &mut csv {
-            report.push(export_csv(&session, args, out)?);
+            report.push(export_csv(session.focused(), args, out)?);
         }
         if let Some(out) = &mut urdf {
-            match export_urdf(&session, &info, args, out)? {
+            match export_urdf(session.focused(), &info, args, out)? {
                 Some(line) => report.push(line),
                 None => no_spec = true,
             }

@@ -1,5 +1,5 @@
 //! Facts the UI shows, in domain terms (SI units, no wire types): the arm's description,
-//! its kinematics, and (later) the time-indexed session history.
+//! its kinematics, the time-indexed session history of each arm and the vehicle of every arm.
 
 pub mod arm;
 pub mod clock;
@@ -9,3 +9,4 @@ pub mod limits;
 pub mod session;
 pub mod state;
 pub mod update;
+pub mod vehicle;

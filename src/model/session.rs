@@ -22,7 +22,6 @@
 //! explicit label.
 
 use std::fmt::Write as _;
-use std::sync::{Arc, RwLock};
 
 use super::arm::{ArmSpec, Joint};
 use super::history::History;
@@ -104,9 +103,6 @@ struct EpisodeState {
     start: f64,
     end: Option<f64>,
 }
-
-/// A session shared between a loader thread (appending) and the UI (drawing).
-pub type SharedSession = Arc<RwLock<Session>>;
 
 /// The sampled signals, in the order of `Session::sampled`.
 const SAMPLED: [Signal; 5] = [
@@ -256,6 +252,8 @@ impl Session {
 
     /// Applies one update (times must not go backwards; older samples are refused).
     pub fn apply(&mut self, u: &Update) {
+        // One arm's session: the vehicle routed the fact here (`model::vehicle`).
+        let u = u.split().1;
         let t = u.t();
         if !t.is_finite() {
             return;
@@ -697,7 +695,7 @@ impl Session {
 
 /// The history slot and channel values of a sampled update (F/T written into `ft`).
 fn sample<'a>(u: &'a Update, ft: &'a mut [f64; 7]) -> Option<(usize, &'a [f64])> {
-    let slot = slot_of(u.coalesce_key()?)?;
+    let slot = slot_of(u.signal_key()?)?;
     let values: &[f64] = match u {
         Update::JointPositions { values, .. }
         | Update::JointVelocities { values, .. }

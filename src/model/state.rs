@@ -229,6 +229,8 @@ impl ArmState {
     /// Applies one update.
     pub fn apply(&mut self, u: &Update) {
         match u {
+            // The session routes facts to their arm's state; the state takes the fact.
+            Update::Arm { update, .. } => self.apply(update),
             Update::Component { info, .. } => {
                 self.components.insert(info.id, (info.clone(), false));
             }

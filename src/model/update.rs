@@ -44,7 +44,8 @@ impl serde::Serialize for ComponentId {
 /// The operator's intent, sent to the network thread.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Command {
-    /// Work with this manipulator (cancels subscriptions and releases control on the previous one).
+    /// Focus this manipulator: the commands that follow go to it. Every manipulator found
+    /// stays followed (subscriptions, link, control) whichever is focused.
     Select(ComponentId),
     /// Ask for control with this authority (kept by re-requesting before the peer's timeout).
     RequestControl {
@@ -58,8 +59,11 @@ pub enum Command {
         /// `PoseID`.
         pose_id: u8,
     },
-    /// Emergency stop (accepted by the peer whoever holds control).
+    /// Emergency stop of the focused arm (accepted by the peer whoever holds control).
     SetEmergency,
+    /// Emergency stop of every arm followed on the focused arm's subsystem (the vehicle):
+    /// `SetEmergency` to each, each with its own outcome.
+    SetEmergencyAll,
     /// Clear our emergency stop.
     ClearEmergency,
     /// Management Resume (STANDBY → READY).
@@ -78,7 +82,7 @@ impl Command {
             Command::RequestControl { .. } => CommandKind::RequestControl,
             Command::ReleaseControl => CommandKind::ReleaseControl,
             Command::GoToPreset { .. } => CommandKind::GoToPreset,
-            Command::SetEmergency => CommandKind::SetEmergency,
+            Command::SetEmergency | Command::SetEmergencyAll => CommandKind::SetEmergency,
             Command::ClearEmergency => CommandKind::ClearEmergency,
             Command::Resume => CommandKind::Resume,
             Command::Standby => CommandKind::Standby,
@@ -566,9 +570,29 @@ impl Tolerated {
     }
 }
 
+/// Most manipulators followed at once (the network side, the replay observer and the session
+/// alike). A vehicle carries a handful; past the bound a manipulator is listed as found but not
+/// followed, and the operator is told (an error naming it). The bound keeps a network full of
+/// manipulators (or a hostile capture) from growing the per-arm state without end.
+pub const MAX_ARMS: usize = 16;
+
 /// A fact from the network, stamped `t` = receive time in seconds since the session started.
+///
+/// Facts about one manipulator travel wrapped in [`Update::Arm`], which names the arm: the
+/// network side and the replay observer follow every manipulator they find, and nothing of
+/// one arm may show under another. The rest (components found, counters, our identity,
+/// errors of the network side) are facts of the network. A per-arm fact that arrives
+/// unwrapped belongs to the arm last named by [`Update::Selected`] (single-arm producers:
+/// tests, files decoded before issue 19).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Update {
+    /// A fact about one manipulator (never nested: see [`Update::for_arm`]).
+    Arm {
+        /// The manipulator.
+        arm: ComponentId,
+        /// The fact.
+        update: Box<Update>,
+    },
     /// A component was found or its services changed.
     Component {
         /// Receive time.
@@ -585,7 +609,7 @@ pub enum Update {
         /// `true` when lost, `false` when heard again.
         lost: bool,
     },
-    /// The manipulator being worked with.
+    /// The focused manipulator: where the operator's commands go, what the gauges show.
     Selected {
         /// Receive time.
         t: f64,
@@ -759,6 +783,7 @@ impl Update {
     /// The update's time stamp.
     pub fn t(&self) -> f64 {
         match self {
+            Update::Arm { update, .. } => update.t(),
             Update::Component { t, .. }
             | Update::ComponentLost { t, .. }
             | Update::Selected { t, .. }
@@ -786,9 +811,59 @@ impl Update {
         }
     }
 
-    /// The signal a sample belongs to, for updates that may be coalesced (only the newest
-    /// matters when the UI falls behind). Discrete facts return `None` and are never coalesced.
-    pub fn coalesce_key(&self) -> Option<Signal> {
+    /// `u` as a fact about `arm` (a fact already about an arm is re-addressed, never nested).
+    pub fn for_arm(arm: ComponentId, u: Update) -> Update {
+        let update = match u {
+            Update::Arm { update, .. } => update,
+            u => Box::new(u),
+        };
+        Update::Arm { arm, update }
+    }
+
+    /// The arm this fact is about (when wrapped) and the fact itself.
+    pub fn split(&self) -> (Option<ComponentId>, &Update) {
+        match self {
+            Update::Arm { arm, update } => (Some(*arm), update),
+            u => (None, u),
+        }
+    }
+
+    /// Whether this (unwrapped) fact can only be about one manipulator (its state, its
+    /// samples). The others are facts of the network or news for every arm (components,
+    /// counters, identity, errors, marks, command outcomes) unless [`Update::Arm`] names one.
+    pub fn is_arm_fact(&self) -> bool {
+        matches!(
+            self,
+            Update::Link { .. }
+                | Update::Specification { .. }
+                | Update::ToolOffset { .. }
+                | Update::Presets { .. }
+                | Update::JointPositions { .. }
+                | Update::JointVelocities { .. }
+                | Update::JointEfforts { .. }
+                | Update::JointForceTorques { .. }
+                | Update::ForceTorque { .. }
+                | Update::CurrentPose { .. }
+                | Update::Status { .. }
+                | Update::Control { .. }
+                | Update::Controller { .. }
+                | Update::ControlLost { .. }
+                | Update::Stale { .. }
+                | Update::Delivery { .. }
+        )
+    }
+
+    /// The arm and signal a sample belongs to, for updates that may be coalesced (only the
+    /// newest of each arm's signal matters when the UI falls behind). Discrete facts return
+    /// `None` and are never coalesced.
+    pub fn coalesce_key(&self) -> Option<(Option<ComponentId>, Signal)> {
+        let (arm, u) = self.split();
+        Some((arm, u.signal_key()?))
+    }
+
+    /// The signal of a sample (unwrapped): what [`Update::coalesce_key`] and the session's
+    /// histories key on.
+    pub fn signal_key(&self) -> Option<Signal> {
         match self {
             Update::JointPositions { .. } => Some(Signal::JointPositions),
             Update::JointVelocities { .. } => Some(Signal::JointVelocities),

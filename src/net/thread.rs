@@ -16,7 +16,7 @@ use super::fault::{FaultInjector, Faults};
 use super::priority;
 use super::socket::{self, Batch, KernelDrops, Membership, Sink, spawn_batch_receiver};
 use super::tap::{Direction, Epoch, Tap};
-use crate::model::update::{Command, Signal, Update};
+use crate::model::update::{Command, ComponentId, Signal, Update};
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
 use tracing::{debug, info, warn};
 
@@ -119,7 +119,7 @@ impl std::fmt::Debug for NetConfig {
 #[derive(Debug)]
 pub struct Publisher {
     tx: Sender<Update>,
-    latest: BTreeMap<Signal, Update>,
+    latest: BTreeMap<(Option<ComponentId>, Signal), Update>,
     backlog: VecDeque<Update>,
     capacity: usize,
     /// Samples replaced by newer ones.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::observer::Observer;
 use super::source::{SourceError, SourceInfo, WireSource};
-use crate::model::session::{Session, SharedSession};
+use crate::model::vehicle::{SharedVehicle, Vehicle};
 use crate::model::update::Update;
 use crate::net::tap::WireRecord;
 
@@ -92,7 +92,7 @@ pub struct Replay {
     /// What the file says of itself (known at open: kind, size; from an index: span, counts).
     pub info: SourceInfo,
     /// The session, filled by the loader thread.
-    pub session: SharedSession,
+    pub session: SharedVehicle,
     /// The time origin, published by the loader once the first record is read (0 before).
     start_ns: Arc<AtomicU64>,
     progress: SharedProgress,
@@ -279,7 +279,7 @@ impl Replay {
         let (loader, info) = Loader::open(path, port)?;
         let (datagram_count, total_bytes) = (info.datagram_count, info.total_bytes);
         let start_ns = Arc::new(AtomicU64::new(0));
-        let session: SharedSession = Arc::new(RwLock::new(Session::new()));
+        let session: SharedVehicle = Arc::new(RwLock::new(Vehicle::new()));
         let progress: SharedProgress =
             Arc::new((Mutex::new(loader.progress.clone()), Condvar::new()));
         let cancel = Arc::new(AtomicBool::new(false));
@@ -367,9 +367,9 @@ impl Replay {
     }
 
     /// Loads `path` completely before returning (for `inspect`, tests and benchmarks).
-    pub fn load_blocking(path: &Path, port: u16) -> Result<(Session, LoadProgress), SourceError> {
+    pub fn load_blocking(path: &Path, port: u16) -> Result<(Vehicle, LoadProgress), SourceError> {
         let (loader, _) = Loader::open(path, port)?;
-        let mut session = Session::new();
+        let mut session = Vehicle::new();
         let mut last = LoadProgress::default();
         loader.run(
             &AtomicBool::new(false),
@@ -438,8 +438,8 @@ mod tests {
         recorder.stop().unwrap();
     }
 
-    fn marks(s: &Session) -> Vec<(f64, MarkKind, String)> {
-        s.marks
+    fn marks(s: &Vehicle) -> Vec<(f64, MarkKind, String)> {
+        s.focused().marks
             .iter()
             .map(|m| (m.t, m.kind, m.label.clone()))
             .collect()
@@ -453,7 +453,7 @@ mod tests {
         assert_eq!(progress.stopped, None);
         assert_eq!(progress.done_bytes, progress.total_bytes);
         assert!(progress.total_bytes > 0);
-        let kinds: Vec<MarkKind> = session.marks.iter().map(|m| m.kind).collect();
+        let kinds: Vec<MarkKind> = session.focused().marks.iter().map(|m| m.kind).collect();
         for kind in [
             MarkKind::Control,
             MarkKind::Status,
@@ -465,7 +465,7 @@ mod tests {
         let (first, last) = session.span().unwrap();
         assert_eq!(first, 0.0, "times count from the first record");
         assert!((last - 92.046).abs() < 0.01, "{last}");
-        assert_eq!(session.latest.status, ManagementState::Standby);
+        assert_eq!(session.focused().latest.status, ManagementState::Standby);
     }
 
     #[test]
@@ -491,8 +491,8 @@ mod tests {
         let loaded = session.read().unwrap();
         assert_eq!(marks(&loaded), marks(&blocking));
         assert_eq!(
-            format!("{:?}", loaded.state_at(63.5)),
-            format!("{:?}", blocking.state_at(63.5))
+            format!("{:?}", loaded.focused().state_at(63.5)),
+            format!("{:?}", blocking.focused().state_at(63.5))
         );
         // No metadata in a capture: the first datagram is t = 0 (frame 1 of the capture).
         let first = WireSource::open(Path::new(SAE), 3794)
@@ -528,9 +528,9 @@ mod tests {
         assert_eq!(progress.datagrams, 50);
         assert_eq!(replay.start_ns(), start_ns);
         let s = replay.session.read().unwrap();
-        assert_eq!(s.positions.len(), 50);
-        assert_eq!(s.positions.span(), Some((1.5, 1.99)));
-        let at = s.state_at(1.755).positions.unwrap();
+        assert_eq!(s.focused().positions.len(), 50);
+        assert_eq!(s.focused().positions.span(), Some((1.5, 1.99)));
+        let at = s.focused().state_at(1.755).positions.unwrap();
         assert_eq!(at.t, 1.75);
         assert!((at.value[0] - 0.25).abs() < 1e-6);
         drop(s);
@@ -566,17 +566,17 @@ mod tests {
         assert_eq!(progress.datagrams, u64::from(n));
         let (plain, _) = Replay::load_blocking(&path, 3794).unwrap();
         let s = replay.session.read().unwrap();
-        assert_eq!(s.positions.len(), usize::from(n));
-        assert_eq!(s.positions.times(), plain.positions.times());
+        assert_eq!(s.focused().positions.len(), usize::from(n));
+        assert_eq!(s.focused().positions.times(), plain.focused().positions.times());
         for t in [0.0, 1.234, 5.5, 12.287] {
             assert_eq!(
-                format!("{:?}", s.state_at(t)),
-                format!("{:?}", plain.state_at(t))
+                format!("{:?}", s.focused().state_at(t)),
+                format!("{:?}", plain.focused().state_at(t))
             );
         }
         // No room left over from reserving (or, without an index, from doubling): trimmed
         // at the end when more than a sixteenth is unused.
-        let (loaded, doubled) = (s.positions.memory_bytes(), plain.positions.memory_bytes());
+        let (loaded, doubled) = (s.focused().positions.memory_bytes(), plain.focused().positions.memory_bytes());
         assert!(loaded * 5 < doubled * 4, "{loaded} vs {doubled} bytes");
         drop(s);
         drop(replay);

@@ -22,7 +22,7 @@ use super::recording::Recording;
 use super::sources::Sources;
 use super::time_control::{Shown, TimeControl};
 use super::{plots, view3d};
-use crate::model::session::SharedSession;
+use crate::model::vehicle::SharedVehicle;
 use crate::model::state::ArmState;
 use crate::model::update::{Command, CommandKind, ComponentId, ControlState, Outcome, Update};
 use crate::net::thread::NetHandle;
@@ -307,7 +307,7 @@ impl OcuApp {
     }
 
     /// The session drawn (the live one, or the replay's).
-    pub fn session(&self) -> &SharedSession {
+    pub fn session(&self) -> &SharedVehicle {
         self.sources.session()
     }
 

@@ -16,7 +16,7 @@ use super::notices::{Notice, NoticeLevel};
 use super::sources::read_session;
 use crate::model::arm::ArmSpec;
 use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS;
-use crate::model::session::SharedSession;
+use crate::model::vehicle::SharedVehicle;
 use crate::record::export::write_csv;
 use crate::record::urdf::{UrdfOptions, write_urdf};
 
@@ -57,7 +57,7 @@ fn spawn_job(
 
 /// Writes the CSV of `[t0, t1]` of `session` to `path`, off the UI thread.
 pub fn export_csv(
-    session: SharedSession,
+    session: SharedVehicle,
     path: PathBuf,
     t0: f64,
     t1: f64,
@@ -73,7 +73,7 @@ pub fn export_csv(
         let mut w = std::io::BufWriter::new(file);
         let rows = {
             let s = read_session(&session);
-            write_csv(&s, t0, t1, &mut w)
+            write_csv(s.focused(), t0, t1, &mut w)
         }
         .and_then(|rows| w.flush().map(|()| rows))
         .map_err(|e| {

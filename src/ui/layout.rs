@@ -132,7 +132,7 @@ impl OcuApp {
                 .as_ref()
                 .and_then(|l| l.ocu_id.map(|id| (id, l.id_conflict.is_some()))),
             positions_rate: status_bar::measured_rate(
-                read_session(self.sources.session()).positions.times(),
+                read_session(self.sources.session()).focused().positions.times(),
                 shown.time(self.now()),
             ),
         };
@@ -142,7 +142,7 @@ impl OcuApp {
             shown,
             time: &self.time,
             now: self.now(),
-            session: &session,
+            session: session.focused(),
             start_ns: self.sources.start_ns(),
             replay: self.sources.replay(),
         };
@@ -158,7 +158,7 @@ impl OcuApp {
         if self.settings.show_plots {
             let session = read_session(self.sources.session());
             let input = PlotsInput {
-                session: &session,
+                session: session.focused(),
                 shown,
                 time: shown.time(self.now()),
             };

@@ -19,7 +19,7 @@ impl OcuApp {
     pub fn live_state(&self) -> Option<ArmState> {
         self.sources
             .live_source()
-            .map(|l| super::sources::read_session(&l.session).latest.clone())
+            .map(|l| super::sources::read_session(&l.session).focused().latest.clone())
     }
 
     /// Whether we hold control of the live arm (not of the arm drawn).

@@ -272,7 +272,7 @@ impl OcuApp {
     /// and metadata; a replay on screen does not change it.
     pub fn live_arm_name(&self) -> Option<String> {
         let live = self.sources.live_source()?;
-        arm_name(&read_session(&live.session).latest)
+        arm_name(&read_session(&live.session).focused().latest)
     }
 
     /// The recorder configuration for `path`: the live session's time origin and metadata

@@ -14,7 +14,8 @@ use super::app::{OcuApp, file_name};
 use super::format::format_hms;
 use super::notices::NoticeLevel;
 use super::time_control::{Shown, TimeCommand, TimeContext, TimeControl};
-use crate::model::session::{Session, SharedSession};
+use crate::model::session::Session;
+use crate::model::vehicle::{SharedVehicle, Vehicle};
 use crate::model::state::ArmState;
 use crate::model::update::Update;
 use crate::net::thread::NetHandle;
@@ -23,11 +24,11 @@ use crate::sim::host::SimHandle;
 
 /// Reads a session, whatever a panicking writer left behind (the data is append-only, so a
 /// half-applied batch is still a consistent prefix).
-pub fn read_session(s: &SharedSession) -> RwLockReadGuard<'_, Session> {
+pub fn read_session(s: &SharedVehicle) -> RwLockReadGuard<'_, Vehicle> {
     s.read().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn write_session(s: &SharedSession) -> RwLockWriteGuard<'_, Session> {
+fn write_session(s: &SharedVehicle) -> RwLockWriteGuard<'_, Vehicle> {
     s.write().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -48,7 +49,7 @@ pub struct LiveSource {
     net: Option<NetHandle>,
     _sim: Option<SimHandle>,
     /// The live session.
-    pub session: SharedSession,
+    pub session: SharedVehicle,
 }
 
 impl LiveSource {
@@ -100,8 +101,8 @@ pub struct Sources {
 
 /// What a window with neither source would draw (none is ever made: the constructors give
 /// one source and a replay closes only back to a live one).
-static NO_SESSION: LazyLock<SharedSession> =
-    LazyLock::new(|| Arc::new(RwLock::new(Session::new())));
+static NO_SESSION: LazyLock<SharedVehicle> =
+    LazyLock::new(|| Arc::new(RwLock::new(Vehicle::new())));
 
 impl Sources {
     /// A live source (`net` running, or `None` for an app fed updates directly).
@@ -111,7 +112,7 @@ impl Sources {
                 kind,
                 net,
                 _sim: sim,
-                session: Arc::new(RwLock::new(Session::new())),
+                session: Arc::new(RwLock::new(Vehicle::new())),
             }),
             replay: None,
         }
@@ -146,7 +147,7 @@ impl Sources {
     }
 
     /// The session drawn: the replay's, else the live one.
-    pub fn session(&self) -> &SharedSession {
+    pub fn session(&self) -> &SharedVehicle {
         match (&self.replay, &self.live) {
             (Some(r), _) => &r.replay.session,
             (None, Some(l)) => &l.session,
@@ -224,10 +225,10 @@ impl OcuApp {
         self.apply_to(&mut s, u);
     }
 
-    fn apply_to(&mut self, live: &mut Session, u: &Update) {
+    fn apply_to(&mut self, live: &mut Vehicle, u: &Update) {
         live.apply(u);
         if let Update::CommandOutcome { .. } = u {
-            self.outcome_notice(&live.latest, u);
+            self.outcome_notice(&live.focused().latest, u);
         }
         if let Update::Selected { .. } = u {
             self.view.preview = None;
@@ -322,7 +323,7 @@ impl OcuApp {
         let session = self.sources.session().clone();
         let rejoined = {
             let s = read_session(&session);
-            let cx = self.sources.time_context(&s, self.now());
+            let cx = self.sources.time_context(s.focused(), self.now());
             self.time.apply(cmd, &cx)
         };
         if rejoined {
@@ -340,10 +341,10 @@ impl OcuApp {
     /// Advances playback by `dt` seconds of wall-clock time (once per frame, before drawing).
     pub(crate) fn tick(&mut self, dt: f64) {
         let session = self.sources.session().clone();
-        self.place_at_first_positions(&read_session(&session));
+        self.place_at_first_positions(read_session(&session).focused());
         let rejoined = {
             let s = read_session(&session);
-            let cx = self.sources.time_context(&s, self.now());
+            let cx = self.sources.time_context(s.focused(), self.now());
             self.time.tick(dt, &cx)
         };
         if rejoined {
@@ -376,7 +377,7 @@ impl OcuApp {
         match self.shown().cursor() {
             None => {
                 if self.drawn.take().is_some() {
-                    self.state = read_session(self.sources.session()).latest.clone();
+                    self.state = read_session(self.sources.session()).focused().latest.clone();
                 }
             }
             Some(t) => {
@@ -386,7 +387,7 @@ impl OcuApp {
                     .as_ref()
                     .map_or(0, |r| r.progress.datagrams);
                 if self.drawn != Some((t, generation)) {
-                    self.state = read_session(self.sources.session()).state_at(t);
+                    self.state = read_session(self.sources.session()).focused().state_at(t);
                     self.drawn = Some((t, generation));
                 }
             }

@@ -390,6 +390,7 @@ impl Client {
             }
             Command::GoToPreset { pose_id } => self.go_to_preset(now, pose_id, held, out),
             Command::SetEmergency
+            | Command::SetEmergencyAll
             | Command::ClearEmergency
             | Command::Resume
             | Command::Standby => {

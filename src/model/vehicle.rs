@@ -1,0 +1,301 @@
+//! Every manipulator of a session: one [`Session`] (state and histories) per arm, so nothing
+//! of one arm shows under another, and the facts of the network beside them.
+//!
+//! Routing, one rule per kind of update (see [`Update`]):
+//! - [`Update::Arm`] goes to its arm's session, created on first sight (at most
+//!   [`MAX_ARMS`]; facts of further arms are counted in [`Vehicle::refused_arms`], not kept);
+//! - [`Update::Selected`] names the focused arm (where live commands go, what the gauges
+//!   show by default);
+//! - an unwrapped per-arm fact ([`Update::is_arm_fact`]) belongs to the focused arm
+//!   (single-arm producers);
+//! - everything else (components, counters, identity, errors, marks, outcomes that name no
+//!   arm) is news for every arm: applied to the network's own session and to every arm's.
+//!
+//! A new arm's session starts from what the network already knows (components, identity,
+//! counters), applied through the same [`Session::apply`] as every later update.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use super::session::Session;
+use super::update::{ComponentId, MAX_ARMS, Update};
+
+/// A vehicle shared between a loader or the live intake (appending) and the UI (drawing).
+pub type SharedVehicle = Arc<RwLock<Vehicle>>;
+
+/// The sessions of every manipulator seen, and of the network.
+#[derive(Debug, Clone, Default)]
+pub struct Vehicle {
+    /// One session per arm, by ID.
+    arms: BTreeMap<ComponentId, Session>,
+    /// Facts of the network only: what a new arm's session starts from, and what shows
+    /// while no arm is known.
+    network: Session,
+    /// The arm last named by [`Update::Selected`].
+    focused: Option<ComponentId>,
+    /// Updates about arms past [`MAX_ARMS`], not kept.
+    refused_arms: u64,
+    /// The force threshold every arm's crossings are marked against, N.
+    force_threshold: Option<f64>,
+}
+
+impl Vehicle {
+    /// No arm yet.
+    pub fn new() -> Self {
+        Self {
+            network: Session::new(),
+            ..Self::default()
+        }
+    }
+
+    /// Applies one update to the sessions it concerns (see the module's routing rules).
+    pub fn apply(&mut self, u: &Update) {
+        match u {
+            Update::Arm { arm, update } => {
+                if let Some(s) = self.arm_session(*arm, update.t()) {
+                    s.apply(update);
+                }
+            }
+            Update::Selected { t, id } => {
+                self.focused = Some(*id);
+                self.network.apply(u);
+                if let Some(s) = self.arm_session(*id, *t) {
+                    s.apply(u);
+                }
+            }
+            u if u.is_arm_fact() => match self.focused {
+                Some(id) => {
+                    if let Some(s) = self.arm_session(id, u.t()) {
+                        s.apply(u);
+                    }
+                }
+                None => self.network.apply(u),
+            },
+            u => {
+                self.network.apply(u);
+                for s in self.arms.values_mut() {
+                    s.apply(u);
+                }
+            }
+        }
+    }
+
+    /// The session of `arm`, created at `t` from the network's facts on first sight; `None`
+    /// (and counted) past [`MAX_ARMS`].
+    fn arm_session(&mut self, arm: ComponentId, t: f64) -> Option<&mut Session> {
+        if !self.arms.contains_key(&arm) {
+            if self.arms.len() >= MAX_ARMS {
+                self.refused_arms += 1;
+                return None;
+            }
+            let mut s = Session::new();
+            s.set_force_threshold(self.force_threshold);
+            let known = &self.network.latest;
+            for (info, lost) in known.components.values() {
+                s.apply(&Update::Component {
+                    t,
+                    info: info.clone(),
+                });
+                if *lost {
+                    s.apply(&Update::ComponentLost {
+                        t,
+                        id: info.id,
+                        lost: true,
+                    });
+                }
+            }
+            if let Some(id) = known.ocu_id {
+                s.apply(&Update::Identity {
+                    t,
+                    id,
+                    conflict: known.id_conflict.clone(),
+                });
+            }
+            s.apply(&Update::Stats {
+                t,
+                stats: known.stats,
+            });
+            // The arm's own state names it (`ArmState::selected`) from the start.
+            s.apply(&Update::Selected { t, id: arm });
+            self.arms.insert(arm, s);
+        }
+        self.arms.get_mut(&arm)
+    }
+
+    /// The arm last named by [`Update::Selected`].
+    pub fn focused_id(&self) -> Option<ComponentId> {
+        self.focused
+    }
+
+    /// The focused arm's session; the network's while no arm is focused.
+    pub fn focused(&self) -> &Session {
+        self.focused
+            .and_then(|id| self.arms.get(&id))
+            .unwrap_or(&self.network)
+    }
+
+    /// The session of `id`, else the focused one ([`Vehicle::focused`]): what a view that
+    /// picked an arm of its own draws.
+    pub fn arm_or_focused(&self, id: Option<ComponentId>) -> &Session {
+        id.and_then(|id| self.arms.get(&id))
+            .unwrap_or_else(|| self.focused())
+    }
+
+    /// The session of one arm.
+    pub fn arm(&self, id: ComponentId) -> Option<&Session> {
+        self.arms.get(&id)
+    }
+
+    /// Every arm's session, by ID.
+    pub fn arms(&self) -> impl Iterator<Item = (ComponentId, &Session)> {
+        self.arms.iter().map(|(id, s)| (*id, s))
+    }
+
+    /// How many arms have a session.
+    pub fn arm_count(&self) -> usize {
+        self.arms.len()
+    }
+
+    /// The network's own session (facts of no arm).
+    pub fn network(&self) -> &Session {
+        &self.network
+    }
+
+    /// Updates about arms past [`MAX_ARMS`], not kept.
+    pub fn refused_arms(&self) -> u64 {
+        self.refused_arms
+    }
+
+    /// First and last update times of any arm or the network.
+    pub fn span(&self) -> Option<(f64, f64)> {
+        self.arms
+            .values()
+            .chain(std::iter::once(&self.network))
+            .filter_map(Session::span)
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+    }
+
+    /// Sets every arm's force threshold ([`Session::set_force_threshold`]), and new arms'.
+    pub fn set_force_threshold(&mut self, threshold: Option<f64>) {
+        self.force_threshold = threshold;
+        self.network.set_force_threshold(threshold);
+        for s in self.arms.values_mut() {
+            s.set_force_threshold(threshold);
+        }
+    }
+
+    /// The force threshold crossings are marked against.
+    pub fn force_threshold(&self) -> Option<f64> {
+        self.network.force_threshold()
+    }
+
+    /// [`Session::reserve_for_rest`] for every arm.
+    pub fn reserve_for_rest(&mut self, seen: u64, total: u64) {
+        for s in self.arms.values_mut() {
+            s.reserve_for_rest(seen, total);
+        }
+    }
+
+    /// [`Session::trim_reserve`] for every arm.
+    pub fn trim_reserve(&mut self) {
+        for s in self.arms.values_mut() {
+            s.trim_reserve();
+        }
+    }
+
+    /// Samples refused as older than their signal's last, over every arm.
+    pub fn refused_samples(&self) -> u64 {
+        self.arms.values().map(Session::refused_samples).sum()
+    }
+
+    /// Discrete updates kept, over every arm and the network.
+    pub fn discrete_updates(&self) -> usize {
+        self.arms
+            .values()
+            .chain(std::iter::once(&self.network))
+            .map(Session::discrete_updates)
+            .sum()
+    }
+
+    /// Bytes held by every session.
+    pub fn memory_bytes(&self) -> usize {
+        self.arms
+            .values()
+            .chain(std::iter::once(&self.network))
+            .map(Session::memory_bytes)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(c: u8) -> ComponentId {
+        ComponentId::new(126, 1, c)
+    }
+
+    fn positions(t: f64, v: f64) -> Update {
+        Update::JointPositions {
+            t,
+            values: vec![v, v],
+        }
+    }
+
+    #[test]
+    fn each_arm_keeps_its_own_samples() {
+        let mut v = Vehicle::new();
+        v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
+        v.apply(&Update::for_arm(id(11), positions(1.5, 0.2)));
+        v.apply(&Update::for_arm(id(10), positions(2.0, 0.3)));
+        assert_eq!(v.arm_count(), 2);
+        assert_eq!(v.arm(id(10)).unwrap().positions.len(), 2);
+        assert_eq!(v.arm(id(11)).unwrap().positions.len(), 1);
+        let s11 = v.arm(id(11)).unwrap().state_at(5.0);
+        assert_eq!(s11.selected, Some(id(11)));
+        assert!((s11.positions.unwrap().value[0] - 0.2).abs() < 1e-6);
+        assert_eq!(v.span(), Some((1.0, 2.0)));
+    }
+
+    #[test]
+    fn unwrapped_arm_facts_go_to_the_focused_arm_and_news_to_every_arm() {
+        let mut v = Vehicle::new();
+        v.apply(&Update::Selected { t: 0.0, id: id(10) });
+        v.apply(&positions(1.0, 0.1));
+        v.apply(&Update::for_arm(id(11), positions(1.0, 0.2)));
+        v.apply(&Update::Error {
+            t: 2.0,
+            message: "socket closed".into(),
+        });
+        assert_eq!(v.focused_id(), Some(id(10)));
+        assert_eq!(v.focused().positions.len(), 1);
+        for (_, s) in v.arms() {
+            assert_eq!(s.latest.errors.len(), 1);
+        }
+        assert!(v.network().positions.is_empty());
+    }
+
+    #[test]
+    fn a_new_arm_starts_from_what_the_network_knows() {
+        let mut v = Vehicle::new();
+        v.apply(&Update::Identity {
+            t: 0.0,
+            id: ComponentId::new(200, 4, 1),
+            conflict: None,
+        });
+        v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
+        let s = v.arm(id(10)).unwrap();
+        assert_eq!(s.latest.ocu_id, Some(ComponentId::new(200, 4, 1)));
+        assert_eq!(s.latest.selected, Some(id(10)));
+    }
+
+    #[test]
+    fn arms_past_the_bound_are_counted_not_kept() {
+        let mut v = Vehicle::new();
+        for c in 0..=u8::try_from(MAX_ARMS).unwrap() {
+            v.apply(&Update::for_arm(id(c + 1), positions(1.0, 0.0)));
+        }
+        assert_eq!(v.arm_count(), MAX_ARMS);
+        assert_eq!(v.refused_arms(), 1);
+    }
+}
