@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use crate::jaus::{Dialect, JausId, judp};
 use crate::net::fault::Faults;
+use crate::model::arm::Mount;
 use crate::sim::arm_file::ArmFile;
 use crate::sim::component::{Component, DEFAULT_ID, SimConfig};
 use crate::sim::host;
@@ -69,6 +70,27 @@ pub struct SimArgs {
     /// Cycle through the presets while nobody holds control.
     #[arg(long)]
     pub tour: bool,
+    /// Mount the arm at X,Y,Z (m, vehicle frame: +x front, +y right, +z down), turned by YAW
+    /// degrees about z: replaces the arm file's `[mount]` (several arms on one vehicle).
+    #[arg(
+        long,
+        value_name = "X,Y,Z[,YAW]",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub mount: Option<Vec<f64>>,
+}
+
+/// The mount `--mount X,Y,Z[,YAW_DEG]` describes.
+pub fn parse_mount(values: &[f64]) -> Result<Mount> {
+    match values {
+        [x, y, z] => Ok(Mount::at([*x, *y, *z], 0.0)),
+        [x, y, z, yaw] => Ok(Mount::at([*x, *y, *z], yaw.to_radians())),
+        _ => bail!(
+            "--mount takes X,Y,Z or X,Y,Z,YAW (metres, and degrees about z), got {} values",
+            values.len()
+        ),
+    }
 }
 
 /// Loads `--arm`: a built-in name or a file.
@@ -148,7 +170,10 @@ impl SimArgs {
 
 /// Runs the simulator until the process is stopped, printing counters every 10 s.
 pub fn run(args: &SimArgs) -> Result<i32> {
-    let arm = load_arm(&args.arm)?;
+    let mut arm = load_arm(&args.arm)?;
+    if let Some(m) = &args.mount {
+        arm.spec.mount = Some(parse_mount(m)?);
+    }
     let (cfg, faults) = args.config(&arm)?;
     let socket = host::bind(args.bind)?;
     let addr = socket.local_addr()?;

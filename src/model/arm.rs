@@ -37,6 +37,15 @@ impl Mount {
         position: [0.0; 3],
         orientation: [1.0, 0.0, 0.0, 0.0],
     };
+
+    /// A placement at `position` (m), turned by `yaw` (rad) about the vehicle's z axis.
+    pub fn at(position: [f64; 3], yaw: f64) -> Mount {
+        let (s, c) = (yaw / 2.0).sin_cos();
+        Mount {
+            position,
+            orientation: [c, 0.0, 0.0, s],
+        }
+    }
 }
 
 /// One joint and the link before it, in Crane & Duffy terms (kinematics.md §3).
