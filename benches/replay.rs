@@ -149,7 +149,8 @@ fn first_frame(path: &Path) -> (Duration, Replay) {
     let replay = Replay::open(path, PORT, Some(waker)).expect("opens");
     loop {
         {
-            let s = replay.session.read().unwrap();
+            let v = replay.session.read().unwrap();
+            let s = v.focused();
             if s.latest.spec.is_some()
                 && let Some((first, _)) = s.positions.span()
                 && black_box(s.state_at(first)).positions.is_some()
@@ -256,8 +257,8 @@ fn main() {
         datagrams as f64 / loads[1]
     );
     let replay = loaded.expect("loaded");
-    let session = replay.session.read().unwrap();
-    let session: &Session = &session;
+    let vehicle = replay.session.read().unwrap();
+    let session: &Session = vehicle.focused();
     let (t0, t1) = session.positions.span().expect("samples");
     assert!(session.positions.len() as u64 >= seconds * 1000);
     assert_eq!(session.ft.len(), session.positions.len());

@@ -167,8 +167,10 @@ fn replaying_the_exported_pcapng_gives_the_session_of_the_mcap() {
     let o = export(&[s(&mcap), "--pcapng", s(&pcapng)]);
     assert!(o.status.success(), "{}", stderr(&o));
 
-    let (a, pa) = Replay::load_blocking(&mcap, 3794).unwrap();
-    let (b, pb) = Replay::load_blocking(&pcapng, 3794).unwrap();
+    let (va, pa) = Replay::load_blocking(&mcap, 3794).unwrap();
+    let (vb, pb) = Replay::load_blocking(&pcapng, 3794).unwrap();
+    assert_eq!((va.arm_count(), vb.arm_count()), (1, 1));
+    let (a, b) = (va.focused(), vb.focused());
     assert!(
         pa.stopped.is_none() && pb.stopped.is_none(),
         "{pa:?} {pb:?}"
@@ -190,7 +192,7 @@ fn replaying_the_exported_pcapng_gives_the_session_of_the_mcap() {
     );
     // Both time origins are the first datagram (see `record_in_memory`); the capture's
     // times carry the f64 seconds of the capture reader (sub-µs).
-    for (x, y) in sample_times(&a).iter().zip(sample_times(&b).iter()) {
+    for (x, y) in sample_times(a).iter().zip(sample_times(b).iter()) {
         assert_eq!(x.len(), y.len());
         for (p, q) in x.iter().zip(y) {
             assert!((p - q).abs() < 1e-6, "{p} vs {q}");
@@ -211,7 +213,7 @@ fn replaying_the_exported_pcapng_gives_the_session_of_the_mcap() {
             .collect::<Vec<_>>()
     };
     assert!(!a.marks.is_empty());
-    assert_eq!(marks(&a), marks(&b));
+    assert_eq!(marks(a), marks(b));
     for (x, y) in a.marks.iter().zip(&b.marks) {
         assert!((x.t - y.t).abs() < 1e-6, "{x:?} vs {y:?}");
     }
@@ -297,7 +299,7 @@ fn csv_export_equals_what_the_gui_writes_for_the_same_range() {
         let o = export(&args);
         assert!(o.status.success(), "{}", stderr(&o));
         let mut gui = Vec::new();
-        let rows = write_csv(&session, from, to, &mut gui).unwrap();
+        let rows = write_csv(session.focused(), from, to, &mut gui).unwrap();
         assert!(rows > 10);
         assert_eq!(std::fs::read(&csv).unwrap(), gui);
     }
@@ -319,7 +321,26 @@ fn urdf_export_writes_the_recorded_arm() {
         .filter(|j| !matches!(j.joint_type, urdf_rs::JointType::Fixed))
         .count();
     assert_eq!(moving, demo.spec.joints.len());
-    assert!(robot.links.iter().any(|l| l.name == "tool_point"));
+    // Names carry the arm's ID, as the Foxglove frames do.
+    // Named as the arm names itself (its "arm/126.1.10" metadata).
+    assert_eq!(robot.name, "jaus-ocu sim: Demo EOD arm");
+    assert!(robot.links.iter().any(|l| l.name == "126.1.10/tool_point"));
+    assert!(robot.links.iter().any(|l| l.name == "vehicle"));
+    assert!(
+        robot.joints.iter().all(|j| j.name.starts_with("126.1.10/")),
+        "{:?}",
+        robot.joints.iter().map(|j| &j.name).collect::<Vec<_>>()
+    );
+    assert!(stderr(&o).contains("1 arm: 126.1.10 ("), "{}", stderr(&o));
+
+    // --component: that arm; an arm the file does not hold is an error naming the arms.
+    let one = dir.join("one.urdf");
+    let o = export(&[s(&mcap), "--urdf", s(&one), "--component", "126.1.10"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&urdf).unwrap());
+    let o = export(&[s(&mcap), "--urdf", s(&one), "--component", "1.2.3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("its arms: 126.1.10"), "{}", stderr(&o));
 
     // A capture without a specification: nothing to write, exit status 1, no file.
     let sae =

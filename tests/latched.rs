@@ -90,8 +90,10 @@ fn a_recording_started_mid_session_replays_with_the_arm_from_its_first_frame() {
 
 fn check_recording_started_at(before: f64) {
     let (path, start) = record_mid_session(&format!("with-latch-{before}.mcap"), before, 2.0, true);
-    let (session, progress) = Replay::load_blocking(&path, judp::PORT).unwrap();
+    let (vehicle, progress) = Replay::load_blocking(&path, judp::PORT).unwrap();
     assert!(progress.stopped.is_none(), "{progress:?}");
+    assert_eq!(vehicle.arm_count(), 1);
+    let session = vehicle.focused();
     let (first, _) = session.span().unwrap();
     assert!(
         (first - start).abs() < 0.01,
@@ -159,7 +161,8 @@ fn check_recording_started_at(before: f64) {
 fn without_the_latch_the_same_recording_has_no_arm_at_its_start() {
     // The failure the latch fixes, shown: this is what a mid-session recording was before.
     let (path, _) = record_mid_session("without-latch.mcap", 8.0, 2.0, false);
-    let (session, _) = Replay::load_blocking(&path, judp::PORT).unwrap();
+    let (vehicle, _) = Replay::load_blocking(&path, judp::PORT).unwrap();
+    let session = vehicle.focused();
     let (first, last) = session.span().unwrap();
     assert!(session.state_at(first).spec.is_none());
     assert!(session.state_at(last).presets.is_empty());

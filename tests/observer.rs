@@ -1,7 +1,8 @@
 //! `record::observer::Observer`: the passive decoder replay runs. The heart of "replay equals
 //! live": the live client and a simulated arm talk in memory under a fake clock, every datagram
 //! both ways goes to the observer as a wire record, and the observer's facts equal the
-//! client's, value for value and time for time.
+//! client's, value for value and time for time. With two arms on one wire each arm's facts
+//! equal its own session's, and nothing of one shows under the other.
 
 #![allow(
     clippy::unwrap_used,
@@ -20,10 +21,12 @@ use jaus_ocu::jaus::core::{
 use jaus_ocu::jaus::judp::{self, Header};
 use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
 use jaus_ocu::jaus::{Dialect, EmbeddedMessage, JausId, Message};
+use jaus_ocu::model::arm::Mount;
 use jaus_ocu::model::session::Session;
 use jaus_ocu::model::update::{
-    Command, ControlState, LinkState, ManagementState, MarkKind, Update,
+    Command, ControlState, LinkState, MAX_ARMS, ManagementState, MarkKind, Update,
 };
+use jaus_ocu::model::vehicle::Vehicle;
 use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID};
 use jaus_ocu::net::tap::{Direction, WireRecord};
 use jaus_ocu::record::capture::{CaptureEvent, CaptureReader, JUDP_PORT};
@@ -59,6 +62,11 @@ fn capture_records(path: &str) -> Vec<WireRecord> {
         .collect()
 }
 
+/// The facts among `updates`, unwrapped (what a test of one arm asserts on).
+fn facts(updates: &[Update]) -> Vec<Update> {
+    updates.iter().map(|u| u.split().1.clone()).collect()
+}
+
 fn observe_all(records: &[WireRecord], start_ns: u64) -> (Observer, Vec<Update>) {
     let mut obs = Observer::new(start_ns);
     let mut out = Vec::new();
@@ -75,7 +83,16 @@ fn observe_all(records: &[WireRecord], start_ns: u64) -> (Observer, Vec<Update>)
 fn sae_capture_gives_control_status_emergency_and_gap_marks() {
     let records = capture_records("tests/data/SAE_Management_PacketCapture.pcap");
     assert_eq!(records.len(), 22);
-    let (obs, updates) = observe_all(&records, records[0].t_ns);
+    let (obs, wrapped) = observe_all(&records, records[0].t_ns);
+    // Every fact about the arm names it; the rest are facts of the network.
+    let arm = JausId::new(126, 1, 10);
+    for u in &wrapped {
+        let (about, fact) = u.split();
+        if fact.is_arm_fact() || matches!(fact, Update::Mark { .. }) {
+            assert_eq!(about, Some(arm.into()), "{u:?}");
+        }
+    }
+    let updates = facts(&wrapped);
 
     let selected: Vec<JausId> = updates
         .iter()
@@ -128,7 +145,7 @@ fn sae_capture_gives_control_status_emergency_and_gap_marks() {
     );
 
     let mut session = Session::new();
-    for u in &updates {
+    for u in &wrapped {
         session.apply(u);
     }
     let labels = |kind: MarkKind| -> Vec<String> {
@@ -162,7 +179,7 @@ fn sae_capture_gives_control_status_emergency_and_gap_marks() {
         "{gaps:?}"
     );
     assert_eq!(gaps.len(), obs.stats().gaps.len());
-    assert!(obs.stats().gaps.iter().all(|(a, b)| b - a > GAP_S));
+    assert!(obs.stats().gaps.iter().all(|g| g.end - g.start > GAP_S));
     assert!(session.marks.windows(2).all(|w| w[0].t <= w[1].t));
     let state = session.state_at(63.5);
     assert_eq!(state.status, ManagementState::Emergency);
@@ -174,6 +191,12 @@ fn sae_capture_gives_control_status_emergency_and_gap_marks() {
     assert_eq!(stats.messages.get("ack"), Some(&1));
     assert_eq!(stats.messages.get("ReportStatus"), Some(&5));
     assert_eq!(stats.peers.len(), 2);
+    // One arm (the OCU 126.1.20 commands, so it is no arm), its counts apart.
+    assert_eq!(obs.arms().collect::<Vec<_>>(), vec![arm]);
+    let counts = &stats.arms[&arm.into()];
+    assert_eq!(counts.sent.get("ReportStatus"), Some(&5));
+    assert!(counts.received.contains_key("RequestControl"), "{counts:?}");
+    assert_eq!(counts.gaps.len(), stats.gaps.len());
 }
 
 // -------------------------------------------------------------------------------------------
@@ -250,7 +273,14 @@ fn report_facts(updates: &[Update]) -> Vec<Update> {
 
 fn assert_replay_equals_live(dialect: Dialect) {
     let live = live_session(dialect, 8);
-    let (obs, replayed) = observe_all(&live.records, START_NS);
+    let (obs, wrapped) = observe_all(&live.records, START_NS);
+    assert!(
+        wrapped
+            .iter()
+            .all(|u| !u.split().1.is_arm_fact() || u.split().0 == Some(SIM_ID.into())),
+        "every per-arm fact names the arm"
+    );
+    let replayed = facts(&wrapped);
     let want = report_facts(&live.updates);
     let got = report_facts(&replayed);
     let count = |v: &[Update], f: fn(&Update) -> bool| v.iter().filter(|u| f(u)).count();
@@ -378,8 +408,7 @@ fn reports_decode_with_the_senders_specification() {
     }
     .into();
     let first_position = |records: &[WireRecord]| {
-        observe_all(records, START_NS)
-            .1
+        facts(&observe_all(records, START_NS).1)
             .iter()
             .find_map(|u| match u {
                 Update::JointPositions { values, .. } => Some(values[0]),
@@ -413,6 +442,7 @@ fn duplicates_within_two_seconds_are_dropped_and_later_repeats_kept() {
         record(2500, SIM_ID, ocu, 7, status(Status::Standby)),
     ];
     let (obs, updates) = observe_all(&records, START_NS);
+    let updates = facts(&updates);
     let n = updates
         .iter()
         .filter(|u| matches!(u, Update::Status { .. }))
@@ -437,6 +467,7 @@ fn reordered_events_are_dropped_like_the_live_client_does() {
         record(40, SIM_ID, ocu, 5, ev(8, 0.8)),
     ];
     let (_, updates) = observe_all(&records, START_NS);
+    let updates = facts(&updates);
     let got: Vec<f64> = updates
         .iter()
         .filter_map(|u| match u {
@@ -477,6 +508,7 @@ fn silence_of_the_selected_component_is_a_gap_with_lost_and_live() {
         obs.observe(r, &mut updates);
     }
     obs.finish(START_NS + 9_980_000_000, &mut updates);
+    let updates = facts(&updates);
 
     let links: Vec<(f64, LinkState)> = updates
         .iter()
@@ -492,8 +524,9 @@ fn silence_of_the_selected_component_is_a_gap_with_lost_and_live() {
     assert_eq!(links[3], (5.99, LinkState::Live));
     assert_eq!(links[4].1, LinkState::Lost, "the trailing gap");
     assert_eq!(obs.stats().gaps.len(), 2);
-    let (a, b) = obs.stats().gaps[0];
-    assert!((a - 0.99).abs() < 1e-9 && (b - 5.99).abs() < 1e-9);
+    let gap = obs.stats().gaps[0];
+    assert_eq!(gap.arm, SIM_ID.into());
+    assert!((gap.start - 0.99).abs() < 1e-9 && (gap.end - 5.99).abs() < 1e-9);
     let marks: Vec<(f64, String)> = updates
         .iter()
         .filter_map(|u| match u {
@@ -609,6 +642,366 @@ fn control_granted_to_another_ocu_says_who() {
         ]
     );
     assert_eq!(s.latest.control, ControlState::Released);
+}
+
+// -------------------------------------------------------------------------------------------
+// Two arms (issue 19): every manipulator followed, each with its own facts.
+
+const ARM_A: JausId = JausId::new(126, 1, 10);
+const ARM_B: JausId = JausId::new(126, 1, 11);
+
+/// The demo arm as `id`, mounted at `position` turned by `yaw_deg` about z.
+fn mounted_sim(id: JausId, position: [f64; 3], yaw_deg: f64) -> Component {
+    let mut arm = ArmFile::demo();
+    arm.spec.mount = Some(Mount::at(position, yaw_deg.to_radians()));
+    Component::new(
+        arm,
+        SimConfig {
+            id,
+            ..SimConfig::default()
+        },
+    )
+}
+
+/// Two arms and one OCU working with each (one live client per arm, the same OCU ID and
+/// address, different sequence numbers): every datagram of both on one wire, in time order,
+/// and each client's facts.
+struct TwoArms {
+    records: Vec<WireRecord>,
+    a: Vec<Update>,
+    b: Vec<Update>,
+}
+
+fn two_arm_session(seconds: u64) -> TwoArms {
+    let net = |sim: SocketAddr, component: Component, seed: u64| {
+        let cfg = ClientConfig {
+            connect: vec![sim],
+            multicast: None,
+            ..ClientConfig::default()
+        };
+        let mut net = SimNet::new(cfg, OCU, Duration::from_millis(1), seed);
+        net.add_peer(sim, component);
+        net
+    };
+    let mut a = net(SIM, mounted_sim(ARM_A, [0.0, -0.4, 0.0], 0.0), 1);
+    let mut b = net(local(3795), mounted_sim(ARM_B, [0.0, 0.4, 0.0], 180.0), 2);
+    let mut records = Vec::new();
+    for ms in 0..seconds * 1000 {
+        match ms {
+            2000 => a.command(Command::RequestControl { authority: 100 }),
+            3000 => a.command(Command::GoToPreset { pose_id: 2 }),
+            4000 => b.command(Command::SetEmergency),
+            4500 => b.command(Command::ClearEmergency),
+            _ => {}
+        }
+        for net in [&mut a, &mut b] {
+            net.step_with(&mut |p| {
+                records.push(WireRecord {
+                    t_ns: START_NS + p.t_ns,
+                    direction: p.direction,
+                    peer: p.peer,
+                    bytes: p.bytes.to_vec(),
+                    latched: None,
+                });
+            });
+        }
+    }
+    TwoArms {
+        records,
+        a: facts(&a.updates),
+        b: facts(&b.updates),
+    }
+}
+
+/// The facts about `arm` among the observer's updates, unwrapped.
+fn facts_of(updates: &[Update], arm: JausId) -> Vec<Update> {
+    updates
+        .iter()
+        .filter(|u| u.split().0 == Some(arm.into()))
+        .map(|u| u.split().1.clone())
+        .collect()
+}
+
+#[test]
+fn two_arms_replay_each_with_its_own_facts_equal_to_its_live_session() {
+    let live = two_arm_session(6);
+    let (obs, replayed) = observe_all(&live.records, START_NS);
+    assert_eq!(obs.arms().collect::<Vec<_>>(), vec![ARM_A, ARM_B]);
+    assert_eq!(obs.stats().malformed, 0);
+    // Every per-arm fact is wrapped, and only the first arm is focused.
+    for u in &replayed {
+        assert!(!u.is_arm_fact(), "unwrapped per-arm fact {u:?}");
+    }
+    let selected: Vec<_> = replayed
+        .iter()
+        .filter_map(|u| match u {
+            Update::Selected { id, .. } => Some(*id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(selected, vec![ARM_A.into()], "the focus a replay opens on");
+
+    // Each arm's facts equal its own live session's, value for value.
+    for (arm, want) in [(ARM_A, &live.a), (ARM_B, &live.b)] {
+        let got = report_facts(&facts_of(&replayed, arm));
+        let want = report_facts(want);
+        assert!(
+            want.iter()
+                .filter(|u| matches!(u, Update::JointPositions { .. }))
+                .count()
+                > 200,
+            "{arm}: the live session received positions"
+        );
+        assert_eq!(got.len(), want.len(), "{arm}: fact count");
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert_eq!(g, &w, "{arm}: fact {i} differs");
+        }
+    }
+
+    // Both arms in the vehicle, each mounted where its sim said, each with its own control and
+    // status: the control asked of A and the emergency stop of B stay with their arm.
+    let mut vehicle = Vehicle::new();
+    for u in &replayed {
+        vehicle.apply(u);
+    }
+    assert_eq!(vehicle.arm_count(), 2);
+    assert_eq!(vehicle.focused_id(), Some(ARM_A.into()));
+    let (a, b) = (
+        vehicle.arm(ARM_A.into()).unwrap(),
+        vehicle.arm(ARM_B.into()).unwrap(),
+    );
+    let mount_y = |s: &Session| s.latest.spec.as_ref().unwrap().mount.unwrap().position[1];
+    assert!((mount_y(a) + 0.4).abs() < 1e-6 && (mount_y(b) - 0.4).abs() < 1e-6);
+    let (sa, sb) = (a.state_at(4.2), b.state_at(4.2));
+    assert_eq!(sa.control, ControlState::Held { authority: 100 });
+    assert_eq!(sb.control, ControlState::Released);
+    assert_eq!(sb.status, ManagementState::Emergency);
+    assert_ne!(sa.status, ManagementState::Emergency);
+    assert!(
+        a.marks
+            .iter()
+            .any(|m| m.label.starts_with("RequestControl from"))
+    );
+    assert!(
+        !b.marks
+            .iter()
+            .any(|m| m.label.starts_with("RequestControl from"))
+    );
+    assert!(
+        b.marks
+            .iter()
+            .any(|m| m.label == "SetEmergency from 200.1.1")
+    );
+    assert!(!a.marks.iter().any(|m| m.label.starts_with("SetEmergency")));
+    assert!(a.positions.len() > 200 && b.positions.len() > 200);
+
+    // The summary counts each arm apart.
+    let stats = obs.stats();
+    assert_eq!(stats.focus, Some(ARM_A.into()));
+    for arm in [ARM_A, ARM_B] {
+        let s = &stats.arms[&arm.into()];
+        assert_eq!(s.joints, Some(ArmFile::demo().spec.joint_count()));
+        assert!(s.sent["Event(ReportJointPositions)"] > 200, "{arm}: {s:?}");
+        assert!(s.received.contains_key("CreateEvent"), "{arm}: {s:?}");
+    }
+    assert!(
+        stats.arms[&ARM_B.into()]
+            .received
+            .contains_key("SetEmergency")
+    );
+    assert!(
+        !stats.arms[&ARM_A.into()]
+            .received
+            .contains_key("SetEmergency")
+    );
+}
+
+/// `m` from `src` to `dst` at `ms`, from `peer`.
+fn from_to(
+    ms: u64,
+    peer: SocketAddr,
+    src: JausId,
+    dst: JausId,
+    seq: u16,
+    m: &Message,
+) -> WireRecord {
+    WireRecord {
+        t_ns: START_NS + ms * 1_000_000,
+        direction: Direction::Rx,
+        peer,
+        bytes: judp::single(&Header::new(dst, src, seq), &m.emit().unwrap()).unwrap(),
+        latched: None,
+    }
+}
+
+#[test]
+fn one_silent_arm_is_a_gap_of_its_own_while_the_other_talks_on() {
+    let ocu = DEFAULT_OCU_ID;
+    let (pa, pb) = (SIM, local(3795));
+    let mut records = Vec::new();
+    // Both arms report positions every 10 ms; B falls silent from 1 s to 5 s.
+    for k in 0..600u16 {
+        let ms = u64::from(k) * 10;
+        records.push(from_to(ms, pa, ARM_A, ocu, k, &positions(0.1).into()));
+        if !(1000..5000).contains(&ms) {
+            records.push(from_to(ms, pb, ARM_B, ocu, k, &positions(0.2).into()));
+        }
+    }
+    let (obs, updates) = observe_all(&records, START_NS);
+    assert_eq!(obs.arms().collect::<Vec<_>>(), vec![ARM_A, ARM_B]);
+    let gaps = obs.stats().gaps;
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    assert_eq!(gaps[0].arm, ARM_B.into());
+    assert!((gaps[0].start - 0.99).abs() < 1e-9 && (gaps[0].end - 5.0).abs() < 1e-9);
+    let lost = |arm| {
+        facts_of(&updates, arm)
+            .iter()
+            .filter(|u| {
+                matches!(
+                    u,
+                    Update::Link {
+                        state: LinkState::Lost,
+                        ..
+                    }
+                )
+            })
+            .count()
+    };
+    assert_eq!((lost(ARM_A), lost(ARM_B)), (0, 1));
+    let gap_marks: Vec<String> = facts_of(&updates, ARM_B)
+        .into_iter()
+        .filter_map(|u| match u {
+            Update::Mark {
+                kind: MarkKind::Gap,
+                label,
+                ..
+            } => Some(label),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(gap_marks, vec!["no traffic from 126.1.11 for 4.0 s"]);
+    // Each arm's positions are its own.
+    let mut vehicle = Vehicle::new();
+    for u in &updates {
+        vehicle.apply(u);
+    }
+    let at = |arm: JausId| {
+        vehicle
+            .arm(arm.into())
+            .unwrap()
+            .state_at(5.5)
+            .positions
+            .unwrap()
+            .value[0]
+    };
+    assert!((at(ARM_A) - 0.1).abs() < 1e-4 && (at(ARM_B) - 0.2).abs() < 1e-4);
+    assert_eq!(
+        vehicle.arm(ARM_B.into()).unwrap().state_at(3.0).link,
+        LinkState::Lost
+    );
+    assert_eq!(
+        vehicle.arm(ARM_A.into()).unwrap().state_at(3.0).link,
+        LinkState::Live
+    );
+}
+
+#[test]
+fn arms_past_the_bound_are_counted_and_said_once_not_followed() {
+    let spec: Message = jaus_ocu::net::reports::spec_report(&ArmFile::demo().spec).into();
+    let n = u8::try_from(MAX_ARMS).unwrap() + 3;
+    let records: Vec<WireRecord> = (1..=n)
+        .map(|c| {
+            from_to(
+                u64::from(c),
+                SIM,
+                JausId::new(126, 1, c),
+                DEFAULT_OCU_ID,
+                1,
+                &spec,
+            )
+        })
+        .collect();
+    let (obs, updates) = observe_all(&records, START_NS);
+    assert_eq!(obs.arms().count(), MAX_ARMS);
+    assert_eq!(obs.stats().arms_not_followed, 3);
+    assert_eq!(obs.stats().arms.len(), MAX_ARMS);
+    let errors: Vec<&str> = updates
+        .iter()
+        .filter_map(|u| match u {
+            Update::Error { message, .. } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("126.1.17"), "{errors:?}");
+    let specs = updates
+        .iter()
+        .filter(|u| matches!(u.split().1, Update::Specification { .. }))
+        .count();
+    assert_eq!(specs, MAX_ARMS);
+}
+
+#[test]
+fn an_ocu_and_a_component_that_lists_no_manipulator_service_are_never_arms() {
+    let ocu = DEFAULT_OCU_ID;
+    let platform = JausId::new(126, 1, 30);
+    let services = ReportServices {
+        nodes: vec![jaus_ocu::jaus::core::NodeServices {
+            node_id: 1,
+            components: vec![jaus_ocu::jaus::core::ComponentServices {
+                component_id: 30,
+                instance_id: 0,
+                services: vec![ServiceRec::new("urn:jaus:jss:core:Management", 1, 1)],
+            }],
+        }],
+    };
+    let records = [
+        from_to(0, local(3796), platform, ocu, 1, &services.into()),
+        // The platform answers with its status: a component, not an arm.
+        from_to(
+            10,
+            local(3796),
+            platform,
+            ocu,
+            2,
+            &status(Status::Ready).into(),
+        ),
+        // The OCU commands the arm, and answers a status query of its own (odd, but seen).
+        from_to(
+            20,
+            OCU,
+            ocu,
+            ARM_A,
+            1,
+            &RequestControl { authority_code: 9 }.into(),
+        ),
+        from_to(30, OCU, ocu, ARM_B, 2, &status(Status::Ready).into()),
+    ];
+    let (obs, updates) = observe_all(&records, START_NS);
+    assert_eq!(obs.arms().collect::<Vec<_>>(), vec![ARM_A], "{updates:#?}");
+}
+
+#[test]
+fn the_focus_moves_once_to_the_first_arm_whose_specification_is_seen() {
+    let ocu = DEFAULT_OCU_ID;
+    let spec: Message = jaus_ocu::net::reports::spec_report(&ArmFile::demo().spec).into();
+    let records = [
+        // A found by its traffic (a capture started late), then B's specification, then A's.
+        from_to(0, SIM, ARM_A, ocu, 1, &status(Status::Ready).into()),
+        from_to(10, local(3795), ARM_B, ocu, 1, &spec),
+        from_to(20, SIM, ARM_A, ocu, 2, &spec),
+    ];
+    let (obs, updates) = observe_all(&records, START_NS);
+    let selected: Vec<_> = updates
+        .iter()
+        .filter_map(|u| match u {
+            Update::Selected { id, .. } => Some(JausId::from(*id)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(selected, vec![ARM_A, ARM_B]);
+    assert_eq!(obs.selected(), Some(ARM_B));
+    assert_eq!(obs.arms().collect::<Vec<_>>(), vec![ARM_A, ARM_B]);
 }
 
 proptest! {

@@ -45,10 +45,12 @@ fn records(path: &Path) -> (Vec<WireRecord>, WireSource) {
     (recs, source)
 }
 
-/// The sampled facts of a stream of updates, in order: what the model's history is made of.
+/// The sampled facts of a stream of updates, in order, unwrapped (one arm): what the model's
+/// history is made of.
 fn samples(updates: &[Update]) -> Vec<Update> {
     updates
         .iter()
+        .map(|u| u.split().1)
         .filter(|u| {
             matches!(
                 u,
@@ -246,8 +248,10 @@ fn replay_of_a_recorded_sim_session_equals_the_live_session() {
     assert_eq!(replay_state.tool_point, state.tool_point);
 
     // The player's session equals a session built from the live updates, at any time.
-    let (replay_session, progress) = Replay::load_blocking(&path, 3794).unwrap();
+    let (replay_vehicle, progress) = Replay::load_blocking(&path, 3794).unwrap();
     assert!(progress.stopped.is_none(), "{:?}", progress.stopped);
+    assert_eq!(replay_vehicle.arm_count(), 1);
+    let replay_session = replay_vehicle.focused();
     let mut live_session = Session::new();
     for u in &live {
         live_session.apply(u);
@@ -351,7 +355,7 @@ fn recorder_killed_with_sigkill_leaves_a_file_that_replays_to_within_a_second_of
             times.len() > 400
                 && (last - first) as f64 / 1e9 >= 3.0
                 && Replay::load_blocking(&copy, 3794)
-                    .is_ok_and(|(session, _)| session.positions.len() > 100)
+                    .is_ok_and(|(vehicle, _)| vehicle.focused().positions.len() > 100)
         },
     );
     let _ = std::fs::remove_file(&copy);
@@ -377,7 +381,8 @@ fn recorder_killed_with_sigkill_leaves_a_file_that_replays_to_within_a_second_of
         "the file ends {lost_s:.3} s before the kill (flushes are at most a second apart)"
     );
     // And it replays: the arm and its motion are there.
-    let (session, progress) = Replay::load_blocking(&path, 3794).unwrap();
+    let (vehicle, progress) = Replay::load_blocking(&path, 3794).unwrap();
+    let session = vehicle.focused();
     assert!(session.latest.spec.is_some(), "specification replayed");
     // Positions arrive at 50 Hz (the OCU's default rate) once the arm is set up.
     assert!(

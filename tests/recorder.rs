@@ -772,8 +772,12 @@ fn decoded_channels_carry_json_with_schemas_and_the_arm_metadata() {
     let (got, src) = read_all(&path);
     assert!(got == recs);
     assert_eq!(src.info().datagram_count, Some(recs.len() as u64));
-    let arm = &src.info().metadata[format::ARM_METADATA];
+    let arm = &src.info().metadata[&format::arm_metadata_name(ARM.into())];
     assert_eq!(arm[format::KEY_COMPONENT_ID], ARM.to_string());
+    assert!(
+        !src.info().metadata.contains_key(format::ARM_METADATA),
+        "one record per arm, named after it"
+    );
     assert_eq!(arm[format::KEY_JOINTS], joints.to_string());
 
     let bytes = std::fs::read(&path).unwrap();
@@ -806,7 +810,11 @@ fn decoded_channels_carry_json_with_schemas_and_the_arm_metadata() {
             "t {t} vs log time {}",
             m.log_time
         );
-        match DecodedTopic::from_topic(&m.channel.topic) {
+        let topic = DecodedTopic::from_topic(&m.channel.topic);
+        if topic != Some(DecodedTopic::Events) || v.get("component").is_some() {
+            assert_eq!(v["component"], ARM.to_string(), "{v}");
+        }
+        match topic {
             Some(DecodedTopic::JointPositions) => {
                 assert_eq!(v["positions"].as_array().unwrap().len(), joints);
                 positions += 1;

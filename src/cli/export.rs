@@ -1,7 +1,8 @@
 //! `jaus-ocu export`: a recording (`.mcap`) or capture (`.pcap`, `.pcapng`) to other tools'
 //! formats — the raw datagrams as a pcapng capture (Wireshark, tshark, `inspect`, `replay`),
-//! the joint and force/torque series as CSV (the GUI's export, [`crate::record::export`]), and
-//! the arm's specification as URDF ([`crate::record::urdf`]).
+//! the joint and force/torque series of every arm as CSV (the GUI's export,
+//! [`crate::record::export`]), and the vehicle with every arm as URDF
+//! ([`crate::record::urdf`]); `--component` picks one arm for both.
 //!
 //! Every output is written to a hidden temporary file beside it (`.NAME.PID.partial`) and
 //! renamed into place only when complete, so a failed export leaves nothing under the final
@@ -16,16 +17,17 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args};
 
-use crate::jaus::judp;
-use crate::model::session::Session;
+use crate::jaus::{JausId, judp};
+use crate::model::update::ComponentId;
+use crate::model::vehicle::Vehicle;
 use crate::net::tap::Direction;
 use crate::record::capture::{CaptureEvent, CaptureReader};
-use crate::record::export::write_csv;
+use crate::record::export::write_vehicle_csv;
 use crate::record::format;
 use crate::record::pcapng::{PacketDirection, PcapngError, PcapngWriter};
 use crate::record::player::Replay;
 use crate::record::source::{SourceInfo, SourceKind, WireSource};
-use crate::record::urdf::{UrdfOptions, write_urdf};
+use crate::record::urdf::{UrdfArm, write_vehicle_urdf};
 
 pub use crate::record::format::KEY_LOCAL_ADDRESS;
 
@@ -61,14 +63,22 @@ pub struct ExportArgs {
     #[arg(long, value_name = "OUT")]
     pub pcapng: Option<PathBuf>,
     /// Write joint positions, velocities, efforts, joint torques and end-effector force/torque
-    /// as CSV, as the GUI's File → Export does (default range: the whole session).
+    /// as CSV, as the GUI's File → Export does (default range: the whole session). Every arm
+    /// in the file (each column name prefixed with its arm's ID, `126.1.10/q1`, when there
+    /// are several), or the one `--component` names (columns without a prefix).
     #[arg(long, value_name = "OUT")]
     pub csv: Option<PathBuf>,
-    /// Write the arm's specification (the last one in the file) as URDF: links, joints with
-    /// axes and limits, the bounding cylinders as collision geometry, the mount as the base
-    /// joint, the tool point.
+    /// Write the vehicle as URDF: every arm whose specification the file holds (the last one
+    /// of each), attached to the `vehicle` root at its mount, every link and joint name
+    /// prefixed with the arm's ID (`126.1.10/link_1`: the Foxglove channels' frame names);
+    /// links, joints with axes and limits, the bounding cylinders as collision geometry, the
+    /// tool point. `--component` writes one arm.
     #[arg(long, value_name = "OUT.urdf")]
     pub urdf: Option<PathBuf>,
+    /// CSV and URDF: only this arm (its JAUS ID, subsystem.node.component; `inspect` lists
+    /// the arms of a file).
+    #[arg(long, value_name = "S.N.C")]
+    pub component: Option<JausId>,
     /// CSV: first time to export, s since the session started (default: the start).
     #[arg(long, value_name = "S")]
     pub from: Option<f64>,
@@ -126,11 +136,26 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
             stopped = stopped.or(progress.stopped.clone());
             problems.extend(progress.problems.iter().cloned());
         }
+        let component = args.component.map(ComponentId::from);
+        if let Some(id) = component
+            && session.arm(id).is_none()
+        {
+            let arms: Vec<String> = session.arms().map(|(id, _)| id.to_string()).collect();
+            bail!(
+                "--component {id}: {} holds no manipulator {id} ({}); nothing was written",
+                args.file.display(),
+                if arms.is_empty() {
+                    "it holds no manipulator at all".to_owned()
+                } else {
+                    format!("its arms: {}", arms.join(", "))
+                }
+            );
+        }
         if let Some(out) = &mut csv {
-            report.push(export_csv(session.focused(), args, out)?);
+            report.push(export_csv(&session, component, args, out)?);
         }
         if let Some(out) = &mut urdf {
-            match export_urdf(session.focused(), &info, args, out)? {
+            match export_urdf(&session, component, &info, args, out)? {
                 Some(line) => report.push(line),
                 None => no_spec = true,
             }
@@ -203,35 +228,66 @@ fn check_range(args: &ExportArgs) -> Result<()> {
 }
 
 /// Writes the joint and force/torque series of `--from`..`--to` (default: the whole session)
-/// as CSV; returns the report line.
-fn export_csv(session: &Session, args: &ExportArgs, out: &mut AtomicFile) -> Result<String> {
-    let span = session.span();
+/// of every arm, or of `component`, as CSV; returns the report line.
+fn export_csv(
+    vehicle: &Vehicle,
+    component: Option<ComponentId>,
+    args: &ExportArgs,
+    out: &mut AtomicFile,
+) -> Result<String> {
+    let span = vehicle.span();
     let t0 = args.from.or(span.map(|s| s.0)).unwrap_or(0.0);
     let t1 = args.to.or(span.map(|s| s.1)).unwrap_or(0.0);
-    let rows = write_csv(session, t0, t1, out.writer()?).map_err(|e| out.failed(&e))?;
+    let (rows, arms) =
+        write_vehicle_csv(vehicle, component, t0, t1, out.writer()?).map_err(|e| out.failed(&e))?;
+    let arms = match arms.as_slice() {
+        [] => "no arm in the file".to_owned(),
+        [one] => format!("arm {one}"),
+        several => format!(
+            "arms {} (columns prefixed with each arm's ID)",
+            several
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     Ok(format!(
-        "wrote {}: {rows} rows ({t0:.3} s to {t1:.3} s of the session)",
+        "wrote {}: {rows} rows ({t0:.3} s to {t1:.3} s of the session), {arms}",
         out.dest.display()
     ))
 }
 
-/// Writes the session's last arm specification as URDF; returns the report line, or `None`
-/// when the session holds no specification (nothing is written).
+/// Writes every arm's last specification (or `component`'s) as one vehicle URDF; returns the
+/// report line, or `None` when no arm's specification is in the session (nothing is written).
 fn export_urdf(
-    session: &Session,
+    vehicle: &Vehicle,
+    component: Option<ComponentId>,
     info: &SourceInfo,
     args: &ExportArgs,
     out: &mut AtomicFile,
 ) -> Result<Option<String>> {
-    let Some(spec) = &session.latest.spec else {
+    let arms: Vec<UrdfArm<'_>> = vehicle
+        .arms()
+        .filter(|(id, _)| component.is_none_or(|c| c == *id))
+        .filter_map(|(id, s)| {
+            Some(UrdfArm {
+                id,
+                spec: s.latest.spec.as_ref()?,
+                tool_point: s.latest.tool_point,
+            })
+        })
+        .collect();
+    if arms.is_empty() {
         return Ok(None);
-    };
-    let options = UrdfOptions {
-        name: robot_name(info, &args.file),
-        tool_point: session.latest.tool_point,
-        default_radius: crate::model::kinematics::DEFAULT_CYLINDER_RADIUS,
-    };
-    let text = write_urdf(spec, &options).with_context(|| {
+    }
+    let name = robot_name(info, &args.file, &arms);
+    let text = write_vehicle_urdf(
+        &arms,
+        &name,
+        crate::model::kinematics::DEFAULT_CYLINDER_RADIUS,
+    )
+    .with_context(|| {
         format!(
             "the specification in {} cannot be written as URDF",
             args.file.display()
@@ -240,16 +296,27 @@ fn export_urdf(
     out.writer()?
         .write_all(text.as_bytes())
         .map_err(|e| out.failed(&e))?;
+    let described: Vec<String> = arms
+        .iter()
+        .map(|a| {
+            format!(
+                "{} ({} joints, {})",
+                a.id,
+                a.spec.joints.len(),
+                if a.tool_point.is_some() {
+                    "tool point"
+                } else {
+                    "no tool point in the file"
+                }
+            )
+        })
+        .collect();
     Ok(Some(format!(
-        "wrote {}: \"{}\", {} joints{}",
+        "wrote {}: \"{name}\", {} arm{}: {}",
         out.dest.display(),
-        options.name,
-        spec.joints.len(),
-        if options.tool_point.is_some() {
-            ", tool point"
-        } else {
-            ", no tool point in the file"
-        }
+        arms.len(),
+        if arms.len() == 1 { "" } else { "s" },
+        described.join(", ")
     )))
 }
 
@@ -431,22 +498,33 @@ fn comment(file: &Path, local: Option<SocketAddr>) -> String {
     }
 }
 
-/// The robot's name: the arm metadata's name, else its component ID, else the file's name.
-fn robot_name(info: &SourceInfo, file: &Path) -> String {
-    let arm = info.metadata.get(format::ARM_METADATA);
-    if let Some(name) = arm
+/// The robot's name: one arm written, its metadata's name (`arm/S.N.C`, or an old file's
+/// `arm`), else "JAUS manipulator S.N.C"; several, the file's name ("JAUS vehicle" when it
+/// has none).
+fn robot_name(info: &SourceInfo, file: &Path, arms: &[UrdfArm<'_>]) -> String {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.trim().is_empty());
+    let [arm] = arms else {
+        return stem.unwrap_or_else(|| "JAUS vehicle".to_owned());
+    };
+    let id = arm.id.to_string();
+    let meta = info
+        .metadata
+        .get(&format::arm_metadata_name(arm.id))
+        .or_else(|| {
+            info.metadata
+                .get(format::ARM_METADATA)
+                .filter(|m| m.get(format::KEY_COMPONENT_ID) == Some(&id))
+        });
+    if let Some(name) = meta
         .and_then(|m| m.get(format::KEY_NAME))
         .filter(|n| !n.trim().is_empty())
     {
         return name.trim().to_owned();
     }
-    if let Some(id) = arm.and_then(|m| m.get(format::KEY_COMPONENT_ID)) {
-        return format!("JAUS manipulator {id}");
-    }
-    file.file_stem().map_or_else(
-        || "JAUS manipulator".to_owned(),
-        |s| s.to_string_lossy().into_owned(),
-    )
+    format!("JAUS manipulator {id}")
 }
 
 /// An output written under a temporary name beside its destination and renamed into place

@@ -15,7 +15,7 @@ use crate::model::clock::rfc3339_utc;
 use crate::net::reassembly::Reassembler;
 use crate::net::tap::Direction;
 use crate::record::capture::{CaptureEvent, CaptureReader};
-use crate::record::observer::Observer;
+use crate::record::observer::{Observer, ObserverStats};
 use crate::record::source::{MCAP_MAGIC, SourceKind, WireSource};
 
 /// Arguments of `jaus-ocu inspect`.
@@ -242,7 +242,10 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
         "tolerated": stats.tolerated.named().iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect::<Map<_, _>>(),
         "messages": stats.messages,
         "peers": stats.peers.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<Map<_, _>>(),
-        "gaps": stats.gaps.iter().map(|(a, b)| json!({ "start_s": a, "end_s": b, "length_s": b - a })).collect::<Vec<_>>(),
+        "gaps": stats.gaps.iter().map(|g| json!({ "component": g.arm, "start_s": g.start, "end_s": g.end, "length_s": g.end - g.start })).collect::<Vec<_>>(),
+        "focus": stats.focus,
+        "arms": arms_json(&stats),
+        "arms_not_followed": stats.arms_not_followed,
         "metadata": info.metadata,
         "problems": source.problems(),
         "stopped": source.stopped(),
@@ -273,6 +276,31 @@ fn run_recording(args: &InspectArgs) -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// Every followed arm, by ID: what it sent and was sent, when it was heard, its silences.
+fn arms_json(stats: &ObserverStats) -> Map<String, Value> {
+    stats
+        .arms
+        .iter()
+        .map(|(id, a)| {
+            let total = |m: &std::collections::BTreeMap<String, u64>| m.values().sum::<u64>();
+            (
+                id.to_string(),
+                json!({
+                    "name": a.name,
+                    "joints": a.joints,
+                    "first_s": a.heard.map(|h| h.0),
+                    "last_s": a.heard.map(|h| h.1),
+                    "messages_sent": total(&a.sent),
+                    "messages_received": total(&a.received),
+                    "sent": a.sent,
+                    "received": a.received,
+                    "gaps": a.gaps.iter().map(|(s, e)| json!({ "start_s": s, "end_s": e, "length_s": e - s })).collect::<Vec<_>>(),
+                }),
+            )
+        })
+        .collect()
 }
 
 /// The human form of the summary object.
@@ -347,16 +375,18 @@ fn summary_text(s: &Value) -> String {
             let _ = writeln!(o, "    {:>10}  {peer}", n.as_u64().unwrap_or(0));
         }
     }
+    arms_text(&mut o, s);
     match get("gaps") {
         Value::Array(g) if !g.is_empty() => {
-            let _ = writeln!(o, "  gaps (no traffic from the manipulator)");
+            let _ = writeln!(o, "  gaps (no traffic from a manipulator)");
             for x in g {
                 let _ = writeln!(
                     o,
-                    "    {:>10.3} s .. {:.3} s ({:.3} s)",
+                    "    {:>10.3} s .. {:.3} s ({:.3} s)  {}",
                     x["start_s"].as_f64().unwrap_or(0.0),
                     x["end_s"].as_f64().unwrap_or(0.0),
-                    x["length_s"].as_f64().unwrap_or(0.0)
+                    x["length_s"].as_f64().unwrap_or(0.0),
+                    x["component"].as_str().unwrap_or("")
                 );
             }
         }
@@ -375,4 +405,59 @@ fn summary_text(s: &Value) -> String {
         }
     }
     o
+}
+
+/// The arms section of the human summary: one line per arm, then the messages it sent.
+fn arms_text(o: &mut String, s: &Value) {
+    use std::fmt::Write as _;
+    let Some(arms) = s.get("arms").and_then(Value::as_object) else {
+        return;
+    };
+    if arms.is_empty() {
+        let _ = writeln!(o, "  arms      none found");
+    } else {
+        let focus = s.get("focus").and_then(Value::as_str).unwrap_or("-");
+        let _ = writeln!(
+            o,
+            "  arms      {} followed (replay opens on {focus})",
+            arms.len()
+        );
+    }
+    for (id, a) in arms {
+        let name = a["name"]
+            .as_str()
+            .map(|n| format!(" \"{n}\""))
+            .unwrap_or_default();
+        let joints = a["joints"]
+            .as_u64()
+            .map_or_else(|| "no specification".to_owned(), |n| format!("{n} joints"));
+        let heard = match (a["first_s"].as_f64(), a["last_s"].as_f64()) {
+            (Some(f), Some(l)) => format!("heard {f:.3} s .. {l:.3} s"),
+            _ => "never heard".to_owned(),
+        };
+        let gaps = a["gaps"].as_array().map_or(0, Vec::len);
+        let _ = writeln!(
+            o,
+            "    {id}{name}: {joints}, {heard}, {} messages sent, {} received, {gaps} gap{}",
+            a["messages_sent"],
+            a["messages_received"],
+            if gaps == 1 { "" } else { "s" }
+        );
+        if let Value::Object(m) = &a["sent"] {
+            let mut v: Vec<_> = m.iter().collect();
+            v.sort_by(|a, b| b.1.as_u64().cmp(&a.1.as_u64()).then(a.0.cmp(b.0)));
+            for (name, n) in v {
+                let _ = writeln!(o, "      {:>10}  {name}", n.as_u64().unwrap_or(0));
+            }
+        }
+    }
+    let ignored = s["arms_not_followed"].as_u64().unwrap_or(0);
+    if ignored > 0 {
+        let _ = writeln!(
+            o,
+            "  {ignored} more manipulator{} not followed (at most {} are)",
+            if ignored == 1 { "" } else { "s" },
+            crate::model::update::MAX_ARMS
+        );
+    }
 }

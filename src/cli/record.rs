@@ -11,7 +11,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::probe::NetArgs;
+use std::collections::BTreeMap;
+
 use crate::model::state::ArmState;
+use crate::model::update::{ComponentId, MAX_ARMS, Update};
 use crate::net::tap::{Epoch, Tap};
 use crate::net::thread::{NetConfig, NetHandle};
 use crate::record::recorder::{RecordError, Recorder, RecorderConfig, RecorderStats};
@@ -48,12 +51,10 @@ fn clock(s: f64) -> String {
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-fn arm_line(state: &ArmState) -> String {
+/// One arm in the progress line: "126.1.10 (6 joints, live)".
+fn one_arm(state: &ArmState) -> String {
     match (state.selected, &state.spec) {
-        (None, _) => format!(
-            "{} component(s), no manipulator yet",
-            state.components.len()
-        ),
+        (None, _) => "?".to_owned(),
         (Some(id), None) => format!("{id}, waiting for its specification"),
         (Some(id), Some(spec)) => {
             let link = state.link.name();
@@ -62,9 +63,67 @@ fn arm_line(state: &ArmState) -> String {
     }
 }
 
-fn progress(stats: &RecorderStats, elapsed: f64, state: &ArmState) -> String {
+/// The latest state of every arm the network side follows, and of the network: what the
+/// progress line and the closing note say (states only: no histories grow over a long
+/// recording). Routed as [`crate::model::vehicle`] routes: a fact about one arm to that arm,
+/// an unwrapped per-arm fact to the focused arm, the rest to the network and every arm.
+#[derive(Debug, Default)]
+struct Arms {
+    arms: BTreeMap<ComponentId, ArmState>,
+    network: ArmState,
+    focus: Option<ComponentId>,
+}
+
+impl Arms {
+    fn arm(&mut self, id: ComponentId) -> Option<&mut ArmState> {
+        if !self.arms.contains_key(&id) && self.arms.len() >= MAX_ARMS {
+            return None;
+        }
+        Some(self.arms.entry(id).or_insert_with(|| ArmState {
+            selected: Some(id),
+            ..ArmState::default()
+        }))
+    }
+
+    fn apply(&mut self, u: &Update) {
+        match u {
+            Update::Arm { arm, update } => {
+                if let Some(s) = self.arm(*arm) {
+                    s.apply(update);
+                }
+            }
+            Update::Selected { id, .. } => {
+                self.focus = Some(*id);
+                self.arm(*id);
+            }
+            u if u.is_arm_fact() => {
+                if let Some(s) = self.focus.and_then(|id| self.arm(id)) {
+                    s.apply(u);
+                }
+            }
+            u => self.network.apply(u),
+        }
+    }
+}
+
+/// Every arm followed, or what is known while none is.
+fn arm_line(arms: &Arms) -> String {
+    if arms.arms.is_empty() {
+        return format!(
+            "{} component(s), no manipulator yet",
+            arms.network.components.len()
+        );
+    }
+    arms.arms
+        .values()
+        .map(one_arm)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn progress(stats: &RecorderStats, elapsed: f64, vehicle: &Arms) -> String {
     format!(
-        "recording {}  {}  rx {}  tx {}  decoded {}  {:.1} MB  dropped {}  arm {}",
+        "recording {}  {}  rx {}  tx {}  decoded {}  {:.1} MB  dropped {}  arms {}",
         stats.path.display(),
         clock(elapsed),
         stats.rx,
@@ -72,7 +131,7 @@ fn progress(stats: &RecorderStats, elapsed: f64, state: &ArmState) -> String {
         stats.decoded,
         stats.bytes as f64 / 1e6,
         stats.dropped,
-        arm_line(state)
+        arm_line(vehicle)
     )
 }
 
@@ -107,7 +166,8 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
             args.out.display()
         );
     }
-    let mut state = ArmState::default();
+    // Every arm's state (the network side follows every manipulator it finds).
+    let mut vehicle = Arms::default();
     let start = Instant::now();
     // Beyond what the clock can hold means "until Ctrl-C".
     let until = duration.and_then(|d| start.checked_add(d));
@@ -116,9 +176,9 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     let mut failure = None;
     loop {
         if let Ok(u) = net.updates().recv_timeout(Duration::from_millis(50)) {
-            state.apply(&u);
+            vehicle.apply(&u);
             for u in net.updates().try_iter() {
-                state.apply(&u);
+                vehicle.apply(&u);
             }
         }
         let stats = recorder.stats();
@@ -137,7 +197,7 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
         }
         if !args.quiet && now - last_line >= Duration::from_secs(1) {
             last_line = now;
-            let line = progress(&stats, (now - start).as_secs_f64(), &state);
+            let line = progress(&stats, (now - start).as_secs_f64(), &vehicle);
             if tty {
                 eprint!("\r\x1b[2K{line}");
             } else {
@@ -153,7 +213,7 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     tap.disconnect();
     let result = recorder.stop();
     let elapsed = start.elapsed().as_secs_f64();
-    Ok(conclude(result, failure, &state, &looked, elapsed))
+    Ok(conclude(result, failure, &vehicle, &looked, elapsed))
 }
 
 /// `--duration`: a positive number of seconds the clock can hold, or none (until Ctrl-C).
@@ -201,7 +261,7 @@ fn recorder_config(args: &RecordArgs, cfg: &NetConfig, unix_ns: u64, tap: &Tap) 
 fn conclude(
     result: Result<RecorderStats, RecordError>,
     failure: Option<String>,
-    state: &ArmState,
+    vehicle: &Arms,
     looked: &str,
     elapsed: f64,
 ) -> i32 {
@@ -225,7 +285,7 @@ fn conclude(
                     String::new()
                 }
             );
-            if state.selected.is_none() {
+            if vehicle.arms.is_empty() {
                 eprintln!(
                     "note: no manipulator answered (looked at {looked}); the recording holds the discovery traffic only"
                 );

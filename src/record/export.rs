@@ -8,12 +8,19 @@
 //! are written as the session stores them (`f32`, shortest form that reads back the same).
 //! Only the current history of each series is exported: samples of an earlier arm (another
 //! joint count) do not fit these columns.
+//!
+//! Several arms ([`write_vehicle_csv`]): every arm's columns in turn (arms by ID), each column
+//! name prefixed with its arm's JAUS ID and a slash (`126.1.10/q1`, `126.1.11/fx`), rows the
+//! sample times of every arm merged. One arm is written without the prefix (the columns it
+//! always had), whichever function writes it.
 
 use std::fmt::Write as _;
 use std::io::Write;
 
 use crate::model::history::History;
 use crate::model::session::Session;
+use crate::model::update::ComponentId;
+use crate::model::vehicle::Vehicle;
 
 /// A CSV-safe column name part: letters, digits, `_`, `-` and `.` kept, the rest `_`.
 fn column_name(s: &str) -> String {
@@ -48,10 +55,43 @@ fn joint_columns(session: &Session, prefix: &str, n: usize) -> Vec<String> {
 
 /// Writes joint positions, velocities, efforts, joint torques and end-effector force/torque
 /// sampled in `[t0, t1]` as CSV (one row per sample time, empty cells where a series has no
-/// sample at that time); returns the rows written.
+/// sample at that time); returns the rows written. One arm's session, unprefixed columns.
 pub fn write_csv(session: &Session, t0: f64, t1: f64, w: &mut dyn Write) -> std::io::Result<usize> {
-    // (history, channels written) per series; F/T leaves out the derived |F|.
-    let series: [(&History, usize); 5] = [
+    write_sessions(&[("", session)], t0, t1, w)
+}
+
+/// [`write_csv`] of several arms of `vehicle`: `arm` alone when given (unprefixed columns, as
+/// [`write_csv`]), else every arm (columns prefixed `S.N.C/` when there are several; see the
+/// module's doc). Returns the rows written, and the arms written (none when `arm` is not in
+/// the vehicle: then only `t_s` is written).
+pub fn write_vehicle_csv(
+    vehicle: &Vehicle,
+    arm: Option<ComponentId>,
+    t0: f64,
+    t1: f64,
+    w: &mut dyn Write,
+) -> std::io::Result<(usize, Vec<ComponentId>)> {
+    let arms: Vec<(ComponentId, &Session)> = match arm {
+        Some(id) => vehicle.arm(id).map(|s| (id, s)).into_iter().collect(),
+        None => vehicle.arms().collect(),
+    };
+    let prefixes: Vec<String> = if arms.len() > 1 {
+        arms.iter().map(|(id, _)| format!("{id}/")).collect()
+    } else {
+        vec![String::new(); arms.len()]
+    };
+    let sessions: Vec<(&str, &Session)> = prefixes
+        .iter()
+        .zip(&arms)
+        .map(|(p, (_, s))| (p.as_str(), *s))
+        .collect();
+    let rows = write_sessions(&sessions, t0, t1, w)?;
+    Ok((rows, arms.into_iter().map(|(id, _)| id).collect()))
+}
+
+/// The five series of one arm: (history, channels written); F/T leaves out the derived |F|.
+fn series(session: &Session) -> [(&History, usize); 5] {
+    [
         (&session.positions, session.positions.channels()),
         (&session.velocities, session.velocities.channels()),
         (&session.efforts, session.efforts.channels()),
@@ -60,17 +100,36 @@ pub fn write_csv(session: &Session, t0: f64, t1: f64, w: &mut dyn Write) -> std:
             session.joint_force_torques.channels(),
         ),
         (&session.ft, session.ft.channels().min(6)),
-    ];
+    ]
+}
+
+/// The CSV of every `(column prefix, session)` in turn, rows merged over all their series.
+fn write_sessions(
+    sessions: &[(&str, &Session)],
+    t0: f64,
+    t1: f64,
+    w: &mut dyn Write,
+) -> std::io::Result<usize> {
     let mut header = vec!["t_s".to_string()];
-    for ((_, n), prefix) in series[..4].iter().zip(["q", "qd", "effort", "tau"]) {
-        header.extend(joint_columns(session, prefix, *n));
+    let mut series_all: Vec<(&History, usize)> = Vec::with_capacity(5 * sessions.len());
+    for (arm_prefix, session) in sessions {
+        let arm_series = series(session);
+        for ((_, n), prefix) in arm_series[..4].iter().zip(["q", "qd", "effort", "tau"]) {
+            header.extend(
+                joint_columns(session, prefix, *n)
+                    .into_iter()
+                    .map(|c| format!("{arm_prefix}{c}")),
+            );
+        }
+        header.extend(
+            ["fx", "fy", "fz", "tx", "ty", "tz"]
+                .iter()
+                .take(arm_series[4].1)
+                .map(|c| format!("{arm_prefix}{c}")),
+        );
+        series_all.extend(arm_series);
     }
-    header.extend(
-        ["fx", "fy", "fz", "tx", "ty", "tz"]
-            .iter()
-            .take(series[4].1)
-            .map(std::string::ToString::to_string),
-    );
+    let series = series_all;
     writeln!(w, "{}", header.join(","))?;
 
     if t1 < t0 || t0.is_nan() || t1.is_nan() {
@@ -200,5 +259,56 @@ mod tests {
         assert_eq!(csv(&s, 2.0, 3.0).0, 0);
         let (rows, lines) = csv(&s, 3.0, 0.0);
         assert_eq!((rows, lines.len()), (0, 1));
+    }
+
+    #[test]
+    fn several_arms_get_prefixed_columns_and_merged_rows() {
+        let (a, b) = (ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11));
+        let mut v = Vehicle::new();
+        v.apply(&Update::for_arm(
+            a,
+            Update::JointPositions {
+                t: 1.0,
+                values: vec![0.5],
+            },
+        ));
+        v.apply(&Update::for_arm(
+            b,
+            Update::JointPositions {
+                t: 1.5,
+                values: vec![0.25, 0.75],
+            },
+        ));
+        let mut out = Vec::new();
+        let (rows, arms) = write_vehicle_csv(&v, None, 0.0, 10.0, &mut out).unwrap();
+        assert_eq!((rows, arms), (2, vec![a, b]));
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let ft = |id: &str| {
+            ["fx", "fy", "fz", "tx", "ty", "tz"]
+                .map(|c| format!("{id}/{c}"))
+                .join(",")
+        };
+        assert_eq!(
+            lines[0],
+            format!(
+                "t_s,126.1.10/q1,{},126.1.11/q1,126.1.11/q2,{}",
+                ft("126.1.10"),
+                ft("126.1.11")
+            )
+        );
+        assert_eq!(lines[1], "1,0.5,,,,,,,,,,,,,,");
+        assert_eq!(lines[2], "1.5,,,,,,,,0.25,0.75,,,,,,");
+        // One arm picked: its columns as write_csv writes them.
+        let mut out = Vec::new();
+        let (rows, arms) = write_vehicle_csv(&v, Some(b), 0.0, 10.0, &mut out).unwrap();
+        assert_eq!((rows, arms), (1, vec![b]));
+        assert!(String::from_utf8(out).unwrap().starts_with("t_s,q1,q2,fx,"));
+        // An arm the vehicle does not have: the header alone.
+        let mut out = Vec::new();
+        let other = ComponentId::new(1, 1, 1);
+        let (rows, arms) = write_vehicle_csv(&v, Some(other), 0.0, 10.0, &mut out).unwrap();
+        assert_eq!((rows, arms.len()), (0, 0));
+        assert_eq!(out, b"t_s\n");
     }
 }

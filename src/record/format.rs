@@ -6,6 +6,31 @@
 //! raw datagrams and never reads the decoded channels), so the decoded layout can change
 //! without breaking old files.
 //!
+//! # Which arm a decoded message is about
+//!
+//! One rule for every decoded channel: a message about one manipulator carries
+//! `"component": "S.N.C"`, the arm's JAUS ID (subsystem.node.component), right after `"t"`;
+//! a message about no arm in particular (a component found, the focus, an error of the
+//! network) has no `component`. Topics are the same whatever the number of arms:
+//! `/jaus/joint_positions` holds the positions of every arm, `/jaus/specification` every
+//! arm's specification, each message naming its arm — a reader filters on `component` (in
+//! Foxglove: a message path filter such as `/jaus/joint_positions{component=="126.1.10"}`).
+//! Per-arm topics were not chosen: the channel set would depend on the arms present, and
+//! readers written for one arm would find nothing under the names they know. The joint,
+//! force/torque and specification schemas require `component` (every such message is about
+//! one arm); in `/jaus/events` it is present exactly when the event is about one arm (control,
+//! status, emergency, transitions, gaps, link, outcomes of commands to it).
+//!
+//! The recorder gets every per-arm fact from the observer wrapped in [`Update::Arm`], which is
+//! where `component` comes from; an unwrapped per-arm fact (single-arm producers) is written
+//! without it.
+//!
+//! The "arm" metadata: one record per arm, named `arm/S.N.C` ([`arm_metadata_name`]), written
+//! when that arm's first specification is seen, with its `component_id`, `joints` and, when
+//! known, `name`. Per-arm names rather than one name repeated: readers that index metadata by
+//! name (jaus-ocu's own, `mcap info`) keep every arm. Files recorded before issue 19 have one
+//! record named `arm` ([`ARM_METADATA`]) for the arm the OCU selected.
+//!
 //! Decoded messages are written as JSON text straight into a reused buffer: the recorder runs
 //! this for every report at up to hundreds of thousands of datagrams a second, and a
 //! `serde_json::Value` tree per message would cost an allocation per field.
@@ -18,7 +43,9 @@ use std::net::SocketAddr;
 
 use crate::model::arm::ArmSpec;
 use crate::model::arm::JointType;
-use crate::model::update::{ControlState, ManagementState, Outcome, PoseState, Signal, Update};
+use crate::model::update::{
+    ComponentId, ControlState, ManagementState, Outcome, PoseState, Signal, Update,
+};
 use crate::net::tap::Direction;
 
 /// The MCAP header's profile.
@@ -51,8 +78,18 @@ pub const META_PEER: &str = "peer";
 /// Name of the metadata record written when recording starts.
 pub const SESSION_METADATA: &str = "session";
 
-/// Name of the metadata record written when the first specification is seen.
+/// Name of the one "arm" metadata record of files recorded before issue 19 (the selected
+/// arm's); files now have one per arm, named by [`arm_metadata_name`].
 pub const ARM_METADATA: &str = "arm";
+
+/// Prefix of the per-arm metadata records: `arm/S.N.C`.
+pub const ARM_METADATA_PREFIX: &str = "arm/";
+
+/// The name of arm `id`'s metadata record, written when its first specification is seen:
+/// `arm/126.1.10`.
+pub fn arm_metadata_name(id: ComponentId) -> String {
+    format!("{ARM_METADATA_PREFIX}{id}")
+}
 
 /// Name of the metadata record written when a recording is finished properly (absent after
 /// a crash): datagram counts, end time, and datagrams dropped because the recorder was behind.
@@ -111,7 +148,7 @@ pub const KEY_LOCAL_ADDRESS: &str = "local_address";
 /// "session" key: the recording OCU's JAUS ID (given by the caller).
 pub const KEY_OCU_ID: &str = "ocu_id";
 
-/// "arm" key: the selected manipulator's JAUS ID.
+/// "arm" key: the manipulator's JAUS ID (`S.N.C`).
 pub const KEY_COMPONENT_ID: &str = "component_id";
 
 /// "arm" key: the number of joints.
@@ -166,19 +203,20 @@ pub fn parse_raw_channel(
 /// A decoded (JSON) channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DecodedTopic {
-    /// Joint positions: `{"t", "positions": [rad or m]}`.
+    /// Joint positions: `{"t", "component", "positions": [rad or m]}`.
     JointPositions,
-    /// Joint velocities: `{"t", "velocities": [rad/s or m/s]}`.
+    /// Joint velocities: `{"t", "component", "velocities": [rad/s or m/s]}`.
     JointVelocities,
-    /// Joint efforts: `{"t", "efforts": [% of maximum]}`.
+    /// Joint efforts: `{"t", "component", "efforts": [% of maximum]}`.
     JointEfforts,
-    /// Joint forces/torques: `{"t", "force_torques": [N·m or N]}`.
+    /// Joint forces/torques: `{"t", "component", "force_torques": [N·m or N]}`.
     JointForceTorques,
-    /// End-effector force/torque: `{"t", "force": {x,y,z}, "torque": {x,y,z}}`.
+    /// End-effector force/torque: `{"t", "component", "force": {x,y,z}, "torque": {x,y,z}}`.
     ForceTorque,
-    /// The selected arm's specification.
+    /// Every arm's specification, each naming its `component`.
     Specification,
-    /// Discrete events: control, status, emergency, transitions, gaps, outcomes, ...
+    /// Discrete events: control, status, emergency, transitions, gaps, outcomes, ...;
+    /// `component` when about one arm.
     Events,
 }
 
@@ -254,16 +292,25 @@ impl DecodedTopic {
     }
 }
 
+/// The `component` property of the decoded schemas (see the module's doc).
+macro_rules! component_property {
+    () => {
+        r#""component":{"type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+$","description":"The arm this message is about: its JAUS ID subsystem.node.component"}"#
+    };
+}
+
 macro_rules! joint_schema {
     ($title:literal, $key:literal, $unit:literal) => {
         concat!(
             r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":""#,
             $title,
-            r#"","type":"object","properties":{"t":{"type":"number","description":"Receive time, s since the session started"},""#,
+            r#"","type":"object","properties":{"t":{"type":"number","description":"Receive time, s since the session started"},"#,
+            component_property!(),
+            r#",""#,
             $key,
             r#"":{"type":"array","description":""#,
             $unit,
-            r#", joint 1 first","items":{"type":["number","null"]}}},"required":["t",""#,
+            r#", joint 1 first","items":{"type":["number","null"]}}},"required":["t","component",""#,
             $key,
             r#""]}"#
         )
@@ -296,32 +343,48 @@ pub const SCHEMA_JOINT_FORCE_TORQUES: &str = joint_schema!(
 );
 
 /// JSON Schema of `/jaus/force_torque`.
-pub const SCHEMA_FORCE_TORQUE: &str = r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"End-effector force and torque","type":"object","$defs":{"vec":{"type":"object","properties":{"x":{"type":["number","null"]},"y":{"type":["number","null"]},"z":{"type":["number","null"]}},"required":["x","y","z"]}},"properties":{"t":{"type":"number","description":"Receive time, s since the session started"},"force":{"$ref":"#/$defs/vec","description":"N, end-effector frame; null when not reported"},"torque":{"$ref":"#/$defs/vec","description":"N·m, end-effector frame; null when not reported"}},"required":["t","force","torque"]}"##;
+pub const SCHEMA_FORCE_TORQUE: &str = concat!(
+    r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"End-effector force and torque","type":"object","$defs":{"vec":{"type":"object","properties":{"x":{"type":["number","null"]},"y":{"type":["number","null"]},"z":{"type":["number","null"]}},"required":["x","y","z"]}},"properties":{"t":{"type":"number","description":"Receive time, s since the session started"},"##,
+    component_property!(),
+    r##","force":{"$ref":"#/$defs/vec","description":"N, end-effector frame; null when not reported"},"torque":{"$ref":"#/$defs/vec","description":"N·m, end-effector frame; null when not reported"}},"required":["t","component","force","torque"]}"##
+);
 
 /// JSON Schema of `/jaus/specification`.
-pub const SCHEMA_SPECIFICATION: &str = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Manipulator specification (Crane & Duffy parameters)","type":"object","properties":{"t":{"type":"number","description":"Receive time, s since the session started"},"mount":{"description":"Manipulator frame in the vehicle frame (+x front, +y right, +z down); null when not given","oneOf":[{"type":"null"},{"type":"object","properties":{"position":{"type":"array","items":{"type":"number"},"minItems":3,"maxItems":3,"description":"m"},"orientation":{"type":"array","items":{"type":"number"},"minItems":4,"maxItems":4,"description":"unit quaternion [d, a, b, c], scalar first"}},"required":["position","orientation"]}]},"joints":{"type":"array","description":"Joint 1 first","items":{"type":"object","properties":{"name":{"type":["string","null"]},"kind":{"enum":["revolute","prismatic"]},"link_length":{"type":"number","description":"a(k-1,k), m"},"twist":{"type":"number","description":"alpha(k-1,k), rad"},"offset":{"type":"number","description":"revolute: joint offset S(k,k), m"},"angle":{"type":"number","description":"prismatic: joint angle theta(k), rad"},"min":{"type":["number","null"],"description":"rad or m; null = continuous"},"max":{"type":["number","null"],"description":"rad or m; null = continuous"},"max_speed":{"type":["number","null"],"description":"rad/s or m/s"},"max_effort":{"type":["number","null"],"description":"N·m or N"},"axis_radius":{"type":["number","null"],"description":"bounding cylinder along the joint axis, m"},"link_radius":{"type":["number","null"],"description":"bounding cylinder along the link, m"}},"required":["kind","link_length","twist","offset","angle"]}}},"required":["t","joints"]}"#;
+pub const SCHEMA_SPECIFICATION: &str = concat!(
+    r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Manipulator specification (Crane & Duffy parameters)","type":"object","properties":{"t":{"type":"number","description":"Receive time, s since the session started"},"#,
+    component_property!(),
+    r#","mount":{"description":"Manipulator frame in the vehicle frame (+x front, +y right, +z down); null when not given","oneOf":[{"type":"null"},{"type":"object","properties":{"position":{"type":"array","items":{"type":"number"},"minItems":3,"maxItems":3,"description":"m"},"orientation":{"type":"array","items":{"type":"number"},"minItems":4,"maxItems":4,"description":"unit quaternion [d, a, b, c], scalar first"}},"required":["position","orientation"]}]},"joints":{"type":"array","description":"Joint 1 first","items":{"type":"object","properties":{"name":{"type":["string","null"]},"kind":{"enum":["revolute","prismatic"]},"link_length":{"type":"number","description":"a(k-1,k), m"},"twist":{"type":"number","description":"alpha(k-1,k), rad"},"offset":{"type":"number","description":"revolute: joint offset S(k,k), m"},"angle":{"type":"number","description":"prismatic: joint angle theta(k), rad"},"min":{"type":["number","null"],"description":"rad or m; null = continuous"},"max":{"type":["number","null"],"description":"rad or m; null = continuous"},"max_speed":{"type":["number","null"],"description":"rad/s or m/s"},"max_effort":{"type":["number","null"],"description":"N·m or N"},"axis_radius":{"type":["number","null"],"description":"bounding cylinder along the joint axis, m"},"link_radius":{"type":["number","null"],"description":"bounding cylinder along the link, m"}},"required":["kind","link_length","twist","offset","angle"]}}},"required":["t","component","joints"]}"#
+);
 
 /// JSON Schema of `/jaus/events`.
-pub const SCHEMA_EVENTS: &str = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Session event","type":"object","properties":{"t":{"type":"number","description":"Time, s since the session started"},"kind":{"enum":["control","status","emergency","transition","gap","stale","outcome","component","link","error"]},"label":{"type":"string","description":"What happened, for people"},"state":{"type":"string"},"authority":{"type":["integer","null"]},"pose":{"type":["integer","null"]},"from":{"type":"integer"},"to":{"type":"integer"},"command":{"type":"string"},"outcome":{"enum":["confirmed","rejected","timed_out","completed","failed","no_answer"]},"reason":{"type":"string"},"id":{"type":"string","description":"JAUS ID subsystem.node.component"},"address":{"type":"string"},"identification":{"type":["string","null"]},"lost":{"type":"boolean"},"signal":{"type":"string"},"stale":{"type":"boolean"}},"required":["t","kind","label"]}"#;
+pub const SCHEMA_EVENTS: &str = concat!(
+    r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Session event","type":"object","properties":{"t":{"type":"number","description":"Time, s since the session started"},"#,
+    component_property!(),
+    r#","kind":{"enum":["control","status","emergency","transition","gap","stale","outcome","component","link","error"]},"label":{"type":"string","description":"What happened, for people"},"state":{"type":"string"},"authority":{"type":["integer","null"]},"pose":{"type":["integer","null"]},"from":{"type":"integer"},"to":{"type":"integer"},"command":{"type":"string"},"outcome":{"enum":["confirmed","rejected","timed_out","completed","failed","no_answer"]},"reason":{"type":"string"},"id":{"type":"string","description":"JAUS ID subsystem.node.component"},"address":{"type":"string"},"identification":{"type":["string","null"]},"lost":{"type":"boolean"},"signal":{"type":"string"},"stale":{"type":"boolean"}},"required":["t","kind","label"]}"#
+);
 
 /// Writes `update` as one JSON message (UTF-8) of its decoded topic into `out` (cleared first) and
 /// returns the topic; `None` (and `out` empty) for updates that have no decoded channel
-/// (presets, tool offset, delivery, counters).
+/// (presets, tool offset, delivery, counters). A fact wrapped in [`Update::Arm`] carries its
+/// arm as `"component"` (see the module's doc).
 pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic> {
     out.clear();
+    let (arm, update) = update.split();
     let topic = match update {
         Update::JointPositions { t, values } => {
-            joints(out, DecodedTopic::JointPositions, *t, values)
+            joints(out, DecodedTopic::JointPositions, *t, arm, values)
         }
         Update::JointVelocities { t, values } => {
-            joints(out, DecodedTopic::JointVelocities, *t, values)
+            joints(out, DecodedTopic::JointVelocities, *t, arm, values)
         }
-        Update::JointEfforts { t, values } => joints(out, DecodedTopic::JointEfforts, *t, values),
+        Update::JointEfforts { t, values } => {
+            joints(out, DecodedTopic::JointEfforts, *t, arm, values)
+        }
         Update::JointForceTorques { t, values } => {
-            joints(out, DecodedTopic::JointForceTorques, *t, values)
+            joints(out, DecodedTopic::JointForceTorques, *t, arm, values)
         }
         Update::ForceTorque { t, force, torque } => {
-            start(out, *t);
+            start(out, *t, arm);
             out.extend_from_slice(b",\"force\":");
             xyz(out, force);
             out.extend_from_slice(b",\"torque\":");
@@ -330,7 +393,7 @@ pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic>
             DecodedTopic::ForceTorque
         }
         Update::Specification { t, spec } => {
-            specification(out, *t, spec);
+            specification(out, *t, arm, spec);
             DecodedTopic::Specification
         }
         Update::Presets { .. }
@@ -338,20 +401,31 @@ pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic>
         | Update::Delivery { .. }
         | Update::Stats { .. } => return None,
         _ => {
-            event(out, update);
+            event(out, arm, update);
             DecodedTopic::Events
         }
     };
     Some(topic)
 }
 
-fn start(out: &mut Vec<u8>, t: f64) {
+/// `{"t":…` and, for a fact about one arm, `,"component":"S.N.C"`.
+fn start(out: &mut Vec<u8>, t: f64, arm: Option<ComponentId>) {
     out.extend_from_slice(b"{\"t\":");
     num(out, t);
+    if let Some(arm) = arm {
+        // Digits and dots: nothing to escape. Writing to a Vec cannot fail.
+        let _ = write!(out, ",\"component\":\"{arm}\"");
+    }
 }
 
-fn joints(out: &mut Vec<u8>, topic: DecodedTopic, t: f64, values: &[f64]) -> DecodedTopic {
-    start(out, t);
+fn joints(
+    out: &mut Vec<u8>,
+    topic: DecodedTopic,
+    t: f64,
+    arm: Option<ComponentId>,
+    values: &[f64],
+) -> DecodedTopic {
+    start(out, t, arm);
     out.extend_from_slice(b",\"");
     out.extend_from_slice(topic.array_key().as_bytes());
     out.extend_from_slice(b"\":");
@@ -446,8 +520,8 @@ fn key(out: &mut Vec<u8>, k: &str) {
     out.extend_from_slice(b"\":");
 }
 
-fn specification(out: &mut Vec<u8>, t: f64, spec: &ArmSpec) {
-    start(out, t);
+fn specification(out: &mut Vec<u8>, t: f64, arm: Option<ComponentId>, spec: &ArmSpec) {
+    start(out, t, arm);
     key(out, "mount");
     match &spec.mount {
         None => out.extend_from_slice(b"null"),
@@ -500,8 +574,8 @@ fn specification(out: &mut Vec<u8>, t: f64, spec: &ArmSpec) {
     out.extend_from_slice(b"]}");
 }
 
-fn event_head(out: &mut Vec<u8>, t: f64, kind: &str, label: &str) {
-    start(out, t);
+fn event_head(out: &mut Vec<u8>, t: f64, arm: Option<ComponentId>, kind: &str, label: &str) {
+    start(out, t, arm);
     key(out, "kind");
     string(out, kind);
     key(out, "label");
@@ -543,6 +617,8 @@ fn signal_key(s: Signal) -> &'static str {
 /// `format!`: events are rare next to samples.
 pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
     Some(match update {
+        // The label is the fact's; which arm goes beside it (`component`, the log's name).
+        Update::Arm { update, .. } => return event_label(update),
         Update::Control { state, .. } => (
             "control",
             match state {
@@ -635,18 +711,19 @@ fn outcome_name(outcome: &Outcome) -> (&'static str, Option<&str>) {
     }
 }
 
-/// Discrete updates as `/jaus/events` messages: [`event_label`] and the fields of each kind.
-fn event(out: &mut Vec<u8>, update: &Update) {
+/// Discrete updates as `/jaus/events` messages: [`event_label`] and the fields of each kind;
+/// `arm` the arm the event is about, if it is about one.
+fn event(out: &mut Vec<u8>, arm: Option<ComponentId>, update: &Update) {
     let t = update.t();
     let Some((kind, label)) = event_label(update) else {
         // Samples, the specification and the updates without a channel are handled by
         // `encode_update`; anything else lands here only if a variant is added without a
         // mapping, and still gets a readable event.
-        event_head(out, t, "error", &format!("unmapped update {update:?}"));
+        event_head(out, t, arm, "error", &format!("unmapped update {update:?}"));
         out.push(b'}');
         return;
     };
-    event_head(out, t, kind, &label);
+    event_head(out, t, arm, kind, &label);
     match update {
         Update::Control { state, .. } => {
             let (name, authority) = match state {
@@ -935,6 +1012,80 @@ mod tests {
         };
         assert_eq!(encode_update(&u, &mut s), None);
         assert!(s.is_empty());
+    }
+
+    #[test]
+    fn a_fact_about_one_arm_names_its_component_and_validates() {
+        let arm = ComponentId::new(126, 1, 11);
+        let mut s = Vec::new();
+        let u = Update::for_arm(
+            arm,
+            Update::JointPositions {
+                t: 0.5,
+                values: vec![0.25],
+            },
+        );
+        assert_eq!(
+            encode_update(&u, &mut s),
+            Some(DecodedTopic::JointPositions)
+        );
+        assert_eq!(
+            std::str::from_utf8(&s).unwrap(),
+            r#"{"t":0.5,"component":"126.1.11","positions":[0.25]}"#
+        );
+        let spec = ArmSpec {
+            mount: None,
+            joints: vec![Joint::revolute(0.0, 0.0, 0.1)],
+        };
+        let cases = [
+            Update::for_arm(arm, Update::Specification { t: 1.0, spec }),
+            Update::for_arm(
+                arm,
+                Update::ForceTorque {
+                    t: 1.0,
+                    force: [Some(1.0); 3],
+                    torque: [None; 3],
+                },
+            ),
+            Update::for_arm(
+                arm,
+                Update::Mark {
+                    t: 1.0,
+                    kind: MarkKind::Gap,
+                    label: "no traffic from 126.1.11 for 3.0 s".into(),
+                },
+            ),
+            Update::for_arm(
+                arm,
+                Update::Link {
+                    t: 1.0,
+                    state: LinkState::Live,
+                },
+            ),
+        ];
+        for u in cases {
+            let topic = encode_update(&u, &mut s).unwrap();
+            let v = parse(&s);
+            assert_eq!(v["component"], "126.1.11", "{topic:?}");
+            assert_eq!(v["t"], 1.0);
+            // The component is a property of every schema, and required but in events.
+            let schema = parse(topic.schema());
+            assert_eq!(schema["properties"]["component"]["type"], "string");
+            let required = schema["required"].as_array().unwrap();
+            assert_eq!(
+                required.contains(&"component".into()),
+                topic != DecodedTopic::Events,
+                "{topic:?}"
+            );
+        }
+        // A fact of the network names none.
+        let u = Update::Error {
+            t: 1.0,
+            message: "x".into(),
+        };
+        encode_update(&u, &mut s);
+        assert!(parse(&s).get("component").is_none());
+        assert_eq!(arm_metadata_name(arm), "arm/126.1.11");
     }
 
     #[test]

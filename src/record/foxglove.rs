@@ -8,23 +8,29 @@
 //!
 //! # Frames
 //!
+//! One frame tree per arm, every arm's root a child of the vehicle frame, each name but
+//! `world` and `vehicle` prefixed with the arm's JAUS ID and a slash ([`arm_prefix`]):
+//!
 //! ```text
-//! world ─▶ vehicle ─▶ manipulator ─▶ link_1 ─▶ … ─▶ link_n ─▶ end_effector ─▶ tool_point
+//! world ─▶ vehicle ─┬─▶ 126.1.10/manipulator ─▶ 126.1.10/link_1 ─▶ … ─▶ 126.1.10/link_n
+//!                   │     ─▶ 126.1.10/end_effector ─▶ 126.1.10/tool_point
+//!                   └─▶ 126.1.11/manipulator ─▶ 126.1.11/link_1 ─▶ …
 //! ```
 //!
 //! - `vehicle`: the JAUS vehicle frame, +x front, +y right, **+z down**. Foxglove draws the
-//!   display frame with +z up, so with `vehicle` as the display frame the arm appears upside
+//!   display frame with +z up, so with `vehicle` as the display frame the arms appear upside
 //!   down. Choose **`world`** as the display frame instead: it is the vehicle frame turned
 //!   180° about x (+x front, +y left, +z up), the same world the OCU's own 3D view uses.
-//! - `manipulator`: the manipulator base (the mount; identity when the specification has
+//! - `S.N.C/manipulator`: the arm's base (its mount; identity when the specification has
 //!   none).
-//! - `link_j`: Crane & Duffy frame j (z along joint axis j), the names the URDF export
+//! - `S.N.C/link_j`: Crane & Duffy frame j (z along joint axis j), the names the URDF export
 //!   ([`crate::record::urdf`]) gives its links, so a URDF loaded in Foxglove follows these
 //!   transforms.
-//! - `end_effector`: frame n; `tool_point`: the tool offset in it.
+//! - `S.N.C/end_effector`: frame n; `S.N.C/tool_point`: the tool offset in it.
 //!
-//! Every name but `world` and `vehicle` takes the [`ArmFrames`] prefix, so two arms of one
-//! vehicle (prefixes such as `126.1.10/`) do not share frames.
+//! Each arm's transforms are one `foxglove.FrameTransforms` message (world → vehicle → its
+//! chain); its scene entities are named `S.N.C/frame_k`. A single-arm producer that names no
+//! arm gets the names without a prefix ([`ArmFrames`] takes any prefix).
 //!
 //! # Cost
 //!
@@ -37,7 +43,9 @@ use glam::{DAffine3, DQuat, DVec3};
 use crate::model::arm::ArmSpec;
 use crate::model::kinematics::{self, CylinderKind, KinematicsError};
 use crate::model::limits::limit_tint;
-use crate::model::update::{LinkState, ManagementState, MarkKind, Outcome, Update};
+use crate::model::update::{
+    ComponentId, LinkState, MAX_ARMS, ManagementState, MarkKind, Outcome, Update,
+};
 
 /// Schema name of the transforms channel.
 pub const FRAME_TRANSFORMS_SCHEMA_NAME: &str = "foxglove.FrameTransforms";
@@ -363,6 +371,7 @@ pub fn log(out: &mut Vec<u8>, t_ns: u64, level: LogLevel, name: &str, message: &
 /// warning) and errors; `None` for samples and the other facts.
 pub fn event_level(update: &Update) -> Option<LogLevel> {
     Some(match update {
+        Update::Arm { update, .. } => return event_level(update),
         Update::Control { .. } | Update::CurrentPose { .. } => LogLevel::Info,
         Update::Status { state, .. } => match state {
             ManagementState::Emergency | ManagementState::Failure => LogLevel::Error,
@@ -556,24 +565,60 @@ pub const SCENE_REFRESH_NS: u64 = 1_000_000_000;
 /// the size of the transforms); its cylinder's length follows at 4 Hz.
 pub const SCENE_INTERVAL_NS: u64 = 250_000_000;
 
-/// What goes to the Foxglove channels of a recording, decided from the observer's updates:
-/// the transforms on joint positions (at most every [`TRANSFORMS_INTERVAL_NS`]), the scene when
-/// the specification or tool point changes, when a prismatic joint moved by a millimetre or a
-/// joint's near-limit colour by a step of 1/20 (at most every [`SCENE_INTERVAL_NS`]), and every
-/// [`SCENE_REFRESH_NS`], and a log line for each
-/// event [`event_level`] names. Sans-I/O: the recorder writes what it is handed.
+/// One arm's part of the Foxglove channels: its frames, what it looks like, when its
+/// transforms and scene were last written.
 #[derive(Debug, Clone)]
-pub struct FoxgloveStream {
-    look: SceneLook,
+struct ArmScene {
+    /// The arm (`None`: facts of a single-arm producer with no focus named).
+    id: Option<ComponentId>,
     spec: Option<ArmSpec>,
     frames: ArmFrames,
     tool_point: [f64; 3],
     last_transforms: Option<u64>,
     last_scene: Option<u64>,
     scene_key: Vec<i64>,
+    changed: bool,
+}
+
+impl ArmScene {
+    fn new(id: Option<ComponentId>) -> Self {
+        Self {
+            id,
+            spec: None,
+            frames: ArmFrames::new(&arm_prefix(id), 0),
+            tool_point: [0.0; 3],
+            last_transforms: None,
+            last_scene: None,
+            scene_key: Vec::new(),
+            changed: true,
+        }
+    }
+}
+
+/// The frame name prefix of an arm: its JAUS ID and a slash (`126.1.10/`), nothing for a
+/// single-arm producer that names no arm.
+pub fn arm_prefix(id: Option<ComponentId>) -> String {
+    id.map(|id| format!("{id}/")).unwrap_or_default()
+}
+
+/// What goes to the Foxglove channels of a recording, decided from the observer's updates,
+/// for every arm: each arm its own frame tree under the vehicle (names prefixed with its
+/// ID, [`arm_prefix`]) and its own scene entities, so the 3D panel shows the whole vehicle.
+/// Per arm: the transforms on joint positions (at most every [`TRANSFORMS_INTERVAL_NS`]), the
+/// scene when the specification or tool point changes, when a prismatic joint moved by a
+/// millimetre or a joint's near-limit colour by a step of 1/20 (at most every
+/// [`SCENE_INTERVAL_NS`]), and every [`SCENE_REFRESH_NS`]; and a log line for each event
+/// [`event_level`] names (its `name` is `S.N.C/kind` for an event about one arm, the kind
+/// otherwise). Facts come wrapped in [`Update::Arm`]; an unwrapped per-arm fact belongs to the
+/// arm [`Update::Selected`] named last (single-arm producers). At most [`MAX_ARMS`] arms are
+/// drawn (the observer follows no more). Sans-I/O: the recorder writes what it is handed.
+#[derive(Debug, Clone)]
+pub struct FoxgloveStream {
+    look: SceneLook,
+    arms: Vec<ArmScene>,
+    focus: Option<ComponentId>,
     /// The key of the newest sample, kept between samples to avoid an allocation each.
     key_buf: Vec<i64>,
-    changed: bool,
     buf: Vec<u8>,
 }
 
@@ -582,16 +627,23 @@ impl FoxgloveStream {
     pub fn new(look: SceneLook) -> Self {
         Self {
             look,
-            spec: None,
-            frames: ArmFrames::new("", 0),
-            tool_point: [0.0; 3],
-            last_transforms: None,
-            last_scene: None,
-            scene_key: Vec::new(),
+            arms: Vec::new(),
+            focus: None,
             key_buf: Vec::new(),
-            changed: true,
             buf: Vec::new(),
         }
+    }
+
+    /// The index of `id`'s scene, made on first sight; `None` past [`MAX_ARMS`].
+    fn arm(&mut self, id: Option<ComponentId>) -> Option<usize> {
+        if let Some(i) = self.arms.iter().position(|a| a.id == id) {
+            return Some(i);
+        }
+        if self.arms.len() >= MAX_ARMS {
+            return None;
+        }
+        self.arms.push(ArmScene::new(id));
+        Some(self.arms.len() - 1)
     }
 
     /// Takes one update, logged at `t_ns` (ns since the Unix epoch), and hands `emit` each
@@ -602,62 +654,86 @@ impl FoxgloveStream {
         t_ns: u64,
         emit: &mut Emit<'_, E>,
     ) -> Result<(), E> {
-        match update {
-            Update::Selected { .. } => {
-                self.spec = None;
-                self.changed = true;
-            }
+        let (arm, fact) = update.split();
+        match fact {
+            Update::Selected { id, .. } => self.focus = Some(*id),
             Update::Specification { spec, .. } => {
-                self.frames = ArmFrames::new("", spec.joint_count());
-                self.spec = Some(spec.clone());
-                self.changed = true;
+                if let Some(i) = self.arm(arm.or(self.focus)) {
+                    let a = &mut self.arms[i];
+                    a.frames = ArmFrames::new(&arm_prefix(a.id), spec.joint_count());
+                    a.spec = Some(spec.clone());
+                    a.changed = true;
+                }
             }
             Update::ToolOffset { point, .. } => {
-                self.tool_point = *point;
-                self.changed = true;
+                if let Some(i) = self.arm(arm.or(self.focus)) {
+                    self.arms[i].tool_point = *point;
+                    self.arms[i].changed = true;
+                }
             }
-            Update::JointPositions { values, .. } => return self.positions(values, t_ns, emit),
+            Update::JointPositions { values, .. } => {
+                return match self.arm(arm.or(self.focus)) {
+                    Some(i) => self.positions(i, values, t_ns, emit),
+                    None => Ok(()),
+                };
+            }
             _ => {}
         }
-        if let Some(level) = event_level(update)
-            && let Some((kind, label)) = crate::record::format::event_label(update)
+        if let Some(level) = event_level(fact)
+            && let Some((kind, label)) = crate::record::format::event_label(fact)
         {
-            log(&mut self.buf, t_ns, level, kind, &label);
+            match arm {
+                Some(arm) => log(&mut self.buf, t_ns, level, &format!("{arm}/{kind}"), &label),
+                None => log(&mut self.buf, t_ns, level, kind, &label),
+            }
             emit(FoxgloveTopic::Log, &self.buf)?;
         }
         Ok(())
     }
 
-    fn positions<E>(&mut self, q: &[f64], t_ns: u64, emit: &mut Emit<'_, E>) -> Result<(), E> {
-        let Some(spec) = &self.spec else {
+    fn positions<E>(
+        &mut self,
+        i: usize,
+        q: &[f64],
+        t_ns: u64,
+        emit: &mut Emit<'_, E>,
+    ) -> Result<(), E> {
+        let Self {
+            look,
+            arms,
+            key_buf,
+            buf,
+            ..
+        } = self;
+        let a = &mut arms[i];
+        let Some(spec) = &a.spec else {
             return Ok(());
         };
         if q.len() != spec.joint_count() {
             return Ok(());
         }
-        if self
-            .last_transforms
+        if a.last_transforms
             .is_none_or(|last| t_ns.saturating_sub(last) >= TRANSFORMS_INTERVAL_NS)
-            && frame_transforms(&mut self.buf, t_ns, &self.frames, spec, q, self.tool_point).is_ok()
+            && frame_transforms(buf, t_ns, &a.frames, spec, q, a.tool_point).is_ok()
         {
-            self.last_transforms = Some(t_ns);
-            emit(FoxgloveTopic::Transforms, &self.buf)?;
+            a.last_transforms = Some(t_ns);
+            emit(FoxgloveTopic::Transforms, buf)?;
         }
-        let due = self
+        let due = a
             .last_scene
             .is_none_or(|last| t_ns.saturating_sub(last) >= SCENE_REFRESH_NS);
-        let allowed = self
+        let allowed = a
             .last_scene
             .is_none_or(|last| t_ns.saturating_sub(last) >= SCENE_INTERVAL_NS);
         // Inside the scene interval nothing below can emit: skip the per-joint work (the
         // recorder meets this on almost every 1 kHz sample, issue 14).
-        if !(self.changed || due || allowed) {
+        if !(a.changed || due || allowed) {
             return Ok(());
         }
         // The key of what the scene shows (near-limit steps, prismatic millimetres), built
         // in a kept buffer: most samples compare equal and emit nothing.
-        self.key_buf.clear();
-        self.key_buf.extend(
+        key_buf.clear();
+        key_buf.extend(
             spec.joints
                 .iter()
                 .enumerate()
@@ -670,27 +746,27 @@ impl FoxgloveStream {
                         .map(|(_, v)| (v * 1000.0).round() as i64),
                 ),
         );
-        if !(self.changed || due || self.key_buf != self.scene_key) {
+        if !(a.changed || due || *key_buf != a.scene_key) {
             return Ok(());
         }
         let warnings = crate::model::limits::joint_warnings(spec, Some(q));
-        let key = std::mem::take(&mut self.key_buf);
+        let key = std::mem::take(key_buf);
         if scene_update(
-            &mut self.buf,
+            buf,
             t_ns,
-            &self.frames,
+            &a.frames,
             spec,
             q,
-            self.tool_point,
+            a.tool_point,
             &|j, _| warnings.get(j).copied().unwrap_or(0.0),
-            &self.look,
+            look,
         )
         .is_ok()
         {
-            self.changed = false;
-            self.key_buf = std::mem::replace(&mut self.scene_key, key);
-            self.last_scene = Some(t_ns);
-            emit(FoxgloveTopic::Scene, &self.buf)?;
+            a.changed = false;
+            *key_buf = std::mem::replace(&mut a.scene_key, key);
+            a.last_scene = Some(t_ns);
+            emit(FoxgloveTopic::Scene, buf)?;
         }
         Ok(())
     }

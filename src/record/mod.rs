@@ -6,16 +6,17 @@
 //!   tolerant of damage.
 //! - [`observer`]: a passive, sans-I/O decoder: wire records → [`Update`]s, for replay and for
 //!   the recorder's decoded channels.
-//! - [`player`]: loads a file into a [`Session`] on a background thread, with progress.
-//! - [`export`]: CSV of joint and force/torque series.
+//! - [`player`]: loads a file into a [`Vehicle`] (every arm) on a background thread, with
+//!   progress.
+//! - [`export`]: CSV of joint and force/torque series (one arm, or every arm of a vehicle).
 //! - [`capture`]: the pcap/pcapng reader.
 //! - [`pcapng`]: the pcapng writer (`jaus-ocu export --pcapng`).
-//! - [`urdf`]: the arm's specification as URDF (`jaus-ocu export --urdf`).
+//! - [`urdf`]: an arm's specification, or a vehicle's arms, as URDF (`jaus-ocu export --urdf`).
 //! - [`foxglove`]: builders of Foxglove's well-known JSON messages (transforms, scene, log).
 //!
 //! [`WireRecord`]: crate::net::tap::WireRecord
 //! [`Update`]: crate::model::update::Update
-//! [`Session`]: crate::model::session::Session
+//! [`Vehicle`]: crate::model::vehicle::Vehicle
 pub mod capture;
 pub mod export;
 pub mod format;

@@ -3,6 +3,12 @@
 //! update mapping as the live client ([`crate::net::reports`]). Replay and the recorder's
 //! decoded channels use it.
 //!
+//! It follows every manipulator it sees, as the live client does: each arm has its own state
+//! (decode context, event streams, presets, control as seen on the wire, gap detection), and
+//! every fact about one arm comes out wrapped in [`Update::Arm`] naming it
+//! ([`Update::for_arm`]), so a replay shows each arm in the
+//! [`Vehicle`](crate::model::vehicle::Vehicle) and nothing of one arm under another.
+//!
 //! Rules, in the order a datagram meets them:
 //! - Framing: every block of every datagram, whatever its destination (a promiscuous
 //!   [`Endpoint`], the live client's intake); multi-packet messages reassembled (bounded, as
@@ -17,28 +23,41 @@
 //! - Components: `ReportIdentification` and `ReportServices` give [`Update::Component`], with the
 //!   address of the sender (received datagrams only: a sent one names the receiver); the
 //!   records of one component within a report merged and a report's list replacing the last
-//!   one's, as live ([`reports::listed_services`], [`reports::take_services`]).
-//! - Selection: the first source of a `ReportManipulatorSpecifications` (an OCU asks for the
-//!   specification of the arm it selects; a specification from another component later means
-//!   it selected another arm); until one is seen, the first component a command is sent to or
-//!   that answers with control or status, sends events or manipulator reports.
-//! - The selected component: specification, tool offset, presets as the live client takes
-//!   them; its reports, direct or inside Events (to anyone), through
-//!   [`reports::report_update`]. Events older than the last of their subscription are dropped
-//!   as live. Reports from other components are not applied. Two OCUs subscribed to the same
-//!   arm in one capture each get their own Events, so such a capture shows each sample twice.
-//! - Control, as seen on the wire: `RequestControl` from an OCU → `Requested` (a re-request by
-//!   the holder is a keep-alive, not news); `ConfirmControl` accepted → `Held` with the
-//!   authority that OCU asked for; refused, or `RejectControl` to the holder → `Released`. Each
-//!   change also gets a [`Update::Mark`] that says which OCU.
-//! - Commands that are not facts get marks: SetEmergency/ClearEmergency (emergency),
-//!   Resume/Standby/Shutdown (status), RequestControl/ReleaseControl (control), `SetCurrentPose`
-//!   (transition). `ReportTransitionCompleted` → [`Update::CommandOutcome`] for `GoToPreset`.
-//! - Gaps: when the selected component is silent for longer than the gap threshold
+//!   one's, as live ([`reports::listed_services`], [`reports::take_services`]). Facts of the
+//!   network: never wrapped.
+//! - Arms: a component is followed as a manipulator from the first of
+//!   - its `ReportManipulatorSpecifications` (an OCU asks every arm it follows for it);
+//!   - a command sent to it (a capture started after the specification was exchanged still
+//!     shows the arm), or an answer it sends: control, status, events, manipulator reports —
+//!     unless its `ReportServices` listed no manipulator service, or it has itself sent a
+//!     command (an OCU, not an arm).
+//!
+//!   At most [`MAX_ARMS`] are followed. A further manipulator is not followed: its messages
+//!   are counted (framing, names, peers) but not applied, it is counted in
+//!   [`ObserverStats::arms_not_followed`], and one [`Update::Error`] says so the first time.
+//!   The bound keeps a capture full of manipulators (or a hostile one) from growing the
+//!   per-arm state without end.
+//! - Focus: [`Update::Selected`] names the first arm followed (the focus a replay opens on);
+//!   it moves once to the first arm whose specification is seen if the first was found by
+//!   its traffic only (the arm an OCU asked the specification of is the one it worked with).
+//! - Each arm: specification, tool offset, presets as the live client takes them; its reports,
+//!   direct or inside Events (to anyone), through [`reports::report_update`]. Events older
+//!   than the last of their subscription are dropped as live. Reports from components that
+//!   are not followed are not applied. Two OCUs subscribed to the same arm in one capture
+//!   each get their own Events, so such a capture shows each sample twice.
+//! - Control of each arm, as seen on the wire: `RequestControl` from an OCU → `Requested` (a
+//!   re-request by the holder is a keep-alive, not news); `ConfirmControl` accepted → `Held`
+//!   with the authority that OCU asked for; refused, or `RejectControl` to the holder →
+//!   `Released`. Each change also gets a [`Update::Mark`] that says which OCU.
+//! - Commands to an arm that are not facts get marks about that arm:
+//!   SetEmergency/ClearEmergency (emergency), Resume/Standby/Shutdown (status),
+//!   RequestControl/ReleaseControl (control), `SetCurrentPose` (transition).
+//!   `ReportTransitionCompleted` → [`Update::CommandOutcome`] for `GoToPreset`.
+//! - Gaps, per arm: when an arm is silent for longer than its gap threshold
 //!   (`max(GAP_S, GAP_MEDIANS × the median of its last 31 intervals)`, so a slow talker is not
 //!   a string of gaps), `Link{Lost}` at silence start + threshold as soon as any later record
 //!   shows the time has passed; when it is heard again a Gap mark at the same time saying how
-//!   long the silence was, and `Link{Live}`. [`Observer::finish`] closes a trailing gap.
+//!   long the silence was, and `Link{Live}`. [`Observer::finish`] closes trailing gaps.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -46,7 +65,7 @@ use std::net::SocketAddr;
 // The observer runs for every datagram of an hour-long file: foldhash (seeded per map, so a
 // crafted capture cannot aim at one hash function) instead of the standard SipHash, which took
 // a fifth of the replay loader's time (issue 14).
-use foldhash::{HashMap, HashMapExt};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::jaus::core::{ConfirmControlCode, RejectControlCode, short_emergency};
 use crate::jaus::iop::TransitionStatus;
@@ -54,22 +73,50 @@ use crate::jaus::judp::Header;
 use crate::jaus::message::message_name;
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::update::{
-    CommandKind, ComponentInfo, ControlState, Controller, LinkState, MarkKind, Outcome, PresetInfo,
-    Tolerated, Update,
+    CommandKind, ComponentId, ComponentInfo, ControlState, Controller, LinkState, MAX_ARMS,
+    MarkKind, Outcome, PresetInfo, Tolerated, Update,
 };
 use crate::net::endpoint::{Endpoint, InboundKind};
 use crate::net::reports;
 use crate::net::tap::{Direction, WireRecord};
 
-/// Shortest silence of the selected component that counts as a gap, s.
+/// Shortest silence of an arm that counts as a gap, s.
 pub const GAP_S: f64 = 2.0;
-/// A silence longer than this many median intervals of the component counts as a gap.
+/// A silence longer than this many median intervals of the arm counts as a gap.
 pub const GAP_MEDIANS: f64 = 10.0;
-/// Intervals of the selected component kept for the median.
+/// Intervals of each arm kept for the median.
 const INTERVALS: usize = 31;
 /// Most (source, destination) pairs, components, contexts and event streams remembered; a
 /// hostile capture with endless IDs makes the observer forget, not grow.
 const MAX_TRACKED: usize = 1024;
+
+/// A silence of one arm: `Link{Lost}` from `start` + threshold, heard again at `end`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gap {
+    /// The arm that was silent.
+    pub arm: ComponentId,
+    /// Last heard before the silence, s.
+    pub start: f64,
+    /// Heard again (or the end of the input), s.
+    pub end: f64,
+}
+
+/// What the observer has seen of one followed arm (for `inspect` summaries).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArmStats {
+    /// Its identification string (its subsystem's), when `ReportIdentification` said it.
+    pub name: Option<String>,
+    /// Messages the arm sent, by name (as [`ObserverStats::messages`] names them).
+    pub sent: BTreeMap<String, u64>,
+    /// Messages sent to the arm (by anyone), by name.
+    pub received: BTreeMap<String, u64>,
+    /// First and last time the arm was heard, s.
+    pub heard: Option<(f64, f64)>,
+    /// Joints of its last specification, when one was seen.
+    pub joints: Option<usize>,
+    /// Its silences, in order.
+    pub gaps: Vec<(f64, f64)>,
+}
 
 /// What the observer has seen (for `inspect` summaries).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -85,11 +132,17 @@ pub struct ObserverStats {
     pub messages: BTreeMap<String, u64>,
     /// Datagrams by peer address.
     pub peers: BTreeMap<SocketAddr, u64>,
-    /// Gaps in traffic from the selected component: (start, end), s.
-    pub gaps: Vec<(f64, f64)>,
+    /// Gaps in traffic of every followed arm, in the order they were found.
+    pub gaps: Vec<Gap>,
     /// Peer deviations accepted and counted (wire reference §9), as the live client counts
     /// them.
     pub tolerated: Tolerated,
+    /// Every followed arm, by ID.
+    pub arms: BTreeMap<ComponentId, ArmStats>,
+    /// The arm [`Update::Selected`] names last (the focus a replay opens on).
+    pub focus: Option<ComponentId>,
+    /// Manipulators seen but not followed: [`MAX_ARMS`] were followed already.
+    pub arms_not_followed: u64,
 }
 
 /// A component as far as the wire told.
@@ -107,26 +160,17 @@ struct EventSeq {
     old_in_a_row: u8,
 }
 
-/// The passive decoder.
+/// The key messages are counted by: (inside an Event, message ID).
+type CountKey = (bool, Option<u16>);
+
+/// One followed arm: everything the observer keeps of it.
 #[derive(Debug)]
-pub struct Observer {
-    start_ns: u64,
-    stats: ObserverStats,
-    /// Summary name and count by (inside an Event, message ID): at most 2 × 65 537 entries.
-    /// Folded into [`ObserverStats::messages`] by [`Observer::stats`]: counting by name per
-    /// datagram (a string compared down a B-tree) cost more than decoding the message.
-    counts: HashMap<(bool, Option<u16>), (String, u64)>,
-    /// Datagrams by peer address, folded into [`ObserverStats::peers`] the same way.
-    peers: HashMap<SocketAddr, u64>,
-    /// The live client's intake, promiscuous: duplicates keyed by (source, destination).
-    endpoint: Endpoint,
-    /// Messages that did not decode (the endpoint counts what did not frame).
-    decode_errors: u64,
-    contexts: HashMap<JausId, DecodeContext>,
-    components: HashMap<JausId, Known>,
-    events: HashMap<(JausId, JausId, u8), EventSeq>,
-    selected: Option<JausId>,
-    selected_by_spec: bool,
+struct Arm {
+    id: JausId,
+    /// `id` as the model names it (what [`Update::Arm`] carries).
+    cid: ComponentId,
+    /// Its specification has been seen.
+    by_spec: bool,
     presets: Vec<PresetInfo>,
     control: ControlState,
     holder: Option<JausId>,
@@ -135,9 +179,82 @@ pub struct Observer {
     last_heard: Option<f64>,
     intervals: VecDeque<f64>,
     gap_open: bool,
+    /// Messages it sent and was sent, by [`CountKey`] (named by [`Observer::stats`]).
+    sent: HashMap<CountKey, u64>,
+    received: HashMap<CountKey, u64>,
+    /// First and last time heard (`last_heard` is cleared when a trailing gap is closed).
+    seen: Option<(f64, f64)>,
+    joints: Option<usize>,
+    gaps: Vec<(f64, f64)>,
 }
 
-/// Commands an OCU sends to the arm it works with (they select it when nothing else has).
+impl Arm {
+    fn new(id: JausId, by_spec: bool) -> Self {
+        Self {
+            id,
+            cid: id.into(),
+            by_spec,
+            presets: Vec::new(),
+            control: ControlState::Released,
+            holder: None,
+            requests: HashMap::new(),
+            link_live: false,
+            last_heard: None,
+            intervals: VecDeque::new(),
+            gap_open: false,
+            sent: HashMap::new(),
+            received: HashMap::new(),
+            seen: None,
+            joints: None,
+            gaps: Vec::new(),
+        }
+    }
+
+    /// Silence longer than this from the arm is a gap, s.
+    fn gap_threshold(&self) -> f64 {
+        if self.intervals.is_empty() {
+            return GAP_S;
+        }
+        let mut v: Vec<f64> = self.intervals.iter().copied().collect();
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2] * GAP_MEDIANS).max(GAP_S)
+    }
+}
+
+/// The passive decoder.
+#[derive(Debug)]
+pub struct Observer {
+    start_ns: u64,
+    stats: ObserverStats,
+    /// Summary name and count by (inside an Event, message ID): at most 2 × 65 537 entries.
+    /// Folded into [`ObserverStats::messages`] by [`Observer::stats`]: counting by name per
+    /// datagram (a string compared down a B-tree) cost more than decoding the message.
+    counts: HashMap<CountKey, (String, u64)>,
+    /// Datagrams by peer address, folded into [`ObserverStats::peers`] the same way.
+    peers: HashMap<SocketAddr, u64>,
+    /// The live client's intake, promiscuous: duplicates keyed by (source, destination).
+    endpoint: Endpoint,
+    /// Messages that did not decode (the endpoint counts what did not frame).
+    decode_errors: u64,
+    contexts: HashMap<JausId, DecodeContext>,
+    components: HashMap<JausId, Known>,
+    /// Event streams by (arm, subscriber, event ID).
+    events: HashMap<(JausId, JausId, u8), EventSeq>,
+    /// The arms followed, in the order they were found (at most [`MAX_ARMS`]: a linear search
+    /// over a handful of IDs beats hashing for every block).
+    arms: Vec<Arm>,
+    /// The arm [`Update::Selected`] named, and whether by its specification.
+    focus: Option<JausId>,
+    focus_by_spec: bool,
+    /// Components that sent a command: OCUs, never followed by their traffic alone.
+    commanders: HashSet<JausId>,
+    /// Manipulators past [`MAX_ARMS`] (counted once each), and whether the operator was told.
+    not_followed: HashSet<JausId>,
+    told_not_followed: bool,
+}
+
+/// Commands an OCU sends to the arm it works with (they make it a followed arm when nothing
+/// else has).
 fn is_command(m: &Message) -> bool {
     matches!(
         m,
@@ -154,9 +271,11 @@ fn is_command(m: &Message) -> bool {
     )
 }
 
-/// What only the commanded component sends: answers about control and status, events and
-/// manipulator reports (they select it when nothing else has; a capture started after the
-/// specification was exchanged still shows the arm's data).
+/// What only a commanded component sends: answers about control and status, events and the
+/// reports [`reports::report_update`] maps (they make it a followed arm when nothing else has:
+/// a capture started after the specification was exchanged still shows the arm's data).
+/// Matched by kind, without decoding anything (this runs for messages of components that are
+/// not followed).
 fn is_answer(m: &Message) -> bool {
     matches!(
         m,
@@ -164,7 +283,14 @@ fn is_answer(m: &Message) -> bool {
             | Message::RejectControl(_)
             | Message::ReportControl(_)
             | Message::Event(_)
-    ) || reports::report_update(0.0, m).is_some()
+            | Message::ReportJointPositions(_)
+            | Message::ReportJointVelocity(_)
+            | Message::ReportJointEffort(_)
+            | Message::ReportJointForceTorques(_)
+            | Message::ReportManipulatorEndEffectorForceTorque(_)
+            | Message::ReportCurrentPose(_)
+            | Message::ReportStatus(_)
+    )
 }
 
 /// Inserts into a bounded map: when full, everything is forgotten (hostile input only).
@@ -177,6 +303,15 @@ fn bounded_entry<K: std::hash::Hash + Eq, V>(
         map.clear();
     }
     map.entry(key).or_insert_with(new)
+}
+
+/// Inserts into a bounded set: when full, everything is forgotten (hostile input only).
+/// Returns whether `key` was new.
+fn bounded_insert<K: std::hash::Hash + Eq>(set: &mut HashSet<K>, key: K) -> bool {
+    if set.len() >= MAX_TRACKED && !set.contains(&key) {
+        set.clear();
+    }
+    set.insert(key)
 }
 
 impl Observer {
@@ -192,16 +327,12 @@ impl Observer {
             contexts: HashMap::new(),
             components: HashMap::new(),
             events: HashMap::new(),
-            selected: None,
-            selected_by_spec: false,
-            presets: Vec::new(),
-            control: ControlState::Released,
-            holder: None,
-            requests: HashMap::new(),
-            link_live: false,
-            last_heard: None,
-            intervals: VecDeque::new(),
-            gap_open: false,
+            arms: Vec::new(),
+            focus: None,
+            focus_by_spec: false,
+            commanders: HashSet::new(),
+            not_followed: HashSet::new(),
+            told_not_followed: false,
         }
     }
 
@@ -215,18 +346,19 @@ impl Observer {
         (i128::from(t_ns) - i128::from(self.start_ns)) as f64 / 1e9
     }
 
-    /// The component whose reports are applied.
+    /// The focused arm: the one [`Update::Selected`] named last.
     pub fn selected(&self) -> Option<JausId> {
-        self.selected
+        self.focus
     }
 
-    fn count(&mut self, name: &str) {
-        match self.stats.messages.get_mut(name) {
-            Some(n) => *n += 1,
-            None => {
-                self.stats.messages.insert(name.to_string(), 1);
-            }
-        }
+    /// Every followed arm, in the order they were found.
+    pub fn arms(&self) -> impl Iterator<Item = JausId> + '_ {
+        self.arms.iter().map(|a| a.id)
+    }
+
+    /// The index of followed arm `id`.
+    fn arm_index(&self, id: JausId) -> Option<usize> {
+        self.arms.iter().position(|a| a.id == id)
     }
 
     /// Observes one datagram; pushes the updates it implies onto `out`.
@@ -251,6 +383,7 @@ impl Observer {
         while let Some(item) = intake.next(&mut self.endpoint) {
             let Ok(inbound) = item else { break };
             let h = inbound.header;
+            let mut key = None;
             match inbound.kind {
                 InboundKind::NotForUs | InboundKind::Fragment => {}
                 // A promiscuous endpoint has no ID of its own: never an echo.
@@ -272,23 +405,41 @@ impl Observer {
                     });
                     match parsed {
                         Ok(m) => {
-                            self.count_message(&m);
+                            let k = self.count_message(&m);
+                            key = Some(k);
                             self.message(t, &h, rec, m, out);
                         }
                         Err(_) => self.decode_errors += 1,
                     }
                 }
             }
-            if self.selected == Some(h.source) {
-                self.heard_selected(t, out);
+            // After the message: it may have made its sender a followed arm.
+            if let Some(i) = self.arm_index(h.source) {
+                if let Some(k) = key {
+                    *self.arms[i].sent.entry(k).or_insert(0) += 1;
+                }
+                self.heard(i, t, out);
+            } else if let Some(k) = key
+                && let Some(i) = self.arm_index(h.destination)
+            {
+                *self.arms[i].received.entry(k).or_insert(0) += 1;
+            }
+        }
+    }
+
+    fn count(&mut self, name: &str) {
+        match self.stats.messages.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                self.stats.messages.insert(name.to_string(), 1);
             }
         }
     }
 
     /// Counts `m` in the summary: an Event by the report it carries ("how many joint
     /// positions" is what a summary reader asks). Names are made once per message ID (this runs
-    /// for every datagram of an hour at 1 kHz).
-    fn count_message(&mut self, m: &Message) {
+    /// for every datagram of an hour at 1 kHz). Returns the key it was counted under.
+    fn count_message(&mut self, m: &Message) -> CountKey {
         let key = match m {
             Message::Event(e) => (true, e.report_message.message_id()),
             other => (false, Some(other.id())),
@@ -308,6 +459,7 @@ impl Observer {
                 (label, 0)
             })
             .1 += 1;
+        key
     }
 
     fn message(&mut self, t: f64, h: &Header, rec: &WireRecord, m: Message, out: &mut Vec<Update>) {
@@ -343,72 +495,136 @@ impl Observer {
                 let spec = reports::arm_spec(r);
                 let ctx = reports::decode_context(&spec);
                 *bounded_entry(&mut self.contexts, src, DecodeContext::default) = ctx;
-                self.select(t, src, true, out);
-                out.push(Update::Specification { t, spec });
+                if let Some(i) = self.follow(t, src, true, out) {
+                    let arm = &mut self.arms[i];
+                    arm.joints = Some(spec.joint_count());
+                    out.push(Update::for_arm(arm.cid, Update::Specification { t, spec }));
+                }
                 return;
             }
             _ => {}
         }
-        if self.selected.is_none() {
-            if is_command(&m) && !dst.is_wildcard() && !dst.has_reserved_zero() {
-                self.select(t, dst, false, out);
-            } else if is_answer(&m) {
-                self.select(t, src, false, out);
+        if is_command(&m) {
+            bounded_insert(&mut self.commanders, src);
+        }
+        if let Some(i) = self.arm_index(src) {
+            self.sent_by_arm(i, t, dst, m, out);
+        } else if let Some(i) = self.arm_index(dst) {
+            self.sent_to_arm(i, t, src, &m, out);
+        } else if is_command(&m) && !dst.is_wildcard() && !dst.has_reserved_zero() {
+            if self.may_be_arm(dst)
+                && let Some(i) = self.follow(t, dst, false, out)
+            {
+                self.sent_to_arm(i, t, src, &m, out);
             }
-        }
-        let Some(sel) = self.selected else { return };
-        if src == sel {
-            self.sent_by_selected(t, dst, m, out);
-        } else if dst == sel {
-            self.sent_to_selected(t, src, &m, out);
+        } else if is_answer(&m)
+            && self.may_be_arm(src)
+            && let Some(i) = self.follow(t, src, false, out)
+        {
+            self.sent_by_arm(i, t, dst, m, out);
         }
     }
 
-    fn select(&mut self, t: f64, id: JausId, by_spec: bool, out: &mut Vec<Update>) {
-        if self.selected == Some(id) {
-            self.selected_by_spec |= by_spec;
-            return;
+    /// Whether `id`'s traffic alone may make it a followed arm: not an OCU (it sent a
+    /// command), not a component whose services say it is no manipulator, a real ID.
+    fn may_be_arm(&self, id: JausId) -> bool {
+        !id.is_wildcard()
+            && !id.has_reserved_zero()
+            && !self.commanders.contains(&id)
+            && self
+                .components
+                .get(&id)
+                .is_none_or(|k| k.services.is_empty() || reports::is_manipulator(&k.services))
+    }
+
+    /// Follows `id` (found by its specification when `by_spec`) and returns its index; `None`
+    /// past [`MAX_ARMS`] (counted, and said once). A new arm says `Link{Connecting}`; the
+    /// first arm (or the first by specification after one found by traffic) is focused.
+    fn follow(
+        &mut self,
+        t: f64,
+        id: JausId,
+        by_spec: bool,
+        out: &mut Vec<Update>,
+    ) -> Option<usize> {
+        let i = match self.arm_index(id) {
+            Some(i) => {
+                self.arms[i].by_spec |= by_spec;
+                i
+            }
+            None => {
+                if self.arms.len() >= MAX_ARMS {
+                    // Past the bound: counted and ignored (see the module's rules).
+                    if bounded_insert(&mut self.not_followed, id) {
+                        self.stats.arms_not_followed += 1;
+                    }
+                    if !self.told_not_followed {
+                        self.told_not_followed = true;
+                        out.push(Update::Error {
+                            t,
+                            message: format!(
+                                "more than {MAX_ARMS} manipulators: {id} and any found after it \
+                                 are not shown (their traffic is counted, not decoded)"
+                            ),
+                        });
+                    }
+                    return None;
+                }
+                self.arms.push(Arm::new(id, by_spec));
+                let i = self.arms.len() - 1;
+                if self.focus.is_none() {
+                    self.set_focus(t, id, by_spec, out);
+                }
+                out.push(Update::for_arm(
+                    id.into(),
+                    Update::Link {
+                        t,
+                        state: LinkState::Connecting,
+                    },
+                ));
+                i
+            }
+        };
+        if by_spec && !self.focus_by_spec && self.focus != Some(id) {
+            self.set_focus(t, id, true, out);
+        } else if by_spec && self.focus == Some(id) {
+            self.focus_by_spec = true;
         }
-        self.selected = Some(id);
-        self.selected_by_spec = by_spec;
-        self.presets.clear();
-        self.control = ControlState::Released;
-        self.holder = None;
-        self.requests.clear();
-        self.link_live = false;
-        self.last_heard = None;
-        self.intervals.clear();
-        self.gap_open = false;
+        Some(i)
+    }
+
+    fn set_focus(&mut self, t: f64, id: JausId, by_spec: bool, out: &mut Vec<Update>) {
+        self.focus = Some(id);
+        self.focus_by_spec = by_spec;
         out.push(Update::Selected { t, id: id.into() });
-        out.push(Update::Link {
-            t,
-            state: LinkState::Connecting,
-        });
     }
 
-    fn sent_by_selected(&mut self, t: f64, to: JausId, m: Message, out: &mut Vec<Update>) {
-        let Some(sel) = self.selected else { return };
+    /// A message from followed arm `i` to `to`.
+    fn sent_by_arm(&mut self, i: usize, t: f64, to: JausId, m: Message, out: &mut Vec<Update>) {
+        let arm = &mut self.arms[i];
+        let (id, cid) = (arm.id, arm.cid);
+        let fact = |u: Update| Update::for_arm(cid, u);
         match m {
-            Message::ReportToolOffset(r) => out.push(Update::ToolOffset {
+            Message::ReportToolOffset(r) => out.push(fact(Update::ToolOffset {
                 t,
                 point: [r.x, r.y, r.z],
-            }),
+            })),
             Message::ReportPresetPoseCapabilities(r) => {
-                reports::merge_preset_capabilities(&mut self.presets, &r);
-                out.push(Update::Presets {
+                reports::merge_preset_capabilities(&mut arm.presets, &r);
+                out.push(fact(Update::Presets {
                     t,
-                    presets: self.presets.clone(),
-                });
+                    presets: arm.presets.clone(),
+                }));
             }
             Message::ReportPresetPoseSpecifications(r) => {
-                reports::merge_preset_specifications(&mut self.presets, &r, sel);
-                out.push(Update::Presets {
+                reports::merge_preset_specifications(&mut arm.presets, &r, id);
+                out.push(fact(Update::Presets {
                     t,
-                    presets: self.presets.clone(),
-                });
+                    presets: arm.presets.clone(),
+                }));
             }
             Message::Event(e) => {
-                let seq = bounded_entry(&mut self.events, (sel, to, e.event_id), || EventSeq {
+                let seq = bounded_entry(&mut self.events, (id, to, e.event_id), || EventSeq {
                     last: e.sequence_number.wrapping_sub(1),
                     old_in_a_row: 0,
                 });
@@ -421,11 +637,11 @@ impl Observer {
                 }
                 seq.old_in_a_row = 0;
                 seq.last = e.sequence_number;
-                let ctx = self.contexts.get(&sel).unwrap_or(&DecodeContext::NONE);
+                let ctx = self.contexts.get(&id).unwrap_or(&DecodeContext::NONE);
                 match e.report_message.decode(ctx) {
                     Ok(report) => {
                         if let Some((_, u)) = reports::report_update(t, &report) {
-                            out.push(u);
+                            out.push(fact(u));
                         }
                     }
                     Err(_) => self.stats.malformed += 1,
@@ -433,14 +649,15 @@ impl Observer {
             }
             Message::ConfirmEventRequest(c) if c.confirmed_periodic_rate == 0.0 => {
                 // Cancelled: a new event with this ID starts its own numbering.
-                self.events.remove(&(sel, to, c.event_id));
+                self.events.remove(&(id, to, c.event_id));
             }
             Message::ConfirmControl(c) => {
-                let authority = self.requests.remove(&to).unwrap_or(0);
+                let authority = arm.requests.remove(&to).unwrap_or(0);
                 if c.response_code == ConfirmControlCode::ControlAccepted {
                     let state = ControlState::Held { authority };
-                    if self.control != state || self.holder != Some(to) {
-                        self.set_control(
+                    if arm.control != state || arm.holder != Some(to) {
+                        set_control(
+                            arm,
                             t,
                             state,
                             Some(to),
@@ -450,42 +667,46 @@ impl Observer {
                     }
                 } else {
                     let label = format!("control refused to {to}: {}", c.response_code);
-                    if self.holder == Some(to) && self.control != ControlState::Released {
-                        self.set_control(t, ControlState::Released, None, label, out);
+                    if arm.holder == Some(to) && arm.control != ControlState::Released {
+                        set_control(arm, t, ControlState::Released, None, label, out);
                     } else {
-                        out.push(Update::Mark {
+                        out.push(fact(Update::Mark {
                             t,
                             kind: MarkKind::Control,
                             label,
-                        });
+                        }));
                     }
                 }
             }
             Message::RejectControl(r) => {
-                if self.holder == Some(to) && self.control != ControlState::Released {
+                if arm.holder == Some(to) && arm.control != ControlState::Released {
                     let label = if r.response_code == RejectControlCode::ControlReleased {
                         format!("control released ({to})")
                     } else {
                         format!("control lost by {to}: {}", r.response_code)
                     };
-                    self.set_control(t, ControlState::Released, None, label, out);
+                    set_control(arm, t, ControlState::Released, None, label, out);
                 }
             }
             Message::ReportControl(r) => {
                 // Who holds control, as the arm said it (the live client's Controller update):
-                // a controller is known when it asked for control in this recording.
-                let (id, _) = reports::controller_of(&r, |id| {
-                    self.requests.contains_key(&id) || self.holder == Some(id)
+                // a controller is known when it asked this arm for control in this recording.
+                let (controller, _) = reports::controller_of(&r, |c| {
+                    arm.requests.contains_key(&c) || arm.holder == Some(c)
                 });
-                out.push(Update::Controller {
+                out.push(fact(Update::Controller {
                     t,
                     controller: Controller {
-                        id: id.map(Into::into),
-                        authority: if id.is_some() { r.authority_code } else { 0 },
+                        id: controller.map(Into::into),
+                        authority: if controller.is_some() {
+                            r.authority_code
+                        } else {
+                            0
+                        },
                     },
-                });
+                }));
             }
-            Message::ReportTransitionCompleted(r) => out.push(Update::CommandOutcome {
+            Message::ReportTransitionCompleted(r) => out.push(fact(Update::CommandOutcome {
                 t,
                 command: CommandKind::GoToPreset,
                 outcome: if r.transition_status == TransitionStatus::Completed {
@@ -493,36 +714,38 @@ impl Observer {
                 } else {
                     Outcome::Failed(r.transition_status.to_string())
                 },
-            }),
+            })),
             report => {
                 if let Some((_, u)) = reports::report_update(t, &report) {
-                    out.push(u);
+                    out.push(fact(u));
                 }
             }
         }
     }
 
-    fn sent_to_selected(&mut self, t: f64, from: JausId, m: &Message, out: &mut Vec<Update>) {
-        let Some(sel) = self.selected else { return };
-        let mark = |kind, label: String| Update::Mark { t, kind, label };
+    /// A message to followed arm `i` from `from`.
+    fn sent_to_arm(&mut self, i: usize, t: f64, from: JausId, m: &Message, out: &mut Vec<Update>) {
+        let arm = &mut self.arms[i];
+        let (id, cid) = (arm.id, arm.cid);
+        let mark = |kind, label: String| Update::for_arm(cid, Update::Mark { t, kind, label });
         match m {
             Message::RequestControl(r) => {
                 let authority = r.authority_code;
-                if self.requests.len() >= MAX_TRACKED {
-                    self.requests.clear();
+                if arm.requests.len() >= MAX_TRACKED {
+                    arm.requests.clear();
                 }
-                self.requests.insert(from, authority);
-                let keep_alive = self.holder == Some(from)
+                arm.requests.insert(from, authority);
+                let keep_alive = arm.holder == Some(from)
                     && matches!(
-                        self.control,
+                        arm.control,
                         ControlState::Held { .. } | ControlState::Requested
                     );
                 if keep_alive {
                     return;
                 }
                 let label = format!("RequestControl from {from} (authority {authority})");
-                if self.control == ControlState::Released {
-                    self.set_control(t, ControlState::Requested, Some(from), label, out);
+                if arm.control == ControlState::Released {
+                    set_control(arm, t, ControlState::Requested, Some(from), label, out);
                 } else {
                     out.push(mark(MarkKind::Control, label));
                 }
@@ -551,7 +774,7 @@ impl Observer {
                 out.push(mark(MarkKind::Status, format!("Shutdown from {from}")));
             }
             Message::SetCurrentPose(r) => {
-                let pose = match self.presets.iter().find(|p| p.id == r.pose_id) {
+                let pose = match arm.presets.iter().find(|p| p.id == r.pose_id) {
                     Some(p) => format!("{} ({})", p.name, r.pose_id),
                     None => format!("pose {}", r.pose_id),
                 };
@@ -561,128 +784,124 @@ impl Observer {
                 ));
             }
             Message::CancelEvent(c) => {
-                self.events.remove(&(sel, from, c.event_id));
+                self.events.remove(&(id, from, c.event_id));
             }
             _ => {}
         }
     }
 
-    /// A control change: the mark that says who, then the state (the session keeps one mark
-    /// for the two).
-    fn set_control(
-        &mut self,
-        t: f64,
-        state: ControlState,
-        holder: Option<JausId>,
-        label: String,
-        out: &mut Vec<Update>,
-    ) {
-        self.control = state;
-        self.holder = holder;
-        out.push(Update::Mark {
-            t,
-            kind: MarkKind::Control,
-            label,
-        });
-        out.push(Update::Control { t, state });
-    }
-
-    /// Silence longer than this from the selected component is a gap, s.
-    fn gap_threshold(&self) -> f64 {
-        if self.intervals.is_empty() {
-            return GAP_S;
-        }
-        let mut v: Vec<f64> = self.intervals.iter().copied().collect();
-        v.sort_by(f64::total_cmp);
-        (v[v.len() / 2] * GAP_MEDIANS).max(GAP_S)
-    }
-
-    /// Declares the link lost once time (any record's) has passed the gap threshold.
+    /// Declares every silent arm's link lost once time (any record's) has passed its gap
+    /// threshold.
     fn check_silence(&mut self, t: f64, out: &mut Vec<Update>) {
-        let Some(last) = self.last_heard else { return };
-        // The threshold is at least GAP_S: skip the median on every datagram.
-        if self.gap_open || t - last <= GAP_S {
-            return;
-        }
-        let threshold = self.gap_threshold();
-        if t - last > threshold {
-            self.gap_open = true;
-            self.link_live = false;
-            out.push(Update::Link {
-                t: last + threshold,
-                state: LinkState::Lost,
-            });
+        for arm in &mut self.arms {
+            let Some(last) = arm.last_heard else { continue };
+            // The threshold is at least GAP_S: skip the median on every datagram.
+            if arm.gap_open || t - last <= GAP_S {
+                continue;
+            }
+            let threshold = arm.gap_threshold();
+            if t - last > threshold {
+                arm.gap_open = true;
+                arm.link_live = false;
+                out.push(Update::for_arm(
+                    arm.cid,
+                    Update::Link {
+                        t: last + threshold,
+                        state: LinkState::Lost,
+                    },
+                ));
+            }
         }
     }
 
-    fn heard_selected(&mut self, t: f64, out: &mut Vec<Update>) {
-        if let Some(last) = self.last_heard {
+    /// Followed arm `i` was heard at `t`.
+    fn heard(&mut self, i: usize, t: f64, out: &mut Vec<Update>) {
+        let arm = &mut self.arms[i];
+        if let Some(last) = arm.last_heard {
             let dt = t - last;
             // The threshold is at least GAP_S: the median is only needed past it (this runs
             // for every datagram from the arm).
             let threshold = if dt > GAP_S {
-                self.gap_threshold()
+                arm.gap_threshold()
             } else {
                 GAP_S
             };
             if dt > threshold {
-                self.close_gap(last, t, threshold, "", out);
+                self.close_gap(i, last, t, threshold, "", out);
             } else if dt > 0.0 {
-                if self.intervals.len() >= INTERVALS {
-                    self.intervals.pop_front();
+                if arm.intervals.len() >= INTERVALS {
+                    arm.intervals.pop_front();
                 }
-                self.intervals.push_back(dt);
+                arm.intervals.push_back(dt);
             }
         }
-        if !self.link_live {
-            self.link_live = true;
-            out.push(Update::Link {
-                t,
-                state: LinkState::Live,
-            });
+        let arm = &mut self.arms[i];
+        if !arm.link_live {
+            arm.link_live = true;
+            out.push(Update::for_arm(
+                arm.cid,
+                Update::Link {
+                    t,
+                    state: LinkState::Live,
+                },
+            ));
         }
-        self.gap_open = false;
-        self.last_heard = Some(self.last_heard.map_or(t, |l| l.max(t)));
+        arm.gap_open = false;
+        arm.seen = Some(arm.seen.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        arm.last_heard = Some(arm.last_heard.map_or(t, |l| l.max(t)));
     }
 
     fn close_gap(
         &mut self,
+        i: usize,
         last: f64,
         end: f64,
         threshold: f64,
         note: &str,
         out: &mut Vec<Update>,
     ) {
+        let arm = &mut self.arms[i];
         let at = last + threshold;
-        if !self.gap_open {
-            self.link_live = false;
-            out.push(Update::Link {
-                t: at,
-                state: LinkState::Lost,
-            });
+        if !arm.gap_open {
+            arm.link_live = false;
+            out.push(Update::for_arm(
+                arm.cid,
+                Update::Link {
+                    t: at,
+                    state: LinkState::Lost,
+                },
+            ));
         }
-        self.gap_open = true;
-        let who = self
-            .selected
-            .map(|s| format!(" from {s}"))
-            .unwrap_or_default();
-        out.push(Update::Mark {
-            t: at,
-            kind: MarkKind::Gap,
-            label: format!("no traffic{who} for {:.1} s{note}", end - last),
+        arm.gap_open = true;
+        out.push(Update::for_arm(
+            arm.cid,
+            Update::Mark {
+                t: at,
+                kind: MarkKind::Gap,
+                label: format!("no traffic from {} for {:.1} s{note}", arm.id, end - last),
+            },
+        ));
+        arm.gaps.push((last, end));
+        self.stats.gaps.push(Gap {
+            arm: arm.cid,
+            start: last,
+            end,
         });
-        self.stats.gaps.push((last, end));
     }
 
-    /// The end of the input at `end_ns`: closes a trailing gap (once).
+    /// The end of the input at `end_ns`: closes every arm's trailing gap (once).
     pub fn finish(&mut self, end_ns: u64, out: &mut Vec<Update>) {
         let end = self.time(end_ns);
-        let Some(last) = self.last_heard else { return };
-        let threshold = self.gap_threshold();
-        if end - last > threshold {
-            self.close_gap(last, end, threshold, " (to the end)", out);
-            // Closed: a later call or record does not report it again.
-            self.last_heard = None;
+        for i in 0..self.arms.len() {
+            let Some(last) = self.arms[i].last_heard else {
+                continue;
+            };
+            let threshold = self.arms[i].gap_threshold();
+            if end - last > threshold {
+                self.close_gap(i, last, end, threshold, " (to the end)", out);
+                // Closed: a later call or record does not report it again.
+                self.arms[i].last_heard = None;
+            }
         }
     }
 
@@ -693,6 +912,54 @@ impl Observer {
             *stats.messages.entry(label.clone()).or_insert(0) += n;
         }
         stats.peers.extend(self.peers.iter().map(|(a, n)| (*a, *n)));
+        let name = |k: &CountKey| self.counts.get(k).map_or("?", |(label, _)| label.as_str());
+        let by_name = |counts: &HashMap<CountKey, u64>| {
+            let mut m = BTreeMap::new();
+            for (k, n) in counts {
+                *m.entry(name(k).to_owned()).or_insert(0) += n;
+            }
+            m
+        };
+        for arm in &self.arms {
+            stats.arms.insert(
+                arm.cid,
+                ArmStats {
+                    name: self
+                        .components
+                        .get(&arm.id)
+                        .and_then(|k| k.identification.clone()),
+                    sent: by_name(&arm.sent),
+                    received: by_name(&arm.received),
+                    heard: arm.seen,
+                    joints: arm.joints,
+                    gaps: arm.gaps.clone(),
+                },
+            );
+        }
+        stats.focus = self.focus.map(Into::into);
         stats
     }
+}
+
+/// A control change of `arm`: the mark that says who, then the state (the session keeps one
+/// mark for the two).
+fn set_control(
+    arm: &mut Arm,
+    t: f64,
+    state: ControlState,
+    holder: Option<JausId>,
+    label: String,
+    out: &mut Vec<Update>,
+) {
+    arm.control = state;
+    arm.holder = holder;
+    out.push(Update::for_arm(
+        arm.cid,
+        Update::Mark {
+            t,
+            kind: MarkKind::Control,
+            label,
+        },
+    ));
+    out.push(Update::for_arm(arm.cid, Update::Control { t, state }));
 }

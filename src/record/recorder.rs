@@ -5,8 +5,10 @@
 //! Layout (see [`crate::record::format`]): one raw channel per direction and peer, created on
 //! first use; with [`RecorderConfig::decoded`], the datagrams also go through the replay
 //! [`Observer`] and its updates are written to the JSON channels (same log time as the
-//! datagram that caused them), plus an "arm" metadata record the first time a specification
-//! is seen. A "session" metadata record is written and flushed before the thread starts, so
+//! datagram that caused them), plus an "arm" metadata record per arm (`arm/S.N.C`) the first
+//! time its specification is seen. Every arm the observer follows is written: each per-arm
+//! message names its arm (`"component"`, see [`crate::record::format`]), and the Foxglove
+//! channels draw each arm in its own frame tree. A "session" metadata record is written and flushed before the thread starts, so
 //! even an empty recording says when and by what it was made.
 //!
 //! Crash safety: [`mcap::write::Writer::flush`] closes the open chunk and hands everything to
@@ -442,11 +444,13 @@ struct Decoded {
     /// The Foxglove channels: what to write, and the channels once made.
     foxglove: Option<FoxgloveStream>,
     foxglove_channels: [Option<RawChannel>; FoxgloveTopic::ALL.len()],
-    selected: Option<ComponentId>,
     names: HashMap<ComponentId, String>,
-    arm_written: bool,
-    /// Log time of the last sample written per decoded channel, and samples thinned.
-    last_sample_ns: [Option<u64>; DecodedTopic::ALL.len()],
+    /// Arms whose metadata record is written (at most `MAX_ARMS`: the observer follows no
+    /// more).
+    arms_written: Vec<ComponentId>,
+    /// Log time of the last sample written per arm and decoded channel (thinning keeps each
+    /// arm's own spacing), and samples thinned.
+    last_sample_ns: Vec<(Option<ComponentId>, [Option<u64>; DecodedTopic::ALL.len()])>,
     thinned: u64,
 }
 
@@ -586,28 +590,35 @@ impl<W: Write + Seek> RecordingFile<W> {
         };
         let mut updates = std::mem::take(&mut d.updates);
         for u in updates.drain(..) {
-            match &u {
-                Update::Selected { id, .. } => d.selected = Some(*id),
+            let (arm, fact) = u.split();
+            match fact {
                 Update::Component { info, .. } => {
                     if let Some(name) = &info.identification {
+                        if d.names.len() >= 1024 && !d.names.contains_key(&info.id) {
+                            // Bounded as the observer's own tables (hostile input only).
+                            d.names.clear();
+                        }
                         d.names.insert(info.id, name.clone());
                     }
                 }
-                Update::Specification { spec, .. } if !d.arm_written => {
-                    d.arm_written = true;
-                    let mut arm = BTreeMap::from([(
-                        format::KEY_JOINTS.to_owned(),
-                        spec.joint_count().to_string(),
-                    )]);
-                    if let Some(id) = d.selected {
-                        arm.insert(format::KEY_COMPONENT_ID.to_owned(), id.to_string());
-                        if let Some(name) = d.names.get(&id) {
-                            arm.insert(format::KEY_NAME.to_owned(), name.clone());
-                        }
+                Update::Specification { spec, .. }
+                    if let Some(id) = arm
+                        && !d.arms_written.contains(&id) =>
+                {
+                    d.arms_written.push(id);
+                    let mut meta = BTreeMap::from([
+                        (
+                            format::KEY_JOINTS.to_owned(),
+                            spec.joint_count().to_string(),
+                        ),
+                        (format::KEY_COMPONENT_ID.to_owned(), id.to_string()),
+                    ]);
+                    if let Some(name) = d.names.get(&id) {
+                        meta.insert(format::KEY_NAME.to_owned(), name.clone());
                     }
                     self.writer.write_metadata(&Metadata {
-                        name: format::ARM_METADATA.to_owned(),
-                        metadata: arm,
+                        name: format::arm_metadata_name(id),
+                        metadata: meta,
                     })?;
                 }
                 _ => {}
@@ -623,9 +634,18 @@ impl<W: Write + Seek> RecordingFile<W> {
                 })?;
             }
             if self.behind
-                && let Some(topic) = sample_topic(&u)
+                && let Some(topic) = sample_topic(fact)
             {
-                let last = &mut d.last_sample_ns[topic.index()];
+                let i = d
+                    .last_sample_ns
+                    .iter()
+                    .position(|(a, _)| *a == arm)
+                    .unwrap_or_else(|| {
+                        d.last_sample_ns
+                            .push((arm, [None; DecodedTopic::ALL.len()]));
+                        d.last_sample_ns.len() - 1
+                    });
+                let last = &mut d.last_sample_ns[i].1[topic.index()];
                 if last.is_some_and(|l| log_time.saturating_sub(l) < THIN_INTERVAL_NS) {
                     d.thinned += 1;
                     continue;

@@ -20,6 +20,12 @@
 //!
 //! The vehicle frame is JAUS's: +x front, +y right, +z down.
 //!
+//! A vehicle with several arms ([`write_vehicle_urdf`]): one `vehicle` root, each arm's tree
+//! as above attached to it at the arm's mount, every name of an arm prefixed with its JAUS
+//! ID and a slash (`126.1.10/manipulator`, `126.1.10/link_1`, the joint
+//! `126.1.10/vehicle_to_manipulator`, `126.1.10/<joint name>`) — the frame names of the
+//! Foxglove channels ([`crate::record::foxglove`]).
+//!
 //! Joint names come from the specification (else `joint_1`…`joint_n`), made unique. A
 //! revolute joint without both limits is `continuous`. Limits are SI (rad, m, rad/s, m/s,
 //! N·m, N); where the specification gives no maximum speed or effort, `velocity="0"` or
@@ -41,6 +47,7 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 
 use crate::model::arm::{ArmSpec, Joint, JointType};
 use crate::model::kinematics::{self, KinematicsError};
+use crate::model::update::ComponentId;
 
 /// Why no URDF could be written.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -59,6 +66,14 @@ pub enum UrdfError {
         field: &'static str,
         /// The value.
         value: f64,
+    },
+    /// One arm of a vehicle cannot be written ([`write_vehicle_urdf`]).
+    #[error("arm {arm}: {error}")]
+    Arm {
+        /// The arm.
+        arm: ComponentId,
+        /// Why.
+        error: Box<UrdfError>,
     },
 }
 
@@ -85,19 +100,82 @@ const REPORTED_RGBA: &str = "0.3 0.6 1 0.35";
 /// Colour of cylinders drawn with the default radius.
 const DEFAULT_RGBA: &str = "0.8 0.55 1 0.25";
 
-/// Writes `spec` as a URDF document.
+/// Writes `spec` as a URDF document: one arm, its names without a prefix.
 pub fn write_urdf(spec: &ArmSpec, options: &UrdfOptions) -> Result<String, UrdfError> {
-    check(spec, options)?;
-    let names = joint_names(spec);
-    let n = spec.joints.len();
-    let mut out = String::with_capacity(4096 + 1500 * n);
-    out.push_str("<?xml version=\"1.0\"?>\n");
-    out.push_str(
-        "<!-- Written by jaus-ocu from a JAUS ReportManipulatorSpecifications (Crane & Duffy \
-         parameters). link_j is C&D frame j (z along joint axis j); the vehicle frame is \
-         +x front, +y right, +z down. SI units. -->\n",
+    check(spec, options.tool_point, options.default_radius)?;
+    let mut out = String::with_capacity(4096 + 1500 * spec.joints.len());
+    head(
+        &mut out,
+        &options.name,
+        "link_j is C&D frame j (z along joint axis j)",
     );
-    let _ = writeln!(out, "<robot name=\"{}\">", escape(&options.name));
+    write_arm(
+        &mut out,
+        "",
+        spec,
+        options.tool_point,
+        options.default_radius,
+    )?;
+    out.push_str("</robot>\n");
+    Ok(out)
+}
+
+/// One arm of a vehicle ([`write_vehicle_urdf`]).
+#[derive(Debug, Clone, Copy)]
+pub struct UrdfArm<'a> {
+    /// The arm's JAUS ID: the prefix of its names (`126.1.10/`).
+    pub id: ComponentId,
+    /// Its specification (the mount places it on the vehicle).
+    pub spec: &'a ArmSpec,
+    /// Its tool point in the end-effector frame, m, when known.
+    pub tool_point: Option<[f64; 3]>,
+}
+
+/// Writes a vehicle with every arm in `arms` as one URDF document: one `vehicle` root link,
+/// each arm attached to it at its mount, every link and joint name of an arm prefixed with its
+/// JAUS ID and a slash (`126.1.10/link_1`, `126.1.10/vehicle_to_manipulator`, the joints
+/// `126.1.10/<name>`): the frame names of the Foxglove channels
+/// ([`crate::record::foxglove`]), so the URDF follows a recording's transforms. A failure
+/// names the arm.
+pub fn write_vehicle_urdf(
+    arms: &[UrdfArm<'_>],
+    name: &str,
+    default_radius: f64,
+) -> Result<String, UrdfError> {
+    let in_arm = |id: ComponentId, e: UrdfError| UrdfError::Arm {
+        arm: id,
+        error: Box::new(e),
+    };
+    for arm in arms {
+        check(arm.spec, arm.tool_point, default_radius).map_err(|e| in_arm(arm.id, e))?;
+    }
+    let joints: usize = arms.iter().map(|a| a.spec.joints.len()).sum();
+    let mut out = String::with_capacity(4096 * arms.len().max(1) + 1500 * joints);
+    head(
+        &mut out,
+        name,
+        "S.N.C/link_j is C&D frame j of arm S.N.C (its JAUS ID), z along its joint axis j",
+    );
+    for arm in arms {
+        let prefix = format!("{}/", arm.id);
+        write_arm(&mut out, &prefix, arm.spec, arm.tool_point, default_radius)
+            .map_err(|e| in_arm(arm.id, e))?;
+    }
+    out.push_str("</robot>\n");
+    Ok(out)
+}
+
+/// The XML declaration, the comment saying what the file is, `<robot>`, the materials and the
+/// `vehicle` root link.
+fn head(out: &mut String, name: &str, frames: &str) {
+    out.push_str("<?xml version=\"1.0\"?>\n");
+    let _ = writeln!(
+        out,
+        "<!-- Written by jaus-ocu from a JAUS ReportManipulatorSpecifications (Crane & Duffy \
+         parameters). {frames}; the vehicle frame is +x front, +y right, +z down. SI \
+         units. -->"
+    );
+    let _ = writeln!(out, "<robot name=\"{}\">", escape(name));
     let _ = writeln!(
         out,
         "  <material name=\"bounding_cylinder\"><color rgba=\"{REPORTED_RGBA}\"/></material>"
@@ -106,8 +184,21 @@ pub fn write_urdf(spec: &ArmSpec, options: &UrdfOptions) -> Result<String, UrdfE
         out,
         "  <material name=\"bounding_cylinder_default_radius\"><color rgba=\"{DEFAULT_RGBA}\"/></material>"
     );
+    out.push_str("  <link name=\"vehicle\"/>\n");
+}
 
-    write_links(&mut out, &geometry(spec), options);
+/// One arm's links and joints, every name prefixed with `prefix`, attached to `vehicle` at
+/// its mount.
+fn write_arm(
+    out: &mut String,
+    prefix: &str,
+    spec: &ArmSpec,
+    tool_point: Option<[f64; 3]>,
+    default_radius: f64,
+) -> Result<(), UrdfError> {
+    let names = joint_names(spec);
+    let n = spec.joints.len();
+    write_links(out, prefix, &geometry(spec), tool_point, default_radius);
 
     // The mount.
     let mount = match spec.mount {
@@ -120,30 +211,35 @@ pub fn write_urdf(spec: &ArmSpec, options: &UrdfOptions) -> Result<String, UrdfE
              frame. -->\n",
         );
     }
-    fixed_joint(&mut out, FIXED_JOINTS[0], "vehicle", "manipulator", &mount);
+    fixed_joint(
+        out,
+        &format!("{prefix}{}", FIXED_JOINTS[0]),
+        "vehicle",
+        &format!("{prefix}manipulator"),
+        &mount,
+    );
 
     // The JAUS joints.
     for (i, joint) in spec.joints.iter().enumerate() {
-        write_joint(&mut out, i, joint, &names[i]);
+        write_joint(out, prefix, i, joint, &format!("{prefix}{}", names[i]));
     }
     fixed_joint(
-        &mut out,
-        FIXED_JOINTS[1],
-        &format!("link_{n}"),
-        "end_effector",
+        out,
+        &format!("{prefix}{}", FIXED_JOINTS[1]),
+        &format!("{prefix}link_{n}"),
+        &format!("{prefix}end_effector"),
         &DAffine3::IDENTITY,
     );
-    if let Some(tool) = options.tool_point {
+    if let Some(tool) = tool_point {
         fixed_joint(
-            &mut out,
-            FIXED_JOINTS[2],
-            "end_effector",
-            "tool_point",
+            out,
+            &format!("{prefix}{}", FIXED_JOINTS[2]),
+            &format!("{prefix}end_effector"),
+            &format!("{prefix}tool_point"),
             &DAffine3::from_translation(DVec3::from_array(tool)),
         );
     }
-    out.push_str("</robot>\n");
-    Ok(out)
+    Ok(())
 }
 
 /// The bounding cylinders per link, each on the link that carries it: index 0 = manipulator,
@@ -189,45 +285,51 @@ fn geometry(spec: &ArmSpec) -> Vec<Vec<Shape>> {
     geometry
 }
 
-/// The links, root first, with their geometry (`geometry` from [`geometry`]).
-fn write_links(out: &mut String, geometry: &[Vec<Shape>], options: &UrdfOptions) {
-    out.push_str("  <link name=\"vehicle\"/>\n");
+/// One arm's links, base first, with their geometry (`geometry` from [`geometry`]), names
+/// prefixed with `prefix`.
+fn write_links(
+    out: &mut String,
+    prefix: &str,
+    geometry: &[Vec<Shape>],
+    tool_point: Option<[f64; 3]>,
+    default_radius: f64,
+) {
     for (index, shapes) in geometry.iter().enumerate() {
         let name = if index == 0 {
-            "manipulator".to_owned()
+            format!("{prefix}manipulator")
         } else {
-            format!("link_{index}")
+            format!("{prefix}link_{index}")
         };
         if shapes.is_empty() {
-            let _ = writeln!(out, "  <link name=\"{name}\"/>");
+            let _ = writeln!(out, "  <link name=\"{}\"/>", escape(&name));
             continue;
         }
-        let _ = writeln!(out, "  <link name=\"{name}\">");
+        let _ = writeln!(out, "  <link name=\"{}\">", escape(&name));
         for shape in shapes {
-            shape.write(out, options.default_radius);
+            shape.write(out, default_radius);
         }
         out.push_str("  </link>\n");
     }
-    out.push_str("  <link name=\"end_effector\"/>\n");
-    if options.tool_point.is_some() {
-        out.push_str("  <link name=\"tool_point\"/>\n");
+    let _ = writeln!(out, "  <link name=\"{}end_effector\"/>", escape(prefix));
+    if tool_point.is_some() {
+        let _ = writeln!(out, "  <link name=\"{}tool_point\"/>", escape(prefix));
     }
 }
 
 /// JAUS joint `i` (0-based) as a URDF joint named `name`, with comments where the
 /// specification leaves something unknown.
-fn write_joint(out: &mut String, i: usize, joint: &Joint, name: &str) {
+fn write_joint(out: &mut String, prefix: &str, i: usize, joint: &Joint, name: &str) {
     let (a, alpha) = if i == 0 {
         (0.0, 0.0)
     } else {
         (joint.link_length, joint.twist)
     };
     let parent = if i == 0 {
-        "manipulator".to_owned()
+        format!("{prefix}manipulator")
     } else {
-        format!("link_{i}")
+        format!("{prefix}link_{i}")
     };
-    let child = format!("link_{}", i + 1);
+    let child = format!("{prefix}link_{}", i + 1);
     let (kind, origin) = match joint.kind {
         JointType::Revolute => (
             if joint.is_continuous() {
@@ -260,8 +362,8 @@ fn write_joint(out: &mut String, i: usize, joint: &Joint, name: &str) {
         );
     }
     let _ = writeln!(out, "  <joint name=\"{}\" type=\"{kind}\">", escape(name));
-    let _ = writeln!(out, "    <parent link=\"{parent}\"/>");
-    let _ = writeln!(out, "    <child link=\"{child}\"/>");
+    let _ = writeln!(out, "    <parent link=\"{}\"/>", escape(&parent));
+    let _ = writeln!(out, "    <child link=\"{}\"/>", escape(&child));
     write_origin(out, "    ", &origin);
     out.push_str("    <axis xyz=\"0 0 1\"/>\n");
     let velocity = num(joint.max_speed.unwrap_or(0.0));
@@ -357,9 +459,9 @@ fn prismatic_origin(a: f64, alpha: f64, theta: f64) -> DAffine3 {
 }
 
 fn fixed_joint(out: &mut String, name: &str, parent: &str, child: &str, origin: &DAffine3) {
-    let _ = writeln!(out, "  <joint name=\"{name}\" type=\"fixed\">");
-    let _ = writeln!(out, "    <parent link=\"{parent}\"/>");
-    let _ = writeln!(out, "    <child link=\"{child}\"/>");
+    let _ = writeln!(out, "  <joint name=\"{}\" type=\"fixed\">", escape(name));
+    let _ = writeln!(out, "    <parent link=\"{}\"/>", escape(parent));
+    let _ = writeln!(out, "    <child link=\"{}\"/>", escape(child));
     write_origin(out, "    ", origin);
     out.push_str("  </joint>\n");
 }
@@ -421,10 +523,14 @@ fn joint_names(spec: &ArmSpec) -> Vec<String> {
     names
 }
 
-fn check(spec: &ArmSpec, options: &UrdfOptions) -> Result<(), UrdfError> {
+fn check(
+    spec: &ArmSpec,
+    tool_point: Option<[f64; 3]>,
+    default_radius: f64,
+) -> Result<(), UrdfError> {
     // Forward kinematics checks the link parameters, the mount and the tool point.
     let q = vec![0.0; spec.joints.len()];
-    kinematics::forward(spec, &q, options.tool_point.unwrap_or([0.0; 3]))?;
+    kinematics::forward(spec, &q, tool_point.unwrap_or([0.0; 3]))?;
     for (i, joint) in spec.joints.iter().enumerate() {
         let fields = [
             ("min", joint.min),
@@ -444,11 +550,11 @@ fn check(spec: &ArmSpec, options: &UrdfOptions) -> Result<(), UrdfError> {
             }
         }
     }
-    if !options.default_radius.is_finite() {
+    if !default_radius.is_finite() {
         return Err(UrdfError::NonFinite {
             joint: 0,
             field: "default radius",
-            value: options.default_radius,
+            value: default_radius,
         });
     }
     Ok(())
