@@ -1,6 +1,7 @@
 //! The Foxglove channel builders write messages valid under the published JSON Schemas
 //! (vendored in assets/foxglove/, checked against the npm package by .ci/mcap-js.sh), and the
-//! transforms composed along the chain put the tool point where our kinematics does.
+//! transforms composed along the chain put the tool point where our kinematics does; with two
+//! arms, one frame tree and one set of scene entities per arm.
 
 #![allow(
     clippy::unwrap_used,
@@ -420,4 +421,112 @@ fn every_json_message_a_recording_holds_validates_against_its_channels_schema() 
             "no log line with {needle:?}: {logs:#?}"
         );
     }
+}
+
+#[test]
+fn a_stream_of_two_arms_draws_one_frame_tree_and_one_scene_per_arm() {
+    use jaus_ocu::model::arm::Mount;
+    use jaus_ocu::model::update::ComponentId;
+    use jaus_ocu::record::foxglove::{FoxgloveStream, FoxgloveTopic};
+
+    let (a, b) = (ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11));
+    let mut left = ArmFile::demo();
+    left.spec.mount = Some(Mount::at([0.0, -0.4, 0.0], 0.0));
+    let mut right = ArmFile::builtin("ur5e").unwrap();
+    right.spec.mount = Some(Mount::at([0.0, 0.4, 0.0], std::f64::consts::PI));
+    let mut stream = FoxgloveStream::new(ScenePalette::new(true).foxglove_look());
+    let mut out: Vec<(FoxgloveTopic, Value)> = Vec::new();
+    let mut feed = |u: Update, t_ns: u64, out: &mut Vec<(FoxgloveTopic, Value)>| {
+        stream
+            .update(&u, t_ns, &mut |topic, bytes| {
+                out.push((topic, serde_json::from_slice(bytes).unwrap()));
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+    };
+    feed(Update::Selected { t: 0.0, id: a }, 0, &mut out);
+    for (id, arm) in [(a, &left), (b, &right)] {
+        let spec = Update::Specification {
+            t: 0.0,
+            spec: arm.spec.clone(),
+        };
+        feed(Update::for_arm(id, spec), 0, &mut out);
+        let tool = Update::ToolOffset {
+            t: 0.0,
+            point: arm.tool_point,
+        };
+        feed(Update::for_arm(id, tool), 0, &mut out);
+    }
+    let positions = |arm: &ArmFile| Update::JointPositions {
+        t: 0.0,
+        values: arm.home.clone(),
+    };
+    feed(Update::for_arm(b, positions(&right)), 1_000, &mut out);
+    // Unwrapped (a single-arm producer): the focused arm's.
+    feed(positions(&left), 2_000, &mut out);
+    let gap = Update::Mark {
+        t: 0.0,
+        kind: MarkKind::Gap,
+        label: "no traffic from 126.1.11 for 3.0 s".into(),
+    };
+    feed(Update::for_arm(b, gap), 3_000, &mut out);
+
+    let transforms: Vec<&Value> = out
+        .iter()
+        .filter(|(t, _)| *t == FoxgloveTopic::Transforms)
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(transforms.len(), 2, "one message per arm's positions");
+    let schema = validator(foxglove::FRAME_TRANSFORMS_SCHEMA);
+    let mut roots = Vec::new();
+    for msg in &transforms {
+        assert!(schema.is_valid(msg));
+        let list = msg["transforms"].as_array().unwrap();
+        // One tree: world → vehicle → the arm's base, then its own frames only.
+        assert_eq!(list[0]["child_frame_id"], "vehicle");
+        assert_eq!(list[1]["parent_frame_id"], "vehicle");
+        let base = list[1]["child_frame_id"].as_str().unwrap().to_owned();
+        let prefix = base.strip_suffix("manipulator").unwrap().to_owned();
+        for t in &list[2..] {
+            assert!(t["child_frame_id"].as_str().unwrap().starts_with(&prefix));
+            assert!(t["parent_frame_id"].as_str().unwrap().starts_with(&prefix));
+        }
+        roots.push(base);
+    }
+    roots.sort();
+    assert_eq!(roots, ["126.1.10/manipulator", "126.1.11/manipulator"]);
+    // Each arm's tool point where our kinematics puts it on the vehicle.
+    for (id, arm) in [(a, &left), (b, &right)] {
+        let msg = transforms
+            .iter()
+            .find(|m| m["transforms"][1]["child_frame_id"] == format!("{id}/manipulator"))
+            .unwrap();
+        let list = msg["transforms"].as_array().unwrap();
+        let pose = kinematics::forward(&arm.spec, &arm.home, arm.tool_point).unwrap();
+        let tool = in_vehicle(list, &format!("{id}/tool_point")).translation;
+        assert!(tool.distance(pose.tool_point_vehicle) < 1e-6, "{id}");
+    }
+    // Scene entities per arm, locked to that arm's frames.
+    let scenes: Vec<&Value> = out
+        .iter()
+        .filter(|(t, _)| *t == FoxgloveTopic::Scene)
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(scenes.len(), 2);
+    for scene in scenes {
+        let entities = scene["entities"].as_array().unwrap();
+        let id = entities[0]["id"].as_str().unwrap();
+        let prefix = &id[..=id.find('/').unwrap()];
+        assert!(entities.iter().all(|e| {
+            e["id"].as_str().unwrap().starts_with(prefix)
+                && e["frame_id"].as_str().unwrap().starts_with(prefix)
+        }));
+    }
+    // The log names the arm an event is about.
+    let log = out
+        .iter()
+        .find(|(t, _)| *t == FoxgloveTopic::Log)
+        .map(|(_, v)| v)
+        .unwrap();
+    assert_eq!(log["name"], "126.1.11/gap");
 }

@@ -1,6 +1,6 @@
 //! A recording started in the middle of a session stands on its own: the network side's latch
 //! (`net::latch`) hands the recorder the state it learned before recording began, so a replay
-//! shows the arm, its limits, presets, control and status from the first frame.
+//! shows the arm, its limits, presets, control and status from the first frame — every arm's.
 
 #![allow(
     clippy::unwrap_used,
@@ -166,5 +166,106 @@ fn without_the_latch_the_same_recording_has_no_arm_at_its_start() {
     let (first, last) = session.span().unwrap();
     assert!(session.state_at(first).spec.is_none());
     assert!(session.state_at(last).presets.is_empty());
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn a_recording_started_mid_session_replays_every_arm_from_its_first_frame() {
+    // Two arms, each worked with by the OCU (one in-memory client per arm, one tap for both,
+    // as one network side following both would have): the latch keeps the state of each.
+    use jaus_ocu::jaus::JausId;
+    use jaus_ocu::model::arm::Mount;
+    use jaus_ocu::model::update::ComponentId;
+    use jaus_ocu::sim::harness::Passage;
+
+    let arms = [
+        (JausId::new(126, 1, 10), SIM, [0.0, -0.4, 0.0]),
+        (
+            JausId::new(126, 1, 11),
+            SocketAddr::from(([127, 0, 0, 1], judp::PORT + 1)),
+            [0.0, 0.4, 0.0],
+        ),
+    ];
+    let mut nets: Vec<SimNet> = arms
+        .iter()
+        .enumerate()
+        .map(|(i, (id, addr, at))| {
+            let mut net = SimNet::new(
+                ClientConfig {
+                    connect: vec![*addr],
+                    multicast: None,
+                    ..ClientConfig::default()
+                },
+                OCU,
+                Duration::from_millis(2),
+                11 + i as u64,
+            );
+            let mut arm = ArmFile::demo();
+            arm.spec.mount = Some(Mount::at(*at, 0.0));
+            net.add_peer(
+                *addr,
+                Component::new(
+                    arm,
+                    SimConfig {
+                        id: *id,
+                        ..SimConfig::default()
+                    },
+                ),
+            );
+            net
+        })
+        .collect();
+    let tap = Tap::new();
+    let mut feed = |p: &Passage<'_>| tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
+    let run = |nets: &mut [SimNet], secs: f64, feed: &mut dyn FnMut(&Passage<'_>)| {
+        for _ in 0..(secs * 500.0).round() as usize {
+            for net in nets.iter_mut() {
+                net.step_with(feed);
+            }
+        }
+    };
+    run(&mut nets, 1.0, &mut feed);
+    // Control of the second arm only.
+    nets[1].command(Command::RequestControl { authority: 100 });
+    run(&mut nets, 7.0, &mut feed);
+    let path = temp("two-arms.mcap");
+    let recorder = Recorder::start(RecorderConfig::new(path.clone(), 0)).unwrap();
+    let start = nets[0].now();
+    let sent = tap.connect_at(recorder.sender(), nets[0].now_ns());
+    assert!(sent > 10, "only {sent} datagrams latched");
+    run(&mut nets, 2.0, &mut feed);
+    recorder.stop().unwrap();
+
+    let (vehicle, progress) = Replay::load_blocking(&path, judp::PORT).unwrap();
+    assert!(progress.stopped.is_none(), "{progress:?}");
+    assert_eq!(vehicle.arm_count(), 2);
+    let (first, _) = vehicle.span().unwrap();
+    assert!((first - start).abs() < 0.01, "{first} vs {start}");
+    for (id, _, at) in arms {
+        let s = vehicle.arm(ComponentId::from(id)).unwrap().state_at(first);
+        let spec = s
+            .spec
+            .as_ref()
+            .unwrap_or_else(|| panic!("{id}: no specification"));
+        let mount = spec.mount.unwrap().position;
+        assert!(
+            mount.iter().zip(at).all(|(m, a)| (m - a).abs() < 1e-6),
+            "{id}: mounted at {mount:?}"
+        );
+        assert_eq!(
+            s.presets.len(),
+            ArmFile::demo().presets.len(),
+            "{id}: presets"
+        );
+        assert!(s.tool_point.is_some(), "{id}: tool offset");
+        assert!(s.positions.is_some(), "{id}: pose at the first frame");
+        assert_eq!(s.status, ManagementState::Ready, "{id}");
+        let expected = if id.component == 11 {
+            ControlState::Held { authority: 100 }
+        } else {
+            ControlState::Released
+        };
+        assert_eq!(s.control, expected, "{id}: control");
+    }
     let _ = std::fs::remove_file(&path);
 }

@@ -3,7 +3,8 @@
 //! library (`k`); the tool point, every joint frame and every bounding cylinder must equal
 //! `model::kinematics` in the vehicle frame, for the demo arm (prismatic joint, continuous
 //! joint, mount, tool point), PUMA 560 and `UR5e` (also with a mount and a tool point), and a
-//! synthetic arm with a prismatic first joint, a twisted prismatic joint and a skew mount.
+//! synthetic arm with a prismatic first joint, a twisted prismatic joint and a skew mount; and a
+//! vehicle of two arms, each at its mount under one `vehicle` root, its names prefixed with its ID.
 
 #![allow(
     clippy::unwrap_used,
@@ -289,5 +290,120 @@ fn synthetic_arm_with_prismatic_first_and_twisted_prismatic_joints() {
             vec![0.1, 0.0, -0.1, 0.0, 0.0],
             vec![0.6, 2.5, 0.4, 40.0, -7.0],
         ],
+    );
+}
+
+#[test]
+fn a_vehicle_urdf_holds_every_arm_at_its_mount_with_prefixed_names() {
+    use jaus_ocu::model::update::ComponentId;
+    use jaus_ocu::record::urdf::{UrdfArm, UrdfError, write_vehicle_urdf};
+
+    let mut left = ArmFile::demo();
+    left.spec.mount = Some(Mount::at([0.0, -0.4, 0.0], 0.0));
+    let mut right = arm("puma560");
+    right.spec.mount = Some(Mount::at([0.0, 0.4, 0.0], PI));
+    let ids = [ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11)];
+    let arms = [
+        UrdfArm {
+            id: ids[0],
+            spec: &left.spec,
+            tool_point: Some(left.tool_point),
+        },
+        UrdfArm {
+            id: ids[1],
+            spec: &right.spec,
+            tool_point: Some(right.tool_point),
+        },
+    ];
+    let urdf = write_vehicle_urdf(&arms, "two arms", 0.03).unwrap();
+    let robot = urdf_rs::read_from_string(&urdf).unwrap_or_else(|e| panic!("{e}\n{urdf}"));
+    assert_eq!(robot.name, "two arms");
+    // One root: every link but `vehicle` is some joint's child; each arm hangs from it.
+    let children: Vec<&str> = robot.joints.iter().map(|j| j.child.link.as_str()).collect();
+    let roots: Vec<&str> = robot
+        .links
+        .iter()
+        .map(|l| l.name.as_str())
+        .filter(|l| !children.contains(l))
+        .collect();
+    assert_eq!(roots, ["vehicle"]);
+    for id in ids {
+        let mount = robot
+            .joints
+            .iter()
+            .find(|j| j.name == format!("{id}/vehicle_to_manipulator"))
+            .unwrap_or_else(|| panic!("{id}: no mount joint"));
+        assert_eq!(mount.parent.link, "vehicle");
+        assert_eq!(mount.child.link, format!("{id}/manipulator"));
+    }
+    for name in robot
+        .links
+        .iter()
+        .map(|l| &l.name)
+        .chain(robot.joints.iter().map(|j| &j.name))
+    {
+        assert!(
+            name == "vehicle" || ids.iter().any(|id| name.starts_with(&format!("{id}/"))),
+            "{name} names no arm"
+        );
+    }
+    // Both arms where our kinematics puts them, through k's tree.
+    let chain = k::Chain::<f64>::from(&robot);
+    for ((arm, id), file) in arms.iter().zip(ids).zip([&left, &right]) {
+        let moving: Vec<&urdf_rs::Joint> = robot
+            .joints
+            .iter()
+            .filter(|j| {
+                j.name.starts_with(&format!("{id}/"))
+                    && !matches!(j.joint_type, urdf_rs::JointType::Fixed)
+            })
+            .collect();
+        assert_eq!(moving.len(), arm.spec.joints.len(), "{id}");
+        for (j, &v) in moving.iter().zip(&file.home) {
+            chain.find(&j.name).unwrap().set_joint_position_unchecked(v);
+        }
+        chain.update_transforms();
+        let pose = kinematics::forward(arm.spec, &file.home, file.tool_point).unwrap();
+        let world = |link: String| {
+            to_glam(
+                &chain
+                    .find_link(&link)
+                    .unwrap_or_else(|| panic!("no link {link}"))
+                    .world_transform()
+                    .unwrap(),
+            )
+        };
+        let tool = world(format!("{id}/tool_point")).translation;
+        assert!(
+            tool.distance(pose.tool_point_vehicle) < 1e-6,
+            "{id}: {tool} != {}",
+            pose.tool_point_vehicle
+        );
+        for (j, frame) in pose.frames.iter().enumerate() {
+            let theirs = world(format!("{id}/link_{}", j + 1));
+            assert!(
+                theirs.abs_diff_eq(pose.mount * *frame, 1e-9),
+                "{id}: frame {}",
+                j + 1
+            );
+        }
+    }
+    // An arm that cannot be written is named.
+    let mut bad = right.spec.clone();
+    bad.joints[0].max_speed = Some(f64::INFINITY);
+    let e = write_vehicle_urdf(
+        &[UrdfArm {
+            id: ids[1],
+            spec: &bad,
+            tool_point: None,
+        }],
+        "x",
+        0.03,
+    )
+    .unwrap_err();
+    assert!(matches!(e, UrdfError::Arm { arm, .. } if arm == ids[1]));
+    assert!(
+        e.to_string().starts_with("arm 126.1.11: joint 1 max_speed"),
+        "{e}"
     );
 }

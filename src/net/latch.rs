@@ -1,7 +1,12 @@
 //! Latched state: the last raw datagram of every state-bearing message the OCU has received
 //! (or sent, for its own control requests), kept per peer component, so that a recording
-//! started in the middle of a session begins with everything a reader needs to show the arm
+//! started in the middle of a session begins with everything a reader needs to show every arm
 //! — the recorder writes these first ([`crate::net::tap::Tap::connect`]).
+//!
+//! Every arm: the state is kept per component whichever arm the OCU focuses, so a recording
+//! started mid-session replays each followed arm (the replay observer follows them all) with
+//! its specification, presets, control and pose from the first frame; a control request is
+//! latched with the answer of the arm it went to.
 //!
 //! What is latched, per source component (the datagram's source ID), newest copy of each:
 //!
@@ -351,6 +356,55 @@ mod tests {
         assert_eq!(got[1].direction, Direction::Tx);
         assert_eq!(got[2].bytes, ok);
         assert_eq!(l.seen(), 6);
+    }
+
+    #[test]
+    fn every_arm_keeps_its_own_state_and_its_own_control_answer() {
+        const OTHER: JausId = JausId::new(126, 1, 11);
+        let mut l = Latch::new();
+        let status = |arm, seq, status| {
+            dg(
+                arm,
+                OCU,
+                seq,
+                ReportStatus {
+                    status,
+                    reserved: 0,
+                },
+            )
+        };
+        let (a, b) = (
+            status(SIM, 1, Status::Ready),
+            status(OTHER, 1, Status::Emergency),
+        );
+        let ask_a = dg(OCU, SIM, 2, RequestControl { authority_code: 7 });
+        let ask_b = dg(OCU, OTHER, 3, RequestControl { authority_code: 9 });
+        let ok = |arm| {
+            dg(
+                arm,
+                OCU,
+                2,
+                ConfirmControl {
+                    response_code: ConfirmControlCode::ControlAccepted,
+                },
+            )
+        };
+        let (ok_a, ok_b) = (ok(SIM), ok(OTHER));
+        l.observe(1, Direction::Rx, peer(), &a);
+        l.observe(2, Direction::Rx, peer(), &b);
+        l.observe(3, Direction::Tx, peer(), &ask_a);
+        l.observe(4, Direction::Tx, peer(), &ask_b);
+        // B answers first: each answer is latched with the request to its own arm.
+        l.observe(5, Direction::Rx, peer(), &ok_b);
+        l.observe(6, Direction::Rx, peer(), &ok_a);
+        let got: Vec<Vec<u8>> = l.records().into_iter().map(|r| r.bytes).collect();
+        assert_eq!(got, vec![a, b, ask_a, ask_b, ok_b, ok_a]);
+        // A newer status of one arm replaces only that arm's.
+        let b2 = status(OTHER, 4, Status::Ready);
+        l.observe(7, Direction::Rx, peer(), &b2);
+        let got: Vec<Vec<u8>> = l.records().into_iter().map(|r| r.bytes).collect();
+        assert_eq!(got.len(), 6);
+        assert!(got.contains(&b2) && !got.contains(&status(OTHER, 1, Status::Emergency)));
     }
 
     #[test]
