@@ -1,10 +1,18 @@
 """Reads a jaus-ocu recording with the official `mcap` Python library and checks it against
-what `jaus-ocu inspect --summary --json` says of the same file. Exits non-zero on a mismatch."""
+what `jaus-ocu inspect --summary --json` says of the same file; every JSON message validates
+against its channel's JSON Schema (the `jsonschema` package); every arm the file has an
+`arm/S.N.C` metadata record for has its specification and joint positions in the decoded
+channels, each message naming it (`"component"`), and its own Foxglove frame tree. Exits non-zero
+on a mismatch.
+
+Usage: check_mcap.py FILE.mcap SUMMARY.json [ARMS]
+  ARMS: the arms the recording must hold, comma-separated JAUS IDs (e.g. 126.1.10,126.1.11)."""
 
 import json
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 
+import jsonschema
 from mcap.reader import make_reader
 
 
@@ -36,9 +44,34 @@ def has_foxglove_time(body: dict) -> bool:
     return stamped(body)
 
 
-def main(path: str, summary_path: str) -> None:
+# Decoded topics whose every message is about one arm (its schema requires "component").
+PER_ARM_TOPICS = ("/jaus/joint_positions", "/jaus/joint_velocities", "/jaus/joint_efforts",
+                  "/jaus/joint_force_torques", "/jaus/force_torque", "/jaus/specification")
+
+
+def frame_tree_arm(body: dict) -> str:
+    """The arm a `foxglove.FrameTransforms` message is the tree of: world -> vehicle ->
+    S.N.C/manipulator -> frames of S.N.C only."""
+    ts = body["transforms"]
+    if (ts[0]["parent_frame_id"], ts[0]["child_frame_id"]) != ("world", "vehicle") \
+            or ts[1]["parent_frame_id"] != "vehicle" \
+            or not ts[1]["child_frame_id"].endswith("/manipulator"):
+        fail(f"/foxglove/transforms: not world -> vehicle -> S.N.C/manipulator: {ts[:2]}")
+    arm = ts[1]["child_frame_id"].rsplit("/", 1)[0]
+    for t in ts[2:]:
+        for key in ("parent_frame_id", "child_frame_id"):
+            if not t[key].startswith(arm + "/"):
+                fail(f"/foxglove/transforms: {t[key]} in the frame tree of {arm}")
+    return arm
+
+
+def main(path: str, summary_path: str, arms_arg: str = "") -> None:
     with open(summary_path) as f:
         ours = json.load(f)
+    validators = {}
+    # Per arm: specifications and joint positions naming it, and its frame trees.
+    named = defaultdict(Counter)
+    trees = Counter()
     with open(path, "rb") as f:
         reader = make_reader(f)
         summary = reader.get_summary()
@@ -56,6 +89,20 @@ def main(path: str, summary_path: str) -> None:
                 if schema is None or schema.encoding != "jsonschema":
                     fail(f"{channel.topic}: JSON channel without a JSON Schema")
                 body = json.loads(message.data)
+                if schema.id not in validators:
+                    doc = json.loads(schema.data)
+                    cls = jsonschema.validators.validator_for(doc)
+                    cls.check_schema(doc)
+                    validators[schema.id] = cls(doc)
+                errors = sorted(e.message for e in validators[schema.id].iter_errors(body))
+                if errors:
+                    fail(f"{channel.topic}: message invalid under its schema {schema.name}: {errors[:3]}: {body}")
+                if channel.topic in PER_ARM_TOPICS and "component" not in body:
+                    fail(f"{channel.topic}: message names no component: {body}")
+                if "component" in body and channel.topic.startswith("/jaus/"):
+                    named[body["component"]][channel.topic] += 1
+                if channel.topic == "/foxglove/transforms":
+                    trees[frame_tree_arm(body)] += 1
                 if channel.topic.startswith("/foxglove/"):
                     # Foxglove's well-known schemas carry their own time fields.
                     if schema.name not in FOXGLOVE_SCHEMAS.get(channel.topic, ()):
@@ -87,21 +134,43 @@ def main(path: str, summary_path: str) -> None:
                   "/foxglove/transforms", "/foxglove/scene", "/foxglove/log"):
         if counts[topic] == 0:
             fail(f"{topic}: no messages")
-    for name in ("session", "arm", "session_end"):
+    for name in ("session", "session_end"):
         if name not in metadata:
             fail(f"metadata record '{name}' missing (have {sorted(metadata)})")
+    # One "arm/S.N.C" record per arm; each arm named in the decoded channels, with a frame tree.
+    arms = sorted(m[len("arm/"):] for m in metadata if m.startswith("arm/"))
+    if not arms:
+        fail(f"no arm/S.N.C metadata record (have {sorted(metadata)})")
+    expected = sorted(a for a in arms_arg.split(",") if a)
+    if expected and arms != expected:
+        fail(f"arms in the metadata: {arms}, expected {expected}")
+    for arm in arms:
+        if metadata[f"arm/{arm}"].get("component_id") != arm:
+            fail(f"arm/{arm}: component_id is {metadata[f'arm/{arm}'].get('component_id')}")
+        for topic in ("/jaus/specification", "/jaus/joint_positions"):
+            if named[arm][topic] == 0:
+                fail(f"{topic}: no message of arm {arm} (components named: {dict(named)})")
+        if trees[arm] == 0:
+            fail(f"/foxglove/transforms: no frame tree of arm {arm} (trees: {dict(trees)})")
+    if sorted(trees) != arms:
+        fail(f"frame trees of {sorted(trees)}, arms {arms}")
+    if sorted(ours.get("arms", {})) != arms:
+        fail(f"jaus-ocu inspect counts arms {sorted(ours.get('arms', {}))}, the metadata names {arms}")
     end = metadata["session_end"]
     if (int(end["datagrams_rx"]), int(end["datagrams_tx"])) != (rx, tx):
         fail(f"session_end says {end}, the file holds {rx} rx and {tx} tx")
     if end.get("dropped") != "0":
         fail(f"the recorder could not keep up with 150 datagrams/s: {end}")
     span_s = (last - first) / 1e9
+    per_arm = ", ".join(
+        f"{a} ({named[a]['/jaus/joint_positions']} positions, {trees[a]} frame trees)" for a in arms)
     print(f"OK: {len(topics)} channels, {sum(counts.values())} messages "
           f"({raw} raw datagrams: {rx} rx, {tx} tx), {span_s:.2f} s, "
-          f"schemas {sorted(s.name for s in schemas.values())}")
+          f"schemas {sorted(s.name for s in schemas.values())}, every JSON message valid; "
+          f"arms {per_arm}")
     for topic, n in sorted(counts.items()):
         print(f"  {n:>8}  {topic}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])

@@ -2,9 +2,12 @@
 // app uses: it needs message indexes) and with its McapStreamReader, and checks that both
 // read every message: the same count both ways, equal to the file's statistics, to what the
 // official Python reader counted (when given) and, for the raw datagrams, to
-// `jaus-ocu inspect --summary --json`. Also checks that the Foxglove JSON Schemas vendored
-// in assets/foxglove/ equal the pinned @foxglove/schemas package.
-// Usage: node mcap-js.mjs FILE.mcap SUMMARY.json ASSETS_FOXGLOVE_DIR [PYTHON_COUNT]
+// `jaus-ocu inspect --summary --json`. Every arm the file has an `arm/S.N.C` metadata record for
+// must have its specification and joint positions in the decoded channels (each message naming
+// it: "component") and its own Foxglove frame tree, as read by @mcap/core; with
+// EXPECT_ARMS=126.1.10,126.1.11 in the environment, exactly those arms. Also checks that the
+// Foxglove JSON Schemas vendored in assets/foxglove/ equal the pinned @foxglove/schemas package.
+// Usage: [EXPECT_ARMS=S.N.C,...] node mcap-js.mjs FILE.mcap SUMMARY.json ASSETS_FOXGLOVE_DIR [PYTHON_COUNT]
 import { open, readFile } from "node:fs/promises";
 import { McapIndexedReader, McapStreamReader } from "@mcap/core";
 import { FileHandleReadable } from "@mcap/nodejs";
@@ -51,12 +54,44 @@ stream.append(await readFile(file));
 const channels = new Map();
 const streamedByTopic = new Map();
 let streamedCount = 0;
+// Per arm: the arm/S.N.C metadata records, the components the decoded channels name, the
+// roots of the Foxglove frame trees.
+const metadataArms = new Set();
+const named = new Map();
+const trees = new Map();
+const text = new TextDecoder();
+const bump = (map, key, topic) => {
+  const m = map.get(key) ?? new Map();
+  m.set(topic, (m.get(topic) ?? 0) + 1);
+  map.set(key, m);
+};
 for (let rec; (rec = stream.nextRecord()); ) {
   if (rec.type === "Channel") channels.set(rec.id, rec);
+  if (rec.type === "Metadata" && rec.name.startsWith("arm/")) {
+    metadataArms.add(rec.name.slice("arm/".length));
+  }
   if (rec.type === "Message") {
     const topic = channels.get(rec.channelId).topic;
     streamedByTopic.set(topic, (streamedByTopic.get(topic) ?? 0) + 1);
     streamedCount++;
+    if (topic === "/jaus/specification" || topic === "/jaus/joint_positions") {
+      const body = JSON.parse(text.decode(rec.data));
+      if (typeof body.component !== "string") fail(`${topic}: a message names no component`);
+      bump(named, body.component, topic);
+    } else if (topic === "/foxglove/transforms") {
+      const ts = JSON.parse(text.decode(rec.data)).transforms;
+      const base = ts[1]?.child_frame_id ?? "";
+      if (ts[1]?.parent_frame_id !== "vehicle" || !base.endsWith("/manipulator")) {
+        fail(`/foxglove/transforms: not vehicle -> S.N.C/manipulator: ${JSON.stringify(ts[1])}`);
+      }
+      const arm = base.slice(0, -"/manipulator".length);
+      for (const t of ts.slice(2)) {
+        if (!t.child_frame_id.startsWith(`${arm}/`) || !t.parent_frame_id.startsWith(`${arm}/`)) {
+          fail(`/foxglove/transforms: ${t.child_frame_id} in the frame tree of ${arm}`);
+        }
+      }
+      trees.set(arm, (trees.get(arm) ?? 0) + 1);
+    }
   }
 }
 if (!stream.done()) fail("the stream reader did not reach the end of the file");
@@ -89,6 +124,23 @@ if (raw.total !== want.total || raw.received !== want.received || raw.sent !== w
 }
 if (raw.total === 0) fail("no datagrams in the recording");
 
+// Every arm: its specification and positions named with it, its own frame tree.
+const arms = [...metadataArms].sort();
+if (arms.length === 0) fail("no arm/S.N.C metadata record");
+const expected = (process.env.EXPECT_ARMS ?? "").split(",").filter((a) => a).sort();
+if (expected.length > 0 && arms.join() !== expected.join()) {
+  fail(`arms in the metadata: ${arms}, expected ${expected}`);
+}
+for (const arm of arms) {
+  for (const topic of ["/jaus/specification", "/jaus/joint_positions"]) {
+    if (!(named.get(arm)?.get(topic) > 0)) fail(`${topic}: no message of arm ${arm}`);
+  }
+  if (!(trees.get(arm) > 0)) fail(`/foxglove/transforms: no frame tree of arm ${arm}`);
+}
+if ([...trees.keys()].sort().join() !== arms.join()) {
+  fail(`frame trees of ${[...trees.keys()].sort()}, arms ${arms}`);
+}
+
 // The vendored Foxglove schemas are the package's, byte for byte.
 for (const name of ["FrameTransforms", "SceneUpdate", "Log"]) {
   const path = `${schemaDir}/foxglove.${name}.json`;
@@ -103,5 +155,6 @@ console.log(
   `OK: @mcap/core read ${indexedCount} messages indexed and streamed (statistics ${statsCount}` +
     `${pythonCount !== undefined ? `, Python reader ${pythonCount}` : ""}), ` +
     `${raw.total} raw datagrams as jaus-ocu counts them, ${indexed.chunkIndexes.length} chunks; ` +
+    `arms ${arms.map((a) => `${a} (${named.get(a).get("/jaus/joint_positions")} positions, ${trees.get(a)} frame trees)`).join(", ")}; ` +
     `assets/foxglove/ equals @foxglove/schemas`,
 );

@@ -2,9 +2,12 @@
 # A recording made by `jaus-ocu record` (against `jaus-ocu sim`) is read by @mcap/core's
 # McapIndexedReader and McapStreamReader (npm, versions pinned in .ci/package.json and
 # .ci/package-lock.json) with the same message counts as its statistics, the Python reader and
-# `jaus-ocu inspect`; the vendored Foxglove schemas equal the @foxglove/schemas package.
-# Usage: .ci/mcap-js.sh path/to/jaus-ocu [workdir] [recording.mcap]
-#   Without a recording, one is made as .ci/mcap-python.sh makes its own. With
+# `jaus-ocu inspect`; every arm of its metadata has its specification and positions in the
+# decoded channels and its own Foxglove frame tree; the vendored Foxglove schemas equal the
+# @foxglove/schemas package.
+# Usage: [EXPECT_ARMS=S.N.C,...] .ci/mcap-js.sh path/to/jaus-ocu [workdir] [recording.mcap]
+#   Without a recording, one of two arms is made as .ci/mcap-python.sh makes its own (and
+#   EXPECT_ARMS set to them). With
 #   MCAP_PYTHON=path/to/python (a Python with the `mcap` package, as mcap-python.sh leaves in
 #   its venv) the Python reader's count is compared too.
 set -euo pipefail
@@ -28,12 +31,20 @@ cp "$here/mcap-js.mjs" "$work/npm/mcap-js.mjs"
 recording=${3:-}
 if [ -z "$recording" ]; then
     recording="$work/session.mcap"
-    port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    "$exe" sim --bind "127.0.0.1:$port" --tour >/dev/null 2>&1 &
-    sim=$!
-    trap 'kill $sim 2>/dev/null || true' EXIT
-    "$exe" record --no-multicast --connect "127.0.0.1:$port" --out "$recording" --duration 3 --quiet
-    kill $sim
+    free_port() {
+        python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    }
+    port_a=$(free_port)
+    port_b=$(free_port)
+    "$exe" sim --bind "127.0.0.1:$port_a" --tour --id 126.1.10 --mount 0,-0.4,0 >/dev/null 2>&1 &
+    sim_a=$!
+    "$exe" sim --bind "127.0.0.1:$port_b" --tour --id 126.1.11 --mount 0,0.4,0,180 >/dev/null 2>&1 &
+    sim_b=$!
+    trap 'kill $sim_a $sim_b 2>/dev/null || true' EXIT
+    "$exe" record --no-multicast --connect "127.0.0.1:$port_a" --connect "127.0.0.1:$port_b" \
+        --out "$recording" --duration 3 --quiet
+    kill $sim_a $sim_b
+    export EXPECT_ARMS=${EXPECT_ARMS:-126.1.10,126.1.11}
 fi
 recording=$(realpath "$recording")
 "$exe" inspect --summary --json "$recording" > "$work/summary.json"

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# A recording made by `jaus-ocu record` (against `jaus-ocu sim`) is read by the official Python
-# `mcap` reader from PyPI, with the channel and message counts jaus-ocu itself reports.
+# A recording made by `jaus-ocu record` of a vehicle with two arms (two `jaus-ocu sim`, mounted
+# left and right, recorded with `--connect A --connect B`) is read by the official Python `mcap`
+# reader from PyPI, with the channel and message counts jaus-ocu itself reports; every JSON
+# message validates against its channel's JSON Schema (`jsonschema` from PyPI); both arms are in
+# the decoded channels (each message naming its arm) and in the Foxglove frame trees
+# (.ci/check_mcap.py).
 # Usage: .ci/mcap-python.sh path/to/jaus-ocu [workdir]
 set -euo pipefail
 exe=$(realpath "$1")
@@ -12,13 +16,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ ! -x "$work/venv/bin/python" ]; then
     python3 -m venv "$work/venv"
 fi
-"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check 'mcap>=1.2'
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check 'mcap>=1.2' 'jsonschema>=4.18'
 
-port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$exe" sim --bind "127.0.0.1:$port" --tour >/dev/null 2>&1 &
-sim=$!
-trap 'kill $sim 2>/dev/null || true' EXIT
-"$exe" record --no-multicast --connect "127.0.0.1:$port" --out "$work/session.mcap" --duration 3 --quiet
-kill $sim
+free_port() {
+    python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+port_a=$(free_port)
+port_b=$(free_port)
+"$exe" sim --bind "127.0.0.1:$port_a" --tour --id 126.1.10 --mount 0,-0.4,0 >/dev/null 2>&1 &
+sim_a=$!
+"$exe" sim --bind "127.0.0.1:$port_b" --tour --id 126.1.11 --mount 0,0.4,0,180 >/dev/null 2>&1 &
+sim_b=$!
+trap 'kill $sim_a $sim_b 2>/dev/null || true' EXIT
+"$exe" record --no-multicast --connect "127.0.0.1:$port_a" --connect "127.0.0.1:$port_b" \
+    --out "$work/session.mcap" --duration 3 --quiet
+kill $sim_a $sim_b
 "$exe" inspect --summary --json "$work/session.mcap" > "$work/summary.json"
-"$work/venv/bin/python" "$here/check_mcap.py" "$work/session.mcap" "$work/summary.json"
+"$work/venv/bin/python" "$here/check_mcap.py" "$work/session.mcap" "$work/summary.json" 126.1.10,126.1.11
