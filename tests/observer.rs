@@ -760,7 +760,7 @@ fn two_arms_replay_each_with_its_own_facts_equal_to_its_live_session() {
 
     // Both arms in the vehicle, each mounted where its sim said, each with its own control and
     // status: the control asked of A and the emergency stop of B stay with their arm.
-    let mut vehicle = Vehicle::new();
+    let mut vehicle: Vehicle = Vehicle::new();
     for u in &replayed {
         vehicle.apply(u);
     }
@@ -881,7 +881,7 @@ fn one_silent_arm_is_a_gap_of_its_own_while_the_other_talks_on() {
         .collect();
     assert_eq!(gap_marks, vec!["no traffic from 126.1.11 for 4.0 s"]);
     // Each arm's positions are its own.
-    let mut vehicle = Vehicle::new();
+    let mut vehicle: Vehicle = Vehicle::new();
     for u in &updates {
         vehicle.apply(u);
     }

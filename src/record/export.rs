@@ -264,7 +264,7 @@ mod tests {
     #[test]
     fn several_arms_get_prefixed_columns_and_merged_rows() {
         let (a, b) = (ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11));
-        let mut v = Vehicle::new();
+        let mut v: Vehicle = Vehicle::new();
         v.apply(&Update::for_arm(
             a,
             Update::JointPositions {
