@@ -151,7 +151,9 @@ fn replay_of_a_recorded_sim_session_equals_the_live_session() {
                 state.apply(&u);
                 last_t = u.t();
                 first_t.get_or_insert(last_t);
-                if matches!(u, Update::JointPositions { .. }) {
+                // (Per-arm facts come wrapped in Update::Arm from a client that follows
+                // every arm.)
+                if matches!(u.split().1, Update::JointPositions { .. }) {
                     positions += 1;
                     first_position_t.get_or_insert(last_t);
                 }
