@@ -390,10 +390,14 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("format");
     g.throughput(Throughput::Elements(1));
-    let sample = Update::JointPositions {
-        t: 1234.567,
-        values: vec![0.123_456_7, -1.25, 0.6, 2.0943, -0.000_123_4, 3.1, 0.5],
-    };
+    // As the observer hands it over: about one arm (the message names its component).
+    let sample = Update::for_arm(
+        jaus_ocu::model::update::ComponentId::new(126, 1, 10),
+        Update::JointPositions {
+            t: 1234.567,
+            values: vec![0.123_456_7, -1.25, 0.6, 2.0943, -0.000_123_4, 3.1, 0.5],
+        },
+    );
     let mut json = Vec::new();
     g.bench_function("encode_joint_positions_7", |b| {
         b.iter(|| {
