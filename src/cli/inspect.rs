@@ -28,8 +28,9 @@ pub struct InspectArgs {
     /// summary as one JSON object).
     #[arg(long)]
     pub json: bool,
-    /// Only the summary: duration, message counts by type, peers, gaps (the default for
-    /// recordings, which can hold millions of datagrams).
+    /// Only the summary: duration, message counts by type, peers, gaps, and per arm (every
+    /// manipulator replay follows) what it sent and was sent, its joints and its gaps (the
+    /// default for recordings, which can hold millions of datagrams).
     #[arg(long)]
     pub summary: bool,
     /// UDP port that carries JUDP.

@@ -41,7 +41,7 @@ pub struct RecordArgs {
     #[arg(long)]
     pub no_decoded: bool,
     /// Without the Foxglove channels (`/foxglove/transforms`, `/foxglove/scene`,
-    /// `/foxglove/log`: the arm in Foxglove's 3D panel); the `/jaus/*` channels stay.
+    /// `/foxglove/log`: every arm in Foxglove's 3D panel); the `/jaus/*` channels stay.
     #[arg(long)]
     pub no_foxglove: bool,
 }

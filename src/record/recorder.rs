@@ -89,8 +89,8 @@ pub struct RecorderConfig {
     /// Target uncompressed chunk size, bytes (default 1 MiB).
     pub chunk_size: u64,
     /// Also write the Foxglove channels (`/foxglove/transforms`, `/foxglove/scene`,
-    /// `/foxglove/log` in Foxglove's published schemas: the arm in Foxglove's and Lichtblick's
-    /// 3D panel, the events in their Log panel), drawn with this look — the 3D view's palette,
+    /// `/foxglove/log` in Foxglove's published schemas: every arm in Foxglove's and
+    /// Lichtblick's 3D panel, each its own frame tree, the events in their Log panel), drawn with this look — the 3D view's palette,
     /// `ui::theme::ScenePalette::foxglove_look`. `None` (the default here; `jaus-ocu record`
     /// and the GUI set it) writes none; they are decoded channels, so `decoded: false` writes
     /// none either.
