@@ -179,9 +179,10 @@ struct Arm {
     last_heard: Option<f64>,
     intervals: VecDeque<f64>,
     gap_open: bool,
-    /// Messages it sent and was sent, by [`CountKey`] (named by [`Observer::stats`]).
-    sent: HashMap<CountKey, u64>,
-    received: HashMap<CountKey, u64>,
+    /// Messages it sent and was sent, indexed by the message kind's index in the observer's
+    /// `names` (named by [`Observer::stats`]): a vector index per message, no second hash.
+    sent: Vec<u64>,
+    received: Vec<u64>,
     /// First and last time heard (`last_heard` is cleared when a trailing gap is closed).
     seen: Option<(f64, f64)>,
     joints: Option<usize>,
@@ -202,8 +203,8 @@ impl Arm {
             last_heard: None,
             intervals: VecDeque::new(),
             gap_open: false,
-            sent: HashMap::new(),
-            received: HashMap::new(),
+            sent: Vec::new(),
+            received: Vec::new(),
             seen: None,
             joints: None,
             gaps: Vec::new(),
@@ -226,10 +227,12 @@ impl Arm {
 pub struct Observer {
     start_ns: u64,
     stats: ObserverStats,
-    /// Summary name and count by (inside an Event, message ID): at most 2 × 65 537 entries.
-    /// Folded into [`ObserverStats::messages`] by [`Observer::stats`]: counting by name per
-    /// datagram (a string compared down a B-tree) cost more than decoding the message.
-    counts: HashMap<CountKey, (String, u64)>,
+    /// Index into `names` and count by (inside an Event, message ID): at most 2 × 65 537
+    /// entries. Folded into [`ObserverStats::messages`] by [`Observer::stats`]: counting by name
+    /// per datagram (a string compared down a B-tree) cost more than decoding the message.
+    counts: HashMap<CountKey, (usize, u64)>,
+    /// Summary names of the message kinds seen, in the order first seen.
+    names: Vec<String>,
     /// Datagrams by peer address, folded into [`ObserverStats::peers`] the same way.
     peers: HashMap<SocketAddr, u64>,
     /// The live client's intake, promiscuous: duplicates keyed by (source, destination).
@@ -251,6 +254,14 @@ pub struct Observer {
     /// Manipulators past [`MAX_ARMS`] (counted once each), and whether the operator was told.
     not_followed: HashSet<JausId>,
     told_not_followed: bool,
+}
+
+/// Counts one message of kind `index` in a per-arm count vector (grown on first sight).
+fn count_at(counts: &mut Vec<u64>, index: usize) {
+    if counts.len() <= index {
+        counts.resize(index + 1, 0);
+    }
+    counts[index] += 1;
 }
 
 /// Commands an OCU sends to the arm it works with (they make it a followed arm when nothing
@@ -321,6 +332,7 @@ impl Observer {
             start_ns,
             stats: ObserverStats::default(),
             counts: HashMap::new(),
+            names: Vec::new(),
             peers: HashMap::new(),
             endpoint: Endpoint::promiscuous(MAX_TRACKED),
             decode_errors: 0,
@@ -383,7 +395,7 @@ impl Observer {
         while let Some(item) = intake.next(&mut self.endpoint) {
             let Ok(inbound) = item else { break };
             let h = inbound.header;
-            let mut key = None;
+            let mut kind = None;
             match inbound.kind {
                 InboundKind::NotForUs | InboundKind::Fragment => {}
                 // A promiscuous endpoint has no ID of its own: never an echo.
@@ -405,8 +417,7 @@ impl Observer {
                     });
                     match parsed {
                         Ok(m) => {
-                            let k = self.count_message(&m);
-                            key = Some(k);
+                            kind = Some(self.count_message(&m));
                             self.message(t, &h, rec, m, out);
                         }
                         Err(_) => self.decode_errors += 1,
@@ -415,14 +426,14 @@ impl Observer {
             }
             // After the message: it may have made its sender a followed arm.
             if let Some(i) = self.arm_index(h.source) {
-                if let Some(k) = key {
-                    *self.arms[i].sent.entry(k).or_insert(0) += 1;
+                if let Some(k) = kind {
+                    count_at(&mut self.arms[i].sent, k);
                 }
                 self.heard(i, t, out);
-            } else if let Some(k) = key
+            } else if let Some(k) = kind
                 && let Some(i) = self.arm_index(h.destination)
             {
-                *self.arms[i].received.entry(k).or_insert(0) += 1;
+                count_at(&mut self.arms[i].received, k);
             }
         }
     }
@@ -438,28 +449,27 @@ impl Observer {
 
     /// Counts `m` in the summary: an Event by the report it carries ("how many joint
     /// positions" is what a summary reader asks). Names are made once per message ID (this runs
-    /// for every datagram of an hour at 1 kHz). Returns the key it was counted under.
-    fn count_message(&mut self, m: &Message) -> CountKey {
+    /// for every datagram of an hour at 1 kHz). Returns the kind's index in `names`.
+    fn count_message(&mut self, m: &Message) -> usize {
         let key = match m {
             Message::Event(e) => (true, e.report_message.message_id()),
             other => (false, Some(other.id())),
         };
-        self.counts
-            .entry(key)
-            .or_insert_with(|| {
-                let name = key.1.map_or_else(
-                    || "?".to_string(),
-                    |id| message_name(id).map_or_else(|| format!("0x{id:04X}"), str::to_string),
-                );
-                let label = if key.0 {
-                    format!("Event({name})")
-                } else {
-                    name
-                };
-                (label, 0)
-            })
-            .1 += 1;
-        key
+        let names = &mut self.names;
+        let entry = self.counts.entry(key).or_insert_with(|| {
+            let name = key.1.map_or_else(
+                || "?".to_string(),
+                |id| message_name(id).map_or_else(|| format!("0x{id:04X}"), str::to_string),
+            );
+            names.push(if key.0 {
+                format!("Event({name})")
+            } else {
+                name
+            });
+            (names.len() - 1, 0)
+        });
+        entry.1 += 1;
+        entry.0
     }
 
     fn message(&mut self, t: f64, h: &Header, rec: &WireRecord, m: Message, out: &mut Vec<Update>) {
@@ -908,15 +918,17 @@ impl Observer {
     /// What has been seen so far.
     pub fn stats(&self) -> ObserverStats {
         let mut stats = self.stats.clone();
-        for (label, n) in self.counts.values() {
-            *stats.messages.entry(label.clone()).or_insert(0) += n;
+        for (index, n) in self.counts.values() {
+            *stats
+                .messages
+                .entry(self.names[*index].clone())
+                .or_insert(0) += n;
         }
         stats.peers.extend(self.peers.iter().map(|(a, n)| (*a, *n)));
-        let name = |k: &CountKey| self.counts.get(k).map_or("?", |(label, _)| label.as_str());
-        let by_name = |counts: &HashMap<CountKey, u64>| {
+        let by_name = |counts: &[u64]| {
             let mut m = BTreeMap::new();
-            for (k, n) in counts {
-                *m.entry(name(k).to_owned()).or_insert(0) += n;
+            for (index, n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+                *m.entry(self.names[index].clone()).or_insert(0) += n;
             }
             m
         };
