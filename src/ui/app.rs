@@ -22,9 +22,9 @@ use super::recording::Recording;
 use super::sources::Sources;
 use super::time_control::{Shown, TimeControl};
 use super::{plots, view3d};
-use crate::model::vehicle::SharedVehicle;
 use crate::model::state::ArmState;
 use crate::model::update::{Command, CommandKind, ComponentId, ControlState, Outcome, Update};
+use crate::model::vehicle::SharedVehicle;
 use crate::net::thread::NetHandle;
 use crate::sim::host::SimHandle;
 

@@ -132,7 +132,10 @@ impl OcuApp {
                 .as_ref()
                 .and_then(|l| l.ocu_id.map(|id| (id, l.id_conflict.is_some()))),
             positions_rate: status_bar::measured_rate(
-                read_session(self.sources.session()).focused().positions.times(),
+                read_session(self.sources.session())
+                    .focused()
+                    .positions
+                    .times(),
                 shown.time(self.now()),
             ),
         };

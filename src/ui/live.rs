@@ -17,9 +17,12 @@ impl OcuApp {
     /// The live arm's newest state, whatever is drawn: `None` when no live source exists
     /// (a replay on its own).
     pub fn live_state(&self) -> Option<ArmState> {
-        self.sources
-            .live_source()
-            .map(|l| super::sources::read_session(&l.session).focused().latest.clone())
+        self.sources.live_source().map(|l| {
+            super::sources::read_session(&l.session)
+                .focused()
+                .latest
+                .clone()
+        })
     }
 
     /// Whether we hold control of the live arm (not of the arm drawn).

@@ -15,9 +15,9 @@ use super::format::format_hms;
 use super::notices::NoticeLevel;
 use super::time_control::{Shown, TimeCommand, TimeContext, TimeControl};
 use crate::model::session::Session;
-use crate::model::vehicle::{SharedVehicle, Vehicle};
 use crate::model::state::ArmState;
 use crate::model::update::Update;
+use crate::model::vehicle::{SharedVehicle, Vehicle};
 use crate::net::thread::NetHandle;
 use crate::record::player::{LoadProgress, LoadWaker, Replay};
 use crate::sim::host::SimHandle;
@@ -377,7 +377,10 @@ impl OcuApp {
         match self.shown().cursor() {
             None => {
                 if self.drawn.take().is_some() {
-                    self.state = read_session(self.sources.session()).focused().latest.clone();
+                    self.state = read_session(self.sources.session())
+                        .focused()
+                        .latest
+                        .clone();
                 }
             }
             Some(t) => {
