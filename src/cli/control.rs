@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::probe::{NetArgs, components_text};
 use crate::model::state::ArmState;
 use crate::model::update::{Command, ControlState, ManagementState, Outcome, Update};
+use crate::model::vehicle::Vehicle;
 use crate::net::thread::NetHandle;
 
 /// Exit status: every action happened.
@@ -105,10 +106,11 @@ fn parse_actions(words: &[String]) -> Result<Vec<Action>> {
     Ok(actions)
 }
 
-/// The session: the network side and the state its updates built.
+/// The session: the network side and the state its updates built (every arm followed; the
+/// commands and their outcomes are the focused arm's, `--component` or the first found).
 struct Session {
     handle: NetHandle,
-    state: ArmState,
+    vehicle: Vehicle<ArmState>,
 }
 
 impl Session {
@@ -131,14 +133,19 @@ impl Session {
                 .recv_timeout(left.min(Duration::from_millis(100)))
             {
                 Ok(u) => {
-                    self.state.apply(&u);
-                    if done(&self.state, &u) {
+                    self.vehicle.apply(&u);
+                    let (arm, fact) = u.split();
+                    // What is said about another arm is not about this command's.
+                    if arm.is_some() && arm != self.vehicle.focused_id() {
+                        continue;
+                    }
+                    if done(self.vehicle.focused(), fact) {
                         return true;
                     }
                 }
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                     if done(
-                        &self.state,
+                        self.vehicle.focused(),
                         &Update::Error {
                             t: 0.0,
                             message: String::new(),
@@ -232,7 +239,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
     let handle = NetHandle::spawn(cfg)?;
     let mut s = Session {
         handle,
-        state: ArmState::default(),
+        vehicle: Vehicle::new(),
     };
     // The arm, its specification, its presets (when it has any) and its status.
     let need_presets = actions.iter().any(|a| matches!(a, Action::GoTo(_)));
@@ -242,17 +249,19 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             && (!need_presets || !st.presets.is_empty())
     });
     if !found {
-        let what = match s.state.selected {
-            None if s.state.components.is_empty() => "no JAUS component answered".to_string(),
+        let what = match s.vehicle.focused().selected {
+            None if s.vehicle.focused().components.is_empty() => {
+                "no JAUS component answered".to_string()
+            }
             None => format!(
                 "{} component(s) answered, none is a manipulator:\n{}",
-                s.state.components.len(),
-                components_text(&s.state)
+                s.vehicle.focused().components.len(),
+                components_text(&s.vehicle.focused())
             ),
-            Some(id) if s.state.spec.is_none() => {
+            Some(id) if s.vehicle.focused().spec.is_none() => {
                 format!("manipulator {id} never sent its specification")
             }
-            Some(id) if need_presets && s.state.presets.is_empty() => {
+            Some(id) if need_presets && s.vehicle.focused().presets.is_empty() => {
                 format!("manipulator {id} listed no preset poses")
             }
             Some(id) => format!("the status of manipulator {id} stayed unknown"),
@@ -262,7 +271,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                 "{}",
                 json!({
                     "error": what, "looked_at": looked,
-                    "ocu_id": s.state.ocu_id.map(|id| id.to_string()),
+                    "ocu_id": s.vehicle.focused().ocu_id.map(|id| id.to_string()),
                 })
             );
         }
@@ -275,7 +284,9 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
     }
     let mut code = EXIT_OK;
     for action in &actions {
-        if action.needs_control() && !matches!(s.state.control, ControlState::Held { .. }) {
+        if action.needs_control()
+            && !matches!(s.vehicle.focused().control, ControlState::Held { .. })
+        {
             let o = s.run(
                 Command::RequestControl {
                     authority: args.authority,
@@ -283,7 +294,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                 command_wait,
             )?;
             if !o.succeeded() {
-                report(args.json, &Action::RequestControl, &o, &s.state);
+                report(args.json, &Action::RequestControl, &o, &s.vehicle.focused());
                 code = EXIT_NOT_DONE;
                 break;
             }
@@ -302,7 +313,8 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             Action::Standby => (Command::Standby, command_wait),
             Action::GoTo(p) => {
                 let preset = s
-                    .state
+                    .vehicle
+                    .focused()
                     .presets
                     .iter()
                     .find(|x| x.id.to_string() == *p || x.name.eq_ignore_ascii_case(p));
@@ -310,7 +322,8 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                     Some(x) => (Command::GoToPreset { pose_id: x.id }, transition_wait),
                     None => {
                         let known: Vec<String> = s
-                            .state
+                            .vehicle
+                            .focused()
                             .presets
                             .iter()
                             .map(|x| format!("{} ({})", x.id, x.name))
@@ -319,7 +332,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                             "the arm has no preset `{p}`; it has {}",
                             known.join(", ")
                         ));
-                        report(args.json, action, &o, &s.state);
+                        report(args.json, action, &o, &s.vehicle.focused());
                         code = EXIT_NOT_DONE;
                         break;
                     }
@@ -329,7 +342,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         let o = s.run(cmd, wait)?;
         // Let the state that judged it arrive before printing it.
         s.pump(Duration::from_millis(100), |_, _| false);
-        report(args.json, action, &o, &s.state);
+        report(args.json, action, &o, &s.vehicle.focused());
         if !o.succeeded() {
             code = EXIT_NOT_DONE;
             break;
