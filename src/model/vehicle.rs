@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn each_arm_keeps_its_own_samples() {
-        let mut v = Vehicle::new();
+        let mut v: Vehicle = Vehicle::new();
         v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
         v.apply(&Update::for_arm(id(11), positions(1.5, 0.2)));
         v.apply(&Update::for_arm(id(10), positions(2.0, 0.3)));
@@ -312,7 +312,7 @@ mod tests {
 
     #[test]
     fn unwrapped_arm_facts_go_to_the_focused_arm_and_news_to_every_arm() {
-        let mut v = Vehicle::new();
+        let mut v: Vehicle = Vehicle::new();
         v.apply(&Update::Selected { t: 0.0, id: id(10) });
         v.apply(&positions(1.0, 0.1));
         v.apply(&Update::for_arm(id(11), positions(1.0, 0.2)));
@@ -330,7 +330,7 @@ mod tests {
 
     #[test]
     fn a_new_arm_starts_from_what_the_network_knows() {
-        let mut v = Vehicle::new();
+        let mut v: Vehicle = Vehicle::new();
         v.apply(&Update::Identity {
             t: 0.0,
             id: ComponentId::new(200, 4, 1),
@@ -344,7 +344,7 @@ mod tests {
 
     #[test]
     fn arms_past_the_bound_are_counted_not_kept() {
-        let mut v = Vehicle::new();
+        let mut v: Vehicle = Vehicle::new();
         for c in 0..=u8::try_from(MAX_ARMS).unwrap() {
             v.apply(&Update::for_arm(id(c + 1), positions(1.0, 0.0)));
         }
