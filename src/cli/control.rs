@@ -223,6 +223,25 @@ fn outcome_json(o: &Outcome) -> Value {
     }
 }
 
+/// Why no manipulator is ready to command, in words.
+fn not_ready(st: &ArmState, need_presets: bool) -> String {
+    match st.selected {
+        None if st.components.is_empty() => "no JAUS component answered".to_string(),
+        None => format!(
+            "{} component(s) answered, none is a manipulator:\n{}",
+            st.components.len(),
+            components_text(st)
+        ),
+        Some(id) if st.spec.is_none() => {
+            format!("manipulator {id} never sent its specification")
+        }
+        Some(id) if need_presets && st.presets.is_empty() => {
+            format!("manipulator {id} listed no preset poses")
+        }
+        Some(id) => format!("the status of manipulator {id} stayed unknown"),
+    }
+}
+
 /// Runs the subcommand.
 pub fn run(args: &ControlArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -249,23 +268,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             && (!need_presets || !st.presets.is_empty())
     });
     if !found {
-        let what = match s.vehicle.focused().selected {
-            None if s.vehicle.focused().components.is_empty() => {
-                "no JAUS component answered".to_string()
-            }
-            None => format!(
-                "{} component(s) answered, none is a manipulator:\n{}",
-                s.vehicle.focused().components.len(),
-                components_text(&s.vehicle.focused())
-            ),
-            Some(id) if s.vehicle.focused().spec.is_none() => {
-                format!("manipulator {id} never sent its specification")
-            }
-            Some(id) if need_presets && s.vehicle.focused().presets.is_empty() => {
-                format!("manipulator {id} listed no preset poses")
-            }
-            Some(id) => format!("the status of manipulator {id} stayed unknown"),
-        };
+        let what = not_ready(s.vehicle.focused(), need_presets);
         if args.json {
             println!(
                 "{}",
@@ -294,7 +297,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                 command_wait,
             )?;
             if !o.succeeded() {
-                report(args.json, &Action::RequestControl, &o, &s.vehicle.focused());
+                report(args.json, &Action::RequestControl, &o, s.vehicle.focused());
                 code = EXIT_NOT_DONE;
                 break;
             }
@@ -332,7 +335,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                             "the arm has no preset `{p}`; it has {}",
                             known.join(", ")
                         ));
-                        report(args.json, action, &o, &s.vehicle.focused());
+                        report(args.json, action, &o, s.vehicle.focused());
                         code = EXIT_NOT_DONE;
                         break;
                     }
@@ -342,7 +345,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         let o = s.run(cmd, wait)?;
         // Let the state that judged it arrive before printing it.
         s.pump(Duration::from_millis(100), |_, _| false);
-        report(args.json, action, &o, &s.vehicle.focused());
+        report(args.json, action, &o, s.vehicle.focused());
         if !o.succeeded() {
             code = EXIT_NOT_DONE;
             break;
