@@ -397,3 +397,71 @@ fn control_waits_for_each_outcome_and_exits_0_only_when_it_happened() {
     assert_eq!(control(&["go-to", "Nowhere"]).status.code(), Some(1));
     assert_eq!(control(&["jump"]).status.code(), Some(2));
 }
+
+/// Issue 19: on a vehicle of two arms `control` commands only the arm named by
+/// `--component`, and without it refuses to pick one (exit 4, nothing commanded).
+#[test]
+fn control_on_two_arms_needs_component_and_stops_only_the_named_arm() {
+    let ports = [free_port(), free_port()];
+    let _sims: Vec<_> = [("126.1.10", "0,-0.4,0"), ("126.1.11", "0,0.4,0,180")]
+        .iter()
+        .zip(ports)
+        .map(|((id, mount), port)| sim(&["--id", id, "--mount", mount], port))
+        .collect();
+    let connect = |c: &mut std::process::Command| {
+        c.args(["--no-multicast"])
+            .args(["--connect", &format!("127.0.0.1:{}", ports[0])])
+            .args(["--connect", &format!("127.0.0.1:{}", ports[1])]);
+    };
+    let mut unnamed = bin();
+    unnamed.args(["control", "--json", "--timeout", "15"]);
+    connect(&mut unnamed);
+    let out = unnamed.args(["emergency", "set"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(j["error"].as_str().unwrap().contains("--component"), "{j}");
+    assert_eq!(j["arms"].as_array().unwrap().len(), 2, "{j}");
+
+    let mut named = bin();
+    named.args([
+        "control",
+        "--json",
+        "--timeout",
+        "15",
+        "--component",
+        "126.1.11",
+    ]);
+    connect(&mut named);
+    let out = named.args(["emergency", "set"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut probe = bin();
+    probe.args(["probe", "--once", "--json", "--timeout", "15"]);
+    connect(&mut probe);
+    let out = probe.output().unwrap();
+    assert!(out.status.success());
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let status = |id: &str| {
+        j["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["component"] == id)
+            .unwrap_or_else(|| panic!("{id} in {j}"))["status"]
+            .clone()
+    };
+    assert_eq!(status("126.1.11"), "EMERGENCY");
+    assert_eq!(
+        status("126.1.10"),
+        "READY",
+        "the arm not named was not stopped"
+    );
+}

@@ -5,6 +5,9 @@
 //! Actions run in the order given, in one session: control is held from the first action that
 //! needs it until the process ends (its shutdown releases control, as the GUI's does). An action
 //! that needs control (go-to, resume, standby) requests it first when it is not held.
+//!
+//! The commands go to the arm `--component` names; when several manipulators answer and none
+//! is named, nothing is commanded (exit 4): the first to answer is not the operator's choice.
 
 use std::time::{Duration, Instant};
 
@@ -24,6 +27,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_NOT_DONE: i32 = 1;
 /// Exit status: no manipulator found within `--timeout`.
 pub const EXIT_NO_ARM: i32 = 3;
+/// Exit status: several manipulators answered and `--component` did not say which to command.
+pub const EXIT_WHICH_ARM: i32 = 4;
 
 /// Arguments of `jaus-ocu control`.
 #[derive(Debug, Args)]
@@ -284,6 +289,29 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         );
         s.handle.shutdown(Duration::from_millis(300));
         return Ok(EXIT_NO_ARM);
+    }
+    // A command never goes to an arm the operator did not pick: on a vehicle of several arms
+    // the first to answer is not a choice.
+    let arms: Vec<String> = s
+        .vehicle
+        .focused()
+        .components
+        .values()
+        .filter(|(c, _)| c.manipulator)
+        .map(|(c, _)| c.id.to_string())
+        .collect();
+    if args.net.component.is_none() && arms.len() > 1 {
+        let what = format!(
+            "{} manipulators answered ({}): name the one to command with --component S.N.C",
+            arms.len(),
+            arms.join(", ")
+        );
+        if args.json {
+            println!("{}", json!({ "error": what, "arms": arms }));
+        }
+        eprintln!("error: {what}. No command was sent.");
+        s.handle.shutdown(Duration::from_millis(300));
+        return Ok(EXIT_WHICH_ARM);
     }
     let mut code = EXIT_OK;
     for action in &actions {
