@@ -247,6 +247,33 @@ fn not_ready(st: &ArmState, need_presets: bool) -> String {
     }
 }
 
+/// A command never goes to an arm the operator did not pick: on a vehicle of several arms
+/// without `--component`, says so and returns [`EXIT_WHICH_ARM`] (the caller stops the
+/// session).
+fn refuse_unnamed_arm(args: &ControlArgs, s: &Session) -> Option<i32> {
+    let arms: Vec<String> = s
+        .vehicle
+        .focused()
+        .components
+        .values()
+        .filter(|(c, _)| c.manipulator)
+        .map(|(c, _)| c.id.to_string())
+        .collect();
+    if args.net.component.is_some() || arms.len() < 2 {
+        return None;
+    }
+    let what = format!(
+        "{} manipulators answered ({}): name the one to command with --component S.N.C",
+        arms.len(),
+        arms.join(", ")
+    );
+    if args.json {
+        println!("{}", json!({ "error": what, "arms": arms }));
+    }
+    eprintln!("error: {what}. No command was sent.");
+    Some(EXIT_WHICH_ARM)
+}
+
 /// Runs the subcommand.
 pub fn run(args: &ControlArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -290,28 +317,9 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         s.handle.shutdown(Duration::from_millis(300));
         return Ok(EXIT_NO_ARM);
     }
-    // A command never goes to an arm the operator did not pick: on a vehicle of several arms
-    // the first to answer is not a choice.
-    let arms: Vec<String> = s
-        .vehicle
-        .focused()
-        .components
-        .values()
-        .filter(|(c, _)| c.manipulator)
-        .map(|(c, _)| c.id.to_string())
-        .collect();
-    if args.net.component.is_none() && arms.len() > 1 {
-        let what = format!(
-            "{} manipulators answered ({}): name the one to command with --component S.N.C",
-            arms.len(),
-            arms.join(", ")
-        );
-        if args.json {
-            println!("{}", json!({ "error": what, "arms": arms }));
-        }
-        eprintln!("error: {what}. No command was sent.");
+    if let Some(code) = refuse_unnamed_arm(args, &s) {
         s.handle.shutdown(Duration::from_millis(300));
-        return Ok(EXIT_WHICH_ARM);
+        return Ok(code);
     }
     let mut code = EXIT_OK;
     for action in &actions {
