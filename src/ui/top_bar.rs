@@ -45,6 +45,8 @@ const STATUS_W: f32 = 92.0;
 const CONTROL_WORDS_W: f32 = 196.0;
 const CONTROL_W: f32 = CONTROL_WORDS_W + 180.0;
 const ACTION_W: f32 = 190.0;
+/// The width of Record, the menus, help and the badge before they are first drawn.
+const REST_W: f32 = 300.0;
 
 /// What the top bar shows.
 pub struct TopBar<'a> {
@@ -202,8 +204,14 @@ pub fn show(
                 .on_hover_text(NO_LIVE_ARM);
         }
         ui.separator();
-        // The rest as one group: in a narrow window it wraps onto the next row whole.
-        ui.horizontal(|ui| {
+        // The rest as one group: in a narrow window it wraps onto the next row whole (its
+        // width as last drawn decides).
+        let rest = ui.id().with("rest of the bar");
+        let width = ui.data(|d| d.get_temp::<f32>(rest)).unwrap_or(REST_W);
+        if ui.max_rect().right() - ui.cursor().min.x < width {
+            ui.end_row();
+        }
+        let drawn = ui.horizontal(|ui| {
             if recording::button(ui, bar.recording, bar.can_record, shown, theme) {
                 actions.push(Action::Ui(UiCommand::ToggleRecording));
             }
@@ -220,6 +228,7 @@ pub fn show(
             }
             badge(ui, bar.badge, theme);
         });
+        ui.data_mut(|d| d.insert_temp(rest, drawn.response.rect.width()));
         if let Some((x, why)) = loss_at {
             // Under the control words: why control was lost, until it is held again.
             ui.end_row();
