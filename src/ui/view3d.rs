@@ -131,9 +131,10 @@ pub fn preset_poses(state: &ArmState) -> Vec<ArmPose> {
 }
 
 /// Frames the camera when the view needs it: the whole vehicle on the first frame with an
-/// arm (and after a reset), the focused arm when another is focused, and again with the
-/// focused arm's presets once they are known (where it is and where it will go, so the view
-/// need not follow it).
+/// arm (and after a reset), the focused arm when another is focused. An arm framed alone is
+/// framed with its presets once they are known (where it is and where it will go, so the view
+/// need not follow it); a vehicle of several arms as the arms are now (every arm's presets
+/// would put them far apart).
 fn auto_fit(
     panel: &mut ArmPanel,
     live: Option<&ArmPose>,
@@ -142,36 +143,30 @@ fn auto_fit(
 ) {
     let Some(p) = live else { return };
     let presets = preset_poses(input.state);
-    let with_presets = !presets.is_empty();
     let vehicle = match panel.framed {
         None => true,
         Some(f) if f.arm != input.focus => false,
-        Some(f) if with_presets && !f.with_presets => f.vehicle,
         // An arm of the vehicle showed up after the vehicle was framed.
         Some(f) if f.vehicle && others.len() > f.others => true,
+        Some(f) if !presets.is_empty() && !f.with_presets && !(f.vehicle && f.others > 0) => {
+            f.vehicle
+        }
         Some(_) => return,
     };
-    let mut poses = presets;
-    poses.push(p.clone());
-    if vehicle {
+    let with_presets = !(vehicle && !others.is_empty());
+    let mut poses = vec![p.clone()];
+    if with_presets {
+        poses.extend(presets.iter().cloned());
+    } else {
         poses.extend(others.iter().map(|a| a.pose.clone()));
     }
     panel.camera.fit_all(&poses);
     panel.framed = Some(Framed {
         arm: input.focus,
-        with_presets,
+        with_presets: with_presets && !presets.is_empty(),
         vehicle,
         others: others.len(),
     });
-}
-
-/// The whole vehicle: the focused arm and every other arm drawn.
-pub fn vehicle_poses(focused: Option<&ArmPose>, others: &[SceneArm]) -> Vec<ArmPose> {
-    focused
-        .into_iter()
-        .cloned()
-        .chain(others.iter().map(|a| a.pose.clone()))
-        .collect()
 }
 
 /// Draws the panel.
