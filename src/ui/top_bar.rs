@@ -206,7 +206,7 @@ pub fn show(
         ui.separator();
         // The rest as one group: in a narrow window it wraps onto the next row whole (its
         // width as last drawn decides).
-        let rest = ui.id().with("rest of the bar");
+        let rest = ui.scope_id().with("rest of the bar");
         let width = ui.data(|d| d.get_temp::<f32>(rest)).unwrap_or(REST_W);
         if ui.max_rect().right() - ui.cursor().min.x < width {
             ui.end_row();

@@ -148,12 +148,13 @@ fn auto_fit(
         Some(f) if f.arm != input.focus => false,
         // An arm of the vehicle showed up after the vehicle was framed.
         Some(f) if f.vehicle && others.len() > f.others => true,
-        Some(f) if !presets.is_empty() && !f.with_presets && !(f.vehicle && f.others > 0) => {
+        // The presets became known: an arm framed alone is framed with them.
+        Some(f) if !presets.is_empty() && !f.with_presets && (!f.vehicle || f.others == 0) => {
             f.vehicle
         }
         Some(_) => return,
     };
-    let with_presets = !(vehicle && !others.is_empty());
+    let with_presets = !vehicle || others.is_empty();
     let mut poses = vec![p.clone()];
     if with_presets {
         poses.extend(presets.iter().cloned());
