@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use super::observer::Observer;
 use super::source::{SourceError, SourceInfo, WireSource};
-use crate::model::update::Update;
 use crate::model::vehicle::{SharedVehicle, Vehicle};
+use crate::model::update::Update;
 use crate::net::tap::WireRecord;
 
 /// Called when more of the file has been loaded (the GUI passes a repaint request).
@@ -439,8 +439,7 @@ mod tests {
     }
 
     fn marks(s: &Vehicle) -> Vec<(f64, MarkKind, String)> {
-        s.focused()
-            .marks
+        s.focused().marks
             .iter()
             .map(|m| (m.t, m.kind, m.label.clone()))
             .collect()
@@ -568,10 +567,7 @@ mod tests {
         let (plain, _) = Replay::load_blocking(&path, 3794).unwrap();
         let s = replay.session.read().unwrap();
         assert_eq!(s.focused().positions.len(), usize::from(n));
-        assert_eq!(
-            s.focused().positions.times(),
-            plain.focused().positions.times()
-        );
+        assert_eq!(s.focused().positions.times(), plain.focused().positions.times());
         for t in [0.0, 1.234, 5.5, 12.287] {
             assert_eq!(
                 format!("{:?}", s.focused().state_at(t)),
@@ -580,10 +576,7 @@ mod tests {
         }
         // No room left over from reserving (or, without an index, from doubling): trimmed
         // at the end when more than a sixteenth is unused.
-        let (loaded, doubled) = (
-            s.focused().positions.memory_bytes(),
-            plain.focused().positions.memory_bytes(),
-        );
+        let (loaded, doubled) = (s.focused().positions.memory_bytes(), plain.focused().positions.memory_bytes());
         assert!(loaded * 5 < doubled * 4, "{loaded} vs {doubled} bytes");
         drop(s);
         drop(replay);
