@@ -2147,4 +2147,49 @@ mod vehicle_flows {
         pick(&mut h, b);
         assert_eq!(out.sent(), [Command::Select(b)]);
     }
+
+    #[test]
+    fn r_frames_the_whole_vehicle_f_the_focused_arm_and_a_new_focus_reframes() {
+        let (a, b) = ids();
+        let (mut h, _, end) = vehicle(&[]);
+        let base = |h: &Harness<'_, OcuApp>, id: ComponentId| {
+            let s = h.state().session().read().unwrap();
+            s.arm(id)
+                .unwrap()
+                .latest
+                .spec
+                .as_ref()
+                .unwrap()
+                .mount
+                .unwrap()
+                .position
+        };
+        let (base_a, base_b) = (base(&h, a), base(&h, b));
+        h.key_press(egui::Key::R);
+        h.step();
+        h.step();
+        let panel = &h.state().view.arm;
+        let size = panel.rect.unwrap().size();
+        for p in [base_a, base_b] {
+            let [x, y] = panel.camera.project(p, [size.x, size.y]).unwrap();
+            assert!(
+                (0.0..=size.x).contains(&x) && (0.0..=size.y).contains(&y),
+                "{p:?} at {x},{y} outside {size:?}"
+            );
+        }
+        let whole = panel.camera.distance;
+        h.key_press(egui::Key::F);
+        h.step();
+        assert!(
+            h.state().view.arm.camera.distance < whole,
+            "the arm alone is framed closer than the vehicle"
+        );
+        // Focusing b frames b: the camera's target moves to b's side of the vehicle.
+        network_focuses(&mut h, b, end);
+        let target = h.state().view.arm.camera.target;
+        assert!(
+            (target[1] - base_b[1]).abs() < (target[1] - base_a[1]).abs(),
+            "target {target:?}, bases {base_a:?} {base_b:?}"
+        );
+    }
 }
