@@ -25,7 +25,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use eframe::egui;
 use jaus_ocu::model::update::{PresetInfo, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::vehicle::each_arm_alone;
+use jaus_ocu::sim::vehicle::vehicle_updates;
 use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
 
 const HOURS: f64 = 8.0;
@@ -201,7 +201,7 @@ fn vehicle(c: &mut Criterion) {
     let mut g = c.benchmark_group("ui_frame_vehicle_demo_rates");
     g.sample_size(20);
     for arms in [1, 8] {
-        let updates = each_arm_alone(&ArmFile::demo(), arms, VEHICLE_S);
+        let updates = vehicle_updates(&ArmFile::demo(), arms, VEHICLE_S);
         let per_s = updates.len() as f64 / VEHICLE_S;
         let feed = Feed::new(&updates);
         eprintln!(

@@ -18,7 +18,7 @@ use std::process::{Command, Output};
 
 use jaus_ocu::model::update::{ComponentId, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::vehicle::each_arm_alone;
+use jaus_ocu::sim::vehicle::vehicle_updates;
 use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
 use jaus_ocu::ui::scene::ScenePalette;
 use jaus_ocu::ui::screenshot::{Scenario, render, scenario_app, simulated_app};
@@ -300,7 +300,7 @@ fn a_two_arm_vehicle_draws_both_arms_the_other_one_dimmed() {
     // Fed as a network side following both arms publishes them (each fact wrapped for its
     // arm), whatever the client of this build follows.
     let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
-    let updates = each_arm_alone(&ArmFile::demo(), 2, 4.0);
+    let updates = vehicle_updates(&ArmFile::demo(), 2, 4.0);
     for u in &updates {
         app.apply(u);
     }
@@ -330,7 +330,6 @@ fn a_two_arm_vehicle_draws_both_arms_the_other_one_dimmed() {
 /// client in memory with two simulated peers: both arms once the network side follows every
 /// arm it finds (issue 19's client).
 #[test]
-#[ignore = "needs the network side that follows every arm (issue 19's client, merged from the lead's branch)"]
 fn the_vehicle_two_arms_scenario_draws_both_arms() {
     let mut app = scenario_app(ArmFile::demo(), 4.0, Scenario::VehicleTwoArms);
     let image = render(&mut app, 1280, 800).unwrap_or_else(|e| panic!("{e}"));

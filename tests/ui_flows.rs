@@ -446,7 +446,6 @@ mod replay_flows {
     /// Issue 19's "replay of a two-arm recording shows both": passes once the network side
     /// and the replay observer follow every arm (the lead's branch).
     #[test]
-    #[ignore = "needs the client and the replay observer that follow every arm (issue 19, lead's branch)"]
     fn replay_of_a_two_arm_recording_shows_both_and_picking_one_is_the_views_own_focus() {
         let path = temp_path("vehicle.mcap");
         record_vehicle_in_memory(&path, 3.0);
@@ -1974,7 +1973,7 @@ mod vehicle_flows {
     use egui_kittest::kittest::{NodeT, Queryable};
     use jaus_ocu::model::update::*;
     use jaus_ocu::sim::arm_file::ArmFile;
-    use jaus_ocu::sim::vehicle::each_arm_alone;
+    use jaus_ocu::sim::vehicle::vehicle_updates;
     use jaus_ocu::ui::app::OcuApp;
 
     use super::{Outbox, harness, live_app};
@@ -1986,7 +1985,7 @@ mod vehicle_flows {
 
     /// `seconds` of the two-arm demo vehicle, fed as the network side publishes it.
     fn two_arms(seconds: f64) -> Vec<Update> {
-        each_arm_alone(&ArmFile::demo(), 2, seconds)
+        vehicle_updates(&ArmFile::demo(), 2, seconds)
     }
 
     fn last_t(updates: &[Update]) -> f64 {

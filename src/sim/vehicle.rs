@@ -41,31 +41,25 @@ pub fn vehicle_arms(arm: &ArmFile, n: usize) -> Vec<(JausId, ArmFile)> {
         .collect()
 }
 
-/// The updates of `seconds` of the vehicle of `n` copies of `arm` ([`vehicle_arms`], the idle
-/// tour on), as a client following every arm publishes them: each arm's session is run in
-/// memory with the real client on its own, each fact about the arm wrapped for it
-/// ([`Update::for_arm`]), the rest kept as news, all merged in time order; the first arm is
-/// focused from the start. For the UI's tests, screenshots and benchmarks of a vehicle,
-/// whatever the network side follows.
-pub fn each_arm_alone(arm: &ArmFile, n: usize, seconds: f64) -> Vec<Update> {
+/// The updates of `seconds` of an in-memory session of `n` copies of `arm` on one vehicle
+/// ([`vehicle_arms`]: IDs from 126.1.10, each a peer at its own address, the idle tour on),
+/// as the real client following every arm publishes them (per-arm facts in
+/// [`Update::Arm`]); the first arm is focused. For the UI's tests, screenshots and
+/// benchmarks of a vehicle.
+pub fn vehicle_updates(arm: &ArmFile, n: usize, seconds: f64) -> Vec<Update> {
     let ocu = SocketAddr::from(([127, 0, 0, 1], 5000));
     let arms = vehicle_arms(arm, n);
-    let mut all: Vec<Update> = arms
-        .first()
-        .map(|(id, _)| Update::Selected {
-            t: 0.0,
-            id: (*id).into(),
-        })
-        .into_iter()
+    let addrs: Vec<SocketAddr> = (0..arms.len())
+        .map(|i| SocketAddr::from(([127, 0, 0, 1], judp::PORT + i as u16)))
         .collect();
-    for (i, (id, arm)) in arms.into_iter().enumerate() {
-        let addr = SocketAddr::from(([127, 0, 0, 1], judp::PORT + i as u16));
-        let cfg = ClientConfig {
-            connect: vec![addr],
-            multicast: None,
-            ..ClientConfig::default()
-        };
-        let mut net = SimNet::new(cfg, ocu, Duration::from_millis(2), 1);
+    let cfg = ClientConfig {
+        connect: addrs.clone(),
+        multicast: None,
+        component: arms.first().map(|(id, _)| *id),
+        ..ClientConfig::default()
+    };
+    let mut net = SimNet::new(cfg, ocu, Duration::from_millis(2), 1);
+    for (i, ((id, arm), addr)) in arms.into_iter().zip(addrs).enumerate() {
         let sim = SimConfig {
             id,
             tour: true,
@@ -73,20 +67,11 @@ pub fn each_arm_alone(arm: &ArmFile, n: usize, seconds: f64) -> Vec<Update> {
             ..SimConfig::default()
         };
         net.add_peer(addr, Component::new(arm, sim));
-        while net.now() < seconds {
-            net.step();
-        }
-        all.extend(net.updates.into_iter().map(|u| {
-            if u.is_arm_fact() || matches!(u, Update::Selected { .. }) {
-                Update::for_arm(id.into(), u)
-            } else {
-                u
-            }
-        }));
     }
-    // Stable: each arm's own order is kept.
-    all.sort_by(|a, b| a.t().total_cmp(&b.t()));
-    all
+    while net.now() < seconds {
+        net.step();
+    }
+    net.published(0)
 }
 
 /// The mount of arm `i` of `n`: the file's mount (`base`) moved along y to its place in the

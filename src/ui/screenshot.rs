@@ -173,7 +173,7 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
     while net.now() < before + scenario.tail() {
         net.step();
     }
-    net.updates
+    net.published(0)
 }
 
 /// An app like [`simulated_app`] whose session ends in `scenario` ([`scenario_updates`]).
