@@ -25,7 +25,8 @@ pub struct GuiArgs {
     /// multicast). 127.0.0.1:3794 and the multicast group are always queried too.
     #[arg(long, value_name = "ADDR")]
     pub connect: Vec<SocketAddr>,
-    /// The manipulator to select (default: the first one found).
+    /// The manipulator to focus: where commands go, what the gauges show (default: the first
+    /// one found). Every manipulator found is followed.
     #[arg(long, value_name = "S.N.C")]
     pub component: Option<JausId>,
     /// Local UDP address to bind.
