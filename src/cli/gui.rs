@@ -95,7 +95,10 @@ pub fn run_demo(args: &DemoArgs) -> Result<i32> {
     let arm = load_arm(&args.arm)?;
     let mut sims = Vec::new();
     let mut connect = Vec::new();
-    for (id, arm) in vehicle_arms(&arm, usize::from(args.arms)) {
+    let arms = vehicle_arms(&arm, usize::from(args.arms));
+    // The first arm is focused whichever answers first.
+    let first = arms.first().map(|(id, _)| *id);
+    for (id, arm) in arms {
         let socket = host::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .with_context(|| format!("starting the simulated arm {id}"))?;
         connect.push(socket.local_addr()?);
@@ -120,6 +123,7 @@ pub fn run_demo(args: &DemoArgs) -> Result<i32> {
             id: identity.id,
             connect,
             multicast: None,
+            component: first,
             ..ClientConfig::default()
         },
         ..NetConfig::default()

@@ -50,6 +50,8 @@ struct Framed {
     vehicle: bool,
     /// How many other arms were in it.
     others: usize,
+    /// How many preset poses (of every arm framed) were in it.
+    presets: usize,
 }
 
 impl ArmPanel {
@@ -131,10 +133,9 @@ pub fn preset_poses(state: &ArmState) -> Vec<ArmPose> {
 }
 
 /// Frames the camera when the view needs it: the whole vehicle on the first frame with an
-/// arm (and after a reset), the focused arm when another is focused. An arm framed alone is
-/// framed with its presets once they are known (where it is and where it will go, so the view
-/// need not follow it); a vehicle of several arms as the arms are now (every arm's presets
-/// would put them far apart).
+/// arm (and after a reset), the focused arm when another is focused. Every arm framed is
+/// framed with its presets as they become known (where it is and where it will go, so the
+/// view need not follow it: a touring arm never leaves the picture).
 fn auto_fit(
     panel: &mut ArmPanel,
     live: Option<&ArmPose>,
@@ -143,30 +144,36 @@ fn auto_fit(
 ) {
     let Some(p) = live else { return };
     let presets = preset_poses(input.state);
+    let others_presets: usize = others.iter().map(|a| a.presets.len()).sum();
     let vehicle = match panel.framed {
         None => true,
         Some(f) if f.arm != input.focus => false,
-        // An arm of the vehicle showed up after the vehicle was framed.
-        Some(f) if f.vehicle && others.len() > f.others => true,
-        // The presets became known: an arm framed alone is framed with them.
-        Some(f) if !presets.is_empty() && !f.with_presets && (!f.vehicle || f.others == 0) => {
-            f.vehicle
+        // An arm of the vehicle, or presets of one, showed up after the vehicle was framed.
+        Some(f)
+            if f.vehicle
+                && (others.len() > f.others || presets.len() + others_presets > f.presets) =>
+        {
+            true
         }
+        // The presets became known: an arm framed alone is framed with them.
+        Some(f) if !f.vehicle && !presets.is_empty() && !f.with_presets => false,
         Some(_) => return,
     };
-    let with_presets = !vehicle || others.is_empty();
     let mut poses = vec![p.clone()];
-    if with_presets {
-        poses.extend(presets.iter().cloned());
-    } else {
-        poses.extend(others.iter().map(|a| a.pose.clone()));
+    poses.extend(presets.iter().cloned());
+    if vehicle {
+        for a in others {
+            poses.push(a.pose.clone());
+            poses.extend(a.presets.iter().cloned());
+        }
     }
     panel.camera.fit_all(&poses);
     panel.framed = Some(Framed {
         arm: input.focus,
-        with_presets: with_presets && !presets.is_empty(),
+        with_presets: !presets.is_empty(),
         vehicle,
         others: others.len(),
+        presets: presets.len() + if vehicle { others_presets } else { 0 },
     });
 }
 

@@ -88,6 +88,8 @@ pub struct SceneArm {
     pub joint_warning: Vec<f32>,
     /// Its link is lost: what is drawn is its last known pose, greyed.
     pub lost: bool,
+    /// Its preset poses (vehicle frame): where it can go, for framing the whole vehicle.
+    pub presets: Vec<ArmPose>,
 }
 
 impl Default for SceneInput {
