@@ -92,8 +92,8 @@ use jaus_ocu::jaus::core::Event;
 use jaus_ocu::jaus::judp::{Datagram, Header};
 use jaus_ocu::jaus::manipulator::POSITION;
 use jaus_ocu::jaus::wire::Scale;
-use jaus_ocu::jaus::{DecodeContext, Message};
-use jaus_ocu::model::update::{Delivery, LinkState, NetStats, Signal, Update};
+use jaus_ocu::jaus::{DecodeContext, JausId, Message};
+use jaus_ocu::model::update::{ComponentId, Delivery, LinkState, NetStats, Signal, Update};
 use jaus_ocu::net::client::{Client, ClientConfig, Output};
 use jaus_ocu::net::endpoint::{Endpoint, InboundKind, Numbering, SeqWindow};
 use jaus_ocu::net::fault::Faults;
@@ -196,16 +196,21 @@ impl Stream {
 /// in-memory network with a 1 ms fake clock, and the stream continuing the sim's last
 /// positions Event.
 fn live_client() -> (Client, Stream) {
-    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
+    let (client, mut streams) = live_vehicle(1);
+    (client, streams.pop().unwrap())
+}
+
+/// A client following `n` simulated arms (126.1.10, 126.1.11, …, each at its own address),
+/// every one Live with an active joint-position event, and one stream per arm continuing
+/// that arm's last positions Event.
+fn live_vehicle(n: usize) -> (Client, Vec<Stream>) {
+    let addrs: Vec<SocketAddr> = (0..n)
+        .map(|i| SocketAddr::from(([127, 0, 0, 1], 3794 + i as u16)))
+        .collect();
     let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-    // No event timeout: the fake clock runs for minutes of simulated time without renewals.
-    let cfg = SimConfig {
-        event_timeout_min: 0,
-        ..SimConfig::default()
-    };
     let mut net = SimNet::new(
         ClientConfig {
-            connect: vec![sim_addr],
+            connect: addrs.clone(),
             multicast: None,
             ..ClientConfig::default()
         },
@@ -213,49 +218,95 @@ fn live_client() -> (Client, Stream) {
         Duration::from_millis(1),
         1,
     );
-    net.add_peer(sim_addr, Component::new(ArmFile::demo(), cfg));
-    let (mut live, mut subscribed) = (false, false);
-    let mut last_judp = 0u16;
-    let mut template: Option<(Vec<u8>, u8)> = None;
-    for _ in 0..10_000 {
+    for (i, addr) in addrs.iter().enumerate() {
+        // No event timeout: the fake clock runs for minutes of simulated time without renewals.
+        let cfg = SimConfig {
+            id: JausId::new(126, 1, 10 + i as u8),
+            event_timeout_min: 0,
+            seed: 1 + i as u64,
+            ..SimConfig::default()
+        };
+        net.add_peer(*addr, Component::new(ArmFile::demo(), cfg));
+    }
+    let mut live: HashMap<ComponentId, (bool, bool)> = HashMap::new();
+    let mut last_judp: HashMap<SocketAddr, u16> = HashMap::new();
+    let mut templates: HashMap<SocketAddr, (Vec<u8>, u8)> = HashMap::new();
+    for _ in 0..20_000 {
         let t = net.now();
         net.step_with(&mut |p| {
             if p.direction == Direction::Rx
                 && let Some((seq, e)) = event_of(p.bytes)
             {
-                last_judp = seq;
+                last_judp.insert(p.peer, seq);
                 if let Some(e) = e.filter(is_positions) {
-                    template = Some((p.bytes.to_vec(), e.sequence_number));
+                    templates.insert(p.peer, (p.bytes.to_vec(), e.sequence_number));
                 }
             }
         });
-        for u in net.updates.drain(..) {
+        for (u, arm) in net.updates.drain(..).zip(net.update_arms.drain(..)) {
+            let Some(arm) = arm else { continue };
+            let entry = live.entry(arm).or_default();
             match u {
-                Update::Link { state, .. } => live = state == LinkState::Live,
+                Update::Link { state, .. } => entry.0 = state == LinkState::Live,
                 Update::Delivery {
                     signal: Signal::JointPositions,
                     delivery: Delivery::Event(_),
                     ..
-                } => subscribed = true,
+                } => entry.1 = true,
                 _ => {}
             }
         }
-        if live
-            && subscribed
-            && let Some((dg, event_seq)) = template.take()
-        {
-            check_offsets(&dg);
-            let stream = Stream {
-                dg,
-                judp_seq: last_judp,
-                event_seq,
-                now: t,
-                from: sim_addr,
-            };
-            return (net.client, stream);
+        let ready = live.len() == n
+            && live.values().all(|(l, s)| *l && *s)
+            && addrs.iter().all(|a| templates.contains_key(a));
+        if ready {
+            let streams = addrs
+                .iter()
+                .map(|a| {
+                    let (dg, event_seq) = templates.remove(a).unwrap();
+                    check_offsets(&dg);
+                    Stream {
+                        dg,
+                        judp_seq: last_judp[a],
+                        event_seq,
+                        now: t,
+                        from: *a,
+                    }
+                })
+                .collect();
+            return (net.client, streams);
         }
     }
-    panic!("the in-memory client did not go Live with an active joint-position event in 10 s");
+    panic!(
+        "the in-memory client did not follow {n} arms Live with active joint-position events in 20 s"
+    );
+}
+
+/// Round robin over one stream per arm, one clock for all: the datagrams of a vehicle.
+struct Vehicle {
+    streams: Vec<Stream>,
+    next: usize,
+    now: f64,
+}
+
+impl Vehicle {
+    fn new(streams: Vec<Stream>) -> Self {
+        let now = streams.iter().map(|s| s.now).fold(0.0, f64::max);
+        Self {
+            streams,
+            next: 0,
+            now,
+        }
+    }
+
+    fn next(&mut self) -> (f64, SocketAddr, &[u8]) {
+        let i = self.next;
+        self.next = (i + 1) % self.streams.len();
+        self.now += STEP_S;
+        let s = &mut self.streams[i];
+        s.now = self.now - STEP_S;
+        s.next()
+    }
 }
 
 /// Proves every datagram of the stream is applied (one `JointPositions` update each), across a
@@ -272,7 +323,7 @@ fn stream_is_applied_in_full() {
         positions += out
             .updates
             .iter()
-            .filter(|u| matches!(u, Update::JointPositions { .. }))
+            .filter(|u| matches!(u.split().1, Update::JointPositions { .. }))
             .count() as u64;
         out.clear();
     }
@@ -307,7 +358,7 @@ fn loss_burst_discards_valid_events() {
             applied += out
                 .updates
                 .iter()
-                .filter(|u| matches!(u, Update::JointPositions { .. }))
+                .filter(|u| matches!(u.split().1, Update::JointPositions { .. }))
                 .count();
             out.clear();
         }
@@ -356,6 +407,31 @@ fn in_memory(c: &mut Criterion) {
             });
         });
         assert_eq!(publisher.coalesced + publisher.dropped, 0);
+    }
+
+    // Issue 19: the same per-datagram cost with 1 and with 8 arms followed, the datagrams of
+    // the 8 arms interleaved (round robin), side by side.
+    for n in [1usize, 8] {
+        let (mut client, streams) = live_vehicle(n);
+        let mut vehicle = Vehicle::new(streams);
+        let (tx, rx) = bounded::<Update>(4096);
+        let mut publisher = Publisher::new(tx, 4096);
+        let mut out = Output::default();
+        let mut applied = 0usize;
+        g.bench_function(format!("vehicle_{n}_arms_handle_publish_drain"), |b| {
+            b.iter(|| {
+                let (now, from, dg) = vehicle.next();
+                client.handle_datagram(now, from, dg, &mut out);
+                out.datagrams.clear();
+                for u in out.updates.drain(..) {
+                    applied += usize::from(matches!(u.split().1, Update::JointPositions { .. }));
+                    publisher.publish(u);
+                }
+                drain(&rx)
+            });
+        });
+        assert_eq!(publisher.coalesced + publisher.dropped, 0);
+        assert!(applied > 0, "the {n}-arm stream was applied");
     }
 
     // As the network thread does it: up to 256 datagrams, then publish and flush, then the
@@ -966,7 +1042,11 @@ fn loopback(variant: &Variant) -> Summary {
             Instant::now() < setup_deadline,
             "the OCU did not go Live with an active joint-position event in 15 s"
         );
-        match updates.recv_timeout(Duration::from_millis(50)) {
+        // One arm: its facts, unwrapped from `Update::Arm`.
+        match updates
+            .recv_timeout(Duration::from_millis(50))
+            .map(|u| u.split().1.clone())
+        {
             Ok(Update::Link { state, .. }) => live = state == LinkState::Live,
             Ok(Update::Delivery {
                 signal: Signal::JointPositions,
@@ -1011,24 +1091,24 @@ fn loopback(variant: &Variant) -> Summary {
             continue;
         };
         let now = Instant::now();
-        match u {
+        match u.split().1 {
             Update::JointPositions { t, values } => {
                 match scale
                     .encode(values[0])
                     .ok()
                     .filter(|&i| (i as usize) < count)
                 {
-                    Some(i) => records.push((i, (now - start).as_secs_f64() - t, now)),
+                    Some(i) => records.push((i, (now - start).as_secs_f64() - *t, now)),
                     None => other_positions += 1,
                 }
             }
             // The first counters taken 0.2 s after the proxy stopped sending are final.
-            Update::Stats { t, stats: s } if done_at.is_some_and(|d| t > d + 0.2) => break s,
-            Update::Link { t, state } => events.push((t, format!("link {state:?}"))),
+            Update::Stats { t, stats: s } if done_at.is_some_and(|d| *t > d + 0.2) => break *s,
+            Update::Link { t, state } => events.push((*t, format!("link {state:?}"))),
             Update::Stale { t, signal, stale } => {
-                events.push((t, format!("{signal:?} stale={stale}")));
+                events.push((*t, format!("{signal:?} stale={stale}")));
             }
-            Update::Error { t, message } => events.push((t, format!("error {message}"))),
+            Update::Error { t, message } => events.push((*t, format!("error {message}"))),
             _ => {}
         }
         if done_at.is_none() && shared.done.load(Ordering::Relaxed) {

@@ -1,9 +1,15 @@
-//! UI frame cost (issue 5): CPU time per frame for UI logic + plot decimation + tessellation +
-//! scene update (rasterization excluded: no GPU is involved), with the 7-joint demo arm and
-//! 8 hours of 100 Hz end-effector force/torque history in the plots; compared in the same run
-//! with handing every point in the visible window straight to `egui_plot`.
+//! UI frame cost: CPU time per frame for UI logic + plot decimation + tessellation + scene
+//! update (rasterization excluded: no GPU is involved).
 //!
-//! Run: `cargo bench --bench ui`.
+//! - Issue 5: the 7-joint demo arm with 8 hours of 100 Hz end-effector force/torque history
+//!   in the plots, compared in the same run with handing every point in the visible window
+//!   straight to `egui_plot`.
+//! - Issue 19: the demo vehicle with 1 and with 8 arms at the demo's rates, side by side:
+//!   each frame takes in the next 33 ms of every arm's updates (as the live drain does) and
+//!   draws the window (the arm list, the focused arm's gauges, presets and plots, every arm
+//!   in the 3D scene's input).
+//!
+//! Run: `cargo bench --bench ui` (`-- vehicle` for the issue 19 rows alone).
 
 #![allow(
     clippy::unwrap_used,
@@ -13,11 +19,13 @@
 )]
 
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use eframe::egui;
 use jaus_ocu::model::update::{PresetInfo, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::vehicle::vehicle_updates;
 use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
 
 const HOURS: f64 = 8.0;
@@ -28,7 +36,7 @@ fn app(window_s: f64) -> OcuApp {
     let mut app = OcuApp::new(
         LiveKind::Simulated,
         None,
-        None,
+        Vec::new(),
         Settings {
             plot_window_s: window_s,
             ..Settings::default()
@@ -63,9 +71,7 @@ fn app(window_s: f64) -> OcuApp {
         values: arm.home.clone(),
     });
     let n = (HOURS * 3600.0 * RATE) as usize;
-    // Straight into the session's F/T history, as `Session::apply` would put it (one lock).
-    let session = app.session().clone();
-    let mut s = session.write().expect("session lock");
+    // Into the focused arm's F/T history through the session, as the live drain puts it.
     for i in 0..n {
         let t = i as f64 / RATE;
         let f = [
@@ -74,21 +80,63 @@ fn app(window_s: f64) -> OcuApp {
             14.7 + (t * 0.1).sin(),
         ];
         let tq = [0.1 * (t * 2.0).sin(), 0.05, -0.02];
-        s.ft.push(
+        app.apply(&Update::ForceTorque {
             t,
-            &[
-                f[0],
-                f[1],
-                f[2],
-                tq[0],
-                tq[1],
-                tq[2],
-                (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt(),
-            ],
-        );
+            force: f.map(Some),
+            torque: tq.map(Some),
+        });
     }
-    drop(s);
     app
+}
+
+/// Seconds of a vehicle's session given to the frames of one measurement round.
+const VEHICLE_S: f64 = 40.0;
+/// The frame interval of the live window while data arrives (`app::FRAME_INTERVAL`), s.
+const FRAME_S: f64 = 0.033;
+/// Seconds of session taken in before the measured frames start (setup, presets, the tour
+/// under way).
+const VEHICLE_WARM_UP_S: f64 = 5.0;
+
+/// A live app taking in a vehicle's updates frame by frame.
+struct Feed<'u> {
+    app: OcuApp,
+    ctx: egui::Context,
+    updates: &'u [Update],
+    next: usize,
+    t: f64,
+}
+
+impl<'u> Feed<'u> {
+    /// The app with the first [`VEHICLE_WARM_UP_S`] of `updates` taken in and drawn once.
+    fn new(updates: &'u [Update]) -> Self {
+        let mut feed = Self {
+            app: OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default()),
+            ctx: egui::Context::default(),
+            updates,
+            next: 0,
+            t: 0.0,
+        };
+        while feed.t < VEHICLE_WARM_UP_S {
+            feed.frame();
+        }
+        feed
+    }
+
+    /// Whether the session has run out.
+    fn done(&self) -> bool {
+        self.next >= self.updates.len()
+    }
+
+    /// One frame: the updates of the next [`FRAME_S`], then the window drawn.
+    fn frame(&mut self) -> usize {
+        self.t += FRAME_S;
+        while let Some(u) = self.updates.get(self.next).filter(|u| u.t() <= self.t) {
+            self.app.apply(u);
+            self.next += 1;
+        }
+        self.app.freeze_clock(self.t);
+        frame(&self.ctx, &mut self.app)
+    }
 }
 
 fn frame(ctx: &egui::Context, app: &mut OcuApp) -> usize {
@@ -129,7 +177,8 @@ fn bench(c: &mut Criterion) {
     });
     // Decimation alone, as the two plots do it: 4 + 3 channels over the full 8 h, 1280 columns.
     let a = app(HOURS * 3600.0);
-    let s = a.session().read().expect("session lock");
+    let v = a.session().read().expect("session lock");
+    let s = v.focused();
     let mut bounds = Vec::new();
     g.bench_function("decimation_only_7_channels_1280_columns", |b| {
         b.iter(|| {
@@ -148,5 +197,38 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn vehicle(c: &mut Criterion) {
+    let mut g = c.benchmark_group("ui_frame_vehicle_demo_rates");
+    g.sample_size(20);
+    for arms in [1, 8] {
+        let updates = vehicle_updates(&ArmFile::demo(), arms, VEHICLE_S);
+        let per_s = updates.len() as f64 / VEHICLE_S;
+        let feed = Feed::new(&updates);
+        eprintln!(
+            "{arms} arm(s): {} updates/s, {} arms drawn",
+            per_s.round(),
+            feed.app.view.arm.drawn_arms().len()
+        );
+        assert_eq!(feed.app.view.arm.drawn_arms().len(), arms);
+        g.bench_function(format!("{arms}_arms"), |b| {
+            b.iter_custom(|iters| {
+                let mut feed = Feed::new(&updates);
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    if feed.done() {
+                        // A fresh session, out of the measurement.
+                        feed = Feed::new(&updates);
+                    }
+                    let start = Instant::now();
+                    black_box(feed.frame());
+                    total += start.elapsed();
+                }
+                total
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, vehicle);
 criterion_main!(benches);

@@ -19,9 +19,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use jaus_ocu::jaus::core::{
-    CancelEvent, ConfirmControl, ConfirmControlCode, CreateEvent, Event, EventType,
-    QueryIdentification, QueryType, RejectEventCode, RejectEventRequest, ReportHeartbeatPulse,
-    RequestControl, SetEmergency, Status,
+    ConfirmControl, ConfirmControlCode, CreateEvent, Event, EventType, QueryIdentification,
+    QueryType, RejectEventCode, RejectEventRequest, ReportHeartbeatPulse, RequestControl,
+    SetEmergency, Status,
 };
 use jaus_ocu::jaus::judp::{self, AckNak, DataFlags, Datagram, DatagramWriter, Header};
 use jaus_ocu::jaus::manipulator::{
@@ -33,7 +33,7 @@ use jaus_ocu::jaus::{EmbeddedMessage, JausId, JointKind, Message};
 use jaus_ocu::model::arm::{ArmSpec, Joint};
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::{
-    Command, CommandKind, ControlLoss, ControlState, Controller, Delivery, LinkState,
+    Command, CommandKind, ControlLoss, ControlState, Controller, Delivery, LinkState, MAX_ARMS,
     ManagementState, Outcome, PoseState, Signal, Update,
 };
 use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID, Rates};
@@ -397,7 +397,7 @@ impl Net {
     fn samples(&self, signal: Signal, from: f64, to: f64) -> usize {
         self.updates
             .iter()
-            .filter(|u| u.coalesce_key() == Some(signal) && u.t() > from && u.t() <= to)
+            .filter(|u| u.signal_key() == Some(signal) && u.t() > from && u.t() <= to)
             .count()
     }
 
@@ -2087,72 +2087,263 @@ fn cancelled_at(net: &Net, id: u8, after: f64) -> Option<f64> {
     })
 }
 
-#[test]
-fn selecting_another_component_cancels_events_and_releases_control_on_the_previous_one() {
+// ---- Issue 19: every manipulator followed at once ----
+
+/// Two arms on one subsystem, A (126.1.10, moving) focused by `--component` and B
+/// (126.1.11) holding its joints at 0.5, both connected.
+fn two_arms() -> (Net, usize, usize) {
     let mut net = Net::new(ClientConfig {
         connect: vec![SIM, SIM_B],
         component: Some(SIM_ID),
         ..client_cfg()
     });
     let a = net.add_peer(SIM, Component::new(ArmFile::demo(), sim_cfg()));
-    let b_hold = vec![0.5; 7];
     let b = net.add_peer(
         SIM_B,
         Component::new(
             ArmFile::demo(),
             SimConfig {
                 id: SIM_B_ID,
-                hold: Some(b_hold.clone()),
+                hold: Some(vec![0.5; 7]),
                 ..sim_cfg()
             },
         ),
     );
-    net.connect();
-    net.take_control(10);
-    assert_eq!(net.client.selected(), Some(SIM_ID));
-    let events = confirmed_events(&net, a);
-    assert_eq!(events.len(), 7, "{events:?}");
+    let live = |n: &Net, id: JausId| {
+        n.facts_of(id.into(), 0)
+            .filter_map(|u| match u {
+                Update::Link { state, .. } => Some(*state),
+                _ => None,
+            })
+            .last()
+            == Some(LinkState::Live)
+    };
+    assert!(
+        net.run_until(5.0, |n| live(n, SIM_ID) && live(n, SIM_B_ID)),
+        "both arms live within 5 s: {:?}",
+        net.discrete_updates(0)
+    );
+    net.run(0.3);
+    (net, a, b)
+}
+
+/// The last joint positions the client published about `arm` since `mark`.
+fn last_positions_of(net: &Net, arm: JausId, mark: usize) -> Option<Vec<f64>> {
+    net.facts_of(arm.into(), mark)
+        .filter_map(|u| match u {
+            Update::JointPositions { values, .. } => Some(values.clone()),
+            _ => None,
+        })
+        .last()
+}
+
+#[test]
+fn every_manipulator_found_is_followed_each_with_its_own_subscriptions_and_facts() {
+    let (net, a, b) = two_arms();
+    assert_eq!(net.client.selected(), Some(SIM_ID), "--component focuses A");
+    assert_eq!(
+        net.client.followed().collect::<BTreeSet<_>>(),
+        BTreeSet::from([SIM_ID, SIM_B_ID])
+    );
     assert_eq!(net.peers[a].sim.subscriptions(), 7);
+    assert_eq!(net.peers[b].sim.subscriptions(), 7);
+    // Each arm's samples come wrapped with its own ID: B's are its held joints, A's are not.
+    let spec = ArmFile::demo().spec;
+    assert_positions_close(
+        &last_positions_of(&net, SIM_B_ID, 0).expect("positions of B"),
+        &[0.5; 7],
+        &spec,
+    );
+    let from_a = last_positions_of(&net, SIM_ID, 0).expect("positions of A");
+    assert!(
+        from_a.iter().any(|q| (q - 0.5).abs() > 0.05),
+        "A's positions are A's own: {from_a:?}"
+    );
+    // Per-arm facts never arrive unwrapped.
+    for (u, arm) in net.updates.iter().zip(&net.update_arms) {
+        assert!(
+            !u.is_arm_fact() || arm.is_some(),
+            "a fact about an arm arrived without its ID: {u:?}"
+        );
+    }
+    assert!(
+        net.updates
+            .iter()
+            .all(|u| !matches!(u, Update::Selected { id, .. } if *id == SIM_B_ID.into())),
+        "B was followed, never focused"
+    );
+}
+
+#[test]
+fn commands_go_only_to_the_focused_arm_and_focus_moves_without_dropping_the_other() {
+    let (mut net, a, b) = two_arms();
+    net.take_control(10);
+    assert_eq!(net.peers[a].sim.controller(), Some(DEFAULT_OCU_ID));
+    assert_eq!(net.peers[b].sim.controller(), None, "B was not asked");
 
     let mark = net.mark();
     let t = net.now();
     net.command(Command::Select(SIM_B_ID.into()));
-    let to_a: Vec<&Sent> = net
-        .sent
-        .iter()
-        .filter(|s| s.t >= t && s.to == SIM)
-        .collect();
-    let cancelled: BTreeSet<u8> = to_a
-        .iter()
-        .filter_map(|s| match &s.msg {
-            Some(Message::CancelEvent(CancelEvent { event_id, .. })) => Some(*event_id),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(cancelled, events);
-    assert!(
-        to_a.iter()
-            .any(|s| matches!(s.msg, Some(Message::ReleaseControl(_))))
-    );
-    assert_eq!(net.peers[a].sim.subscriptions(), 0);
-    assert_eq!(net.peers[a].sim.controller(), None);
-
-    assert!(
-        net.run_until(2.0, |n| n.link() == Some(LinkState::Live)),
-        "{:?}",
-        net.discrete_updates(mark)
-    );
-    net.run(0.2);
+    assert_eq!(net.client.selected(), Some(SIM_B_ID));
     assert!(
         net.updates[mark..]
             .iter()
             .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_B_ID.into()))
     );
-    assert_eq!(net.client.selected(), Some(SIM_B_ID));
-    assert_eq!(net.peers[b].sim.subscriptions(), 7);
-    let spec = ArmFile::demo().spec;
-    let (_, last) = net.positions(mark).pop().expect("positions from B");
-    assert_positions_close(&last, &b_hold, &spec);
+    net.command(Command::SetEmergency);
+    net.run(0.5);
+    // A keeps its subscriptions and our control; nothing was cancelled or released there.
+    let to_a: Vec<&Sent> = net
+        .sent
+        .iter()
+        .filter(|s| s.t >= t && s.to == SIM)
+        .collect();
+    assert!(
+        !to_a.iter().any(|s| matches!(
+            s.msg,
+            Some(Message::CancelEvent(_) | Message::ReleaseControl(_) | Message::SetEmergency(_))
+        )),
+        "nothing of the focus change or the stop reached A: {:?}",
+        to_a.iter().map(|s| &s.msg).collect::<Vec<_>>()
+    );
+    assert_eq!(net.peers[a].sim.subscriptions(), 7);
+    assert_eq!(net.peers[a].sim.controller(), Some(DEFAULT_OCU_ID));
+    assert_ne!(net.peers[a].sim.status(), Status::Emergency);
+    assert_eq!(net.peers[b].sim.status(), Status::Emergency);
+    // The stop's outcome is B's.
+    assert!(
+        net.facts_of(SIM_B_ID.into(), mark).any(|u| matches!(
+            u,
+            Update::CommandOutcome {
+                command: CommandKind::SetEmergency,
+                outcome: Outcome::Confirmed,
+                ..
+            }
+        )),
+        "{:?}",
+        net.discrete_updates(mark)
+    );
+    // Control of A is kept alive while B is focused.
+    net.run(12.0);
+    assert_eq!(net.peers[a].sim.controller(), Some(DEFAULT_OCU_ID));
+}
+
+#[test]
+fn stop_all_sends_set_emergency_to_every_arm_of_the_vehicle() {
+    let (mut net, a, b) = two_arms();
+    let mark = net.mark();
+    net.command(Command::SetEmergencyAll);
+    assert!(
+        net.run_until(2.0, |n| n.peers[a].sim.status() == Status::Emergency
+            && n.peers[b].sim.status() == Status::Emergency),
+        "both arms stopped"
+    );
+    for arm in [SIM_ID, SIM_B_ID] {
+        assert!(
+            net.run_until(2.0, |n| n.facts_of(arm.into(), mark).any(|u| matches!(
+                u,
+                Update::CommandOutcome {
+                    command: CommandKind::SetEmergency,
+                    outcome: Outcome::Confirmed,
+                    ..
+                }
+            ))),
+            "{arm}: its own confirmed outcome"
+        );
+    }
+}
+
+#[test]
+fn a_silent_arm_is_lost_alone_and_probed_slowly_while_the_other_stays_live() {
+    let (mut net, _a, b) = two_arms();
+    net.peers[b].silenced = true;
+    let t = net.now();
+    let mark = net.mark();
+    assert!(net.run_until(5.0, |n| {
+        n.facts_of(SIM_B_ID.into(), mark).any(|u| {
+            matches!(
+                u,
+                Update::Link {
+                    state: LinkState::Lost,
+                    ..
+                }
+            )
+        })
+    }));
+    net.run(10.0);
+    assert!(
+        !net.facts_of(SIM_ID.into(), mark).any(|u| matches!(
+            u,
+            Update::Link {
+                state: LinkState::Lost,
+                ..
+            }
+        )),
+        "A stays live"
+    );
+    let a_samples = net
+        .facts_of(SIM_ID.into(), mark)
+        .filter(|u| matches!(u, Update::JointPositions { .. }))
+        .count();
+    assert!(a_samples > 400, "A's positions keep coming: {a_samples}");
+    // Towards the silent arm: at most one query a second (the re-probe and discovery).
+    let late = t + 5.0;
+    let to_b = net
+        .sent
+        .iter()
+        .filter(|s| s.t >= late && s.to == SIM_B)
+        .count();
+    let secs = net.now() - late;
+    assert!(
+        (to_b as f64) <= secs * 1.0 + 2.0,
+        "{to_b} datagrams to the silent arm in {secs:.1} s"
+    );
+}
+
+#[test]
+fn arms_past_the_bound_are_listed_but_not_followed_and_the_operator_is_told() {
+    let mut net = Net::new(ClientConfig {
+        connect: (0..=MAX_ARMS).map(|i| local(4000 + i as u16)).collect(),
+        ..client_cfg()
+    });
+    for i in 0..=MAX_ARMS {
+        net.add_peer(
+            local(4000 + i as u16),
+            Component::new(
+                ArmFile::demo(),
+                SimConfig {
+                    id: JausId::new(126, 1, 10 + i as u8),
+                    hold: Some(vec![0.0; 7]),
+                    rate_hz: 50.0,
+                    ..sim_cfg()
+                },
+            ),
+        );
+    }
+    assert!(
+        net.run_until(10.0, |n| n.client.stats().arms_not_followed > 0),
+        "the {}th manipulator is noticed",
+        MAX_ARMS + 1
+    );
+    net.run(1.0);
+    assert_eq!(net.client.followed().count(), MAX_ARMS);
+    let told = net
+        .updates
+        .iter()
+        .filter(
+            |u| matches!(u, Update::Error { message, .. } if message.contains("followed already")),
+        )
+        .count();
+    assert_eq!(told, 1, "said once");
+    let listed = net
+        .updates
+        .iter()
+        .filter_map(|u| match u {
+            Update::Component { info, .. } if info.manipulator => Some(info.id),
+            _ => None,
+        })
+        .collect::<BTreeSet<_>>();
+    assert_eq!(listed.len(), MAX_ARMS + 1, "every manipulator is listed");
 }
 
 #[test]

@@ -127,6 +127,88 @@ fn probe_once_json_reports_the_reference_tool_point_of_a_held_puma_within_1_mm()
     }
 }
 
+/// Issue 19: two arms on one vehicle, each mounted elsewhere: `probe --once --json` lists
+/// both in `arms`, each tool point in the vehicle frame equal to the reference forward
+/// kinematics (tests/data/reference-fk.json, not our kinematics) moved by its mount, computed
+/// here by hand.
+#[test]
+fn probe_once_json_lists_every_arm_with_its_tool_point_in_the_vehicle_frame() {
+    let q = [0.3, 0.6, -1.2, 0.4, -0.7, 1.1];
+    let hold = "0.3,0.6,-1.2,0.4,-0.7,1.1";
+    // (ID, --mount, position, yaw in degrees)
+    let arms = [
+        ("126.1.10", "0,-0.4,0", [0.0, -0.4, 0.0], 0.0_f64),
+        ("126.1.11", "0.2,0.4,-0.1,180", [0.2, 0.4, -0.1], 180.0),
+    ];
+    let ports = [free_port(), free_port()];
+    let _sims: Vec<_> = arms
+        .iter()
+        .zip(ports)
+        .map(|((id, mount, _, _), port)| {
+            sim(
+                &[
+                    "--arm", "puma560", "--hold", hold, "--id", id, "--mount", mount,
+                ],
+                port,
+            )
+        })
+        .collect();
+    let out = bin()
+        .args([
+            "probe",
+            "--once",
+            "--json",
+            "--no-multicast",
+            "--timeout",
+            "15",
+        ])
+        .args(["--connect", &format!("127.0.0.1:{}", ports[0])])
+        .args(["--connect", &format!("127.0.0.1:{}", ports[1])])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let listed = j["arms"].as_array().expect("arms");
+    assert_eq!(listed.len(), 2, "{j}");
+    // The top level is the focused arm's, as before several arms were followed.
+    assert!(
+        arms.iter().any(|a| j["component"] == a.0),
+        "{}",
+        j["component"]
+    );
+    let p = reference_tool_point(&q);
+    for (id, _, position, yaw) in arms {
+        let arm = listed
+            .iter()
+            .find(|a| a["component"] == id)
+            .unwrap_or_else(|| panic!("{id} in arms: {j}"));
+        assert_eq!(arm["link"], "live", "{arm}");
+        assert_eq!(arm["joints"].as_array().unwrap().len(), 6);
+        let got: Vec<f64> = arm["tool_point_vehicle"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{id}: tool_point_vehicle in {arm}"))
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let (s, c) = yaw.to_radians().sin_cos();
+        let want = [
+            position[0] + c * p[0] - s * p[1],
+            position[1] + s * p[0] + c * p[1],
+            position[2] + p[2],
+        ];
+        for k in 0..3 {
+            assert!(
+                (got[k] - want[k]).abs() < 1e-3,
+                "{id}: tool point in the vehicle frame {got:?}, expected {want:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn probe_once_text_shows_joints_tool_point_and_presets() {
     let port = free_port();
@@ -314,4 +396,72 @@ fn control_waits_for_each_outcome_and_exits_0_only_when_it_happened() {
     // A preset the arm does not have: refused, exit status 1; a bad action: usage, 2.
     assert_eq!(control(&["go-to", "Nowhere"]).status.code(), Some(1));
     assert_eq!(control(&["jump"]).status.code(), Some(2));
+}
+
+/// Issue 19: on a vehicle of two arms `control` commands only the arm named by
+/// `--component`, and without it refuses to pick one (exit 4, nothing commanded).
+#[test]
+fn control_on_two_arms_needs_component_and_stops_only_the_named_arm() {
+    let ports = [free_port(), free_port()];
+    let _sims: Vec<_> = [("126.1.10", "0,-0.4,0"), ("126.1.11", "0,0.4,0,180")]
+        .iter()
+        .zip(ports)
+        .map(|((id, mount), port)| sim(&["--id", id, "--mount", mount], port))
+        .collect();
+    let connect = |c: &mut std::process::Command| {
+        c.args(["--no-multicast"])
+            .args(["--connect", &format!("127.0.0.1:{}", ports[0])])
+            .args(["--connect", &format!("127.0.0.1:{}", ports[1])]);
+    };
+    let mut unnamed = bin();
+    unnamed.args(["control", "--json", "--timeout", "15"]);
+    connect(&mut unnamed);
+    let out = unnamed.args(["emergency", "set"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(j["error"].as_str().unwrap().contains("--component"), "{j}");
+    assert_eq!(j["arms"].as_array().unwrap().len(), 2, "{j}");
+
+    let mut named = bin();
+    named.args([
+        "control",
+        "--json",
+        "--timeout",
+        "15",
+        "--component",
+        "126.1.11",
+    ]);
+    connect(&mut named);
+    let out = named.args(["emergency", "set"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut probe = bin();
+    probe.args(["probe", "--once", "--json", "--timeout", "15"]);
+    connect(&mut probe);
+    let out = probe.output().unwrap();
+    assert!(out.status.success());
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let status = |id: &str| {
+        j["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["component"] == id)
+            .unwrap_or_else(|| panic!("{id} in {j}"))["status"]
+            .clone()
+    };
+    assert_eq!(status("126.1.11"), "EMERGENCY");
+    assert_eq!(
+        status("126.1.10"),
+        "READY",
+        "the arm not named was not stopped"
+    );
 }

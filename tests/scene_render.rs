@@ -17,8 +17,9 @@ use std::path::Path;
 
 use jaus_ocu::model::arm::{ArmSpec, Mount};
 use jaus_ocu::model::kinematics::{ArmPose, CylinderKind, forward};
+use jaus_ocu::model::update::ComponentId;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::ui::scene::{Camera, Scene, SceneInput, ScenePalette};
+use jaus_ocu::ui::scene::{Camera, Scene, SceneArm, SceneInput, ScenePalette};
 use three_d::{DepthTexture2D, Interpolation, RenderTarget, Texture2D, Viewport, Wrapping};
 
 const WIDTH: u32 = 400;
@@ -147,6 +148,7 @@ fn input(pose: Option<ArmPose>) -> SceneInput {
         show_axes: false,
         show_frames: false,
         dark: true,
+        others: Vec::new(),
     }
 }
 
@@ -372,6 +374,53 @@ fn fit_puts_every_point_of_the_arm_inside_the_view() {
         assert!(
             (0.0..=WIDTH as f32).contains(&x) && (0.0..=HEIGHT as f32).contains(&y),
             "{p} projects to ({x}, {y}), outside the {WIDTH}×{HEIGHT} view"
+        );
+    }
+}
+
+/// The PUMA of [`live_pose`] at another mount of the vehicle: `dy` m to its right.
+fn beside(dy: f64) -> ArmPose {
+    let (mut spec, _) = puma();
+    if let Some(m) = &mut spec.mount {
+        m.position[1] += dy;
+    }
+    forward(&spec, &Q, [0.0; 3]).unwrap()
+}
+
+#[test]
+fn the_other_arms_of_the_vehicle_are_drawn_at_their_mounts_dimmed_or_grey_when_lost() {
+    let gl = headless();
+    let mut scene = Scene::new(&gl.gl).expect("the shaders compile");
+    let palette = ScenePalette::new(true);
+    let mut camera = camera();
+    let (left, right) = (beside(-0.7), beside(0.7));
+    camera.fit_all(&[live_pose(), left.clone(), right.clone()]);
+    let other = |id: u8, pose: &ArmPose, lost: bool| SceneArm {
+        id: ComponentId::new(126, 1, id),
+        pose: pose.clone(),
+        joint_warning: Vec::new(),
+        lost,
+        presets: Vec::new(),
+    };
+    let vehicle = SceneInput {
+        others: vec![other(11, &left, false), other(12, &right, true)],
+        ..input(Some(live_pose()))
+    };
+    let frame = render(&gl, &mut scene, &vehicle, &camera);
+    frame.save(&Path::new(env!("CARGO_MANIFEST_DIR")).join("target/scene_render_vehicle.png"));
+    // Each arm's tool marker where its own tool point projects: the focused one in its
+    // colour, the other dimmed toward the background, the lost one grey.
+    for (pose, rgb, what) in [
+        (live_pose(), palette.tool_marker, "focused"),
+        (left, palette.dimmed(palette.tool_marker), "other"),
+        (right, palette.lost, "lost"),
+    ] {
+        let expected = project(&camera, pose.tool_point_vehicle);
+        let want = u8_rgb(rgb);
+        let got = frame.at(expected[0], expected[1]).expect("in the frame");
+        assert!(
+            (0..3).all(|c| got[c].abs_diff(want[c]) <= 3),
+            "{what}: {got:?} at its projected tool point {expected:?}, not its marker {want:?}"
         );
     }
 }

@@ -16,9 +16,12 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use jaus_ocu::model::update::{ComponentId, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::vehicle::vehicle_updates;
+use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
 use jaus_ocu::ui::scene::ScenePalette;
-use jaus_ocu::ui::screenshot::{render, simulated_app};
+use jaus_ocu::ui::screenshot::{Scenario, render, scenario_app, simulated_app};
 use jaus_ocu::ui::theme::Theme;
 
 fn run(args: &[&str]) -> Output {
@@ -147,7 +150,13 @@ fn the_simulated_session_moves_the_arm_off_home() {
         "largest joint move {moved}: {q:?} vs home {home:?}"
     );
     assert!(app.state.spec.is_some(), "the specification arrived");
-    let ft = app.session().read().expect("session lock").ft.len();
+    let ft = app
+        .session()
+        .read()
+        .expect("session lock")
+        .focused()
+        .ft
+        .len();
     assert!(ft > 100, "force/torque history: {ft}");
     // The app follows "live" at the end of the session: its clock stopped there.
     assert_eq!(app.time_control().cursor(), None);
@@ -247,8 +256,9 @@ fn the_emergency_and_lost_link_scenarios_show_their_banner_and_a_bad_name_fails(
     let o = run(&["screenshot", "--out", "x.png", "--scenario", "meltdown"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&o.stderr)
-            .contains("expected normal, emergency, emergency-held, taken or lost")
+        String::from_utf8_lossy(&o.stderr).contains(
+            "expected normal, emergency, emergency-held, taken, lost or vehicle-two-arms"
+        )
     );
 }
 
@@ -273,4 +283,66 @@ fn the_taken_and_emergency_held_scenarios_end_as_they_say() {
     let app = scenario_app(ArmFile::demo(), 3.0, Scenario::EmergencyHeld);
     assert_eq!(app.state.status, ManagementState::Emergency);
     assert!(matches!(app.state.control, ControlState::Held { .. }));
+}
+
+/// Pixels of the focused arm's tool marker and of the other arms' (dimmed) in `image`.
+fn markers(image: &image::RgbaImage) -> (usize, usize) {
+    let palette = ScenePalette::new(true);
+    let to_u8 = |c: [f32; 3]| c.map(|v| (v * 255.0).round() as u8);
+    (
+        count_near(image, to_u8(palette.tool_marker), 3),
+        count_near(image, to_u8(palette.dimmed(palette.tool_marker)), 3),
+    )
+}
+
+#[test]
+fn a_two_arm_vehicle_draws_both_arms_the_other_one_dimmed() {
+    // Fed as a network side following both arms publishes them (each fact wrapped for its
+    // arm), whatever the client of this build follows.
+    let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
+    let updates = vehicle_updates(&ArmFile::demo(), 2, 4.0);
+    for u in &updates {
+        app.apply(u);
+    }
+    app.freeze_clock(updates.iter().map(Update::t).fold(0.0, f64::max));
+    let image = render(&mut app, 1280, 800).unwrap_or_else(|e| panic!("{e}"));
+    let out: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "vehicle_two_arms_test.png"]
+        .iter()
+        .collect();
+    image.save(&out).unwrap();
+    assert_eq!(
+        app.view.arm.drawn_arms(),
+        [ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11)]
+    );
+    let (focused, other) = markers(&image);
+    assert!(
+        focused >= 3,
+        "the focused arm's tool marker: {focused} pixels"
+    );
+    assert!(
+        other >= 3,
+        "the other arm's dimmed tool marker: {other} pixels ({})",
+        out.display()
+    );
+}
+
+/// The scenario `jaus-ocu screenshot --scenario vehicle-two-arms` renders, through the real
+/// client in memory with two simulated peers: both arms once the network side follows every
+/// arm it finds (issue 19's client).
+#[test]
+fn the_vehicle_two_arms_scenario_draws_both_arms() {
+    let mut app = scenario_app(ArmFile::demo(), 4.0, Scenario::VehicleTwoArms);
+    let image = render(&mut app, 1280, 800).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        app.view.arm.drawn_arms().len(),
+        2,
+        "{:?}",
+        app.view.arm.drawn_arms()
+    );
+    let (focused, other) = markers(&image);
+    assert!(focused >= 3 && other >= 3, "{focused} {other}");
+    assert_eq!(
+        Scenario::parse("vehicle-two-arms"),
+        Ok(Scenario::VehicleTwoArms)
+    );
 }

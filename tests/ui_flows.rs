@@ -88,7 +88,12 @@ impl Outbox {
 /// the outbox.
 fn live_app(updates: &[Update]) -> (OcuApp, Outbox) {
     let (net, rx, _updates) = NetHandle::detached(Epoch::now());
-    let mut app = OcuApp::new(LiveKind::Simulated, Some(net), None, Settings::default());
+    let mut app = OcuApp::new(
+        LiveKind::Simulated,
+        Some(net),
+        Vec::new(),
+        Settings::default(),
+    );
     for u in updates {
         app.apply(u);
     }
@@ -116,7 +121,7 @@ fn emergency_stop_is_one_click() {
     let (app, mut out) = live_app(&recorded(1.0, None));
     let mut h = harness(app);
     h.step();
-    h.get_by_label("E-STOP").click();
+    h.get_by_label_contains("E-STOP").click();
     h.step();
     assert!(
         out.sent().contains(&Command::SetEmergency),
@@ -130,7 +135,7 @@ fn request_control_from_the_top_bar() {
     let (app, mut out) = live_app(&recorded(1.0, None));
     let mut h = harness(app);
     h.step();
-    h.get_by_label("Request control").click();
+    h.get_by_label_contains("Request control").click();
     h.step();
     assert!(
         out.sent()
@@ -351,6 +356,7 @@ mod replay_flows {
 
     fn span(app: &OcuApp) -> (f64, f64) {
         read_session(app.session())
+            .focused()
             .span()
             .expect("something loaded")
     }
@@ -393,6 +399,81 @@ mod replay_flows {
         recorder.stop().unwrap();
     }
 
+    /// Records `seconds` of the two-arm demo vehicle (the real client and two simulated
+    /// peers at their own mounts, in memory) at the wire to MCAP.
+    fn record_vehicle_in_memory(path: &Path, seconds: f64) {
+        use jaus_ocu::sim::harness::{Passage, SimNet};
+        use jaus_ocu::sim::vehicle::vehicle_arms;
+
+        let start_ns = 1_700_000_000_000_000_000u64;
+        let recorder = Recorder::start(RecorderConfig::new(path.to_path_buf(), start_ns)).unwrap();
+        let tx = recorder.sender();
+        let arms = vehicle_arms(&ArmFile::demo(), 2);
+        let addrs: Vec<SocketAddr> = (0..arms.len())
+            .map(|i| SocketAddr::from(([127, 0, 0, 1], 3794 + i as u16)))
+            .collect();
+        let cfg = ClientConfig {
+            connect: addrs.clone(),
+            multicast: None,
+            ..ClientConfig::default()
+        };
+        let ocu: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let mut net = SimNet::new(cfg, ocu, Duration::from_millis(2), 1);
+        for ((id, arm), addr) in arms.into_iter().zip(addrs) {
+            let sim = SimConfig {
+                id,
+                ..SimConfig::default()
+            };
+            net.add_peer(addr, Component::new(arm, sim));
+        }
+        let mut tap = |p: &Passage<'_>| {
+            tx.send(WireRecord {
+                t_ns: start_ns + p.t_ns,
+                direction: p.direction,
+                peer: p.peer,
+                bytes: p.bytes.to_vec(),
+                latched: None,
+            })
+            .unwrap();
+        };
+        while net.now() < seconds {
+            net.step_with(&mut tap);
+        }
+        drop(tx);
+        recorder.stop().unwrap();
+    }
+
+    /// Issue 19's "replay of a two-arm recording shows both": passes once the network side
+    /// and the replay observer follow every arm (the lead's branch).
+    #[test]
+    fn replay_of_a_two_arm_recording_shows_both_and_picking_one_is_the_views_own_focus() {
+        let path = temp_path("vehicle.mcap");
+        record_vehicle_in_memory(&path, 3.0);
+        let app = replay_app(&path);
+        let (_, end) = span(&app);
+        let mut h = harness(app);
+        h.state_mut().seek(end);
+        h.step();
+        h.step();
+        let (a, b) = (ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11));
+        let drawn = h.state().view.arm.drawn_arms().to_vec();
+        assert_eq!(drawn.len(), 2, "{drawn:?}");
+        assert!(drawn.contains(&a) && drawn.contains(&b), "{drawn:?}");
+        let other = if drawn[0] == a { b } else { a };
+        // The past area lists both; picking the other shows it, and sends nothing.
+        h.query_all_by_label_contains(&other.to_string())
+            .next()
+            .unwrap_or_else(|| panic!("no row of {other}"))
+            .click();
+        h.step();
+        h.step();
+        assert_eq!(h.state().focus(), Some(other));
+        assert_eq!(h.state().view.arm.drawn_arms()[0], other);
+        assert_eq!(h.state().state.selected, Some(other));
+        assert!(sends_nothing(h.state()));
+        let _ = std::fs::remove_file(&path);
+    }
+
     #[test]
     fn replay_of_the_sae_capture_shows_the_timeline_with_its_marks() {
         let mut h = harness(replay_app(Path::new(SAE)));
@@ -406,6 +487,7 @@ mod replay_flows {
             app.title()
         );
         let kinds: Vec<MarkKind> = read_session(app.session())
+            .focused()
             .marks
             .iter()
             .map(|m| m.kind)
@@ -471,6 +553,7 @@ mod replay_flows {
         let mut h = harness(replay_app(Path::new(SAE)));
         h.step();
         let marks: Vec<f64> = read_session(h.state().session())
+            .focused()
             .marks
             .iter()
             .map(|m| m.t)
@@ -495,13 +578,13 @@ mod replay_flows {
         h.step();
         h.key_press(egui::Key::End);
         h.step();
-        h.get_by_label("E-STOP").click();
+        h.get_by_label_contains("E-STOP").click();
         h.step();
         for key in [egui::Key::E, egui::Key::C, egui::Key::Space] {
             h.key_press(key);
             h.step();
         }
-        if let Some(release) = h.query_by_label("Release") {
+        if let Some(release) = h.query_by_label_contains("Release") {
             release.click();
             h.step();
         }
@@ -521,12 +604,14 @@ mod replay_flows {
         h.step();
         let start = cursor(&h);
         let expected = read_session(h.state().session())
+            .focused()
             .next_report(start)
             .expect("reports recorded");
         h.key_press(egui::Key::ArrowRight);
         h.step();
         assert_eq!(cursor(&h), expected);
         let next = read_session(h.state().session())
+            .focused()
             .next_report(expected)
             .unwrap();
         h.get_by_label("step ▶").click();
@@ -538,7 +623,9 @@ mod replay_flows {
         assert_eq!(cursor(&h), expected, "left steps back one report");
         // The state drawn is the session's state at the cursor.
         h.step();
-        let want = read_session(h.state().session()).state_at(expected);
+        let want = read_session(h.state().session())
+            .focused()
+            .state_at(expected);
         assert_eq!(h.state().state.positions, want.positions);
     }
 
@@ -553,6 +640,7 @@ mod replay_flows {
         h.step();
         h.step();
         let first = read_session(h.state().session())
+            .focused()
             .positions
             .span()
             .expect("positions recorded")
@@ -618,6 +706,7 @@ mod replay_flows {
         assert!(then.t <= 1.5 && then.t > 1.4, "sample at {}", then.t);
         assert_ne!(then.value, latest.value, "the arm moved in between");
         let want = read_session(h.state().session())
+            .focused()
             .state_at(1.5)
             .positions
             .unwrap();
@@ -664,7 +753,7 @@ mod replay_flows {
     fn opening_a_file_that_is_not_a_recording_says_why_and_keeps_the_view() {
         let path = temp_path("not-a-capture.mcap");
         std::fs::write(&path, b"this is not a capture at all").unwrap();
-        let mut app = OcuApp::new(LiveKind::Simulated, None, None, Settings::default());
+        let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
         for u in &super::recorded(1.0, None) {
             app.apply(u);
         }
@@ -710,7 +799,7 @@ mod replay_flows {
             2,
             "the timeline and the status bar say so too"
         );
-        assert!(!read_session(h.state().session()).marks.is_empty());
+        assert!(!read_session(h.state().session()).focused().marks.is_empty());
     }
 
     #[derive(Debug)]
@@ -727,7 +816,7 @@ mod replay_flows {
 
     #[test]
     fn dropping_a_capture_on_the_window_replays_it_and_back_to_live_returns() {
-        let mut app = OcuApp::new(LiveKind::Simulated, None, None, Settings::default());
+        let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
         for u in &super::recorded(1.0, None) {
             app.apply(u);
         }
@@ -852,7 +941,7 @@ mod replay_flows {
         OcuApp::new(
             LiveKind::Simulated,
             Some(net),
-            Some(sim),
+            vec![sim],
             Settings::default(),
         )
     }
@@ -913,7 +1002,10 @@ mod replay_flows {
         let (session, progress) = Replay::load_blocking(&path, 3794).unwrap();
         assert!(progress.stopped.is_none(), "{progress:?}");
         assert!(progress.datagrams > 50, "{progress:?}");
-        assert!(!session.positions.is_empty(), "joint positions replay");
+        assert!(
+            !session.focused().positions.is_empty(),
+            "joint positions replay"
+        );
     }
 
     #[test]
@@ -1097,7 +1189,7 @@ mod trust {
         );
         // The live area shows the live arm (READY) and offers no Clear; the past area says
         // EMERGENCY as text, with its time.
-        assert!(h.query_by_label("Clear emergency…").is_none());
+        assert!(h.query_by_label_contains("Clear emergency 1").is_none());
         assert!(h.query_by_label("READY").is_some(), "the live arm's state");
         assert!(h.query_by_label("EMERGENCY").is_some(), "the past's state");
         assert!(h.query_by_label("SHOWING THE PAST").is_some());
@@ -1135,7 +1227,7 @@ mod trust {
                 .is_some(),
             "the banner"
         );
-        h.get_by_label("Clear emergency…").click();
+        h.get_by_label_contains("Clear emergency 1").click();
         // The confirmation window appears on the next frames; it names the live arm.
         h.step();
         h.step();
@@ -1286,8 +1378,9 @@ mod trust {
         h.step();
         h.step();
         assert!(
-            h.query(By::new().label_contains("(lost)")).is_some(),
-            "the arm selector marks the arm lost"
+            h.query(By::new().label_contains("— LINK LOST · state unknown"))
+                .is_some(),
+            "the arm list marks the arm lost"
         );
     }
 
@@ -1363,11 +1456,14 @@ mod trust {
         ] {
             let (_, r) = widgets
                 .iter()
-                .find(|(l, _)| l == name)
+                // Buttons name the arm: `E-STOP 126.1.10`, `Resume 126.1.10…`.
+                .find(|(l, _)| {
+                    l == name || l.starts_with(&format!("{} ", name.trim_end_matches('…')))
+                })
                 .unwrap_or_else(|| panic!("{name} not on screen at {w}x{hgt}: {widgets:?}"));
             assert!(
                 screen.contains_rect(*r),
-                "{name} at {r:?} is outside {w}x{hgt}"
+                "{name} at {r:?} is outside {w}x{hgt}: {widgets:?}"
             );
         }
         for (i, (a, ra)) in widgets.iter().enumerate() {
@@ -1591,7 +1687,7 @@ mod many_ocus {
     #[test]
     fn a_second_ocu_with_a_higher_authority_takes_control_and_the_live_area_says_who_and_why() {
         let mut w = Wired::new(2.0);
-        w.h.get_by_label("Request control").click();
+        w.h.get_by_label_contains("Request control").click();
         assert!(w.pump_until(3.0, held), "control granted");
         assert!(w.has("control held (authority 100)"));
         // A second OCU, 200.7.3, asks with authority 200: the arm passes control to it.
@@ -1607,7 +1703,7 @@ mod many_ocus {
             "why ours was lost"
         );
         // Asking again with our authority (100) is refused, and a notice says by whom.
-        w.h.get_by_label("Request control").click();
+        w.h.get_by_label_contains("Request control").click();
         assert!(
             w.pump_until(3.0, |a| a
                 .view
@@ -1633,9 +1729,9 @@ mod many_ocus {
     #[test]
     fn clearing_an_emergency_never_resumes_resume_is_its_own_confirmed_step() {
         let mut w = Wired::new(2.0);
-        w.h.get_by_label("Request control").click();
+        w.h.get_by_label_contains("Request control").click();
         assert!(w.pump_until(3.0, held));
-        w.h.get_by_label("E-STOP").click();
+        w.h.get_by_label_contains("E-STOP").click();
         assert!(w.pump_until(3.0, |a| a.state.status == ManagementState::Emergency));
         // The banner names the arm and says the two steps.
         assert!(w.has("EMERGENCY STOP — the live arm 126.1.10 is stopped."));
@@ -1643,7 +1739,7 @@ mod many_ocus {
             "1. Clear emergency… (asks for confirmation): the arm goes to STANDBY and stays stopped."
         ));
         assert!(w.has("2. Resume… (Shift+R) when it is safe: the arm accepts motion again."));
-        w.h.get_by_label("Clear emergency…").click();
+        w.h.get_by_label_contains("Clear emergency 1").click();
         assert!(w.shows("Clear the emergency stop of the live arm 126.1.10?"));
         w.h.get_by_label("Confirm").click();
         assert!(w.pump_until(3.0, |a| a.state.status == ManagementState::Standby));
@@ -1657,7 +1753,7 @@ mod many_ocus {
         w.pump_until(1.0, |_| false);
         assert_eq!(w.h.state().state.status, ManagementState::Standby);
         // The top bar offers Resume…; its key asks first, and only Confirm sends it.
-        assert!(w.h.query_by_label("Resume…").is_some());
+        assert!(w.h.query_by_label_contains("Resume 1").is_some());
         w.h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::R);
         assert!(w.shows("Resume the live arm 126.1.10?"));
         assert!(w.has("accepts motion commands again"));
@@ -1679,8 +1775,13 @@ mod many_ocus {
 
     /// Whether the button `label` is on screen and enabled.
     fn enabled(h: &Harness<'_, OcuApp>, label: &str) -> Option<bool> {
-        h.query(By::new().role(egui::accesskit::Role::Button).label(label))
-            .map(|n| !n.accesskit_node().is_disabled())
+        // Buttons name the arm they act on (`E-STOP 126.1.10`).
+        h.query(
+            By::new()
+                .role(egui::accesskit::Role::Button)
+                .label_contains(label),
+        )
+        .map(|n| !n.accesskit_node().is_disabled())
     }
 
     #[test]
@@ -1714,7 +1815,7 @@ mod many_ocus {
             assert_eq!(shown.name().contains("replay"), mode.contains("replay"));
             // The same availability of every live command, the same buttons enabled.
             let available: Vec<bool> = live_commands.iter().map(|c| c.available(shown)).collect();
-            let buttons: Vec<Option<bool>> = ["E-STOP", "Request control", "Clear emergency…"]
+            let buttons: Vec<Option<bool>> = ["E-STOP", "Request control", "Clear emergency"]
                 .iter()
                 .map(|b| enabled(&h, b))
                 .collect();
@@ -1859,5 +1960,311 @@ mod many_ocus {
         h.step();
         assert!(h.query(By::new().label_contains("ANOTHER OCU")).is_none());
         assert_eq!(enabled(&h, "Request control"), Some(true));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The whole vehicle (issue 19): two arms fed as the network side publishes them, each fact
+// about one arm wrapped in `Update::Arm`.
+
+mod vehicle_flows {
+    use eframe::egui;
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::{NodeT, Queryable};
+    use jaus_ocu::model::update::*;
+    use jaus_ocu::sim::arm_file::ArmFile;
+    use jaus_ocu::sim::vehicle::vehicle_updates;
+    use jaus_ocu::ui::app::OcuApp;
+
+    use super::{Outbox, harness, live_app};
+
+    /// The two arms of the demo vehicle, 126.1.10 and 126.1.11.
+    fn ids() -> (ComponentId, ComponentId) {
+        (ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11))
+    }
+
+    /// `seconds` of the two-arm demo vehicle, fed as the network side publishes it.
+    fn two_arms(seconds: f64) -> Vec<Update> {
+        vehicle_updates(&ArmFile::demo(), 2, seconds)
+    }
+
+    fn last_t(updates: &[Update]) -> f64 {
+        updates.iter().map(Update::t).fold(0.0, f64::max)
+    }
+
+    /// The vehicle's app after `extra` facts, one frame drawn.
+    fn vehicle(extra: &[Update]) -> (Harness<'static, OcuApp>, Outbox, f64) {
+        let mut updates = two_arms(1.0);
+        let end = last_t(&updates);
+        updates.extend_from_slice(extra);
+        let (app, out) = live_app(&updates);
+        let mut h = harness(app);
+        h.step();
+        h.step();
+        (h, out, end)
+    }
+
+    /// The label of `id`'s row in the arm list shown (`126.1.11 … — live · READY · free`).
+    fn row(h: &Harness<'_, OcuApp>, id: ComponentId) -> String {
+        let id = id.to_string();
+        h.query_all_by_label_contains(&id)
+            .filter_map(|n| n.accesskit_node().label())
+            .find(|l| l.contains(" — "))
+            .unwrap_or_else(|| panic!("no row of {id} in the arm list"))
+    }
+
+    /// Clicks `id`'s row in the arm list shown.
+    fn pick(h: &mut Harness<'_, OcuApp>, id: ComponentId) {
+        let id = id.to_string();
+        h.query_all_by_label_contains(&id)
+            .find(|n| {
+                n.accesskit_node()
+                    .label()
+                    .is_some_and(|l| l.contains(" — "))
+            })
+            .unwrap_or_else(|| panic!("no row of {id} in the arm list"))
+            .click();
+        h.step();
+    }
+
+    /// Opens the live area's arm list.
+    fn open_list(h: &mut Harness<'_, OcuApp>) {
+        h.get_by_label("arm").click();
+        h.step();
+        h.step();
+    }
+
+    /// The network side focuses `id` (what it says after `Command::Select`).
+    fn network_focuses(h: &mut Harness<'_, OcuApp>, id: ComponentId, t: f64) {
+        h.state_mut().apply(&Update::Selected { t, id });
+        h.step();
+        h.step();
+    }
+
+    #[test]
+    fn both_arms_are_drawn_at_their_mounts_the_focused_one_first() {
+        let (a, b) = ids();
+        let (h, _, _) = vehicle(&[]);
+        assert_eq!(h.state().view.arm.drawn_arms(), [a, b]);
+        // Each at its own mount: their bases 0.8 m apart across the vehicle (to the
+        // millimetre the specification's scaled integers carry).
+        let session = h.state().session().read().unwrap();
+        let mount = |id| {
+            session
+                .arm(id)
+                .unwrap()
+                .latest
+                .spec
+                .as_ref()
+                .unwrap()
+                .mount
+                .unwrap()
+                .position
+        };
+        assert!((mount(b)[1] - mount(a)[1] - 0.8).abs() < 1e-3);
+    }
+
+    #[test]
+    fn the_arm_list_says_each_arms_link_state_and_controller() {
+        let (_, b) = ids();
+        let other = ComponentId::new(200, 7, 3);
+        let t = 1.0;
+        let (mut h, _, _) = vehicle(&[
+            Update::for_arm(
+                b,
+                Update::Status {
+                    t,
+                    state: ManagementState::Emergency,
+                },
+            ),
+            Update::for_arm(
+                b,
+                Update::Controller {
+                    t,
+                    controller: Controller {
+                        id: Some(other),
+                        authority: 200,
+                    },
+                },
+            ),
+        ]);
+        open_list(&mut h);
+        let a_row = row(&h, ids().0);
+        let b_row = row(&h, b);
+        assert!(a_row.contains("— live · "), "{a_row}");
+        assert!(
+            !a_row.contains("EMERGENCY") && !a_row.contains("200.7.3"),
+            "{a_row}"
+        );
+        assert!(
+            b_row.contains("EMERGENCY · held by 200.7.3 (authority 200)"),
+            "{b_row}"
+        );
+        // The focused arm's own slots are not the other arm's.
+        assert!(h.query_by_label("EMERGENCY").is_none());
+    }
+
+    #[test]
+    fn focusing_another_arm_sends_select_and_the_view_follows_the_network() {
+        let (a, b) = ids();
+        let (mut h, mut out, end) = vehicle(&[]);
+        assert_eq!(h.state().focus(), Some(a));
+        assert!(h.query_by_label("E-STOP 126.1.10").is_some());
+        open_list(&mut h);
+        pick(&mut h, b);
+        assert_eq!(out.sent(), [Command::Select(b)]);
+        // Nothing changes until the network says so.
+        assert_eq!(h.state().focus(), Some(a));
+        network_focuses(&mut h, b, end);
+        assert_eq!(h.state().focus(), Some(b));
+        // The gauges, presets and 3D view now draw b's own state.
+        let b_latest = {
+            let s = h.state().session().read().unwrap();
+            s.arm(b).unwrap().latest.positions.clone().unwrap()
+        };
+        let drawn = h.state().state.positions.clone().unwrap();
+        assert_eq!(drawn.value, b_latest.value);
+        assert_eq!(h.state().state.selected, Some(b));
+        assert_eq!(h.state().view.arm.drawn_arms(), [b, a]);
+        assert!(h.query_by_label("E-STOP 126.1.11").is_some());
+        // Another arm's facts do not reach the drawn state.
+        h.state_mut().apply(&Update::for_arm(
+            a,
+            Update::Status {
+                t: end + 0.1,
+                state: ManagementState::Emergency,
+            },
+        ));
+        h.step();
+        assert_ne!(h.state().state.status, ManagementState::Emergency);
+    }
+
+    #[test]
+    fn commands_go_only_to_the_focused_arm() {
+        let (_, b) = ids();
+        let (mut h, mut out, end) = vehicle(&[]);
+        open_list(&mut h);
+        pick(&mut h, b);
+        network_focuses(&mut h, b, end);
+        h.get_by_label("E-STOP 126.1.11").click();
+        h.step();
+        assert_eq!(out.sent(), [Command::Select(b), Command::SetEmergency]);
+    }
+
+    #[test]
+    fn a_confirmation_opened_on_one_arm_sends_nothing_after_focusing_another() {
+        let (a, b) = ids();
+        let held = |id| {
+            Update::for_arm(
+                id,
+                Update::Control {
+                    t: 1.0,
+                    state: ControlState::Held { authority: 100 },
+                },
+            )
+        };
+        let (mut h, mut out, end) = vehicle(&[held(a), held(b)]);
+        let goal = ArmFile::demo().presets[3].clone();
+        h.get_by_label_contains(&goal.name).click();
+        h.step();
+        h.get_by_label_contains("Go to").click();
+        h.step();
+        h.step();
+        assert!(
+            h.query_by_label("Confirm").is_some(),
+            "the question is open"
+        );
+        assert_eq!(h.state().view.confirm_arm, Some(a));
+        // Focus moves to b (which would accept the move too) while the question is open.
+        network_focuses(&mut h, b, end);
+        if let Some(confirm) = h.query_by_label("Confirm") {
+            confirm.click();
+            h.step();
+        }
+        assert!(!out.sent_a_preset_move(), "{:?}", out.sent());
+    }
+
+    #[test]
+    fn stop_all_reaches_every_arm_of_the_vehicle_without_asking() {
+        let (mut h, mut out, _) = vehicle(&[]);
+        h.get_by_label("STOP ALL 2 arms of 126").click();
+        h.step();
+        assert_eq!(out.sent(), [Command::SetEmergencyAll]);
+        assert!(h.query_by_label("Confirm").is_none(), "no question");
+        h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::E);
+        h.step();
+        assert_eq!(
+            out.sent(),
+            [Command::SetEmergencyAll, Command::SetEmergencyAll],
+            "Shift+E is stop all, not also E"
+        );
+    }
+
+    #[test]
+    fn scrubbed_back_the_arm_list_shows_each_arm_then_and_picking_one_focuses_it_live() {
+        let (a, b) = ids();
+        let (mut h, mut out, end) = vehicle(&[]);
+        // b goes into emergency after the drawn time.
+        h.state_mut().apply(&Update::for_arm(
+            b,
+            Update::Status {
+                t: end + 0.5,
+                state: ManagementState::Emergency,
+            },
+        ));
+        h.state_mut().freeze_clock(end + 1.0);
+        h.state_mut().seek(end - 0.2);
+        h.step();
+        h.step();
+        let b_then = row(&h, b);
+        assert!(!b_then.contains("EMERGENCY"), "{b_then}");
+        assert_eq!(h.state().view.arm.drawn_arms(), [a, b]);
+        pick(&mut h, b);
+        assert_eq!(out.sent(), [Command::Select(b)]);
+    }
+
+    #[test]
+    fn r_frames_the_whole_vehicle_f_the_focused_arm_and_a_new_focus_reframes() {
+        let (a, b) = ids();
+        let (mut h, _, end) = vehicle(&[]);
+        let base = |h: &Harness<'_, OcuApp>, id: ComponentId| {
+            let s = h.state().session().read().unwrap();
+            s.arm(id)
+                .unwrap()
+                .latest
+                .spec
+                .as_ref()
+                .unwrap()
+                .mount
+                .unwrap()
+                .position
+        };
+        let (base_a, base_b) = (base(&h, a), base(&h, b));
+        h.key_press(egui::Key::R);
+        h.step();
+        h.step();
+        let panel = &h.state().view.arm;
+        let size = panel.rect.unwrap().size();
+        for p in [base_a, base_b] {
+            let [x, y] = panel.camera.project(p, [size.x, size.y]).unwrap();
+            assert!(
+                (0.0..=size.x).contains(&x) && (0.0..=size.y).contains(&y),
+                "{p:?} at {x},{y} outside {size:?}"
+            );
+        }
+        let whole = panel.camera.distance;
+        h.key_press(egui::Key::F);
+        h.step();
+        assert!(
+            h.state().view.arm.camera.distance < whole,
+            "the arm alone is framed closer than the vehicle"
+        );
+        // Focusing b frames b: the camera's target moves to b's side of the vehicle.
+        network_focuses(&mut h, b, end);
+        let target = h.state().view.arm.camera.target;
+        assert!(
+            (target[1] - base_b[1]).abs() < (target[1] - base_a[1]).abs(),
+            "target {target:?}, bases {base_a:?} {base_b:?}"
+        );
     }
 }

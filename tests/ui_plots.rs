@@ -24,7 +24,7 @@ use jaus_ocu::ui::time_control::Shown;
 /// through 60 N at 10 s and falls back at 12 s, and a signal flapping stale 100 times.
 fn app(settings: Settings) -> OcuApp {
     let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
-    let mut app = OcuApp::new(LiveKind::Simulated, Some(net), None, settings);
+    let mut app = OcuApp::new(LiveKind::Simulated, Some(net), Vec::new(), settings);
     for i in 0..2000 {
         let t = f64::from(i) * 0.01;
         let fz = if (10.0..12.0).contains(&t) {
@@ -105,6 +105,7 @@ fn a_crossed_threshold_is_a_timeline_mark_and_the_kind_filter_hides_marks() {
     let mut h = harness(app(settings));
     h.step();
     let marks = read_session(h.state().session())
+        .focused()
         .marks
         .iter()
         .map(|m| (m.t, m.kind, m.end))
@@ -114,6 +115,7 @@ fn a_crossed_threshold_is_a_timeline_mark_and_the_kind_filter_hides_marks() {
     assert!((marks[0].0 - 10.0).abs() < 0.011 && marks[0].2.is_some());
     // 100 stale flips, 0.1 s apart: one stale episode.
     let stale = read_session(h.state().session())
+        .focused()
         .marks
         .iter()
         .filter(|m| m.kind == MarkKind::Stale)

@@ -5,6 +5,9 @@
 //! Actions run in the order given, in one session: control is held from the first action that
 //! needs it until the process ends (its shutdown releases control, as the GUI's does). An action
 //! that needs control (go-to, resume, standby) requests it first when it is not held.
+//!
+//! The commands go to the arm `--component` names; when several manipulators answer and none
+//! is named, nothing is commanded (exit 4): the first to answer is not the operator's choice.
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +18,7 @@ use serde_json::{Value, json};
 use super::probe::{NetArgs, components_text};
 use crate::model::state::ArmState;
 use crate::model::update::{Command, ControlState, ManagementState, Outcome, Update};
+use crate::model::vehicle::Vehicle;
 use crate::net::thread::NetHandle;
 
 /// Exit status: every action happened.
@@ -23,6 +27,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_NOT_DONE: i32 = 1;
 /// Exit status: no manipulator found within `--timeout`.
 pub const EXIT_NO_ARM: i32 = 3;
+/// Exit status: several manipulators answered and `--component` did not say which to command.
+pub const EXIT_WHICH_ARM: i32 = 4;
 
 /// Arguments of `jaus-ocu control`.
 #[derive(Debug, Args)]
@@ -105,10 +111,11 @@ fn parse_actions(words: &[String]) -> Result<Vec<Action>> {
     Ok(actions)
 }
 
-/// The session: the network side and the state its updates built.
+/// The session: the network side and the state its updates built (every arm followed; the
+/// commands and their outcomes are the focused arm's, `--component` or the first found).
 struct Session {
     handle: NetHandle,
-    state: ArmState,
+    vehicle: Vehicle<ArmState>,
 }
 
 impl Session {
@@ -131,14 +138,19 @@ impl Session {
                 .recv_timeout(left.min(Duration::from_millis(100)))
             {
                 Ok(u) => {
-                    self.state.apply(&u);
-                    if done(&self.state, &u) {
+                    self.vehicle.apply(&u);
+                    let (arm, fact) = u.split();
+                    // What is said about another arm is not about this command's.
+                    if arm.is_some() && arm != self.vehicle.focused_id() {
+                        continue;
+                    }
+                    if done(self.vehicle.focused(), fact) {
                         return true;
                     }
                 }
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                     if done(
-                        &self.state,
+                        self.vehicle.focused(),
                         &Update::Error {
                             t: 0.0,
                             message: String::new(),
@@ -216,6 +228,52 @@ fn outcome_json(o: &Outcome) -> Value {
     }
 }
 
+/// Why no manipulator is ready to command, in words.
+fn not_ready(st: &ArmState, need_presets: bool) -> String {
+    match st.selected {
+        None if st.components.is_empty() => "no JAUS component answered".to_string(),
+        None => format!(
+            "{} component(s) answered, none is a manipulator:\n{}",
+            st.components.len(),
+            components_text(st)
+        ),
+        Some(id) if st.spec.is_none() => {
+            format!("manipulator {id} never sent its specification")
+        }
+        Some(id) if need_presets && st.presets.is_empty() => {
+            format!("manipulator {id} listed no preset poses")
+        }
+        Some(id) => format!("the status of manipulator {id} stayed unknown"),
+    }
+}
+
+/// A command never goes to an arm the operator did not pick: on a vehicle of several arms
+/// without `--component`, says so and returns [`EXIT_WHICH_ARM`] (the caller stops the
+/// session).
+fn refuse_unnamed_arm(args: &ControlArgs, s: &Session) -> Option<i32> {
+    let arms: Vec<String> = s
+        .vehicle
+        .focused()
+        .components
+        .values()
+        .filter(|(c, _)| c.manipulator)
+        .map(|(c, _)| c.id.to_string())
+        .collect();
+    if args.net.component.is_some() || arms.len() < 2 {
+        return None;
+    }
+    let what = format!(
+        "{} manipulators answered ({}): name the one to command with --component S.N.C",
+        arms.len(),
+        arms.join(", ")
+    );
+    if args.json {
+        println!("{}", json!({ "error": what, "arms": arms }));
+    }
+    eprintln!("error: {what}. No command was sent.");
+    Some(EXIT_WHICH_ARM)
+}
+
 /// Runs the subcommand.
 pub fn run(args: &ControlArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -232,7 +290,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
     let handle = NetHandle::spawn(cfg)?;
     let mut s = Session {
         handle,
-        state: ArmState::default(),
+        vehicle: Vehicle::new(),
     };
     // The arm, its specification, its presets (when it has any) and its status.
     let need_presets = actions.iter().any(|a| matches!(a, Action::GoTo(_)));
@@ -242,27 +300,13 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             && (!need_presets || !st.presets.is_empty())
     });
     if !found {
-        let what = match s.state.selected {
-            None if s.state.components.is_empty() => "no JAUS component answered".to_string(),
-            None => format!(
-                "{} component(s) answered, none is a manipulator:\n{}",
-                s.state.components.len(),
-                components_text(&s.state)
-            ),
-            Some(id) if s.state.spec.is_none() => {
-                format!("manipulator {id} never sent its specification")
-            }
-            Some(id) if need_presets && s.state.presets.is_empty() => {
-                format!("manipulator {id} listed no preset poses")
-            }
-            Some(id) => format!("the status of manipulator {id} stayed unknown"),
-        };
+        let what = not_ready(s.vehicle.focused(), need_presets);
         if args.json {
             println!(
                 "{}",
                 json!({
                     "error": what, "looked_at": looked,
-                    "ocu_id": s.state.ocu_id.map(|id| id.to_string()),
+                    "ocu_id": s.vehicle.focused().ocu_id.map(|id| id.to_string()),
                 })
             );
         }
@@ -273,9 +317,15 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         s.handle.shutdown(Duration::from_millis(300));
         return Ok(EXIT_NO_ARM);
     }
+    if let Some(code) = refuse_unnamed_arm(args, &s) {
+        s.handle.shutdown(Duration::from_millis(300));
+        return Ok(code);
+    }
     let mut code = EXIT_OK;
     for action in &actions {
-        if action.needs_control() && !matches!(s.state.control, ControlState::Held { .. }) {
+        if action.needs_control()
+            && !matches!(s.vehicle.focused().control, ControlState::Held { .. })
+        {
             let o = s.run(
                 Command::RequestControl {
                     authority: args.authority,
@@ -283,7 +333,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                 command_wait,
             )?;
             if !o.succeeded() {
-                report(args.json, &Action::RequestControl, &o, &s.state);
+                report(args.json, &Action::RequestControl, &o, s.vehicle.focused());
                 code = EXIT_NOT_DONE;
                 break;
             }
@@ -302,7 +352,8 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             Action::Standby => (Command::Standby, command_wait),
             Action::GoTo(p) => {
                 let preset = s
-                    .state
+                    .vehicle
+                    .focused()
                     .presets
                     .iter()
                     .find(|x| x.id.to_string() == *p || x.name.eq_ignore_ascii_case(p));
@@ -310,7 +361,8 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                     Some(x) => (Command::GoToPreset { pose_id: x.id }, transition_wait),
                     None => {
                         let known: Vec<String> = s
-                            .state
+                            .vehicle
+                            .focused()
                             .presets
                             .iter()
                             .map(|x| format!("{} ({})", x.id, x.name))
@@ -319,7 +371,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                             "the arm has no preset `{p}`; it has {}",
                             known.join(", ")
                         ));
-                        report(args.json, action, &o, &s.state);
+                        report(args.json, action, &o, s.vehicle.focused());
                         code = EXIT_NOT_DONE;
                         break;
                     }
@@ -329,7 +381,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         let o = s.run(cmd, wait)?;
         // Let the state that judged it arrive before printing it.
         s.pump(Duration::from_millis(100), |_, _| false);
-        report(args.json, action, &o, &s.state);
+        report(args.json, action, &o, s.vehicle.focused());
         if !o.succeeded() {
             code = EXIT_NOT_DONE;
             break;

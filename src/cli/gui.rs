@@ -1,5 +1,6 @@
 //! The GUI entry points: `jaus-ocu` (arms on the network), `jaus-ocu demo` (the built-in
-//! simulated arm, started in-process and reached over real loopback UDP) and `jaus-ocu replay`.
+//! simulated arms, `--arms N` of them on one vehicle, started in-process and reached over real
+//! loopback UDP) and `jaus-ocu replay`.
 
 use std::net::SocketAddr;
 
@@ -14,6 +15,7 @@ use crate::net::fault::Faults;
 use crate::net::thread::NetConfig;
 use crate::sim::component::{Component, SimConfig};
 use crate::sim::host;
+use crate::sim::vehicle::{MAX_DEMO_ARMS, vehicle_arms};
 use crate::ui::sources::LiveKind;
 
 /// Options of the GUI on the network (`jaus-ocu` without a subcommand).
@@ -23,7 +25,8 @@ pub struct GuiArgs {
     /// multicast). 127.0.0.1:3794 and the multicast group are always queried too.
     #[arg(long, value_name = "ADDR")]
     pub connect: Vec<SocketAddr>,
-    /// The manipulator to select (default: the first one found).
+    /// The manipulator to focus: where commands go, what the gauges show (default: the first
+    /// one found). Every manipulator found is followed.
     #[arg(long, value_name = "S.N.C")]
     pub component: Option<JausId>,
     /// Local UDP address to bind.
@@ -41,6 +44,10 @@ pub struct DemoArgs {
     /// Arm description (TOML) or built-in name: demo, puma560, ur5e.
     #[arg(long, value_name = "FILE", default_value = "demo")]
     pub arm: String,
+    /// How many simulated arms the vehicle carries (1 to 8): IDs 126.1.10, 126.1.11, …, each
+    /// on its own loopback socket, mounted 0.8 m apart across the vehicle, facing outward.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=MAX_DEMO_ARMS as i64))]
+    pub arms: u8,
     /// The OCU's own JAUS ID (default: as `gui`).
     #[arg(long, value_name = "S.N.C")]
     pub jaus_id: Option<JausId>,
@@ -79,41 +86,48 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
         },
         ..NetConfig::default()
     };
-    crate::ui::run(LiveKind::Live, cfg, None)?;
+    crate::ui::run(LiveKind::Live, cfg, Vec::new())?;
     Ok(0)
 }
 
-/// Starts the simulator on loopback and the GUI connected to it.
+/// Starts the simulated arms on loopback and the GUI connected to every one of them.
 pub fn run_demo(args: &DemoArgs) -> Result<i32> {
     let arm = load_arm(&args.arm)?;
-    let socket =
-        host::bind(SocketAddr::from(([127, 0, 0, 1], 0))).context("starting the simulator")?;
-    let sim_addr = socket.local_addr()?;
-    let sim = host::spawn(
-        Component::new(
-            arm,
-            SimConfig {
-                tour: true,
-                seed: 1,
-                ..SimConfig::default()
-            },
-        ),
-        socket,
-        Faults::default(),
-        1,
-    )?;
+    let mut sims = Vec::new();
+    let mut connect = Vec::new();
+    let arms = vehicle_arms(&arm, usize::from(args.arms));
+    // The first arm is focused whichever answers first.
+    let first = arms.first().map(|(id, _)| *id);
+    for (id, arm) in arms {
+        let socket = host::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .with_context(|| format!("starting the simulated arm {id}"))?;
+        connect.push(socket.local_addr()?);
+        let cfg = SimConfig {
+            id,
+            tour: true,
+            seed: 1 + u64::from(id.component),
+            ..SimConfig::default()
+        };
+        sims.push(host::spawn(
+            Component::new(arm, cfg),
+            socket,
+            Faults::default(),
+            1,
+        )?);
+    }
     let identity = identity::choose(args.jaus_id, Role::Gui)?;
     tracing::info!("{}", identity.describe());
     let cfg = NetConfig {
         bind: SocketAddr::from(([127, 0, 0, 1], 0)),
         client: ClientConfig {
             id: identity.id,
-            connect: vec![sim_addr],
+            connect,
             multicast: None,
+            component: first,
             ..ClientConfig::default()
         },
         ..NetConfig::default()
     };
-    crate::ui::run(LiveKind::Simulated, cfg, Some(sim))?;
+    crate::ui::run(LiveKind::Simulated, cfg, sims)?;
     Ok(0)
 }

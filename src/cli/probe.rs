@@ -1,5 +1,6 @@
-//! `jaus-ocu probe`: the network side without a GUI. Discovers components, selects a
-//! manipulator and shows what the OCU knows of it, once (`--once`) or refreshed like `top`.
+//! `jaus-ocu probe`: the network side without a GUI. Discovers components, follows every
+//! manipulator and shows what the OCU knows of them (the focused one in full, every one in
+//! `arms`), once (`--once`) or refreshed like `top`.
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -14,6 +15,7 @@ use crate::jaus::{JausId, judp};
 use crate::model::arm::{ArmSpec, JointType};
 use crate::model::state::ArmState;
 use crate::model::update::{ControlState, LinkState, PoseState, Signal, Update};
+use crate::model::vehicle::Vehicle;
 use crate::net::client::ClientConfig;
 use crate::net::thread::{NetConfig, NetHandle};
 
@@ -44,7 +46,8 @@ pub struct NetArgs {
     /// queried too.
     #[arg(long, value_name = "ADDR")]
     pub connect: Vec<SocketAddr>,
-    /// The manipulator to select (default: the first one found).
+    /// The manipulator to focus: where commands go, shown first (default: the first one
+    /// found). Every manipulator found is followed.
     #[arg(long, value_name = "S.N.C")]
     pub component: Option<JausId>,
     /// Local UDP address to bind.
@@ -131,8 +134,9 @@ fn pose_json(p: PoseState) -> Value {
     }
 }
 
-/// The probe's JSON object for the selected arm.
-pub fn to_json(s: &ArmState) -> Value {
+/// One arm's JSON object: what `probe --json` writes at the top level for the focused arm
+/// and in `arms` for every arm.
+pub fn arm_json(s: &ArmState) -> serde_json::Map<String, Value> {
     let component = s.selected.and_then(|id| s.components.get(&id));
     let joints: Vec<Value> = s
         .spec
@@ -162,11 +166,7 @@ pub fn to_json(s: &ArmState) -> Value {
         })
         .unwrap_or_default();
     let frames = s.tool_point_frames();
-    json!({
-        "ocu_id": s.ocu_id.map(|id| id.to_string()),
-        "id_conflict": s.id_conflict.as_ref().map(|c| json!({
-            "address": c.address.map(|a| a.to_string()), "evidence": c.evidence,
-        })),
+    let object = json!({
         "component": s.selected.map(|id| id.to_string()),
         "address": component.map(|c| c.0.address.to_string()),
         "identification": component.and_then(|c| c.0.identification.clone()),
@@ -187,6 +187,25 @@ pub fn to_json(s: &ArmState) -> Value {
         "presets": s.presets.iter().map(|p| json!({"id": p.id, "name": p.name, "positions": p.positions})).collect::<Vec<_>>(),
         "current_pose": pose_json(s.pose),
         "stale": s.stale.iter().filter(|(_, v)| **v).map(|(k, _)| k.name()).collect::<Vec<_>>(),
+    });
+    match object {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The probe's JSON object: the focused arm's fields at the top level (as before several
+/// arms were followed), the network's (our ID, components, counters), and `arms`, one object
+/// per manipulator followed with the same per-arm fields.
+pub fn to_json(v: &Vehicle<ArmState>) -> Value {
+    let s = v.focused();
+    let mut object = arm_json(s);
+    let network = json!({
+        "ocu_id": s.ocu_id.map(|id| id.to_string()),
+        "id_conflict": s.id_conflict.as_ref().map(|c| json!({
+            "address": c.address.map(|a| a.to_string()), "evidence": c.evidence,
+        })),
+        "arms": v.arms().map(|(_, a)| Value::Object(arm_json(a))).collect::<Vec<_>>(),
         "components": s.components.values().map(|(c, lost)| json!({
             "id": c.id.to_string(), "address": c.address.to_string(), "manipulator": c.manipulator, "lost": lost,
         })).collect::<Vec<_>>(),
@@ -195,9 +214,40 @@ pub fn to_json(s: &ArmState) -> Value {
             "not_for_us": s.stats.not_for_us, "duplicates": s.stats.duplicates, "foreign_reports": s.stats.foreign_reports,
             "unexpected": s.stats.unexpected, "sent": s.stats.sent, "id_conflicts": s.stats.id_conflicts,
             "queue_dropped": s.stats.queue_dropped, "kernel_dropped": s.stats.kernel_dropped,
+            "arms_not_followed": s.stats.arms_not_followed,
             "scheduling": s.stats.scheduling.label(),
         },
-    })
+    });
+    if let Value::Object(n) = network {
+        object.extend(n);
+    }
+    Value::Object(object)
+}
+
+/// The probe's text screen: the focused arm in full, then one line per other arm.
+pub fn vehicle_text(v: &Vehicle<ArmState>, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
+    let mut o = to_text(v.focused(), rates);
+    let others: Vec<_> = v
+        .arms()
+        .filter(|(id, _)| Some(*id) != v.focused_id())
+        .collect();
+    if !others.is_empty() {
+        let _ = writeln!(o, "\nother arms:");
+    }
+    for (id, s) in others {
+        let tool = s
+            .tool_point_frames()
+            .map(|(_, [x, y, z])| format!(", tool point (vehicle) ({x:.4}, {y:.4}, {z:.4}) m"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "  {id}: link {}, status {:?}, {}{tool}",
+            LinkState::name(s.link),
+            s.status,
+            s.control_words()
+        );
+    }
+    o
 }
 
 fn fmt_opt(v: Option<f64>, unit: &str) -> String {
@@ -462,6 +512,8 @@ fn give_up(args: &ProbeArgs, state: &ArmState, looked: &str, handle: NetHandle) 
 
 /// `--once`: how long presets and the first F/T sample get to follow the positions.
 const STATS_SETTLE: Duration = Duration::from_millis(300);
+/// `--once`: the longest wait for the other arms to be complete once the focused one is.
+const ARMS_WAIT: Duration = Duration::from_secs(2);
 /// `--once`: the longest wait after that for fresh counters (they come once a second).
 const STATS_WAIT: Duration = Duration::from_millis(1500);
 
@@ -476,7 +528,7 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
     let (cfg, _identity) = args.net.net_config()?;
     let looked = args.net.looked_at(&cfg);
     let handle = NetHandle::spawn(cfg)?;
-    let mut state = ArmState::default();
+    let mut vehicle: Vehicle<ArmState> = Vehicle::new();
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(args.timeout);
     // None until the first screen: the first refresh draws at once.
@@ -493,7 +545,7 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
             Ok(u) => {
                 for u in std::iter::once(u).chain(handle.updates().try_iter()) {
                     fresh_stats |= settled_at.is_some() && matches!(u, Update::Stats { .. });
-                    state.apply(&u);
+                    vehicle.apply(&u);
                 }
             }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
@@ -502,21 +554,28 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
             }
         }
         let now = Instant::now();
+        let state = vehicle.focused();
         if state.is_complete() && complete_at.is_none() {
             complete_at = Some(now);
         }
         if args.once {
-            // Give presets and the first F/T sample a moment to follow the positions.
-            if settled_at.is_none() && complete_at.is_some_and(|t| now - t > STATS_SETTLE) {
+            // Give presets and the first F/T sample a moment to follow the positions, and
+            // the other arms (found in the same discovery rounds) a moment to be complete too.
+            let others_complete = vehicle.arms().all(|(_, a)| a.is_complete());
+            if settled_at.is_none()
+                && complete_at.is_some_and(|t| {
+                    now - t > STATS_SETTLE && (others_complete || now - t > ARMS_WAIT)
+                })
+            {
                 settled_at = Some(now);
             }
             // Then the next counters (at most a second away), so that `stats` says what
             // happened, kernel drops and scheduling included.
             if settled_at.is_some_and(|t| fresh_stats || now - t > STATS_WAIT) {
                 if args.json {
-                    println!("{}", to_json(&state));
+                    println!("{}", to_json(&vehicle));
                 } else {
-                    print!("{}", to_text(&state, None));
+                    print!("{}", vehicle_text(&vehicle, None));
                 }
                 handle.shutdown(Duration::from_millis(300));
                 return Ok(0);
@@ -530,7 +589,7 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
         let none_is_an_arm =
             state.selected.is_none() && first_component.is_some_and(|t| now - t > NOT_AN_ARM_AFTER);
         if (now >= deadline || none_is_an_arm) && complete_at.is_none() {
-            return Ok(give_up(args, &state, &looked, handle));
+            return Ok(give_up(args, state, &looked, handle));
         }
         if !args.once && last_draw.is_none_or(|t| now - t >= Duration::from_millis(500)) {
             last_draw = Some(now);
@@ -547,9 +606,9 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
                     / dt
             };
             if args.json {
-                println!("{}", to_json(&state));
+                println!("{}", to_json(&vehicle));
             } else {
-                print!("\x1b[2J\x1b[H{}", to_text(&state, Some(&rates)));
+                print!("\x1b[2J\x1b[H{}", vehicle_text(&vehicle, Some(&rates)));
             }
         }
     }

@@ -3,7 +3,8 @@
 //! first, in memory, so the picture shows the arm away from home and the plots filled. With
 //! `--replay FILE`, the replay window of a recording or capture at `--at` seconds instead;
 //! with `--scenario emergency|emergency-held|taken|lost`, the session ends in an emergency
-//! stop (without or with control held), another OCU taking control, or a lost link.
+//! stop (without or with control held), another OCU taking control, or a lost link;
+//! `--scenario vehicle-two-arms` is two arms on one vehicle.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -44,7 +45,8 @@ pub struct ScreenshotArgs {
     /// How the simulated session ends: normal, emergency (then the emergency stop pressed,
     /// and a second more), emergency-held (control taken, then the emergency stop),
     /// taken (control taken, then another OCU with a higher authority takes it), lost (then
-    /// the arm silent for 4 s: the link lost).
+    /// the arm silent for 4 s: the link lost), vehicle-two-arms (two arms on one vehicle,
+    /// 126.1.10 and 126.1.11 at their own mounts).
     #[arg(
         long,
         value_name = "NAME",

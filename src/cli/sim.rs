@@ -8,8 +8,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 
 use crate::jaus::{Dialect, JausId, judp};
-use crate::net::fault::Faults;
 use crate::model::arm::Mount;
+use crate::net::fault::Faults;
 use crate::sim::arm_file::ArmFile;
 use crate::sim::component::{Component, DEFAULT_ID, SimConfig};
 use crate::sim::host;

@@ -459,8 +459,10 @@ pub struct NetStats {
     pub duplicates: u64,
     /// Events dropped as older than the last one applied (reordered in flight).
     pub out_of_order: u64,
-    /// Reports from components other than the selected one (not applied).
+    /// Reports from components that are not followed manipulators (not applied).
     pub foreign_reports: u64,
+    /// Manipulators found but not followed: [`MAX_ARMS`] were followed already.
+    pub arms_not_followed: u64,
     /// Messages we did not expect (unknown event IDs, stray replies).
     pub unexpected: u64,
     /// Signs that another client uses our JAUS ID (a datagram with our ID we did not send,

@@ -18,19 +18,61 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use super::session::Session;
+use super::state::ArmState;
 use super::update::{ComponentId, MAX_ARMS, Update};
+
+/// What a [`Vehicle`] keeps per arm: a [`Session`] (state and histories, the UI and replay)
+/// or only the latest [`ArmState`] (the headless tools, which run for hours and draw no
+/// history). Both take updates through their one `apply`.
+pub trait ArmStore {
+    /// An empty store.
+    fn empty() -> Self;
+    /// Applies one (unwrapped) update.
+    fn apply(&mut self, u: &Update);
+    /// The state after every update applied.
+    fn state(&self) -> &ArmState;
+    /// The force threshold crossings are marked against (stores without marks ignore it).
+    fn set_force_threshold(&mut self, _threshold: Option<f64>) {}
+}
+
+impl ArmStore for Session {
+    fn empty() -> Self {
+        Session::new()
+    }
+    fn apply(&mut self, u: &Update) {
+        Session::apply(self, u);
+    }
+    fn state(&self) -> &ArmState {
+        &self.latest
+    }
+    fn set_force_threshold(&mut self, threshold: Option<f64>) {
+        Session::set_force_threshold(self, threshold);
+    }
+}
+
+impl ArmStore for ArmState {
+    fn empty() -> Self {
+        ArmState::default()
+    }
+    fn apply(&mut self, u: &Update) {
+        ArmState::apply(self, u);
+    }
+    fn state(&self) -> &ArmState {
+        self
+    }
+}
 
 /// A vehicle shared between a loader or the live intake (appending) and the UI (drawing).
 pub type SharedVehicle = Arc<RwLock<Vehicle>>;
 
 /// The sessions of every manipulator seen, and of the network.
-#[derive(Debug, Clone, Default)]
-pub struct Vehicle {
+#[derive(Debug, Clone)]
+pub struct Vehicle<S = Session> {
     /// One session per arm, by ID.
-    arms: BTreeMap<ComponentId, Session>,
+    arms: BTreeMap<ComponentId, S>,
     /// Facts of the network only: what a new arm's session starts from, and what shows
     /// while no arm is known.
-    network: Session,
+    network: S,
     /// The arm last named by [`Update::Selected`].
     focused: Option<ComponentId>,
     /// Updates about arms past [`MAX_ARMS`], not kept.
@@ -39,12 +81,21 @@ pub struct Vehicle {
     force_threshold: Option<f64>,
 }
 
-impl Vehicle {
+impl<S: ArmStore> Default for Vehicle<S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S: ArmStore> Vehicle<S> {
     /// No arm yet.
     pub fn new() -> Self {
         Self {
-            network: Session::new(),
-            ..Self::default()
+            arms: BTreeMap::new(),
+            network: S::empty(),
+            focused: None,
+            refused_arms: 0,
+            force_threshold: None,
         }
     }
 
@@ -82,15 +133,15 @@ impl Vehicle {
 
     /// The session of `arm`, created at `t` from the network's facts on first sight; `None`
     /// (and counted) past [`MAX_ARMS`].
-    fn arm_session(&mut self, arm: ComponentId, t: f64) -> Option<&mut Session> {
+    fn arm_session(&mut self, arm: ComponentId, t: f64) -> Option<&mut S> {
         if !self.arms.contains_key(&arm) {
             if self.arms.len() >= MAX_ARMS {
                 self.refused_arms += 1;
                 return None;
             }
-            let mut s = Session::new();
+            let mut s = S::empty();
             s.set_force_threshold(self.force_threshold);
-            let known = &self.network.latest;
+            let known = self.network.state();
             for (info, lost) in known.components.values() {
                 s.apply(&Update::Component {
                     t,
@@ -128,7 +179,7 @@ impl Vehicle {
     }
 
     /// The focused arm's session; the network's while no arm is focused.
-    pub fn focused(&self) -> &Session {
+    pub fn focused(&self) -> &S {
         self.focused
             .and_then(|id| self.arms.get(&id))
             .unwrap_or(&self.network)
@@ -136,18 +187,18 @@ impl Vehicle {
 
     /// The session of `id`, else the focused one ([`Vehicle::focused`]): what a view that
     /// picked an arm of its own draws.
-    pub fn arm_or_focused(&self, id: Option<ComponentId>) -> &Session {
+    pub fn arm_or_focused(&self, id: Option<ComponentId>) -> &S {
         id.and_then(|id| self.arms.get(&id))
             .unwrap_or_else(|| self.focused())
     }
 
     /// The session of one arm.
-    pub fn arm(&self, id: ComponentId) -> Option<&Session> {
+    pub fn arm(&self, id: ComponentId) -> Option<&S> {
         self.arms.get(&id)
     }
 
     /// Every arm's session, by ID.
-    pub fn arms(&self) -> impl Iterator<Item = (ComponentId, &Session)> {
+    pub fn arms(&self) -> impl Iterator<Item = (ComponentId, &S)> {
         self.arms.iter().map(|(id, s)| (*id, s))
     }
 
@@ -157,7 +208,7 @@ impl Vehicle {
     }
 
     /// The network's own session (facts of no arm).
-    pub fn network(&self) -> &Session {
+    pub fn network(&self) -> &S {
         &self.network
     }
 
@@ -165,7 +216,9 @@ impl Vehicle {
     pub fn refused_arms(&self) -> u64 {
         self.refused_arms
     }
+}
 
+impl Vehicle<Session> {
     /// First and last update times of any arm or the network.
     pub fn span(&self) -> Option<(f64, f64)> {
         self.arms
@@ -244,7 +297,7 @@ mod tests {
 
     #[test]
     fn each_arm_keeps_its_own_samples() {
-        let mut v = Vehicle::new();
+        let mut v: Vehicle = Vehicle::new();
         v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
         v.apply(&Update::for_arm(id(11), positions(1.5, 0.2)));
         v.apply(&Update::for_arm(id(10), positions(2.0, 0.3)));
@@ -259,7 +312,7 @@ mod tests {
 
     #[test]
     fn unwrapped_arm_facts_go_to_the_focused_arm_and_news_to_every_arm() {
-        let mut v = Vehicle::new();
+        let mut v: Vehicle = Vehicle::new();
         v.apply(&Update::Selected { t: 0.0, id: id(10) });
         v.apply(&positions(1.0, 0.1));
         v.apply(&Update::for_arm(id(11), positions(1.0, 0.2)));
@@ -277,7 +330,7 @@ mod tests {
 
     #[test]
     fn a_new_arm_starts_from_what_the_network_knows() {
-        let mut v = Vehicle::new();
+        let mut v: Vehicle = Vehicle::new();
         v.apply(&Update::Identity {
             t: 0.0,
             id: ComponentId::new(200, 4, 1),
@@ -291,7 +344,7 @@ mod tests {
 
     #[test]
     fn arms_past_the_bound_are_counted_not_kept() {
-        let mut v = Vehicle::new();
+        let mut v: Vehicle = Vehicle::new();
         for c in 0..=u8::try_from(MAX_ARMS).unwrap() {
             v.apply(&Update::for_arm(id(c + 1), positions(1.0, 0.0)));
         }

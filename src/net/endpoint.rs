@@ -13,7 +13,7 @@
 //! - Source: a wildcard source, or one with a reserved 0 part, is malformed.
 //! - Peers: every other block refreshes its sender in the peer table (address, time heard).
 //!   The table is bounded: when it is full, the least recently heard peer is forgotten first,
-//!   never the pinned one ([`Endpoint::pin`], the client's selected arm). An addressed endpoint
+//!   never a pinned one ([`Endpoint::pin`], the client's followed arms). An addressed endpoint
 //!   keys peers by source; a promiscuous one by (source, destination), because a peer may number
 //!   its blocks per destination and the observer sees both directions.
 //! - ACK duty: an addressed endpoint answers every ACK request (duplicates and fragments
@@ -265,7 +265,8 @@ fn link_source(key: Link) -> JausId {
 struct Peers<P> {
     map: HashMap<Link, Peer<P>>,
     max: usize,
-    pinned: Option<JausId>,
+    /// Peers never forgotten (the client's followed arms; at most `MAX_ARMS` of them).
+    pinned: Vec<JausId>,
 }
 
 impl<P: Default> Peers<P> {
@@ -281,11 +282,11 @@ impl<P: Default> Peers<P> {
     /// The peer of `key`, added with `addr` and `now` if new.
     fn entry(&mut self, key: Link, addr: SocketAddr, now: f64) -> &mut Peer<P> {
         if self.map.len() >= self.max && !self.map.contains_key(&key) {
-            let pinned = self.pinned;
+            let pinned = &self.pinned;
             let oldest = self
                 .map
                 .iter()
-                .filter(|(k, _)| Some(link_source(**k)) != pinned)
+                .filter(|(k, _)| !pinned.contains(&link_source(**k)))
                 .min_by(|a, b| a.1.last_heard.total_cmp(&b.1.last_heard))
                 .map(|(k, _)| *k);
             if let Some(k) = oldest {
@@ -344,7 +345,7 @@ impl<P: Default> Endpoint<P> {
             peers: Peers {
                 map: HashMap::new(),
                 max: max.max(1),
-                pinned: None,
+                pinned: Vec::new(),
             },
             reassembler: Reassembler::default(),
             stats: EndpointStats::default(),
@@ -378,9 +379,11 @@ impl<P: Default> Endpoint<P> {
         }
     }
 
-    /// Keeps `id` in the peer table whatever the bound (`None`: no pinned peer).
-    pub fn pin(&mut self, id: Option<JausId>) {
-        self.peers.pinned = id;
+    /// Keeps `ids` in the peer table whatever the bound (the client's followed arms, a
+    /// bounded few).
+    pub fn pin(&mut self, ids: &[JausId]) {
+        self.peers.pinned.clear();
+        self.peers.pinned.extend_from_slice(ids);
     }
 
     fn key(&self, source: JausId, destination: JausId) -> Link {
@@ -707,7 +710,7 @@ mod tests {
         let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 2);
         let from = |id: JausId| judp::single(&Header::new(ME, id, 1), &[0x02, 0x20]).unwrap();
         let c = JausId::new(200, 1, 3);
-        ep.pin(Some(A));
+        ep.pin(&[A]);
         kinds(&mut ep, 0.0, &from(A));
         kinds(&mut ep, 1.0, &from(B));
         kinds(&mut ep, 2.0, &from(c));

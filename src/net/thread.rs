@@ -23,17 +23,22 @@ use tracing::{debug, info, warn};
 /// The updates an operator's log should hold (the terminal of `gui`, `demo`, `probe`):
 /// errors in words, staleness, the link, control lost, and a conflict over our JAUS ID.
 fn log_update(u: &Update) {
+    let (arm, u) = u.split();
+    // "126.1.10: " before what is about one arm.
+    let arm = arm.map(|a| format!("{a}: ")).unwrap_or_default();
     match u {
-        Update::Error { message, .. } => warn!("net: {message}"),
+        Update::Error { message, .. } => warn!("net: {arm}{message}"),
         Update::Stale { t, signal, stale } => {
             info!(
-                "net: {} {} at {t:.3} s",
+                "net: {arm}{} {} at {t:.3} s",
                 signal.name(),
                 if *stale { "stale" } else { "fresh again" }
             );
         }
-        Update::Link { t, state } => info!("net: link {} at {t:.3} s", state.name()),
-        Update::ControlLost { t, reason } => warn!("net: control lost at {t:.3} s: {reason}"),
+        Update::Link { t, state } => info!("net: {arm}link {} at {t:.3} s", state.name()),
+        Update::ControlLost { t, reason } => {
+            warn!("net: {arm}control lost at {t:.3} s: {reason}");
+        }
         Update::Identity { id, conflict, .. } => match conflict {
             Some(c) => warn!(
                 "net: JAUS ID {id} is also used by another client: {}",

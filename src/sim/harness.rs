@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use crate::jaus::judp::{self, AckNak, DataFlags, Datagram, Header};
 use crate::jaus::{JausId, Message};
-use crate::model::update::Update;
+use crate::model::update::{ComponentId, Update};
 use crate::net::client::{Client, ClientConfig, Output};
 use crate::net::fault::{FaultInjector, Faults};
 use crate::net::socket::Outgoing;
@@ -119,8 +119,13 @@ pub struct SimNet {
     pub drop_to_client: Option<DropHook>,
     /// Extra delay of each datagram from peers to the client.
     pub delay_to_client: Option<DelayHook>,
-    /// Every update the client published, in order.
+    /// Every fact the client published, in order, unwrapped: what a test of one arm asserts
+    /// on ([`SimNet::update_arms`] says which arm each is about; [`SimNet::published`] gives
+    /// them as published).
     pub updates: Vec<Update>,
+    /// The arm each of [`SimNet::updates`] is about (the [`Update::Arm`] it came in), `None`
+    /// for facts of the network.
+    pub update_arms: Vec<Option<ComponentId>>,
     /// Datagrams peers sent to addresses other than the client's.
     pub stray: Vec<Outgoing>,
 }
@@ -165,6 +170,7 @@ impl SimNet {
             drop_to_client: None,
             delay_to_client: None,
             updates: Vec::new(),
+            update_arms: Vec::new(),
             stray: Vec::new(),
         }
     }
@@ -212,7 +218,42 @@ impl SimNet {
     }
 
     fn collect(&mut self) {
-        self.updates.append(&mut self.out.updates);
+        for u in self.out.updates.drain(..) {
+            match u {
+                Update::Arm { arm, update } => {
+                    self.updates.push(*update);
+                    self.update_arms.push(Some(arm));
+                }
+                u => {
+                    self.updates.push(u);
+                    self.update_arms.push(None);
+                }
+            }
+        }
+    }
+
+    /// The updates from the `from`-th on, as the client published them (per-arm facts in
+    /// [`Update::Arm`]): what the network thread sends the UI.
+    pub fn published(&self, from: usize) -> Vec<Update> {
+        self.updates
+            .iter()
+            .zip(&self.update_arms)
+            .skip(from)
+            .map(|(u, arm)| match arm {
+                Some(arm) => Update::for_arm(*arm, u.clone()),
+                None => u.clone(),
+            })
+            .collect()
+    }
+
+    /// The facts about arm `arm` from the `from`-th update on, unwrapped.
+    pub fn facts_of(&self, arm: ComponentId, from: usize) -> impl Iterator<Item = &Update> {
+        self.updates
+            .iter()
+            .zip(&self.update_arms)
+            .skip(from)
+            .filter(move |(_, a)| **a == Some(arm))
+            .map(|(u, _)| u)
     }
 
     /// Runs the client's timers now.
@@ -472,7 +513,7 @@ pub fn simulated_session(
     for _ in 0..=steps {
         net.step_with(&mut |p| wire(p.t, p.direction, p.bytes));
     }
-    net.updates
+    net.published(0)
 }
 
 #[cfg(test)]

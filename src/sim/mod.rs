@@ -11,3 +11,4 @@ pub mod component;
 pub mod harness;
 pub mod host;
 pub mod motion;
+pub mod vehicle;

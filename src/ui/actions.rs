@@ -13,7 +13,7 @@ use super::notices::NoticeLevel;
 use super::sources::read_session;
 use super::time_control::{Shown, TimeCommand};
 use super::view3d;
-use crate::model::update::{Command, ControlState, ManagementState};
+use crate::model::update::{Command, ComponentId, ControlState, ManagementState};
 
 /// A request from a panel, a dialog or a key.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,8 +22,11 @@ pub enum Action {
     Ui(UiCommand),
     /// Move the drawn time.
     Time(TimeCommand),
-    /// A command to the arm built by the panel (e.g. selecting another arm).
+    /// A command to the arm built by the panel (e.g. focusing another live arm).
     Send(Command),
+    /// Bring this arm into view ([`OcuApp::focus_arm`]: live, the network focuses it; in a
+    /// replay, the view does).
+    Focus(ComponentId),
     /// Preview this preset as a ghost (or stop previewing).
     Preview(Option<u8>),
     /// Ask the operator to confirm before the command leaves.
@@ -43,6 +46,7 @@ impl OcuApp {
             Action::Send(cmd) => {
                 self.command(cmd);
             }
+            Action::Focus(id) => self.focus_arm(id),
             Action::Preview(id) => self.view.preview = id,
             Action::Ask(confirm) => self.ask(confirm),
             Action::Answer(yes) => {
@@ -87,6 +91,10 @@ impl OcuApp {
                 // The emergency stop never asks twice.
                 self.command(Command::SetEmergency);
             }
+            UiCommand::EmergencyStopAll => {
+                // Nor does stopping every arm.
+                self.command(Command::SetEmergencyAll);
+            }
             // Only the live arm's emergency is cleared: an emergency drawn from the past is
             // not one to clear.
             UiCommand::ClearEmergency if self.live_in_emergency() => {
@@ -128,6 +136,7 @@ impl OcuApp {
             UiCommand::Home => self.time_command(TimeCommand::Home),
             UiCommand::End => self.time_command(TimeCommand::End),
             UiCommand::FitView => {
+                // The focused arm; R (reset) frames the whole vehicle.
                 let (live, _) = view3d::poses(&self.state, self.view.preview);
                 self.view.arm.fit(live.as_ref());
             }
@@ -149,13 +158,13 @@ impl OcuApp {
     }
 
     fn confirmed(&mut self, confirm: Confirm) {
-        // The question named one arm: if another was selected meanwhile, nothing is sent.
+        // The question named one arm: if another was focused meanwhile, nothing is sent.
         let now = self.live_state().and_then(|s| s.selected);
         if now != self.view.confirm_arm.take() {
             self.notify(
                 NoticeLevel::Warning,
                 format!(
-                    "Nothing sent: the live arm changed to {} while the question was open. \
+                    "Nothing sent: the focused arm changed to {} while the question was open. \
                      Ask again.",
                     now.map_or_else(|| "none".to_string(), |id| id.to_string())
                 ),
@@ -265,7 +274,7 @@ impl OcuApp {
                     return;
                 }
                 let session = self.session().clone();
-                match export::export_csv(session, path, t0, t1, self.egui_ctx.clone()) {
+                match export::export_csv(session, self.focus, path, t0, t1, self.egui_ctx.clone()) {
                     Ok(job) => self.jobs.exports.push(job),
                     Err(e) => self.notify(NoticeLevel::Error, e),
                 }

@@ -22,9 +22,9 @@ use super::recording::Recording;
 use super::sources::Sources;
 use super::time_control::{Shown, TimeControl};
 use super::{plots, view3d};
-use crate::model::vehicle::SharedVehicle;
 use crate::model::state::ArmState;
 use crate::model::update::{Command, CommandKind, ComponentId, ControlState, Outcome, Update};
+use crate::model::vehicle::SharedVehicle;
 use crate::net::thread::NetHandle;
 use crate::sim::host::SimHandle;
 
@@ -128,8 +128,10 @@ pub struct ViewState {
     /// A command awaiting confirmation.
     pub confirm: Option<Confirm>,
     /// The live arm the confirmation was asked about (a confirmation never goes to an arm
-    /// selected while it was open).
-    pub confirm_arm: Option<crate::model::update::ComponentId>,
+    /// focused while it was open).
+    pub confirm_arm: Option<ComponentId>,
+    /// The arm picked in a replay (focus there is the view's own; live it is the network's).
+    pub replay_focus: Option<ComponentId>,
     /// The help overlay.
     pub show_help: bool,
     /// The force/torque plots: following, visible range, decimation.
@@ -152,9 +154,15 @@ pub struct OcuApp {
     pub(crate) time: TimeControl,
     /// The facts drawn this frame: the live latest state, or the session's state at the cursor.
     pub state: ArmState,
-    /// What `state` was rebuilt for (time, loaded datagrams): `None` while it is the live
-    /// latest state.
-    pub(crate) drawn: Option<(f64, u64)>,
+    /// What `state` was rebuilt for (time, loaded datagrams, focused arm): `None` while it is
+    /// the live latest state.
+    pub(crate) drawn: Option<(f64, u64, Option<ComponentId>)>,
+    /// Every arm's state at the drawn time while the past is drawn (empty while following
+    /// live: the live sessions' latest states are read in place).
+    pub(crate) drawn_arms: Vec<(ComponentId, ArmState)>,
+    /// The arm the view is about this frame (`state` is its state): the network's focused
+    /// arm live, the operator's pick in a replay.
+    pub(crate) focus: Option<ComponentId>,
     /// UDP port of JUDP in captures opened from the UI.
     pub replay_port: u16,
     /// Persisted settings.
@@ -219,16 +227,16 @@ pub fn repaint_after(needs: RepaintNeeds) -> Option<Duration> {
 pub const DEFAULT_REPLAY_PORT: u16 = 3794;
 
 impl OcuApp {
-    /// An app on a live source: a running network side (and the simulator it talks to, in
+    /// An app on a live source: a running network side (and the simulators it talks to, in
     /// demo mode), or `None` for an app fed updates with [`OcuApp::apply`].
     pub fn new(
         kind: LiveKind,
         net: Option<NetHandle>,
-        sim: Option<SimHandle>,
+        sims: Vec<SimHandle>,
         settings: Settings,
     ) -> Self {
         let start = net.as_ref().map_or_else(Instant::now, NetHandle::start);
-        Self::from_sources(Sources::live(kind, net, sim), start, settings)
+        Self::from_sources(Sources::live(kind, net, sims), start, settings)
     }
 
     /// An app replaying `replay` (no live source).
@@ -244,6 +252,8 @@ impl OcuApp {
             time: TimeControl::live(),
             state: ArmState::default(),
             drawn: None,
+            drawn_arms: Vec::new(),
+            focus: None,
             replay_port: DEFAULT_REPLAY_PORT,
             settings,
             view: ViewState::default(),
@@ -311,6 +321,12 @@ impl OcuApp {
         self.sources.session()
     }
 
+    /// The arm the view is about this frame: the network's focused arm live, the arm picked
+    /// in a replay.
+    pub fn focus(&self) -> Option<ComponentId> {
+        self.focus
+    }
+
     /// The replay, when one is open.
     pub fn replay(&self) -> Option<&ReplayState> {
         self.sources.replay()
@@ -333,7 +349,8 @@ impl OcuApp {
             return false;
         }
         let live = self.live_state();
-        if cmd != Command::SetEmergency
+        // An emergency stop is never refused here.
+        if !matches!(cmd, Command::SetEmergency | Command::SetEmergencyAll)
             && let Some(why) = live.as_ref().and_then(super::live::conflict_refusal)
         {
             self.notify(NoticeLevel::Error, why);

@@ -28,8 +28,10 @@ pub enum UiCommand {
     ToggleHelp,
     /// Cancel a preview or confirmation, close the help.
     Cancel,
-    /// Emergency stop of the live arm.
+    /// Emergency stop of the focused live arm.
     EmergencyStop,
+    /// Emergency stop of every followed arm of the focused arm's subsystem (the vehicle).
+    EmergencyStopAll,
     /// Clear the emergency stop (asks for confirmation): the arm goes to STANDBY and stays
     /// stopped (reset is not restart: IEC 60204-1, ISO 13850).
     ClearEmergency,
@@ -62,9 +64,10 @@ pub enum UiCommand {
     Home,
     /// To the end of the session (live: follow now).
     End,
-    /// Fit the arm in the 3D view.
+    /// Frame the focused arm in the 3D view.
     FitView,
-    /// Reset the 3D camera (then fit the arm again).
+    /// Reset the 3D camera and frame the whole vehicle (every arm of the focused arm's
+    /// subsystem).
     ResetCamera,
 }
 
@@ -185,7 +188,8 @@ fn held(now: Modifiers, pattern: Modifiers) -> bool {
 impl UiCommand {
     /// Every command, in the order keys are matched: Ctrl combinations first (so that
     /// Ctrl+R does not also reset the camera with R), Shift+arrows before plain arrows.
-    pub const ALL: [UiCommand; 26] = [
+    /// Shift+E (stop all) is matched before E (stop the focused arm), as Shift+R before R.
+    pub const ALL: [UiCommand; 27] = [
         UiCommand::Open,
         UiCommand::ToggleRecording,
         UiCommand::ExportCsv,
@@ -194,6 +198,7 @@ impl UiCommand {
         UiCommand::BackToLive,
         UiCommand::ToggleHelp,
         UiCommand::Cancel,
+        UiCommand::EmergencyStopAll,
         UiCommand::EmergencyStop,
         UiCommand::ClearEmergency,
         UiCommand::ToggleControl,
@@ -247,7 +252,13 @@ impl UiCommand {
             ),
             UiCommand::EmergencyStop => (
                 "E-STOP",
-                "Emergency stop: stops all motion at once. Clearing it asks for confirmation.",
+                "Emergency stop of the focused arm (the one its button names): stops its \
+                 motion at once. Clearing it asks for confirmation.",
+            ),
+            UiCommand::EmergencyStopAll => (
+                "STOP ALL",
+                "Emergency stop of every arm of the focused arm's vehicle (its subsystem), at \
+                 once, without asking. Each arm's emergency is cleared on its own.",
             ),
             UiCommand::ClearEmergency => (
                 "Clear emergency…",
@@ -281,8 +292,12 @@ impl UiCommand {
             UiCommand::StepForward => ("step ▶", "Next report"),
             UiCommand::Home => ("Start", "Start of the session"),
             UiCommand::End => ("End", "End of the session (live: back to live)"),
-            UiCommand::FitView => ("fit", "3D: fit the arm in view"),
-            UiCommand::ResetCamera => ("reset", "3D: reset the camera"),
+            UiCommand::FitView => ("fit arm", "3D: frame the focused arm"),
+            UiCommand::ResetCamera => (
+                "whole vehicle",
+                "3D: reset the camera and frame the whole vehicle (every arm of the focused \
+                 arm's subsystem)",
+            ),
         }
     }
 
@@ -300,6 +315,14 @@ impl UiCommand {
             }
             (UiCommand::EmergencyStop, Shown::LiveScrubbed { .. }) => {
                 "Emergency stop of the LIVE arm now (not the past drawn)."
+            }
+            (UiCommand::EmergencyStopAll, Shown::ReplayOverLive { .. }) => {
+                "Emergency stop of every LIVE arm of the vehicle running underneath this \
+                 replay, at once."
+            }
+            (UiCommand::EmergencyStopAll, Shown::LiveScrubbed { .. }) => {
+                "Emergency stop of every LIVE arm of the vehicle now (not the past drawn), at \
+                 once."
             }
             _ => self.text_and_tooltip().1,
         }
@@ -323,6 +346,8 @@ impl UiCommand {
             // (never Space: a key meant for the timeline must not stop an arm, nor a key meant
             // to stop the arm only play a replay).
             UiCommand::EmergencyStop => keys![press(Key::E)],
+            // Shift+E: every arm of the vehicle; taken before E (see `ALL`).
+            UiCommand::EmergencyStopAll => keys![shift(Key::E)],
             UiCommand::TogglePlay => keys![press(Key::Space)],
             UiCommand::ToggleControl => keys![press(Key::C)],
             // Shift: motion is enabled deliberately, never by a stray key (and plain R is the
@@ -347,6 +372,7 @@ impl UiCommand {
     pub fn arm_command(self) -> Option<Command> {
         match self {
             UiCommand::EmergencyStop => Some(Command::SetEmergency),
+            UiCommand::EmergencyStopAll => Some(Command::SetEmergencyAll),
             UiCommand::ClearEmergency => Some(Command::ClearEmergency),
             UiCommand::ToggleControl | UiCommand::RequestControl => {
                 Some(Command::RequestControl { authority: 0 })
@@ -607,6 +633,33 @@ mod tests {
     }
 
     #[test]
+    fn shift_e_stops_every_arm_of_the_vehicle_and_e_alone_the_focused_arm() {
+        for shown in [
+            Shown::Live,
+            Shown::LiveScrubbed { t: 1.0 },
+            Shown::ReplayOverLive { t: 1.0 },
+        ] {
+            assert_eq!(
+                fired_by(shift(Key::E), shown),
+                [UiCommand::EmergencyStopAll],
+                "{}",
+                shown.name()
+            );
+            assert_eq!(fired_by(press(Key::E), shown), [UiCommand::EmergencyStop]);
+        }
+        assert!(fired_by(shift(Key::E), Shown::Replay { t: 1.0 }).is_empty());
+        assert_eq!(
+            UiCommand::EmergencyStopAll.arm_command(),
+            Some(Command::SetEmergencyAll)
+        );
+        assert!(
+            help_rows(Shown::Live)
+                .iter()
+                .any(|r| r.keys == "Shift+E" && r.what.contains("every arm"))
+        );
+    }
+
+    #[test]
     fn shift_r_resumes_wherever_a_live_arm_runs_and_r_alone_resets_the_camera() {
         for shown in [
             Shown::Live,
@@ -636,7 +689,7 @@ mod tests {
             .into_iter()
             .filter(|c| c.arm_command().is_some())
             .collect();
-        assert_eq!(live.len(), 6, "{live:?}");
+        assert_eq!(live.len(), 7, "{live:?}");
         for cmd in live {
             for shown in [
                 Shown::Live,

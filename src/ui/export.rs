@@ -16,6 +16,7 @@ use super::notices::{Notice, NoticeLevel};
 use super::sources::read_session;
 use crate::model::arm::ArmSpec;
 use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS;
+use crate::model::update::ComponentId;
 use crate::model::vehicle::SharedVehicle;
 use crate::record::export::write_csv;
 use crate::record::urdf::{UrdfOptions, write_urdf};
@@ -55,9 +56,11 @@ fn spawn_job(
     Ok(ExportJob { rx })
 }
 
-/// Writes the CSV of `[t0, t1]` of `session` to `path`, off the UI thread.
+/// Writes the CSV of `[t0, t1]` of `arm` in `session` (the focused arm when `None`) to `path`,
+/// off the UI thread.
 pub fn export_csv(
     session: SharedVehicle,
+    arm: Option<ComponentId>,
     path: PathBuf,
     t0: f64,
     t1: f64,
@@ -73,7 +76,7 @@ pub fn export_csv(
         let mut w = std::io::BufWriter::new(file);
         let rows = {
             let s = read_session(&session);
-            write_csv(s.focused(), t0, t1, &mut w)
+            write_csv(s.arm_or_focused(arm), t0, t1, &mut w)
         }
         .and_then(|rows| w.flush().map(|()| rows))
         .map_err(|e| {

@@ -8,6 +8,7 @@ use eframe::egui;
 
 use super::actions::Action;
 use super::app::OcuApp;
+use super::arms;
 use super::banner;
 use super::commands::refusal;
 use super::confirm;
@@ -18,6 +19,7 @@ use super::live::{clock_text, past_label};
 use super::notices::{self, NoticeLevel};
 use super::plots::{self, PlotsInput};
 use super::presets;
+use super::scene::SceneArm;
 use super::sources::{ReplayState, read_session};
 use super::status_bar::{self, StatusBar};
 use super::theme::Theme;
@@ -76,7 +78,14 @@ impl OcuApp {
         // The live area is drawn from the live arm now, never from the drawn state; a replay
         // on its own has no live arm.
         let live = self.live_state().filter(|_| shown.has_live_arm());
+        let arm_rows = if live.is_some() {
+            self.live_arm_rows()
+        } else {
+            Vec::new()
+        };
         let bar = TopBar {
+            arms: &arm_rows,
+            stop_all: arms::stop_all_reach(&arm_rows, live.as_ref().and_then(|l| l.selected)),
             live: live.as_ref(),
             shown,
             badge: badge.as_ref(),
@@ -97,13 +106,20 @@ impl OcuApp {
         let start_ns = self.sources.start_ns();
         if let Some(label) = past_label(shown, self.now(), start_ns, replay_name.as_deref()) {
             let state = &self.state;
+            let past_arms = arms::rows(
+                self.drawn_arms.iter().map(|(id, s)| (*id, s)),
+                None,
+                self.focus,
+            );
             egui::Panel::top("past")
                 .frame(
                     egui::Frame::side_top_panel(ui.style())
                         .fill(theme.past_fill)
                         .stroke(egui::Stroke::new(2.0, theme.replay)),
                 )
-                .show(ui, |ui| top_bar::past(ui, &label, state, shown, theme));
+                .show(ui, |ui| {
+                    top_bar::past(ui, &label, state, &past_arms, shown, theme, actions);
+                });
         }
         let live_start = self
             .sources
@@ -132,7 +148,10 @@ impl OcuApp {
                 .as_ref()
                 .and_then(|l| l.ocu_id.map(|id| (id, l.id_conflict.is_some()))),
             positions_rate: status_bar::measured_rate(
-                read_session(self.sources.session()).focused().positions.times(),
+                read_session(self.sources.session())
+                    .arm_or_focused(self.focus)
+                    .positions
+                    .times(),
                 shown.time(self.now()),
             ),
         };
@@ -142,7 +161,7 @@ impl OcuApp {
             shown,
             time: &self.time,
             now: self.now(),
-            session: session.focused(),
+            session: session.arm_or_focused(self.focus),
             start_ns: self.sources.start_ns(),
             replay: self.sources.replay(),
         };
@@ -158,7 +177,7 @@ impl OcuApp {
         if self.settings.show_plots {
             let session = read_session(self.sources.session());
             let input = PlotsInput {
-                session: session.focused(),
+                session: session.arm_or_focused(self.focus),
                 shown,
                 time: shown.time(self.now()),
             };
@@ -205,6 +224,8 @@ impl OcuApp {
             shown,
             badge: badge.as_ref(),
             last_known: last_known.as_deref(),
+            focus: self.focus,
+            others: self.scene_arms(),
         };
         let (panel, settings) = (&mut self.view.arm, &mut self.settings);
         egui::CentralPanel::default().show(ui, |ui| {
@@ -237,6 +258,18 @@ impl OcuApp {
         if self.view.drop_hover {
             files::drop_overlay(ctx, theme);
         }
+    }
+}
+
+impl OcuApp {
+    /// The other arms of the focused arm's subsystem at the drawn time, for the 3D view: the
+    /// live sessions' newest states while following live, else the states at the cursor.
+    fn scene_arms(&self) -> Vec<SceneArm> {
+        if self.drawn.is_some() {
+            return arms::scene_arms(self.drawn_arms.iter().map(|(id, s)| (*id, s)), self.focus);
+        }
+        let v = read_session(self.sources.session());
+        arms::scene_arms(v.arms().map(|(id, s)| (id, &s.latest)), self.focus)
     }
 }
 

@@ -6,6 +6,7 @@
 //! area with the time it is at ([`past_label`]), with no buttons beside it.
 
 use super::app::OcuApp;
+use super::arms::{ArmRow, rows};
 use super::format::{format_hms, wall_ns};
 use super::notices::NoticeLevel;
 use super::time_control::Shown;
@@ -17,9 +18,23 @@ impl OcuApp {
     /// The live arm's newest state, whatever is drawn: `None` when no live source exists
     /// (a replay on its own).
     pub fn live_state(&self) -> Option<ArmState> {
-        self.sources
-            .live_source()
-            .map(|l| super::sources::read_session(&l.session).focused().latest.clone())
+        self.sources.live_source().map(|l| {
+            super::sources::read_session(&l.session)
+                .focused()
+                .latest
+                .clone()
+        })
+    }
+
+    /// The live arms, one row each from its newest state, with the manipulators found whose
+    /// state is not kept (empty without a live source).
+    pub fn live_arm_rows(&self) -> Vec<ArmRow> {
+        let Some(l) = self.sources.live_source() else {
+            return Vec::new();
+        };
+        let v = super::sources::read_session(&l.session);
+        let arms = v.arms().map(|(id, s)| (id, &s.latest));
+        rows(arms, Some(&v.focused().latest), v.focused_id())
     }
 
     /// Whether we hold control of the live arm (not of the arm drawn).

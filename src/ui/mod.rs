@@ -10,6 +10,8 @@
 
 pub mod actions;
 pub mod app;
+pub mod arm_list;
+pub mod arms;
 pub mod banner;
 pub mod commands;
 pub mod confirm;
@@ -64,8 +66,9 @@ pub fn native_options(title: &str) -> eframe::NativeOptions {
     }
 }
 
-/// Opens the window on a live source of `kind` and runs until it is closed.
-pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> anyhow::Result<()> {
+/// Opens the window on a live source of `kind` (with the simulators it talks to in the demo)
+/// and runs until it is closed.
+pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sims: Vec<SimHandle>) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
     let title = match kind {
         LiveKind::Live => "jaus-ocu",
@@ -80,7 +83,7 @@ pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sim: Option<SimHandle>) -> an
             net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(app::FRAME_INTERVAL)));
             let net = NetHandle::spawn(net_cfg)?;
             let settings = OcuApp::load_settings(cc.storage);
-            Ok(Box::new(OcuApp::new(kind, Some(net), sim, settings)))
+            Ok(Box::new(OcuApp::new(kind, Some(net), sims, settings)))
         }),
     )
     .map_err(|e| anyhow::anyhow!("the window could not be opened: {e} (is a display available? set DISPLAY, or use `jaus-ocu probe` for a terminal view)"))

@@ -6,6 +6,7 @@ use eframe::egui::{self, RichText};
 
 use super::actions::Action;
 use super::app::{Confirm, last_outcome};
+use super::arm_list::naming;
 use super::commands::{UiCommand, refusal};
 use super::live::conflict_refusal;
 use super::theme::Theme;
@@ -174,6 +175,10 @@ fn go_to(
     actions: &mut Vec<Action>,
 ) {
     let name = preset_name(state, id).unwrap_or_default();
+    // The button names the arm it moves.
+    let name = state
+        .selected
+        .map_or(name.clone(), |arm| format!("{name} ({arm})"));
     let go = Command::GoToPreset { pose_id: id };
     if let Some(why) = refusal(shown, &go) {
         // The presets drawn are the past's; a preset is commanded from the live picture only
@@ -195,7 +200,7 @@ fn go_to(
         ui.label(RichText::new("Going to a preset needs control.").color(theme.warn));
         let request = UiCommand::RequestControl;
         if ui
-            .button(request.text())
+            .button(naming(request.text(), state.selected))
             .on_hover_text(format!(
                 "Ask for control ({})",
                 UiCommand::ToggleControl.keys_text(shown)

@@ -18,8 +18,9 @@ use super::theme::Theme;
 use crate::model::update::{Command, ComponentId, Update};
 use crate::net::client::ClientConfig;
 use crate::sim::arm_file::ArmFile;
-use crate::sim::component::{Component, SimConfig};
+use crate::sim::component::{Component, DEFAULT_ID, SimConfig};
 use crate::sim::harness::{SimNet, simulated_updates};
+use crate::sim::vehicle::vehicle_arms;
 
 /// egui passes run before the one that is painted (layout settles: panel sizes, text
 /// measured, the 3D camera fitted).
@@ -29,7 +30,7 @@ const WARM_UP_PASSES: usize = 3;
 /// of `arm` ([`simulated_updates`]), its clock stopped at the last update so that it follows
 /// "live" at that moment and the plots show the recorded window.
 pub fn simulated_app(arm: ArmFile, seconds: f64) -> OcuApp {
-    let mut app = OcuApp::new(LiveKind::Simulated, None, None, Settings::default());
+    let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
     let updates = simulated_updates(arm, seconds);
     for u in &updates {
         app.apply(u);
@@ -54,6 +55,9 @@ pub enum Scenario {
     Taken,
     /// Then the arm fell silent for 4 s (past the link's limit): the link is lost.
     Lost,
+    /// Two arms on one vehicle (IDs 126.1.10 and 126.1.11, mounted 0.8 m apart across it,
+    /// facing outward: `sim::vehicle`), both followed, the first focused; the idle tour.
+    VehicleTwoArms,
 }
 
 /// The second OCU of [`Scenario::Taken`]: its JAUS ID and address.
@@ -73,7 +77,8 @@ pub const OTHER_OCU: (ComponentId, SocketAddr) = (
 pub const OTHER_AUTHORITY: u8 = 200;
 
 impl Scenario {
-    /// By name: `normal`, `emergency`, `emergency-held`, `taken`, `lost`.
+    /// By name: `normal`, `emergency`, `emergency-held`, `taken`, `lost`,
+    /// `vehicle-two-arms`.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name.trim().to_ascii_lowercase().as_str() {
             "normal" | "" => Ok(Scenario::Normal),
@@ -81,8 +86,10 @@ impl Scenario {
             "emergency-held" => Ok(Scenario::EmergencyHeld),
             "taken" => Ok(Scenario::Taken),
             "lost" => Ok(Scenario::Lost),
+            "vehicle-two-arms" => Ok(Scenario::VehicleTwoArms),
             other => Err(format!(
-                "--scenario {other}: expected normal, emergency, emergency-held, taken or lost"
+                "--scenario {other}: expected normal, emergency, emergency-held, taken, lost \
+                 or vehicle-two-arms"
             )),
         }
     }
@@ -90,7 +97,7 @@ impl Scenario {
     /// Simulated seconds after the session's first part.
     fn tail(self) -> f64 {
         match self {
-            Scenario::Normal => 0.0,
+            Scenario::Normal | Scenario::VehicleTwoArms => 0.0,
             Scenario::Emergency => 1.0,
             Scenario::EmergencyHeld | Scenario::Taken => 2.0,
             Scenario::Lost => 4.0,
@@ -111,10 +118,12 @@ fn take_control(n: &mut SimNet) {
 /// The updates of `seconds` of an in-memory session of `arm` (the idle tour on, seed 1) that
 /// ends in `scenario`: [`simulated_updates`] for [`Scenario::Normal`]; otherwise the same
 /// session, then an emergency stop commanded and 1 s more, or the arm silenced for 4 s
-/// more.
+/// more; for [`Scenario::VehicleTwoArms`] two copies of `arm` on one vehicle, each a peer at
+/// its own address (the JUDP port and the next), both given to the client.
 pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<Update> {
     let steps: &[Step] = match scenario {
         Scenario::Normal => return simulated_updates(arm, seconds),
+        Scenario::VehicleTwoArms => &[],
         Scenario::Emergency => &[|n| n.command(Command::SetEmergency)],
         Scenario::EmergencyHeld => &[take_control, |n| n.command(Command::SetEmergency)],
         Scenario::Taken => &[take_control, |n| {
@@ -127,11 +136,17 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
             }
         }],
     };
-    // The simulator at the JUDP port, as `jaus-ocu demo` has it.
-    let sim_addr = SocketAddr::from(([127, 0, 0, 1], DEFAULT_REPLAY_PORT));
+    // The simulators at the JUDP port and after it, as `jaus-ocu demo` has them.
+    let arms = match scenario {
+        Scenario::VehicleTwoArms => vehicle_arms(&arm, 2),
+        _ => vec![(DEFAULT_ID, arm)],
+    };
+    let addrs: Vec<SocketAddr> = (0..arms.len())
+        .map(|i| SocketAddr::from(([127, 0, 0, 1], DEFAULT_REPLAY_PORT + i as u16)))
+        .collect();
     let mut net = SimNet::new(
         ClientConfig {
-            connect: vec![sim_addr],
+            connect: addrs.clone(),
             multicast: None,
             ..ClientConfig::default()
         },
@@ -139,12 +154,15 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
         Duration::from_millis(2),
         1,
     );
-    let sim = SimConfig {
-        tour: true,
-        seed: 1,
-        ..SimConfig::default()
-    };
-    net.add_peer(sim_addr, Component::new(arm, sim));
+    for ((id, arm), addr) in arms.into_iter().zip(addrs) {
+        let sim = SimConfig {
+            id,
+            tour: true,
+            seed: 1,
+            ..SimConfig::default()
+        };
+        net.add_peer(addr, Component::new(arm, sim));
+    }
     let before = seconds.max(0.5);
     for (i, step) in steps.iter().enumerate() {
         while net.now() < before + i as f64 {
@@ -155,12 +173,12 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
     while net.now() < before + scenario.tail() {
         net.step();
     }
-    net.updates
+    net.published(0)
 }
 
 /// An app like [`simulated_app`] whose session ends in `scenario` ([`scenario_updates`]).
 pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
-    let mut app = OcuApp::new(LiveKind::Simulated, None, None, Settings::default());
+    let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
     let updates = scenario_updates(arm, seconds, scenario);
     for u in &updates {
         app.apply(u);

@@ -15,9 +15,9 @@ use super::format::format_hms;
 use super::notices::NoticeLevel;
 use super::time_control::{Shown, TimeCommand, TimeContext, TimeControl};
 use crate::model::session::Session;
-use crate::model::vehicle::{SharedVehicle, Vehicle};
 use crate::model::state::ArmState;
-use crate::model::update::Update;
+use crate::model::update::{Command, ComponentId, Update};
+use crate::model::vehicle::{SharedVehicle, Vehicle};
 use crate::net::thread::NetHandle;
 use crate::record::player::{LoadProgress, LoadWaker, Replay};
 use crate::sim::host::SimHandle;
@@ -41,13 +41,13 @@ pub enum LiveKind {
     Simulated,
 }
 
-/// The live source: the network side (when running), the simulator it talks to in demo mode,
-/// and the session filled from it whatever is shown.
+/// The live source: the network side (when running), the simulators it talks to in demo
+/// mode, and the session filled from it whatever is shown.
 pub struct LiveSource {
     /// Live arms or the simulator.
     pub kind: LiveKind,
     net: Option<NetHandle>,
-    _sim: Option<SimHandle>,
+    _sims: Vec<SimHandle>,
     /// The live session.
     pub session: SharedVehicle,
 }
@@ -106,12 +106,12 @@ static NO_SESSION: LazyLock<SharedVehicle> =
 
 impl Sources {
     /// A live source (`net` running, or `None` for an app fed updates directly).
-    pub fn live(kind: LiveKind, net: Option<NetHandle>, sim: Option<SimHandle>) -> Self {
+    pub fn live(kind: LiveKind, net: Option<NetHandle>, sims: Vec<SimHandle>) -> Self {
         Self {
             live: Some(LiveSource {
                 kind,
                 net,
-                _sim: sim,
+                _sims: sims,
                 session: Arc::new(RwLock::new(Vehicle::new())),
             }),
             replay: None,
@@ -226,15 +226,26 @@ impl OcuApp {
     }
 
     fn apply_to(&mut self, live: &mut Vehicle, u: &Update) {
+        let focused = live.focused_id();
         live.apply(u);
-        if let Update::CommandOutcome { .. } = u {
-            self.outcome_notice(&live.focused().latest, u);
+        let (arm, fact) = u.split();
+        if let Update::CommandOutcome { .. } = fact {
+            // The outcome of a command to one arm is told with that arm's state.
+            let state = arm.and_then(|id| live.arm(id)).unwrap_or(live.focused());
+            self.outcome_notice(&state.latest, fact);
         }
-        if let Update::Selected { .. } = u {
+        if let Update::Selected { .. } = fact {
             self.view.preview = None;
         }
         if self.drawn.is_none() && self.shown() == Shown::Live {
-            self.state.apply(u);
+            if live.focused_id() != focused {
+                // Another arm is focused: the drawn state is its own, whole.
+                self.state = live.focused().latest.clone();
+            } else if arm.is_none_or(|id| Some(id) == focused) {
+                // The focused arm's facts and the news for every arm; another arm's facts
+                // stay in its own session.
+                self.state.apply(u);
+            }
         }
     }
 
@@ -300,7 +311,9 @@ impl OcuApp {
         self.view.plots.follow = true;
         self.view.preview = None;
         self.view.confirm = None;
+        self.view.replay_focus = None;
         self.drawn = None;
+        self.drawn_arms.clear();
         self.state = ArmState::default();
         self.view.arm = super::view3d::ArmPanel::default();
     }
@@ -311,6 +324,7 @@ impl OcuApp {
             return;
         }
         self.sources.replay = None;
+        self.view.replay_focus = None;
         self.time = TimeControl::live();
         self.view.arm = super::view3d::ArmPanel::default();
         self.view.plots.follow = true;
@@ -323,7 +337,9 @@ impl OcuApp {
         let session = self.sources.session().clone();
         let rejoined = {
             let s = read_session(&session);
-            let cx = self.sources.time_context(s.focused(), self.now());
+            let cx = self
+                .sources
+                .time_context(s.arm_or_focused(self.focus), self.now());
             self.time.apply(cmd, &cx)
         };
         if rejoined {
@@ -341,10 +357,12 @@ impl OcuApp {
     /// Advances playback by `dt` seconds of wall-clock time (once per frame, before drawing).
     pub(crate) fn tick(&mut self, dt: f64) {
         let session = self.sources.session().clone();
-        self.place_at_first_positions(read_session(&session).focused());
+        self.place_at_first_positions(read_session(&session).arm_or_focused(self.focus));
         let rejoined = {
             let s = read_session(&session);
-            let cx = self.sources.time_context(s.focused(), self.now());
+            let cx = self
+                .sources
+                .time_context(s.arm_or_focused(self.focus), self.now());
             self.time.tick(dt, &cx)
         };
         if rejoined {
@@ -372,12 +390,18 @@ impl OcuApp {
         self.time.apply(TimeCommand::Seek(t), &cx);
     }
 
-    /// Rebuilds `state` for the drawn time when it changed (or more of the file arrived).
+    /// Rebuilds `state` for the drawn time and focus when either changed (or more of the file
+    /// arrived), and the drawn states of the other arms with it.
     pub fn sync_state(&mut self) {
+        self.focus = self.focus_now();
         match self.shown().cursor() {
             None => {
                 if self.drawn.take().is_some() {
-                    self.state = read_session(self.sources.session()).focused().latest.clone();
+                    self.state = read_session(self.sources.session())
+                        .focused()
+                        .latest
+                        .clone();
+                    self.drawn_arms.clear();
                 }
             }
             Some(t) => {
@@ -386,11 +410,39 @@ impl OcuApp {
                     .replay
                     .as_ref()
                     .map_or(0, |r| r.progress.datagrams);
-                if self.drawn != Some((t, generation)) {
-                    self.state = read_session(self.sources.session()).focused().state_at(t);
-                    self.drawn = Some((t, generation));
+                let key = (t, generation, self.focus);
+                if self.drawn != Some(key) {
+                    let v = read_session(self.sources.session());
+                    self.state = v.arm_or_focused(self.focus).state_at(t);
+                    self.drawn_arms = v.arms().map(|(id, s)| (id, s.state_at(t))).collect();
+                    drop(v);
+                    self.drawn = Some(key);
                 }
             }
+        }
+    }
+
+    /// The arm the view is about now: live, the network's focused arm (where commands go);
+    /// in a replay, the one the operator picked in it ([`OcuApp::focus_arm`]) while the
+    /// recording holds it, else the recording's focused arm.
+    fn focus_now(&self) -> Option<ComponentId> {
+        let v = read_session(self.sources.session());
+        match (self.sources.replay.is_some(), self.view.replay_focus) {
+            (true, Some(id)) if v.arm(id).is_some() => Some(id),
+            _ => v.focused_id(),
+        }
+    }
+
+    /// Brings arm `id` into view: in a replay the view's own focus changes; live, the
+    /// network is asked to focus it (`Command::Select`: commands go to the focused arm) and
+    /// the view follows when it says so.
+    pub fn focus_arm(&mut self, id: ComponentId) {
+        if self.sources.replay.is_some() {
+            self.view.replay_focus = Some(id);
+            self.view.preview = None;
+            self.sync_state();
+        } else {
+            self.command(Command::Select(id));
         }
     }
 

@@ -194,6 +194,8 @@ pub struct ScenePalette {
     pub near_limit: [f32; 3],
     /// A joint at its limit.
     pub at_limit: [f32; 3],
+    /// An arm beside the focused one whose link is lost (its last known pose).
+    pub lost: [f32; 3],
 }
 
 impl ScenePalette {
@@ -219,6 +221,7 @@ impl ScenePalette {
             marker_outline: [0.0; 3],
             near_limit,
             at_limit,
+            lost: [0.0; 3],
         };
         if dark {
             Self {
@@ -232,6 +235,7 @@ impl ScenePalette {
                 cylinder_default: [0.8, 0.55, 1.0],
                 ghost: [0.3, 0.95, 0.7],
                 marker_outline: [0.02, 0.02, 0.03],
+                lost: [0.36, 0.37, 0.39],
                 ..common
             }
         } else {
@@ -246,6 +250,7 @@ impl ScenePalette {
                 cylinder_default: [0.5, 0.25, 0.75],
                 ghost: [0.05, 0.62, 0.42],
                 marker_outline: [1.0, 1.0, 1.0],
+                lost: [0.66, 0.67, 0.69],
                 ..common
             }
         }
@@ -255,6 +260,12 @@ impl ScenePalette {
     /// `base` when far, turning amber as soon as the joint is near and red at the limit.
     pub fn warning_tint(&self, base: [f32; 3], warning: f32) -> [f32; 3] {
         limit_tint(base, self.near_limit, self.at_limit, warning)
+    }
+
+    /// `rgb` dimmed toward the background: the arms of the vehicle beside the focused one.
+    pub fn dimmed(&self, rgb: [f32; 3]) -> [f32; 3] {
+        const KEEP: f32 = 0.55;
+        [0, 1, 2].map(|i| self.background[i] + (rgb[i] - self.background[i]) * KEEP)
     }
 
     /// How recordings draw the arm in Foxglove's 3D panel: this palette's colours, so

@@ -1,6 +1,8 @@
-//! Top bar: the LIVE ARM area (emergency stop, manipulator selector, link, management state,
+//! Top bar: the LIVE ARM area (emergency stop of the focused arm, "stop all" of its vehicle,
+//! the arm list ([`super::arm_list`]) that picks the focused arm, its link, management state,
 //! control, Resume / Clear emergency), Record, and the File and View menus; and under it the
-//! PAST area while the drawn time is not the live now ([`past`]).
+//! PAST area while the drawn time is not the live now ([`past`]). Every command button names
+//! the arm it acts on (`E-STOP 126.1.10`); "stop all" says how many arms of which subsystem.
 //!
 //! The rule (issue 12): everything in the live area is drawn from the live arm's newest state
 //! (`live`), never from the drawn state, because its buttons act on the live arm — live,
@@ -21,6 +23,8 @@ use eframe::egui::{self, RichText};
 
 use super::actions::Action;
 use super::app::{Settings, file_name};
+use super::arm_list::{self, naming};
+use super::arms::ArmRow;
 use super::commands::UiCommand;
 use super::live::conflict_refusal;
 use super::recording::{self, Recording};
@@ -28,20 +32,21 @@ use super::sources::Badge;
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::state::{ArmState, Freshness};
-use crate::model::update::{Command, ComponentId, ControlState, LinkState, ManagementState};
+use crate::model::update::{Command, ControlState, LinkState, ManagementState};
 
 /// Why the emergency stop is disabled in a replay on its own.
 pub const NO_LIVE_ARM: &str = "No live arm: this window only replays a file";
 
-/// Width of the emergency stop (the same in every state).
-const ESTOP_SIZE: egui::Vec2 = egui::vec2(88.0, 26.0);
+/// Size of the emergency stop (the same in every state; it names the arm).
+const ESTOP_SIZE: egui::Vec2 = egui::vec2(150.0, 26.0);
 /// Widths of the slots whose text changes with the live state.
 const LINK_W: f32 = 84.0;
 const STATUS_W: f32 = 92.0;
 const CONTROL_WORDS_W: f32 = 196.0;
-const CONTROL_W: f32 = CONTROL_WORDS_W + 116.0;
-const ACTION_W: f32 = 122.0;
-const SELECTOR_W: f32 = 126.0;
+const CONTROL_W: f32 = CONTROL_WORDS_W + 180.0;
+const ACTION_W: f32 = 190.0;
+/// The width of Record, the menus, help and the badge before they are first drawn.
+const REST_W: f32 = 300.0;
 
 /// What the top bar shows.
 pub struct TopBar<'a> {
@@ -59,6 +64,10 @@ pub struct TopBar<'a> {
     pub authority: u8,
     /// What the File menu offers.
     pub file: FileMenu,
+    /// The live arms, one row each, by subsystem ([`super::arms::rows`]).
+    pub arms: &'a [ArmRow],
+    /// What "stop all" reaches: how many followed arms of which subsystem.
+    pub stop_all: Option<(usize, u16)>,
 }
 
 /// What the File menu offers.
@@ -79,6 +88,7 @@ pub struct FileMenu {
 fn command_button(
     ui: &mut egui::Ui,
     cmd: UiCommand,
+    live: &ArmState,
     shown: Shown,
     blocked: Option<&str>,
     hover: String,
@@ -86,7 +96,7 @@ fn command_button(
     let disabled = blocked.unwrap_or(NO_LIVE_ARM);
     ui.add_enabled(
         blocked.is_none() && cmd.available(shown),
-        egui::Button::new(cmd.text()),
+        egui::Button::new(naming(cmd.text(), live.selected)),
     )
     .on_hover_text(hover)
     .on_disabled_hover_text(disabled)
@@ -107,12 +117,13 @@ fn slot<R>(ui: &mut egui::Ui, width: f32, add: impl FnOnce(&mut egui::Ui) -> R) 
     add(&mut child)
 }
 
-/// The emergency stop: the same look in every state, always the live arm.
+/// The emergency stop of the focused live arm, naming it: the same look in every state.
 fn estop(ui: &mut egui::Ui, bar: &TopBar<'_>, theme: &Theme, actions: &mut Vec<Action>) {
     let shown = bar.shown;
     let stop = UiCommand::EmergencyStop;
+    let arm = bar.live.and_then(|l| l.selected);
     let button = egui::Button::new(
-        RichText::new(stop.text())
+        RichText::new(naming(stop.text(), arm))
             .strong()
             .size(15.0)
             .color(theme.on_danger),
@@ -130,6 +141,31 @@ fn estop(ui: &mut egui::Ui, bar: &TopBar<'_>, theme: &Theme, actions: &mut Vec<A
     }
 }
 
+/// "Stop all": every followed arm of the focused arm's subsystem, at once, no question; it
+/// says how many arms of which subsystem.
+fn stop_all(ui: &mut egui::Ui, bar: &TopBar<'_>, theme: &Theme, actions: &mut Vec<Action>) {
+    let Some((n, subsystem)) = bar.stop_all else {
+        return;
+    };
+    let shown = bar.shown;
+    let cmd = UiCommand::EmergencyStopAll;
+    let arms = if n == 1 { "arm" } else { "arms" };
+    let button = egui::Button::new(
+        RichText::new(format!("{} {n} {arms} of {subsystem}", cmd.text()))
+            .strong()
+            .color(theme.on_danger),
+    )
+    .fill(theme.danger);
+    if ui
+        .add_enabled(cmd.available(shown), button)
+        .on_hover_text(cmd.hover_text(shown))
+        .on_disabled_hover_text(NO_LIVE_ARM)
+        .clicked()
+    {
+        actions.push(Action::Ui(cmd));
+    }
+}
+
 /// Draws the top bar; the View menu changes `settings`.
 pub fn show(
     ui: &mut egui::Ui,
@@ -142,6 +178,7 @@ pub fn show(
     ui.horizontal_wrapped(|ui| {
         // Emergency stop first: always visible, one click, the same look.
         estop(ui, bar, theme, actions);
+        stop_all(ui, bar, theme, actions);
         let mut loss_at = None;
         if let Some(live) = bar.live {
             ui.label(
@@ -155,7 +192,7 @@ pub fn show(
                      its buttons act on the live arm",
             );
             let blocked = conflict_refusal(live);
-            selector(ui, live, shown, blocked.as_deref(), actions);
+            selector(ui, bar, live, blocked.as_deref(), theme, actions);
             let freshness = live.freshness();
             link(ui, live, &freshness, theme);
             status(ui, live, &freshness, theme);
@@ -167,8 +204,14 @@ pub fn show(
                 .on_hover_text(NO_LIVE_ARM);
         }
         ui.separator();
-        // The rest as one group: in a narrow window it wraps onto the next row whole.
-        ui.horizontal(|ui| {
+        // The rest as one group: in a narrow window it wraps onto the next row whole (its
+        // width as last drawn decides).
+        let rest = ui.scope_id().with("rest of the bar");
+        let width = ui.data(|d| d.get_temp::<f32>(rest)).unwrap_or(REST_W);
+        if ui.max_rect().right() - ui.cursor().min.x < width {
+            ui.end_row();
+        }
+        let drawn = ui.horizontal(|ui| {
             if recording::button(ui, bar.recording, bar.can_record, shown, theme) {
                 actions.push(Action::Ui(UiCommand::ToggleRecording));
             }
@@ -185,6 +228,7 @@ pub fn show(
             }
             badge(ui, bar.badge, theme);
         });
+        ui.data_mut(|d| d.insert_temp(rest, drawn.response.rect.width()));
         if let Some((x, why)) = loss_at {
             // Under the control words: why control was lost, until it is held again.
             ui.end_row();
@@ -201,9 +245,26 @@ pub fn show(
     });
 }
 
-/// The PAST area: the drawn time and the drawn state in words, no buttons. `label` says
-/// when (`at −12.4 s (12:03:04 UTC)`, `file.mcap at 0:01:02`).
-pub fn past(ui: &mut egui::Ui, label: &str, state: &ArmState, shown: Shown, theme: &Theme) {
+/// The PAST area: the drawn time and the drawn state in words, no command buttons. `label`
+/// says when (`at −12.4 s (12:03:04 UTC)`, `file.mcap at 0:01:02`). With several arms, a
+/// second row lists each at the drawn time ([`arm_list::strip`]); clicking one shows it.
+pub fn past(
+    ui: &mut egui::Ui,
+    label: &str,
+    state: &ArmState,
+    arms: &[ArmRow],
+    shown: Shown,
+    theme: &Theme,
+    actions: &mut Vec<Action>,
+) {
+    past_words(ui, label, state, shown, theme);
+    if arms.len() > 1 {
+        ui.horizontal_wrapped(|ui| arm_list::strip(ui, arms, theme, actions));
+    }
+}
+
+/// The first row of the PAST area: when, and the drawn arm's state then.
+fn past_words(ui: &mut egui::Ui, label: &str, state: &ArmState, shown: Shown, theme: &Theme) {
     ui.horizontal_wrapped(|ui| {
         let title = if shown.is_replay() {
             "SHOWING A RECORDING"
@@ -250,80 +311,25 @@ pub fn past(ui: &mut egui::Ui, label: &str, state: &ArmState, shown: Shown, them
     });
 }
 
-/// The manipulator selector: each arm found with its state (live / stale / lost). Only the
-/// live arm's list; disabled over a replay.
+/// The arm list as the live selector ([`arm_list::selector`]), in a slot: the combo box
+/// grows with its text, the slot caps it (the text truncates). Disabled where a focus may not
+/// be sent.
 fn selector(
     ui: &mut egui::Ui,
+    bar: &TopBar<'_>,
     live: &ArmState,
-    shown: Shown,
     blocked: Option<&str>,
+    theme: &Theme,
     actions: &mut Vec<Action>,
 ) {
-    let selected = live.selected;
-    let word = live.freshness().word();
-    let label = selected.map_or("no manipulator found".to_string(), |id| {
-        let name = live
-            .components
-            .get(&id)
-            .and_then(|c| c.0.identification.clone())
-            .unwrap_or_default();
-        // The state first: a long name truncates, the state does not.
-        format!("{id} [{word}] {name}")
-    });
-    let manipulators: Vec<_> = live
-        .components
-        .values()
-        .filter(|(c, _)| c.manipulator)
-        .map(|(c, lost)| (c.id, c.identification.clone().unwrap_or_default(), *lost))
-        .collect();
-    // In a slot: the combo box grows with its text, the slot caps it (the text truncates).
-    slot(ui, SELECTOR_W + 34.0, |ui| {
-        let allowed = selected.is_none_or(|id| shown.allows(&Command::Select(id)));
+    slot(ui, arm_list::SELECTOR_W + 34.0, |ui| {
+        let allowed = live
+            .selected
+            .is_none_or(|id| bar.shown.allows(&Command::Select(id)));
         ui.add_enabled_ui(allowed && blocked.is_none(), |ui| {
-            selector_box(ui, &label, manipulators, selected, word, blocked, actions);
+            arm_list::selector(ui, bar.arms, blocked.unwrap_or(NO_LIVE_ARM), theme, actions);
         });
     });
-}
-
-/// The combo box of [`selector`].
-fn selector_box(
-    ui: &mut egui::Ui,
-    label: &str,
-    manipulators: Vec<(ComponentId, String, bool)>,
-    selected: Option<ComponentId>,
-    word: &str,
-    blocked: Option<&str>,
-    actions: &mut Vec<Action>,
-) {
-    {
-        egui::ComboBox::new("manipulator", "arm")
-            .width(SELECTOR_W)
-            .truncate()
-            .selected_text(label)
-            .show_ui(ui, |ui| {
-                for (id, name, lost) in manipulators {
-                    let state = if Some(id) == selected {
-                        word
-                    } else if lost {
-                        "lost"
-                    } else {
-                        "found"
-                    };
-                    let text = format!("{id} {name} ({state})");
-                    if ui.selectable_label(Some(id) == selected, text).clicked()
-                        && Some(id) != selected
-                    {
-                        actions.push(Action::Send(Command::Select(id)));
-                    }
-                }
-            })
-            .response
-            .on_hover_text(format!(
-                "The live arm, {label}. Manipulators found on the network \
-                 (subsystem.node.component), each with its state"
-            ))
-            .on_disabled_hover_text(blocked.unwrap_or(NO_LIVE_ARM));
-    }
 }
 
 /// The management state in words.
@@ -438,7 +444,7 @@ fn control(
         } else {
             cmd.hover_text(shown)
         };
-        if command_button(ui, cmd, shown, blocked, hover) {
+        if command_button(ui, cmd, live, shown, blocked, hover) {
             actions.push(Action::Ui(cmd));
         }
         left
@@ -483,19 +489,22 @@ fn action_slot(
             ManagementState::Emergency => Some(UiCommand::ClearEmergency),
             ManagementState::Standby if held => Some(UiCommand::Resume),
             ManagementState::Standby => {
-                ui.add_enabled(false, egui::Button::new(UiCommand::Resume.text()))
-                    .on_disabled_hover_text(format!(
-                        "Resume needs control: {} first ({})",
-                        UiCommand::RequestControl.text(),
-                        UiCommand::ToggleControl.keys_text(shown)
-                    ));
+                ui.add_enabled(
+                    false,
+                    egui::Button::new(naming(UiCommand::Resume.text(), live.selected)),
+                )
+                .on_disabled_hover_text(format!(
+                    "Resume needs control: {} first ({})",
+                    UiCommand::RequestControl.text(),
+                    UiCommand::ToggleControl.keys_text(shown)
+                ));
                 ui.label(RichText::new("needs control").small().color(theme.warn));
                 None
             }
             _ => None,
         };
         if let Some(cmd) = cmd
-            && command_button(ui, cmd, shown, blocked, cmd.hover_text(shown))
+            && command_button(ui, cmd, live, shown, blocked, cmd.hover_text(shown))
         {
             actions.push(Action::Ui(cmd));
         }
@@ -618,7 +627,7 @@ fn badge(ui: &mut egui::Ui, badge: Option<&Badge>, theme: &Theme) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::update::Controller;
+    use crate::model::update::{ComponentId, Controller};
 
     #[test]
     fn request_control_says_who_holds_it_and_what_ours_would_be() {

@@ -1,25 +1,30 @@
-//! The 3D arm panel: forward kinematics of the state at the drawn time, the previewed preset
-//! as a ghost, joints tinted by the model's near-limit rule, and the SIMULATED / REPLAY mark.
+//! The 3D vehicle panel: forward kinematics of the focused arm's state at the drawn time, the
+//! previewed preset as a ghost, joints tinted by the model's near-limit rule, every other arm
+//! of its subsystem at its mount (dimmed, grey when lost), each arm's ID at its base, and the
+//! SIMULATED / REPLAY mark.
+//!
+//! Framing: the first frame shows the whole vehicle; focusing another arm frames that arm;
+//! `F` frames the focused arm, `R` the whole vehicle again.
 
 use eframe::egui::{self, Align2, FontId, RichText};
 
 use super::actions::Action;
 use super::app::Settings;
 use super::commands::UiCommand;
-use super::scene::{ArmView, Camera, SceneInput};
+use super::scene::{ArmView, Camera, SceneArm, SceneInput};
 use super::sources::Badge;
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::kinematics::{self, ArmPose};
 use crate::model::limits::joint_warnings;
 use crate::model::state::{ArmState, components_summary};
-use crate::model::update::ManagementState;
+use crate::model::update::{ComponentId, ManagementState};
 
 /// Default radius for cylinders the specification gives none for, m (the model's).
 pub use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS as DEFAULT_RADIUS;
 
 /// Transient state of the 3D panel: its camera, the view widget (and its GPU side), and
-/// whether the camera was fitted to the arm yet.
+/// what the camera was last framed on.
 #[derive(Default)]
 pub struct ArmPanel {
     /// Where the arm is seen from.
@@ -27,9 +32,26 @@ pub struct ArmPanel {
     /// Where the view was drawn last frame, in points (for the PNG export).
     pub rect: Option<egui::Rect>,
     view: ArmView,
-    fitted: bool,
-    fitted_presets: bool,
+    /// The framing done: `None` until the first arm is seen (or after a reset).
+    framed: Option<Framed>,
+    /// The arms drawn last frame, the focused one first.
+    drawn: Vec<ComponentId>,
     first_arm_logged: bool,
+}
+
+/// What the camera was framed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Framed {
+    /// The focused arm then.
+    arm: Option<ComponentId>,
+    /// Its presets were in the framing.
+    with_presets: bool,
+    /// The whole vehicle was framed (else the focused arm).
+    vehicle: bool,
+    /// How many other arms were in it.
+    others: usize,
+    /// How many preset poses (of every arm framed) were in it.
+    presets: usize,
 }
 
 impl ArmPanel {
@@ -37,16 +59,20 @@ impl ArmPanel {
     pub fn fit(&mut self, pose: Option<&ArmPose>) {
         if let Some(p) = pose {
             self.camera.fit(p);
-            self.fitted = true;
         }
     }
 
-    /// Back to the default camera; the arm (and its presets) is framed again on the next
-    /// frame.
+    /// Back to the default camera; the whole vehicle (and the focused arm's presets) is
+    /// framed again on the next frame.
     pub fn reset(&mut self) {
         self.camera.reset();
-        self.fitted = false;
-        self.fitted_presets = false;
+        self.framed = None;
+    }
+
+    /// The arms drawn in the last frame, the focused one first (what tests and the status
+    /// of the view read).
+    pub fn drawn_arms(&self) -> &[ComponentId] {
+        &self.drawn
     }
 
     /// Frees the view's GPU objects (made in the GL context that painted it) and keeps the
@@ -69,6 +95,10 @@ pub struct View3dInput<'a> {
     /// When the arm drawn is the last known (`LINK LOST — last known at …`): the view is
     /// veiled and says so.
     pub last_known: Option<&'a str>,
+    /// The focused arm (whose state is `state`).
+    pub focus: Option<ComponentId>,
+    /// The other arms of its subsystem, at the drawn time ([`super::arms::scene_arms`]).
+    pub others: Vec<SceneArm>,
 }
 
 /// The arm at the drawn positions and the previewed preset's ghost, when computable.
@@ -102,21 +132,49 @@ pub fn preset_poses(state: &ArmState) -> Vec<ArmPose> {
         .collect()
 }
 
-/// Frames the arm on its first frame, and its whole working space (every preset) once the
-/// presets are known, so the view need not follow the arm.
-fn auto_fit(panel: &mut ArmPanel, live: Option<&ArmPose>, state: &ArmState) {
+/// Frames the camera when the view needs it: the whole vehicle on the first frame with an
+/// arm (and after a reset), the focused arm when another is focused. Every arm framed is
+/// framed with its presets as they become known (where it is and where it will go, so the
+/// view need not follow it: a touring arm never leaves the picture).
+fn auto_fit(
+    panel: &mut ArmPanel,
+    live: Option<&ArmPose>,
+    input: &View3dInput<'_>,
+    others: &[SceneArm],
+) {
     let Some(p) = live else { return };
-    if !panel.fitted {
-        panel.fit(Some(p));
-    }
-    if !panel.fitted_presets {
-        let mut all = preset_poses(state);
-        if !all.is_empty() {
-            all.push(p.clone());
-            panel.camera.fit_all(&all);
-            panel.fitted_presets = true;
+    let presets = preset_poses(input.state);
+    let others_presets: usize = others.iter().map(|a| a.presets.len()).sum();
+    let vehicle = match panel.framed {
+        None => true,
+        Some(f) if f.arm != input.focus => false,
+        // An arm of the vehicle, or presets of one, showed up after the vehicle was framed.
+        Some(f)
+            if f.vehicle
+                && (others.len() > f.others || presets.len() + others_presets > f.presets) =>
+        {
+            true
+        }
+        // The presets became known: an arm framed alone is framed with them.
+        Some(f) if !f.vehicle && !presets.is_empty() && !f.with_presets => false,
+        Some(_) => return,
+    };
+    let mut poses = vec![p.clone()];
+    poses.extend(presets.iter().cloned());
+    if vehicle {
+        for a in others {
+            poses.push(a.pose.clone());
+            poses.extend(a.presets.iter().cloned());
         }
     }
+    panel.camera.fit_all(&poses);
+    panel.framed = Some(Framed {
+        arm: input.focus,
+        with_presets: !presets.is_empty(),
+        vehicle,
+        others: others.len(),
+        presets: presets.len() + if vehicle { others_presets } else { 0 },
+    });
 }
 
 /// Draws the panel.
@@ -133,7 +191,7 @@ pub fn show(
     let warnings = state.spec.as_ref().map_or_else(Vec::new, |spec| {
         joint_warnings(spec, state.positions.as_ref().map(|q| q.value.as_slice()))
     });
-    auto_fit(panel, live.as_ref(), state);
+    auto_fit(panel, live.as_ref(), input, &input.others);
     ui.horizontal(|ui| {
         ui.toggle_value(&mut settings.show_axes, "axes")
             .on_hover_text("Show joint axes");
@@ -162,7 +220,14 @@ pub fn show(
         show_axes: settings.show_axes,
         show_frames: settings.show_frames,
         dark: settings.dark,
+        others: input.others.clone(),
     };
+    panel.drawn = live
+        .as_ref()
+        .and(input.focus)
+        .into_iter()
+        .chain(input.others.iter().map(|a| a.id))
+        .collect();
     let response = panel.view.ui(ui, scene, &mut panel.camera);
     if live.is_some() && !panel.first_arm_logged {
         panel.first_arm_logged = true;
@@ -176,6 +241,47 @@ pub fn show(
     let rect = response.rect;
     panel.rect = Some(rect);
     overlay(ui, rect, input, live.as_ref(), theme);
+    if !input.others.is_empty() {
+        arm_labels(ui, rect, input, live.as_ref(), &panel.camera, theme);
+    }
+}
+
+/// Each arm's ID at its base, the focused one's in the accent colour, so the operator can
+/// tell the arms of the vehicle apart.
+fn arm_labels(
+    ui: &egui::Ui,
+    rect: egui::Rect,
+    input: &View3dInput<'_>,
+    live: Option<&ArmPose>,
+    camera: &Camera,
+    theme: &Theme,
+) {
+    let painter = ui.painter_at(rect);
+    let focused = live.zip(input.focus).map(|(p, id)| (id, p, true, false));
+    let others = input.others.iter().map(|a| (a.id, &a.pose, false, a.lost));
+    for (id, pose, is_focused, lost) in focused.into_iter().chain(others) {
+        let base = pose.mount.translation.to_array();
+        let Some([x, y]) = camera.project(base, [rect.width(), rect.height()]) else {
+            continue;
+        };
+        let colour = match (is_focused, lost) {
+            (true, _) => theme.accent,
+            (false, true) => theme.danger,
+            (false, false) => theme.muted,
+        };
+        let text = if lost {
+            format!("{id} (link lost)")
+        } else {
+            id.to_string()
+        };
+        painter.text(
+            rect.min + egui::vec2(x, y + 6.0),
+            Align2::CENTER_TOP,
+            text,
+            FontId::proportional(13.0),
+            colour,
+        );
+    }
 }
 
 /// The badge, what is missing when no arm can be drawn, and the tool point.

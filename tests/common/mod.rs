@@ -39,8 +39,9 @@ pub fn pump(
             .updates()
             .recv_timeout(left.min(Duration::from_millis(50)))
         {
+            // One arm in these suites: its facts, unwrapped from `Update::Arm`.
             state.apply(&u);
-            if done(state, &u) {
+            if done(state, u.split().1) {
                 return true;
             }
         }

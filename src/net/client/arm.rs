@@ -45,7 +45,7 @@ impl Ask {
 /// The protocol state for the selected manipulator: what has been asked and answered, its
 /// subscriptions, control and pending commands. Replaced whole when another arm is selected.
 #[derive(Debug)]
-pub(super) struct SelectedArm {
+pub(super) struct FollowedArm {
     pub(super) id: JausId,
     pub(super) link: LinkState,
     pub(super) spec: Option<ArmSpec>,
@@ -119,7 +119,7 @@ pub(super) struct SelectedArm {
     pub(super) phantom_control_since: Option<f64>,
 }
 
-impl SelectedArm {
+impl FollowedArm {
     pub(super) fn new(id: JausId, me: JausId, now: f64) -> Self {
         Self {
             id,
@@ -347,7 +347,7 @@ impl Client {
 
     /// When the selected arm's timers next need a tick: never earlier than what they would
     /// act on (every time here is one a timer moves forward when it fires).
-    pub(super) fn arm_deadline(&self, s: &SelectedArm) -> f64 {
+    pub(super) fn arm_deadline(&self, s: &FollowedArm) -> f64 {
         let mut d = self.command_deadline(s);
         if s.link == LinkState::Lost {
             // Only the re-probe, and the verdicts of commands already sent.

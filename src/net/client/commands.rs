@@ -15,7 +15,7 @@
 //! Control is kept by re-requesting at a third of the peer's timeout. `GoToPreset`, Resume and
 //! Standby are refused locally unless control is held.
 
-use super::arm::SelectedArm;
+use super::arm::FollowedArm;
 use super::{Client, Output, label};
 use crate::jaus::core::{
     ClearEmergency, ConfirmControlCode, QueryControl, QueryStatus, ReleaseControl, ReportControl,
@@ -148,7 +148,7 @@ fn state_name(state: ManagementState) -> String {
 }
 
 /// The selected arm's state in words, as last reported: control and management state.
-fn arm_words(s: &SelectedArm) -> String {
+fn arm_words(s: &FollowedArm) -> String {
     let control = match (s.control, s.controller) {
         (ControlState::Held { authority }, _) => format!("control held (authority {authority})"),
         (ControlState::Requested, _) => "control requested, not confirmed".into(),
@@ -168,7 +168,7 @@ fn arm_words(s: &SelectedArm) -> String {
 /// Why control we held is gone, from what the arm said last: given to another (its
 /// `ReportControl`), else lapsed (our last confirmed keep-alive is older than the arm's
 /// timeout), else released by the arm.
-fn loss_reason(s: &SelectedArm, now: f64) -> ControlLoss {
+fn loss_reason(s: &FollowedArm, now: f64) -> ControlLoss {
     if let Some(Controller {
         id: Some(by),
         authority,
@@ -189,7 +189,7 @@ fn loss_reason(s: &SelectedArm, now: f64) -> ControlLoss {
 }
 
 /// Control we held is gone: shown as not held at once, with the reason.
-fn lose_control(s: &mut SelectedArm, now: f64, reason: ControlLoss, out: &mut Output) {
+fn lose_control(s: &mut FollowedArm, now: f64, reason: ControlLoss, out: &mut Output) {
     s.control = ControlState::Released;
     s.wanted_authority = None;
     s.control_renew_at = f64::INFINITY;
@@ -203,7 +203,7 @@ fn lose_control(s: &mut SelectedArm, now: f64, reason: ControlLoss, out: &mut Ou
 
 /// Judges a loss of control and a refused request waiting for their reason, on what is known
 /// of who holds control now.
-fn judge_control_waits(s: &mut SelectedArm, now: f64, out: &mut Output) {
+fn judge_control_waits(s: &mut FollowedArm, now: f64, out: &mut Output) {
     if s.loss_pending.take().is_some() {
         let reason = loss_reason(s, now);
         out.updates.push(Update::ControlLost { t: now, reason });
@@ -221,7 +221,7 @@ fn judge_control_waits(s: &mut SelectedArm, now: f64, out: &mut Output) {
 }
 
 /// A refused control request in words: who holds control at what authority, and ours.
-fn refusal_words(s: &SelectedArm, code: &str) -> String {
+fn refusal_words(s: &FollowedArm, code: &str) -> String {
     let ours = s
         .requested_authority
         .map_or_else(|| "unknown".to_string(), |a| a.to_string());
@@ -293,7 +293,7 @@ impl Client {
     }
 
     /// When pending commands next need a tick: a retry or a verdict.
-    pub(super) fn command_deadline(&self, s: &SelectedArm) -> f64 {
+    pub(super) fn command_deadline(&self, s: &FollowedArm) -> f64 {
         let timeout = self.cfg.command_timeout;
         let mut d = f64::INFINITY;
         if let Some(p) = &s.control_pending {
@@ -316,41 +316,105 @@ impl Client {
         d
     }
 
-    /// Takes one command from the UI.
+    /// Takes one command from the UI: a focus change, a stop of every arm of the vehicle,
+    /// or a command for the focused arm (never for an arm the operator did not pick).
     pub fn handle_command(&mut self, now: f64, cmd: Command, out: &mut Output) {
-        if let Command::Shutdown = cmd {
-            self.teardown(now, out);
-            self.shut_down = true;
-            return;
-        }
-        if let Command::Select(id) = cmd {
-            let id = JausId::from(id);
-            if self.selected() != Some(id) {
-                if !self.endpoint.contains(id)
-                    && let Some(addr) = self.cfg.connect.first().copied()
-                {
-                    // Not discovered yet: try the first --connect address.
-                    self.endpoint.insert_peer(id, addr, now);
-                }
-                self.select(now, id, out);
+        match cmd {
+            Command::Shutdown => {
+                self.teardown(now, out);
+                self.shut_down = true;
             }
-            Self::outcome(out, now, CommandKind::Select, Outcome::Confirmed);
-            return;
+            Command::Select(id) => self.select(now, JausId::from(id), out),
+            Command::SetEmergencyAll => self.stop_all(now, out),
+            cmd => {
+                if let Some(why) = self.refused_for_conflict(cmd) {
+                    let outcome = Update::CommandOutcome {
+                        t: now,
+                        command: cmd.kind(),
+                        outcome: Outcome::Rejected(why),
+                    };
+                    out.updates.push(match self.focus {
+                        Some(id) => Update::for_arm(id.into(), outcome),
+                        None => outcome,
+                    });
+                    return;
+                }
+                let sent = self
+                    .focus
+                    .and_then(|id| self.with_arm(id, out, |c, out| c.arm_command(now, cmd, out)));
+                if sent.is_none() {
+                    Self::outcome(
+                        out,
+                        now,
+                        cmd.kind(),
+                        Outcome::Rejected("no manipulator selected".into()),
+                    );
+                }
+            }
         }
-        if let Some(why) = self.refused_for_conflict(cmd) {
-            Self::outcome(out, now, cmd.kind(), Outcome::Rejected(why));
-            return;
+    }
+
+    /// `Select`: focuses `id`, following it first if it is not yet (an ID typed by the
+    /// operator that discovery has not found: tried at the first `--connect` address).
+    fn select(&mut self, now: f64, id: JausId, out: &mut Output) {
+        if !self.follows(id) {
+            if !self.endpoint.contains(id)
+                && let Some(addr) = self.cfg.connect.first().copied()
+            {
+                self.endpoint.insert_peer(id, addr, now);
+            }
+            if !self.follow(now, id, out) {
+                let outcome = Update::CommandOutcome {
+                    t: now,
+                    command: CommandKind::Select,
+                    outcome: Outcome::Rejected(format!(
+                        "{} arms are followed already, the most at once",
+                        crate::model::update::MAX_ARMS
+                    )),
+                };
+                out.updates.push(outcome);
+                return;
+            }
         }
-        let Some(s) = &mut self.arm else {
-            let kind = cmd.kind();
+        if self.focus != Some(id) {
+            self.focus_on(now, id, out);
+        }
+        out.updates.push(Update::for_arm(
+            id.into(),
+            Update::CommandOutcome {
+                t: now,
+                command: CommandKind::Select,
+                outcome: Outcome::Confirmed,
+            },
+        ));
+    }
+
+    /// `SetEmergencyAll`: `SetEmergency` to every followed arm of the focused arm's subsystem
+    /// (every followed arm when none is focused), each with its own outcome.
+    fn stop_all(&mut self, now: f64, out: &mut Output) {
+        let subsystem = self.focus.map(|f| f.subsystem);
+        let ids: Vec<JausId> = self
+            .followed()
+            .filter(|id| subsystem.is_none_or(|s| s == id.subsystem))
+            .collect();
+        if ids.is_empty() {
             Self::outcome(
                 out,
                 now,
-                kind,
-                Outcome::Rejected("no manipulator selected".into()),
+                CommandKind::SetEmergency,
+                Outcome::Rejected("no manipulator found to stop".into()),
             );
-            return;
-        };
+        }
+        for id in ids {
+            self.with_arm(id, out, |c, out| {
+                c.arm_command(now, Command::SetEmergency, out);
+            });
+        }
+    }
+
+    /// A command for the arm in hand (the focused one).
+    fn arm_command(&mut self, now: f64, cmd: Command, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
         let id = s.id;
         let held = matches!(s.control, ControlState::Held { .. });
         match cmd {
@@ -390,7 +454,6 @@ impl Client {
             }
             Command::GoToPreset { pose_id } => self.go_to_preset(now, pose_id, held, out),
             Command::SetEmergency
-            | Command::SetEmergencyAll
             | Command::ClearEmergency
             | Command::Resume
             | Command::Standby => {
@@ -409,7 +472,7 @@ impl Client {
                 // The answer is the status that follows.
                 self.send(id, QueryStatus, out);
             }
-            Command::Select(_) | Command::Shutdown => {}
+            Command::Select(_) | Command::SetEmergencyAll | Command::Shutdown => {}
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use super::arm::SelectedArm;
+use super::arm::FollowedArm;
 use super::{Client, Output};
 use crate::jaus::JausId;
 use crate::jaus::Message;
@@ -12,7 +12,7 @@ use crate::jaus::core::{
     CancelEvent, QueryIdentification, QueryServices, QueryServicesNode, QueryType, ReleaseControl,
     ReportIdentification, ReportServices,
 };
-use crate::model::update::{ComponentInfo, ControlState, LinkState, Update};
+use crate::model::update::{ComponentId, ComponentInfo, ControlState, LinkState, MAX_ARMS, Update};
 use crate::net::reports;
 
 use super::subscriptions::SubState;
@@ -62,7 +62,9 @@ impl Client {
                 lost: false,
             });
         }
-        self.arm_heard(now, id, out);
+        if self.follows(id) {
+            self.with_arm(id, out, |c, out| c.arm_heard(now, id, out));
+        }
     }
 
     /// A `ReportIdentification` from `from`: its services are asked for when unknown or old.
@@ -87,7 +89,8 @@ impl Client {
 
     /// A `ReportServices` from `from` at `addr`: each component it lists (its records merged,
     /// wire reference §9 C13) is recorded with this report's list, which replaces an earlier
-    /// report's; a manipulator is selected when none is.
+    /// report's; every manipulator is followed (up to [`MAX_ARMS`]), and the first (or the
+    /// configured one) focused.
     pub(super) fn services_reported(
         &mut self,
         now: f64,
@@ -134,35 +137,91 @@ impl Client {
                 };
                 self.send(from, q, out);
             }
-            if manipulator && self.arm.is_none() && self.cfg.component.is_none_or(|c| c == id) {
-                self.select(now, id, out);
+            if manipulator {
+                self.follow(now, id, out);
+                if self.focus.is_none() && self.cfg.component.is_none_or(|c| c == id) {
+                    self.focus_on(now, id, out);
+                }
             }
         }
     }
 
-    pub(super) fn select(&mut self, now: f64, id: JausId, out: &mut Output) {
-        self.teardown(now, out);
-        self.arm = Some(SelectedArm::new(id, self.cfg.id, now));
-        // The selected arm is never forgotten to make room for another peer.
-        self.endpoint.pin(Some(id));
+    /// Starts following manipulator `id` (its setup queries, subscriptions, link and
+    /// control), unless it is followed already; past [`MAX_ARMS`] it is not, and the
+    /// operator is told once.
+    pub(super) fn follow(&mut self, now: f64, id: JausId, out: &mut Output) -> bool {
+        if self.follows(id) {
+            return true;
+        }
+        if self.arms.len() >= MAX_ARMS {
+            self.stats.arms_not_followed += 1;
+            if !self.warned_too_many {
+                self.warned_too_many = true;
+                out.updates.push(Update::Error {
+                    t: now,
+                    message: format!(
+                        "manipulator {id} found, but {MAX_ARMS} arms are followed already (the \
+                         most at once): it is listed, not followed. Focus it by ID \
+                         (--component {id}) in a session of its own."
+                    ),
+                });
+            }
+            return false;
+        }
+        self.arms.insert(id, FollowedArm::new(id, self.cfg.id, now));
+        // A followed arm is never forgotten to make room for another peer.
+        let pinned: Vec<JausId> = self.arms.keys().copied().collect();
+        self.endpoint.pin(&pinned);
+        let arm = ComponentId::from(id);
+        out.updates.push(Update::for_arm(
+            arm,
+            Update::Link {
+                t: now,
+                state: LinkState::Connecting,
+            },
+        ));
+        out.updates.push(Update::for_arm(
+            arm,
+            Update::Control {
+                t: now,
+                state: ControlState::Released,
+            },
+        ));
+        true
+    }
+
+    /// Focuses followed arm `id`: the operator's commands go to it from now on.
+    pub(super) fn focus_on(&mut self, now: f64, id: JausId, out: &mut Output) {
+        self.focus = Some(id);
         out.updates.push(Update::Selected {
             t: now,
             id: id.into(),
         });
-        out.updates.push(Update::Link {
-            t: now,
-            state: LinkState::Connecting,
-        });
-        out.updates.push(Update::Control {
-            t: now,
-            state: ControlState::Released,
-        });
     }
 
-    /// Cancels the selected arm's events and releases control.
-    pub(super) fn teardown(&mut self, _now: f64, out: &mut Output) {
+    /// The `--connect` addresses where no followed arm answers yet.
+    pub(super) fn unfollowed_connect(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        self.cfg.connect.iter().copied().filter(|addr| {
+            !self
+                .arms
+                .keys()
+                .any(|id| self.endpoint.peer(*id).is_some_and(|p| p.addr == *addr))
+        })
+    }
+
+    /// Cancels every followed arm's events and releases control of each.
+    pub(super) fn teardown(&mut self, now: f64, out: &mut Output) {
+        let ids: Vec<JausId> = self.arms.keys().copied().collect();
+        for id in ids {
+            self.with_arm(id, out, |c, out| c.teardown_arm(now, out));
+        }
+        self.arms.clear();
+        self.endpoint.pin(&[]);
+    }
+
+    /// Cancels the events of the arm in hand and releases its control.
+    fn teardown_arm(&mut self, _now: f64, out: &mut Output) {
         let Some(s) = self.arm.take() else { return };
-        self.endpoint.pin(None);
         for sub in &s.subs {
             if let SubState::Active { event_id, .. } = sub.state {
                 let rid = self.request_id();
@@ -192,14 +251,15 @@ impl Client {
         if let Some(addr) = self.cfg.multicast {
             self.send_to_addr(Some(addr), JausId::BROADCAST, true, &q, out);
         }
-        // Until an arm is selected, each unicast address is also asked for its services at
-        // once: the answer names the component and selects it, one round trip instead of two
-        // (which counts on a lossy link).
-        let services: Option<Message> = self.arm.is_none().then(|| QueryServices::all().into());
+        // Until an arm answers at a unicast address, the address is also asked for its
+        // services at once: the answer names the component and follows it, one round trip
+        // instead of two (which counts on a lossy link).
+        let services: Message = QueryServices::all().into();
+        let unfollowed: Vec<SocketAddr> = self.unfollowed_connect().collect();
         for addr in self.cfg.connect.clone() {
             self.send_to_addr(Some(addr), JausId::BROADCAST, false, &q, out);
-            if let Some(m) = &services {
-                self.send_to_addr(Some(addr), JausId::BROADCAST, false, m, out);
+            if unfollowed.contains(&addr) {
+                self.send_to_addr(Some(addr), JausId::BROADCAST, false, &services, out);
             }
         }
     }

@@ -4,12 +4,20 @@
 //!
 //! Rules, in the order a session meets them:
 //! - Discovery: `QueryIdentification` to the multicast group and every `--connect` address each
-//!   `discovery_period` (every `retry / 2` while no arm is selected, for the first 10 s, with a
+//!   `discovery_period` (every `retry / 2` while a `--connect` address has no followed arm, for
+//!   the first 10 s, with a
 //!   `QueryServices` to each unicast address); `QueryServices` to each responder; every listed component is recorded;
 //!   components silent for `discovery_period * 2 + lost_after` are marked lost, not forgotten.
-//! - Selection: the configured component, else the first manipulator found. Its
-//!   specification is queried until answered (every `retry` s); then tool offset, presets,
-//!   control and event timeouts (a few tries each), then one subscription per signal.
+//! - Following: every manipulator found is followed, up to
+//!   [`MAX_ARMS`](crate::model::update::MAX_ARMS) (past it: listed, counted in
+//!   [`NetStats::arms_not_followed`], said once). Each followed arm has its own state (one
+//!   `FollowedArm` per arm in a map: the rules below are written once, for the arm in hand) and
+//!   everything said about it is wrapped in [`Update::Arm`]. Its specification is queried
+//!   until answered (every `retry` s); then tool offset, presets, control and event timeouts
+//!   (a few tries each), then one subscription per signal.
+//! - Focus: the configured component, else the first manipulator found ([`Update::Selected`]);
+//!   [`Command::Select`] moves it. Commands go to the focused arm only;
+//!   [`Command::SetEmergencyAll`] stops every followed arm of the focused arm's subsystem.
 //! - Subscriptions: `CreateEvent` (periodic for samples, every-change for pose and status);
 //!   renewed at half the peer's event timeout; a `RejectEventRequest` or three unanswered
 //!   requests fall back to periodic queries; a signal overdue by three periods (at least
@@ -28,12 +36,12 @@
 //! - JUDP, through the shared [`Endpoint`]: ACK requests answered; duplicates (same source and
 //!   sequence within 2 s) dropped; multi-packet messages reassembled with bounded memory; every
 //!   block of a datagram handled; at most 256 peers remembered (the least recently heard
-//!   forgotten first, never the selected arm). Reports from components other than the
-//!   selected one are counted, never applied; events arriving out of order (older event
+//!   forgotten first, never a followed arm). Reports from components other than the
+//!   followed arms are counted, never applied; events arriving out of order (older event
 //!   sequence number) are dropped.
 //!
 //! The rules live in one file per concern: `discovery` (peers, selection, liveness of
-//! components), `arm` (the selected arm's setup queries, its link, its reports),
+//! components), `arm` (a followed arm's setup queries, its link, its reports),
 //! `subscriptions` (events, polling, staleness), `commands` (operator commands and control).
 //! - Commands: each ends in one true [`Update::CommandOutcome`]: sent again with backoff until
 //!   its effect is seen (control reports, the status, the current pose), refusals in words,
@@ -52,15 +60,18 @@ mod commands;
 mod discovery;
 mod subscriptions;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use crate::jaus::core::{IdentificationType, ReportHeartbeatPulse, ReportIdentification};
 use crate::jaus::judp::{self, Broadcast};
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
-use crate::model::update::{Command, CommandKind, IdConflict, NetStats, Outcome, Update};
+use crate::model::update::{
+    Command, CommandKind, ComponentId, IdConflict, NetStats, Outcome, Update,
+};
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 
-use arm::SelectedArm;
+use arm::FollowedArm;
 use discovery::Known;
 
 /// The JAUS ID of `ClientConfig::default()` (the in-memory harness, the screenshot session,
@@ -68,8 +79,8 @@ use discovery::Known;
 /// are one client to the arm.
 pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
 
-/// Seconds after the start during which discovery rounds come every `retry / 2` s while no arm is
-/// selected.
+/// Seconds after the start during which discovery rounds come every `retry / 2` s while a
+/// `--connect` address has no followed arm.
 const FAST_DISCOVERY_FOR: f64 = 10.0;
 /// Most peers remembered (the oldest silent ones are forgotten first).
 const MAX_PEERS: usize = 256;
@@ -111,15 +122,15 @@ pub struct ClientConfig {
     pub connect: Vec<SocketAddr>,
     /// The multicast group to query, if multicast is usable.
     pub multicast: Option<SocketAddr>,
-    /// The manipulator to select; `None` selects the first one found.
+    /// The manipulator to focus; `None` focuses the first one found (every one is followed).
     pub component: Option<JausId>,
     /// Event rates to request.
     pub rates: Rates,
     /// Seconds between discovery rounds.
     pub discovery_period: f64,
-    /// Seconds of silence after which the selected manipulator is lost.
+    /// Seconds of silence after which a followed manipulator is lost.
     pub lost_after: f64,
-    /// Seconds between heartbeat queries to the selected manipulator.
+    /// Seconds between heartbeat queries to each followed manipulator.
     pub heartbeat_period: f64,
     /// Seconds between retries of unanswered queries.
     pub retry: f64,
@@ -175,7 +186,15 @@ pub struct Client {
     /// them).
     stats: NetStats,
     endpoint: Endpoint<Known>,
-    arm: Option<SelectedArm>,
+    /// Every manipulator followed (at most `MAX_ARMS`), by ID, except the one in hand.
+    arms: BTreeMap<JausId, FollowedArm>,
+    /// The arm a step is about, taken out of `arms` for the step ([`Client::with_arm`]):
+    /// every per-arm rule reads and writes it here, so each rule is written once, for one arm.
+    arm: Option<FollowedArm>,
+    /// The focused arm: where the operator's commands go.
+    focus: Option<JausId>,
+    /// Manipulators found past `MAX_ARMS` were reported (once).
+    warned_too_many: bool,
     next_discovery: f64,
     /// When the first tick ran.
     started: Option<f64>,
@@ -199,6 +218,29 @@ fn label<T: std::fmt::Display>(v: T) -> String {
     v.to_string()
 }
 
+/// Wraps the per-arm facts among `updates` in [`Update::Arm`] naming `arm`: what the
+/// client says while an arm is in hand is about that arm (news such as errors, marks and
+/// outcomes included); facts of the network (components, counters, identity, focus) are not.
+fn tag_arm_facts(updates: &mut [Update], arm: ComponentId) {
+    for u in updates {
+        let about_arm = u.is_arm_fact()
+            || matches!(
+                u,
+                Update::Error { .. } | Update::Mark { .. } | Update::CommandOutcome { .. }
+            );
+        if about_arm {
+            let fact = std::mem::replace(
+                u,
+                Update::Error {
+                    t: 0.0,
+                    message: String::new(),
+                },
+            );
+            *u = Update::for_arm(arm, fact);
+        }
+    }
+}
+
 impl Client {
     /// A client with `cfg`.
     pub fn new(cfg: ClientConfig) -> Self {
@@ -206,7 +248,10 @@ impl Client {
             endpoint: Endpoint::addressed(cfg.id, Numbering::OneCounter, MAX_PEERS),
             cfg,
             stats: NetStats::default(),
+            arms: BTreeMap::new(),
             arm: None,
+            focus: None,
+            warned_too_many: false,
             next_discovery: f64::NEG_INFINITY,
             started: None,
             next_stats: 1.0,
@@ -302,9 +347,43 @@ impl Client {
         self.cfg.id
     }
 
-    /// The selected manipulator.
+    /// The focused manipulator (where commands go).
     pub fn selected(&self) -> Option<JausId> {
-        self.arm.as_ref().map(|s| s.id)
+        self.focus
+    }
+
+    /// Every manipulator followed, by ID.
+    pub fn followed(&self) -> impl Iterator<Item = JausId> + '_ {
+        self.arms
+            .keys()
+            .copied()
+            .chain(self.arm.as_ref().map(|s| s.id))
+    }
+
+    /// Whether `id` is a followed manipulator.
+    fn follows(&self, id: JausId) -> bool {
+        self.arms.contains_key(&id) || self.arm.as_ref().is_some_and(|s| s.id == id)
+    }
+
+    /// Runs `f` with arm `id` in hand (`self.arm`), then puts it back; every per-arm fact `f`
+    /// published is wrapped in [`Update::Arm`] naming `id` (facts of the network it published,
+    /// such as our identity, stay as they are). `None` when `id` is not followed.
+    fn with_arm<R>(
+        &mut self,
+        id: JausId,
+        out: &mut Output,
+        f: impl FnOnce(&mut Self, &mut Output) -> R,
+    ) -> Option<R> {
+        debug_assert!(self.arm.is_none(), "one arm in hand at a time");
+        let arm = self.arms.remove(&id)?;
+        self.arm = Some(arm);
+        let start = out.updates.len();
+        let r = f(self, out);
+        if let Some(arm) = self.arm.take() {
+            self.arms.insert(arm.id, arm);
+        }
+        tag_arm_facts(&mut out.updates[start..], id.into());
+        Some(r)
     }
 
     /// Whether [`Command::Shutdown`] ran.
@@ -323,7 +402,7 @@ impl Client {
         if let Some((_, last)) = &self.conflict {
             d = d.min(last + CONFLICT_QUIET);
         }
-        if let Some(s) = &self.arm {
+        for s in self.arms.values() {
             d = d.min(self.arm_deadline(s));
         }
         d
@@ -399,9 +478,9 @@ impl Client {
             let InboundKind::Message(message) = inbound.kind else {
                 continue;
             };
-            let ctx = match &self.arm {
-                Some(s) if s.id == h.source => s.ctx.clone(),
-                _ => DecodeContext::NONE,
+            let ctx = match self.arms.get(&h.source) {
+                Some(s) => s.ctx.clone(),
+                None => DecodeContext::NONE,
             };
             match Message::parse_with(&message, &ctx) {
                 Ok(m) => self.handle_message(now, h.source, from, m, out),
@@ -432,8 +511,8 @@ impl Client {
             }
             Message::QueryHeartbeatPulse(_) => self.send(from, ReportHeartbeatPulse, out),
             m => {
-                if self.arm.as_ref().is_some_and(|s| s.id == from) {
-                    self.arm_message(now, from, m, out);
+                if self.follows(from) {
+                    self.with_arm(from, out, |c, out| c.arm_message(now, from, m, out));
                 } else if matches!(m, Message::ReportHeartbeatPulse(_)) {
                 } else {
                     self.stats.foreign_reports += 1;
@@ -450,7 +529,7 @@ impl Client {
         });
     }
 
-    /// The selected arm's messages, each to the concern it belongs to.
+    /// A followed arm's messages (the arm in hand), each to the concern it belongs to.
     fn arm_message(&mut self, now: f64, from: JausId, m: Message, out: &mut Output) {
         match m {
             Message::ConfirmEventRequest(_)
@@ -493,10 +572,11 @@ impl Client {
             self.announce_identity(now, out);
         }
         if now >= self.next_discovery {
-            // Until an arm is selected (for the first seconds), rounds come every `retry / 2` s:
+            // Until every --connect address has an arm (for the first seconds), rounds come every `retry / 2` s:
             // on a lossy network the first answers must not wait whole discovery periods.
             let first = *self.started.get_or_insert(now);
-            let fast = self.arm.is_none() && now - first < FAST_DISCOVERY_FOR;
+            let fast =
+                self.unfollowed_connect().next().is_some() && now - first < FAST_DISCOVERY_FOR;
             self.next_discovery = now
                 + if fast {
                     (self.cfg.retry / 2.0).min(self.cfg.discovery_period)
@@ -514,8 +594,15 @@ impl Client {
         }
         self.endpoint.expire(now);
         self.peer_liveness(now, out);
-        let Some(id) = self.selected() else { return };
-        // Queries go out after every timer ran, in this order: the arm's, then control's.
+        let ids: Vec<JausId> = self.arms.keys().copied().collect();
+        for id in ids {
+            self.with_arm(id, out, |c, out| c.arm_step(now, id, out));
+        }
+    }
+
+    /// One arm's timers (the arm in hand): queries go out after every timer ran, in this
+    /// order: the arm's, then control's; then its subscriptions.
+    fn arm_step(&mut self, now: f64, id: JausId, out: &mut Output) {
         let mut to_send: Vec<Message> = Vec::new();
         self.arm_timers(now, &mut to_send, out);
         self.command_timers(now, &mut to_send, out);
@@ -532,7 +619,10 @@ impl Client {
         let (c, _) = self.conflict.as_ref()?;
         if matches!(
             cmd,
-            Command::SetEmergency | Command::Select(_) | Command::Shutdown
+            Command::SetEmergency
+                | Command::SetEmergencyAll
+                | Command::Select(_)
+                | Command::Shutdown
         ) {
             return None;
         }

@@ -173,7 +173,7 @@ impl Client {
     }
 
     /// When the subscriptions next need a tick (nothing while the link is lost).
-    pub(super) fn subscription_deadline(&self, s: &super::arm::SelectedArm) -> f64 {
+    pub(super) fn subscription_deadline(&self, s: &super::arm::FollowedArm) -> f64 {
         if s.link == LinkState::Lost {
             return f64::INFINITY;
         }

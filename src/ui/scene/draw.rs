@@ -136,6 +136,33 @@ impl Sizes {
 
 const GHOST_ALPHA: f32 = 0.4;
 
+/// How an arm is drawn: the focused one in its colours, the others of the vehicle dimmed
+/// toward the background, an arm whose link is lost grey.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Focused,
+    Other,
+    Lost,
+}
+
+impl Look {
+    fn colour(self, palette: &ScenePalette, rgb: [f32; 3]) -> [f32; 3] {
+        match self {
+            Look::Focused => rgb,
+            Look::Other => palette.dimmed(rgb),
+            Look::Lost => palette.lost,
+        }
+    }
+
+    /// Opacity of its volumes relative to the focused arm's.
+    fn alpha(self) -> f32 {
+        match self {
+            Look::Focused => 1.0,
+            Look::Other | Look::Lost => 0.6,
+        }
+    }
+}
+
 impl DrawList {
     pub(super) fn build(input: &SceneInput, palette: &ScenePalette) -> Self {
         let mut list = Self::default();
@@ -143,31 +170,66 @@ impl DrawList {
             .pose
             .as_ref()
             .or(input.ghost.as_ref())
+            .or(input.others.first().map(|a| &a.pose))
             .map_or(1.0, arm_scale);
         let sizes = Sizes::for_scale(scale);
         if let Some(ghost) = &input.ghost {
             list.add_ghost(ghost, input, palette, &sizes);
         }
+        // The vehicle frame at its origin, once.
+        if input.pose.is_some() || !input.others.is_empty() {
+            list.add_triad(
+                &glam::DAffine3::IDENTITY,
+                palette,
+                sizes.triad * 1.5,
+                &sizes,
+            );
+        }
+        for other in &input.others {
+            let look = if other.lost { Look::Lost } else { Look::Other };
+            list.add_arm(
+                &other.pose,
+                &other.joint_warning,
+                look,
+                input,
+                palette,
+                &sizes,
+            );
+        }
         if let Some(pose) = &input.pose {
-            list.add_live(pose, input, palette, &sizes);
+            list.add_arm(
+                pose,
+                &input.joint_warning,
+                Look::Focused,
+                input,
+                palette,
+                &sizes,
+            );
         }
         list
     }
 
-    fn add_live(
+    fn add_arm(
         &mut self,
         pose: &ArmPose,
+        joint_warning: &[f32],
+        look: Look,
         input: &SceneInput,
         palette: &ScenePalette,
         sizes: &Sizes,
     ) {
+        let focused = look == Look::Focused;
         for c in &pose.cylinders {
-            let warning = input
-                .joint_warning
+            let warning = joint_warning
                 .get(c.joint.wrapping_sub(1))
                 .copied()
                 .unwrap_or(0.0);
-            let w = unit_warning(warning);
+            // A lost arm's limits are not known now: grey, untinted.
+            let w = if look == Look::Lost {
+                0.0
+            } else {
+                unit_warning(warning)
+            };
             // Banded volumes fill only every other band: fill those more so the bands read.
             let (base, radius, dash_period, alpha) = match c.radius {
                 Some(r) => (palette.cylinder, r, None, 0.1),
@@ -179,8 +241,11 @@ impl DrawList {
                 ),
             };
             let style = Style::Volume {
-                color: rgba(palette.warning_tint(base, w), alpha + 0.15 * w),
-                rim_alpha: 0.75,
+                color: rgba(
+                    look.colour(palette, palette.warning_tint(base, w)),
+                    (alpha + 0.15 * w) * look.alpha(),
+                ),
+                rim_alpha: 0.75 * look.alpha(),
                 dash_period,
             };
             self.translucent.push(Item::cylinder(
@@ -191,11 +256,11 @@ impl DrawList {
             ));
         }
         let link = Style::Solid {
-            color: rgba(palette.link, 1.0),
+            color: rgba(look.colour(palette, palette.link), 1.0),
             lit: true,
         };
         let joint = Style::Solid {
-            color: rgba(palette.joint, 1.0),
+            color: rgba(look.colour(palette, palette.joint), 1.0),
             lit: true,
         };
         let origins = frame_origins(pose);
@@ -211,9 +276,41 @@ impl DrawList {
             self.opaque
                 .push(Item::cylinder(*last, tool, sizes.link * 0.7, link));
         }
-        // The vehicle frame at its origin and the manipulator frame at the mount.
-        self.add_triad(&glam::DAffine3::IDENTITY, palette, sizes.triad * 1.5, sizes);
+        // The manipulator frame at the mount.
         self.add_triad(&pose.mount, palette, sizes.triad, sizes);
+        if focused {
+            self.add_frames_and_axes(pose, input, palette, sizes);
+        }
+        let flat = |rgb| Style::Solid {
+            color: rgba(rgb, 1.0),
+            lit: false,
+        };
+        if focused {
+            // The focused arm's tool point over everything, never lost in a volume.
+            self.overlay.push(Item::sphere(
+                tool,
+                sizes.marker_outline,
+                flat(palette.marker_outline),
+            ));
+            self.overlay
+                .push(Item::sphere(tool, sizes.marker, flat(palette.tool_marker)));
+        } else {
+            self.opaque.push(Item::sphere(
+                tool,
+                sizes.marker,
+                flat(look.colour(palette, palette.tool_marker)),
+            ));
+        }
+    }
+
+    /// The joint frames and axes the operator asked for (the focused arm's).
+    fn add_frames_and_axes(
+        &mut self,
+        pose: &ArmPose,
+        input: &SceneInput,
+        palette: &ScenePalette,
+        sizes: &Sizes,
+    ) {
         for frame in &pose.frames {
             let frame = pose.mount * *frame;
             if input.show_frames {
@@ -233,17 +330,6 @@ impl DrawList {
                 ));
             }
         }
-        let flat = |rgb| Style::Solid {
-            color: rgba(rgb, 1.0),
-            lit: false,
-        };
-        self.overlay.push(Item::sphere(
-            tool,
-            sizes.marker_outline,
-            flat(palette.marker_outline),
-        ));
-        self.overlay
-            .push(Item::sphere(tool, sizes.marker, flat(palette.tool_marker)));
     }
 
     fn add_ghost(

@@ -14,6 +14,10 @@
 //! 180° about its x axis (a rotation, so handedness and the arm's shape are kept). The ground
 //! grid is the vehicle's z = 0 plane. [`Camera`] angles are measured in the world frame.
 //!
+//! **The vehicle.** The focused arm ([`SceneInput::pose`]) is drawn in full colour; the
+//! other arms of its subsystem ([`SceneInput::others`]) at their own mounts, dimmed toward the
+//! background, each with its limits tint, and grey when its link is lost.
+//!
 //! **Draw order.** Opaque parts (links, joints, triads) write depth; then the grid and every
 //! translucent part (bounding volumes, the ghost arm) are blended back to front without
 //! writing depth; the live tool-point marker is drawn last, over everything, so the operator
@@ -35,6 +39,7 @@ use three_d::{
 };
 
 use crate::model::kinematics::ArmPose;
+use crate::model::update::ComponentId;
 pub use crate::ui::theme::ScenePalette;
 pub use camera::Camera;
 use draw::{DrawList, Item, Shape, Style, rgba};
@@ -67,11 +72,30 @@ pub struct SceneInput {
     pub show_frames: bool,
     /// Dark theme.
     pub dark: bool,
+    /// The other arms of the vehicle (the focused arm's subsystem), each at its mount, drawn
+    /// dimmed beside the focused arm ([`SceneInput::pose`]), greyed when their link is lost.
+    pub others: Vec<SceneArm>,
+}
+
+/// An arm drawn beside the focused one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SceneArm {
+    /// Which arm.
+    pub id: ComponentId,
+    /// Where it is (vehicle frame, its mount included).
+    pub pose: ArmPose,
+    /// Per joint, 0..1: how close to a limit (as [`SceneInput::joint_warning`]).
+    pub joint_warning: Vec<f32>,
+    /// Its link is lost: what is drawn is its last known pose, greyed.
+    pub lost: bool,
+    /// Its preset poses (vehicle frame): where it can go, for framing the whole vehicle.
+    pub presets: Vec<ArmPose>,
 }
 
 impl Default for SceneInput {
     fn default() -> Self {
         Self {
+            others: Vec::new(),
             pose: None,
             ghost: None,
             joint_warning: Vec::new(),
