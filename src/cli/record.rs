@@ -11,10 +11,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::probe::NetArgs;
-use std::collections::BTreeMap;
-
 use crate::model::state::ArmState;
-use crate::model::update::{ComponentId, MAX_ARMS, Update};
+use crate::model::vehicle::Vehicle;
 use crate::net::tap::{Epoch, Tap};
 use crate::net::thread::{NetConfig, NetHandle};
 use crate::record::recorder::{RecordError, Recorder, RecorderConfig, RecorderStats};
@@ -63,65 +61,22 @@ fn one_arm(state: &ArmState) -> String {
     }
 }
 
-/// The latest state of every arm the network side follows, and of the network: what the
-/// progress line and the closing note say (states only: no histories grow over a long
-/// recording). Routed as [`crate::model::vehicle`] routes: a fact about one arm to that arm,
-/// an unwrapped per-arm fact to the focused arm, the rest to the network and every arm.
-#[derive(Debug, Default)]
-struct Arms {
-    arms: BTreeMap<ComponentId, ArmState>,
-    network: ArmState,
-    focus: Option<ComponentId>,
-}
-
-impl Arms {
-    fn arm(&mut self, id: ComponentId) -> Option<&mut ArmState> {
-        if !self.arms.contains_key(&id) && self.arms.len() >= MAX_ARMS {
-            return None;
-        }
-        Some(self.arms.entry(id).or_insert_with(|| ArmState {
-            selected: Some(id),
-            ..ArmState::default()
-        }))
-    }
-
-    fn apply(&mut self, u: &Update) {
-        match u {
-            Update::Arm { arm, update } => {
-                if let Some(s) = self.arm(*arm) {
-                    s.apply(update);
-                }
-            }
-            Update::Selected { id, .. } => {
-                self.focus = Some(*id);
-                self.arm(*id);
-            }
-            u if u.is_arm_fact() => {
-                if let Some(s) = self.focus.and_then(|id| self.arm(id)) {
-                    s.apply(u);
-                }
-            }
-            u => self.network.apply(u),
-        }
-    }
-}
-
 /// Every arm followed, or what is known while none is.
-fn arm_line(arms: &Arms) -> String {
-    if arms.arms.is_empty() {
+fn arm_line(vehicle: &Vehicle<ArmState>) -> String {
+    if vehicle.arm_count() == 0 {
         return format!(
             "{} component(s), no manipulator yet",
-            arms.network.components.len()
+            vehicle.network().components.len()
         );
     }
-    arms.arms
-        .values()
-        .map(one_arm)
+    vehicle
+        .arms()
+        .map(|(_, s)| one_arm(s))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn progress(stats: &RecorderStats, elapsed: f64, vehicle: &Arms) -> String {
+fn progress(stats: &RecorderStats, elapsed: f64, vehicle: &Vehicle<ArmState>) -> String {
     format!(
         "recording {}  {}  rx {}  tx {}  decoded {}  {:.1} MB  dropped {}  arms {}",
         stats.path.display(),
@@ -166,8 +121,9 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
             args.out.display()
         );
     }
-    // Every arm's state (the network side follows every manipulator it finds).
-    let mut vehicle = Arms::default();
+    // Every arm's latest state (the network side follows every manipulator it finds; no
+    // histories grow over a long recording).
+    let mut vehicle: Vehicle<ArmState> = Vehicle::new();
     let start = Instant::now();
     // Beyond what the clock can hold means "until Ctrl-C".
     let until = duration.and_then(|d| start.checked_add(d));
@@ -261,7 +217,7 @@ fn recorder_config(args: &RecordArgs, cfg: &NetConfig, unix_ns: u64, tap: &Tap) 
 fn conclude(
     result: Result<RecorderStats, RecordError>,
     failure: Option<String>,
-    vehicle: &Arms,
+    vehicle: &Vehicle<ArmState>,
     looked: &str,
     elapsed: f64,
 ) -> i32 {
@@ -285,7 +241,7 @@ fn conclude(
                     String::new()
                 }
             );
-            if vehicle.arms.is_empty() {
+            if vehicle.arm_count() == 0 {
                 eprintln!(
                     "note: no manipulator answered (looked at {looked}); the recording holds the discovery traffic only"
                 );
