@@ -18,18 +18,6 @@ if [ ! -x "$work/venv/bin/python" ]; then
 fi
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check 'mcap>=1.2' 'jsonschema>=4.18'
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-port_a=$(free_port)
-port_b=$(free_port)
-"$exe" sim --bind "127.0.0.1:$port_a" --tour --id 126.1.10 --mount 0,-0.4,0 >/dev/null 2>&1 &
-sim_a=$!
-"$exe" sim --bind "127.0.0.1:$port_b" --tour --id 126.1.11 --mount 0,0.4,0,180 >/dev/null 2>&1 &
-sim_b=$!
-trap 'kill $sim_a $sim_b 2>/dev/null || true' EXIT
-"$exe" record --no-multicast --connect "127.0.0.1:$port_a" --connect "127.0.0.1:$port_b" \
-    --out "$work/session.mcap" --duration 3 --quiet
-kill $sim_a $sim_b
+"$here/record-two-arms.sh" "$exe" "$work/session.mcap"
 "$exe" inspect --summary --json "$work/session.mcap" > "$work/summary.json"
 "$work/venv/bin/python" "$here/check_mcap.py" "$work/session.mcap" "$work/summary.json" 126.1.10,126.1.11
