@@ -2201,6 +2201,31 @@ mod vehicle_flows {
     }
 
     #[test]
+    fn the_banner_says_another_arm_of_the_vehicle_is_stopped_whichever_is_focused() {
+        let (a, b) = ids();
+        let (mut h, _out, end) = vehicle(&[]);
+        assert!(
+            h.query_by_label_contains("also arm").is_none(),
+            "nobody stopped yet"
+        );
+        // b (not focused) reports EMERGENCY: a STOP ALL, or another OCU's stop.
+        h.state_mut().apply(&Update::for_arm(
+            b,
+            Update::Status {
+                t: end + 0.1,
+                state: ManagementState::Emergency,
+            },
+        ));
+        h.step();
+        h.step();
+        assert!(
+            h.query_by_label_contains(&format!("also arm {b} is stopped"))
+                .is_some(),
+            "the banner names the other arm while {a} is focused"
+        );
+    }
+
+    #[test]
     fn scrubbed_back_the_arm_list_shows_each_arm_then_and_picking_one_focuses_it_live() {
         let (a, b) = ids();
         let (mut h, mut out, end) = vehicle(&[]);

@@ -1,5 +1,6 @@
 //! The banner across the window under the top bar: the live arm's emergency (with the steps
-//! out of it), another OCU using our JAUS ID, or the live arm's lost link, in words with what
+//! out of it), the other arms of the vehicle in emergency, another OCU using our JAUS ID, or
+//! the live arm's lost link, in words with what
 //! to do. Drawn from the live arm's newest state, like the top bar's live area: none of these
 //! is ever missed, whatever time is drawn.
 
@@ -10,7 +11,7 @@ use super::live::{clock_text, live_arm_words, ocu_id_words};
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::state::{ArmState, Freshness};
-use crate::model::update::{ControlState, ManagementState};
+use crate::model::update::{ComponentId, ControlState, ManagementState};
 
 /// What a banner line is about (how it looks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,13 +102,43 @@ fn id_conflict(live: &ArmState) -> Option<Line> {
     })
 }
 
-/// What the banner says, most urgent first (empty when all is well).
-pub fn lines(live: &ArmState, start_ns: Option<u64>, shown: Shown) -> Vec<Line> {
+/// The line for the other arms of the vehicle in emergency (after STOP ALL, or stopped by
+/// someone else): the operator focused on one arm is never left unaware that another is
+/// stopped.
+fn others_stopped(others: &[ComponentId]) -> Option<Line> {
+    if others.is_empty() {
+        return None;
+    }
+    let ids: Vec<String> = others.iter().map(ToString::to_string).collect();
+    let (which, verb) = if ids.len() == 1 {
+        (format!("arm {}", ids[0]), "is")
+    } else {
+        (format!("arms {}", ids.join(", ")), "are")
+    };
+    Some(Line {
+        kind: Kind::Emergency,
+        title: format!("EMERGENCY STOP — also {which} {verb} stopped."),
+        detail: "Focus it in the arm list to clear its emergency (each arm is cleared on its                  own, with its own confirmation)."
+            .to_string(),
+        hover: String::new(),
+    })
+}
+
+/// What the banner says, most urgent first (empty when all is well): the live (focused)
+/// arm's emergency, the other arms of the vehicle in emergency (`others_stopped`), a
+/// duplicate ID, the live arm's lost link.
+pub fn lines(
+    live: &ArmState,
+    others_stopped_now: &[ComponentId],
+    start_ns: Option<u64>,
+    shown: Shown,
+) -> Vec<Line> {
     let mut out = Vec::new();
     let lost = live.freshness();
     if live.status == ManagementState::Emergency && !lost.is_lost() {
         out.push(emergency(live, shown));
     }
+    out.extend(others_stopped(others_stopped_now));
     out.extend(id_conflict(live));
     if let Freshness::Lost { last } = lost {
         let when = last.map_or(String::new(), |t| {

@@ -125,9 +125,10 @@ impl OcuApp {
             .sources
             .net()
             .map(crate::net::thread::NetHandle::start_unix_ns);
+        let others_stopped = self.live_others_in_emergency();
         let lines = live
             .as_ref()
-            .map(|l| banner::lines(l, live_start.or(start_ns), shown))
+            .map(|l| banner::lines(l, &others_stopped, live_start.or(start_ns), shown))
             .unwrap_or_default();
         if !lines.is_empty() {
             egui::Panel::top("banner")

@@ -12,7 +12,7 @@ use super::notices::NoticeLevel;
 use super::time_control::Shown;
 use crate::model::clock::format_utc_time;
 use crate::model::state::{ArmState, outcome_text};
-use crate::model::update::{CommandKind, ControlState, ManagementState, Update};
+use crate::model::update::{CommandKind, ComponentId, ControlState, ManagementState, Update};
 
 impl OcuApp {
     /// The live arm's newest state, whatever is drawn: `None` when no live source exists
@@ -35,6 +35,23 @@ impl OcuApp {
         let v = super::sources::read_session(&l.session);
         let arms = v.arms().map(|(id, s)| (id, &s.latest));
         rows(arms, Some(&v.focused().latest), v.focused_id())
+    }
+
+    /// The live arms other than the focused one that report EMERGENCY now (their link not
+    /// lost): the banner says so whichever arm is focused.
+    pub fn live_others_in_emergency(&self) -> Vec<ComponentId> {
+        let Some(l) = self.sources.live_source() else {
+            return Vec::new();
+        };
+        let v = super::sources::read_session(&l.session);
+        v.arms()
+            .filter(|(id, s)| {
+                Some(*id) != v.focused_id()
+                    && s.latest.status == ManagementState::Emergency
+                    && !s.latest.freshness().is_lost()
+            })
+            .map(|(id, _)| id)
+            .collect()
     }
 
     /// Whether we hold control of the live arm (not of the arm drawn).
