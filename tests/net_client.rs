@@ -2301,6 +2301,45 @@ fn a_silent_arm_is_lost_alone_and_probed_slowly_while_the_other_stays_live() {
 }
 
 #[test]
+fn fast_discovery_rounds_for_an_address_without_an_arm_do_not_ask_the_followed_arm() {
+    // A --connect address where nothing answers (the default local one, say) keeps the first
+    // seconds' fast rounds going; they must go there only, not to the arm already followed.
+    let dead = local(3999);
+    let mut net = Net::new(ClientConfig {
+        connect: vec![SIM, dead],
+        ..client_cfg()
+    });
+    net.add_peer(SIM, Component::new(ArmFile::demo(), sim_cfg()));
+    net.connect();
+    let from = net.now();
+    net.run(8.0 - from);
+    let to = net.now();
+    let asked = |addr: SocketAddr| {
+        net.sent
+            .iter()
+            .filter(|s| {
+                s.t >= from
+                    && s.to == addr
+                    && matches!(s.msg, Some(Message::QueryIdentification(_)))
+            })
+            .count()
+    };
+    let period = client_cfg().discovery_period;
+    let full_rounds = ((to - from) / period).ceil() as usize + 1;
+    assert!(
+        asked(SIM) <= full_rounds,
+        "{} discovery queries to the followed arm in {:.1} s (full rounds: {full_rounds})",
+        asked(SIM),
+        to - from
+    );
+    assert!(
+        asked(dead) > full_rounds,
+        "the address without an arm still gets the fast rounds: {}",
+        asked(dead)
+    );
+}
+
+#[test]
 fn arms_past_the_bound_are_listed_but_not_followed_and_the_operator_is_told() {
     let mut net = Net::new(ClientConfig {
         connect: (0..=MAX_ARMS).map(|i| local(4000 + i as u16)).collect(),

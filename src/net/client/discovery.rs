@@ -243,22 +243,29 @@ impl Client {
         }
     }
 
-    pub(super) fn discover(&mut self, out: &mut Output) {
+    /// A discovery round: `QueryIdentification` to the multicast group and every `--connect`
+    /// address when `full`, else (a fast round) only to the addresses where no arm answers
+    /// yet, and to the group while no arm is followed; each address without an arm is also
+    /// asked for its services at once (the answer names the component and follows it: one
+    /// round trip instead of two, which counts on a lossy link).
+    pub(super) fn discover(&mut self, full: bool, out: &mut Output) {
         let q: Message = QueryIdentification {
             query_type: QueryType::Subsystem,
         }
         .into();
-        if let Some(addr) = self.cfg.multicast {
+        if let Some(addr) = self.cfg.multicast
+            && (full || self.arms.is_empty())
+        {
             self.send_to_addr(Some(addr), JausId::BROADCAST, true, &q, out);
         }
-        // Until an arm answers at a unicast address, the address is also asked for its
-        // services at once: the answer names the component and follows it, one round trip
-        // instead of two (which counts on a lossy link).
         let services: Message = QueryServices::all().into();
         let unfollowed: Vec<SocketAddr> = self.unfollowed_connect().collect();
         for addr in self.cfg.connect.clone() {
-            self.send_to_addr(Some(addr), JausId::BROADCAST, false, &q, out);
-            if unfollowed.contains(&addr) {
+            let without_arm = unfollowed.contains(&addr);
+            if full || without_arm {
+                self.send_to_addr(Some(addr), JausId::BROADCAST, false, &q, out);
+            }
+            if without_arm {
                 self.send_to_addr(Some(addr), JausId::BROADCAST, false, &services, out);
             }
         }

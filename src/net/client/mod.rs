@@ -196,6 +196,9 @@ pub struct Client {
     /// Manipulators found past `MAX_ARMS` were reported (once).
     warned_too_many: bool,
     next_discovery: f64,
+    /// When the next full discovery round (the multicast group and every `--connect`
+    /// address) is due; the fast rounds between go only where no arm answers yet.
+    next_full_discovery: f64,
     /// When the first tick ran.
     started: Option<f64>,
     next_stats: f64,
@@ -253,6 +256,7 @@ impl Client {
             focus: None,
             warned_too_many: false,
             next_discovery: f64::NEG_INFINITY,
+            next_full_discovery: f64::NEG_INFINITY,
             started: None,
             next_stats: 1.0,
             next_request_id: 1,
@@ -572,18 +576,24 @@ impl Client {
             self.announce_identity(now, out);
         }
         if now >= self.next_discovery {
-            // Until every --connect address has an arm (for the first seconds), rounds come every `retry / 2` s:
-            // on a lossy network the first answers must not wait whole discovery periods.
+            // Full rounds every discovery period. For the first seconds, while a --connect
+            // address has no arm, fast rounds every `retry / 2` s go to such addresses only
+            // (and to the group while no arm is found at all): on a lossy network the first
+            // answers must not wait whole periods, and an arm already followed is not asked
+            // again for them (a dead address in the list must not cost the live arms).
             let first = *self.started.get_or_insert(now);
+            let full = now >= self.next_full_discovery;
+            if full {
+                self.next_full_discovery = now + self.cfg.discovery_period;
+            }
             let fast =
                 self.unfollowed_connect().next().is_some() && now - first < FAST_DISCOVERY_FOR;
-            self.next_discovery = now
-                + if fast {
-                    (self.cfg.retry / 2.0).min(self.cfg.discovery_period)
-                } else {
-                    self.cfg.discovery_period
-                };
-            self.discover(out);
+            self.next_discovery = if fast {
+                (now + self.cfg.retry / 2.0).min(self.next_full_discovery)
+            } else {
+                self.next_full_discovery
+            };
+            self.discover(full, out);
         }
         if now >= self.next_stats {
             self.next_stats = now + 1.0;
