@@ -4,9 +4,10 @@
 //!
 //! Rules, in the order a session meets them:
 //! - Discovery: `QueryIdentification` to the multicast group and every `--connect` address each
-//!   `discovery_period` (every `retry / 2` while a `--connect` address has no followed arm, for
-//!   the first 10 s, with a
-//!   `QueryServices` to each unicast address); `QueryServices` to each responder; every listed component is recorded;
+//!   `discovery_period`; for the first 10 s, fast rounds every `retry / 2` to the `--connect`
+//!   addresses where no arm answers yet (and the group while none is followed), never to an
+//!   arm already followed; a `QueryServices` with each query to an address without an arm;
+//!   `QueryServices` to each responder; every listed component is recorded;
 //!   components silent for `discovery_period * 2 + lost_after` are marked lost, not forgotten.
 //! - Following: every manipulator found is followed, up to
 //!   [`MAX_ARMS`](crate::model::update::MAX_ARMS) (past it: listed, counted in
