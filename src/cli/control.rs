@@ -287,6 +287,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
     let looked = args.net.looked_at(&cfg);
     let command_wait = Duration::from_secs_f64(cfg.client.command_timeout + 3.0);
     let transition_wait = Duration::from_secs_f64(cfg.client.transition_timeout + 3.0);
+    let settle = Duration::from_secs_f64(cfg.client.discovery_period + cfg.client.retry);
     let handle = NetHandle::spawn(cfg)?;
     let mut s = Session {
         handle,
@@ -316,6 +317,12 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         );
         s.handle.shutdown(Duration::from_millis(300));
         return Ok(EXIT_NO_ARM);
+    }
+    if args.net.component.is_none() {
+        // Unnamed, the arm is only the operator's choice if it is the only one: let a whole
+        // discovery round be answered (another arm may answer a moment later) before
+        // deciding. Naming the arm skips this wait.
+        s.pump(settle, |_, _| false);
     }
     if let Some(code) = refuse_unnamed_arm(args, &s) {
         s.handle.shutdown(Duration::from_millis(300));
