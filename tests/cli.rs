@@ -271,7 +271,45 @@ fn inspect_refuses_a_file_that_is_not_a_capture() {
         concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"),
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not a pcap or pcapng file"));
+    // The same words as the GUI says for the same file.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not an MCAP recording or a pcap/pcapng capture"),
+        "{err}"
+    );
+}
+
+#[test]
+fn connect_accepts_host_forms_and_a_bad_one_names_the_accepted_forms() {
+    for bad in ["10.0.0.5:notaport", "two words", "10.0.0.5:70000"] {
+        let o = run(&["probe", "--connect", bad, "--timeout", "0.1"]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("IP, IP:PORT, HOST or HOST:PORT") && err.contains("3794"),
+            "{bad}: {err}"
+        );
+    }
+    // A host name without a port is accepted (clap parses it before anything runs: the
+    // probe then finds nothing in its 0.1 s and exits 2 for "no answer", not a usage error).
+    let o = run(&[
+        "probe",
+        "--connect",
+        "localhost",
+        "--no-multicast",
+        "--timeout",
+        "0.1",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("IP, IP:PORT"), "{err}");
+}
+
+#[test]
+fn sim_with_an_unknown_arm_name_lists_the_built_in_arms() {
+    let o = run(&["sim", "--arm", "puma"]);
+    assert_ne!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("demo, puma560, ur5e"), "{err}");
 }
 
 #[test]

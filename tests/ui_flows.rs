@@ -749,6 +749,63 @@ mod replay_flows {
         );
     }
 
+    /// A classic pcap of `n` UDP datagrams from 10.0.0.1:5000 to 10.0.0.2:5001 (no JUDP).
+    fn pcap_without_judp(path: &Path, n: u32) {
+        let mut f = Vec::new();
+        f.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+        f.extend_from_slice(&2u16.to_le_bytes());
+        f.extend_from_slice(&4u16.to_le_bytes());
+        f.extend_from_slice(&[0; 8]);
+        f.extend_from_slice(&65535u32.to_le_bytes());
+        f.extend_from_slice(&1u32.to_le_bytes());
+        for i in 0..n {
+            let payload = b"not jaus";
+            let udp_len = 8 + payload.len() as u16;
+            let mut frame = vec![0u8; 12];
+            frame.extend_from_slice(&[0x08, 0x00]);
+            frame.extend_from_slice(&[0x45, 0, 0, 0]);
+            frame[16..18].copy_from_slice(&(20 + udp_len).to_be_bytes());
+            frame.extend_from_slice(&[0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+            frame.extend_from_slice(&5000u16.to_be_bytes());
+            frame.extend_from_slice(&5001u16.to_be_bytes());
+            frame.extend_from_slice(&udp_len.to_be_bytes());
+            frame.extend_from_slice(&[0, 0]);
+            frame.extend_from_slice(payload);
+            f.extend_from_slice(&(1_700_000_000 + i).to_le_bytes());
+            f.extend_from_slice(&0u32.to_le_bytes());
+            f.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+            f.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+            f.extend_from_slice(&frame);
+        }
+        std::fs::write(path, f).unwrap();
+    }
+
+    #[test]
+    fn opening_a_capture_without_judp_keeps_the_replay_and_says_what_it_held() {
+        let path = temp_path("no-judp.pcap");
+        pcap_without_judp(&path, 3);
+        let mut h = harness(replay_app(Path::new(SAE)));
+        h.step();
+        let before = span(h.state());
+        h.state_mut().open_replay(&path).unwrap();
+        let notice = first_notice(&mut h);
+        h.step();
+        assert!(
+            notice
+                .text
+                .contains("3 packets, none on UDP 3794; try --port"),
+            "{}",
+            notice.text
+        );
+        assert!(notice.text.contains("Still showing"), "{}", notice.text);
+        assert_eq!(
+            badge(h.state()),
+            Some(Badge::Replay(PathBuf::from(SAE))),
+            "the SAE replay is shown again"
+        );
+        assert_eq!(span(h.state()), before);
+    }
+
     #[test]
     fn opening_a_file_that_is_not_a_recording_says_why_and_keeps_the_view() {
         let path = temp_path("not-a-capture.mcap");

@@ -21,9 +21,10 @@ use crate::ui::sources::LiveKind;
 /// Options of the GUI on the network (`jaus-ocu` without a subcommand).
 #[derive(Debug, Args, Default)]
 pub struct GuiArgs {
-    /// Address of a JAUS component or node to query as well (repeatable; for networks without
-    /// multicast). 127.0.0.1:3794 and the multicast group are always queried too.
-    #[arg(long, value_name = "ADDR")]
+    /// Address of a JAUS component or node to query as well: IP, IP:PORT, HOST or HOST:PORT
+    /// (port 3794 by default; repeatable; for networks without multicast). 127.0.0.1:3794
+    /// and the multicast group are always queried too.
+    #[arg(long, value_name = "ADDR", value_parser = super::parse_peer_addr)]
     pub connect: Vec<SocketAddr>,
     /// The manipulator to focus: where commands go, what the gauges show (default: the first
     /// one found). Every manipulator found is followed.

@@ -50,11 +50,22 @@ struct Summary {
 /// reported, not fatal), 1 when the file is damaged and reading stopped early.
 pub fn run(args: &InspectArgs) -> Result<i32> {
     let mut magic = [0u8; 8];
-    let is_mcap = std::fs::File::open(&args.file)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && magic == *MCAP_MAGIC;
-    if is_mcap || args.summary {
+    let got = std::fs::File::open(&args.file)
+        .and_then(|mut f| read_up_to(&mut f, &mut magic))
+        .unwrap_or(0);
+    let is_mcap = magic == *MCAP_MAGIC;
+    let is_capture = got >= 4
+        && matches!(
+            magic[..4],
+            [0xd4, 0xc3, 0xb2, 0xa1]
+                | [0x4d, 0x3c, 0xb2, 0xa1]
+                | [0xa1, 0xb2, 0xc3, 0xd4]
+                | [0xa1, 0xb2, 0x3c, 0x4d]
+                | [0x0a, 0x0d, 0x0d, 0x0a]
+        );
+    // A file that is neither (or cannot be read) goes through the recording path, whose
+    // error says what the GUI says: "not an MCAP recording or a pcap/pcapng capture".
+    if is_mcap || !is_capture || args.summary {
         return run_recording(args);
     }
     let mut reader = CaptureReader::open(&args.file, args.port)
@@ -178,6 +189,18 @@ fn write_object(
 
 /// `inspect` of a recording (or `--summary` of a capture): the summary, or with `--json` one
 /// decoded object per datagram. Exit status 1 when the file is damaged.
+/// Reads up to `buf.len()` bytes (fewer at the end of a short file).
+fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match std::io::Read::read(f, &mut buf[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
+}
+
 fn run_recording(args: &InspectArgs) -> Result<i32> {
     let mut source = WireSource::open(&args.file, args.port)?;
     let stdout = std::io::stdout();

@@ -41,10 +41,10 @@ pub struct ProbeArgs {
 /// The network options `probe` and `record` share.
 #[derive(Debug, Args, Clone)]
 pub struct NetArgs {
-    /// Address of a JAUS component or node to query as well (repeatable; for networks without
-    /// multicast). 127.0.0.1:3794 (a local `jaus-ocu sim`) and the multicast group are always
-    /// queried too.
-    #[arg(long, value_name = "ADDR")]
+    /// Address of a JAUS component or node to query as well: IP, IP:PORT, HOST or HOST:PORT
+    /// (port 3794 by default; repeatable; for networks without multicast). 127.0.0.1:3794 (a
+    /// local `jaus-ocu sim`) and the multicast group are always queried too.
+    #[arg(long, value_name = "ADDR", value_parser = super::parse_peer_addr)]
     pub connect: Vec<SocketAddr>,
     /// The manipulator to focus: where commands go, shown first (default: the first one
     /// found). Every manipulator found is followed.

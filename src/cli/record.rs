@@ -105,6 +105,13 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     cfg.epoch = Some(epoch);
     let looked = args.net.looked_at(&cfg);
     let net = NetHandle::spawn(cfg).context("starting the network side")?;
+    if let Some(buffer) = net.short_receive_buffer() {
+        // A recording is where a burst lost at the socket is lost for good: say it up front.
+        tracing::warn!(
+            "record: {}",
+            crate::net::socket::short_buffer_advice(buffer)
+        );
+    }
 
     let interrupted = Arc::new(AtomicBool::new(false));
     {

@@ -101,7 +101,20 @@ pub fn load_arm(arm: &str) -> Result<ArmFile> {
     {
         return Ok(a);
     }
-    ArmFile::load(&path).map_err(|e| anyhow::anyhow!("{e}"))
+    if !path.exists() && path.extension().is_none() && path.components().count() == 1 {
+        // A bare word that is neither a built-in nor a file: most likely a mistyped name.
+        bail!(
+            "--arm {arm}: no built-in arm of that name and no such file; the built-in arms \
+             are {} (or give the path of an arm file, e.g. assets/arms/demo.toml)",
+            crate::sim::arm_file::BUILTIN.join(", ")
+        );
+    }
+    ArmFile::load(&path).map_err(|e| {
+        anyhow::anyhow!(
+            "{e} (--arm takes an arm file or a built-in name: {})",
+            crate::sim::arm_file::BUILTIN.join(", ")
+        )
+    })
 }
 
 fn probability(name: &str, p: f64) -> Result<f64> {

@@ -233,24 +233,27 @@ impl Sink for Wire {
 }
 
 /// Sizes the socket's receive buffer as `cfg` says and tells the tap where the kernel counts
-/// the socket's drops; returns that counter.
-fn prepare_socket(socket: &UdpSocket, cfg: &NetConfig) -> KernelDrops {
+/// the socket's drops; returns that counter and the buffer granted. A short buffer is not
+/// printed here: every `probe` and `control` run said it, where it rarely mattered. The
+/// callers say it where it matters ([`NetHandle::short_receive_buffer`]): the GUI's status
+/// bar, `record`, and whenever the kernel actually dropped datagrams.
+fn prepare_socket(
+    socket: &UdpSocket,
+    cfg: &NetConfig,
+) -> (KernelDrops, Option<socket::ReceiveBuffer>) {
+    let mut buffer = None;
     if cfg.receive_buffer > 0 {
         match socket::size_receive_buffer(socket, cfg.receive_buffer) {
-            Ok(b) if b.is_short() => warn_short_buffer_once(b),
-            Ok(b) => debug!("net: UDP receive buffer {} KiB", b.granted / 1024),
+            Ok(b) => {
+                debug!("net: UDP receive buffer {} KiB", b.granted / 1024);
+                buffer = Some(b);
+            }
             Err(e) => warn!("net: cannot size the UDP receive buffer: {e}"),
         }
     }
     let kernel_drops = KernelDrops::of(socket);
     cfg.tap.set_kernel_drops(kernel_drops);
-    kernel_drops
-}
-
-/// Warns about a short receive buffer once per process (every `NetHandle` would say the same).
-fn warn_short_buffer_once(buffer: socket::ReceiveBuffer) {
-    static WARNED: std::sync::Once = std::sync::Once::new();
-    WARNED.call_once(|| warn!("net: {}", socket::short_buffer_advice(buffer)));
+    (kernel_drops, buffer)
 }
 
 /// A running network side: send commands, receive updates.
@@ -263,6 +266,7 @@ pub struct NetHandle {
     local_addr: SocketAddr,
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
+    receive_buffer: Option<socket::ReceiveBuffer>,
 }
 
 impl std::fmt::Debug for NetHandle {
@@ -278,7 +282,7 @@ impl NetHandle {
     pub fn spawn(cfg: NetConfig) -> io::Result<NetHandle> {
         let socket = socket::bind(cfg.bind, Membership::Client)?;
         let local_addr = socket.local_addr()?;
-        let kernel_drops = prepare_socket(&socket, &cfg);
+        let (kernel_drops, receive_buffer) = prepare_socket(&socket, &cfg);
         let epoch = cfg.epoch.unwrap_or_else(Epoch::now);
         let (start, start_unix_ns) = (epoch.instant, epoch.unix_ns);
         let stop = Arc::new(AtomicBool::new(false));
@@ -290,7 +294,6 @@ impl NetHandle {
         let batch = cfg.receive_batch.max(1);
         let (dg_tx, dg_rx) = bounded::<Batch>((8192 / batch).max(128));
         let queue_dropped = Arc::new(AtomicU64::new(0));
-
         let receiver = spawn_batch_receiver(
             "jaus-net-rx",
             &socket,
@@ -301,9 +304,7 @@ impl NetHandle {
             cfg.raise_priority,
         )?;
 
-        let loop_stop = stop.clone();
-        let waker = cfg.waker.clone();
-        let backlog = cfg.backlog_capacity;
+        let (loop_stop, waker, backlog) = (stop.clone(), cfg.waker.clone(), cfg.backlog_capacity);
         let client_cfg = cfg.client.clone();
         let tap = cfg.tap.clone();
         tap.set_epoch(epoch);
@@ -405,6 +406,7 @@ impl NetHandle {
             local_addr,
             stop,
             threads: vec![receiver, worker],
+            receive_buffer,
         })
     }
 
@@ -443,9 +445,35 @@ impl NetHandle {
         self.local_addr
     }
 
+    /// The receive buffer the kernel granted when it is less than wanted (`None` when it is
+    /// enough, or unknown). [`socket::short_buffer_advice`] says what to do about it.
+    pub fn short_receive_buffer(&self) -> Option<socket::ReceiveBuffer> {
+        self.receive_buffer.filter(socket::ReceiveBuffer::is_short)
+    }
+
+    /// What to tell the operator once the kernel dropped datagrams at our socket (`None`
+    /// while it has dropped none): how many, and the advice on the buffer when it is short.
+    pub fn drops_advice(&self) -> Option<String> {
+        let dropped = self.tap.kernel_dropped().filter(|&d| d > 0)?;
+        Some(match self.short_receive_buffer() {
+            Some(b) => format!(
+                "the kernel dropped {dropped} datagrams at our socket: {}",
+                socket::short_buffer_advice(b)
+            ),
+            None => format!(
+                "the kernel dropped {dropped} datagrams at our socket (its receive buffer \
+                 was full: this machine was too busy to read them in time)"
+            ),
+        })
+    }
+
     /// Cancels subscriptions, releases control and stops, waiting at most `grace` for the
     /// goodbye datagrams to leave.
     pub fn shutdown(mut self, grace: Duration) {
+        // Said once, at the end, and only when datagrams were lost (not at every start).
+        if let Some(advice) = self.drops_advice() {
+            warn!("net: {advice}");
+        }
         let _ = self.commands.try_send(Command::Shutdown);
         let until = Instant::now() + grace;
         while Instant::now() < until && !self.stop.load(Ordering::Relaxed) {
@@ -478,6 +506,7 @@ impl NetHandle {
             // Nothing runs: a shutdown has nothing to wait for.
             stop: Arc::new(AtomicBool::new(true)),
             threads: Vec::new(),
+            receive_buffer: None,
         };
         (handle, cmd_rx, upd_tx)
     }

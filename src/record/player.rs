@@ -48,6 +48,8 @@ struct ReadBatch {
     last: bool,
     /// On the last batch, why reading stopped early, if it did.
     stopped: Option<String>,
+    /// On the last batch of a file without a JUDP datagram: what it held.
+    held: Option<String>,
 }
 
 /// How far loading has come.
@@ -65,6 +67,9 @@ pub struct LoadProgress {
     pub stopped: Option<String>,
     /// Non-fatal problems (skipped chunks, bad frames), each saying where.
     pub problems: Vec<String>,
+    /// Once finished, for a file that held no JUDP datagram: what it held instead ("500
+    /// packets, none on UDP 3794; try --port").
+    pub held: Option<String>,
 }
 
 impl LoadProgress {
@@ -176,6 +181,7 @@ impl Loader {
                 }
             }
             if batch.last {
+                progress.held.clone_from(&batch.held);
                 stopped = Some(batch.stopped);
                 break 'read;
             }
@@ -240,6 +246,7 @@ fn spawn_reader(
                     }),
                     last: end,
                     stopped: source.stopped().map(str::to_string),
+                    held: if end { source.held_no_judp() } else { None },
                 };
                 if tx.send(batch).is_err() || end {
                     return;

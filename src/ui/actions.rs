@@ -83,6 +83,10 @@ impl OcuApp {
             UiCommand::BackToLive => self.back_to_live(),
             UiCommand::ToggleHelp => self.view.show_help = !self.view.show_help,
             UiCommand::Cancel => {
+                // The topmost thing first: an open path prompt is all Esc closes.
+                if self.jobs.close_prompt() {
+                    return;
+                }
                 self.view.show_help = false;
                 self.view.confirm = None;
                 self.view.preview = None;

@@ -78,6 +78,11 @@ pub struct Jobs {
 }
 
 impl Jobs {
+    /// Closes the path prompt (Esc); whether one was open.
+    pub fn close_prompt(&mut self) -> bool {
+        self.prompt.take().is_some()
+    }
+
     /// Whether anything is still running (the UI then polls a few times a second).
     pub fn busy(&self) -> bool {
         self.dialog.is_some() || !self.exports.is_empty() || self.shot.is_some()
@@ -129,7 +134,7 @@ impl Jobs {
         Ok(())
     }
 
-    fn open_prompt(&mut self, task: Task, name: &str, why: String) {
+    pub(crate) fn open_prompt(&mut self, task: Task, name: &str, why: String) {
         let text = if name.is_empty() {
             String::new()
         } else {
@@ -261,6 +266,10 @@ pub fn prompt(ctx: &egui::Context, jobs: &mut Jobs, theme: &Theme) -> Option<(Ta
             if edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
                 decision = Some(true);
             }
+            // Esc cancels, as in a file dialog (the text field would only lose its focus).
+            if ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+                decision = Some(false);
+            }
             ui.horizontal(|ui| {
                 if ui.button(p.task.verb()).clicked() {
                     decision = Some(true);
@@ -348,5 +357,36 @@ pub fn csv_range(plot_range: Option<(f64, f64)>, span: Option<(f64, f64)>) -> (f
         ),
         (None, Some((a, b))) => (a, b, "the whole session (the plots are hidden)".into()),
         (None, None) => (0.0, 0.0, "nothing yet: the session is empty".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests report a failure by panicking")]
+
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+
+    use super::Task;
+    use crate::ui::app::{LiveKind, OcuApp, Settings};
+
+    #[test]
+    fn escape_closes_the_path_prompt_and_nothing_else() {
+        let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
+        app.jobs
+            .open_prompt(Task::Open, "", "No file dialog could be shown.".into());
+        app.view.show_help = true;
+        let mut h = Harness::builder()
+            .with_size([1280.0, 800.0])
+            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+        h.step();
+        assert!(h.query_by_label_contains("No file dialog").is_some());
+        h.key_press(eframe::egui::Key::Escape);
+        h.step();
+        assert!(!h.state().jobs.dialog_open(), "Esc closed the prompt");
+        assert!(h.state().view.show_help, "and only the prompt");
+        h.key_press(eframe::egui::Key::Escape);
+        h.step();
+        assert!(!h.state().view.show_help, "the next Esc closes the help");
     }
 }

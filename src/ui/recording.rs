@@ -232,7 +232,9 @@ pub fn sanitise(name: &str) -> String {
     out.trim_end_matches('-').to_string()
 }
 
-/// `jaus-ocu-YYYYMMDD-HHMMSS-<arm>.mcap` (UTC), the arm's part left out when unknown.
+/// `YYYYMMDD-HHMMSS-<arm>.mcap` (UTC), the arm's part left out when unknown (the
+/// program's name is not repeated: the `.mcap` files of a shift sort by time and name their
+/// arm).
 pub fn default_file_name(arm: Option<&str>, now_ns: u64) -> String {
     let u = utc(now_ns);
     let stamp = format!(
@@ -240,8 +242,8 @@ pub fn default_file_name(arm: Option<&str>, now_ns: u64) -> String {
         u.year, u.month, u.day, u.hour, u.minute, u.second
     );
     match arm.map(sanitise).filter(|a| !a.is_empty()) {
-        Some(arm) => format!("jaus-ocu-{stamp}-{arm}.mcap"),
-        None => format!("jaus-ocu-{stamp}.mcap"),
+        Some(arm) => format!("{stamp}-{arm}.mcap"),
+        None => format!("{stamp}.mcap"),
     }
 }
 
@@ -427,12 +429,9 @@ mod tests {
         let ns = 1_709_622_489_000_000_000;
         assert_eq!(
             default_file_name(Some("126.1.10"), ns),
-            "jaus-ocu-20240305-070809-126-1-10.mcap"
+            "20240305-070809-126-1-10.mcap"
         );
-        assert_eq!(default_file_name(None, ns), "jaus-ocu-20240305-070809.mcap");
-        assert_eq!(
-            default_file_name(Some("//"), ns),
-            "jaus-ocu-20240305-070809.mcap"
-        );
+        assert_eq!(default_file_name(None, ns), "20240305-070809.mcap");
+        assert_eq!(default_file_name(Some("//"), ns), "20240305-070809.mcap");
     }
 }

@@ -97,6 +97,17 @@ pub enum Badge {
 pub struct Sources {
     live: Option<LiveSource>,
     replay: Option<ReplayState>,
+    /// What was shown before the replay now loading was opened: shown again if the new file
+    /// turns out to hold no JUDP datagram (opening the wrong file keeps the current replay).
+    /// Dropped once the new file yields its first datagram.
+    previous: Option<Box<Previous>>,
+}
+
+/// What [`Sources::previous`] keeps: the replay and the time control of the view.
+struct Previous {
+    replay: Option<ReplayState>,
+    time: TimeControl,
+    replay_focus: Option<ComponentId>,
 }
 
 /// What a window with neither source would draw (none is ever made: the constructors give
@@ -115,6 +126,7 @@ impl Sources {
                 session: Arc::new(RwLock::new(Vehicle::new())),
             }),
             replay: None,
+            previous: None,
         }
     }
 
@@ -123,6 +135,7 @@ impl Sources {
         Self {
             live: None,
             replay: None,
+            previous: None,
         }
     }
 
@@ -301,6 +314,11 @@ impl OcuApp {
     }
 
     pub(crate) fn show_replay(&mut self, replay: Replay) {
+        self.sources.previous = Some(Box::new(Previous {
+            replay: self.sources.replay.take(),
+            time: self.time.clone(),
+            replay_focus: self.view.replay_focus,
+        }));
         self.sources.replay = Some(ReplayState {
             progress: replay.progress(),
             replay,
@@ -316,6 +334,31 @@ impl OcuApp {
         self.drawn_arms.clear();
         self.state = ArmState::default();
         self.view.arm = super::view3d::ArmPanel::default();
+    }
+
+    /// Shows again what was shown before the replay now loaded (see [`Sources::previous`]);
+    /// whether there was something to go back to.
+    fn restore_previous(&mut self) -> bool {
+        let Some(prev) = self.sources.previous.take() else {
+            return false;
+        };
+        match prev.replay {
+            Some(replay) => {
+                self.sources.replay = Some(replay);
+                self.time = prev.time;
+                self.view.replay_focus = prev.replay_focus;
+            }
+            None if self.sources.live.is_some() => {
+                self.back_to_live();
+                self.time = prev.time;
+            }
+            None => return false,
+        }
+        self.drawn = None;
+        self.drawn_arms.clear();
+        self.view.arm = super::view3d::ArmPanel::default();
+        self.sync_state();
+        true
     }
 
     /// Leaves the replay and follows the live source again (no-op without one).
@@ -452,6 +495,9 @@ impl OcuApp {
             return;
         };
         r.progress = r.replay.progress();
+        if r.progress.datagrams > 0 {
+            self.sources.previous = None;
+        }
         if !r.progress.finished || r.reported {
             return;
         }
@@ -459,6 +505,19 @@ impl OcuApp {
         let p = r.progress.clone();
         let name = r.name();
         let end = read_session(&r.replay.session).span().map_or(0.0, |s| s.1);
+        if p.datagrams == 0
+            && let Some(held) = &p.held
+        {
+            let text = format!("{name} holds no JUDP data: {held}");
+            if self.restore_previous() {
+                self.notify(
+                    NoticeLevel::Error,
+                    format!("{text}. Still showing what was shown before."),
+                );
+                return;
+            }
+            self.notify(NoticeLevel::Error, text);
+        }
         if let Some(why) = &p.stopped {
             self.notify(
                 NoticeLevel::Warning,

@@ -118,6 +118,8 @@ pub struct WireSource {
     info: SourceInfo,
     log: Log,
     inner: Inner,
+    /// The UDP port captures are filtered to.
+    port: u16,
 }
 
 /// What went wrong so far, shared by the readers.
@@ -128,6 +130,8 @@ struct Log {
     stopped: Option<String>,
     /// Records yielded so far.
     yielded: u64,
+    /// A capture's counts, kept when the reader is done.
+    capture_stats: Option<CaptureStats>,
 }
 
 impl Log {
@@ -224,7 +228,12 @@ impl WireSource {
                 .map_err(|e| io_err(io::Error::new(ErrorKind::InvalidData, e.to_string())))?;
             Inner::Capture(Box::new(reader))
         };
-        Ok(WireSource { info, log, inner })
+        Ok(WireSource {
+            info,
+            log,
+            inner,
+            port,
+        })
     }
 
     /// What is known of the source (metadata grows as records are read).
@@ -262,8 +271,26 @@ impl WireSource {
     pub fn capture_stats(&self) -> Option<CaptureStats> {
         match &self.inner {
             Inner::Capture(c) => Some(*c.stats()),
-            _ => None,
+            _ => self.log.capture_stats,
         }
+    }
+
+    /// What the file held, for a file that yielded no JUDP datagram (`None` once one was
+    /// read): the operator learns why nothing shows and what to try.
+    pub fn held_no_judp(&self) -> Option<String> {
+        if self.log.yielded > 0 {
+            return None;
+        }
+        let port = self.port;
+        Some(match self.capture_stats() {
+            Some(s) if s.frames == 0 => "an empty capture (no packets)".to_owned(),
+            Some(s) => format!(
+                "{} packet{}, none on UDP {port}; try --port (another UDP port)",
+                s.frames,
+                if s.frames == 1 { "" } else { "s" }
+            ),
+            None => "an MCAP file with no JUDP datagrams (no raw jaus-ocu channels)".to_owned(),
+        })
     }
 }
 
@@ -279,6 +306,9 @@ impl Iterator for WireSource {
         match &rec {
             Some(_) => self.log.yielded += 1,
             None => {
+                if let Inner::Capture(c) = &self.inner {
+                    self.log.capture_stats = Some(*c.stats());
+                }
                 if let Inner::Mcap(m) = &self.inner {
                     // Keep the final position for progress bars.
                     self.info.total_bytes = self.info.total_bytes.max(m.offset);
