@@ -285,7 +285,8 @@ impl WireSource {
         Some(match self.capture_stats() {
             Some(s) if s.frames == 0 => "an empty capture (no packets)".to_owned(),
             Some(s) => format!(
-                "{} packet{}, none on UDP {port}; try --port (another UDP port)",
+                "{} packet{}, none on UDP {port}; try --port (`jaus-ocu replay --port PORT FILE` \
+                 when JUDP runs on another UDP port)",
                 s.frames,
                 if s.frames == 1 { "" } else { "s" }
             ),
