@@ -422,7 +422,7 @@ impl History {
     /// apart (and, decimated, more than a column apart: a gap narrower than a pixel cannot
     /// be drawn), and where a channel's value is missing (NaN). Every sample when there are
     /// at most `2 * columns` of them, else a min/max pair per column (drawn as a vertical
-    /// stroke, so spikes stay visible at any zoom). The band egui_plot draws for such pairs
+    /// stroke, so spikes stay visible at any zoom). The band `egui_plot` draws for such pairs
     /// is drawn per run, so it never spans a gap either.
     pub fn plot_lines_multi(
         &self,
@@ -489,13 +489,11 @@ impl History {
         let mut lines = Lines::default();
         let mut last: Option<f64> = None;
         let mut missing = false;
-        for k in i..j {
-            let v = values[k];
+        for (&v, &t) in values[i..j].iter().zip(&self.t[i..j]) {
             if v.is_nan() {
                 missing = true;
                 continue;
             }
-            let t = self.t[k];
             if missing || last.is_some_and(|p| t - p > gap) {
                 lines.break_here();
             }

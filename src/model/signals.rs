@@ -72,8 +72,8 @@ impl Series {
             (Series::Positions, _) => ("position", "pos"),
             (Series::Velocities, _) => ("velocity", "vel"),
             (Series::Efforts, _) => ("effort", "eff"),
-            (Series::JointForceTorques, false) => ("torque", "τ"),
-            (Series::JointForceTorques, true) => ("force", "F"),
+            (Series::JointForceTorques, false) => ("torque", "torque"),
+            (Series::JointForceTorques, true) => ("force", "force"),
             (Series::ForceTorque, _) => ("", ""),
         }
     }
@@ -145,7 +145,9 @@ impl Quantity {
     /// The factor from the stored SI value to the value shown.
     pub fn scale(self, units: Units) -> f64 {
         match self {
-            Quantity::Angle | Quantity::AngularVelocity if units.degrees => 180.0 / std::f64::consts::PI,
+            Quantity::Angle | Quantity::AngularVelocity if units.degrees => {
+                180.0 / std::f64::consts::PI
+            }
             Quantity::Length | Quantity::LinearVelocity if units.millimetres => 1000.0,
             _ => 1.0,
         }
@@ -341,7 +343,8 @@ impl PlotSpec {
         } else {
             self.signals.push(signal);
         }
-        self.hidden.retain(|r| self.series.contains(&r.series) || self.signals.contains(r));
+        self.hidden
+            .retain(|r| self.series.contains(&r.series) || self.signals.contains(r));
     }
 
     /// Puts the whole `series` in the plot (every joint) or takes all of it out.
@@ -404,6 +407,23 @@ impl PlotLayout {
         if index < self.plots.len() {
             self.plots.remove(index);
         }
+    }
+
+    /// The signals the plots draw on the arm in `session`, plot after plot, each once:
+    /// hidden signals and signals the arm lacks left out.
+    pub fn shown_signals(&self, session: &Session) -> Vec<SignalInfo> {
+        let mut out: Vec<SignalInfo> = Vec::new();
+        for plot in &self.plots {
+            for r in plot.signals_on(session) {
+                if plot.hidden.contains(&r) || out.iter().any(|i| i.signal == r) {
+                    continue;
+                }
+                if let Some(info) = describe(session, r) {
+                    out.push(info);
+                }
+            }
+        }
+        out
     }
 
     /// Gives plots sharing an id (a hand-edited settings file) ids of their own.
@@ -516,7 +536,10 @@ mod tests {
         p.set_series(Series::Positions, true);
         assert_eq!(p.expand(seven).len(), 8);
         p.set_series(Series::Positions, false);
-        assert_eq!(p.expand(seven), vec![SignalRef::new(Series::ForceTorque, 6)]);
+        assert_eq!(
+            p.expand(seven),
+            vec![SignalRef::new(Series::ForceTorque, 6)]
+        );
     }
 
     #[test]
@@ -525,7 +548,9 @@ mod tests {
         assert_eq!(layout.plots.len(), 3);
         let i = layout.add().unwrap();
         layout.plots[i].toggle(SignalRef::new(Series::Velocities, 6), 7);
-        layout.plots[i].hidden.push(SignalRef::new(Series::Velocities, 6));
+        layout.plots[i]
+            .hidden
+            .push(SignalRef::new(Series::Velocities, 6));
         let text = serde_json::to_string(&layout).unwrap();
         let back: PlotLayout = serde_json::from_str(&text).unwrap();
         assert_eq!(back, layout);
