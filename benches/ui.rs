@@ -9,6 +9,11 @@
 //!   draws the window (the arm list, the focused arm's gauges, presets and plots, every arm
 //!   in the 3D scene's input).
 //!
+//! - Issue 20: the plot panel with 6 plots of 8 h each (end-effector force and torque, joint
+//!   positions, velocities, efforts and torques of the 7 joints, every series at 100 Hz) side
+//!   by side in the same run with the layout before it (the 2 force/torque plots), over the
+//!   same session.
+//!
 //! Run: `cargo bench --bench ui` (`-- vehicle` for the issue 19 rows alone).
 
 #![allow(
@@ -23,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use eframe::egui;
+use jaus_ocu::model::signals::{PlotLayout, PlotSpec, Series, SignalRef};
 use jaus_ocu::model::update::{PresetInfo, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
@@ -71,9 +77,26 @@ fn app(window_s: f64) -> OcuApp {
         values: arm.home.clone(),
     });
     let n = (HOURS * 3600.0 * RATE) as usize;
-    // Into the focused arm's F/T history through the session, as the live drain puts it.
+    let joints = arm.spec.joints.len();
+    // Into the focused arm's histories through the session, as the live drain puts it.
     for i in 0..n {
         let t = i as f64 / RATE;
+        let q: Vec<f64> = (0..joints)
+            .map(|k| (t * 0.01 * (k + 1) as f64).sin())
+            .collect();
+        app.apply(&Update::JointPositions {
+            t,
+            values: q.clone(),
+        });
+        app.apply(&Update::JointVelocities {
+            t,
+            values: q.iter().map(|v| v * 0.1).collect(),
+        });
+        app.apply(&Update::JointEfforts {
+            t,
+            values: q.iter().map(|v| v * 40.0).collect(),
+        });
+        app.apply(&Update::JointForceTorques { t, values: q });
         let f = [
             (t * 0.7).sin() * 5.0,
             (t * 1.3).cos() * 3.0,
@@ -139,12 +162,17 @@ impl<'u> Feed<'u> {
     }
 }
 
+/// The window of the 8 h rows: tall enough that six plots are drawn whole (none scrolled
+/// out of view), the same for every row.
+const TALL: egui::Vec2 = egui::vec2(1280.0, 1400.0);
+
 fn frame(ctx: &egui::Context, app: &mut OcuApp) -> usize {
+    frame_sized(ctx, app, egui::vec2(1280.0, 800.0))
+}
+
+fn frame_sized(ctx: &egui::Context, app: &mut OcuApp, size: egui::Vec2) -> usize {
     let input = egui::RawInput {
-        screen_rect: Some(egui::Rect::from_min_size(
-            egui::Pos2::ZERO,
-            egui::vec2(1280.0, 800.0),
-        )),
+        screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, size)),
         ..Default::default()
     };
     let out = ctx.run_ui(input, |ui| app.frame(ui));
@@ -152,31 +180,72 @@ fn frame(ctx: &egui::Context, app: &mut OcuApp) -> usize {
     prims.len()
 }
 
+/// The plots before issue 20: force (Fx Fy Fz |F|) and torque (Tx Ty Tz).
+fn two_ft_plots() -> PlotLayout {
+    let ft = |c| SignalRef::new(Series::ForceTorque, c);
+    PlotLayout {
+        plots: vec![
+            PlotSpec::of_signals(1, &[ft(0), ft(1), ft(2), ft(6)]),
+            PlotSpec::of_signals(2, &[ft(3), ft(4), ft(5)]),
+        ],
+    }
+}
+
+/// Six plots: force, torque, and every joint's position, velocity, effort and torque.
+fn six_plots() -> PlotLayout {
+    let mut layout = two_ft_plots();
+    for (k, series) in [
+        Series::Positions,
+        Series::Velocities,
+        Series::Efforts,
+        Series::JointForceTorques,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        layout
+            .plots
+            .push(PlotSpec::of_series(3 + k as u32, &[series]));
+    }
+    layout
+}
+
 fn bench(c: &mut Criterion) {
-    // The whole 8 hours in view: the worst case for the plots.
+    // The whole 8 hours in view: the worst case for the plots. One session for every row.
     let mut g = c.benchmark_group("ui_frame_8h_100Hz_ft");
     g.sample_size(10);
-    for (name, decimate) in [("decimated", true), ("all_points_to_egui_plot", false)] {
-        let mut a = app(HOURS * 3600.0);
+    let mut a = app(HOURS * 3600.0);
+    // The plots end at the drawn time: following live with the app's clock stopped at the
+    // end of the history, the window covers all 8 h.
+    a.freeze_clock(HOURS * 3600.0);
+    for (name, layout, decimate) in [
+        ("decimated", two_ft_plots(), true),
+        ("six_plots_joints_and_ft_decimated", six_plots(), true),
+        ("all_points_to_egui_plot", two_ft_plots(), false),
+    ] {
+        a.settings.plots = layout;
         a.view.plots.decimate = decimate;
-        a.freeze_clock(HOURS * 3600.0);
         let ctx = egui::Context::default();
-        // The plots end at the drawn time: following live with the app's clock stopped at the
-        // end of the history, the window covers all 8 h.
-        frame(&ctx, &mut a);
-        g.bench_function(name, |b| b.iter(|| black_box(frame(&ctx, &mut a))));
+        frame_sized(&ctx, &mut a, TALL);
+        frame_sized(&ctx, &mut a, TALL);
+        let shown = a.view.plots.frames.len();
+        assert_eq!(
+            shown,
+            a.settings.plots.plots.len(),
+            "{name}: every plot drawn"
+        );
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(frame_sized(&ctx, &mut a, TALL)))
+        });
     }
     // The same frame without the plots: what the rest of the UI costs.
-    let mut a = app(HOURS * 3600.0);
-    a.freeze_clock(HOURS * 3600.0);
     a.settings.show_plots = false;
     let ctx = egui::Context::default();
-    frame(&ctx, &mut a);
+    frame_sized(&ctx, &mut a, TALL);
     g.bench_function("without_plots", |b| {
-        b.iter(|| black_box(frame(&ctx, &mut a)));
+        b.iter(|| black_box(frame_sized(&ctx, &mut a, TALL)));
     });
     // Decimation alone, as the two plots do it: 4 + 3 channels over the full 8 h, 1280 columns.
-    let a = app(HOURS * 3600.0);
     let v = a.session().read().expect("session lock");
     let s = v.focused();
     let mut bounds = Vec::new();
@@ -189,10 +258,22 @@ fn bench(c: &mut Criterion) {
             black_box(f.len() + t.len())
         });
     });
+    let joints: usize = [
+        &s.positions,
+        &s.velocities,
+        &s.efforts,
+        &s.joint_force_torques,
+    ]
+    .iter()
+    .map(|h| h.memory_bytes())
+    .sum();
     eprintln!(
-        "history: {} samples x 7 channels, {:.1} MB",
+        "history: {} samples x 7 channels, {:.1} MB; joints: 4 x {} samples x {} channels, {:.1} MB",
         s.ft.len(),
-        s.ft.memory_bytes() as f64 / 1e6
+        s.ft.memory_bytes() as f64 / 1e6,
+        s.positions.len(),
+        s.positions.channels(),
+        joints as f64 / 1e6
     );
     g.finish();
 }

@@ -1,5 +1,7 @@
-//! The force/torque plots, the timeline's mark filter and the repaint policy, through the real
-//! UI code with `egui_kittest` (no display, no GPU) and unit checks of the zoom and tick maths.
+//! The plots (force/torque and any joint signal, the picker, gaps, hover, threshold and
+//! ticks, the choice persisted), the timeline's mark filter and the repaint policy, through
+//! the real UI code with `egui_kittest` (no display, no GPU) and unit checks of the zoom and
+//! tick maths.
 
 #![allow(
     clippy::unwrap_used,
@@ -9,15 +11,20 @@
 
 use eframe::egui::vec2;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
+use jaus_ocu::model::signals::{PlotLayout, PlotSpec, Series, SignalRef, Units};
 use jaus_ocu::model::update::{MarkKind, Signal, Update};
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
+use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::app::{
     FRAME_INTERVAL, LIVE_IDLE_INTERVAL, LiveKind, OcuApp, RepaintNeeds, Settings, read_session,
     repaint_after,
 };
-use jaus_ocu::ui::plots::{MIN_PLOT_HEIGHT, tick_label, wheel_zoom, y_steps};
+use jaus_ocu::ui::plots::{
+    MIN_PLOT_HEIGHT, SMALLEST_PLOT_HEIGHT, channels, fit_y, labelled_ticks, plot_lines, tick_label,
+    wheel_zoom, y_steps,
+};
 use jaus_ocu::ui::time_control::Shown;
 
 /// A live app (detached network handle) fed 20 s of a wrench at 100 Hz whose Fz rises
@@ -147,13 +154,55 @@ fn y_ticks_carry_units_and_enough_decimals() {
     assert_eq!(tick_label(20.0, 10.0, "N"), "20 N");
     assert_eq!(tick_label(0.25, 0.05, "N·m"), "0.25 N·m");
     assert_eq!(tick_label(-1e-12, 0.5, "N"), "0.0 N");
-    // About three labelled ticks over any range, tiny torques included.
+    assert_eq!(tick_label(45.0, 5.0, "°"), "45°");
+    // About three labelled ticks over any range at a comfortable height, tiny torques
+    // included.
     for range in [0.004, 0.08, 0.3, 7.0, 45.0, 900.0] {
-        let [fine, step, coarse] = y_steps(range);
+        let [fine, step, coarse] = y_steps((0.0, range), 120.0 / range);
         let labelled = range / step;
         assert!((1.5..=6.0).contains(&labelled), "{range}: {labelled} ticks");
         assert!(fine < step && step < coarse);
     }
+}
+
+#[test]
+fn the_y_axis_always_has_two_labelled_ticks_down_to_the_smallest_plot() {
+    let heights = [
+        f64::from(SMALLEST_PLOT_HEIGHT),
+        56.0,
+        64.0,
+        90.0,
+        200.0,
+        500.0,
+    ];
+    let data = [
+        (0.0, 0.0),
+        (0.1, 1.6),
+        (-0.02, 0.03),
+        (14.2, 15.9),
+        (-183.0, 179.0),
+        (1.57, 1.571),
+        (-0.4, 62.0),
+        (999.0, 1001.0),
+        (-3.3e-4, 2.7e-4),
+    ];
+    for height in heights {
+        for (lo, hi) in data {
+            for threshold in [None, Some(50.0)] {
+                let bounds = fit_y(lo, hi, threshold, height).unwrap();
+                assert!(bounds.0 <= lo && bounds.1 >= hi, "{lo}..{hi} in {bounds:?}");
+                if let Some(th) = threshold {
+                    assert!(bounds.1 > th, "the threshold {th} is in {bounds:?}");
+                }
+                let ticks = labelled_ticks(bounds, height);
+                assert!(
+                    ticks >= 2,
+                    "{lo}..{hi} at {height} pt: {ticks} labelled ticks over {bounds:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(fit_y(f64::INFINITY, f64::NEG_INFINITY, None, 60.0), None);
 }
 
 #[test]
@@ -193,11 +242,7 @@ fn a_plots_panel_dragged_taller_keeps_its_height() {
     let gap = |h: &Harness<'_, OcuApp>| top_of(h, "Tx") - top_of(h, "Fx");
     let before = gap(&h);
     // The splitter is the panel's top edge, a little above its title.
-    let title = h
-        .query_all_by_label_contains("End-effector force")
-        .next()
-        .unwrap()
-        .rect();
+    let title = h.get_by_label("Plots").rect();
     let x = 640.0;
     let y = title.top() - 4.0;
     let events = [
@@ -239,4 +284,254 @@ fn a_plots_panel_dragged_taller_keeps_its_height() {
         (later - dragged).abs() < 1.0,
         "the taller panel crept back from {dragged} to {later}"
     );
+}
+
+/// A live app fed 20 s of the demo arm (7 joints): joint positions at 100 Hz, joint `k` at
+/// `(k + 1) · 0.05 · t` rad, nothing from 8 s to 10 s (a gap); velocities alike; a small
+/// wrench.
+fn arm_app(settings: Settings) -> OcuApp {
+    let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
+    let mut app = OcuApp::new(LiveKind::Simulated, Some(net), Vec::new(), settings);
+    let arm = ArmFile::demo();
+    app.apply(&Update::Specification {
+        t: 0.0,
+        spec: arm.spec.clone(),
+    });
+    for i in 0..2000 {
+        let t = f64::from(i) * 0.01;
+        if (8.0..10.0).contains(&t) {
+            continue;
+        }
+        let q: Vec<f64> = (0..7).map(|k| f64::from(k + 1) * 0.05 * t).collect();
+        app.apply(&Update::JointPositions {
+            t,
+            values: q.clone(),
+        });
+        app.apply(&Update::JointVelocities { t, values: q });
+        app.apply(&Update::ForceTorque {
+            t,
+            force: [Some(1.0), Some(-2.0), Some(3.0)],
+            torque: [Some(0.1), Some(0.2), Some(0.3)],
+        });
+    }
+    app.freeze_clock(20.0);
+    app
+}
+
+fn has_label(h: &Harness<'_, OcuApp>, text: &str) -> bool {
+    h.query_all_by_label_contains(text).next().is_some()
+}
+
+#[test]
+fn a_joint_positions_plot_shows_a_chip_per_joint_with_its_value_in_the_gauges_units() {
+    let mut h = harness(arm_app(Settings::default()));
+    h.step();
+    h.step();
+    // The default plots: force, torque, and every joint's position (in degrees).
+    let spec = ArmFile::demo().spec;
+    for k in 1..=7 {
+        let q = f64::from(k) * 0.05 * 19.99;
+        let text = if spec.joints[k as usize - 1].is_prismatic() {
+            format!("J{k} {q:.4} m")
+        } else {
+            format!("J{k} {:.1}°", q.to_degrees())
+        };
+        assert!(has_label(&h, &text), "no chip {text}");
+    }
+    assert!(has_label(&h, "Fy -2.00 N"));
+    // Radians when the gauges say so.
+    h.state_mut().settings.degrees = false;
+    h.step();
+    h.step();
+    let name = "J7 ";
+    let j7 = h
+        .query_all_by_label_contains(name)
+        .filter_map(|n| n.accesskit_node().label())
+        .find(|l| l.ends_with(" rad"))
+        .expect("J7 in rad");
+    let v: f64 = j7[3..j7.len() - 4].parse().unwrap();
+    assert!((v - 0.35 * 19.99).abs() < 1e-3, "{j7}");
+    // Three plots drawn, each with two labelled ticks at least.
+    let frames = h.state().view.plots.frames.clone();
+    assert_eq!(frames.len(), 3);
+    for f in frames {
+        assert!(labelled_ticks(f.y, f64::from(f.height)) >= 2, "{f:?}");
+    }
+}
+
+#[test]
+fn the_joint_lines_break_where_the_samples_stop() {
+    let app = arm_app(Settings::default());
+    let v = read_session(app.session());
+    let s = v.focused();
+    let spec = PlotSpec::of_series(1, &[Series::Positions]);
+    let chans = channels(s, &spec);
+    assert_eq!(chans.len(), 7);
+    let units = Units::default();
+    for columns in [1280, 200] {
+        let lines = plot_lines(s, &chans, units, (0.0, 20.0), columns);
+        assert_eq!(lines.len(), 7);
+        for (_, l) in &lines {
+            let runs: Vec<_> = l.runs().collect();
+            assert_eq!(runs.len(), 2, "{columns} columns");
+            assert!(runs[0].last().unwrap()[0] < 8.0 && runs[1][0][0] >= 9.9);
+        }
+    }
+}
+
+#[test]
+fn a_plot_added_with_the_picker_shows_its_signals_and_the_choice_persists() {
+    let mut h = harness(arm_app(Settings::default()));
+    h.step();
+    h.get_by_label("+ Plot").click();
+    h.step();
+    assert_eq!(h.state().settings.plots.plots.len(), 4);
+    // The new plot's picker is the last one.
+    h.query_all_by_label("Signals…").last().unwrap().click();
+    h.step();
+    h.step();
+    h.get_by_label("J2 velocity").click();
+    h.step();
+    h.get_by_label("Fz").click();
+    h.step();
+    let added = h.state().settings.plots.plots[3].clone();
+    assert!(added.contains(SignalRef::new(Series::Velocities, 1)));
+    assert!(added.contains(SignalRef::new(Series::ForceTorque, 2)));
+    // Close the menu; the new plot's legend carries both, the units mixed.
+    h.input_mut().events.push(eframe::egui::Event::Key {
+        key: eframe::egui::Key::Escape,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: eframe::egui::Modifiers::NONE,
+    });
+    h.step();
+    h.step();
+    // Velocities were fed equal to the positions.
+    let vel = (2.0 * 0.05 * 19.99f64).to_degrees();
+    assert!(
+        has_label(&h, &format!("J2 vel {vel:.1} °/s")),
+        "velocity chip"
+    );
+    assert!(has_label(&h, "Fz 3.00 N"));
+    // The choice goes through the settings store as eframe keeps it (RON) and back.
+    let mut store = MemoryStorage::default();
+    let mut app = h.state().settings.clone();
+    app.plots.plots[3]
+        .hidden
+        .push(SignalRef::new(Series::ForceTorque, 2));
+    eframe::set_value(&mut store, "jaus-ocu-settings", &app);
+    let back = OcuApp::load_settings(Some(&store));
+    assert_eq!(back.plots, app.plots);
+}
+
+/// eframe's storage in memory.
+#[derive(Default)]
+struct MemoryStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.into(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn settings_saved_before_plots_were_chosen_load_with_the_default_plots() {
+    let mut store = MemoryStorage::default();
+    // What an older version saved: no `plots`, no `marks`.
+    store.0.insert(
+        "jaus-ocu-settings".into(),
+        "(dark:false,degrees:false,millimetres:true,show_gauges:true,show_plots:true,\
+         show_presets:true,show_axes:false,show_frames:false,plot_window_s:12.0,\
+         force_threshold:Some(40.0),authority:90)"
+            .into(),
+    );
+    let s = OcuApp::load_settings(Some(&store));
+    assert!(!s.dark && s.millimetres);
+    assert!((s.plot_window_s - 12.0).abs() < 1e-12);
+    assert_eq!(s.plots, PlotLayout::default());
+}
+
+#[test]
+fn a_saved_signal_the_arm_lacks_shows_as_unavailable() {
+    let mut settings = Settings::default();
+    settings.plots.plots.push(PlotSpec::of_signals(
+        9,
+        &[SignalRef::new(Series::Positions, 9)],
+    ));
+    let mut h = harness(arm_app(settings));
+    h.step();
+    h.step();
+    assert!(has_label(&h, "J10 joint positions: not on this arm"));
+}
+
+#[test]
+fn the_enabled_threshold_is_inside_the_y_range_while_following() {
+    let settings = Settings {
+        force_threshold: Some(50.0),
+        // Fz stays under 6 N in the last 5 s.
+        plot_window_s: 5.0,
+        ..Settings::default()
+    };
+    let mut h = harness(app(settings));
+    h.step();
+    h.step();
+    let frames = h.state().view.plots.frames.clone();
+    let force = frames[0];
+    assert!(force.y.1 > 50.0 && force.y.0 < 0.0, "{force:?}");
+    // The torque plot has no threshold: it fits its own values.
+    assert!(frames[1].y.1 < 5.0, "{:?}", frames[1]);
+}
+
+#[test]
+fn hovering_a_plot_lists_every_signal_at_the_pointer_time() {
+    use eframe::egui::{Event, pos2};
+    let mut h = harness(arm_app(Settings::default()));
+    h.step();
+    h.step();
+    let frames = h.state().view.plots.frames.clone();
+    assert_eq!(frames.len(), 3);
+    // The middle of the joint plot: its legend is above it, the plot under "J1 …".
+    let legend = h.query_all_by_label_contains("J1 ").next().unwrap().rect();
+    let y = legend.bottom() + frames[2].height * 0.5;
+    let x = 640.0;
+    h.input_mut().events.push(Event::PointerMoved(pos2(x, y)));
+    h.step();
+    h.step();
+    let hover = h
+        .state()
+        .view
+        .plots
+        .hover
+        .expect("the pointer is over a plot");
+    assert!((0.0..20.0).contains(&hover), "{hover}");
+    let at = format!("at {hover:.3} s");
+    assert!(has_label(&h, &at), "no {at}");
+    // Every joint's chip shows its value at that time (the nearest sample).
+    let spec = ArmFile::demo().spec;
+    for k in (1..=7).filter(|k| !spec.joints[*k as usize - 1].is_prismatic()) {
+        let name = format!("J{k} ");
+        let chip = h
+            .query_all_by_label_contains(&name)
+            .find(|n| n.accesskit_node().label().is_some_and(|l| l.ends_with('°')))
+            .unwrap_or_else(|| panic!("J{k}"));
+        let text = chip.accesskit_node().label().unwrap();
+        let value: f64 = text
+            .trim_start_matches(&format!("J{k} "))
+            .trim_end_matches('°')
+            .parse()
+            .unwrap();
+        let want = (f64::from(k) * 0.05 * hover).to_degrees();
+        assert!((value - want).abs() < 0.5, "J{k}: {value} vs {want}");
+    }
+    // The force plot's legend holds the time too (its values at that time).
+    assert!(has_label(&h, "Fy -2.00 N"));
+    assert_eq!(h.query_all_by_label_contains(&at).count(), 3);
 }

@@ -54,6 +54,46 @@ pub struct Envelope {
     pub max: f64,
 }
 
+/// Sample intervals longer than this many typical periods are gaps in a plot.
+pub const GAP_PERIODS: f64 = 4.0;
+
+/// Sample intervals at most this long are never gaps in a plot, s.
+pub const GAP_FLOOR_S: f64 = 0.05;
+
+/// A channel's plot points in runs: the line is drawn through each run and broken between
+/// them (where samples are missing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lines {
+    /// Every point, run after run.
+    pub points: Vec<[f64; 2]>,
+    /// Where each run after the first starts in `points`.
+    pub breaks: Vec<usize>,
+}
+
+impl Lines {
+    /// Starts a new run at the next point (nothing before the first point).
+    fn break_here(&mut self) {
+        let n = self.points.len();
+        if n > 0 && self.breaks.last() != Some(&n) {
+            self.breaks.push(n);
+        }
+    }
+
+    /// The runs, each drawn as one line.
+    pub fn runs(&self) -> impl Iterator<Item = &[[f64; 2]]> {
+        let starts = std::iter::once(0).chain(self.breaks.iter().copied());
+        let ends = self
+            .breaks
+            .iter()
+            .copied()
+            .chain(std::iter::once(self.points.len()));
+        starts
+            .zip(ends)
+            .map(|(a, b)| &self.points[a..b])
+            .filter(|r| !r.is_empty())
+    }
+}
+
 /// Several channels sampled at the same times (e.g. Fx, Fy, Fz, Tx, Ty, Tz, |F|).
 #[derive(Debug, Clone, Default)]
 pub struct History {
@@ -331,7 +371,8 @@ impl History {
     }
 
     /// Plot points for several channels over `[t0, t1]` at once (the column bounds are found
-    /// once for all of them); see [`History::plot_points`].
+    /// once for all of them); see [`History::plot_points`]. Gaps are not broken here: see
+    /// [`History::plot_lines_multi`].
     pub fn plot_points_multi(
         &self,
         channels: &[usize],
@@ -340,42 +381,127 @@ impl History {
         columns: usize,
         bounds: &mut Vec<usize>,
     ) -> Vec<Vec<[f64; 2]>> {
+        self.plot_lines_multi(channels, t0, t1, columns, f64::INFINITY, bounds)
+            .into_iter()
+            .map(|l| l.points)
+            .collect()
+    }
+
+    /// The typical time between samples in `[t0, t1]`: the median of up to 33 sample
+    /// intervals spread over the range (a few gaps do not move a median); `None` with fewer
+    /// than two samples.
+    pub fn typical_period(&self, t0: f64, t1: f64) -> Option<f64> {
+        let i = self.index_at(t0);
+        let j = self.t.partition_point(|x| *x <= t1);
+        if j < i + 2 {
+            return None;
+        }
+        let pairs = j - i - 1;
+        let take = pairs.min(33);
+        let mut dts: Vec<f64> = (0..take)
+            .map(|k| {
+                let a = i + k * pairs / take;
+                self.t[a + 1] - self.t[a]
+            })
+            .collect();
+        dts.sort_by(f64::total_cmp);
+        dts.get(dts.len() / 2).copied()
+    }
+
+    /// The sample spacing beyond which [`History::plot_lines_multi`] breaks the line in
+    /// `[t0, t1]`: [`GAP_PERIODS`] typical periods, at least [`GAP_FLOOR_S`] (jitter on a
+    /// busy host delays single reports by a few periods; a stale episode or a lost link
+    /// stops them for much longer).
+    pub fn gap_threshold(&self, t0: f64, t1: f64) -> f64 {
+        self.typical_period(t0, t1)
+            .map_or(f64::INFINITY, |p| (p * GAP_PERIODS).max(GAP_FLOOR_S))
+    }
+
+    /// Plot lines for several channels over `[t0, t1]` in `columns` pixel columns, broken
+    /// where samples are missing: where two consecutive samples are more than `gap` seconds
+    /// apart (and, decimated, more than a column apart: a gap narrower than a pixel cannot
+    /// be drawn), and where a channel's value is missing (NaN). Every sample when there are
+    /// at most `2 * columns` of them, else a min/max pair per column (drawn as a vertical
+    /// stroke, so spikes stay visible at any zoom). The band `egui_plot` draws for such pairs
+    /// is drawn per run, so it never spans a gap either.
+    pub fn plot_lines_multi(
+        &self,
+        channels: &[usize],
+        t0: f64,
+        t1: f64,
+        columns: usize,
+        gap: f64,
+        bounds: &mut Vec<usize>,
+    ) -> Vec<Lines> {
         let i = self.index_at(t0);
         let j = self.t.partition_point(|x| *x <= t1);
         if j.saturating_sub(i) <= 2 * columns {
             return channels
                 .iter()
                 .map(|&c| match self.channels.get(c) {
-                    Some(ch) => (i..j)
-                        .filter(|k| !ch.values[*k].is_nan())
-                        .map(|k| [self.t[k], f64::from(ch.values[k])])
-                        .collect(),
-                    None => Vec::new(),
+                    Some(ch) => self.raw_lines(&ch.values, i, j, gap),
+                    None => Lines::default(),
                 })
                 .collect();
         }
         self.column_bounds(t0, t1, columns, bounds);
         let dt = (t1 - t0) / columns as f64;
+        let gap = gap.max(dt);
         channels
             .iter()
             .map(|&c| {
+                let mut lines = Lines::default();
                 if c >= self.channels.len() {
-                    return Vec::new();
+                    return lines;
                 }
-                let mut pts = Vec::with_capacity(columns * 2);
+                lines.points.reserve(columns * 2);
+                // The last sample of the column drawn before, and whether values went
+                // missing since.
+                let mut last: Option<usize> = None;
+                let mut missing = false;
                 for (k, w) in bounds.windows(2).enumerate() {
-                    if w[1] > w[0] {
-                        let m = self.range_min_max(c, w[0], w[1]);
-                        if m.min <= m.max {
-                            let mid = t0 + dt * (k as f64 + 0.5);
-                            pts.push([mid, f64::from(m.min)]);
-                            pts.push([mid, f64::from(m.max)]);
-                        }
+                    if w[1] <= w[0] {
+                        continue;
                     }
+                    let m = self.range_min_max(c, w[0], w[1]);
+                    if m.min > m.max {
+                        missing = true;
+                        continue;
+                    }
+                    let apart = last.is_some_and(|p| self.t[w[0]] - self.t[p] > gap);
+                    if missing || apart {
+                        lines.break_here();
+                    }
+                    let mid = t0 + dt * (k as f64 + 0.5);
+                    lines.points.push([mid, f64::from(m.min)]);
+                    lines.points.push([mid, f64::from(m.max)]);
+                    last = Some(w[1] - 1);
+                    missing = false;
                 }
-                pts
+                lines
             })
             .collect()
+    }
+
+    /// Every sample of `values` in `[i, j)`, broken where samples are more than `gap`
+    /// apart or a value is missing.
+    fn raw_lines(&self, values: &[f32], i: usize, j: usize, gap: f64) -> Lines {
+        let mut lines = Lines::default();
+        let mut last: Option<f64> = None;
+        let mut missing = false;
+        for (&v, &t) in values[i..j].iter().zip(&self.t[i..j]) {
+            if v.is_nan() {
+                missing = true;
+                continue;
+            }
+            if missing || last.is_some_and(|p| t - p > gap) {
+                lines.break_here();
+            }
+            lines.points.push([t, f64::from(v)]);
+            last = Some(t);
+            missing = false;
+        }
+        lines
     }
 
     /// Plot points for `channel` over `[t0, t1]` in at most `2 * columns` points: every sample
@@ -529,5 +655,76 @@ mod tests {
         assert_eq!(h.value_at(0, 1.7), Some((1.0, 1.0)));
         assert_eq!(h.nearest(0, 1.7), Some((2.0, 2.0)));
         assert_eq!(h.value_at(0, 0.5), None);
+    }
+
+    /// 100 Hz with ±30 % jitter from 0 to 60 s, nothing from 20 s to 25 s.
+    fn with_a_gap() -> History {
+        let mut h = History::new(1);
+        let mut k = 0u32;
+        loop {
+            let jitter = f64::from(k.wrapping_mul(2_654_435_761) % 61) / 100.0 - 0.3;
+            let t = (f64::from(k) + jitter) * 0.01;
+            if t > 60.0 {
+                break;
+            }
+            if !(20.0..25.0).contains(&t) {
+                h.push(t, &[t.sin()]);
+            }
+            k += 1;
+        }
+        h
+    }
+
+    #[test]
+    fn a_gap_in_the_samples_breaks_the_line_and_jitter_does_not() {
+        let h = with_a_gap();
+        let gap = h.gap_threshold(0.0, 60.0);
+        assert!((0.05..0.1).contains(&gap), "{gap}");
+        let mut bounds = Vec::new();
+        // Raw samples (zoomed in around the gap): one break, at the gap.
+        let raw = &h.plot_lines_multi(&[0], 18.0, 27.0, 5000, gap, &mut bounds)[0];
+        assert_eq!(raw.breaks.len(), 1, "{:?}", raw.breaks);
+        let runs: Vec<_> = raw.runs().collect();
+        assert!(runs[0].last().unwrap()[0] < 20.0 && runs[1][0][0] >= 25.0);
+        // Jitter alone never breaks.
+        let calm = &h.plot_lines_multi(&[0], 0.0, 19.9, 5000, gap, &mut bounds)[0];
+        assert!(calm.breaks.is_empty());
+        assert!(calm.points.len() > 1900);
+    }
+
+    #[test]
+    fn decimated_lines_still_break_at_a_gap_wider_than_a_pixel_column() {
+        let h = with_a_gap();
+        let gap = h.gap_threshold(0.0, 60.0);
+        let mut bounds = Vec::new();
+        // 60 s over 300 columns: 0.2 s a column, the 5 s gap spans 25 of them.
+        let lines = &h.plot_lines_multi(&[0], 0.0, 60.0, 300, gap, &mut bounds)[0];
+        assert!(lines.points.len() <= 600);
+        assert_eq!(lines.breaks.len(), 1);
+        let runs: Vec<_> = lines.runs().collect();
+        assert!(runs[0].last().unwrap()[0] < 20.0 && runs[1][0][0] > 25.0);
+        // No min/max pair is drawn inside the gap.
+        assert!(lines.points.iter().all(|p| !(20.2..24.8).contains(&p[0])));
+        // Unbroken, the same points (what the old plots drew).
+        let flat = &h.plot_points_multi(&[0], 0.0, 60.0, 300, &mut bounds)[0];
+        assert_eq!(flat, &lines.points);
+        // A gap narrower than a column is not drawn at that width: 8 columns of 7.5 s.
+        let coarse = &h.plot_lines_multi(&[0], 0.0, 60.0, 8, gap, &mut bounds)[0];
+        assert!(coarse.breaks.is_empty());
+    }
+
+    #[test]
+    fn missing_values_break_the_line_too() {
+        let mut h = History::new(2);
+        for k in 0..30 {
+            let t = f64::from(k) * 0.01;
+            let second = if (10..15).contains(&k) { f64::NAN } else { 1.0 };
+            h.push(t, &[0.0, second]);
+        }
+        let mut bounds = Vec::new();
+        let l = h.plot_lines_multi(&[0, 1], 0.0, 1.0, 100, 1.0, &mut bounds);
+        assert!(l[0].breaks.is_empty());
+        assert_eq!(l[1].breaks, vec![10]);
+        assert_eq!(l[1].points.len(), 25);
     }
 }

@@ -7,6 +7,7 @@ pub mod history;
 pub mod kinematics;
 pub mod limits;
 pub mod session;
+pub mod signals;
 pub mod state;
 pub mod update;
 pub mod vehicle;

@@ -278,7 +278,9 @@ impl OcuApp {
                     return;
                 }
                 let session = self.session().clone();
-                match export::export_csv(session, self.focus, path, t0, t1, self.egui_ctx.clone()) {
+                let columns = export::csv_columns(&self.settings);
+                let ctx = self.egui_ctx.clone();
+                match export::export_csv(session, self.focus, path, (t0, t1), columns, ctx) {
                     Ok(job) => self.jobs.exports.push(job),
                     Err(e) => self.notify(NoticeLevel::Error, e),
                 }

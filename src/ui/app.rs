@@ -60,6 +60,9 @@ pub struct Settings {
     pub authority: u8,
     /// The kinds of timeline mark shown.
     pub marks: super::widgets::scrub_bar::MarkFilter,
+    /// The plots of the plot panel and their signals (older settings files without it get
+    /// the default plots).
+    pub plots: crate::model::signals::PlotLayout,
 }
 
 impl Default for Settings {
@@ -77,6 +80,7 @@ impl Default for Settings {
             force_threshold: None,
             authority: 100,
             marks: super::widgets::scrub_bar::MarkFilter::ALL,
+            plots: crate::model::signals::PlotLayout::default(),
         }
     }
 }
@@ -269,9 +273,11 @@ impl OcuApp {
 
     /// Restores settings from eframe storage.
     pub fn load_settings(storage: Option<&dyn eframe::Storage>) -> Settings {
-        storage
+        let mut settings: Settings = storage
             .and_then(|s| eframe::get_value(s, SETTINGS_KEY))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        settings.plots.fix_ids();
+        settings
     }
 
     /// Seconds since the live session started (the time base of every live update).

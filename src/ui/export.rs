@@ -2,6 +2,7 @@
 //! 3D view as PNG. Both write on their own threads (`jaus-export-csv`, `jaus-export-png`) and
 //! report back through a channel the UI polls; errors become notices.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,6 +17,8 @@ use super::notices::{Notice, NoticeLevel};
 use super::sources::read_session;
 use crate::model::arm::ArmSpec;
 use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS;
+use crate::model::session::Session;
+use crate::model::signals::{PlotLayout, Series, SignalInfo, Units};
 use crate::model::update::ComponentId;
 use crate::model::vehicle::SharedVehicle;
 use crate::record::export::write_csv;
@@ -56,14 +59,35 @@ fn spawn_job(
     Ok(ExportJob { rx })
 }
 
+/// The columns of a CSV export from the window: what the plots show (their signals, hidden
+/// ones left out, in the units shown), or every series when the plots are hidden.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CsvColumns {
+    /// Joint positions, velocities, efforts, joint torques and end-effector force/torque as
+    /// stored (SI), the columns `jaus-ocu export --csv` writes.
+    Everything,
+    /// The plots' signals in the units shown.
+    Plotted(PlotLayout, Units),
+}
+
+/// The columns the window's CSV export writes with `settings`: the plots' signals while the
+/// plots are shown, else every series.
+pub fn csv_columns(settings: &super::app::Settings) -> CsvColumns {
+    if settings.show_plots {
+        CsvColumns::Plotted(settings.plots.clone(), super::plots::units(settings))
+    } else {
+        CsvColumns::Everything
+    }
+}
+
 /// Writes the CSV of `[t0, t1]` of `arm` in `session` (the focused arm when `None`) to `path`,
-/// off the UI thread.
+/// off the UI thread: `columns` says which.
 pub fn export_csv(
     session: SharedVehicle,
     arm: Option<ComponentId>,
     path: PathBuf,
-    t0: f64,
-    t1: f64,
+    (t0, t1): (f64, f64),
+    columns: CsvColumns,
     ctx: Option<egui::Context>,
 ) -> Result<ExportJob, String> {
     spawn_job("jaus-export-csv", ctx, move || {
@@ -76,7 +100,14 @@ pub fn export_csv(
         let mut w = std::io::BufWriter::new(file);
         let rows = {
             let s = read_session(&session);
-            write_csv(s.arm_or_focused(arm), t0, t1, &mut w)
+            let arm = s.arm_or_focused(arm);
+            match &columns {
+                CsvColumns::Everything => write_csv(arm, t0, t1, &mut w),
+                CsvColumns::Plotted(layout, units) => {
+                    let signals = layout.shown_signals(arm);
+                    write_signals_csv(arm, &signals, *units, t0, t1, &mut w)
+                }
+            }
         }
         .and_then(|rows| w.flush().map(|()| rows))
         .map_err(|e| {
@@ -93,6 +124,90 @@ pub fn export_csv(
             path.display()
         ))
     })
+}
+
+/// A CSV header cell: the signal's name and unit, quoted when it holds a comma or a quote.
+fn header_cell(name: &str, unit: &str) -> String {
+    let cell = format!("{name} ({unit})");
+    if cell.contains([',', '"']) {
+        format!("\"{}\"", cell.replace('"', "\"\""))
+    } else {
+        cell
+    }
+}
+
+/// Writes `signals` of `session` sampled in `[t0, t1]` as CSV in the units shown: `t_s`, then
+/// a column per signal named with its unit (`J1 position (°)`, `Fx (N)`); one row per
+/// distinct sample time of the series involved, empty cells where a series has no sample at
+/// that time or the value is missing. Returns the rows written.
+pub fn write_signals_csv(
+    session: &Session,
+    signals: &[SignalInfo],
+    units: Units,
+    t0: f64,
+    t1: f64,
+    w: &mut dyn Write,
+) -> std::io::Result<usize> {
+    let mut header = vec!["t_s".to_string()];
+    header.extend(signals.iter().map(|s| header_cell(&s.name, s.unit(units))));
+    writeln!(w, "{}", header.join(","))?;
+    if t1 < t0 || t0.is_nan() || t1.is_nan() {
+        return Ok(0);
+    }
+    // The series involved, each with a cursor and an end over its samples in [t0, t1].
+    let mut series: Vec<Series> = signals.iter().map(|s| s.signal.series).collect();
+    series.sort();
+    series.dedup();
+    let histories: Vec<_> = series.iter().map(|s| s.history(session)).collect();
+    let mut cursor: Vec<usize> = histories.iter().map(|h| h.index_at(t0)).collect();
+    let end: Vec<usize> = histories
+        .iter()
+        .map(|h| h.times().partition_point(|x| *x <= t1))
+        .collect();
+    let slot: Vec<usize> = signals
+        .iter()
+        .map(|s| {
+            series
+                .iter()
+                .position(|x| *x == s.signal.series)
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut line = String::new();
+    let mut rows = 0;
+    loop {
+        let next = (0..histories.len())
+            .filter(|&k| cursor[k] < end[k])
+            .filter_map(|k| histories[k].time(cursor[k]))
+            .min_by(f64::total_cmp);
+        let Some(t) = next else { break };
+        let here: Vec<bool> = (0..histories.len())
+            .map(|k| cursor[k] < end[k] && histories[k].time(cursor[k]) == Some(t))
+            .collect();
+        line.clear();
+        let _ = write!(line, "{t}");
+        for (s, &k) in signals.iter().zip(&slot) {
+            line.push(',');
+            if here[k]
+                && let Some(v) = histories[k]
+                    .value(s.signal.channel, cursor[k])
+                    .filter(|v| !v.is_nan())
+            {
+                let v = v * s.scale(units);
+                // Stored as f32: its shortest form (scaled ones at f32 precision too).
+                let _ = write!(line, "{}", v as f32);
+            }
+        }
+        for (k, h) in here.iter().enumerate() {
+            if *h {
+                cursor[k] += 1;
+            }
+        }
+        line.push('\n');
+        w.write_all(line.as_bytes())?;
+        rows += 1;
+    }
+    Ok(rows)
 }
 
 /// Writes the URDF of `spec` (the arm shown) to `path`, off the UI thread: written to a
@@ -249,6 +364,69 @@ pub fn poll(jobs: &mut Jobs, ctx: &egui::Context, view3d: Option<egui::Rect>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::arm::{ArmSpec, Joint};
+    use crate::model::signals::{PlotSpec, SignalRef};
+    use crate::model::update::Update;
+
+    #[test]
+    fn the_csv_holds_the_plotted_signals_in_shown_units_hidden_ones_left_out() {
+        let mut s = Session::new();
+        s.apply(&Update::Specification {
+            t: 0.0,
+            spec: ArmSpec {
+                mount: None,
+                joints: vec![
+                    Joint::revolute(0.0, 0.0, 0.0),
+                    Joint::prismatic(0.0, 0.0, 0.0, 0.0, 1.0),
+                ],
+            },
+        });
+        for (t, q) in [(1.0, [0.5, 0.25]), (2.0, [1.0, 0.5]), (3.0, [1.5, 0.75])] {
+            s.apply(&Update::JointPositions {
+                t,
+                values: q.to_vec(),
+            });
+        }
+        s.apply(&Update::ForceTorque {
+            t: 2.5,
+            force: [Some(1.0), None, Some(-2.0)],
+            torque: [Some(0.5); 3],
+        });
+        let ft = |c| SignalRef::new(Series::ForceTorque, c);
+        let mut torque = PlotSpec::of_signals(2, &[ft(3), ft(0)]);
+        torque.hidden.push(ft(3));
+        let layout = PlotLayout {
+            plots: vec![
+                PlotSpec::of_series(1, &[Series::Positions]),
+                torque,
+                // A signal this arm lacks is left out, not an empty column.
+                PlotSpec::of_signals(3, &[SignalRef::new(Series::Velocities, 6)]),
+            ],
+        };
+        let units = Units {
+            degrees: true,
+            millimetres: true,
+        };
+        let signals = layout.shown_signals(&s);
+        let mut out = Vec::new();
+        let rows = write_signals_csv(&s, &signals, units, 1.5, 3.0, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(rows, 3);
+        assert_eq!(lines[0], "t_s,J1 position (°),J2 position (mm),Fx (N)");
+        assert_eq!(lines[1], format!("2,{},500,", 1.0f64.to_degrees() as f32));
+        assert_eq!(lines[2], "2.5,,,1");
+        assert_eq!(lines[3], format!("3,{},750,", 1.5f64.to_degrees() as f32));
+        assert_eq!(lines.len(), 4);
+        // Radians and metres as stored when the toggles say so.
+        let mut out = Vec::new();
+        write_signals_csv(&s, &signals, Units::default(), 2.0, 2.0, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "t_s,J1 position (rad),J2 position (m),Fx (N)\n2,1,0.5,\n"
+        );
+    }
 
     #[allow(
         clippy::disallowed_methods,

@@ -29,7 +29,8 @@ pub enum Task {
     Open,
     /// Record the live session to a new MCAP file.
     Record,
-    /// Export joint and force/torque series in `[t0, t1]` as CSV.
+    /// Export the plots' signals (every series when the plots are hidden) in `[t0, t1]` as
+    /// CSV.
     ExportCsv {
         /// From, s.
         t0: f64,
@@ -343,19 +344,24 @@ pub fn drop_overlay(ctx: &egui::Context, theme: &Theme) {
 }
 
 /// The CSV export's range: the plots' visible range (`plot_range`, when shown) within the
-/// session's `span`, else the whole session; with a short description for the menu.
+/// session's `span`, else the whole session; with a short description for the menu (the
+/// columns: the plots' signals, or every series when the plots are hidden).
 pub fn csv_range(plot_range: Option<(f64, f64)>, span: Option<(f64, f64)>) -> (f64, f64, String) {
     match (plot_range, span) {
         (Some((a, b)), _) => (
             a.max(span.map_or(a, |s| s.0)),
             b.min(span.map_or(b, |s| s.1)),
             format!(
-                "the plots' visible range, {} to {}",
+                "the plots' signals over their visible range, {} to {}",
                 format_hms(a.max(0.0), true),
                 format_hms(b.max(0.0), true)
             ),
         ),
-        (None, Some((a, b))) => (a, b, "the whole session (the plots are hidden)".into()),
+        (None, Some((a, b))) => (
+            a,
+            b,
+            "every series over the whole session (the plots are hidden)".into(),
+        ),
         (None, None) => (0.0, 0.0, "nothing yet: the session is empty".into()),
     }
 }

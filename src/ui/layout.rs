@@ -192,7 +192,10 @@ impl OcuApp {
                 // least half of the height unless the user drags the splitter.
                 .min_size(plots::MIN_PANEL_HEIGHT.min(height * 0.3))
                 .max_size((height * 0.75).max(plots::MIN_PANEL_HEIGHT))
-                .default_size((height * 0.34).max(plots::MIN_PANEL_HEIGHT.min(height * 0.42)))
+                .default_size(plots::default_panel_height(
+                    height,
+                    settings.plots.plots.len(),
+                ))
                 .show(ui, |ui| plots::show(ui, &input, view, settings, theme));
         } else {
             self.view.plots.range = None;

@@ -24,6 +24,7 @@ mod layout;
 pub mod live;
 pub mod notices;
 pub mod offscreen;
+pub mod plot_picker;
 pub mod plots;
 pub mod presets;
 pub mod recording;

@@ -58,6 +58,8 @@ pub enum Scenario {
     /// Two arms on one vehicle (IDs 126.1.10 and 126.1.11, mounted 0.8 m apart across it,
     /// facing outward: `sim::vehicle`), both followed, the first focused; the idle tour.
     VehicleTwoArms,
+    /// The idle tour with the plots showing every joint's position and velocity.
+    JointPlots,
 }
 
 /// The second OCU of [`Scenario::Taken`]: its JAUS ID and address.
@@ -78,7 +80,7 @@ pub const OTHER_AUTHORITY: u8 = 200;
 
 impl Scenario {
     /// By name: `normal`, `emergency`, `emergency-held`, `taken`, `lost`,
-    /// `vehicle-two-arms`.
+    /// `vehicle-two-arms`, `joint-plots`.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name.trim().to_ascii_lowercase().as_str() {
             "normal" | "" => Ok(Scenario::Normal),
@@ -87,9 +89,10 @@ impl Scenario {
             "taken" => Ok(Scenario::Taken),
             "lost" => Ok(Scenario::Lost),
             "vehicle-two-arms" => Ok(Scenario::VehicleTwoArms),
+            "joint-plots" => Ok(Scenario::JointPlots),
             other => Err(format!(
-                "--scenario {other}: expected normal, emergency, emergency-held, taken, lost \
-                 or vehicle-two-arms"
+                "--scenario {other}: expected normal, emergency, emergency-held, taken, lost, \
+                 vehicle-two-arms or joint-plots"
             )),
         }
     }
@@ -97,7 +100,7 @@ impl Scenario {
     /// Simulated seconds after the session's first part.
     fn tail(self) -> f64 {
         match self {
-            Scenario::Normal | Scenario::VehicleTwoArms => 0.0,
+            Scenario::Normal | Scenario::VehicleTwoArms | Scenario::JointPlots => 0.0,
             Scenario::Emergency => 1.0,
             Scenario::EmergencyHeld | Scenario::Taken => 2.0,
             Scenario::Lost => 4.0,
@@ -122,7 +125,7 @@ fn take_control(n: &mut SimNet) {
 /// its own address (the JUDP port and the next), both given to the client.
 pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<Update> {
     let steps: &[Step] = match scenario {
-        Scenario::Normal => return simulated_updates(arm, seconds),
+        Scenario::Normal | Scenario::JointPlots => return simulated_updates(arm, seconds),
         Scenario::VehicleTwoArms => &[],
         Scenario::Emergency => &[|n| n.command(Command::SetEmergency)],
         Scenario::EmergencyHeld => &[take_control, |n| n.command(Command::SetEmergency)],
@@ -178,7 +181,17 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
 
 /// An app like [`simulated_app`] whose session ends in `scenario` ([`scenario_updates`]).
 pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
-    let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
+    let mut settings = Settings::default();
+    if scenario == Scenario::JointPlots {
+        use crate::model::signals::{PlotLayout, PlotSpec, Series};
+        settings.plots = PlotLayout {
+            plots: vec![
+                PlotSpec::of_series(1, &[Series::Positions]),
+                PlotSpec::of_series(2, &[Series::Velocities]),
+            ],
+        };
+    }
+    let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), settings);
     let updates = scenario_updates(arm, seconds, scenario);
     for u in &updates {
         app.apply(u);
