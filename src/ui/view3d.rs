@@ -20,6 +20,30 @@ use crate::model::limits::joint_warnings;
 use crate::model::state::{ArmState, components_summary};
 use crate::model::update::{ComponentId, ManagementState};
 
+/// The least height of the 3D view, points: in a small window (800×600) with the emergency
+/// banner up, the plots give way (shrink, then hide) before the view goes below it, so the
+/// arm stays large enough to see its pose.
+pub const MIN_VIEW3D_HEIGHT: f32 = 200.0;
+
+/// Height of what the 3D column holds besides the view and the banner (its toolbar, the
+/// panel's margins and spacing), points.
+const CHROME_HEIGHT: f32 = 44.0;
+
+/// The banner's height as last drawn, points (0 before it is first drawn).
+pub fn banner_height(ctx: &egui::Context) -> f32 {
+    ctx.data(|d| d.get_temp::<f32>(banner_id())).unwrap_or(0.0)
+}
+
+fn banner_id() -> egui::Id {
+    egui::Id::unique("view3d banner height")
+}
+
+/// The most the plots panel may take of `height` (what the panels share) while the 3D view,
+/// under a banner `banner` points tall, keeps [`MIN_VIEW3D_HEIGHT`].
+pub fn room_for_plots(height: f32, banner: f32) -> f32 {
+    (height - MIN_VIEW3D_HEIGHT - CHROME_HEIGHT - banner).max(0.0)
+}
+
 /// Default radius for cylinders the specification gives none for, m (the model's).
 pub use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS as DEFAULT_RADIUS;
 
@@ -99,6 +123,14 @@ pub struct View3dInput<'a> {
     pub focus: Option<ComponentId>,
     /// The other arms of its subsystem, at the drawn time ([`super::arms::scene_arms`]).
     pub others: Vec<SceneArm>,
+    /// When the past is drawn, when it is (`at −12.4 s (12:03:04 UTC)`): said over the view.
+    pub past: Option<&'a str>,
+    /// The banner's lines (the live arm's emergency, lost link…), drawn over the view under
+    /// its toolbar.
+    pub banner: &'a [super::banner::Line],
+    /// The plots are switched on but hidden: the window is too small for them and the 3D
+    /// view's minimum.
+    pub plots_hidden: bool,
 }
 
 /// The arm at the drawn positions and the previewed preset's ghost, when computable.
@@ -206,12 +238,25 @@ pub fn show(
                 actions.push(Action::Ui(cmd));
             }
         }
+        if input.plots_hidden {
+            ui.label(RichText::new("plots hidden").small().color(theme.warn))
+                .on_hover_text(
+                    "The window is too small for the plots and the 3D view: enlarge it to see \
+                     the plots again",
+                );
+        }
         ui.label(
             RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit")
                 .small()
                 .color(theme.muted),
         );
     });
+    if !input.banner.is_empty() {
+        // Under the toolbar, in this column only: nothing the pointer may be on moves.
+        let drawn = ui.scope(|ui| super::banner::show(ui, input.banner, theme));
+        let h = drawn.response.rect.height();
+        ui.ctx().data_mut(|d| d.insert_temp(banner_id(), h));
+    }
     let scene = SceneInput {
         pose: live.clone(),
         ghost,
@@ -241,9 +286,29 @@ pub fn show(
     let rect = response.rect;
     panel.rect = Some(rect);
     overlay(ui, rect, input, live.as_ref(), theme);
+    if let Some(past) = input.past {
+        past_label(ui, rect, past, theme);
+    }
     if !input.others.is_empty() {
         arm_labels(ui, rect, input, live.as_ref(), &panel.camera, theme);
     }
+}
+
+/// When the drawn past is, at the view's top right, as the past area says it.
+fn past_label(ui: &mut egui::Ui, rect: egui::Rect, past: &str, theme: &Theme) {
+    let area = egui::Rect::from_min_max(
+        egui::pos2(rect.center().x, rect.top() + 8.0),
+        egui::pos2(rect.right() - 10.0, rect.top() + 40.0),
+    );
+    ui.scope_builder(
+        egui::UiBuilder::new()
+            .max_rect(area)
+            .layout(egui::Layout::right_to_left(egui::Align::Min)),
+        |ui| {
+            ui.label(RichText::new(past).size(16.0).strong().color(theme.replay))
+                .on_hover_text("The arm as it was at this time, not now");
+        },
+    );
 }
 
 /// Each arm's ID at its base, the focused one's in the accent colour, so the operator can
