@@ -61,6 +61,9 @@ pub struct ArmPanel {
     /// The arms drawn last frame, the focused one first.
     drawn: Vec<ComponentId>,
     first_arm_logged: bool,
+    /// The last fit: the camera it left and the poses it framed. While the operator has
+    /// not moved the camera since, a new size of the view frames them again.
+    fitted: Option<(Camera, Vec<ArmPose>)>,
 }
 
 /// What the camera was framed on.
@@ -82,8 +85,35 @@ impl ArmPanel {
     /// Looks at the whole arm `pose` (nothing without one).
     pub fn fit(&mut self, pose: Option<&ArmPose>) {
         if let Some(p) = pose {
-            self.camera.fit(p);
+            self.fit_all(vec![p.clone()]);
         }
+    }
+
+    /// Frames `poses` and remembers it (see [`ArmPanel::refit_if_resized`]).
+    fn fit_all(&mut self, poses: Vec<ArmPose>) {
+        self.camera.fit_all(&poses);
+        self.fitted = Some((self.camera, poses));
+    }
+
+    /// The view is `size` points now: when its shape changed and the operator has not moved
+    /// the camera since the last fit, frames the same poses again for the new shape (a
+    /// narrower view would crop them). Returns whether it did.
+    pub fn refit_if_resized(&mut self, size: egui::Vec2) -> bool {
+        let aspect = f64::from(size.x / size.y.max(1.0));
+        self.camera.aspect = aspect;
+        let Some((fitted, poses)) = &self.fitted else {
+            return false;
+        };
+        let untouched = Camera {
+            aspect: fitted.aspect,
+            ..self.camera
+        } == *fitted;
+        if !untouched || (aspect - fitted.aspect).abs() < 1e-3 {
+            return false;
+        }
+        let poses = poses.clone();
+        self.fit_all(poses);
+        true
     }
 
     /// Back to the default camera; the whole vehicle (and the focused arm's presets) is
@@ -91,6 +121,7 @@ impl ArmPanel {
     pub fn reset(&mut self) {
         self.camera.reset();
         self.framed = None;
+        self.fitted = None;
     }
 
     /// The arms drawn in the last frame, the focused one first (what tests and the status
@@ -199,7 +230,7 @@ fn auto_fit(
             poses.extend(a.presets.iter().cloned());
         }
     }
-    panel.camera.fit_all(&poses);
+    panel.fit_all(poses);
     panel.framed = Some(Framed {
         arm: input.focus,
         with_presets: !presets.is_empty(),
@@ -223,7 +254,6 @@ pub fn show(
     let warnings = state.spec.as_ref().map_or_else(Vec::new, |spec| {
         joint_warnings(spec, state.positions.as_ref().map(|q| q.value.as_slice()))
     });
-    auto_fit(panel, live.as_ref(), input, &input.others);
     ui.horizontal(|ui| {
         ui.toggle_value(&mut settings.show_axes, "axes")
             .on_hover_text("Show joint axes");
@@ -257,6 +287,9 @@ pub fn show(
         let h = drawn.response.rect.height();
         ui.ctx().data_mut(|d| d.insert_temp(banner_id(), h));
     }
+    // The view takes what is left: frame for its shape before it is drawn.
+    panel.refit_if_resized(ui.available_size());
+    auto_fit(panel, live.as_ref(), input, &input.others);
     let scene = SceneInput {
         pose: live.clone(),
         ghost,
@@ -438,5 +471,58 @@ fn overlay(
                 theme.muted,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::kinematics::forward;
+    use crate::sim::arm_file::ArmFile;
+
+    fn demo_pose() -> ArmPose {
+        let file = ArmFile::demo();
+        forward(&file.spec, &file.home, file.tool_point).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Whether the base, every frame origin and the tool point of `pose` are inside a view of
+    /// `size`.
+    fn all_inside(camera: &Camera, pose: &ArmPose, size: egui::Vec2) -> bool {
+        let mut points = vec![pose.mount.translation, pose.tool_point_vehicle];
+        points.extend(pose.frames.iter().map(|f| (pose.mount * *f).translation));
+        points.iter().all(|p| {
+            camera
+                .project(p.to_array(), [size.x, size.y])
+                .is_some_and(|[x, y]| (0.0..=size.x).contains(&x) && (0.0..=size.y).contains(&y))
+        })
+    }
+
+    #[test]
+    fn a_resized_view_frames_the_arm_again_unless_the_operator_moved_the_camera() {
+        let pose = demo_pose();
+        let mut panel = ArmPanel::default();
+        let wide = egui::vec2(1200.0, 400.0);
+        panel.refit_if_resized(wide);
+        panel.fit(Some(&pose));
+        assert!(all_inside(&panel.camera, &pose, wide));
+        // Narrow and tall: framed again for the new shape.
+        let tall = egui::vec2(300.0, 700.0);
+        assert!(panel.refit_if_resized(tall));
+        assert!(all_inside(&panel.camera, &pose, tall));
+        assert!(
+            !panel.refit_if_resized(tall),
+            "the same size: nothing to do"
+        );
+        // Once the operator turned the camera, their view is kept.
+        panel.camera.orbit(0.3, 0.0, false);
+        let turned = panel.camera;
+        assert!(!panel.refit_if_resized(wide));
+        assert_eq!(
+            Camera {
+                aspect: turned.aspect,
+                ..panel.camera
+            },
+            turned
+        );
     }
 }
