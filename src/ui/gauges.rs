@@ -45,12 +45,17 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
 
 /// Draws the panel: `data` from [`gauge_data`]; the unit toggles change `settings`.
 /// `last_known`, when given, says the values are the last known (`last known at 12:03:04
-/// UTC`): it is written over the gauges, which are greyed.
+/// UTC`): it is written over the gauges, which are greyed. `past`, when the past is drawn,
+/// says when (`at −12.4 s (12:03:04 UTC)`).
+///
+/// When the joints do not all fit, they scroll and the line under them says how many more
+/// there are below (`2 more joints below: scroll`).
 pub fn show(
     ui: &mut egui::Ui,
     data: &[GaugeData],
     shown: Shown,
     last_known: Option<&str>,
+    past: Option<&str>,
     settings: &mut Settings,
     theme: &Theme,
 ) {
@@ -76,19 +81,41 @@ pub fn show(
         });
         return;
     }
+    if let Some(text) = past {
+        ui.label(egui::RichText::new(text).strong().color(theme.replay))
+            .on_hover_text("The joints as they were at this time, not now");
+    }
     if let Some(text) = last_known {
         ui.label(egui::RichText::new(text).strong().color(theme.warn))
             .on_hover_text("The arm's reports stopped: the gauges show the last values received");
     }
-    egui::ScrollArea::vertical().show(ui, |ui| {
-        for d in data {
-            joint_gauge(ui, d, theme);
-            ui.add_space(6.0);
-        }
+    // The last line stays under the scrolled joints: the legend, or how many are below.
+    let line_h = ui.text_style_height(&egui::TextStyle::Small) + ui.spacing().item_spacing.y;
+    let mut bottoms = Vec::with_capacity(data.len());
+    let out = egui::ScrollArea::vertical()
+        .max_height((ui.available_height() - line_h).max(0.0))
+        .show(ui, |ui| {
+            for d in data {
+                bottoms.push(joint_gauge(ui, d, theme).rect.bottom());
+                ui.add_space(6.0);
+            }
+        });
+    let visible_bottom = out.inner_rect.bottom() + 0.5;
+    let below = bottoms.iter().filter(|b| **b > visible_bottom).count();
+    if below > 0 {
+        let joints = if below == 1 { "joint" } else { "joints" };
+        ui.label(
+            egui::RichText::new(format!("{below} more {joints} below: scroll"))
+                .small()
+                .strong()
+                .color(theme.accent),
+        )
+        .on_hover_text("Scroll the joints (or make the window taller) to see them");
+    } else {
         ui.label(
             egui::RichText::new("bars: speed / max speed, effort / max effort")
                 .small()
                 .color(theme.muted),
         );
-    });
+    }
 }

@@ -40,8 +40,8 @@ impl OcuApp {
         self.view.frames += 1;
         self.before_panels(&ctx);
         let mut actions = Vec::new();
-        self.bars(ui, &theme, &mut actions);
-        self.panels(ui, &theme, &mut actions);
+        let banner = self.bars(ui, &theme, &mut actions);
+        self.panels(ui, &theme, &banner, &mut actions);
         // The windows over the panels show what the panels asked for this frame (a
         // confirmation, the help).
         for a in actions.drain(..) {
@@ -68,9 +68,14 @@ impl OcuApp {
         self.sync_threshold();
     }
 
-    /// The top bar (the live arm), the past area, the banner, the notices, the status bar
-    /// and the timeline.
-    fn bars(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
+    /// The top bar (the live arm), the past area, the notices, the status bar and the
+    /// timeline; the banner's lines (drawn in the 3D view's column, see [`Self::panels`]).
+    fn bars(
+        &mut self,
+        ui: &mut egui::Ui,
+        theme: &Theme,
+        actions: &mut Vec<Action>,
+    ) -> Vec<banner::Line> {
         let shown = self.shown();
         let badge = self.sources.badge();
         let span = read_session(self.sources.session()).span();
@@ -130,11 +135,6 @@ impl OcuApp {
             .as_ref()
             .map(|l| banner::lines(l, &others_stopped, live_start.or(start_ns), shown))
             .unwrap_or_default();
-        if !lines.is_empty() {
-            egui::Panel::top("banner")
-                .frame(egui::Frame::side_top_panel(ui.style()).inner_margin(0.0))
-                .show(ui, |ui| banner::show(ui, &lines, theme));
-        }
         if !self.view.notices.is_empty() {
             let list = &self.view.notices;
             egui::Panel::top("notices").show(ui, |ui| notices::show(ui, list, theme, actions));
@@ -169,13 +169,40 @@ impl OcuApp {
         let filter = &mut self.settings.marks;
         egui::Panel::bottom("timeline")
             .show(ui, |ui| timeline::show(ui, &input, filter, theme, actions));
+        lines
     }
 
-    /// The plots, the gauges, the presets and the 3D view.
-    fn panels(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
+    /// The plots, the gauges, the presets and the 3D view with the banner over it. The
+    /// banner takes its room from the 3D view's column, so nothing in the bars or the side
+    /// panels moves when it comes or goes; the plots give way (shrink, then hide) before the
+    /// 3D view goes below [`view3d::MIN_VIEW3D_HEIGHT`].
+    fn panels(
+        &mut self,
+        ui: &mut egui::Ui,
+        theme: &Theme,
+        banner: &[banner::Line],
+        actions: &mut Vec<Action>,
+    ) {
         let shown = self.shown();
         let last_known = last_known(&self.state, self.sources.start_ns());
-        if self.settings.show_plots {
+        let past = past_label(
+            shown,
+            self.now(),
+            self.sources.start_ns(),
+            self.sources.replay().map(ReplayState::name).as_deref(),
+        );
+        // Over the gauges and the 3D view, `−12.4 s (12:03:04 UTC)`: the past area above
+        // says "at".
+        let short_past = past.as_deref().map(|p| p.strip_prefix("at ").unwrap_or(p));
+        let banner_h = if banner.is_empty() {
+            0.0
+        } else {
+            view3d::banner_height(ui.ctx())
+        };
+        let room = view3d::room_for_plots(ui.available_height(), banner_h);
+        let plots_min = plots::MIN_PANEL_HEIGHT.min(ui.available_height() * 0.3);
+        let plots_fit = room >= plots_min;
+        if self.settings.show_plots && plots_fit {
             let session = read_session(self.sources.session());
             let input = PlotsInput {
                 session: session.arm_or_focused(self.focus),
@@ -186,16 +213,16 @@ impl OcuApp {
             // A third of the window's height to start with; the splitter's place is
             // remembered (egui persists resizable panels by id).
             let height = ui.available_height();
+            // In a small window (800×600) the plots give way first: never so tall that the
+            // 3D view (under the banner, in an emergency) goes below its minimum.
+            let max = (height * 0.75).max(plots::MIN_PANEL_HEIGHT).min(room);
             egui::Panel::bottom("plots")
                 .resizable(true)
-                // In a small window (800×600) the plots give way first: the 3D arm keeps at
-                // least half of the height unless the user drags the splitter.
-                .min_size(plots::MIN_PANEL_HEIGHT.min(height * 0.3))
-                .max_size((height * 0.75).max(plots::MIN_PANEL_HEIGHT))
-                .default_size(plots::default_panel_height(
-                    height,
-                    settings.plots.plots.len(),
-                ))
+                .min_size(plots_min)
+                .max_size(max)
+                .default_size(
+                    plots::default_panel_height(height, settings.plots.plots.len()).min(max),
+                )
                 .show(ui, |ui| plots::show(ui, &input, view, settings, theme));
         } else {
             self.view.plots.range = None;
@@ -209,7 +236,7 @@ impl OcuApp {
                 // Narrower in a narrow window, so the 3D view keeps room for the arm.
                 .default_size((ui.available_width() * 0.24).clamp(190.0, 300.0))
                 .show(ui, |ui| {
-                    gauges::show(ui, &data, shown, note, settings, theme);
+                    gauges::show(ui, &data, shown, note, short_past, settings, theme);
                 });
         }
         if self.settings.show_presets {
@@ -230,6 +257,9 @@ impl OcuApp {
             last_known: last_known.as_deref(),
             focus: self.focus,
             others: self.scene_arms(),
+            past: short_past,
+            banner,
+            plots_hidden: self.settings.show_plots && !plots_fit,
         };
         let (panel, settings) = (&mut self.view.arm, &mut self.settings);
         egui::CentralPanel::default().show(ui, |ui| {

@@ -61,128 +61,234 @@ pub fn measured_rate(times: &[f64], t: f64) -> f64 {
     (hi - lo) as f64
 }
 
-/// Draws the status bar.
+/// Draws the status bar: one line whatever it holds, so nothing above it moves when a
+/// message arrives. The last command outcome and error keep the right part (up to half the
+/// width), cut with "…" when longer, their whole text in the tooltip; the facts take the
+/// rest, clipped at its end.
 pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
+    let height = ui.spacing().interact_size.y;
+    let (rect, _) = ui.allocate_exact_size(
+        egui::vec2(ui.available_width(), height),
+        egui::Sense::hover(),
+    );
+    let message = message(bar.state, theme, ui.style());
+    let message_w = message.as_ref().map_or(0.0, |(job, _)| {
+        let galley = ui.fonts_mut(|f| f.layout_job(job.clone()));
+        (galley.size().x + 8.0).min(rect.width() * 0.5)
+    });
+    let split = rect.right() - message_w;
+    let child = |ui: &mut egui::Ui, r: egui::Rect, layout| {
+        let mut c = ui.new_child(egui::UiBuilder::new().max_rect(r).layout(layout));
+        c.set_clip_rect(r.intersect(ui.clip_rect()));
+        c
+    };
+    let left = egui::Layout::left_to_right(egui::Align::Center);
+    let mut facts_ui = child(ui, rect.with_max_x(split), left);
+    facts(&mut facts_ui, bar, theme);
+    if let Some((job, full)) = message {
+        let mut m = child(
+            ui,
+            rect.with_min_x(split),
+            egui::Layout::right_to_left(egui::Align::Center),
+        );
+        m.add(egui::Label::new(job).truncate()).on_hover_text(full);
+    }
+}
+
+/// The last command outcome and the last error as one line, and its whole text.
+fn message(
+    state: &ArmState,
+    theme: &Theme,
+    style: &egui::Style,
+) -> Option<(egui::text::LayoutJob, String)> {
+    let mut parts: Vec<(String, egui::Color32)> = Vec::new();
+    if let Some((kind, outcome)) = &last_outcome(state) {
+        let colour = match outcome {
+            Outcome::Confirmed | Outcome::Completed => theme.ok,
+            _ => theme.danger,
+        };
+        parts.push((
+            format!("{}: {}", kind.name(), outcome_text(outcome, state)),
+            colour,
+        ));
+    }
+    if let Some((t, e)) = state.errors.last() {
+        parts.push((format!("{t:.1} s: {e}"), theme.danger));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let full = parts
+        .iter()
+        .map(|(text, _)| text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut job = egui::text::LayoutJob::default();
+    for (i, (text, colour)) in parts.into_iter().enumerate() {
+        let text = if i == 0 {
+            text
+        } else {
+            format!("  ·  {text}")
+        };
+        RichText::new(text).small().color(colour).append_to(
+            &mut job,
+            style,
+            egui::FontSelection::Default,
+            egui::Align::Center,
+        );
+    }
+    Some((job, full))
+}
+
+/// The facts: our JAUS ID, the recording, the replay, rates, latency and counters.
+fn facts(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
     let state = bar.state;
-    ui.horizontal_wrapped(|ui| {
-        if let Some((id, conflict)) = bar.ocu {
-            let (colour, hover) = if conflict {
-                (
-                    theme.danger,
-                    format!(
-                        "This OCU's JAUS ID, {id}: ANOTHER OCU USES IT TOO. Commands but the \
+    if let Some((id, conflict)) = bar.ocu {
+        let (colour, hover) = if conflict {
+            (
+                theme.danger,
+                format!(
+                    "This OCU's JAUS ID, {id}: ANOTHER OCU USES IT TOO. Commands but the \
                          emergency stop are refused until it is resolved"
-                    ),
-                )
-            } else {
-                (theme.muted, format!("This OCU's own JAUS ID on the network: {id}"))
-            };
-            let mut text = RichText::new(format!("OCU {id}")).small().color(colour);
-            if conflict {
-                text = text.strong();
-            }
-            ui.label(text).on_hover_text(hover);
-            ui.separator();
+                ),
+            )
+        } else {
+            (
+                theme.muted,
+                format!("This OCU's own JAUS ID on the network: {id}"),
+            )
+        };
+        let mut text = RichText::new(format!("OCU {id}")).small().color(colour);
+        if conflict {
+            text = text.strong();
         }
-        if let Some(text) = &bar.recording {
-            let keys = UiCommand::ToggleRecording.keys_text(bar.shown);
-            ui.label(RichText::new(format!("{text}  ")).small().strong().color(theme.recording))
-                .on_hover_text(format!("Recording every datagram of the live session ({keys} stops)"));
-            ui.separator();
-        }
-        if let Some(r) = bar.replay {
-            let p = &r.progress;
-            let name = r.name();
-            let (text, colour) = if !p.finished {
-                (format!("{name}: loading {:.0} %", p.fraction() * 100.0), theme.accent)
-            } else if let Some(why) = &p.stopped {
-                (format!("{name}: loaded partly ({} datagrams): {why}", group_digits(p.datagrams)), theme.warn)
-            } else {
-                (format!("{name}: {} datagrams", group_digits(p.datagrams)), theme.muted)
-            };
-            let problems = if p.problems.is_empty() {
-                String::new()
-            } else {
-                format!(" · {} problem(s)", p.problems.len())
-            };
-            ui.label(RichText::new(format!("{text}{problems}")).small().color(colour))
-                .on_hover_text(if p.problems.is_empty() { "What the replay's file held".to_string() } else { p.problems.join("\n") });
-            ui.separator();
-        }
-        let lost = state.freshness().is_lost();
-        for (signal, d) in &state.delivery {
-            let stale = lost || state.stale.get(signal).copied().unwrap_or(false);
-            let text = signal_rate(*signal, *d, stale, bar.positions_rate);
-            let colour = if lost {
-                theme.danger
-            } else if stale {
-                theme.warn
-            } else {
-                theme.muted
-            };
-            ui.label(RichText::new(text).small().color(colour)).on_hover_text(
+        ui.label(text).on_hover_text(hover);
+        ui.separator();
+    }
+    if let Some(text) = &bar.recording {
+        let keys = UiCommand::ToggleRecording.keys_text(bar.shown);
+        ui.label(
+            RichText::new(format!("{text}  "))
+                .small()
+                .strong()
+                .color(theme.recording),
+        )
+        .on_hover_text(format!(
+            "Recording every datagram of the live session ({keys} stops)"
+        ));
+        ui.separator();
+    }
+    if let Some(r) = bar.replay {
+        let p = &r.progress;
+        let name = r.name();
+        let (text, colour) = if !p.finished {
+            (
+                format!("{name}: loading {:.0} %", p.fraction() * 100.0),
+                theme.accent,
+            )
+        } else if let Some(why) = &p.stopped {
+            (
+                format!(
+                    "{name}: loaded partly ({} datagrams): {why}",
+                    group_digits(p.datagrams)
+                ),
+                theme.warn,
+            )
+        } else {
+            (
+                format!("{name}: {} datagrams", group_digits(p.datagrams)),
+                theme.muted,
+            )
+        };
+        let problems = if p.problems.is_empty() {
+            String::new()
+        } else {
+            format!(" · {} problem(s)", p.problems.len())
+        };
+        ui.label(
+            RichText::new(format!("{text}{problems}"))
+                .small()
+                .color(colour),
+        )
+        .on_hover_text(if p.problems.is_empty() {
+            "What the replay's file held".to_string()
+        } else {
+            p.problems.join("\n")
+        });
+        ui.separator();
+    }
+    let lost = state.freshness().is_lost();
+    for (signal, d) in &state.delivery {
+        let stale = lost || state.stale.get(signal).copied().unwrap_or(false);
+        let text = signal_rate(*signal, *d, stale, bar.positions_rate);
+        let colour = if lost {
+            theme.danger
+        } else if stale {
+            theme.warn
+        } else {
+            theme.muted
+        };
+        ui.label(RichText::new(text).small().color(colour))
+            .on_hover_text(
                 "Samples per second arriving now (measured for the joint positions; 0 while the \
                  signal is stale or the link lost), and how the signal is delivered",
             );
-        }
-        // Age of the newest joint sample when this frame is drawn: receive-to-display latency
-        // live; in a replay, how old the drawn positions are at the cursor.
-        if let Some(p) = &state.positions {
-            let age_ms = (bar.time - p.t) * 1000.0;
-            let (name, hover) = if bar.shown.is_past() {
-                ("sample age", "Age of the joint positions drawn, at the cursor")
-            } else {
-                ("latency", "Age of the newest joint sample when this frame was drawn")
-            };
-            ui.label(RichText::new(format!("{name} {age_ms:.0} ms")).small().color(theme.muted))
-                .on_hover_text(hover);
-        }
-        ui.separator();
-        let s = &state.stats;
-        // The OCU's own network counters; a replay has none of its own.
-        if !bar.shown.is_replay() || s.datagrams > 0 {
-            let text = format!(
-                "rx {}  malformed {}  foreign {}  dup {}  dropped {}",
-                s.datagrams,
-                s.malformed,
-                s.foreign_version + s.foreign_reports,
-                s.duplicates,
-                s.queue_dropped + s.updates_dropped
-            );
-            ui.label(RichText::new(text).small().color(theme.muted)).on_hover_text(format!(
+    }
+    // Age of the newest joint sample when this frame is drawn: receive-to-display latency
+    // live; in a replay, how old the drawn positions are at the cursor.
+    if let Some(p) = &state.positions {
+        let age_ms = (bar.time - p.t) * 1000.0;
+        let (name, hover) = if bar.shown.is_past() {
+            (
+                "sample age",
+                "Age of the joint positions drawn, at the cursor",
+            )
+        } else {
+            (
+                "latency",
+                "Age of the newest joint sample when this frame was drawn",
+            )
+        };
+        ui.label(
+            RichText::new(format!("{name} {age_ms:.0} ms"))
+                .small()
+                .color(theme.muted),
+        )
+        .on_hover_text(hover);
+    }
+    ui.separator();
+    counters(ui, bar, theme);
+}
+
+/// The OCU's own network counters; a replay has none of its own.
+fn counters(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
+    let s = &bar.state.stats;
+    if !bar.shown.is_replay() || s.datagrams > 0 {
+        let text = format!(
+            "rx {}  malformed {}  foreign {}  dup {}  dropped {}",
+            s.datagrams,
+            s.malformed,
+            s.foreign_version + s.foreign_reports,
+            s.duplicates,
+            s.queue_dropped + s.updates_dropped
+        );
+        ui.label(RichText::new(text).small().color(theme.muted)).on_hover_text(format!(
                 "Datagrams received; malformed; from other components or JUDP versions; duplicates suppressed; dropped because a thread was behind. Network threads scheduled: {}.",
                 s.scheduling.label()
             ));
-            // The kernel's drops at our socket (Linux says; elsewhere unknown and not shown).
-            if let Some(k) = s.kernel_dropped.filter(|&k| k > 0) {
-                ui.label(RichText::new(format!("kernel dropped {k}")).small().color(theme.warn))
+        // The kernel's drops at our socket (Linux says; elsewhere unknown and not shown).
+        if let Some(k) = s.kernel_dropped.filter(|&k| k > 0) {
+            ui.label(RichText::new(format!("kernel dropped {k}")).small().color(theme.warn))
                     .on_hover_text(
                         "Datagrams the operating system dropped because the socket's receive buffer was full (the machine was too busy to read them in time). Raise net.core.rmem_max (sudo sysctl -w net.core.rmem_max=8388608) or free a core.",
                     );
-            }
-            let tolerated = s.tolerated.total();
-            if tolerated > 0 {
-                ui.label(RichText::new(format!("tolerated {tolerated}")).small().color(theme.muted))
+        }
+        let tolerated = s.tolerated.total();
+        if tolerated > 0 {
+            ui.label(RichText::new(format!("tolerated {tolerated}")).small().color(theme.muted))
                     .on_hover_text(
                         "Deviations of the peer from the wire reference that were accepted (ACK with payload, short emergency code, wildcard ReportServices, ReportControl byte order); `inspect --summary --json` counts them per kind in a recording.",
                     );
-            }
         }
-        if let Some((kind, outcome)) = &last_outcome(state) {
-            ui.separator();
-            let colour = match outcome {
-                Outcome::Confirmed | Outcome::Completed => theme.ok,
-                _ => theme.danger,
-            };
-            ui.label(
-                RichText::new(format!("{}: {}", kind.name(), outcome_text(outcome, state)))
-                    .small()
-                    .color(colour),
-            );
-        }
-        if let Some((t, e)) = state.errors.last() {
-            ui.separator();
-            ui.label(RichText::new(format!("{t:.1} s: {e}")).small().color(theme.danger));
-        }
-    });
+    }
 }

@@ -39,6 +39,12 @@ pub struct TimelineInput<'a> {
 }
 
 /// Draws the panel. The mark filter chips change `filter` (persisted in the settings).
+///
+/// Two rows of controls at every window width, so the panel's height never depends on what
+/// it holds and every control stays on screen from 800 px wide up: the first row has the
+/// transport buttons and the elapsed time on the left, LIVE or Back to live (and a replay's
+/// loading progress) held at the right edge; the second row has the speed, loop, the
+/// wall-clock time and the mark chips, folded into a "marks" menu when they do not fit.
 pub fn show(
     ui: &mut egui::Ui,
     input: &TimelineInput<'_>,
@@ -48,14 +54,25 @@ pub fn show(
 ) {
     let loaded = input.session.span();
     ui.horizontal(|ui| {
-        controls(ui, input, actions);
-        ui.separator();
-        clock(ui, input);
-        ui.separator();
-        filter_chips(ui, input.session, filter, theme);
+        // The right side first, so it keeps its place at the right edge whatever the left
+        // side holds; the left side gets what is left, clipped to it.
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             right_side(ui, input, theme, actions);
+            ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                ui.set_clip_rect(ui.max_rect().intersect(ui.clip_rect()));
+                controls(ui, input, actions);
+                ui.separator();
+                clock(ui, input);
+            });
         });
+    });
+    ui.horizontal(|ui| {
+        ui.set_clip_rect(ui.max_rect().intersect(ui.clip_rect()));
+        speed_and_loop(ui, input, actions);
+        ui.separator();
+        wall_clock(ui, input);
+        ui.separator();
+        chips_or_menu(ui, input.session, filter, theme);
     });
     match bar_range(input) {
         Some(range) => {
@@ -83,6 +100,30 @@ pub fn show(
     }
 }
 
+/// The mark chips where they fit in the rest of the row (their width as last drawn decides),
+/// else a "marks" menu holding them: a narrow window keeps every chip one click away.
+fn chips_or_menu(ui: &mut egui::Ui, session: &Session, filter: &mut MarkFilter, theme: &Theme) {
+    let id = ui.scope_id().with("mark chips width");
+    let width = ui.data(|d| d.get_temp::<f32>(id)).unwrap_or(0.0);
+    if width <= ui.available_width() {
+        let drawn = ui.horizontal(|ui| filter_chips(ui, session, filter, theme));
+        ui.data_mut(|d| d.insert_temp(id, drawn.response.rect.width()));
+        return;
+    }
+    let hidden = MarkKind::ALL.iter().filter(|k| !filter.shows(**k)).count();
+    let text = if hidden == 0 {
+        format!("marks ({})…", session.marks.len())
+    } else {
+        format!("marks ({}, {hidden} kinds hidden)…", session.marks.len())
+    };
+    ui.menu_button(text, |ui| filter_chips(ui, session, filter, theme))
+        .response
+        .on_hover_text("Show or hide each kind of mark on the timeline");
+    // Measure again when the window grows wide enough for the chips.
+    if ui.available_width() > width {
+        ui.data_mut(|d| d.insert_temp(id, 0.0_f32));
+    }
+}
 /// One toggle chip per kind of mark present (in the kind's colour, with its count): click
 /// to hide or show that kind on the scrub bar.
 fn filter_chips(ui: &mut egui::Ui, session: &Session, filter: &mut MarkFilter, theme: &Theme) {
@@ -161,6 +202,10 @@ fn controls(ui: &mut egui::Ui, input: &TimelineInput<'_>, actions: &mut Vec<Acti
     button(ui, UiCommand::StepBack, shown, loaded, actions);
     button(ui, UiCommand::StepForward, shown, loaded, actions);
     button(ui, UiCommand::NextMark, shown, has_marks, actions);
+}
+
+/// The playback speed, and loop in a replay.
+fn speed_and_loop(ui: &mut egui::Ui, input: &TimelineInput<'_>, actions: &mut Vec<Action>) {
     let speed = input.time.speed();
     egui::ComboBox::new("speed", "speed")
         .selected_text(format_speed(speed))
@@ -177,7 +222,7 @@ fn controls(ui: &mut egui::Ui, input: &TimelineInput<'_>, actions: &mut Vec<Acti
         })
         .response
         .on_hover_text("Playback speed, × real time");
-    if shown.is_replay() {
+    if input.shown.is_replay() {
         let mut looping = input.time.looping();
         if ui
             .toggle_value(&mut looping, "loop")
@@ -189,10 +234,10 @@ fn controls(ui: &mut egui::Ui, input: &TimelineInput<'_>, actions: &mut Vec<Acti
     }
 }
 
-/// Elapsed / length, and the wall-clock time at the cursor.
+/// Elapsed / length. Live, the session is as long as now: the time never reads past its
+/// end.
 fn clock(ui: &mut egui::Ui, input: &TimelineInput<'_>) {
-    let t = input.shown.time(input.now);
-    let end = input.session.span().map_or(0.0, |l| l.1);
+    let (t, end) = elapsed_and_length(input);
     ui.label(
         RichText::new(format!(
             "{} / {}",
@@ -202,6 +247,22 @@ fn clock(ui: &mut egui::Ui, input: &TimelineInput<'_>) {
         .monospace(),
     )
     .on_hover_text("Elapsed time since the session started / session length");
+}
+
+/// The drawn time and the session's length, s. Following live both are now (the newest
+/// report may be a little older than now); otherwise the cursor within the span.
+pub fn elapsed_and_length(input: &TimelineInput<'_>) -> (f64, f64) {
+    let t = input.shown.time(input.now);
+    let end = input.session.span().map_or(0.0, |l| l.1);
+    match input.shown {
+        Shown::Live | Shown::LiveScrubbed { .. } => (t.min(input.now), end.max(input.now)),
+        Shown::Replay { .. } | Shown::ReplayOverLive { .. } => (t, end.max(t)),
+    }
+}
+
+/// The wall-clock time at the cursor.
+fn wall_clock(ui: &mut egui::Ui, input: &TimelineInput<'_>) {
+    let t = input.shown.time(input.now);
     if let Some(start) = input.start_ns {
         let wall = wall_ns(start, t);
         ui.label(RichText::new(format!("{} UTC", format_utc_time(wall))).monospace())
@@ -242,9 +303,11 @@ fn right_side(
                         p.done_bytes as f64 / 1e6,
                         p.total_bytes as f64 / 1e6
                     );
+                    // Narrower in a narrow window: the buttons on the left keep their room.
+                    let width = (ui.available_width() - 560.0).clamp(80.0, 320.0);
                     ui.add(
                         egui::ProgressBar::new(p.fraction())
-                            .desired_width(320.0)
+                            .desired_width(width)
                             .text(text),
                     );
                 } else if p.stopped.is_some() {

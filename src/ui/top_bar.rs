@@ -15,9 +15,9 @@
 //! the bar until control is held again. While another client uses our JAUS ID every live
 //! button but the emergency stop is disabled and says why.
 //!
-//! The controls whose text changes with the state sit in slots of fixed width, so nothing
-//! slides under the pointer when the state changes; the bar wraps onto a second row in a
-//! narrow window instead of overlapping.
+//! The controls whose text changes with the state (Record among them) sit in slots of fixed
+//! width, so nothing slides under the pointer when the state changes; the bar wraps onto a
+//! second row in a narrow window instead of overlapping.
 
 use eframe::egui::{self, RichText};
 
@@ -45,8 +45,11 @@ const STATUS_W: f32 = 92.0;
 const CONTROL_WORDS_W: f32 = 196.0;
 const CONTROL_W: f32 = CONTROL_WORDS_W + 180.0;
 const ACTION_W: f32 = 190.0;
+/// Width of the Record slot: wide enough for the recording's time, size and datagrams, so
+/// the menus after it do not move when recording starts.
+const RECORD_W: f32 = 300.0;
 /// The width of Record, the menus, help and the badge before they are first drawn.
-const REST_W: f32 = 300.0;
+const REST_W: f32 = RECORD_W + 240.0;
 
 /// What the top bar shows.
 pub struct TopBar<'a> {
@@ -212,7 +215,10 @@ pub fn show(
             ui.end_row();
         }
         let drawn = ui.horizontal(|ui| {
-            if recording::button(ui, bar.recording, bar.can_record, shown, theme) {
+            let record = slot(ui, RECORD_W, |ui| {
+                recording::button(ui, bar.recording, bar.can_record, shown, theme)
+            });
+            if record {
                 actions.push(Action::Ui(UiCommand::ToggleRecording));
             }
             ui.separator();

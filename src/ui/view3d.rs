@@ -20,6 +20,30 @@ use crate::model::limits::joint_warnings;
 use crate::model::state::{ArmState, components_summary};
 use crate::model::update::{ComponentId, ManagementState};
 
+/// The least height of the 3D view, points: in a small window (800×600) with the emergency
+/// banner up, the plots give way (shrink, then hide) before the view goes below it, so the
+/// arm stays large enough to see its pose.
+pub const MIN_VIEW3D_HEIGHT: f32 = 200.0;
+
+/// Height of what the 3D column holds besides the view and the banner (its toolbar, the
+/// panel's margins and spacing), points.
+const CHROME_HEIGHT: f32 = 44.0;
+
+/// The banner's height as last drawn, points (0 before it is first drawn).
+pub fn banner_height(ctx: &egui::Context) -> f32 {
+    ctx.data(|d| d.get_temp::<f32>(banner_id())).unwrap_or(0.0)
+}
+
+fn banner_id() -> egui::Id {
+    egui::Id::unique("view3d banner height")
+}
+
+/// The most the plots panel may take of `height` (what the panels share) while the 3D view,
+/// under a banner `banner` points tall, keeps [`MIN_VIEW3D_HEIGHT`].
+pub fn room_for_plots(height: f32, banner: f32) -> f32 {
+    (height - MIN_VIEW3D_HEIGHT - CHROME_HEIGHT - banner).max(0.0)
+}
+
 /// Default radius for cylinders the specification gives none for, m (the model's).
 pub use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS as DEFAULT_RADIUS;
 
@@ -37,6 +61,9 @@ pub struct ArmPanel {
     /// The arms drawn last frame, the focused one first.
     drawn: Vec<ComponentId>,
     first_arm_logged: bool,
+    /// The last fit: the camera it left and the poses it framed. While the operator has
+    /// not moved the camera since, a new size of the view frames them again.
+    fitted: Option<(Camera, Vec<ArmPose>)>,
 }
 
 /// What the camera was framed on.
@@ -58,8 +85,35 @@ impl ArmPanel {
     /// Looks at the whole arm `pose` (nothing without one).
     pub fn fit(&mut self, pose: Option<&ArmPose>) {
         if let Some(p) = pose {
-            self.camera.fit(p);
+            self.fit_all(vec![p.clone()]);
         }
+    }
+
+    /// Frames `poses` and remembers it (see [`ArmPanel::refit_if_resized`]).
+    fn fit_all(&mut self, poses: Vec<ArmPose>) {
+        self.camera.fit_all(&poses);
+        self.fitted = Some((self.camera, poses));
+    }
+
+    /// The view is `size` points now: when its shape changed and the operator has not moved
+    /// the camera since the last fit, frames the same poses again for the new shape (a
+    /// narrower view would crop them). Returns whether it did.
+    pub fn refit_if_resized(&mut self, size: egui::Vec2) -> bool {
+        let aspect = f64::from(size.x / size.y.max(1.0));
+        self.camera.aspect = aspect;
+        let Some((fitted, poses)) = &self.fitted else {
+            return false;
+        };
+        let untouched = Camera {
+            aspect: fitted.aspect,
+            ..self.camera
+        } == *fitted;
+        if !untouched || (aspect - fitted.aspect).abs() < 1e-3 {
+            return false;
+        }
+        let poses = poses.clone();
+        self.fit_all(poses);
+        true
     }
 
     /// Back to the default camera; the whole vehicle (and the focused arm's presets) is
@@ -67,6 +121,7 @@ impl ArmPanel {
     pub fn reset(&mut self) {
         self.camera.reset();
         self.framed = None;
+        self.fitted = None;
     }
 
     /// The arms drawn in the last frame, the focused one first (what tests and the status
@@ -99,6 +154,14 @@ pub struct View3dInput<'a> {
     pub focus: Option<ComponentId>,
     /// The other arms of its subsystem, at the drawn time ([`super::arms::scene_arms`]).
     pub others: Vec<SceneArm>,
+    /// When the past is drawn, when it is (`at −12.4 s (12:03:04 UTC)`): said over the view.
+    pub past: Option<&'a str>,
+    /// The banner's lines (the live arm's emergency, lost link…), drawn over the view under
+    /// its toolbar.
+    pub banner: &'a [super::banner::Line],
+    /// The plots are switched on but hidden: the window is too small for them and the 3D
+    /// view's minimum.
+    pub plots_hidden: bool,
 }
 
 /// The arm at the drawn positions and the previewed preset's ghost, when computable.
@@ -167,7 +230,7 @@ fn auto_fit(
             poses.extend(a.presets.iter().cloned());
         }
     }
-    panel.camera.fit_all(&poses);
+    panel.fit_all(poses);
     panel.framed = Some(Framed {
         arm: input.focus,
         with_presets: !presets.is_empty(),
@@ -191,7 +254,6 @@ pub fn show(
     let warnings = state.spec.as_ref().map_or_else(Vec::new, |spec| {
         joint_warnings(spec, state.positions.as_ref().map(|q| q.value.as_slice()))
     });
-    auto_fit(panel, live.as_ref(), input, &input.others);
     ui.horizontal(|ui| {
         ui.toggle_value(&mut settings.show_axes, "axes")
             .on_hover_text("Show joint axes");
@@ -206,12 +268,28 @@ pub fn show(
                 actions.push(Action::Ui(cmd));
             }
         }
+        if input.plots_hidden {
+            ui.label(RichText::new("plots hidden").small().color(theme.warn))
+                .on_hover_text(
+                    "The window is too small for the plots and the 3D view: enlarge it to see \
+                     the plots again",
+                );
+        }
         ui.label(
             RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit")
                 .small()
                 .color(theme.muted),
         );
     });
+    if !input.banner.is_empty() {
+        // Under the toolbar, in this column only: nothing the pointer may be on moves.
+        let drawn = ui.scope(|ui| super::banner::show(ui, input.banner, theme));
+        let h = drawn.response.rect.height();
+        ui.ctx().data_mut(|d| d.insert_temp(banner_id(), h));
+    }
+    // The view takes what is left: frame for its shape before it is drawn.
+    panel.refit_if_resized(ui.available_size());
+    auto_fit(panel, live.as_ref(), input, &input.others);
     let scene = SceneInput {
         pose: live.clone(),
         ghost,
@@ -241,9 +319,29 @@ pub fn show(
     let rect = response.rect;
     panel.rect = Some(rect);
     overlay(ui, rect, input, live.as_ref(), theme);
+    if let Some(past) = input.past {
+        past_label(ui, rect, past, theme);
+    }
     if !input.others.is_empty() {
         arm_labels(ui, rect, input, live.as_ref(), &panel.camera, theme);
     }
+}
+
+/// When the drawn past is, at the view's top right, as the past area says it.
+fn past_label(ui: &mut egui::Ui, rect: egui::Rect, past: &str, theme: &Theme) {
+    let area = egui::Rect::from_min_max(
+        egui::pos2(rect.center().x, rect.top() + 8.0),
+        egui::pos2(rect.right() - 10.0, rect.top() + 40.0),
+    );
+    ui.scope_builder(
+        egui::UiBuilder::new()
+            .max_rect(area)
+            .layout(egui::Layout::right_to_left(egui::Align::Min)),
+        |ui| {
+            ui.label(RichText::new(past).size(16.0).strong().color(theme.replay))
+                .on_hover_text("The arm as it was at this time, not now");
+        },
+    );
 }
 
 /// Each arm's ID at its base, the focused one's in the accent colour, so the operator can
@@ -373,5 +471,58 @@ fn overlay(
                 theme.muted,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::kinematics::forward;
+    use crate::sim::arm_file::ArmFile;
+
+    fn demo_pose() -> ArmPose {
+        let file = ArmFile::demo();
+        forward(&file.spec, &file.home, file.tool_point).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Whether the base, every frame origin and the tool point of `pose` are inside a view of
+    /// `size`.
+    fn all_inside(camera: &Camera, pose: &ArmPose, size: egui::Vec2) -> bool {
+        let mut points = vec![pose.mount.translation, pose.tool_point_vehicle];
+        points.extend(pose.frames.iter().map(|f| (pose.mount * *f).translation));
+        points.iter().all(|p| {
+            camera
+                .project(p.to_array(), [size.x, size.y])
+                .is_some_and(|[x, y]| (0.0..=size.x).contains(&x) && (0.0..=size.y).contains(&y))
+        })
+    }
+
+    #[test]
+    fn a_resized_view_frames_the_arm_again_unless_the_operator_moved_the_camera() {
+        let pose = demo_pose();
+        let mut panel = ArmPanel::default();
+        let wide = egui::vec2(1200.0, 400.0);
+        panel.refit_if_resized(wide);
+        panel.fit(Some(&pose));
+        assert!(all_inside(&panel.camera, &pose, wide));
+        // Narrow and tall: framed again for the new shape.
+        let tall = egui::vec2(300.0, 700.0);
+        assert!(panel.refit_if_resized(tall));
+        assert!(all_inside(&panel.camera, &pose, tall));
+        assert!(
+            !panel.refit_if_resized(tall),
+            "the same size: nothing to do"
+        );
+        // Once the operator turned the camera, their view is kept.
+        panel.camera.orbit(0.3, 0.0, false);
+        let turned = panel.camera;
+        assert!(!panel.refit_if_resized(wide));
+        assert_eq!(
+            Camera {
+                aspect: turned.aspect,
+                ..panel.camera
+            },
+            turned
+        );
     }
 }

@@ -4,7 +4,7 @@
 use glam::dcamera::rh;
 use glam::{DMat4, DVec3, DVec4};
 
-use crate::model::kinematics::ArmPose;
+use crate::model::kinematics::{ArmPose, DEFAULT_CYLINDER_RADIUS};
 
 /// Vehicle frame → world frame (z up); its own inverse.
 pub(super) fn to_world(p: DVec3) -> DVec3 {
@@ -60,6 +60,25 @@ impl Camera {
     /// from under the floor is never what a drag overshooting the horizon meant).
     pub const GROUND_CLEARANCE: f64 = 0.02;
 
+    /// Radius of the focused arm's tool-point marker on screen, pixels: the same however
+    /// near or far the camera is (see [`Camera::metres_per_pixel_at`]).
+    pub const MARKER_PX: f64 = 7.0;
+
+    /// Metres that span one pixel of a viewport `height_px` pixels tall at the
+    /// vehicle-frame point `p_vehicle` (by its depth in front of the eye): what makes a
+    /// marker a constant size on screen.
+    pub fn metres_per_pixel_at(&self, p_vehicle: [f64; 3], height_px: f64) -> f64 {
+        let (_, _, forward) = self.basis();
+        let p = to_world(DVec3::from_array(p_vehicle));
+        let depth = (p - self.eye_world()).dot(forward).max(self.near());
+        2.0 * depth * (Self::FOV_Y * 0.5).tan() / height_px.max(1.0)
+    }
+
+    /// The near clipping distance, m.
+    fn near(&self) -> f64 {
+        (self.distance * 0.01).max(0.002)
+    }
+
     /// Looks at the whole arm: see [`Camera::fit_all`].
     pub fn fit(&mut self, pose: &ArmPose) {
         self.fit_all(std::slice::from_ref(pose));
@@ -80,10 +99,12 @@ impl Camera {
         if points.is_empty() {
             return;
         }
+        // The volumes drawn around the axes: a cylinder without a radius is drawn with the
+        // default one.
         let padding = poses
             .iter()
             .flat_map(|p| p.cylinders.iter())
-            .filter_map(|c| c.radius)
+            .map(|c| c.radius.map_or(DEFAULT_CYLINDER_RADIUS, f64::abs))
             .fold(0.0, f64::max);
         self.ground = poses
             .first()
@@ -222,7 +243,7 @@ impl Camera {
     /// Clip ← world for a viewport of width/height `aspect` (OpenGL clip space).
     pub(super) fn view_projection(&self, aspect: f64) -> DMat4 {
         let view = rh::view::look_at_mat4(self.eye_world(), self.target_world(), DVec3::Z);
-        let near = (self.distance * 0.01).max(0.002);
+        let near = self.near();
         let far = self.distance * 100.0 + 10.0;
         rh::proj::opengl::perspective(Self::FOV_Y, aspect.max(1e-3), near, far) * view
     }
@@ -446,5 +467,79 @@ mod tests {
         let after = camera.project(under, [w, h]).unwrap();
         assert!((after[0] - before[0]).abs() < 0.5 && (after[1] - before[1]).abs() < 0.5);
         assert!((camera.distance - 1.5).abs() < 1e-9);
+    }
+
+    /// Points on the surface of every volume the view draws around the arm's axes: each
+    /// cylinder's end circles at its radius (the default one when it has none).
+    fn volume_points(pose: &ArmPose) -> Vec<DVec3> {
+        let mut out = Vec::new();
+        for c in &pose.cylinders {
+            let r = c.radius.map_or(DEFAULT_CYLINDER_RADIUS, f64::abs);
+            let (a, b) = (
+                pose.mount.transform_point3(c.from),
+                pose.mount.transform_point3(c.to),
+            );
+            let axis = (b - a).normalize_or(DVec3::Z);
+            let u = axis.any_orthonormal_vector();
+            let v = axis.cross(u);
+            for k in 0..12 {
+                let angle = f64::from(k) * std::f64::consts::TAU / 12.0;
+                let off = (u * angle.cos() + v * angle.sin()) * r;
+                out.extend([a + off, b + off]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn fit_keeps_every_volume_drawn_in_view_for_aspects_from_half_to_three() {
+        for name in BUILTIN {
+            let poses = poses(name);
+            for aspect in [0.5_f32, 0.75, 1.0, 1.5, 2.0, 3.0] {
+                let (w, h) = (500.0 * aspect, 500.0);
+                let mut camera = Camera {
+                    aspect: f64::from(aspect),
+                    ..Camera::default()
+                };
+                camera.fit_all(&poses);
+                for p in poses.iter().flat_map(|p| {
+                    let mut all = arm_points(p);
+                    all.extend(volume_points(p));
+                    all
+                }) {
+                    let [x, y] = camera.project(p.to_array(), [w, h]).expect("in front");
+                    assert!(
+                        (0.0..=w).contains(&x) && (0.0..=h).contains(&y),
+                        "{name} aspect {aspect}: {p} at ({x}, {y}) is cropped"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_tool_marker_keeps_its_size_on_screen_near_and_far() {
+        let pose = &poses("demo")[0];
+        let tool = pose.tool_point_vehicle.to_array();
+        let (w, h) = (900.0_f32, 600.0_f32);
+        for distance in [0.5, 2.0, 8.0, 40.0] {
+            let mut camera = Camera {
+                aspect: f64::from(w / h),
+                ..Camera::default()
+            };
+            camera.fit(pose);
+            camera.zoom(distance / camera.distance);
+            let r = camera.metres_per_pixel_at(tool, f64::from(h)) * Camera::MARKER_PX;
+            // A point at the marker's radius from the tool point, across the screen.
+            let (right, _, _) = camera.basis();
+            let edge = DVec3::from_array(tool) + to_world(right) * r;
+            let a = camera.project(tool, [w, h]).expect("in front");
+            let b = camera.project(edge.to_array(), [w, h]).expect("in front");
+            let px = f64::from(((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2)).sqrt());
+            assert!(
+                (px - Camera::MARKER_PX).abs() < 0.1 * Camera::MARKER_PX,
+                "at {distance} m the marker is {px} px"
+            );
+        }
     }
 }

@@ -164,7 +164,9 @@ impl Look {
 }
 
 impl DrawList {
-    pub(super) fn build(input: &SceneInput, palette: &ScenePalette) -> Self {
+    /// The draw list of `input`; `marker`, when given, is the focused arm's tool-point
+    /// marker radius, m (the size that keeps it [`super::Camera::MARKER_PX`] on screen).
+    pub(super) fn build(input: &SceneInput, palette: &ScenePalette, marker: Option<f64>) -> Self {
         let mut list = Self::default();
         let scale = input
             .pose
@@ -197,13 +199,18 @@ impl DrawList {
             );
         }
         if let Some(pose) = &input.pose {
+            let focused = marker.map_or(sizes, |m| Sizes {
+                marker: m,
+                marker_outline: m * 25.0 / 18.0,
+                ..sizes
+            });
             list.add_arm(
                 pose,
                 &input.joint_warning,
                 Look::Focused,
                 input,
                 palette,
-                &sizes,
+                &focused,
             );
         }
         list

@@ -265,7 +265,12 @@ impl Scene {
         let aspect = f64::from(viewport.width) / f64::from(viewport.height);
         let view_projection = camera.view_projection(aspect);
         let eye = camera.eye_world();
-        let mut list = DrawList::build(input, &palette);
+        // The tool point's marker keeps its size on screen, near or far.
+        let marker = input.pose.as_ref().map(|p| {
+            camera.metres_per_pixel_at(p.tool_point_vehicle.to_array(), f64::from(viewport.height))
+                * Camera::MARKER_PX
+        });
+        let mut list = DrawList::build(input, &palette, marker);
 
         for item in &list.opaque {
             self.draw(item, view_projection, eye, OPAQUE, viewport);
