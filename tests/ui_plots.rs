@@ -273,7 +273,9 @@ fn a_plots_panel_dragged_taller_keeps_its_height() {
     h.step();
     let dragged = gap(&h);
     assert!(
-        dragged > before + 40.0,
+        // Three plots share the drag, and the panel stops where the 3D view would go under
+        // its minimum (view3d::MIN_VIEW3D_HEIGHT): each plot gains less than the drag.
+        dragged > before + 15.0,
         "the drag did not make the plots taller: {before} -> {dragged}"
     );
     for _ in 0..60 {
