@@ -314,6 +314,10 @@ pub fn show(
         .chain(input.others.iter().map(|a| a.id))
         .collect();
     let response = panel.view.ui(ui, scene, &mut panel.camera);
+    if response.double_clicked() && live.is_some() {
+        // The view fitted the arm itself; remembered, so a resize frames it again.
+        panel.fit(live.as_ref());
+    }
     if live.is_some() && !panel.first_arm_logged {
         panel.first_arm_logged = true;
         if let Some(start) = super::GUI_START.get() {
