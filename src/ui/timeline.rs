@@ -356,3 +356,36 @@ fn bar_range(input: &TimelineInput<'_>) -> Option<(f64, f64)> {
     }
     Some((a, end))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::update::Update;
+
+    #[test]
+    fn live_the_time_never_reads_past_the_end_and_a_replay_keeps_its_cursor() {
+        let mut session = Session::new();
+        for i in 0..=10 {
+            session.apply(&Update::JointPositions {
+                t: f64::from(i) * 0.1,
+                values: vec![0.0],
+            });
+        }
+        let time = TimeControl::live();
+        let input = |shown, now| TimelineInput {
+            shown,
+            time: &time,
+            now,
+            session: &session,
+            start_ns: None,
+            replay: None,
+        };
+        // Now is past the newest report: the session is as long as now.
+        let (t, end) = elapsed_and_length(&input(Shown::Live, 1.3));
+        assert!((t - 1.3).abs() < 1e-9 && t <= end, "{t} / {end}");
+        let (t, end) = elapsed_and_length(&input(Shown::LiveScrubbed { t: 0.5 }, 1.3));
+        assert!((t - 0.5).abs() < 1e-9 && (end - 1.3).abs() < 1e-9);
+        let (t, end) = elapsed_and_length(&input(Shown::Replay { t: 0.4 }, 99.0));
+        assert!((t - 0.4).abs() < 1e-9 && (end - 1.0).abs() < 1e-9);
+    }
+}

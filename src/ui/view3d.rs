@@ -275,10 +275,17 @@ pub fn show(
                      the plots again",
                 );
         }
-        ui.label(
-            RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit")
+        // Cut in a narrow column: a row wider than the column would widen what is under it
+        // (the banner) past the presets.
+        ui.add(
+            egui::Label::new(
+                RichText::new(
+                    "drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit",
+                )
                 .small()
                 .color(theme.muted),
+            )
+            .truncate(),
         );
     });
     if !input.banner.is_empty() {
@@ -307,6 +314,10 @@ pub fn show(
         .chain(input.others.iter().map(|a| a.id))
         .collect();
     let response = panel.view.ui(ui, scene, &mut panel.camera);
+    if response.double_clicked() && live.is_some() {
+        // The view fitted the arm itself; remembered, so a resize frames it again.
+        panel.fit(live.as_ref());
+    }
     if live.is_some() && !panel.first_arm_logged {
         panel.first_arm_logged = true;
         if let Some(start) = super::GUI_START.get() {
@@ -433,7 +444,8 @@ fn overlay(
             rect.center_bottom() - egui::vec2(0.0, 40.0),
             Align2::CENTER_BOTTOM,
             label,
-            FontId::proportional(44.0),
+            // Smaller in a small view, where 44 pt would hide the arm.
+            FontId::proportional((rect.height() * 0.14).clamp(22.0, 44.0)),
             theme.danger,
         );
     }
