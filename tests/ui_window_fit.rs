@@ -335,6 +335,18 @@ fn nothing_moves_under_the_pointer_when_an_emergency_begins_a_long_message_arriv
         assert!(h.state().recording.is_active());
         assert_same_places(&before, &places(&h), &format!("{size:?} recording"));
         h.state_mut().stop_recording();
+        h.state_mut().notify(
+            jaus_ocu::ui::app::NoticeLevel::Warning,
+            "live arm 126.1.10: ClearEmergency confirmed (a notice, as after a command sent \
+             while the past is drawn)",
+        );
+        h.step();
+        h.step();
+        assert!(
+            h.query_by_label_contains("ClearEmergency confirmed")
+                .is_some()
+        );
+        assert_same_places(&before, &places(&h), &format!("{size:?} notice"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

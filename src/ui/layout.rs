@@ -68,7 +68,7 @@ impl OcuApp {
         self.sync_threshold();
     }
 
-    /// The top bar (the live arm), the past area, the notices, the status bar and the
+    /// The top bar (the live arm), the past area, the notices (an overlay), the status bar and the
     /// timeline; the banner's lines (drawn in the 3D view's column, see [`Self::panels`]).
     fn bars(
         &mut self,
@@ -136,8 +136,11 @@ impl OcuApp {
             .map(|l| banner::lines(l, &others_stopped, live_start.or(start_ns), shown))
             .unwrap_or_default();
         if !self.view.notices.is_empty() {
-            let list = &self.view.notices;
-            egui::Panel::top("notices").show(ui, |ui| notices::show(ui, list, theme, actions));
+            // Over the window's top right, under the bars: a notice arriving while the
+            // operator points at something never pushes it away (a panel here moved the side
+            // panels and the 3D view down).
+            let top = ui.available_rect_before_wrap().top();
+            notices::overlay(ui.ctx(), top, &self.view.notices, theme, actions);
         }
         let status = StatusBar {
             state: &self.state,
@@ -148,6 +151,10 @@ impl OcuApp {
             ocu: live
                 .as_ref()
                 .and_then(|l| l.ocu_id.map(|id| (id, l.id_conflict.is_some()))),
+            short_buffer: self
+                .sources
+                .live_source()
+                .and_then(super::sources::LiveSource::short_buffer_advice),
             positions_rate: status_bar::measured_rate(
                 read_session(self.sources.session())
                     .arm_or_focused(self.focus)

@@ -39,6 +39,32 @@ impl Notice {
 /// Notices kept at most (the oldest go first).
 pub const MAX_NOTICES: usize = 6;
 
+/// Widest a notice overlay is drawn, points.
+pub const OVERLAY_WIDTH: f32 = 520.0;
+
+/// Draws the notices over the window's top right corner, `top` points from the top (under
+/// the bars), without taking room from any panel.
+pub fn overlay(
+    ctx: &egui::Context,
+    top: f32,
+    notices: &[Notice],
+    theme: &Theme,
+    actions: &mut Vec<Action>,
+) {
+    let width = OVERLAY_WIDTH
+        .min(ctx.content_rect().width() - 16.0)
+        .max(120.0);
+    egui::Area::new(egui::Id::new("notices"))
+        .order(egui::Order::Foreground)
+        .anchor(egui::Align2::RIGHT_TOP, [-8.0, top + 4.0])
+        .show(ctx, |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.set_max_width(width);
+                show(ui, notices, theme, actions);
+            });
+        });
+}
+
 /// Draws the notices; "Dismiss" asks for [`Action::Dismiss`].
 pub fn show(ui: &mut egui::Ui, notices: &[Notice], theme: &Theme, actions: &mut Vec<Action>) {
     for (i, n) in notices.iter().enumerate() {

@@ -50,12 +50,20 @@ pub struct LiveSource {
     _sims: Vec<SimHandle>,
     /// The live session.
     pub session: SharedVehicle,
+    /// What the status bar says about a receive buffer smaller than wanted (the advice,
+    /// worked out once: it reads `/proc`), `None` when the buffer is as wanted.
+    short_buffer: Option<String>,
 }
 
 impl LiveSource {
     /// The network side, when it runs (an app fed updates directly has none).
     pub fn net(&self) -> Option<&NetHandle> {
         self.net.as_ref()
+    }
+
+    /// The advice on a short receive buffer, when the kernel granted less than wanted.
+    pub fn short_buffer_advice(&self) -> Option<&str> {
+        self.short_buffer.as_deref()
     }
 }
 
@@ -121,6 +129,10 @@ impl Sources {
         Self {
             live: Some(LiveSource {
                 kind,
+                short_buffer: net
+                    .as_ref()
+                    .and_then(NetHandle::short_receive_buffer)
+                    .map(crate::net::socket::short_buffer_advice),
                 net,
                 _sims: sims,
                 session: Arc::new(RwLock::new(Vehicle::new())),

@@ -30,6 +30,9 @@ pub struct StatusBar<'a> {
     /// Our own JAUS ID and whether another client uses it too, from the live arm's state
     /// (`None` without a live source, or before the network side has said).
     pub ocu: Option<(ComponentId, bool)>,
+    /// The live socket's receive buffer is smaller than wanted: the advice (what caps it and
+    /// the command that lifts it).
+    pub short_buffer: Option<&'a str>,
 }
 
 /// One signal's rate as the status bar writes it: `positions 20 Hz (polled)`; 0 while
@@ -93,6 +96,29 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
         );
         m.add(egui::Label::new(job).truncate()).on_hover_text(full);
     }
+}
+
+/// A receive buffer smaller than wanted: said here, for as long as it holds, rather than
+/// printed at every start of every command.
+fn short_buffer(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
+    if let Some(advice) = bar.short_buffer {
+        ui.label(
+            RichText::new("small receive buffer")
+                .small()
+                .color(theme.warn),
+        )
+        .on_hover_text(capitalised(advice));
+        ui.separator();
+    }
+}
+
+/// `text` with its first letter in capitals (the advice is written to follow "net: ").
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// The last command outcome and the last error as one line, and its whole text.
@@ -165,6 +191,7 @@ fn facts(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
         ui.label(text).on_hover_text(hover);
         ui.separator();
     }
+    short_buffer(ui, bar, theme);
     if let Some(text) = &bar.recording {
         let keys = UiCommand::ToggleRecording.keys_text(bar.shown);
         ui.label(
@@ -290,5 +317,54 @@ fn counters(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
                         "Deviations of the peer from the wire reference that were accepted (ACK with payload, short emergency code, wildcard ReportServices, ReportControl byte order); `inspect --summary --json` counts them per kind in a recording.",
                     );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests report a failure by panicking")]
+
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+
+    use super::{StatusBar, show};
+    use crate::model::state::ArmState;
+    use crate::ui::theme::Theme;
+    use crate::ui::time_control::Shown;
+
+    fn bar(state: &ArmState, short_buffer: Option<&'static str>) -> Harness<'static> {
+        let state = state.clone();
+        Harness::builder()
+            .with_size([1280.0, 30.0])
+            .build_ui(move |ui| {
+                let bar = StatusBar {
+                    state: &state,
+                    shown: Shown::Live,
+                    time: 1.0,
+                    recording: None,
+                    replay: None,
+                    positions_rate: 0.0,
+                    ocu: None,
+                    short_buffer,
+                };
+                show(ui, &bar, &Theme::new(true));
+            })
+    }
+
+    #[test]
+    fn a_short_receive_buffer_is_said_in_the_status_bar_with_the_advice() {
+        let advice = "the UDP receive buffer is 416 KiB, not the 16384 KiB wanted: raise it";
+        let mut h = bar(&ArmState::default(), Some(advice));
+        h.run();
+        let label = h.get_by_label("small receive buffer");
+        label.hover();
+        h.run();
+        assert!(
+            h.query_by_label_contains("The UDP receive buffer is 416 KiB")
+                .is_some()
+        );
+        let mut h = bar(&ArmState::default(), None);
+        h.run();
+        assert!(h.query_by_label("small receive buffer").is_none());
     }
 }
