@@ -54,7 +54,7 @@ pub fn overlay(
     let width = OVERLAY_WIDTH
         .min(ctx.content_rect().width() - 16.0)
         .max(120.0);
-    egui::Area::new(egui::Id::new("notices"))
+    egui::Area::new(egui::Id::unique("notices"))
         .order(egui::Order::Foreground)
         .anchor(egui::Align2::RIGHT_TOP, [-8.0, top + 4.0])
         .show(ctx, |ui| {
