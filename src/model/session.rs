@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 
 use super::arm::{ArmSpec, Joint};
 use super::history::History;
-use super::state::{ArmState, Stamped};
+use super::state::{ArmState, Stamped, outcome_text};
 use super::update::{
     CommandKind, ComponentId, ComponentInfo, ControlState, LinkState, ManagementState, MarkKind,
     Outcome, PoseState, PresetInfo, Signal, Update,
@@ -163,6 +163,17 @@ pub struct Session {
     episodes: std::collections::BTreeMap<Episode, EpisodeState>,
     /// The force threshold crossings are marked against, N.
     force_threshold: Option<f64>,
+}
+
+/// A tolerated peer deviation ([`super::update::Tolerated::named`]) in words.
+fn deviation_words(name: &str) -> &'static str {
+    match name {
+        "ack_payload" => "ACK/NAK with a payload (skipped)",
+        "short_emergency_code" => "emergency message with a short body",
+        "wildcard_services" => "ReportServices with wildcard IDs",
+        "controller_id_order" => "ReportControl controller ID in another byte order",
+        _ => "another deviation",
+    }
 }
 
 /// Upper-case name of a management state, as marks show it.
@@ -410,6 +421,61 @@ impl Session {
                 state: LinkState::Lost,
             } if before.link != LinkState::Lost => {
                 Some((*t, MarkKind::Gap, "link lost".to_string()))
+            }
+            // The link's other changes complete the story the event log tells (lost, then
+            // live again); "connecting" is the start of every session, not news.
+            Update::Link {
+                t,
+                state: LinkState::Live,
+            } if before.link != LinkState::Live => Some((
+                *t,
+                MarkKind::Gap,
+                if before.link == LinkState::Lost {
+                    "link live again".to_string()
+                } else {
+                    "link live".to_string()
+                },
+            )),
+            Update::Controller { t, controller } if before.controller != Some(*controller) => {
+                Some((
+                    *t,
+                    MarkKind::Control,
+                    match controller.id {
+                        Some(_) => format!("control held by {controller}"),
+                        None => "control free".to_string(),
+                    },
+                ))
+            }
+            // Outcomes of every other command, as the status bar words them.
+            Update::CommandOutcome {
+                t,
+                command,
+                outcome,
+            } => Some((
+                *t,
+                MarkKind::Command,
+                format!("{}: {}", command.name(), outcome_text(outcome, before)),
+            )),
+            Update::Error { t, message } => Some((*t, MarkKind::Network, message.clone())),
+            Update::Stats { t, stats } => {
+                // A kind of peer deviation tolerated for the first time (the counters rise
+                // with every datagram: one mark per kind, not per datagram).
+                let was = before.stats.tolerated.named();
+                let text: Vec<String> = stats
+                    .tolerated
+                    .named()
+                    .into_iter()
+                    .zip(was)
+                    .filter(|((_, now), (_, was))| *now > 0 && *was == 0)
+                    .map(|((name, _), _)| deviation_words(name).to_string())
+                    .collect();
+                (!text.is_empty()).then(|| {
+                    (
+                        *t,
+                        MarkKind::Network,
+                        format!("peer deviation tolerated: {}", text.join("; ")),
+                    )
+                })
             }
             Update::Stale {
                 t,
