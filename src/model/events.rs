@@ -183,8 +183,8 @@ impl NotesFile {
     /// Reads a sidecar's text; notes with a time that is not finite are dropped, at most
     /// [`MAX_SIDECAR_NOTES`] kept, texts cut to [`MAX_NOTE_CHARS`].
     pub fn parse(text: &str) -> Result<NotesFile, String> {
-        let mut file: NotesFile = serde_json::from_str(text)
-            .map_err(|e| format!("not a jaus-ocu notes file ({e})"))?;
+        let mut file: NotesFile =
+            serde_json::from_str(text).map_err(|e| format!("not a jaus-ocu notes file ({e})"))?;
         if file.format != NOTES_FORMAT {
             return Err(format!(
                 "not a jaus-ocu notes file (format \"{}\", expected \"{NOTES_FORMAT}\")",
@@ -355,7 +355,11 @@ mod tests {
 
     #[test]
     fn notes_round_trip_through_marks_and_the_sidecar() {
-        let a = Note::new(1.5, "  gripper slipped ", Some(ComponentId::new(126, 1, 10)));
+        let a = Note::new(
+            1.5,
+            "  gripper slipped ",
+            Some(ComponentId::new(126, 1, 10)),
+        );
         let b = Note::new(3.0, "", None);
         assert_eq!(a.text, "gripper slipped");
         let s = session(&[a.update(), b.update()]);

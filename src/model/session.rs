@@ -165,6 +165,68 @@ pub struct Session {
     force_threshold: Option<f64>,
 }
 
+/// The marks of the events the log tells beside the timeline's classic ones: the link live
+/// (again), who holds control, command outcomes in words, errors and tolerated peer
+/// deviations (`before`: the discrete state before `u`).
+fn event_mark(before: &ArmState, u: &Update) -> Option<(f64, MarkKind, String)> {
+    match u {
+        // The link's other changes complete the story the event log tells (lost, then
+        // live again); "connecting" is the start of every session, not news.
+        Update::Link {
+            t,
+            state: LinkState::Live,
+        } if before.link != LinkState::Live => Some((
+            *t,
+            MarkKind::Gap,
+            if before.link == LinkState::Lost {
+                "link live again".to_string()
+            } else {
+                "link live".to_string()
+            },
+        )),
+        Update::Controller { t, controller } if before.controller != Some(*controller) => Some((
+            *t,
+            MarkKind::Control,
+            match controller.id {
+                Some(_) => format!("control held by {controller}"),
+                None => "control free".to_string(),
+            },
+        )),
+        // Outcomes of every other command, as the status bar words them.
+        Update::CommandOutcome {
+            t,
+            command,
+            outcome,
+        } => Some((
+            *t,
+            MarkKind::Command,
+            format!("{}: {}", command.name(), outcome_text(outcome, before)),
+        )),
+        Update::Error { t, message } => Some((*t, MarkKind::Network, message.clone())),
+        Update::Stats { t, stats } => {
+            // A kind of peer deviation tolerated for the first time (the counters rise
+            // with every datagram: one mark per kind, not per datagram).
+            let was = before.stats.tolerated.named();
+            let text: Vec<String> = stats
+                .tolerated
+                .named()
+                .into_iter()
+                .zip(was)
+                .filter(|((_, now), (_, was))| *now > 0 && *was == 0)
+                .map(|((name, _), _)| deviation_words(name).to_string())
+                .collect();
+            (!text.is_empty()).then(|| {
+                (
+                    *t,
+                    MarkKind::Network,
+                    format!("peer deviation tolerated: {}", text.join("; ")),
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
 /// A tolerated peer deviation ([`super::update::Tolerated::named`]) in words.
 fn deviation_words(name: &str) -> &'static str {
     match name {
@@ -422,61 +484,6 @@ impl Session {
             } if before.link != LinkState::Lost => {
                 Some((*t, MarkKind::Gap, "link lost".to_string()))
             }
-            // The link's other changes complete the story the event log tells (lost, then
-            // live again); "connecting" is the start of every session, not news.
-            Update::Link {
-                t,
-                state: LinkState::Live,
-            } if before.link != LinkState::Live => Some((
-                *t,
-                MarkKind::Gap,
-                if before.link == LinkState::Lost {
-                    "link live again".to_string()
-                } else {
-                    "link live".to_string()
-                },
-            )),
-            Update::Controller { t, controller } if before.controller != Some(*controller) => {
-                Some((
-                    *t,
-                    MarkKind::Control,
-                    match controller.id {
-                        Some(_) => format!("control held by {controller}"),
-                        None => "control free".to_string(),
-                    },
-                ))
-            }
-            // Outcomes of every other command, as the status bar words them.
-            Update::CommandOutcome {
-                t,
-                command,
-                outcome,
-            } => Some((
-                *t,
-                MarkKind::Command,
-                format!("{}: {}", command.name(), outcome_text(outcome, before)),
-            )),
-            Update::Error { t, message } => Some((*t, MarkKind::Network, message.clone())),
-            Update::Stats { t, stats } => {
-                // A kind of peer deviation tolerated for the first time (the counters rise
-                // with every datagram: one mark per kind, not per datagram).
-                let was = before.stats.tolerated.named();
-                let text: Vec<String> = stats
-                    .tolerated
-                    .named()
-                    .into_iter()
-                    .zip(was)
-                    .filter(|((_, now), (_, was))| *now > 0 && *was == 0)
-                    .map(|((name, _), _)| deviation_words(name).to_string())
-                    .collect();
-                (!text.is_empty()).then(|| {
-                    (
-                        *t,
-                        MarkKind::Network,
-                        format!("peer deviation tolerated: {}", text.join("; ")),
-                    )
-                })
-            }
             Update::Stale {
                 t,
                 signal,
@@ -494,7 +501,7 @@ impl Session {
                 self.episode_end(Episode::Stale(*signal), *t);
                 None
             }
-            _ => None,
+            _ => event_mark(before, u),
         };
         if let Some((t, kind, label)) = mark {
             self.add_mark(t, kind, label, true);

@@ -306,9 +306,10 @@ impl Vehicle<Session> {
     /// notes); `true` when added.
     pub fn add_note(&mut self, note: &Note) -> bool {
         let label = note.label();
-        let twin = self.network.marks.iter().any(|m| {
-            m.kind == MarkKind::Note && m.label == label && (m.t - note.t).abs() < 1e-6
-        });
+        let twin =
+            self.network.marks.iter().any(|m| {
+                m.kind == MarkKind::Note && m.label == label && (m.t - note.t).abs() < 1e-6
+            });
         if twin {
             return false;
         }

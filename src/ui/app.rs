@@ -60,6 +60,8 @@ pub struct Settings {
     pub authority: u8,
     /// The kinds of timeline mark shown.
     pub marks: super::widgets::scrub_bar::MarkFilter,
+    /// Show the event log panel (off by default: at 800×600 the 3D view needs the width).
+    pub show_log: bool,
 }
 
 impl Default for Settings {
@@ -77,6 +79,7 @@ impl Default for Settings {
             force_threshold: None,
             authority: 100,
             marks: super::widgets::scrub_bar::MarkFilter::ALL,
+            show_log: false,
         }
     }
 }
@@ -144,6 +147,8 @@ pub struct ViewState {
     pub drop_hover: bool,
     /// Live commands sent while the past was drawn, whose outcomes become notices.
     pub awaited: Vec<Awaited>,
+    /// The event log: the note being written, notes not saved.
+    pub log: super::event_log::LogView,
 }
 
 /// The application.
