@@ -1,0 +1,146 @@
+//! The event log panel and operator notes through the real UI code with `egui_kittest`: the
+//! log lists the session's events with words, a kind's chip hides its lines, a click on a line
+//! moves the cursor there, and N adds a note that shows in the log and on the timeline.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests report a failure by panicking"
+)]
+
+use eframe::egui;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use jaus_ocu::model::update::*;
+use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings, read_session};
+
+/// A live app (no network) fed a few events, with the log shown and the clock at 10 s.
+fn app() -> OcuApp {
+    let settings = Settings {
+        show_log: true,
+        ..Settings::default()
+    };
+    let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), settings);
+    let arm = ComponentId::new(126, 1, 10);
+    for u in [
+        Update::Selected { t: 0.5, id: arm },
+        Update::JointPositions {
+            t: 1.0,
+            values: vec![0.0; 3],
+        },
+        Update::Status {
+            t: 1.5,
+            state: ManagementState::Ready,
+        },
+        Update::CommandOutcome {
+            t: 2.0,
+            command: CommandKind::ClearEmergency,
+            outcome: Outcome::Confirmed,
+        },
+        Update::Controller {
+            t: 3.0,
+            controller: Controller {
+                id: Some(ComponentId::new(200, 7, 3)),
+                authority: 200,
+            },
+        },
+        Update::JointPositions {
+            t: 9.0,
+            values: vec![0.1; 3],
+        },
+    ] {
+        app.apply(&u);
+    }
+    app.freeze_clock(10.0);
+    app
+}
+
+fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
+    Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+}
+
+/// The log line of the outcome (the status bar's text has no kind before it).
+const OUTCOME_LINE: &str = "command  ClearEmergency: confirmed";
+
+#[test]
+fn the_log_lists_events_in_words_with_who_holds_control() {
+    let mut h = harness(app());
+    h.step();
+    h.get_by_label_contains(OUTCOME_LINE);
+    h.get_by_label_contains("control held by 200.7.3 (authority 200)");
+    h.get_by_label_contains("status  READY");
+}
+
+#[test]
+fn a_kinds_chip_hides_its_lines() {
+    let mut h = harness(app());
+    h.step();
+    assert!(h.query_by_label_contains(OUTCOME_LINE).is_some());
+    // The log's chip and the timeline's share one filter: either hides the kind.
+    h.get_all_by_label("command 1").next().unwrap().click();
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains(OUTCOME_LINE).is_none());
+    assert!(!h.state().settings.marks.shows(MarkKind::Command));
+    assert!(h.query_by_label_contains("status  READY").is_some());
+}
+
+#[test]
+fn clicking_a_line_moves_the_cursor_there() {
+    let mut h = harness(app());
+    h.step();
+    assert!((h.state().time() - 10.0).abs() < 1e-9, "following live");
+    h.get_by_label_contains(OUTCOME_LINE).click();
+    h.step();
+    assert!(h.state().shown().is_past());
+    assert!((h.state().time() - 2.0).abs() < 1e-6, "{}", h.state().time());
+}
+
+#[test]
+fn n_adds_a_note_that_shows_in_the_log_and_on_the_timeline() {
+    let mut h = harness(app());
+    h.step();
+    h.key_press(egui::Key::N);
+    h.step();
+    h.step();
+    h.get_by_label_contains("Enter saves");
+    let field = h.get_by_role(egui::accesskit::Role::TextInput);
+    field.focus();
+    field.type_text("valve opened");
+    h.step();
+    h.key_press(egui::Key::Enter);
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("Enter saves").is_none(), "window closed");
+    let marks: Vec<(f64, MarkKind, String)> = read_session(h.state().session())
+        .focused()
+        .marks
+        .iter()
+        .map(|m| (m.t, m.kind, m.label.clone()))
+        .collect();
+    assert!(
+        marks.contains(&(10.0, MarkKind::Note, "valve opened".to_owned())),
+        "{marks:?}"
+    );
+    h.get_by_label_contains("note  valve opened");
+    // A note without text is a bookmark; Esc cancels without one.
+    h.key_press(egui::Key::N);
+    h.step();
+    h.step();
+    h.key_press(egui::Key::Escape);
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("Enter saves").is_none(), "Esc closed it");
+    h.get_by_label_contains("Add note").click();
+    h.step();
+    h.step();
+    h.key_press(egui::Key::Enter);
+    h.step();
+    h.step();
+    let notes = read_session(h.state().session()).notes();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert_eq!(notes[1].text, "");
+    h.get_by_label_contains("note  bookmark");
+}
