@@ -95,7 +95,11 @@ fn clicking_a_line_moves_the_cursor_there() {
     h.get_by_label_contains(OUTCOME_LINE).click();
     h.step();
     assert!(h.state().shown().is_past());
-    assert!((h.state().time() - 2.0).abs() < 1e-6, "{}", h.state().time());
+    assert!(
+        (h.state().time() - 2.0).abs() < 1e-6,
+        "{}",
+        h.state().time()
+    );
 }
 
 #[test]
@@ -113,7 +117,10 @@ fn n_adds_a_note_that_shows_in_the_log_and_on_the_timeline() {
     h.key_press(egui::Key::Enter);
     h.step();
     h.step();
-    assert!(h.query_by_label_contains("Enter saves").is_none(), "window closed");
+    assert!(
+        h.query_by_label_contains("Enter saves").is_none(),
+        "window closed"
+    );
     let marks: Vec<(f64, MarkKind, String)> = read_session(h.state().session())
         .focused()
         .marks
@@ -132,7 +139,10 @@ fn n_adds_a_note_that_shows_in_the_log_and_on_the_timeline() {
     h.key_press(egui::Key::Escape);
     h.step();
     h.step();
-    assert!(h.query_by_label_contains("Enter saves").is_none(), "Esc closed it");
+    assert!(
+        h.query_by_label_contains("Enter saves").is_none(),
+        "Esc closed it"
+    );
     h.get_by_label_contains("Add note").click();
     h.step();
     h.step();
