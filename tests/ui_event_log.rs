@@ -154,3 +154,77 @@ fn n_adds_a_note_that_shows_in_the_log_and_on_the_timeline() {
     assert_eq!(notes[1].text, "");
     h.get_by_label_contains("note  bookmark");
 }
+
+#[test]
+fn a_replays_notes_are_saved_to_the_sidecar_and_read_back_with_the_file() {
+    use jaus_ocu::model::events::{Note, NotesFile, sidecar_path};
+    use jaus_ocu::record::player::Replay;
+    use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
+    use jaus_ocu::ui::commands::UiCommand;
+    use std::time::{Duration, Instant};
+
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{}-ui-notes.mcap", std::process::id()));
+    let sidecar = sidecar_path(&path);
+    let _ = std::fs::remove_file(&sidecar);
+    let recorder =
+        Recorder::start(RecorderConfig::new(path.clone(), 1_700_000_000_000_000_000)).unwrap();
+    recorder
+        .note_sender()
+        .try_send(Note::new(1.0, "recorded live", None))
+        .unwrap();
+    recorder.stop().unwrap();
+
+    let open = || {
+        let replay = Replay::open(&path, 3794, None).unwrap();
+        replay.wait();
+        OcuApp::with_replay(replay, Settings::default())
+    };
+    let mut h = harness(open());
+    h.step();
+    h.state_mut().add_note(2.0, "seen in the replay");
+    assert_eq!(h.state().view.log.unsaved, 1);
+    h.state_mut().run(UiCommand::SaveNotes);
+    let until = Instant::now() + Duration::from_secs(10);
+    while h.state().view.notices.is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+        h.step();
+    }
+    let notice = h
+        .state()
+        .view
+        .notices
+        .last()
+        .expect("a notice")
+        .text
+        .clone();
+    assert!(notice.contains("Saved 2 note(s)"), "{notice}");
+    assert_eq!(h.state().view.log.unsaved, 0);
+    let file = NotesFile::parse(&std::fs::read_to_string(&sidecar).unwrap()).unwrap();
+    assert_eq!(file.notes.len(), 2);
+
+    // Opened again: the recording's note once, the replay's from the sidecar.
+    let app = open();
+    let texts: Vec<String> = read_session(app.session())
+        .notes()
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    assert_eq!(texts, ["recorded live", "seen in the replay"]);
+    let _ = std::fs::remove_file(&sidecar);
+}
+
+#[test]
+fn the_event_log_screenshot_scenario_shows_the_log_with_two_notes() {
+    use jaus_ocu::sim::arm_file::ArmFile;
+    use jaus_ocu::ui::screenshot::{Scenario, scenario_app};
+
+    let app = scenario_app(ArmFile::demo(), 3.0, Scenario::parse("event-log").unwrap());
+    assert!(app.settings.show_log);
+    assert_eq!(read_session(app.session()).notes().len(), 2);
+    let mut h = harness(app);
+    h.step();
+    h.get_by_label_contains("note  tour running, gripper open");
+    h.get_by_label_contains("note  bookmark");
+    h.get_by_label_contains("emergency  EMERGENCY");
+}

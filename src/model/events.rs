@@ -310,10 +310,8 @@ mod tests {
         ]);
         assert_eq!(texts(&s, MarkKind::Status), ["READY"]);
         assert_eq!(texts(&s, MarkKind::Emergency), ["EMERGENCY"]);
-        assert_eq!(
-            texts(&s, MarkKind::Gap),
-            ["link live", "link lost", "link live again"]
-        );
+        assert_eq!(texts(&s, MarkKind::Gap), ["link lost"]);
+        assert_eq!(texts(&s, MarkKind::Network), ["link live again"]);
         assert_eq!(texts(&s, MarkKind::Stale), ["positions stale (still)"]);
     }
 

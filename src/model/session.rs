@@ -170,20 +170,15 @@ pub struct Session {
 /// deviations (`before`: the discrete state before `u`).
 fn event_mark(before: &ArmState, u: &Update) -> Option<(f64, MarkKind, String)> {
     match u {
-        // The link's other changes complete the story the event log tells (lost, then
-        // live again); "connecting" is the start of every session, not news.
+        // The end of a lost link completes the story the log tells ("link lost" is the gap's
+        // mark; the first "live" is the start of every session, not news). A kind of its own
+        // (the network's), so the gap marks stay one per gap.
         Update::Link {
             t,
             state: LinkState::Live,
-        } if before.link != LinkState::Live => Some((
-            *t,
-            MarkKind::Gap,
-            if before.link == LinkState::Lost {
-                "link live again".to_string()
-            } else {
-                "link live".to_string()
-            },
-        )),
+        } if before.link == LinkState::Lost => {
+            Some((*t, MarkKind::Network, "link live again".to_string()))
+        }
         Update::Controller { t, controller } if before.controller != Some(*controller) => Some((
             *t,
             MarkKind::Control,

@@ -336,7 +336,8 @@ pub enum MarkKind {
     Threshold,
     /// A command's outcome (confirmed, refused, no answer), in words.
     Command,
-    /// The network side: an error for the operator, a peer deviation tolerated.
+    /// The network side: the link live again after a loss, an error for the operator, a peer
+    /// deviation tolerated.
     Network,
     /// A recording of the live session started or stopped.
     Recording,
