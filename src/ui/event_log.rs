@@ -23,7 +23,7 @@ use super::time_control::{Shown, TimeCommand};
 use super::widgets::scrub_bar::MarkFilter;
 use crate::model::clock::format_utc_time;
 use crate::model::events::{self, Event, Note, NotesFile, sidecar_path};
-use crate::model::session::Session;
+use crate::model::session::{Mark, Session};
 use crate::model::update::MarkKind;
 
 /// The panel's width to start with, points (resizable; small so the 3D view keeps its room).
@@ -135,7 +135,13 @@ pub fn show(
     });
     ui.horizontal_wrapped(|ui| chips(ui, input.session, filter, theme));
     ui.separator();
-    let events = events::events(input.session, |k| filter.shows(k));
+    // Only the visible rows are worded (a long session has thousands of marks).
+    let events: Vec<&Mark> = input
+        .session
+        .marks
+        .iter()
+        .filter(|m| filter.shows(m.kind))
+        .collect();
     if events.is_empty() {
         ui.label(RichText::new("No events yet").color(theme.muted));
         return;
@@ -150,8 +156,8 @@ pub fn show(
         .stick_to_bottom(true)
         .show_rows(ui, row_height, events.len(), |ui, rows| {
             for i in rows {
-                let e = &events[i];
-                let text = RichText::new(line_text(e, input.start_ns))
+                let e = Event::of_mark(events[i]);
+                let text = RichText::new(line_text(&e, input.start_ns))
                     .small()
                     .color(theme.mark(e.kind));
                 let r = ui
