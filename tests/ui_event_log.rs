@@ -228,3 +228,97 @@ fn the_event_log_screenshot_scenario_shows_the_log_with_two_notes() {
     h.get_by_label_contains("note  bookmark");
     h.get_by_label_contains("emergency  EMERGENCY");
 }
+
+/// Steps the app until `done` (at most `seconds`); whether it came.
+fn run_until(
+    h: &mut Harness<'static, OcuApp>,
+    seconds: f64,
+    done: impl Fn(&OcuApp) -> bool,
+) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds);
+    while std::time::Instant::now() < until {
+        // Drain the network as eframe's `logic` does.
+        h.state_mut().drain(std::time::Duration::from_millis(10));
+        h.step();
+        if done(h.state()) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn a_live_note_goes_into_the_recording_and_recording_start_and_stop_are_events() {
+    use jaus_ocu::net::client::ClientConfig;
+    use jaus_ocu::net::fault::Faults;
+    use jaus_ocu::net::thread::{NetConfig, NetHandle};
+    use jaus_ocu::record::format;
+    use jaus_ocu::sim::arm_file::ArmFile;
+    use jaus_ocu::sim::component::{Component, SimConfig};
+    use jaus_ocu::sim::host;
+    use jaus_ocu::ui::recording::Recording;
+
+    let socket = host::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let sim_addr = socket.local_addr().unwrap();
+    let sim = host::spawn(
+        Component::new(ArmFile::demo(), SimConfig::default()),
+        socket,
+        Faults::default(),
+        1,
+    )
+    .unwrap();
+    let net = NetHandle::spawn(NetConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        client: ClientConfig {
+            connect: vec![sim_addr],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        ..NetConfig::default()
+    })
+    .unwrap();
+    let settings = Settings {
+        show_log: true,
+        ..Settings::default()
+    };
+    let app = OcuApp::new(LiveKind::Simulated, Some(net), vec![sim], settings);
+    let mut h = harness(app);
+    assert!(
+        run_until(&mut h, 10.0, |a| a.state.positions.is_some()),
+        "the arm reports"
+    );
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{}-ui-live-note.mcap", std::process::id()));
+    h.state_mut().start_recording(path.clone()).unwrap();
+    h.step();
+    h.key_press(egui::Key::N);
+    h.step();
+    h.step();
+    let field = h.get_by_role(egui::accesskit::Role::TextInput);
+    field.focus();
+    field.type_text("valve opened");
+    h.step();
+    h.key_press(egui::Key::Enter);
+    h.step();
+    h.state_mut().stop_recording();
+    assert!(
+        run_until(&mut h, 10.0, |a| matches!(a.recording, Recording::Idle)),
+        "the stop finishes"
+    );
+    h.get_by_label_contains("note  valve opened");
+    h.get_by_label_contains("recording  recording started: ");
+    h.get_by_label_contains("recording  recording stopped: ");
+
+    let bytes = std::fs::read(&path).unwrap();
+    let notes: Vec<serde_json::Value> = mcap::MessageStream::new(&bytes)
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|m| m.channel.topic == format::NOTES_TOPIC)
+        .map(|m| serde_json::from_slice(&m.data).unwrap())
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["text"], "valve opened");
+    assert_eq!(notes[0]["arm"], "126.1.10");
+    let _ = std::fs::remove_file(&path);
+}
