@@ -183,7 +183,7 @@ fn a_replays_notes_are_saved_to_the_sidecar_and_read_back_with_the_file() {
     let mut h = harness(open());
     h.step();
     h.state_mut().add_note(2.0, "seen in the replay");
-    assert_eq!(h.state().view.log.unsaved, 1);
+    assert_eq!(h.state().view.log.unsaved(Some(&path)), 1);
     h.state_mut().run(UiCommand::SaveNotes);
     let until = Instant::now() + Duration::from_secs(10);
     while h.state().view.notices.is_empty() && Instant::now() < until {
@@ -199,7 +199,7 @@ fn a_replays_notes_are_saved_to_the_sidecar_and_read_back_with_the_file() {
         .text
         .clone();
     assert!(notice.contains("Saved 2 note(s)"), "{notice}");
-    assert_eq!(h.state().view.log.unsaved, 0);
+    assert_eq!(h.state().view.log.unsaved(Some(&path)), 0);
     let file = NotesFile::parse(&std::fs::read_to_string(&sidecar).unwrap()).unwrap();
     assert_eq!(file.notes.len(), 2);
 

@@ -37,8 +37,19 @@ const NOW_S: f64 = 0.05;
 pub struct LogView {
     /// The note being written, while its window is open.
     pub draft: Option<NoteDraft>,
-    /// Notes added to the replay on screen and not saved to its sidecar yet.
-    pub unsaved: usize,
+    /// Notes added to a replay and not saved to its sidecar yet, with the replay's file (a
+    /// count for another file, or for none, is stale).
+    pub unsaved: Option<(std::path::PathBuf, usize)>,
+}
+
+impl LogView {
+    /// Notes added to the replay of `path` and not saved yet.
+    pub fn unsaved(&self, path: Option<&std::path::Path>) -> usize {
+        match (&self.unsaved, path) {
+            (Some((p, n)), Some(path)) if p == path => *n,
+            _ => 0,
+        }
+    }
 }
 
 /// A note being written: at the time drawn when it was begun.
@@ -265,7 +276,10 @@ impl OcuApp {
             shown,
             time: shown.time(self.now()),
             start_ns: self.start_ns(),
-            unsaved: self.view.log.unsaved,
+            unsaved: self
+                .view
+                .log
+                .unsaved(self.replay().map(|r| r.replay.path.as_path())),
         };
         let filter = &mut self.settings.marks;
         egui::Panel::right("event_log")
@@ -312,8 +326,9 @@ impl OcuApp {
         if !added {
             return;
         }
-        if self.shown().is_replay() {
-            self.view.log.unsaved += 1;
+        if let Some(path) = self.replay().map(|r| r.replay.path.clone()) {
+            let n = self.view.log.unsaved(Some(&path));
+            self.view.log.unsaved = Some((path, n + 1));
         } else if let Err(why) = self.recording.note(&note) {
             self.notify(NoticeLevel::Warning, why);
         }
@@ -332,7 +347,7 @@ impl OcuApp {
         match files::save_notes(path, file, self.egui_ctx.clone()) {
             Ok(job) => {
                 self.jobs.exports.push(job);
-                self.view.log.unsaved = 0;
+                self.view.log.unsaved = None;
             }
             Err(e) => self.notify(NoticeLevel::Error, e),
         }
