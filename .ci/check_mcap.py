@@ -2,13 +2,15 @@
 what `jaus-ocu inspect --summary --json` says of the same file; every JSON message validates
 against its channel's JSON Schema (the `jsonschema` package); every arm the file has an
 `arm/S.N.C` metadata record for has its specification and joint positions in the decoded
-channels, each message naming it (`"component"`), and its own Foxglove frame tree. Exits non-zero
-on a mismatch.
+channels, each message naming it (`"component"`), and its own Foxglove frame tree. With
+EXPECT_NOTES=N in the environment, the operator notes channel `/ocu/notes` holds exactly N notes
+(each validated against its schema with the other JSON messages). Exits non-zero on a mismatch.
 
 Usage: check_mcap.py FILE.mcap SUMMARY.json [ARMS]
   ARMS: the arms the recording must hold, comma-separated JAUS IDs (e.g. 126.1.10,126.1.11)."""
 
 import json
+import os
 import sys
 from collections import Counter, defaultdict
 
@@ -161,6 +163,9 @@ def main(path: str, summary_path: str, arms_arg: str = "") -> None:
         fail(f"session_end says {end}, the file holds {rx} rx and {tx} tx")
     if end.get("dropped") != "0":
         fail(f"the recorder could not keep up with 150 datagrams/s: {end}")
+    expect_notes = os.environ.get("EXPECT_NOTES")
+    if expect_notes is not None and counts["/ocu/notes"] != int(expect_notes):
+        fail(f"/ocu/notes: {counts['/ocu/notes']} notes, expected {expect_notes}")
     span_s = (last - first) / 1e9
     per_arm = ", ".join(
         f"{a} ({named[a]['/jaus/joint_positions']} positions, {trees[a]} frame trees)" for a in arms)

@@ -7,6 +7,8 @@
 // it: "component") and its own Foxglove frame tree, as read by @mcap/core; with
 // EXPECT_ARMS=126.1.10,126.1.11 in the environment, exactly those arms. Also checks that the
 // Foxglove JSON Schemas vendored in assets/foxglove/ equal the pinned @foxglove/schemas package.
+// The operator notes (`/ocu/notes`, with EXPECT_NOTES=N exactly N of them) are validated against
+// the JSON Schema their channel carries, and each has its `foxglove.Log` line on /foxglove/log.
 // Usage: [EXPECT_ARMS=S.N.C,...] node mcap-js.mjs FILE.mcap SUMMARY.json ASSETS_FOXGLOVE_DIR [PYTHON_COUNT]
 import { open, readFile } from "node:fs/promises";
 import { McapIndexedReader, McapStreamReader } from "@mcap/core";
@@ -18,6 +20,34 @@ const [file, summaryPath, schemaDir, pythonCount] = process.argv.slice(2);
 const fail = (msg) => {
   console.error(`FAIL: ${msg}`);
   process.exit(1);
+};
+
+// A JSON Schema check of the parts our schemas use: type (one or a list), enum, required,
+// properties, items, minItems/maxItems (no validator package is pinned for the CI).
+const typeOf = (v) =>
+  v === null ? "null" : Array.isArray(v) ? "array" : Number.isInteger(v) ? "integer" : typeof v;
+const validate = (value, schema, where) => {
+  if (schema.type !== undefined) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    const t = typeOf(value);
+    if (!types.includes(t) && !(t === "integer" && types.includes("number"))) {
+      fail(`${where}: ${JSON.stringify(value)} is ${t}, the schema says ${types.join(" or ")}`);
+    }
+  }
+  if (schema.enum && !schema.enum.includes(value)) fail(`${where}: ${value} not in ${schema.enum}`);
+  if (typeOf(value) === "object") {
+    for (const key of schema.required ?? []) {
+      if (!(key in value)) fail(`${where}: required "${key}" missing in ${JSON.stringify(value)}`);
+    }
+    for (const [key, sub] of Object.entries(schema.properties ?? {})) {
+      if (key in value) validate(value[key], sub, `${where}.${key}`);
+    }
+  }
+  if (typeOf(value) === "array") {
+    if (schema.minItems !== undefined && value.length < schema.minItems) fail(`${where}: too short`);
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) fail(`${where}: too long`);
+    if (schema.items) value.forEach((v, i) => validate(v, schema.items, `${where}[${i}]`));
+  }
 };
 
 const decompressHandlers = await loadDecompressHandlers();
@@ -52,6 +82,9 @@ await handle.close();
 const stream = new McapStreamReader({ decompressHandlers, validateCrcs: true });
 stream.append(await readFile(file));
 const channels = new Map();
+const schemas = new Map();
+const notes = [];
+const noteLogs = [];
 const streamedByTopic = new Map();
 let streamedCount = 0;
 // Per arm: the arm/S.N.C metadata records, the components the decoded channels name, the
@@ -67,6 +100,7 @@ const bump = (map, key, topic) => {
 };
 for (let rec; (rec = stream.nextRecord()); ) {
   if (rec.type === "Channel") channels.set(rec.id, rec);
+  if (rec.type === "Schema") schemas.set(rec.id, rec);
   if (rec.type === "Metadata" && rec.name.startsWith("arm/")) {
     metadataArms.add(rec.name.slice("arm/".length));
   }
@@ -74,7 +108,19 @@ for (let rec; (rec = stream.nextRecord()); ) {
     const topic = channels.get(rec.channelId).topic;
     streamedByTopic.set(topic, (streamedByTopic.get(topic) ?? 0) + 1);
     streamedCount++;
-    if (topic === "/jaus/specification" || topic === "/jaus/joint_positions") {
+    if (topic === "/ocu/notes") {
+      const channel = channels.get(rec.channelId);
+      const schema = schemas.get(channel.schemaId);
+      if (!schema || schema.encoding !== "jsonschema" || channel.messageEncoding !== "json") {
+        fail("/ocu/notes: not a JSON channel with a jsonschema schema");
+      }
+      const body = JSON.parse(text.decode(rec.data));
+      validate(body, JSON.parse(text.decode(schema.data)), "/ocu/notes");
+      notes.push(body);
+    } else if (topic === "/foxglove/log") {
+      const body = JSON.parse(text.decode(rec.data));
+      if (body.name === "note" || body.name.endsWith("/note")) noteLogs.push(body);
+    } else if (topic === "/jaus/specification" || topic === "/jaus/joint_positions") {
       const body = JSON.parse(text.decode(rec.data));
       if (typeof body.component !== "string") fail(`${topic}: a message names no component`);
       bump(named, body.component, topic);
@@ -141,6 +187,18 @@ if ([...trees.keys()].sort().join() !== arms.join()) {
   fail(`frame trees of ${[...trees.keys()].sort()}, arms ${arms}`);
 }
 
+// The notes: each valid (above), each with its Foxglove log line, as many as expected.
+const expectNotes = process.env.EXPECT_NOTES;
+if (expectNotes !== undefined && notes.length !== Number(expectNotes)) {
+  fail(`/ocu/notes: ${notes.length} notes, expected ${expectNotes}`);
+}
+for (const n of notes) {
+  const message = n.text === "" ? "bookmark" : n.text;
+  if (!noteLogs.some((l) => l.message === message && l.level === 2)) {
+    fail(`/foxglove/log: no INFO line for the note ${JSON.stringify(n)}`);
+  }
+}
+
 // The vendored Foxglove schemas are the package's, byte for byte.
 for (const name of ["FrameTransforms", "SceneUpdate", "Log"]) {
   const path = `${schemaDir}/foxglove.${name}.json`;
@@ -152,7 +210,7 @@ for (const name of ["FrameTransforms", "SceneUpdate", "Log"]) {
 }
 
 console.log(
-  `OK: @mcap/core read ${indexedCount} messages indexed and streamed (statistics ${statsCount}` +
+  `OK: ${notes.length} operator notes valid against their schema; @mcap/core read ${indexedCount} messages indexed and streamed (statistics ${statsCount}` +
     `${pythonCount !== undefined ? `, Python reader ${pythonCount}` : ""}), ` +
     `${raw.total} raw datagrams as jaus-ocu counts them, ${indexed.chunkIndexes.length} chunks; ` +
     `arms ${arms.map((a) => `${a} (${named.get(a).get("/jaus/joint_positions")} positions, ${trees.get(a)} frame trees)`).join(", ")}; ` +

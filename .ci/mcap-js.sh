@@ -33,6 +33,8 @@ if [ -z "$recording" ]; then
     recording="$work/session.mcap"
     "$here/record-two-arms.sh" "$exe" "$recording"
     export EXPECT_ARMS=${EXPECT_ARMS:-126.1.10,126.1.11}
+    # The two --note of record-two-arms.sh.
+    export EXPECT_NOTES=${EXPECT_NOTES:-2}
 fi
 recording=$(realpath "$recording")
 "$exe" inspect --summary --json "$recording" > "$work/summary.json"

@@ -20,4 +20,5 @@ fi
 
 "$here/record-two-arms.sh" "$exe" "$work/session.mcap"
 "$exe" inspect --summary --json "$work/session.mcap" > "$work/summary.json"
-"$work/venv/bin/python" "$here/check_mcap.py" "$work/session.mcap" "$work/summary.json" 126.1.10,126.1.11
+# The two --note of record-two-arms.sh.
+EXPECT_NOTES=2 "$work/venv/bin/python" "$here/check_mcap.py" "$work/session.mcap" "$work/summary.json" 126.1.10,126.1.11

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Records 3 s of a two-arm vehicle: two `jaus-ocu sim` processes (126.1.10 and 126.1.11, on
 # free ports, with different mounts) recorded by `jaus-ocu record`. The recording the CI's
-# readers (mcap-python.sh, mcap-js.sh) check.
+# readers (mcap-python.sh, mcap-js.sh) check. Two operator notes (one text, one bookmark) are
+# written into it with --note: mcap-js.mjs validates the notes channel against its schema.
 # Usage: .ci/record-two-arms.sh BINARY OUT.mcap
 set -euo pipefail
 exe=$1
@@ -17,4 +18,4 @@ sim_a=$!
 sim_b=$!
 trap 'kill $sim_a $sim_b 2>/dev/null || true' EXIT
 "$exe" record --no-multicast --connect "127.0.0.1:$port_a" --connect "127.0.0.1:$port_b" \
-    --out "$out" --duration 3 --quiet
+    --out "$out" --duration 3 --quiet --note "two arms recorded@1.5" --note "@2"

@@ -239,6 +239,8 @@ fn marks_are_derived_from_state_changes_only() {
             (5.0, MarkKind::Emergency, "emergency cleared (READY)"),
             (6.0, MarkKind::Transition, "moving from pose 1 to pose 2"),
             (7.0, MarkKind::Transition, "transition completed"),
+            // Outcomes of commands other than presets are events of their own (the log's).
+            (7.1, MarkKind::Command, "Resume: confirmed"),
             (8.0, MarkKind::Gap, "link lost"),
             (9.0, MarkKind::Stale, "positions stale"),
             (10.0, MarkKind::Control, "control released"),
@@ -286,6 +288,7 @@ fn an_explicit_mark_replaces_the_derived_one_for_the_same_change_and_late_marks_
         vec![
             (1.0, "RequestControl from 126.1.20"),
             (5.0, "no traffic for 7.0 s"),
+            (9.0, "link live again"),
             (9.5, "READY"),
             (12.0, "control granted to 126.1.20 (authority 200)"),
         ]

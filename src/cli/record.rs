@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use super::probe::NetArgs;
+use crate::model::events::Note;
 use crate::model::state::ArmState;
 use crate::model::vehicle::Vehicle;
 use crate::net::tap::{Epoch, Tap};
@@ -42,6 +43,27 @@ pub struct RecordArgs {
     /// `/foxglove/log`: every arm in Foxglove's 3D panel); the `/jaus/*` channels stay.
     #[arg(long)]
     pub no_foxglove: bool,
+    /// An operator note written into the recording at S seconds of the session (its notes
+    /// channel `/ocu/notes` and a `foxglove.Log` line), as the GUI's notes are: `TEXT@S`,
+    /// `@S` for a bookmark. Repeatable.
+    #[arg(long, value_name = "TEXT@S")]
+    pub note: Vec<String>,
+}
+
+/// `--note TEXT@S`: the note, or what is wrong with it.
+pub fn parse_note(arg: &str) -> Result<Note> {
+    let Some((text, at)) = arg.rsplit_once('@') else {
+        bail!(
+            "--note {arg}: give TEXT@SECONDS (e.g. \"valve opened@12.5\", or @12.5 for a bookmark)"
+        );
+    };
+    match at.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(Note::new(t, text, None)),
+        _ => bail!(
+            "--note {arg}: \"{at}\" is not a time; give seconds of the session after the @ \
+             (e.g. \"valve opened@12.5\")"
+        ),
+    }
 }
 
 fn clock(s: f64) -> String {
@@ -94,6 +116,11 @@ fn progress(stats: &RecorderStats, elapsed: f64, vehicle: &Vehicle<ArmState>) ->
 /// (what was written before the failure stays readable), 2 for wrong arguments.
 pub fn run(args: &RecordArgs) -> Result<i32> {
     let duration = parse_duration(args.duration)?;
+    let notes = args
+        .note
+        .iter()
+        .map(|n| parse_note(n))
+        .collect::<Result<Vec<_>>>()?;
     let (mut cfg, _identity) = args.net.net_config()?;
     // The recorder starts first and shares the session's clock, so the first datagram the
     // network side sends is recorded and replay times equal live times.
@@ -101,6 +128,13 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     let tap = Tap::new();
     let recorder = Recorder::start(recorder_config(args, &cfg, epoch.unix_ns, &tap))?;
     tap.connect(recorder.sender());
+    // Each note carries its own time; the recorder thread takes them at once.
+    let note_tx = recorder.note_sender();
+    for note in notes {
+        if note_tx.send(note).is_err() {
+            break;
+        }
+    }
     cfg.tap = tap.clone();
     cfg.epoch = Some(epoch);
     let looked = args.net.looked_at(&cfg);
@@ -262,6 +296,25 @@ fn conclude(
         (Err(e), None) => {
             eprintln!("error: {e}");
             1
+        }
+    }
+}
+
+#[cfg(test)]
+mod note_tests {
+    use super::parse_note;
+
+    #[test]
+    fn a_note_is_text_at_seconds_and_a_bookmark_has_no_text() {
+        let n = parse_note("valve opened@12.5").unwrap();
+        assert_eq!((n.t, n.text.as_str()), (12.5, "valve opened"));
+        let b = parse_note("@2").unwrap();
+        assert_eq!((b.t, b.text.as_str()), (2.0, ""));
+        let at = parse_note("mail a@b.c@3").unwrap();
+        assert_eq!(at.text, "mail a@b.c");
+        for bad in ["no time", "x@", "x@-1", "x@soon", "x@inf"] {
+            let e = parse_note(bad).unwrap_err().to_string();
+            assert!(e.contains("--note") && e.contains("12.5"), "{bad}: {e}");
         }
     }
 }

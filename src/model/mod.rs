@@ -3,6 +3,7 @@
 
 pub mod arm;
 pub mod clock;
+pub mod events;
 pub mod history;
 pub mod kinematics;
 pub mod limits;

@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 
 use super::arm::{ArmSpec, Joint};
 use super::history::History;
-use super::state::{ArmState, Stamped};
+use super::state::{ArmState, Stamped, outcome_text};
 use super::update::{
     CommandKind, ComponentId, ComponentInfo, ControlState, LinkState, ManagementState, MarkKind,
     Outcome, PoseState, PresetInfo, Signal, Update,
@@ -163,6 +163,74 @@ pub struct Session {
     episodes: std::collections::BTreeMap<Episode, EpisodeState>,
     /// The force threshold crossings are marked against, N.
     force_threshold: Option<f64>,
+}
+
+/// The marks of the events the log tells beside the timeline's classic ones: the link live
+/// (again), who holds control, command outcomes in words, errors and tolerated peer
+/// deviations (`before`: the discrete state before `u`).
+fn event_mark(before: &ArmState, u: &Update) -> Option<(f64, MarkKind, String)> {
+    match u {
+        // The end of a lost link completes the story the log tells ("link lost" is the gap's
+        // mark; the first "live" is the start of every session, not news). A kind of its own
+        // (the network's), so the gap marks stay one per gap.
+        Update::Link {
+            t,
+            state: LinkState::Live,
+        } if before.link == LinkState::Lost => {
+            Some((*t, MarkKind::Network, "link live again".to_string()))
+        }
+        Update::Controller { t, controller } if before.controller != Some(*controller) => Some((
+            *t,
+            MarkKind::Control,
+            match controller.id {
+                Some(_) => format!("control held by {controller}"),
+                None => "control free".to_string(),
+            },
+        )),
+        // Outcomes of every other command, as the status bar words them.
+        Update::CommandOutcome {
+            t,
+            command,
+            outcome,
+        } => Some((
+            *t,
+            MarkKind::Command,
+            format!("{}: {}", command.name(), outcome_text(outcome, before)),
+        )),
+        Update::Error { t, message } => Some((*t, MarkKind::Network, message.clone())),
+        Update::Stats { t, stats } => {
+            // A kind of peer deviation tolerated for the first time (the counters rise
+            // with every datagram: one mark per kind, not per datagram).
+            let was = before.stats.tolerated.named();
+            let text: Vec<String> = stats
+                .tolerated
+                .named()
+                .into_iter()
+                .zip(was)
+                .filter(|((_, now), (_, was))| *now > 0 && *was == 0)
+                .map(|((name, _), _)| deviation_words(name).to_string())
+                .collect();
+            (!text.is_empty()).then(|| {
+                (
+                    *t,
+                    MarkKind::Network,
+                    format!("peer deviation tolerated: {}", text.join("; ")),
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A tolerated peer deviation ([`super::update::Tolerated::named`]) in words.
+fn deviation_words(name: &str) -> &'static str {
+    match name {
+        "ack_payload" => "ACK/NAK with a payload (skipped)",
+        "short_emergency_code" => "emergency message with a short body",
+        "wildcard_services" => "ReportServices with wildcard IDs",
+        "controller_id_order" => "ReportControl controller ID in another byte order",
+        _ => "another deviation",
+    }
 }
 
 /// Upper-case name of a management state, as marks show it.
@@ -428,7 +496,7 @@ impl Session {
                 self.episode_end(Episode::Stale(*signal), *t);
                 None
             }
-            _ => None,
+            _ => event_mark(before, u),
         };
         if let Some((t, kind, label)) = mark {
             self.add_mark(t, kind, label, true);

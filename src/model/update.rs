@@ -334,11 +334,21 @@ pub enum MarkKind {
     Stale,
     /// The force magnitude crossed the operator's threshold.
     Threshold,
+    /// A command's outcome (confirmed, refused, no answer), in words.
+    Command,
+    /// The network side: the link live again after a loss, an error for the operator, a peer
+    /// deviation tolerated.
+    Network,
+    /// A recording of the live session started or stopped.
+    Recording,
+    /// An operator's note or bookmark (a fact of the vehicle, not of one arm).
+    Note,
 }
 
 impl MarkKind {
     /// Every kind, in the order the timeline's filter lists them.
-    pub const ALL: [MarkKind; 7] = [
+    /// New kinds go at the end: the timeline's filter stores the hidden kinds by index.
+    pub const ALL: [MarkKind; 11] = [
         MarkKind::Control,
         MarkKind::Emergency,
         MarkKind::Status,
@@ -346,6 +356,10 @@ impl MarkKind {
         MarkKind::Gap,
         MarkKind::Stale,
         MarkKind::Threshold,
+        MarkKind::Command,
+        MarkKind::Network,
+        MarkKind::Recording,
+        MarkKind::Note,
     ];
 
     /// A short name for legends and exports.
@@ -358,6 +372,10 @@ impl MarkKind {
             MarkKind::Gap => "gap",
             MarkKind::Stale => "stale",
             MarkKind::Threshold => "threshold",
+            MarkKind::Command => "command",
+            MarkKind::Network => "network",
+            MarkKind::Recording => "recording",
+            MarkKind::Note => "note",
         }
     }
 }

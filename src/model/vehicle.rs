@@ -17,9 +17,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-use super::session::Session;
+use super::events::{self, Note};
+use super::session::{Mark, Session};
 use super::state::ArmState;
-use super::update::{ComponentId, MAX_ARMS, Update};
+use super::update::{ComponentId, MAX_ARMS, MarkKind, Update};
 
 /// What a [`Vehicle`] keeps per arm: a [`Session`] (state and histories, the UI and replay)
 /// or only the latest [`ArmState`] (the headless tools, which run for hours and draw no
@@ -33,6 +34,11 @@ pub trait ArmStore {
     fn state(&self) -> &ArmState;
     /// The force threshold crossings are marked against (stores without marks ignore it).
     fn set_force_threshold(&mut self, _threshold: Option<f64>) {}
+    /// The marks of the vehicle a new arm's session starts with (notes, recording start and
+    /// stop); stores without marks have none.
+    fn marks(&self) -> Vec<Mark> {
+        Vec::new()
+    }
 }
 
 impl ArmStore for Session {
@@ -48,7 +54,18 @@ impl ArmStore for Session {
     fn set_force_threshold(&mut self, threshold: Option<f64>) {
         Session::set_force_threshold(self, threshold);
     }
+    fn marks(&self) -> Vec<Mark> {
+        self.marks
+            .iter()
+            .filter(|m| VEHICLE_MARKS.contains(&m.kind))
+            .cloned()
+            .collect()
+    }
 }
+
+/// Kinds of mark that are facts of the vehicle, not of one arm: given to every arm's session,
+/// also to arms seen after them.
+pub const VEHICLE_MARKS: [MarkKind; 2] = [MarkKind::Note, MarkKind::Recording];
 
 impl ArmStore for ArmState {
     fn empty() -> Self {
@@ -168,6 +185,15 @@ impl<S: ArmStore> Vehicle<S> {
             });
             // The arm's own state names it (`ArmState::selected`) from the start.
             s.apply(&Update::Selected { t, id: arm });
+            // Facts of the vehicle written before the arm was seen (notes, recording start):
+            // every arm's timeline and log has them.
+            for m in self.network.marks() {
+                s.apply(&Update::Mark {
+                    t: m.t,
+                    kind: m.kind,
+                    label: m.label.clone(),
+                });
+            }
             self.arms.insert(arm, s);
         }
         self.arms.get_mut(&arm)
@@ -270,6 +296,27 @@ impl Vehicle<Session> {
             .sum()
     }
 
+    /// The operator's notes, oldest first (the network's session has every one).
+    pub fn notes(&self) -> Vec<Note> {
+        events::notes(&self.network)
+    }
+
+    /// Adds `note` to every arm's timeline and log, unless a note with the same time and
+    /// text is there already (a sidecar saved from a replay also holds the recording's own
+    /// notes); `true` when added.
+    pub fn add_note(&mut self, note: &Note) -> bool {
+        let label = note.label();
+        let twin =
+            self.network.marks.iter().any(|m| {
+                m.kind == MarkKind::Note && m.label == label && (m.t - note.t).abs() < 1e-6
+            });
+        if twin {
+            return false;
+        }
+        self.apply(&note.update());
+        true
+    }
+
     /// Bytes held by every session.
     pub fn memory_bytes(&self) -> usize {
         self.arms
@@ -340,6 +387,22 @@ mod tests {
         let s = v.arm(id(10)).unwrap();
         assert_eq!(s.latest.ocu_id, Some(ComponentId::new(200, 4, 1)));
         assert_eq!(s.latest.selected, Some(id(10)));
+    }
+
+    #[test]
+    fn notes_reach_every_arm_also_arms_seen_later_and_are_added_once() {
+        let mut v: Vehicle = Vehicle::new();
+        v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
+        let note = Note::new(2.0, "valve opened", Some(id(10)));
+        assert!(v.add_note(&note));
+        assert!(!v.add_note(&note), "the same note twice is kept once");
+        v.apply(&Update::for_arm(id(11), positions(3.0, 0.2)));
+        for arm in [10, 11] {
+            let notes = events::notes(v.arm(id(arm)).unwrap());
+            assert_eq!(notes.len(), 1, "arm {arm}");
+            assert_eq!(notes[0].text, "valve opened");
+        }
+        assert_eq!(v.notes().len(), 1);
     }
 
     #[test]

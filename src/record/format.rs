@@ -360,8 +360,49 @@ pub const SCHEMA_SPECIFICATION: &str = concat!(
 pub const SCHEMA_EVENTS: &str = concat!(
     r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Session event","type":"object","properties":{"t":{"type":"number","description":"Time, s since the session started"},"#,
     component_property!(),
-    r#","kind":{"enum":["control","status","emergency","transition","gap","stale","outcome","component","link","error"]},"label":{"type":"string","description":"What happened, for people"},"state":{"type":"string"},"authority":{"type":["integer","null"]},"pose":{"type":["integer","null"]},"from":{"type":"integer"},"to":{"type":"integer"},"command":{"type":"string"},"outcome":{"enum":["confirmed","rejected","timed_out","completed","failed","no_answer"]},"reason":{"type":"string"},"id":{"type":"string","description":"JAUS ID subsystem.node.component"},"address":{"type":"string"},"identification":{"type":["string","null"]},"lost":{"type":"boolean"},"signal":{"type":"string"},"stale":{"type":"boolean"}},"required":["t","kind","label"]}"#
+    r#","kind":{"enum":["control","status","emergency","transition","gap","stale","outcome","component","link","error","threshold","command","network","recording","note"]},"label":{"type":"string","description":"What happened, for people"},"state":{"type":"string"},"authority":{"type":["integer","null"]},"pose":{"type":["integer","null"]},"from":{"type":"integer"},"to":{"type":"integer"},"command":{"type":"string"},"outcome":{"enum":["confirmed","rejected","timed_out","completed","failed","no_answer"]},"reason":{"type":"string"},"id":{"type":"string","description":"JAUS ID subsystem.node.component"},"address":{"type":"string"},"identification":{"type":["string","null"]},"lost":{"type":"boolean"},"signal":{"type":"string"},"stale":{"type":"boolean"}},"required":["t","kind","label"]}"#
 );
+
+/// Topic of the operator's notes: one JSON message per note ([`SCHEMA_NOTE`]), logged at the
+/// note's session time. Also written as a `foxglove.Log` line on `/foxglove/log`, so
+/// Foxglove's Log panel lists them. Unlike the decoded channels, notes are not derived from
+/// the raw datagrams: replay reads them back from this channel.
+pub const NOTES_TOPIC: &str = "/ocu/notes";
+
+/// Schema name of [`NOTES_TOPIC`].
+pub const SCHEMA_NOTE_NAME: &str = "jaus_ocu.Note";
+
+/// JSON Schema of [`NOTES_TOPIC`].
+pub const SCHEMA_NOTE: &str = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Operator note","type":"object","properties":{"t":{"type":"number","description":"Time, s since the session started"},"text":{"type":"string","description":"What the operator wrote; empty for a bookmark"},"bookmark":{"type":"boolean","description":"A note without text"},"arm":{"type":["string","null"],"description":"JAUS ID subsystem.node.component of the arm focused when the note was written"}},"required":["t","text","bookmark"]}"#;
+
+/// Writes `note` as one JSON message of [`NOTES_TOPIC`] into `out` (cleared first).
+pub fn encode_note(note: &crate::model::events::Note, out: &mut Vec<u8>) {
+    out.clear();
+    let body = serde_json::json!({
+        "t": if note.t.is_finite() { note.t } else { 0.0 },
+        "text": note.text,
+        "bookmark": note.text.is_empty(),
+        "arm": note.arm,
+    });
+    // Writing a JSON value into a Vec cannot fail.
+    let _ = serde_json::to_writer(out, &body);
+}
+
+/// Reads one message of [`NOTES_TOPIC`]; `None` when it is not a note (no finite `t`).
+pub fn parse_note(bytes: &[u8]) -> Option<crate::model::events::Note> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let t = v.get("t")?.as_f64().filter(|t| t.is_finite())?;
+    let text = v
+        .get("text")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let mut note = crate::model::events::Note::new(t, text, None);
+    note.arm = v
+        .get("arm")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
+    Some(note)
+}
 
 /// Writes `update` as one JSON message (UTF-8) of its decoded topic into `out` (cleared first) and
 /// returns the topic; `None` (and `out` empty) for updates that have no decoded channel

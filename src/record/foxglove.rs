@@ -386,8 +386,15 @@ pub fn event_level(update: &Update) -> Option<LogLevel> {
         },
         Update::Mark { kind, .. } => match kind {
             MarkKind::Emergency => LogLevel::Error,
-            MarkKind::Gap | MarkKind::Stale | MarkKind::Threshold => LogLevel::Warning,
-            MarkKind::Control | MarkKind::Status | MarkKind::Transition => LogLevel::Info,
+            MarkKind::Gap | MarkKind::Stale | MarkKind::Threshold | MarkKind::Network => {
+                LogLevel::Warning
+            }
+            MarkKind::Control
+            | MarkKind::Status
+            | MarkKind::Transition
+            | MarkKind::Command
+            | MarkKind::Recording
+            | MarkKind::Note => LogLevel::Info,
         },
         Update::Link { state, .. } => match state {
             LinkState::Lost => LogLevel::Warning,

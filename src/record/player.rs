@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::observer::Observer;
 use super::source::{SourceError, SourceInfo, WireSource};
+use crate::model::events::{Note, NotesFile, sidecar_path};
 use crate::model::update::Update;
 use crate::model::vehicle::{SharedVehicle, Vehicle};
 use crate::net::tap::WireRecord;
@@ -40,6 +41,8 @@ const READ_AHEAD: usize = 8;
 /// What the reader thread hands over: records, and where the source stands after them.
 struct ReadBatch {
     records: Vec<WireRecord>,
+    /// Operator notes read with them.
+    notes: Vec<Note>,
     /// Bytes of the file read.
     position: u64,
     /// The source's problems, when they changed.
@@ -118,6 +121,8 @@ impl std::fmt::Debug for Replay {
 struct Loader {
     source: WireSource,
     progress: LoadProgress,
+    /// The file (its notes sidecar is beside it).
+    path: PathBuf,
 }
 
 impl Loader {
@@ -130,7 +135,54 @@ impl Loader {
             total_bytes: info.total_bytes,
             ..LoadProgress::default()
         };
-        Ok((Loader { source, progress }, info))
+        Ok((
+            Loader {
+                source,
+                progress,
+                path: path.to_path_buf(),
+            },
+            info,
+        ))
+    }
+
+    /// The notes of the sidecar file beside the recording ([`sidecar_path`]), those the
+    /// recording does not hold already, as updates; a sidecar that cannot be read is a
+    /// problem of the load (the replay goes on without it).
+    fn sidecar_notes(
+        path: &Path,
+        seen: &[(f64, String)],
+        updates: &mut Vec<Update>,
+        progress: &mut LoadProgress,
+    ) {
+        let path = sidecar_path(path);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                progress.problems.push(format!(
+                    "notes file {}: cannot read it: {e}",
+                    path.display()
+                ));
+                return;
+            }
+        };
+        match NotesFile::parse(&text) {
+            Ok(file) => {
+                for note in file.notes {
+                    let label = note.label();
+                    let twin = seen
+                        .iter()
+                        .any(|(t, l)| *l == label && (t - note.t).abs() < 1e-6);
+                    if !twin {
+                        updates.push(note.update());
+                    }
+                }
+            }
+            Err(e) => progress.problems.push(format!(
+                "notes file {}: {e}; its notes are not shown",
+                path.display()
+            )),
+        }
     }
 
     /// Runs to the end (or until `cancel`, checked before every record: a capture can hold
@@ -154,13 +206,20 @@ impl Loader {
         let mut batch_start = Instant::now();
         let mut last_ns: Option<u64> = None;
         let mut progress = self.progress;
+        let path = self.path;
         let batches = spawn_reader(self.source, first);
         let mut stopped = None;
+        // The recording's notes, so the sidecar's copies of them are not added twice.
+        let mut notes: Vec<(f64, String)> = Vec::new();
         'read: for batch in &batches {
             if let Some(p) = batch.problems {
                 progress.problems = p;
             }
             progress.done_bytes = batch.position;
+            for note in &batch.notes {
+                updates.push(note.update());
+                notes.push((note.t, note.label()));
+            }
             for rec in &batch.records {
                 if cancel.load(Ordering::Relaxed) {
                     return;
@@ -199,6 +258,7 @@ impl Loader {
         if let Some(end) = last_ns {
             observer.finish(end, &mut updates);
         }
+        Self::sidecar_notes(&path, &notes, &mut updates, &mut progress);
         progress.finished = true;
         progress.stopped = stopped;
         progress.done_bytes = progress.done_bytes.max(progress.total_bytes);
@@ -233,12 +293,14 @@ fn spawn_reader(
                     }
                 }
                 let end = records.len() < READ_BATCH;
+                let notes = source.take_notes();
                 let problems = source.problems();
                 // Past the listed limit the last entry counts the rest: compare it too.
                 let changed = problems.len() != problems_seen.0
                     || problems.last() != problems_seen.1.as_ref();
                 let batch = ReadBatch {
                     records,
+                    notes,
                     position: source.position(),
                     problems: changed.then(|| {
                         problems_seen = (problems.len(), problems.last().cloned());

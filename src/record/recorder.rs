@@ -38,10 +38,11 @@ use mcap::McapError;
 use mcap::records::{MessageHeader, Metadata};
 use mcap::write::{WriteOptions, Writer};
 
+use crate::model::events::Note;
 use crate::model::update::{ComponentId, Update};
 use crate::net::tap::{Direction, Tap, WireRecord};
 use crate::record::format::{self, DecodedTopic};
-use crate::record::foxglove::{FoxgloveStream, FoxgloveTopic, SceneLook};
+use crate::record::foxglove::{FoxgloveStream, FoxgloveTopic, LogLevel, SceneLook};
 use crate::record::observer::Observer;
 
 /// How chunks are compressed.
@@ -179,6 +180,8 @@ pub enum RecordError {
 #[derive(Debug)]
 pub struct Recorder {
     tx: Sender<WireRecord>,
+    /// Operator notes to write ([`Recorder::note_sender`]).
+    notes: Sender<Note>,
     /// Dropped to tell the thread to drain, finish the file and end.
     stop: Option<Sender<()>>,
     shared: Arc<Mutex<Shared>>,
@@ -196,6 +199,9 @@ struct Shared {
 
 /// Stats are published at most this often between flushes.
 const PUBLISH_EVERY: Duration = Duration::from_millis(50);
+
+/// Notes queued for the recorder thread at most (the operator writes a few a minute).
+const NOTES_QUEUE: usize = 64;
 
 /// Records handled per wake-up before the thread looks at the clock again.
 const BATCH: usize = 1024;
@@ -289,6 +295,7 @@ impl Recorder {
         }));
         let (tx, rx) = crossbeam_channel::bounded(cfg.capacity.max(1));
         let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(1);
+        let (notes_tx, notes_rx) = crossbeam_channel::bounded::<Note>(NOTES_QUEUE);
         let machine = RecordingFile {
             writer,
             end,
@@ -315,18 +322,29 @@ impl Recorder {
             }),
             latched_count: 0,
             latched_written: false,
+            notes_channel: None,
+            log_channel: None,
+            notes: 0,
         };
         let interval = cfg.flush_interval.max(Duration::from_millis(10));
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("jaus-recorder".into())
-            .spawn(move || run(machine, rx, stop_rx, interval, thread_shared))
+            .spawn(move || {
+                let inputs = Inputs {
+                    rx,
+                    notes: notes_rx,
+                    stop: stop_rx,
+                };
+                run(machine, inputs, interval, thread_shared);
+            })
             .map_err(|e| RecordError::Write {
                 path: path.clone(),
                 message: format!("cannot start the recorder thread: {e}"),
             })?;
         Ok(Recorder {
             tx,
+            notes: notes_tx,
             stop: Some(stop_tx),
             shared,
             thread: Some(thread),
@@ -337,6 +355,14 @@ impl Recorder {
     /// The channel to connect to a [`crate::net::tap::Tap`].
     pub fn sender(&self) -> Sender<WireRecord> {
         self.tx.clone()
+    }
+
+    /// The channel operator notes are handed over on (the UI's): each is written to
+    /// [`format::NOTES_TOPIC`] and as a `foxglove.Log` line at the note's session time. The
+    /// queue is short and never blocks: a sender uses `try_send` and tells the operator when
+    /// it is full.
+    pub fn note_sender(&self) -> Sender<Note> {
+        self.notes.clone()
     }
 
     /// What the recorder has done so far.
@@ -525,6 +551,11 @@ struct RecordingFile<W: Write + Seek> {
     /// Latched datagrams written (`net::latch`), and whether their metadata record is.
     latched_count: u64,
     latched_written: bool,
+    /// The notes channel and the Foxglove log channel when the decoded side has none.
+    notes_channel: Option<RawChannel>,
+    log_channel: Option<RawChannel>,
+    /// Notes written.
+    notes: u64,
 }
 
 impl<W: Write + Seek> RecordingFile<W> {
@@ -580,6 +611,47 @@ impl<W: Write + Seek> RecordingFile<W> {
                 self.write_updates(rec.t_ns)?;
             }
         }
+        Ok(())
+    }
+
+    /// Writes an operator's note at its session time: on the notes channel and as a
+    /// `foxglove.Log` line (on the decoded side's log channel when there is one).
+    fn write_note(&mut self, note: &Note) -> Result<(), McapError> {
+        let t = if note.t.is_finite() {
+            note.t.max(0.0)
+        } else {
+            0.0
+        };
+        let log_time = self.start_ns.saturating_add((t * 1e9) as u64);
+        let mut buf = Vec::with_capacity(128);
+        format::encode_note(note, &mut buf);
+        write_json(
+            &mut self.writer,
+            &mut self.notes_channel,
+            (format::SCHEMA_NOTE_NAME, format::SCHEMA_NOTE),
+            format::NOTES_TOPIC,
+            log_time,
+            &buf,
+        )?;
+        let name = match &note.arm {
+            Some(arm) => format!("{arm}/note"),
+            None => "note".to_owned(),
+        };
+        crate::record::foxglove::log(&mut buf, log_time, LogLevel::Info, &name, &note.label());
+        let slot = match self.decoded.as_mut().filter(|d| d.foxglove.is_some()) {
+            Some(d) => &mut d.foxglove_channels[FoxgloveTopic::Log as usize],
+            None => &mut self.log_channel,
+        };
+        let (schema_name, schema) = FoxgloveTopic::Log.schema();
+        write_json(
+            &mut self.writer,
+            slot,
+            (schema_name, schema),
+            FoxgloveTopic::Log.topic(),
+            log_time,
+            &buf,
+        )?;
+        self.notes += 1;
         Ok(())
     }
 
@@ -820,11 +892,11 @@ impl Drop for RunningGuard {
 )]
 fn run<W: Write + Seek>(
     mut m: RecordingFile<W>,
-    rx: Receiver<WireRecord>,
-    stop: Receiver<()>,
+    inputs: Inputs,
     interval: Duration,
     shared: Arc<Mutex<Shared>>,
 ) {
+    let Inputs { rx, notes, stop } = inputs;
     let _guard = RunningGuard(shared.clone());
     let mut next_flush = Instant::now() + interval;
     let mut last_publish = Instant::now();
@@ -844,6 +916,13 @@ fn run<W: Write + Seek>(
                     Ok(())
                 }
             },
+            recv(notes) -> note => match note {
+                Ok(note) => {
+                    dirty = true;
+                    m.write_note(&note)
+                }
+                Err(_) => Ok(()),
+            },
             recv(stop) -> _ => {
                 stopping = true;
                 Ok(())
@@ -858,6 +937,15 @@ fn run<W: Write + Seek>(
             let queued = rx.len();
             let drained = rx.try_iter().take(queued).try_for_each(|rec| m.write(&rec));
             if let Err(e) = drained {
+                break Err(e);
+            }
+            // Notes handed over before the stop are written.
+            let queued = notes.len();
+            if let Err(e) = notes
+                .try_iter()
+                .take(queued)
+                .try_for_each(|n| m.write_note(&n))
+            {
                 break Err(e);
             }
             break Ok(());
@@ -908,6 +996,13 @@ impl<W: Write + Seek> RecordingFile<W> {
             None => "the summary is missing".to_owned(),
         }
     }
+}
+
+/// What the recorder thread listens to: datagrams, notes, and the stop.
+struct Inputs {
+    rx: Receiver<WireRecord>,
+    notes: Receiver<Note>,
+    stop: Receiver<()>,
 }
 
 fn write_batch<W: Write + Seek>(

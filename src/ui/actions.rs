@@ -123,6 +123,8 @@ impl OcuApp {
                 None => self.ask(Confirm::Resume),
             },
             UiCommand::TogglePlay => self.time_command(TimeCommand::TogglePlay),
+            UiCommand::AddNote => self.begin_note(),
+            UiCommand::SaveNotes => self.save_notes(),
             // Over a live source "back to live" closes the replay; L says the same.
             UiCommand::FollowLive if matches!(self.shown(), Shown::ReplayOverLive { .. }) => {
                 self.back_to_live();

@@ -63,6 +63,8 @@ pub struct Settings {
     /// The plots of the plot panel and their signals (older settings files without it get
     /// the default plots).
     pub plots: crate::model::signals::PlotLayout,
+    /// Show the event log panel (off by default: at 800×600 the 3D view needs the width).
+    pub show_log: bool,
 }
 
 impl Default for Settings {
@@ -81,6 +83,7 @@ impl Default for Settings {
             authority: 100,
             marks: super::widgets::scrub_bar::MarkFilter::ALL,
             plots: crate::model::signals::PlotLayout::default(),
+            show_log: false,
         }
     }
 }
@@ -148,6 +151,8 @@ pub struct ViewState {
     pub drop_hover: bool,
     /// Live commands sent while the past was drawn, whose outcomes become notices.
     pub awaited: Vec<Awaited>,
+    /// The event log: the note being written, notes not saved.
+    pub log: super::event_log::LogView,
 }
 
 /// The application.

@@ -69,6 +69,10 @@ pub enum UiCommand {
     /// Reset the 3D camera and frame the whole vehicle (every arm of the focused arm's
     /// subsystem).
     ResetCamera,
+    /// Add a note (or an empty bookmark) at the drawn time.
+    AddNote,
+    /// Save a replay's notes to the sidecar file beside it.
+    SaveNotes,
 }
 
 /// How a shortcut is matched.
@@ -189,7 +193,7 @@ impl UiCommand {
     /// Every command, in the order keys are matched: Ctrl combinations first (so that
     /// Ctrl+R does not also reset the camera with R), Shift+arrows before plain arrows.
     /// Shift+E (stop all) is matched before E (stop the focused arm), as Shift+R before R.
-    pub const ALL: [UiCommand; 27] = [
+    pub const ALL: [UiCommand; 29] = [
         UiCommand::Open,
         UiCommand::ToggleRecording,
         UiCommand::ExportCsv,
@@ -217,6 +221,8 @@ impl UiCommand {
         UiCommand::End,
         UiCommand::FitView,
         UiCommand::ResetCamera,
+        UiCommand::AddNote,
+        UiCommand::SaveNotes,
     ];
 
     /// The label of its button or menu entry, and what it does.
@@ -298,6 +304,16 @@ impl UiCommand {
                 "3D: reset the camera and frame the whole vehicle (every arm of the focused \
                  arm's subsystem)",
             ),
+            UiCommand::AddNote => (
+                "Add note…",
+                "Add a note at the drawn time: typed text, or an empty bookmark. It shows on the \
+                 timeline and in the event log, and goes into the recording while one runs",
+            ),
+            UiCommand::SaveNotes => (
+                "Save notes",
+                "Save this replay's notes beside its file (<file>.notes.json, read when the file \
+                 is opened again); the recording itself is never changed",
+            ),
         }
     }
 
@@ -363,6 +379,7 @@ impl UiCommand {
             UiCommand::End => keys![key(Key::End)],
             UiCommand::FitView => keys![press(Key::F)],
             UiCommand::ResetCamera => keys![press(Key::R)],
+            UiCommand::AddNote => keys![press(Key::N)],
             _ => keys![],
         }
     }
@@ -390,6 +407,7 @@ impl UiCommand {
         match (self, self.arm_command()) {
             (_, Some(cmd)) => shown.allows(&cmd),
             (UiCommand::BackToLive, None) => matches!(shown, Shown::ReplayOverLive { .. }),
+            (UiCommand::SaveNotes, None) => shown.is_replay(),
             _ => true,
         }
     }

@@ -41,7 +41,7 @@ pub struct PendingShot {
 
 /// Runs `work` on a thread named `name`; its result comes back through the job, and `ctx`
 /// is woken then. Fails with a message when the thread cannot start.
-fn spawn_job(
+pub(crate) fn spawn_job(
     name: &str,
     ctx: Option<egui::Context>,
     work: impl FnOnce() -> Result<String, String> + Send + 'static,

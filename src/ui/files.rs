@@ -68,6 +68,32 @@ struct Prompt {
     focused: bool,
 }
 
+/// Writes a replay's notes to their sidecar file `path` off the UI thread (through a
+/// temporary file renamed over it, so a failed write leaves the previous sidecar whole).
+pub fn save_notes(
+    path: PathBuf,
+    file: crate::model::events::NotesFile,
+    ctx: Option<egui::Context>,
+) -> Result<super::export::ExportJob, String> {
+    super::export::spawn_job("jaus-save-notes", ctx, move || {
+        let partial = path.with_extension("json.partial");
+        std::fs::write(&partial, file.to_json().as_bytes())
+            .and_then(|()| std::fs::rename(&partial, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&partial);
+                format!(
+                    "Cannot save the notes to {}: {e} (is the recording's folder writable?)",
+                    path.display()
+                )
+            })?;
+        Ok(format!(
+            "Saved {} note(s) to {}; they are read when the recording is opened again",
+            file.notes.len(),
+            path.display()
+        ))
+    })
+}
+
 /// Work running off the UI thread: at most one file dialog, exports being written, a
 /// screenshot being taken.
 #[derive(Default)]

@@ -246,6 +246,9 @@ impl OcuApp {
                     gauges::show(ui, &data, shown, note, short_past, settings, theme);
                 });
         }
+        if self.settings.show_log {
+            self.log_panel(ui, theme, actions);
+        }
         if self.settings.show_presets {
             let (state, preview) = (&self.state, self.view.preview);
             egui::Panel::right("presets")
@@ -296,6 +299,7 @@ impl OcuApp {
         if let Some((task, path)) = files::prompt(ctx, &mut self.jobs, theme) {
             self.file_chosen(task, path);
         }
+        self.note_overlay(ctx);
         if self.view.drop_hover {
             files::drop_overlay(ctx, theme);
         }

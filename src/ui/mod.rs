@@ -15,6 +15,7 @@ pub mod arms;
 pub mod banner;
 pub mod commands;
 pub mod confirm;
+pub mod event_log;
 pub mod export;
 pub mod files;
 pub mod format;

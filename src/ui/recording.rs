@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, TryRecvError, bounded};
 use eframe::egui::{self, RichText};
 
-use super::app::{OcuApp, arm_name};
+use super::app::{OcuApp, arm_name, file_name};
 use super::commands::UiCommand;
 use super::files::Task;
 use super::format::{format_hms, group_digits};
@@ -18,6 +18,8 @@ use super::sources::{LiveKind, read_session};
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::clock::utc;
+use crate::model::events::Note;
+use crate::model::update::{MarkKind, Update};
 use crate::net::tap::Tap;
 use crate::record::format;
 use crate::record::recorder::{Recorder, RecorderConfig, RecorderStats};
@@ -40,8 +42,8 @@ pub enum Recording {
     /// Not recording.
     #[default]
     Idle,
-    /// Recording.
-    Active(Active),
+    /// Recording (boxed: the recorder's handles are large next to the other states).
+    Active(Box<Active>),
     /// Finishing the file on the thread `jaus-recorder-stop`.
     Stopping {
         /// The file.
@@ -77,6 +79,25 @@ impl Recording {
         }
     }
 
+    /// Hands `note` to the recorder, never blocking: `Ok` when not recording (nothing to
+    /// write), an error for the operator when the recorder's queue is full or gone.
+    pub fn note(&self, note: &Note) -> Result<(), String> {
+        let Recording::Active(a) = self else {
+            return Ok(());
+        };
+        a.recorder
+            .note_sender()
+            .try_send(note.clone())
+            .map_err(|_| {
+                format!(
+                    "The note \"{}\" could not be written into the recording {} (the recorder is \
+                 busy or stopped); it stays on the timeline of this session",
+                    note.label(),
+                    a.path.display()
+                )
+            })
+    }
+
     /// Connects a started recorder to the live session's `tap`; the button shows its figures
     /// from now on.
     pub fn attach(&mut self, recorder: Recorder, tap: &Tap) -> Result<(), String> {
@@ -85,12 +106,12 @@ impl Recording {
         }
         tap.connect(recorder.sender());
         let stats = recorder.stats();
-        *self = Recording::Active(Active {
+        *self = Recording::Active(Box::new(Active {
             path: stats.path.clone(),
             recorder,
             started: Instant::now(),
             stats,
-        });
+        }));
         Ok(())
     }
 
@@ -323,7 +344,34 @@ impl OcuApp {
         let Some(net) = self.sources.net() else {
             return Err("Recording needs a live or demo session.".into());
         };
-        self.recording.attach(recorder, net.tap())
+        self.recording.attach(recorder, net.tap())?;
+        // The session's notes so far go into the recording too (it holds the state from
+        // before it began: latched datagrams), then the start is an event of the session.
+        let live = self.sources.live_source().map(|l| l.session.clone());
+        if let Some(live) = live {
+            for note in read_session(&live).notes() {
+                if let Err(why) = self.recording.note(&note) {
+                    tracing::warn!("{why}");
+                }
+            }
+        }
+        self.recording_mark("recording started");
+        Ok(())
+    }
+
+    /// A recording event on the live session's timeline and log: `what` and the file.
+    fn recording_mark(&mut self, what: &str) {
+        let file = match &self.recording {
+            Recording::Active(a) => file_name(&a.path),
+            Recording::Stopping { path, .. } => file_name(path),
+            Recording::Idle => return,
+        };
+        let t = self.now();
+        self.apply(&Update::Mark {
+            t,
+            kind: MarkKind::Recording,
+            label: format!("{what}: {file}"),
+        });
     }
 
     /// Stops recording: the tap is disconnected at once, the file is finished off the UI
@@ -334,6 +382,7 @@ impl OcuApp {
             .net()
             .map(super::super::net::thread::NetHandle::tap);
         self.recording.stop(tap, self.egui_ctx.clone());
+        self.recording_mark("recording stopped");
     }
 
     /// Record button / Ctrl+R: asks where to record, or stops.
@@ -355,7 +404,17 @@ impl OcuApp {
             .sources
             .net()
             .map(super::super::net::thread::NetHandle::tap);
+        let was_active = self.recording.is_active();
         if let Some(n) = self.recording.poll(tap) {
+            if was_active && !self.recording.is_active() {
+                // Stopped by a write error: the log says so where it happened.
+                let t = self.now();
+                self.apply(&Update::Mark {
+                    t,
+                    kind: MarkKind::Recording,
+                    label: "recording stopped by a write error".to_owned(),
+                });
+            }
             self.notify(n.level, n.text);
         }
     }

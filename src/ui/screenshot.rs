@@ -60,6 +60,9 @@ pub enum Scenario {
     VehicleTwoArms,
     /// The idle tour with the plots showing every joint's position and velocity.
     JointPlots,
+    /// The event log shown, after the steps of [`Scenario::EmergencyHeld`], with two
+    /// operator notes (one text, one bookmark).
+    EventLog,
 }
 
 /// The second OCU of [`Scenario::Taken`]: its JAUS ID and address.
@@ -80,7 +83,7 @@ pub const OTHER_AUTHORITY: u8 = 200;
 
 impl Scenario {
     /// By name: `normal`, `emergency`, `emergency-held`, `taken`, `lost`,
-    /// `vehicle-two-arms`, `joint-plots`.
+    /// `vehicle-two-arms`, `joint-plots`, `event-log`.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name.trim().to_ascii_lowercase().as_str() {
             "normal" | "" => Ok(Scenario::Normal),
@@ -90,9 +93,10 @@ impl Scenario {
             "lost" => Ok(Scenario::Lost),
             "vehicle-two-arms" => Ok(Scenario::VehicleTwoArms),
             "joint-plots" => Ok(Scenario::JointPlots),
+            "event-log" => Ok(Scenario::EventLog),
             other => Err(format!(
                 "--scenario {other}: expected normal, emergency, emergency-held, taken, lost, \
-                 vehicle-two-arms or joint-plots"
+                 vehicle-two-arms, joint-plots or event-log"
             )),
         }
     }
@@ -102,7 +106,7 @@ impl Scenario {
         match self {
             Scenario::Normal | Scenario::VehicleTwoArms | Scenario::JointPlots => 0.0,
             Scenario::Emergency => 1.0,
-            Scenario::EmergencyHeld | Scenario::Taken => 2.0,
+            Scenario::EmergencyHeld | Scenario::Taken | Scenario::EventLog => 2.0,
             Scenario::Lost => 4.0,
         }
     }
@@ -128,7 +132,9 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
         Scenario::Normal | Scenario::JointPlots => return simulated_updates(arm, seconds),
         Scenario::VehicleTwoArms => &[],
         Scenario::Emergency => &[|n| n.command(Command::SetEmergency)],
-        Scenario::EmergencyHeld => &[take_control, |n| n.command(Command::SetEmergency)],
+        Scenario::EmergencyHeld | Scenario::EventLog => {
+            &[take_control, |n| n.command(Command::SetEmergency)]
+        }
         Scenario::Taken => &[take_control, |n| {
             let (id, addr) = OTHER_OCU;
             n.request_control_from(0, addr, id, OTHER_AUTHORITY, 1);
@@ -199,6 +205,11 @@ pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
     // The clock at the session's end (the silent arm sends nothing to mark it).
     let end = seconds + scenario.tail();
     app.freeze_clock(updates.last().map_or(0.0, Update::t).max(end));
+    if scenario == Scenario::EventLog {
+        app.settings.show_log = true;
+        app.add_note(seconds * 0.5, "tour running, gripper open");
+        app.add_note(seconds + 1.5, "");
+    }
     app
 }
 

@@ -36,8 +36,9 @@ pub struct Theme {
     pub replay: Color32,
     /// The recording indicator.
     pub recording: Color32,
-    /// Timeline marks, in [`MarkKind`] order: control, emergency, status, transition, gap, stale.
-    pub marks: [Color32; 6],
+    /// Timeline marks, in [`MarkKind`] order: control, emergency, status, transition, gap,
+    /// stale, command, network, recording, note (threshold: [`Theme::threshold`]).
+    pub marks: [Color32; 10],
     /// The part of the timeline already loaded.
     pub loaded: Color32,
     /// The timeline's time cursor.
@@ -84,6 +85,10 @@ impl Theme {
                     Color32::from_rgb(80, 200, 120),
                     Color32::from_rgb(240, 170, 40),
                     Color32::from_rgb(190, 140, 90),
+                    Color32::from_rgb(150, 190, 230),
+                    Color32::from_rgb(170, 170, 170),
+                    Color32::from_rgb(235, 50, 50),
+                    Color32::from_rgb(250, 230, 120),
                 ],
                 loaded: Color32::from_gray(85),
                 cursor: Color32::from_gray(240),
@@ -120,6 +125,10 @@ impl Theme {
                     Color32::from_rgb(20, 140, 60),
                     Color32::from_rgb(190, 120, 0),
                     Color32::from_rgb(130, 90, 50),
+                    Color32::from_rgb(60, 110, 160),
+                    Color32::from_gray(110),
+                    Color32::from_rgb(210, 20, 20),
+                    Color32::from_rgb(150, 110, 0),
                 ],
                 loaded: Color32::from_gray(175),
                 cursor: Color32::from_gray(20),
@@ -144,6 +153,10 @@ impl Theme {
             MarkKind::Transition => 3,
             MarkKind::Gap => 4,
             MarkKind::Stale | MarkKind::Threshold => 5,
+            MarkKind::Command => 6,
+            MarkKind::Network => 7,
+            MarkKind::Recording => 8,
+            MarkKind::Note => 9,
         }]
     }
 

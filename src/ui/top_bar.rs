@@ -529,6 +529,8 @@ fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown) {
             .on_hover_text("Show the end-effector force/torque plots");
         ui.checkbox(&mut settings.show_presets, "Presets")
             .on_hover_text("Show the preset pose picker");
+        ui.checkbox(&mut settings.show_log, "Event log")
+            .on_hover_text("Show the event log: every event of the session, and the notes");
         ui.checkbox(&mut settings.show_axes, "Joint axes")
             .on_hover_text("Draw each joint's axis in the 3D view");
         ui.checkbox(&mut settings.show_frames, "Joint frames")

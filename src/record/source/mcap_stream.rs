@@ -35,6 +35,8 @@ enum ChannelKind {
     Reported,
     /// A raw datagram channel.
     Raw(Direction, SocketAddr),
+    /// The operator's notes ([`format::NOTES_TOPIC`]).
+    Notes,
     /// Anything else (decoded JSON, foreign topics).
     Other,
 }
@@ -416,6 +418,9 @@ fn split_record(bytes: &[u8]) -> Option<(u8, &[u8])> {
 }
 
 fn channel_kind(c: &mcap::records::Channel) -> ChannelKind {
+    if c.topic == format::NOTES_TOPIC && c.message_encoding == format::JSON_ENCODING {
+        return ChannelKind::Notes;
+    }
     if c.message_encoding != format::RAW_ENCODING {
         return ChannelKind::Other;
     }
@@ -472,6 +477,15 @@ fn record(
                          channel record (lost in a damaged chunk?): skipped"
                     ));
                     set(channels, id, ChannelKind::Reported);
+                    None
+                }
+                ChannelKind::Notes => {
+                    match format::parse_note(payload) {
+                        Some(note) => log.note(note),
+                        None => log.problem(format!(
+                            "a note in the record at byte {at} does not parse: skipped"
+                        )),
+                    }
                     None
                 }
                 ChannelKind::Reported | ChannelKind::Other => None,

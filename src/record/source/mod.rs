@@ -14,7 +14,9 @@
 //! than garbage.
 //!
 //! Only raw channels (message encoding `judp`) become records; the decoded JSON channels are
-//! derived data, skipped here (replay decodes the raw datagrams again).
+//! derived data, skipped here (replay decodes the raw datagrams again). The operator's notes
+//! are not derived: they are read from their channel and handed over on their own
+//! ([`WireSource::take_notes`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -26,6 +28,7 @@ mod mcap_stream;
 
 use mcap_stream::McapReader;
 
+use crate::model::events::Note;
 use crate::net::tap::{Direction, WireRecord};
 use crate::record::capture::{CaptureEvent, CaptureReader, CaptureStats};
 
@@ -132,9 +135,27 @@ struct Log {
     yielded: u64,
     /// A capture's counts, kept when the reader is done.
     capture_stats: Option<CaptureStats>,
+    /// Operator notes read from the notes channel, not yet taken ([`WireSource::take_notes`]).
+    notes: Vec<Note>,
+    /// Notes read in all (at most [`MAX_NOTES`] are kept).
+    notes_read: usize,
 }
 
+/// Most operator notes read from one recording (a hostile file must not fill the timeline).
+pub const MAX_NOTES: usize = 10_000;
+
 impl Log {
+    fn note(&mut self, note: Note) {
+        self.notes_read += 1;
+        if self.notes_read <= MAX_NOTES {
+            self.notes.push(note);
+        } else if self.notes_read == MAX_NOTES + 1 {
+            self.problem(format!(
+                "more than {MAX_NOTES} operator notes: the rest are not shown"
+            ));
+        }
+    }
+
     fn problem(&mut self, p: String) {
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(p);
@@ -259,6 +280,12 @@ impl WireSource {
     /// reading or after a clean end.
     pub fn stopped(&self) -> Option<&str> {
         self.log.stopped.as_deref()
+    }
+
+    /// The operator notes read since the last call (MCAP recordings: the
+    /// [`crate::record::format::NOTES_TOPIC`] channel), in file order.
+    pub fn take_notes(&mut self) -> Vec<Note> {
+        std::mem::take(&mut self.log.notes)
     }
 
     /// Records yielded so far.
