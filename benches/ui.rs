@@ -235,7 +235,7 @@ fn bench(c: &mut Criterion) {
             "{name}: every plot drawn"
         );
         g.bench_function(name, |b| {
-            b.iter(|| black_box(frame_sized(&ctx, &mut a, TALL)))
+            b.iter(|| black_box(frame_sized(&ctx, &mut a, TALL)));
         });
     }
     // The same frame without the plots: what the rest of the UI costs.

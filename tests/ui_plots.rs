@@ -535,3 +535,10 @@ fn hovering_a_plot_lists_every_signal_at_the_pointer_time() {
     assert!(has_label(&h, "Fy -2.00 N"));
     assert_eq!(h.query_all_by_label_contains(&at).count(), 3);
 }
+
+#[test]
+fn the_joint_plots_screenshot_scenario_plots_joint_positions_and_velocities() {
+    use jaus_ocu::ui::screenshot::Scenario;
+    assert_eq!(Scenario::parse("joint-plots"), Ok(Scenario::JointPlots));
+    assert!(Scenario::parse("nope").unwrap_err().contains("joint-plots"));
+}

@@ -100,11 +100,14 @@ pub const fn panel_height(plots: usize, plot_height: f32) -> f32 {
 }
 
 /// The panel's starting height in a window area `available` points tall with `plots` plots:
-/// a third of it, more to give each plot [`MIN_PLOT_HEIGHT`], never more than half of it.
+/// a third of it, more to give each plot [`MIN_PLOT_HEIGHT`], never more than half of it, and
+/// in a small window (800×600) no more than 42 % of it (the plots give way first; more plots
+/// than fit scroll).
 pub fn default_panel_height(available: f32, plots: usize) -> f32 {
     let wanted = panel_height(plots.max(1), MIN_PLOT_HEIGHT);
+    let cap = if available < 560.0 { 0.42 } else { 0.5 };
     (available * 0.34)
-        .max(wanted.min(available * 0.5))
+        .max(wanted.min(available * cap))
         .max(MIN_PANEL_HEIGHT.min(available * 0.42))
 }
 
@@ -908,5 +911,19 @@ mod tests {
         assert!((nice_above(2.0) - 5.0).abs() < 1e-12);
         assert_eq!(multiples_in(0.5, 3.5, 1.0), 3);
         assert_eq!(multiples_in(0.1, 0.9, 1.0), 0);
+    }
+
+    #[test]
+    fn the_panel_starts_tall_enough_for_its_plots_but_gives_way_in_a_small_window() {
+        // 1280×800: three plots of MIN_PLOT_HEIGHT fit in half the room.
+        let h = default_panel_height(660.0, 3);
+        assert!(
+            h >= panel_height(3, MIN_PLOT_HEIGHT) - 1.0 && h <= 330.0,
+            "{h}"
+        );
+        // 800×600: no more than 42 %.
+        assert!(default_panel_height(430.0, 3) <= 430.0 * 0.42 + 0.01);
+        // One plot: a third.
+        assert!((default_panel_height(660.0, 1) - 660.0 * 0.34).abs() < 1e-3);
     }
 }
