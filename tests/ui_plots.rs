@@ -57,8 +57,12 @@ fn app(settings: Settings) -> OcuApp {
 }
 
 fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
+    harness_sized(app, 1280.0, 800.0)
+}
+
+fn harness_sized(app: OcuApp, w: f32, h: f32) -> Harness<'static, OcuApp> {
     Harness::builder()
-        .with_size([1280.0, 800.0])
+        .with_size([w, h])
         .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
 }
 
@@ -383,11 +387,24 @@ fn the_joint_lines_break_where_the_samples_stop() {
 
 #[test]
 fn a_plot_added_with_the_picker_shows_its_signals_and_the_choice_persists() {
-    let mut h = harness(arm_app(Settings::default()));
+    // A window and a panel with room for a fourth plot: an empty one, removed with its ×.
+    let mut settings = Settings::default();
+    settings.plots.add();
+    let mut h = harness_sized(arm_app(settings), 1280.0, 1100.0);
     h.step();
+    h.step();
+    h.query_all_by_label("×").last().unwrap().click();
+    h.step();
+    assert_eq!(h.state().settings.plots.plots.len(), 3);
     h.get_by_label("+ Plot").click();
     h.step();
+    h.step();
     assert_eq!(h.state().settings.plots.plots.len(), 4);
+    assert_eq!(
+        h.state().view.plots.frames.len(),
+        4,
+        "the new plot is shown"
+    );
     // The new plot's picker is the last one.
     h.query_all_by_label("Signals…").last().unwrap().click();
     h.step();
@@ -468,7 +485,7 @@ fn a_saved_signal_the_arm_lacks_shows_as_unavailable() {
         9,
         &[SignalRef::new(Series::Positions, 9)],
     ));
-    let mut h = harness(arm_app(settings));
+    let mut h = harness_sized(arm_app(settings), 1280.0, 1100.0);
     h.step();
     h.step();
     assert!(has_label(&h, "J10 joint positions: not on this arm"));
@@ -536,4 +553,29 @@ fn hovering_a_plot_lists_every_signal_at_the_pointer_time() {
     // The force plot's legend holds the time too (its values at that time).
     assert!(has_label(&h, "Fy -2.00 N"));
     assert_eq!(h.query_all_by_label_contains(&at).count(), 3);
+}
+
+#[test]
+fn the_joint_plots_screenshot_scenario_plots_joint_positions_and_velocities() {
+    use jaus_ocu::ui::screenshot::Scenario;
+    assert_eq!(Scenario::parse("joint-plots"), Ok(Scenario::JointPlots));
+    assert!(Scenario::parse("nope").unwrap_err().contains("joint-plots"));
+}
+
+#[test]
+fn plots_that_do_not_fit_are_left_out_and_said_so() {
+    let mut settings = Settings::default();
+    for _ in 0..3 {
+        settings.plots.add();
+    }
+    let mut h = harness(arm_app(settings));
+    h.step();
+    h.step();
+    let shown = h.state().view.plots.frames.len();
+    assert!((1..6).contains(&shown), "{shown} of 6 shown");
+    let note = format!("{} more plot(s) below", 6 - shown);
+    assert!(has_label(&h, &note), "no {note}");
+    for f in h.state().view.plots.frames.clone() {
+        assert!(f.height >= SMALLEST_PLOT_HEIGHT - 24.0, "{f:?}");
+    }
 }

@@ -141,7 +141,7 @@ pub struct ViewState {
     pub replay_focus: Option<ComponentId>,
     /// The help overlay.
     pub show_help: bool,
-    /// The force/torque plots: following, visible range, decimation.
+    /// The plots: following, visible range, decimation, the time under the pointer.
     pub plots: plots::PlotsView,
     /// Frames drawn (for the status bar).
     pub frames: u64,

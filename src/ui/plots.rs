@@ -78,7 +78,7 @@ pub const MIN_PLOT_HEIGHT: f32 = 64.0;
 
 /// The least height a plot is drawn at when a small window gives the panel less than it
 /// asks (800×600: the 3D arm keeps its room; two labelled ticks still show). More plots than
-/// fit at this height scroll.
+/// fit at this height are left out (a line says so).
 pub const SMALLEST_PLOT_HEIGHT: f32 = 48.0;
 
 /// The height of the panel's header row, points (title, follow, window, threshold).
@@ -100,11 +100,14 @@ pub const fn panel_height(plots: usize, plot_height: f32) -> f32 {
 }
 
 /// The panel's starting height in a window area `available` points tall with `plots` plots:
-/// a third of it, more to give each plot [`MIN_PLOT_HEIGHT`], never more than half of it.
+/// a third of it, more to give each plot [`MIN_PLOT_HEIGHT`], never more than half of it, and
+/// in a small window (800×600) no more than 42 % of it (the plots give way first; plots that
+/// do not fit are left out, [`shown_plots`]).
 pub fn default_panel_height(available: f32, plots: usize) -> f32 {
     let wanted = panel_height(plots.max(1), MIN_PLOT_HEIGHT);
+    let cap = if available < 560.0 { 0.42 } else { 0.5 };
     (available * 0.34)
-        .max(wanted.min(available * 0.5))
+        .max(wanted.min(available * cap))
         .max(MIN_PANEL_HEIGHT.min(available * 0.42))
 }
 
@@ -810,6 +813,19 @@ fn header(
     });
 }
 
+/// How many of `all` plots a panel with `room` points under its header shows, each plot
+/// taking `legend` points for its legend: as many as fit at [`SMALLEST_PLOT_HEIGHT`] (with a
+/// line to say the rest do not), at least one. A scrolled panel would hide widgets under the
+/// bars below it and fight the wheel, which zooms the plots.
+pub fn shown_plots(room: f32, legend: f32, all: usize) -> usize {
+    let each = SMALLEST_PLOT_HEIGHT + legend;
+    if room + 0.5 >= all as f32 * each {
+        return all;
+    }
+    // Room for the note too.
+    (((room - legend) / each).floor().max(1.0) as usize).min(all)
+}
+
 /// Draws the panel. The header's controls, the pickers and the legend chips change
 /// `settings`.
 pub fn show(
@@ -820,60 +836,59 @@ pub fn show(
     theme: &Theme,
 ) {
     header(ui, input, view, settings, theme);
-    let n = settings.plots.plots.len();
+    let all = settings.plots.plots.len();
     // Fill the panel: content shorter than the panel made it shrink a little every frame.
     let spacing = ui.spacing().item_spacing.y;
     let legend = ui.spacing().interact_size.y + 2.0 * spacing;
-    let room = ui.available_height() - TIME_AXIS_HEIGHT - n as f32 * (legend + spacing);
-    let h = (room / n.max(1) as f32).max(SMALLEST_PLOT_HEIGHT);
-    let fits = room >= n as f32 * SMALLEST_PLOT_HEIGHT - 1.0;
+    let room = ui.available_height() - TIME_AXIS_HEIGHT;
+    let n = shown_plots(room, legend + spacing, all);
+    // A note under the plots says how many do not fit.
+    let note = if n < all { legend } else { 0.0 };
+    let h =
+        ((room - note - n as f32 * (legend + spacing)) / n.max(1) as f32).max(SMALLEST_PLOT_HEIGHT);
     let mut hover = None;
     let mut remove = None;
     let mut frames = Vec::with_capacity(n);
-    let mut draw = |ui: &mut egui::Ui, view: &mut PlotsView, settings: &mut Settings| {
-        for index in 0..n {
-            let Some(spec) = settings.plots.plots.get(index) else {
-                break;
-            };
-            let chans = channels(input.session, spec);
-            if legend_row(ui, input, view.hover, settings, theme, index, &chans)
-                == LegendAsk::Remove
-            {
-                remove = Some(index);
-            }
-            // Chips clicked change what is drawn this frame already.
-            let chans = settings
-                .plots
-                .plots
-                .get(index)
-                .map_or(chans, |spec| channels(input.session, spec));
-            let plot = OnePlot {
-                index,
-                channels: &chans,
-                height: h,
-                last: index + 1 == n,
-            };
-            let drawn = one_plot(ui, input, view, settings, theme, &plot);
-            if index == 0 {
-                view.range = Some(drawn.frame.x);
-            }
-            frames.push(drawn.frame);
-            if drawn.interacted {
-                view.follow = false;
-            }
-            hover = hover.or(drawn.hover);
+    for index in 0..n {
+        let Some(spec) = settings.plots.plots.get(index) else {
+            break;
+        };
+        let chans = channels(input.session, spec);
+        if legend_row(ui, input, view.hover, settings, theme, index, &chans) == LegendAsk::Remove {
+            remove = Some(index);
         }
-    };
-    if fits {
-        draw(ui, view, settings);
-    } else {
-        // Scrolled by its bar only: the wheel zooms the plots, a drag pans them.
-        egui::ScrollArea::vertical()
-            .scroll_source(egui::scroll_area::ScrollSource::SCROLL_BAR)
-            .auto_shrink(false)
-            .show(ui, |ui| draw(ui, view, settings));
+        // Chips clicked change what is drawn this frame already.
+        let chans = settings
+            .plots
+            .plots
+            .get(index)
+            .map_or(chans, |spec| channels(input.session, spec));
+        let plot = OnePlot {
+            index,
+            channels: &chans,
+            height: h,
+            last: index + 1 == n,
+        };
+        let drawn = one_plot(ui, input, view, settings, theme, &plot);
+        if index == 0 {
+            view.range = Some(drawn.frame.x);
+        }
+        frames.push(drawn.frame);
+        if drawn.interacted {
+            view.follow = false;
+        }
+        hover = hover.or(drawn.hover);
     }
-    if n == 0 {
+    if n < all {
+        ui.label(
+            RichText::new(format!(
+                "{} more plot(s) below: drag the panel's top edge up to see them",
+                all - n
+            ))
+            .color(theme.warn),
+        );
+    }
+    if all == 0 {
         view.range = None;
         ui.label(RichText::new("No plots: add one with + Plot").color(theme.muted));
     }
@@ -908,5 +923,27 @@ mod tests {
         assert!((nice_above(2.0) - 5.0).abs() < 1e-12);
         assert_eq!(multiples_in(0.5, 3.5, 1.0), 3);
         assert_eq!(multiples_in(0.1, 0.9, 1.0), 0);
+    }
+
+    #[test]
+    fn the_panel_starts_tall_enough_for_its_plots_but_gives_way_in_a_small_window() {
+        // 1280×800: three plots of MIN_PLOT_HEIGHT fit in half the room.
+        let h = default_panel_height(660.0, 3);
+        assert!(
+            h >= panel_height(3, MIN_PLOT_HEIGHT) - 1.0 && h <= 330.0,
+            "{h}"
+        );
+        // 800×600: no more than 42 %; the plots that do not fit are left out, said below.
+        assert_eq!(shown_plots(130.0, 30.0, 3), 1);
+        assert_eq!(shown_plots(3.0 * 78.0, 30.0, 3), 3);
+        assert_eq!(shown_plots(10.0, 30.0, 3), 1);
+        assert_eq!(shown_plots(10.0, 30.0, 0), 0);
+        assert!(default_panel_height(430.0, 3) <= 430.0 * 0.42 + 0.01);
+        // One plot: a third, or the room of two plots when that is more.
+        let one = default_panel_height(660.0, 1);
+        assert!(
+            (one - (660.0 * 0.34f32).max(MIN_PANEL_HEIGHT)).abs() < 1e-3,
+            "{one}"
+        );
     }
 }
