@@ -1,7 +1,8 @@
 //! `jaus-ocu export` end to end: MCAP → pcapng read back by our capture reader with the same
 //! datagrams, times and peers; MCAP → pcapng → replay gives the same session as replaying
 //! the MCAP; a damaged MCAP exports its readable part and says where it stopped; an output
-//! that cannot be written is an error that leaves nothing behind; the CSV is the GUI's.
+//! that cannot be written is an error that leaves nothing behind; the CSV is the GUI's
+//! while its plots are hidden (shown, the GUI writes what they show).
 
 #![allow(
     clippy::unwrap_used,

@@ -4,7 +4,9 @@
 //! `--replay FILE`, the replay window of a recording or capture at `--at` seconds instead;
 //! with `--scenario emergency|emergency-held|taken|lost`, the session ends in an emergency
 //! stop (without or with control held), another OCU taking control, or a lost link;
-//! `--scenario vehicle-two-arms` is two arms on one vehicle.
+//! `--scenario vehicle-two-arms` is two arms on one vehicle; `--scenario joint-plots` plots
+//! every joint's position and velocity; `--scenario event-log` opens the event log (after
+//! `emergency-held`) with a note and a bookmark.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -46,7 +48,8 @@ pub struct ScreenshotArgs {
     /// and a second more), emergency-held (control taken, then the emergency stop),
     /// taken (control taken, then another OCU with a higher authority takes it), lost (then
     /// the arm silent for 4 s: the link lost), vehicle-two-arms (two arms on one vehicle,
-    /// 126.1.10 and 126.1.11 at their own mounts).
+    /// 126.1.10 and 126.1.11 at their own mounts), joint-plots (every joint's position and
+    /// velocity plotted), event-log (the event log open, with a note and a bookmark).
     #[arg(
         long,
         value_name = "NAME",

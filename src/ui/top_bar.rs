@@ -525,7 +525,7 @@ fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown) {
         ui.separator();
         ui.checkbox(&mut settings.show_gauges, "Joint gauges")
             .on_hover_text("Show the joint gauges panel");
-        ui.checkbox(&mut settings.show_plots, "Force/torque plots")
+        ui.checkbox(&mut settings.show_plots, "Plots")
             .on_hover_text("Show the end-effector force/torque plots");
         ui.checkbox(&mut settings.show_presets, "Presets")
             .on_hover_text("Show the preset pose picker");

@@ -305,7 +305,8 @@ impl WireSource {
     /// What the file held, for a file that yielded no JUDP datagram (`None` once one was
     /// read): the operator learns why nothing shows and what to try.
     pub fn held_no_judp(&self) -> Option<String> {
-        if self.log.yielded > 0 {
+        // Operator notes alone are something to show (a timeline of notes).
+        if self.log.yielded > 0 || self.log.notes_read > 0 {
             return None;
         }
         let port = self.port;
