@@ -236,7 +236,10 @@ impl UiCommand {
                 "Record",
                 "Start / stop recording every datagram sent and received to an MCAP file",
             ),
-            UiCommand::ExportCsv => ("Export CSV…", "What the plots show (their signals over their time range) as CSV"),
+            UiCommand::ExportCsv => (
+                "Export CSV…",
+                "What the plots show (their signals over their time range) as CSV",
+            ),
             UiCommand::ExportPng => (
                 "Export 3D view as PNG…",
                 "The 3D view as it is on screen now",

@@ -135,13 +135,11 @@ impl OcuApp {
             .as_ref()
             .map(|l| banner::lines(l, &others_stopped, live_start.or(start_ns), shown))
             .unwrap_or_default();
-        if !self.view.notices.is_empty() {
-            // Over the window's top right, under the bars: a notice arriving while the
-            // operator points at something never pushes it away (a panel here moved the side
-            // panels and the 3D view down).
-            let top = ui.available_rect_before_wrap().top();
-            notices::overlay(ui.ctx(), top, &self.view.notices, theme, actions);
-        }
+        // Over the window's top right, under the bars: a notice arriving while the operator
+        // points at something never pushes it away (a panel here moved the side panels and
+        // the 3D view down).
+        let top = ui.available_rect_before_wrap().top();
+        notices::overlay(ui.ctx(), top, &self.view.notices, theme, actions);
         let status = StatusBar {
             state: &self.state,
             shown,

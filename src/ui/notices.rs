@@ -43,7 +43,9 @@ pub const MAX_NOTICES: usize = 6;
 pub const OVERLAY_WIDTH: f32 = 520.0;
 
 /// Draws the notices over the window's top right corner, `top` points from the top (under
-/// the bars), without taking room from any panel.
+/// the bars), without taking room from any panel. Called every frame, with no notice too:
+/// an area drawn for the first time spends that frame measuring itself, invisible, and a
+/// notice must show in the frame it arrives.
 pub fn overlay(
     ctx: &egui::Context,
     top: f32,
@@ -51,15 +53,24 @@ pub fn overlay(
     theme: &Theme,
     actions: &mut Vec<Action>,
 ) {
-    let width = OVERLAY_WIDTH
-        .min(ctx.content_rect().width() - 16.0)
-        .max(120.0);
+    let screen = ctx.content_rect();
+    // A fixed width and a fixed left edge: placed by its own size, a new area would sit
+    // elsewhere for its first frame (it knows its size only after drawing), and a click
+    // aimed at what was drawn there would miss.
+    let margin = 8.0;
+    let width = OVERLAY_WIDTH.min(screen.width() - 4.0 * margin).max(120.0);
+    let left = (screen.right() - width - 3.0 * margin).max(screen.left());
     egui::Area::new(egui::Id::unique("notices"))
         .order(egui::Order::Foreground)
-        .anchor(egui::Align2::RIGHT_TOP, [-8.0, top + 4.0])
+        .fixed_pos(egui::pos2(left, top + 4.0))
+        // Empty, the pointer goes through to what is under it.
+        .interactable(!notices.is_empty())
         .show(ctx, |ui| {
+            if notices.is_empty() {
+                return;
+            }
             egui::Frame::popup(ui.style()).show(ui, |ui| {
-                ui.set_max_width(width);
+                ui.set_width(width);
                 show(ui, notices, theme, actions);
             });
         });
