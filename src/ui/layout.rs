@@ -221,9 +221,16 @@ impl OcuApp {
             // In a small window (800×600) the plots give way first: never so tall that the
             // 3D view (under the banner, in an emergency) goes below its minimum.
             let max = (height * 0.75).max(plots::MIN_PANEL_HEIGHT).min(room);
+            // Never shorter than every chosen plot needs at its smallest, where the room
+            // allows: a plot added (or a splitter left short by a first frame in a smaller
+            // window) grows the panel rather than being left out.
+            let n = settings.plots.plots.len();
+            // (The panel's frame margins and item spacing come on top of `panel_height`.)
+            let needs = plots::panel_height(n, plots::SMALLEST_PLOT_HEIGHT) + 24.0;
+            let least = plots_min.max(needs.min(max));
             egui::Panel::bottom("plots")
                 .resizable(true)
-                .min_size(plots_min)
+                .min_size(least)
                 .max_size(max)
                 .default_size(
                     plots::default_panel_height(height, settings.plots.plots.len()).min(max),
