@@ -20,11 +20,10 @@ use super::notices::NoticeLevel;
 use super::sources::read_session;
 use super::theme::Theme;
 use super::time_control::{Shown, TimeCommand};
-use super::widgets::scrub_bar::MarkFilter;
+use super::widgets::scrub_bar::{MarkFilter, kind_chips};
 use crate::model::clock::format_utc_time;
 use crate::model::events::{self, Event, Note, NotesFile, sidecar_path};
 use crate::model::session::{Mark, Session};
-use crate::model::update::MarkKind;
 
 /// The panel's width to start with, points (resizable; small so the 3D view keeps its room).
 pub const DEFAULT_WIDTH: f32 = 260.0;
@@ -186,26 +185,8 @@ pub fn show(
 
 /// One toggle chip per kind present (with its count), as the timeline has: the same filter.
 fn chips(ui: &mut egui::Ui, session: &Session, filter: &mut MarkFilter, theme: &Theme) {
-    for (kind, count) in MarkKind::ALL.into_iter().zip(events::counts(session)) {
-        if count == 0 && filter.shows(kind) {
-            continue;
-        }
-        let mut on = filter.shows(kind);
-        let colour = if on { theme.mark(kind) } else { theme.muted };
-        let text = RichText::new(format!("{} {count}", kind.name()))
-            .small()
-            .color(colour);
-        if ui
-            .toggle_value(&mut on, text)
-            .on_hover_text(format!(
-                "Show or hide the {} events (here and on the timeline)",
-                kind.name()
-            ))
-            .changed()
-        {
-            filter.set(kind, on);
-        }
-    }
+    let counts = events::counts(session);
+    kind_chips(ui, &counts, filter, theme, true, "here and on the timeline");
 }
 
 /// What the operator did in the note window this frame.
@@ -357,6 +338,7 @@ impl OcuApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::update::MarkKind;
 
     #[test]
     fn a_line_has_the_time_of_day_the_session_time_the_kind_and_the_words() {

@@ -15,7 +15,7 @@ use super::format::{format_hms, format_speed, group_digits, wall_ns};
 use super::sources::ReplayState;
 use super::theme::Theme;
 use super::time_control::{SPEEDS, Shown, TimeCommand, TimeControl};
-use super::widgets::scrub_bar::{MarkFilter, ScrubAction, ScrubBar, scrub_bar};
+use super::widgets::scrub_bar::{MarkFilter, ScrubAction, ScrubBar, kind_chips, scrub_bar};
 use crate::model::clock::{format_utc_date, format_utc_time};
 use crate::model::session::Session;
 use crate::model::update::MarkKind;
@@ -127,30 +127,8 @@ fn chips_or_menu(ui: &mut egui::Ui, session: &Session, filter: &mut MarkFilter, 
 /// One toggle chip per kind of mark present (in the kind's colour, with its count): click
 /// to hide or show that kind on the scrub bar.
 fn filter_chips(ui: &mut egui::Ui, session: &Session, filter: &mut MarkFilter, theme: &Theme) {
-    let mut counts = [0_usize; MarkKind::ALL.len()];
-    for m in &session.marks {
-        if let Some(i) = MarkKind::ALL.iter().position(|k| *k == m.kind) {
-            counts[i] += 1;
-        }
-    }
-    for (kind, count) in MarkKind::ALL.into_iter().zip(counts) {
-        if count == 0 && filter.shows(kind) {
-            continue;
-        }
-        let mut on = filter.shows(kind);
-        let colour = if on { theme.mark(kind) } else { theme.muted };
-        let text = RichText::new(format!("{} {count}", kind.name())).color(colour);
-        if ui
-            .toggle_value(&mut on, text)
-            .on_hover_text(format!(
-                "Show or hide the {} marks on the timeline",
-                kind.name()
-            ))
-            .changed()
-        {
-            filter.set(kind, on);
-        }
-    }
+    let counts = crate::model::events::counts(session);
+    kind_chips(ui, &counts, filter, theme, false, "on the timeline");
 }
 
 /// A button for a timeline command of the table.

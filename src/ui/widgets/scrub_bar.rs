@@ -3,7 +3,7 @@
 //! anywhere else to seek.
 
 use eframe::egui::{
-    Pos2, Rect, Response, Sense, Shape, Stroke, StrokeKind, Ui, WidgetInfo, pos2, vec2,
+    self, Pos2, Rect, Response, Sense, Shape, Stroke, StrokeKind, Ui, WidgetInfo, pos2, vec2,
 };
 
 use crate::model::session::Mark;
@@ -55,6 +55,38 @@ impl MarkFilter {
             self.0 &= !Self::bit(kind);
         } else {
             self.0 |= Self::bit(kind);
+        }
+    }
+}
+
+/// One toggle chip per kind of mark present (in the kind's colour, with its count, `counts`
+/// in the order of [`MarkKind::ALL`]; a hidden kind keeps its chip so it can be shown
+/// again): a click hides or shows that kind `where_` ("on the timeline", "here and on the
+/// timeline"). The timeline and the event log draw the same chips on the same filter.
+pub fn kind_chips(
+    ui: &mut egui::Ui,
+    counts: &[usize; MarkKind::ALL.len()],
+    filter: &mut MarkFilter,
+    theme: &Theme,
+    small: bool,
+    where_: &str,
+) {
+    for (kind, &count) in MarkKind::ALL.into_iter().zip(counts) {
+        if count == 0 && filter.shows(kind) {
+            continue;
+        }
+        let mut on = filter.shows(kind);
+        let colour = if on { theme.mark(kind) } else { theme.muted };
+        let mut text = egui::RichText::new(format!("{} {count}", kind.name())).color(colour);
+        if small {
+            text = text.small();
+        }
+        if ui
+            .toggle_value(&mut on, text)
+            .on_hover_text(format!("Show or hide the {} marks {where_}", kind.name()))
+            .changed()
+        {
+            filter.set(kind, on);
         }
     }
 }
