@@ -160,8 +160,8 @@ pub fn short_buffer_advice(buffer: ReceiveBuffer) -> String {
         .map_or_else(|_| "?".to_owned(), |s| s.trim().to_owned());
     format!(
         "the UDP receive buffer is {} KiB, not the {} KiB wanted: bursts of traffic while this \
-         machine is busy may overflow it (the status bar counts kernel drops). \
-         net.core.rmem_max = {rmem_max} caps it; raise it with \
+         machine is busy may overflow it (kernel drops are counted: the GUI's status bar, \
+         `probe --json`, a recording's session_end). net.core.rmem_max = {rmem_max} caps it; raise it with \
          `sudo sysctl -w net.core.rmem_max={}` (persist it in /etc/sysctl.d/)",
         buffer.granted / 1024,
         buffer.wanted / 1024,
