@@ -161,8 +161,8 @@ pub fn short_buffer_advice(buffer: ReceiveBuffer) -> String {
     format!(
         "the UDP receive buffer is {} KiB, not the {} KiB wanted: bursts of traffic while this \
          machine is busy may overflow it (kernel drops are counted: the GUI's status bar, \
-         `probe --json`, a recording's session_end). net.core.rmem_max = {rmem_max} caps it; raise it with \
-         `sudo sysctl -w net.core.rmem_max={}` (persist it in /etc/sysctl.d/)",
+         `probe --json`, a recording's session_end). net.core.rmem_max = {rmem_max} caps \
+         it; raise it with `sudo sysctl -w net.core.rmem_max={}` (persist it in /etc/sysctl.d/)",
         buffer.granted / 1024,
         buffer.wanted / 1024,
         buffer.wanted / 2
