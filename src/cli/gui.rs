@@ -37,6 +37,11 @@ pub struct GuiArgs {
     /// identity file, or the next free component when another jaus-ocu holds it).
     #[arg(long, value_name = "S.N.C")]
     pub jaus_id: Option<JausId>,
+    /// The session's memory budget for this run: 512M, 2G, 1.5GiB or a share of this
+    /// machine's memory such as 25% (default: as set in View → Memory, else a quarter of the
+    /// memory, at most 4 GiB). Beyond it the oldest samples are kept as a min/max envelope.
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
+    pub memory_limit: Option<u64>,
 }
 
 /// Arguments of `jaus-ocu demo`.
@@ -52,6 +57,11 @@ pub struct DemoArgs {
     /// The OCU's own JAUS ID (default: as `gui`).
     #[arg(long, value_name = "S.N.C")]
     pub jaus_id: Option<JausId>,
+    /// The session's memory budget for this run: 512M, 2G, 1.5GiB or a share of this
+    /// machine's memory such as 25% (default: as set in View → Memory, else a quarter of the
+    /// memory, at most 4 GiB). Beyond it the oldest samples are kept as a min/max envelope.
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
+    pub memory_limit: Option<u64>,
 }
 
 /// Arguments of `jaus-ocu replay`.
@@ -63,11 +73,21 @@ pub struct ReplayArgs {
     /// UDP port that carries JUDP in captures.
     #[arg(long, default_value_t = judp::PORT)]
     pub port: u16,
+    /// The session's memory budget for this run: 512M, 2G, 1.5GiB or a share of this
+    /// machine's memory such as 25% (default: as set in View → Memory, else a quarter of the
+    /// memory, at most 4 GiB). Beyond it the oldest samples are kept as a min/max envelope.
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
+    pub memory_limit: Option<u64>,
+}
+
+/// `--memory-limit` as clap reads it.
+fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    crate::ui::memory::parse_limit(text, crate::ui::memory::physical_memory())
 }
 
 /// Opens the GUI replaying a file.
 pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
-    crate::ui::run_replay(&args.file, args.port)?;
+    crate::ui::run_replay(&args.file, args.port, args.memory_limit)?;
     Ok(0)
 }
 
@@ -87,7 +107,7 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
         },
         ..NetConfig::default()
     };
-    crate::ui::run(LiveKind::Live, cfg, Vec::new())?;
+    crate::ui::run(LiveKind::Live, cfg, Vec::new(), args.memory_limit)?;
     Ok(0)
 }
 
@@ -129,6 +149,6 @@ pub fn run_demo(args: &DemoArgs) -> Result<i32> {
         },
         ..NetConfig::default()
     };
-    crate::ui::run(LiveKind::Simulated, cfg, sims)?;
+    crate::ui::run(LiveKind::Simulated, cfg, sims, args.memory_limit)?;
     Ok(0)
 }

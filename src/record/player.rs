@@ -346,10 +346,24 @@ impl Replay {
     /// `jaus-replay-load`; `waker` is called as batches arrive. Fails at once only if the file
     /// cannot be read or is not a format we read.
     pub fn open(path: &Path, port: u16, waker: Option<LoadWaker>) -> Result<Replay, SourceError> {
+        Self::open_within(path, port, waker, None)
+    }
+
+    /// [`Replay::open`] into a session of at most `budget` bytes (`None`: unbounded): a file
+    /// larger than that loads all the same, its far past held as a min/max envelope
+    /// (`Vehicle::set_memory_budget`); [`read_window`] reads exact values back from the file.
+    pub fn open_within(
+        path: &Path,
+        port: u16,
+        waker: Option<LoadWaker>,
+        budget: Option<usize>,
+    ) -> Result<Replay, SourceError> {
         let (loader, info) = Loader::open(path, port)?;
         let (datagram_count, total_bytes) = (info.datagram_count, info.total_bytes);
         let start_ns = Arc::new(AtomicU64::new(0));
-        let session: SharedVehicle = Arc::new(RwLock::new(Vehicle::new()));
+        let mut vehicle = Vehicle::new();
+        vehicle.set_memory_budget(budget);
+        let session: SharedVehicle = Arc::new(RwLock::new(vehicle));
         let progress: SharedProgress =
             Arc::new((Mutex::new(loader.progress.clone()), Condvar::new()));
         let cancel = Arc::new(AtomicBool::new(false));
@@ -453,6 +467,70 @@ impl Replay {
         );
         Ok((session, last))
     }
+}
+
+/// Whether `u` is a sample of a sampled signal (what a session keeps in its histories).
+fn is_sample(u: &Update) -> bool {
+    matches!(
+        u.split().1,
+        Update::JointPositions { .. }
+            | Update::JointVelocities { .. }
+            | Update::JointEfforts { .. }
+            | Update::JointForceTorques { .. }
+            | Update::ForceTorque { .. }
+    )
+}
+
+/// Reads `path` again for the exact samples of `[t0, t1]` (session seconds): a replay whose
+/// far past is held as an envelope (its session is over budget) gets its exact values around
+/// the cursor from here. The vehicle returned holds every discrete fact of the file up to
+/// `t1` (specification, state, control, marks: its `state_at` is complete) and only the
+/// samples inside the window, so it is small whatever the file's length. Reading starts at
+/// the file's beginning (the observer needs the discrete state from there) and stops just
+/// past `t1`; `cancel` ends it early (`None` is returned). `progress` hears how far through the
+/// window's end the read is, 0 to 1.
+pub fn read_window(
+    path: &Path,
+    port: u16,
+    (t0, t1): (f64, f64),
+    cancel: &AtomicBool,
+    mut progress: impl FnMut(f32),
+) -> Result<Option<Vehicle>, SourceError> {
+    let (loader, _) = Loader::open(path, port)?;
+    let mut vehicle = Vehicle::new();
+    // Stopping early: the flush callback raises its own flag (the caller's is only read).
+    let past_end = AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
+    loader.run(
+        &stop,
+        |_| {},
+        |updates, _| {
+            let mut last = None::<f64>;
+            for u in updates.iter() {
+                let t = u.t();
+                last = Some(last.map_or(t, |l| l.max(t)));
+                if !is_sample(u) || (t0..=t1).contains(&t) {
+                    vehicle.apply(u);
+                }
+            }
+            if let Some(t) = last {
+                progress((t / t1.max(f64::EPSILON)).clamp(0.0, 1.0) as f32);
+                // A second past the end: records are in time order but for the jitter of
+                // the receive path (the recording's log time is the receive time).
+                if t > t1 + 1.0 {
+                    past_end.store(true, Ordering::Relaxed);
+                }
+            }
+            if past_end.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
+                stop.store(true, Ordering::Relaxed);
+            }
+        },
+    );
+    if cancel.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    vehicle.trim_reserve();
+    Ok(Some(vehicle))
 }
 
 impl Drop for Replay {

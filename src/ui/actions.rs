@@ -35,6 +35,9 @@ pub enum Action {
     Answer(bool),
     /// Hide this notice.
     Dismiss(usize),
+    /// Open the running recording at the drawn time, for the exact values the live session
+    /// holds only as an envelope.
+    ExactFromRecording,
 }
 
 impl OcuApp {
@@ -57,6 +60,7 @@ impl OcuApp {
                     self.confirmed(confirm);
                 }
             }
+            Action::ExactFromRecording => self.exact_from_recording(),
             Action::Dismiss(i) => {
                 if i < self.view.notices.len() {
                     self.view.notices.remove(i);

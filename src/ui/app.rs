@@ -65,6 +65,8 @@ pub struct Settings {
     pub plots: crate::model::signals::PlotLayout,
     /// Show the event log panel (off by default: at 800×600 the 3D view needs the width).
     pub show_log: bool,
+    /// The session's memory budget, bytes (`None`: automatic, see [`super::memory`]).
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for Settings {
@@ -84,6 +86,7 @@ impl Default for Settings {
             marks: super::widgets::scrub_bar::MarkFilter::ALL,
             plots: crate::model::signals::PlotLayout::default(),
             show_log: false,
+            memory_limit: None,
         }
     }
 }
@@ -193,6 +196,12 @@ pub struct OcuApp {
     /// A fixed "now" instead of the wall clock (offscreen renders: a picture must not depend
     /// on when it was taken).
     clock: Option<f64>,
+    /// `--memory-limit` of this run, bytes (wins over the settings; not saved).
+    pub memory_override: Option<u64>,
+    /// The machine's physical memory, bytes (read once; `None`: unknown).
+    ram: Option<u64>,
+    /// The budget last given to the sessions (applied again when it changes).
+    budget_applied: Option<usize>,
 }
 
 const SETTINGS_KEY: &str = "jaus-ocu-settings";
@@ -273,7 +282,44 @@ impl OcuApp {
             title_sent: String::new(),
             played: false,
             clock: None,
+            memory_override: None,
+            ram: super::memory::physical_memory(),
+            budget_applied: None,
         }
+    }
+
+    /// The memory budget in force: `--memory-limit`, else the settings', else automatic.
+    pub fn budget(&self) -> super::memory::Budget {
+        super::memory::Budget::choose(self.memory_override, self.settings.memory_limit, self.ram)
+    }
+
+    /// The automatic budget on this machine, bytes.
+    pub fn automatic_budget(&self) -> u64 {
+        super::memory::automatic(self.ram)
+    }
+
+    /// Gives the budget to the sessions when it changed since it was last given: all of it
+    /// to the one session there is, half each to a live session and a replay open over it
+    /// (so the two together stay within it). A replay opens with its share already set.
+    pub(crate) fn apply_budget(&mut self) {
+        let (bytes, _) = self.session_budgets();
+        if self.budget_applied == Some(bytes) {
+            return;
+        }
+        self.budget_applied = Some(bytes);
+        for session in self.sources.sessions() {
+            match session.write() {
+                Ok(mut v) => v.set_memory_budget(Some(bytes)),
+                Err(e) => e.into_inner().set_memory_budget(Some(bytes)),
+            }
+        }
+    }
+
+    /// Each session's share of the budget now, and how many sessions share it.
+    pub(crate) fn session_budgets(&self) -> (usize, usize) {
+        let whole = self.budget().as_usize();
+        let n = self.sources.sessions().count().max(1);
+        (whole / n, n)
     }
 
     /// Restores settings from eframe storage.
@@ -418,6 +464,7 @@ impl OcuApp {
             shown: self.shown(),
             playing: self.time.playing(),
             background: self.sources.loading()
+                || self.sources.replay().is_some_and(|r| r.exact.busy())
                 || self.jobs.busy()
                 || self.recording.is_active()
                 || self.recording.is_stopping(),
@@ -492,9 +539,11 @@ pub fn file_name(path: &Path) -> String {
 
 impl eframe::App for OcuApp {
     fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        self.apply_budget();
         if self.drain(Duration::from_millis(10)) {
             ctx.request_repaint();
         }
+        self.upkeep_exact_window();
         // Sending a viewport command asks for a repaint: sent every frame, the title alone
         // kept the window drawing flat out.
         let title = self.title();

@@ -103,6 +103,11 @@ impl OcuApp {
                 png: self.view.arm.rect.is_some(),
                 urdf: self.state.spec.is_some(),
             },
+            memory: top_bar::MemoryMenu {
+                in_force: self.budget(),
+                automatic: self.automatic_budget(),
+                used: self.sources.memory_bytes() as u64,
+            },
         };
         let settings = &mut self.settings;
         egui::Panel::top("top_bar")
@@ -160,8 +165,14 @@ impl OcuApp {
                     .times(),
                 shown.time(self.now()),
             ),
+            memory: self.memory_line(shown),
         };
-        egui::Panel::bottom("status_bar").show(ui, |ui| status_bar::show(ui, &status, theme));
+        let open_recording = egui::Panel::bottom("status_bar")
+            .show(ui, |ui| status_bar::show(ui, &status, theme))
+            .inner;
+        if open_recording {
+            actions.push(Action::ExactFromRecording);
+        }
         let session = read_session(self.sources.session());
         let input = TimelineInput {
             shown,
@@ -209,8 +220,15 @@ impl OcuApp {
         let plots_fit = room >= plots_min;
         if self.settings.show_plots && plots_fit {
             let session = read_session(self.sources.session());
+            // Where the session holds only an envelope, the exact values read back from the
+            // file draw the plots while they cover the plots' range (`exact.rs`).
+            let exact = self.view.plots.range.and_then(|(a, b)| {
+                let edge = session.envelope_before()?;
+                let r = self.sources.replay().filter(|_| a < edge)?;
+                r.exact.covering(a, b)
+            });
             let input = PlotsInput {
-                session: session.arm_or_focused(self.focus),
+                session: exact.unwrap_or(&session).arm_or_focused(self.focus),
                 shown,
                 time: shown.time(self.now()),
             };

@@ -16,6 +16,7 @@ pub mod banner;
 pub mod commands;
 pub mod confirm;
 pub mod event_log;
+pub mod exact;
 pub mod export;
 pub mod files;
 pub mod format;
@@ -23,6 +24,7 @@ pub mod gauges;
 pub mod help;
 mod layout;
 pub mod live;
+pub mod memory;
 pub mod notices;
 pub mod offscreen;
 pub mod plot_picker;
@@ -69,8 +71,14 @@ pub fn native_options(title: &str) -> eframe::NativeOptions {
 }
 
 /// Opens the window on a live source of `kind` (with the simulators it talks to in the demo)
-/// and runs until it is closed.
-pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sims: Vec<SimHandle>) -> anyhow::Result<()> {
+/// and runs until it is closed; `memory_limit` (bytes, `--memory-limit`) overrides the
+/// settings' memory budget for this run.
+pub fn run(
+    kind: LiveKind,
+    mut net_cfg: NetConfig,
+    sims: Vec<SimHandle>,
+    memory_limit: Option<u64>,
+) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
     let title = match kind {
         LiveKind::Live => "jaus-ocu",
@@ -85,7 +93,9 @@ pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sims: Vec<SimHandle>) -> anyh
             net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(app::FRAME_INTERVAL)));
             let net = NetHandle::spawn(net_cfg)?;
             let settings = OcuApp::load_settings(cc.storage);
-            Ok(Box::new(OcuApp::new(kind, Some(net), sims, settings)))
+            let mut app = OcuApp::new(kind, Some(net), sims, settings);
+            app.memory_override = memory_limit;
+            Ok(Box::new(app))
         }),
     )
     .map_err(|e| anyhow::anyhow!("the window could not be opened: {e} (is a display available? set DISPLAY, or use `jaus-ocu probe` for a terminal view)"))
@@ -94,8 +104,8 @@ pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sims: Vec<SimHandle>) -> anyh
 /// Opens the window replaying `path` (a `.mcap` recording or a `.pcap`/`.pcapng` capture,
 /// JUDP on UDP `port`) and runs until it is closed. The file loads in the background while
 /// the window draws what has arrived; a file that cannot be opened at all fails here, before
-/// any window appears.
-pub fn run_replay(path: &Path, port: u16) -> anyhow::Result<()> {
+/// any window appears. `memory_limit` as for [`run`].
+pub fn run_replay(path: &Path, port: u16, memory_limit: Option<u64>) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
     // The loader wakes the window as batches arrive, once the window exists.
     let waker_ctx: Arc<OnceLock<eframe::egui::Context>> = Arc::new(OnceLock::new());
@@ -105,7 +115,10 @@ pub fn run_replay(path: &Path, port: u16) -> anyhow::Result<()> {
             ctx.request_repaint_after(Duration::from_millis(30));
         }
     });
-    let replay = Replay::open(path, port, Some(waker))?;
+    // The settings are read with the window; until then the budget is the command line's or
+    // the automatic one (the first frame gives the session the settings' budget).
+    let budget = memory::Budget::choose(memory_limit, None, memory::physical_memory());
+    let replay = Replay::open_within(path, port, Some(waker), Some(budget.as_usize()))?;
     let title = format!("jaus-ocu (REPLAY {})", app::file_name(path));
     eframe::run_native(
         "jaus-ocu",
@@ -115,6 +128,7 @@ pub fn run_replay(path: &Path, port: u16) -> anyhow::Result<()> {
             let settings = OcuApp::load_settings(cc.storage);
             let mut app = OcuApp::with_replay(replay, settings);
             app.replay_port = port;
+            app.memory_override = memory_limit;
             Ok(Box::new(app))
         }),
     )

@@ -59,6 +59,14 @@ impl Recording {
         matches!(self, Recording::Active(_))
     }
 
+    /// The file being recorded, while recording.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Recording::Active(a) => Some(&a.path),
+            _ => None,
+        }
+    }
+
     /// Whether a stop is finishing the file.
     pub fn is_stopping(&self) -> bool {
         matches!(self, Recording::Stopping { .. })

@@ -78,6 +78,12 @@ pub struct ReplayState {
     /// Where the UI last put the cursor by itself (at the first joint positions, so the arm
     /// shows at once); `None` once the operator has moved it or the place is settled.
     auto_cursor: Option<f64>,
+    /// Where to put the cursor once the file has loaded that far (a recording opened at the
+    /// drawn time for its exact values).
+    seek_when_loaded: Option<f64>,
+    /// Exact values around the cursor read back from the file, where the session holds only
+    /// an envelope.
+    pub exact: super::exact::ExactWindow,
 }
 
 impl ReplayState {
@@ -178,6 +184,21 @@ impl Sources {
             (None, Some(l)) => &l.session,
             (None, None) => &NO_SESSION,
         }
+    }
+
+    /// Every session held: the live one and the replay's (each holds its share of the
+    /// memory budget).
+    pub fn sessions(&self) -> impl Iterator<Item = &SharedVehicle> {
+        let live = self.live.as_ref().map(|l| &l.session);
+        let replay = self.replay.as_ref().map(|r| &r.replay.session);
+        live.into_iter().chain(replay)
+    }
+
+    /// Bytes held by every session together.
+    pub fn memory_bytes(&self) -> usize {
+        self.sessions()
+            .map(|s| read_session(s).memory_bytes())
+            .sum()
     }
 
     /// What the window shows with time control `time`.
@@ -312,7 +333,9 @@ impl OcuApp {
         let waker: Option<LoadWaker> = self.egui_ctx.clone().map(|ctx| {
             Arc::new(move || ctx.request_repaint_after(Duration::from_millis(30))) as LoadWaker
         });
-        match Replay::open(path, self.replay_port, waker) {
+        // The replay's share: half, with the live session's other half (`apply_budget`).
+        let share = self.budget().as_usize() / if self.sources.live.is_some() { 2 } else { 1 };
+        match Replay::open_within(path, self.replay_port, waker, Some(share)) {
             Ok(replay) => {
                 self.show_replay(replay);
                 Ok(())
@@ -336,6 +359,8 @@ impl OcuApp {
             replay,
             reported: false,
             auto_cursor: Some(0.0),
+            seek_when_loaded: None,
+            exact: super::exact::ExactWindow::default(),
         });
         self.time = TimeControl::replay();
         self.view.plots.follow = true;
@@ -431,6 +456,15 @@ impl OcuApp {
         let Some(r) = &mut self.sources.replay else {
             return;
         };
+        if let Some(t) = r.seek_when_loaded {
+            if s.span().is_some_and(|(_, b)| b >= t) || !r.loading() {
+                r.seek_when_loaded = None;
+                r.auto_cursor = None;
+                let cx = self.sources.time_context(s, 0.0);
+                self.time.apply(TimeCommand::Seek(t), &cx);
+            }
+            return;
+        }
         let Some(auto) = r.auto_cursor else { return };
         if self.time.cursor() != Some(auto) || self.time.playing() {
             r.auto_cursor = None;
@@ -443,6 +477,75 @@ impl OcuApp {
         r.auto_cursor = (first.is_none() && r.loading()).then_some(t);
         let cx = self.sources.time_context(s, 0.0);
         self.time.apply(TimeCommand::Seek(t), &cx);
+    }
+
+    /// Keeps a replay's exact window (`exact.rs`): takes a finished read (the drawn state is
+    /// rebuilt with it) and, where what is drawn reaches into the envelope-only past, asks for
+    /// the window around the cursor. Once per frame.
+    pub(crate) fn upkeep_exact_window(&mut self) {
+        let Some(t) = self.shown().cursor() else {
+            return;
+        };
+        let window = self.settings.plot_window_s;
+        let drawn = self.view.plots.range.unwrap_or((t - window, t));
+        let range = (drawn.0.min(t), drawn.1.max(t));
+        let wake = self
+            .egui_ctx
+            .clone()
+            .map(|ctx| Arc::new(move || ctx.request_repaint()) as Arc<dyn Fn() + Send + Sync>);
+        let port = self.replay_port;
+        let Some(r) = &mut self.sources.replay else {
+            return;
+        };
+        let envelope = read_session(&r.replay.session).envelope_before();
+        if r.exact.poll() {
+            self.drawn = None;
+        }
+        r.exact
+            .want((&r.replay.path, port), range, t, window, envelope, wake);
+    }
+
+    /// What the status bar says of memory this frame.
+    pub(crate) fn memory_line(&self, shown: Shown) -> super::status_bar::Memory {
+        let drawn = read_session(self.sources.session()).envelope_before();
+        let t = shown.time(self.now());
+        let live_past = !shown.is_replay() && drawn.is_some_and(|e| t < e);
+        super::status_bar::Memory {
+            used: self.sources.memory_bytes() as u64,
+            budget: self.budget(),
+            envelope_before: drawn,
+            recording_holds_exact: live_past && self.recording.is_active(),
+            exact: self
+                .sources
+                .replay()
+                .map_or(super::exact::ExactStatus::Idle, |r| r.exact.status()),
+        }
+    }
+
+    /// Opens the running recording at the drawn time (the status bar's memory figure, when
+    /// the live session holds the drawn time only as an envelope).
+    pub(crate) fn exact_from_recording(&mut self) {
+        let Some(path) = self.recording.path().map(Path::to_path_buf) else {
+            self.notify(
+                NoticeLevel::Info,
+                "Nothing is being recorded: the exact values of the envelope-only past are \
+                 not kept anywhere. Record (R) to keep them from now on.",
+            );
+            return;
+        };
+        let t = self.shown().time(self.now());
+        self.open_recording_at(&path, t);
+    }
+
+    /// Opens the file being recorded as a replay over live at `t` (where the live session
+    /// holds only an envelope, the recording holds every exact value).
+    pub fn open_recording_at(&mut self, path: &Path, t: f64) {
+        if self.open_replay(path).is_ok()
+            && let Some(r) = &mut self.sources.replay
+        {
+            r.seek_when_loaded = Some(t);
+            r.auto_cursor = None;
+        }
     }
 
     /// Rebuilds `state` for the drawn time and focus when either changed (or more of the file
@@ -464,13 +567,21 @@ impl OcuApp {
                     .sources
                     .replay
                     .as_ref()
-                    .map_or(0, |r| r.progress.datagrams);
+                    .map_or(0, |r| r.progress.datagrams + (r.exact.generation() << 48));
                 let key = (t, generation, self.focus);
                 if self.drawn != Some(key) {
                     let v = read_session(self.sources.session());
+                    // Where the session holds an envelope only, the exact values read back
+                    // from the file (when they cover `t`).
+                    let exact = self
+                        .sources
+                        .replay
+                        .as_ref()
+                        .filter(|_| v.envelope_before().is_some_and(|e| t < e))
+                        .and_then(|r| r.exact.covering(t, t));
+                    let v: &Vehicle = exact.unwrap_or(&v);
                     self.state = v.arm_or_focused(self.focus).state_at(t);
                     self.drawn_arms = v.arms().map(|(id, s)| (id, s.state_at(t))).collect();
-                    drop(v);
                     self.drawn = Some(key);
                 }
             }

@@ -2,11 +2,15 @@
 //! rates per signal, drops and malformed counters, last outcome and error, the recording's
 //! figures and a replay's loading state.
 
+use std::fmt::Write as _;
+
 use eframe::egui::{self, RichText};
 
 use super::app::last_outcome;
 use super::commands::UiCommand;
-use super::format::group_digits;
+use super::exact::ExactStatus;
+use super::format::{format_hms, group_digits};
+use super::memory::{Budget, format_bytes};
 use super::sources::ReplayState;
 use super::theme::Theme;
 use super::time_control::Shown;
@@ -33,6 +37,106 @@ pub struct StatusBar<'a> {
     /// The live socket's receive buffer is smaller than wanted: the advice (what caps it and
     /// the command that lifts it).
     pub short_buffer: Option<&'a str>,
+    /// The sessions' memory: used, budget, what is held as an envelope.
+    pub memory: Memory,
+}
+
+/// What the status bar says of memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    /// Bytes the sessions hold.
+    pub used: u64,
+    /// The budget in force.
+    pub budget: Budget,
+    /// Before this time (s) the drawn session holds samples as a min/max envelope only.
+    pub envelope_before: Option<f64>,
+    /// The drawn time is in the envelope-only part and a recording of it runs: a click on the
+    /// memory figure opens it at the drawn time for the exact values.
+    pub recording_holds_exact: bool,
+    /// A replay's exact values read back from its file.
+    pub exact: ExactStatus,
+}
+
+impl Memory {
+    /// Nothing held (tests, the offscreen render).
+    pub fn none(budget: Budget) -> Self {
+        Self {
+            used: 0,
+            budget,
+            envelope_before: None,
+            recording_holds_exact: false,
+            exact: ExactStatus::Idle,
+        }
+    }
+}
+
+/// The memory figure, and what is held as an envelope (said, never silent). A click opens the
+/// running recording at the drawn time when it holds what the session keeps only as an
+/// envelope: returns whether it was clicked.
+fn memory(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
+    let m = &bar.memory;
+    let figure = format!(
+        "mem {} / {}",
+        format_bytes(m.used),
+        format_bytes(m.budget.bytes)
+    );
+    let mut hover = format!(
+        "Memory held by the session's history: {} of its budget, {}.",
+        format_bytes(m.used),
+        m.budget
+    );
+    let Some(edge) = m.envelope_before else {
+        ui.label(RichText::new(figure).small().color(theme.muted))
+            .on_hover_text(hover);
+        ui.separator();
+        return false;
+    };
+    let edge_text = format_hms(edge, false);
+    let text = match &m.exact {
+        ExactStatus::Reading { fraction, .. } => format!(
+            "{figure} · before {edge_text} envelope · reading exact values {:.0} %",
+            fraction * 100.0
+        ),
+        ExactStatus::Ready { t0, t1 }
+            if bar.shown.is_past() && *t0 <= bar.time && bar.time <= *t1 =>
+        {
+            format!("{figure} · before {edge_text} envelope · exact values from the file")
+        }
+        _ => format!("{figure} · before {edge_text} envelope"),
+    };
+    let _ = write!(
+        hover,
+        "\nSamples before {edge_text} are held as their min/max envelope: the plots still draw \
+         every peak of the whole session at their width, but a value read there is one \
+         sample per block (of 64 samples or more), not every sample."
+    );
+    match (&m.exact, m.recording_holds_exact) {
+        (ExactStatus::Failed(why), _) => {
+            let _ = write!(hover, "\nReading exact values from the file failed: {why}");
+        }
+        (_, true) => hover.push_str(
+            "\nThe recording running holds every exact value: click to open it at the drawn \
+             time (a replay over live; L comes back).",
+        ),
+        _ if bar.shown.is_replay() => hover.push_str(
+            "\nIn a replay, the exact values around the cursor are read again from the file.",
+        ),
+        _ => hover.push_str(
+            "\nRecord (R) to keep every exact value in a file; raise the budget in View → \
+             Memory or with --memory-limit.",
+        ),
+    }
+    let label = egui::Label::new(RichText::new(text).small().color(theme.warn));
+    let clicked = if m.recording_holds_exact {
+        ui.add(label.sense(egui::Sense::click()))
+            .on_hover_text(hover)
+            .clicked()
+    } else {
+        ui.add(label).on_hover_text(hover);
+        false
+    };
+    ui.separator();
+    clicked
 }
 
 /// One signal's rate as the status bar writes it: `positions 20 Hz (polled)`; 0 while
@@ -67,8 +171,9 @@ pub fn measured_rate(times: &[f64], t: f64) -> f64 {
 /// Draws the status bar: one line whatever it holds, so nothing above it moves when a
 /// message arrives. The last command outcome and error keep the right part (up to half the
 /// width), cut with "…" when longer, their whole text in the tooltip; the facts take the
-/// rest, clipped at its end.
-pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
+/// rest, clipped at its end. Returns whether the operator asked for the running recording at
+/// the drawn time (a click on the memory figure, see [`Memory::recording_holds_exact`]).
+pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
     let height = ui.spacing().interact_size.y;
     let (rect, _) = ui.allocate_exact_size(
         egui::vec2(ui.available_width(), height),
@@ -87,7 +192,7 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
     };
     let left = egui::Layout::left_to_right(egui::Align::Center);
     let mut facts_ui = child(ui, rect.with_max_x(split), left);
-    facts(&mut facts_ui, bar, theme);
+    let open_recording = facts(&mut facts_ui, bar, theme);
     if let Some((job, full)) = message {
         let mut m = child(
             ui,
@@ -96,6 +201,7 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
         );
         m.add(egui::Label::new(job).truncate()).on_hover_text(full);
     }
+    open_recording
 }
 
 /// A receive buffer smaller than wanted: said here, for as long as it holds, rather than
@@ -167,7 +273,7 @@ fn message(
 }
 
 /// The facts: our JAUS ID, the recording, the replay, rates, latency and counters.
-fn facts(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
+fn facts(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
     let state = bar.state;
     if let Some((id, conflict)) = bar.ocu {
         let (colour, hover) = if conflict {
@@ -192,6 +298,7 @@ fn facts(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
         ui.separator();
     }
     short_buffer(ui, bar, theme);
+    let open_recording = memory(ui, bar, theme);
     if let Some(text) = &bar.recording {
         let keys = UiCommand::ToggleRecording.keys_text(bar.shown);
         ui.label(
@@ -285,6 +392,7 @@ fn facts(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
     }
     ui.separator();
     counters(ui, bar, theme);
+    open_recording
 }
 
 /// The OCU's own network counters; a replay has none of its own.
@@ -327,7 +435,7 @@ mod tests {
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
 
-    use super::{StatusBar, show};
+    use super::{Budget, Memory, StatusBar, show};
     use crate::model::state::ArmState;
     use crate::ui::theme::Theme;
     use crate::ui::time_control::Shown;
@@ -346,6 +454,7 @@ mod tests {
                     positions_rate: 0.0,
                     ocu: None,
                     short_buffer,
+                    memory: Memory::none(Budget::choose(None, None, None)),
                 };
                 show(ui, &bar, &Theme::new(true));
             })

@@ -27,6 +27,7 @@ use super::arm_list::{self, naming};
 use super::arms::ArmRow;
 use super::commands::UiCommand;
 use super::live::conflict_refusal;
+use super::memory::{Budget, BudgetSource, MIN_LIMIT, format_bytes};
 use super::recording::{self, Recording};
 use super::sources::Badge;
 use super::theme::Theme;
@@ -67,6 +68,8 @@ pub struct TopBar<'a> {
     pub authority: u8,
     /// What the File menu offers.
     pub file: FileMenu,
+    /// The memory budget: in force, the automatic one, and what the sessions hold.
+    pub memory: MemoryMenu,
     /// The live arms, one row each, by subsystem ([`super::arms::rows`]).
     pub arms: &'a [ArmRow],
     /// What "stop all" reaches: how many followed arms of which subsystem.
@@ -169,6 +172,17 @@ fn stop_all(ui: &mut egui::Ui, bar: &TopBar<'_>, theme: &Theme, actions: &mut Ve
     }
 }
 
+/// What View → Memory budget shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemoryMenu {
+    /// The budget in force.
+    pub in_force: Budget,
+    /// The automatic budget on this machine, bytes.
+    pub automatic: u64,
+    /// Bytes the sessions hold.
+    pub used: u64,
+}
+
 /// Draws the top bar; the View menu changes `settings`.
 pub fn show(
     ui: &mut egui::Ui,
@@ -223,7 +237,7 @@ pub fn show(
             }
             ui.separator();
             file_menu(ui, &bar.file, shown, actions);
-            view_menu(ui, settings, shown);
+            view_menu(ui, settings, shown, &bar.memory);
             let help = UiCommand::ToggleHelp;
             if ui
                 .button(help.text())
@@ -517,8 +531,10 @@ fn action_slot(
     });
 }
 
-fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown) {
+fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown, memory: &MemoryMenu) {
     ui.menu_button("View", |ui| {
+        memory_menu(ui, settings, memory);
+        ui.separator();
         let dark = UiCommand::ToggleTheme;
         ui.checkbox(&mut settings.dark, dark.text())
             .on_hover_text(dark.hover_text(shown));
@@ -535,6 +551,58 @@ fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown) {
             .on_hover_text("Draw each joint's axis in the 3D view");
         ui.checkbox(&mut settings.show_frames, "Joint frames")
             .on_hover_text("Draw each joint's x/y/z frame in the 3D view");
+    });
+}
+
+/// The session's memory budget: automatic or a size of the operator's (saved with the
+/// settings); `--memory-limit` overrides both for its run, which the menu says.
+fn memory_menu(ui: &mut egui::Ui, settings: &mut Settings, memory: &MemoryMenu) {
+    ui.menu_button("Memory budget", |ui| {
+        ui.label(format!(
+            "In use: {} of {}",
+            format_bytes(memory.used),
+            memory.in_force
+        ));
+        let overridden = memory.in_force.source == BudgetSource::CommandLine;
+        ui.add_enabled_ui(!overridden, |ui| {
+            let auto = format!("Automatic ({})", format_bytes(memory.automatic));
+            if ui
+                .radio(settings.memory_limit.is_none(), auto)
+                .on_hover_text(
+                    "A quarter of this machine's memory, at most 4 GiB: twelve hours at 1 kHz \
+                     fit as an envelope in a tenth of that",
+                )
+                .clicked()
+            {
+                settings.memory_limit = None;
+            }
+            let custom = settings.memory_limit.is_some();
+            if ui.radio(custom, "Set:").clicked() && !custom {
+                settings.memory_limit = Some(memory.automatic);
+            }
+            if let Some(bytes) = &mut settings.memory_limit {
+                let mut mib = *bytes >> 20;
+                let least = MIN_LIMIT >> 20;
+                ui.add(
+                    egui::DragValue::new(&mut mib)
+                        .range(least..=1 << 20)
+                        .speed(16)
+                        .suffix(" MB"),
+                )
+                .on_hover_text(
+                    "Beyond it the oldest samples are kept as their min/max envelope (the \
+                     status bar says so)",
+                );
+                *bytes = mib << 20;
+            }
+        });
+        if overridden {
+            ui.label(
+                RichText::new("Set by --memory-limit for this run")
+                    .small()
+                    .italics(),
+            );
+        }
     });
 }
 
