@@ -307,15 +307,24 @@ fn connect_accepts_host_forms_and_a_bad_one_names_the_accepted_forms() {
 #[test]
 fn a_bad_memory_limit_is_a_usage_error_that_says_what_is_accepted() {
     for (args, why) in [
-        (&["replay", "--memory-limit", "lots", "x.mcap"][..], "512M, 2G"),
+        (
+            &["replay", "--memory-limit", "lots", "x.mcap"][..],
+            "512M, 2G",
+        ),
         (&["demo", "--memory-limit", "2X"][..], "unknown unit"),
         (&["--memory-limit", "1M"][..], "at least 32 MB"),
-        (&["replay", "--memory-limit", "150%", "x.mcap"][..], "at most 100 %"),
+        (
+            &["replay", "--memory-limit", "150%", "x.mcap"][..],
+            "at most 100 %",
+        ),
     ] {
         let o = run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains(why) && err.contains("--memory-limit"), "{args:?}: {err}");
+        assert!(
+            err.contains(why) && err.contains("--memory-limit"),
+            "{args:?}: {err}"
+        );
     }
     // A good limit gets past the parser: the missing file is what fails then.
     let o = run(&["replay", "--memory-limit", "512M", "/nonexistent/x.mcap"]);

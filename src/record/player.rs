@@ -484,8 +484,8 @@ fn is_sample(u: &Update) -> bool {
 /// Reads `path` again for the exact samples of `[t0, t1]` (session seconds): a replay whose
 /// far past is held as an envelope (its session is over budget) gets its exact values around
 /// the cursor from here. The vehicle returned holds every discrete fact of the file up to
-/// `t1` (specification, state, control, marks: its `state_at` is complete) and only the
-/// samples inside the window, so it is small whatever the file's length. Reading starts at
+/// `t1` (specification, state, control, marks: its `state_at` is complete but for the sample
+/// counts, which count the window's samples only) and only the samples inside the window, so it is small whatever the file's length. Reading starts at
 /// the file's beginning (the observer needs the discrete state from there) and stops just
 /// past `t1`; `cancel` ends it early (`None` is returned). `progress` hears how far through the
 /// window's end the read is, 0 to 1.
@@ -684,6 +684,51 @@ mod tests {
         assert!((at.value[0] - 0.25).abs() < 1e-6);
         drop(s);
         drop(replay);
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn a_window_read_back_holds_exact_samples_of_its_range_only_and_stops_past_its_end() {
+        let path = temp_path("window.mcap");
+        let start_ns = 1_700_000_000_000_000_000u64;
+        let recorder = Recorder::start(RecorderConfig::new(path.clone(), start_ns)).unwrap();
+        // 100 s at 100 Hz.
+        record_positions(
+            recorder,
+            (0..10_000u16).map(|k| {
+                (
+                    start_ns + u64::from(k) * 10_000_000,
+                    vec![JointValue::revolute(f64::from(k % 500) * 0.001)],
+                )
+            }),
+        );
+        let (plain, _) = Replay::load_blocking(&path, 3794).unwrap();
+        let mut last = 0.0f32;
+        let window = read_window(&path, 3794, (40.0, 50.0), &AtomicBool::new(false), |f| {
+            last = f;
+        })
+        .unwrap()
+        .unwrap();
+        let held = &window.focused().positions;
+        let (a, b) = held.span().unwrap();
+        assert!(
+            (40.0..40.02).contains(&a) && (49.98..=50.0).contains(&b),
+            "{a}..{b}"
+        );
+        // Every sample of the window, exactly; the discrete state is there too (the sample
+        // counts count the window's samples only).
+        for t in [40.0, 43.217, 45.5, 49.99] {
+            let (mut got, mut want) = (window.focused().state_at(t), plain.focused().state_at(t));
+            got.counts.clear();
+            want.counts.clear();
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "{t}");
+        }
+        // It stopped a batch or so past the end, not at the file's end.
+        assert!(last >= 1.0, "{last}");
+        assert!(window.focused().discrete_updates() <= plain.focused().discrete_updates());
+        // Cancelled: nothing.
+        let cancelled = read_window(&path, 3794, (40.0, 50.0), &AtomicBool::new(true), |_| {});
+        assert!(matches!(cancelled, Ok(None)));
         let _ = std::fs::remove_file(path);
     }
 
