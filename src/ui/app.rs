@@ -539,11 +539,9 @@ pub fn file_name(path: &Path) -> String {
 
 impl eframe::App for OcuApp {
     fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
-        self.apply_budget();
         if self.drain(Duration::from_millis(10)) {
             ctx.request_repaint();
         }
-        self.upkeep_exact_window();
         // Sending a viewport command asks for a repaint: sent every frame, the title alone
         // kept the window drawing flat out.
         let title = self.title();

@@ -63,6 +63,8 @@ impl OcuApp {
         self.keys(ctx);
         let dt = self.frame_dt(ctx);
         self.tick(dt);
+        self.apply_budget();
+        self.upkeep_exact_window();
         self.sync_state();
         // When to draw again is decided once per frame in `App::ui` (app::repaint_after).
         self.sync_threshold();

@@ -47,12 +47,14 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// The budget: `command_line`, else `settings`, else the automatic one for `ram` bytes of
-    /// physical memory (`None`: unknown).
+    /// The budget: `command_line` (as given), else `settings` (at least [`MIN_LIMIT`]: the file
+    /// may have been edited by hand), else the automatic one for `ram` bytes of physical
+    /// memory (`None`: unknown).
     pub fn choose(command_line: Option<u64>, settings: Option<u64>, ram: Option<u64>) -> Self {
         match (command_line, settings) {
+            // `parse_limit` has refused less than `MIN_LIMIT` already (tests set less).
             (Some(bytes), _) => Self {
-                bytes: bytes.max(MIN_LIMIT),
+                bytes,
                 source: BudgetSource::CommandLine,
             },
             (None, Some(bytes)) => Self {
