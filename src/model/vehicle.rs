@@ -39,6 +39,12 @@ pub trait ArmStore {
     fn marks(&self) -> Vec<Mark> {
         Vec::new()
     }
+    /// Sets the bytes the store may hold (stores without history ignore it).
+    fn set_memory_budget(&mut self, _bytes: Option<usize>) {}
+    /// Bytes held (stores without history count none).
+    fn memory_bytes(&self) -> usize {
+        0
+    }
 }
 
 impl ArmStore for Session {
@@ -60,6 +66,12 @@ impl ArmStore for Session {
             .filter(|m| VEHICLE_MARKS.contains(&m.kind))
             .cloned()
             .collect()
+    }
+    fn set_memory_budget(&mut self, bytes: Option<usize>) {
+        Session::set_memory_budget(self, bytes);
+    }
+    fn memory_bytes(&self) -> usize {
+        Session::memory_bytes(self)
     }
 }
 
@@ -96,6 +108,12 @@ pub struct Vehicle<S = Session> {
     refused_arms: u64,
     /// The force threshold every arm's crossings are marked against, N.
     force_threshold: Option<f64>,
+    /// Bytes every session together may hold (`None`: every sample kept).
+    budget: Option<usize>,
+    /// Bytes set aside for the network's session at the last split of the budget.
+    network_allowance: usize,
+    /// Updates applied to the network's session since its size was last checked.
+    network_updates: u32,
 }
 
 impl<S: ArmStore> Default for Vehicle<S> {
@@ -113,6 +131,9 @@ impl<S: ArmStore> Vehicle<S> {
             focused: None,
             refused_arms: 0,
             force_threshold: None,
+            budget: None,
+            network_allowance: 0,
+            network_updates: 0,
         }
     }
 
@@ -144,7 +165,36 @@ impl<S: ArmStore> Vehicle<S> {
                 for s in self.arms.values_mut() {
                     s.apply(u);
                 }
+                self.network_grew();
             }
+        }
+    }
+
+    /// Every 256 updates of the network's own session: shares the budget out again when that
+    /// session outgrew what was set aside for it (it has no samples, only facts: it grows
+    /// slowly).
+    fn network_grew(&mut self) {
+        if self.budget.is_none() {
+            return;
+        }
+        self.network_updates += 1;
+        if self.network_updates >= 256 {
+            self.network_updates = 0;
+            if self.network.memory_bytes() > self.network_allowance {
+                self.split_budget();
+            }
+        }
+    }
+
+    /// Shares the budget out: the network's session keeps what it holds plus 256 KiB to grow
+    /// into, every arm the same share of the rest (an arm added later gets its share, the
+    /// others give theirs up at once).
+    fn split_budget(&mut self) {
+        let Some(budget) = self.budget else { return };
+        self.network_allowance = self.network.memory_bytes() + 256 * 1024;
+        let share = budget.saturating_sub(self.network_allowance) / self.arms.len().max(1);
+        for s in self.arms.values_mut() {
+            s.set_memory_budget(Some(share));
         }
     }
 
@@ -195,6 +245,7 @@ impl<S: ArmStore> Vehicle<S> {
                 });
             }
             self.arms.insert(arm, s);
+            self.split_budget();
         }
         self.arms.get_mut(&arm)
     }
@@ -315,6 +366,36 @@ impl Vehicle<Session> {
         }
         self.apply(&note.update());
         true
+    }
+
+    /// Sets the bytes every session together may hold (`None`: keep every sample, the
+    /// default): the network's session keeps what it holds plus room to grow, each arm gets an
+    /// equal share of the rest ([`Session::set_memory_budget`]; arms seen later get theirs
+    /// and the others give up theirs).
+    pub fn set_memory_budget(&mut self, bytes: Option<usize>) {
+        self.budget = bytes;
+        match bytes {
+            Some(_) => self.split_budget(),
+            None => {
+                for s in self.arms.values_mut() {
+                    s.set_memory_budget(None);
+                }
+            }
+        }
+    }
+
+    /// The bytes every session together may hold (`None`: no budget).
+    pub fn memory_budget(&self) -> Option<usize> {
+        self.budget
+    }
+
+    /// The time before which samples of some signal of some arm are held only as an
+    /// envelope ([`Session::envelope_before`]); `None` when every sample is exact.
+    pub fn envelope_before(&self) -> Option<f64> {
+        self.arms
+            .values()
+            .filter_map(Session::envelope_before)
+            .max_by(f64::total_cmp)
     }
 
     /// Bytes held by every session.
