@@ -952,3 +952,140 @@ fn state_heap_bytes(s: &ArmState) -> usize {
         + s.stale.len() * 16
         + s.delivery.len() * 32
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 7 joint positions and the wrench at `hz` for `seconds` from `start`, with a status
+    /// change and an error now and then, into `s` (checking `check` after every update).
+    fn feed_from(
+        s: &mut Session,
+        start: f64,
+        seconds: f64,
+        hz: f64,
+        mut check: impl FnMut(&Session),
+    ) {
+        let n = (seconds * hz) as usize;
+        for i in 0..n {
+            let t = start + i as f64 / hz;
+            let q: Vec<f64> = (0..7).map(|j| (t * 0.1 + f64::from(j)).sin()).collect();
+            s.apply(&Update::JointPositions { t, values: q });
+            let f = (t * 0.3).sin() * 20.0;
+            s.apply(&Update::ForceTorque {
+                t,
+                force: [Some(f), Some(-f), Some(1.0)],
+                torque: [Some(0.1), None, Some(t.cos())],
+            });
+            if i % 997 == 0 {
+                let state = if i % 2 == 0 {
+                    ManagementState::Ready
+                } else {
+                    ManagementState::Standby
+                };
+                s.apply(&Update::Status { t, state });
+                s.apply(&Update::Error {
+                    t,
+                    message: format!("note {i}"),
+                });
+            }
+            check(s);
+        }
+    }
+
+    /// [`feed_from`] from 0 s.
+    fn feed(s: &mut Session, seconds: f64, hz: f64, check: impl FnMut(&Session)) {
+        feed_from(s, 0.0, seconds, hz, check);
+    }
+
+    #[test]
+    fn a_budget_holds_and_state_at_in_the_exact_window_is_unchanged() {
+        let budget = 3 << 20;
+        let mut full = Session::new();
+        let mut small = Session::new();
+        small.set_memory_budget(Some(budget));
+        assert_eq!(small.memory_budget(), Some(budget));
+        feed(&mut full, 300.0, 1000.0, |_| {});
+        let mut peak = 0;
+        feed(&mut small, 300.0, 1000.0, |s| peak = peak.max(s.memory_bytes()));
+        assert!(peak <= budget, "{peak} > {budget}");
+        assert!(full.memory_bytes() > 4 * budget);
+        let from = small.envelope_before().expect("old samples held as an envelope");
+        assert_eq!(full.envelope_before(), None);
+        assert!(from > 100.0 && from < 290.0, "{from}");
+        // Both signals keep about the same span exact.
+        let (p, f) = (small.positions.exact_from(), small.ft.exact_from());
+        assert!((p.unwrap() - f.unwrap()).abs() < 30.0, "{p:?} {f:?}");
+        for k in 0..300 {
+            let t = from + (300.0 - from) * f64::from(k) / 300.0;
+            let (a, b) = (small.state_at(t), full.state_at(t));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "state at {t}");
+            assert_eq!(small.next_report(t), full.next_report(t));
+            assert_eq!(small.prev_report(t), full.prev_report(t));
+        }
+        // Before it: a real sample of its block, at block resolution.
+        let old = small.state_at(50.0);
+        let stamped = old.positions.expect("positions in the envelope region");
+        assert!(stamped.t <= 50.0 && stamped.t > 49.8, "{}", stamped.t);
+        let exact = full.positions.value_at(0, stamped.t).unwrap();
+        assert_eq!(f64::from(stamped.value[0] as f32), exact.1);
+        assert_eq!(old.status, full.state_at(50.0).status);
+        assert_eq!(small.discrete_updates(), full.discrete_updates());
+        // Envelopes of the whole session as the plots draw them: bit for bit.
+        let (t0, t1) = full.span().unwrap();
+        let mut bounds = Vec::new();
+        for (a, b) in [(&small.positions, &full.positions), (&small.ft, &full.ft)] {
+            let channels: Vec<usize> = (0..a.channels()).collect();
+            assert_eq!(
+                a.plot_lines_multi(&channels, t0, t1, 1920, 0.05, &mut bounds),
+                b.plot_lines_multi(&channels, t0, t1, 1920, 0.05, &mut bounds)
+            );
+        }
+    }
+
+    #[test]
+    fn reserving_for_the_rest_of_a_file_respects_the_budget() {
+        let budget = 2 << 20;
+        let mut s = Session::new();
+        s.set_memory_budget(Some(budget));
+        feed(&mut s, 2.0, 1000.0, |_| {});
+        // A file promising 12 hours more.
+        s.reserve_for_rest(4000, 4000 * 3600 * 6);
+        assert!(s.memory_bytes() <= budget, "{}", s.memory_bytes());
+        feed_from(&mut s, 2.0, 60.0, 1000.0, |s| assert!(s.memory_bytes() <= budget));
+        assert_eq!(s.refused_samples(), 0);
+        assert!(s.envelope_before().is_some());
+        s.trim_reserve();
+        assert!(s.memory_bytes() <= budget);
+    }
+
+    #[test]
+    fn a_tiny_budget_keeps_its_floor_without_panicking() {
+        for budget in [0, 1, 100_000] {
+            let mut s = Session::new();
+            s.set_memory_budget(Some(budget));
+            feed(&mut s, 60.0, 1000.0, |_| {});
+            assert_eq!(s.positions.len(), 60_000);
+            assert!(s.memory_bytes() < 2_000_000, "{}", s.memory_bytes());
+            assert!(s.state_at(30.0).positions.is_some());
+            // Refused as before.
+            let before = s.refused_samples();
+            s.apply(&Update::JointPositions {
+                t: 1.0,
+                values: vec![0.0; 7],
+            });
+            assert_eq!(s.refused_samples(), before + 1);
+        }
+        // Lifting the budget keeps what is held and stops compacting.
+        let mut s = Session::new();
+        s.set_memory_budget(Some(1 << 20));
+        feed(&mut s, 60.0, 1000.0, |_| {});
+        let from = s.envelope_before();
+        s.set_memory_budget(None);
+        let held = s.memory_bytes();
+        feed_from(&mut s, 60.0, 30.0, 1000.0, |_| {});
+        assert_eq!(s.refused_samples(), 0);
+        assert_eq!(s.envelope_before(), from);
+        assert!(s.memory_bytes() > held + 30_000 * 40);
+    }
+}

@@ -495,4 +495,47 @@ mod tests {
         assert_eq!(v.arm_count(), MAX_ARMS);
         assert_eq!(v.refused_arms(), 1);
     }
+
+    #[test]
+    fn the_budget_is_shared_by_every_arm_also_arms_seen_later() {
+        let budget = 3 << 20;
+        let mut v: Vehicle = Vehicle::new();
+        v.set_memory_budget(Some(budget));
+        assert_eq!(v.memory_budget(), Some(budget));
+        let sample = |t: f64| Update::JointPositions {
+            t,
+            values: vec![t.sin(); 7],
+        };
+        for i in 0..240_000 {
+            let t = f64::from(i) * 0.001;
+            v.apply(&Update::for_arm(id(10), sample(t)));
+            if i >= 120_000 {
+                v.apply(&Update::for_arm(id(11), sample(t)));
+            }
+            if i % 1000 == 0 {
+                v.apply(&Update::Error {
+                    t,
+                    message: "news for every arm".into(),
+                });
+            }
+            assert!(v.memory_bytes() <= budget, "{} at {i}", v.memory_bytes());
+        }
+        let first = v.arm(id(10)).unwrap();
+        let second = v.arm(id(11)).unwrap();
+        assert_eq!(first.positions.len(), 240_000);
+        assert_eq!(second.positions.len(), 120_000);
+        let share = first.memory_budget().unwrap();
+        assert_eq!(second.memory_budget(), Some(share));
+        assert!(share < budget / 2);
+        let before = v.envelope_before().unwrap();
+        assert_eq!(
+            before,
+            first
+                .envelope_before()
+                .unwrap()
+                .max(second.envelope_before().unwrap_or(0.0))
+        );
+        v.set_memory_budget(None);
+        assert_eq!(v.arm(id(10)).unwrap().memory_budget(), None);
+    }
 }
