@@ -76,14 +76,7 @@ fn updates(i: u64, noise: &mut Noise) -> [Update; 2] {
     let torque = [f(0.01, noise), f(0.02, noise), f(-0.01, noise)];
     [
         Update::for_arm(ARM, Update::JointPositions { t, values }),
-        Update::for_arm(
-            ARM,
-            Update::ForceTorque {
-                t,
-                force,
-                torque,
-            },
-        ),
+        Update::for_arm(ARM, Update::ForceTorque { t, force, torque }),
     ]
 }
 
@@ -319,7 +312,9 @@ fn main() {
         .measurement_time(Duration::from_secs(8));
     let mut g = c.benchmark_group("push");
     g.throughput(criterion::Throughput::Elements(1));
-    g.bench_function("unbounded", |b| b.iter_custom(|iters| push_cost(iters, None)));
+    g.bench_function("unbounded", |b| {
+        b.iter_custom(|iters| push_cost(iters, None));
+    });
     g.bench_function("budget_8MiB", |b| {
         b.iter_custom(|iters| push_cost(iters, Some(8 << 20)));
     });

@@ -1007,10 +1007,14 @@ mod tests {
         assert_eq!(small.memory_budget(), Some(budget));
         feed(&mut full, 300.0, 1000.0, |_| {});
         let mut peak = 0;
-        feed(&mut small, 300.0, 1000.0, |s| peak = peak.max(s.memory_bytes()));
+        feed(&mut small, 300.0, 1000.0, |s| {
+            peak = peak.max(s.memory_bytes());
+        });
         assert!(peak <= budget, "{peak} > {budget}");
         assert!(full.memory_bytes() > 4 * budget);
-        let from = small.envelope_before().expect("old samples held as an envelope");
+        let from = small
+            .envelope_before()
+            .expect("old samples held as an envelope");
         assert_eq!(full.envelope_before(), None);
         assert!(from > 100.0 && from < 290.0, "{from}");
         // Both signals keep about the same span exact.
@@ -1052,7 +1056,9 @@ mod tests {
         // A file promising 12 hours more.
         s.reserve_for_rest(4000, 4000 * 3600 * 6);
         assert!(s.memory_bytes() <= budget, "{}", s.memory_bytes());
-        feed_from(&mut s, 2.0, 60.0, 1000.0, |s| assert!(s.memory_bytes() <= budget));
+        feed_from(&mut s, 2.0, 60.0, 1000.0, |s| {
+            assert!(s.memory_bytes() <= budget);
+        });
         assert_eq!(s.refused_samples(), 0);
         assert!(s.envelope_before().is_some());
         s.trim_reserve();
