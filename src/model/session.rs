@@ -163,6 +163,12 @@ pub struct Session {
     episodes: std::collections::BTreeMap<Episode, EpisodeState>,
     /// The force threshold crossings are marked against, N.
     force_threshold: Option<f64>,
+    /// Bytes the session may hold (`None`: every sample kept).
+    budget: Option<usize>,
+    /// Heap bytes of the log's updates and of the checkpoints, added up as they are kept
+    /// (counting the whole log on every [`Session::memory_bytes`] would cost a scan of it).
+    log_heap: usize,
+    checkpoint_heap: usize,
 }
 
 /// The marks of the events the log tells beside the timeline's classic ones: the link live
@@ -351,10 +357,30 @@ impl Session {
                     }
                     self.discrete.apply(u);
                     self.latest.apply(u);
+                    let grows = self.budget.is_some() && self.log.len() == self.log.capacity();
+                    if grows {
+                        // A quarter more, not double: the budget plans for this step.
+                        let more = self.log.len() / 4 + 64;
+                        let _ = self.log.try_reserve_exact(more);
+                        let _ = self.log_t.try_reserve_exact(more);
+                    }
+                    self.log_heap += update_heap_bytes(u);
                     self.log.push(u.clone());
                     self.log_t.push(index_t);
                     if self.log.len().is_multiple_of(CHECKPOINT_EVERY) {
-                        self.checkpoints.push(self.discrete.clone());
+                        if self.budget.is_some()
+                            && self.checkpoints.len() == self.checkpoints.capacity()
+                        {
+                            let _ = self
+                                .checkpoints
+                                .try_reserve_exact(self.checkpoints.len() / 4 + 4);
+                        }
+                        let c = self.discrete.clone();
+                        self.checkpoint_heap += state_heap_bytes(&c);
+                        self.checkpoints.push(c);
+                    }
+                    if grows {
+                        self.rebalance();
                     }
                 }
             }
@@ -385,10 +411,18 @@ impl Session {
             // comes from another arm (or a broken peer): its joints must not be drawn as
             // continuations of these, so it starts a fresh history. The old one is kept for
             // `state_at` and stepping, not for plotting.
-            let old = std::mem::replace(h, History::new(channels));
+            let mut old = std::mem::replace(h, History::new(channels));
             if !old.is_empty() {
+                if self.budget.is_some() {
+                    // Under a budget an old arm's samples keep their envelope, little else.
+                    old.set_memory_limit(Some(0));
+                }
                 self.retired[slot].push(old);
             }
+            self.rebalance();
+        }
+        if self.history(slot).needs_room() {
+            self.rebalance();
         }
         self.history_mut(slot).push(t, values)
     }
@@ -609,7 +643,9 @@ impl Session {
         let samples: Vec<(f64, f64)> = self
             .histories(4)
             .flat_map(|h| {
-                (0..h.len()).filter_map(move |i| Some((h.time(i)?, h.value(magnitude, i)?)))
+                // In the envelope tier one sample per block: crossings there are marked at
+                // block resolution.
+                h.samples_of(magnitude)
             })
             .collect();
         for (t, m) in samples {
@@ -673,7 +709,10 @@ impl Session {
             }
             let count: usize = self
                 .histories(slot)
-                .map(|h| upto(h, t).saturating_sub(h.index_at(since)))
+                .map(|h| {
+                    h.count_until(t, true)
+                        .saturating_sub(h.count_until(since, false))
+                })
                 .sum();
             if count > 0 {
                 s.counts.insert(*signal, count as u64);
@@ -699,17 +738,12 @@ impl Session {
     /// The last sample of a signal at or before `t`: its time and channel values.
     fn sample_at(&self, slot: usize, t: f64) -> Option<(f64, Vec<f64>)> {
         self.histories(slot).rev().find_map(|h| {
-            let i = upto(h, t).checked_sub(1)?;
-            let ts = h.time(i)?;
-            let channels = if slot == 4 {
+            let mut values = Vec::with_capacity(h.channels());
+            let ts = h.row_at(t, &mut values)?;
+            if slot == 4 {
                 // |F| is derived, not part of the wrench.
-                FT_CHANNELS.len() - 1
-            } else {
-                h.channels()
-            };
-            let values = (0..channels)
-                .map(|c| h.value(c, i).unwrap_or(f64::NAN))
-                .collect();
+                values.truncate(FT_CHANNELS.len() - 1);
+            }
             Some((ts, values))
         })
     }
@@ -719,11 +753,95 @@ impl Session {
         self.span
     }
 
+    /// Sets the bytes the session may hold (`None`: keep every sample, the default). The
+    /// budget covers everything [`Session::memory_bytes`] counts. The discrete log,
+    /// checkpoints and marks are kept whole (they are small: tens of bytes per discrete
+    /// update) with room for their next growth step set aside; the rest is shared between
+    /// the five histories in proportion to their bytes at full resolution so far (so each
+    /// keeps about the same time span exact), and each moves its old samples into its
+    /// envelope tier beyond its share ([`History::set_memory_limit`]). Histories retired by
+    /// a change of joint count keep only their envelope and the minimum exact room. Shares
+    /// are recomputed when a history is full, and when the log grows.
+    ///
+    /// A budget below the floor (each history's [`super::history::MIN_EXACT_SAMPLES`] and
+    /// its coarsest envelope, plus the discrete parts) is exceeded by that floor: samples are
+    /// never thrown away, only held at coarser resolution.
+    pub fn set_memory_budget(&mut self, bytes: Option<usize>) {
+        self.budget = bytes;
+        match bytes {
+            None => {
+                for slot in 0..SAMPLED.len() {
+                    self.history_mut(slot).set_memory_limit(None);
+                }
+            }
+            Some(_) => {
+                for h in self.retired.iter_mut().flatten() {
+                    h.set_memory_limit(Some(0));
+                }
+                self.rebalance();
+            }
+        }
+    }
+
+    /// The bytes the session may hold (`None`: no budget).
+    pub fn memory_budget(&self) -> Option<usize> {
+        self.budget
+    }
+
+    /// The time before which samples of some signal are held only as an envelope (min/max
+    /// per block, one real sample per block: [`History::exact_from`]); `None` when every
+    /// sample is exact. Exact values before it are only in the recording.
+    pub fn envelope_before(&self) -> Option<f64> {
+        (0..SAMPLED.len())
+            .flat_map(|slot| self.histories(slot))
+            .filter_map(History::exact_from)
+            .max_by(f64::total_cmp)
+    }
+
+    /// Bytes the discrete parts may add before the budget is shared out again: the log's
+    /// next growth step, a checkpoint and the checkpoints' next step, and room for marks.
+    fn growth_margin(&self) -> usize {
+        let state = std::mem::size_of::<ArmState>() + state_heap_bytes(&self.discrete);
+        (self.log.len() / 4 + 64) * (std::mem::size_of::<Update>() + 8)
+            + (self.checkpoints.len() / 4 + 6) * state
+            + 64 * 1024
+    }
+
+    /// Shares the budget out between the current histories (see
+    /// [`Session::set_memory_budget`]): lowered limits first, so the held bytes never pass
+    /// the budget on the way.
+    fn rebalance(&mut self) {
+        let Some(budget) = self.budget else { return };
+        let held: usize = (0..SAMPLED.len())
+            .map(|slot| self.history(slot).memory_bytes())
+            .sum();
+        let other = self.memory_bytes().saturating_sub(held) + self.growth_margin();
+        let available = budget.saturating_sub(other) as f64;
+        let weights: [f64; 5] = std::array::from_fn(|slot| {
+            let h = self.history(slot);
+            // Bytes per sample at full resolution (time, values, summaries), times samples
+            // so far: each history keeps about the same span exact. A signal that just
+            // started counts a few thousand samples, so it has room to start.
+            let per = 8.0 + 5.2 * h.channels() as f64;
+            h.len().max(super::history::MIN_EXACT_SAMPLES) as f64 * per
+        });
+        let total: f64 = weights.iter().sum();
+        let limits = weights.map(|w| (available * w / total) as usize);
+        for lower in [true, false] {
+            for (slot, limit) in limits.iter().enumerate() {
+                let h = self.history_mut(slot);
+                if h.memory_limit().is_none_or(|old| *limit <= old) == lower {
+                    h.set_memory_limit(Some(*limit));
+                }
+            }
+        }
+    }
+
     /// The time of the first report (sample) strictly after `t`.
     pub fn next_report(&self, t: f64) -> Option<f64> {
         (0..SAMPLED.len())
             .flat_map(|slot| self.histories(slot))
-            .filter_map(|h| h.time(upto(h, t)))
+            .filter_map(|h| h.next_time_after(t))
             .min_by(f64::total_cmp)
     }
 
@@ -731,12 +849,13 @@ impl Session {
     pub fn prev_report(&self, t: f64) -> Option<f64> {
         (0..SAMPLED.len())
             .flat_map(|slot| self.histories(slot))
-            .filter_map(|h| h.time(h.index_at(t).checked_sub(1)?))
+            .filter_map(|h| h.prev_time_before(t))
             .max_by(f64::total_cmp)
     }
 
-    /// Bytes held (for the memory figures). Samples are exact; discrete updates and
-    /// checkpoints are counted by their inline size plus their largest heap parts.
+    /// Bytes held (for the memory figures and the budget): the histories' columns; discrete
+    /// updates, checkpoints and marks by their inline size plus their largest heap parts
+    /// (added up as they are kept: this costs a scan of the marks, not of the log).
     pub fn memory_bytes(&self) -> usize {
         let histories: usize = (0..SAMPLED.len())
             .flat_map(|slot| self.histories(slot))
@@ -744,9 +863,9 @@ impl Session {
             .sum();
         let log = self.log.capacity() * std::mem::size_of::<Update>()
             + self.log_t.capacity() * 8
-            + self.log.iter().map(update_heap_bytes).sum::<usize>();
-        let checkpoints = self.checkpoints.capacity() * std::mem::size_of::<ArmState>()
-            + self.checkpoints.iter().map(state_heap_bytes).sum::<usize>();
+            + self.log_heap;
+        let checkpoints =
+            self.checkpoints.capacity() * std::mem::size_of::<ArmState>() + self.checkpoint_heap;
         let marks = self.marks.capacity() * std::mem::size_of::<Mark>()
             + self.marks.iter().map(|m| m.label.capacity()).sum::<usize>()
             + self.derived.capacity();
@@ -780,11 +899,6 @@ fn sample<'a>(u: &'a Update, ft: &'a mut [f64; 7]) -> Option<(usize, &'a [f64])>
         _ => return None,
     };
     Some((slot, values))
-}
-
-/// The number of samples of `h` at or before `t`.
-fn upto(h: &History, t: f64) -> usize {
-    h.times().partition_point(|x| *x <= t)
 }
 
 /// Rough heap bytes of a discrete update (vectors and strings it owns).
@@ -837,4 +951,147 @@ fn state_heap_bytes(s: &ArmState) -> usize {
         + s.errors.capacity() * 64
         + s.stale.len() * 16
         + s.delivery.len() * 32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 7 joint positions and the wrench at `hz` for `seconds` from `start`, with a status
+    /// change and an error now and then, into `s` (checking `check` after every update).
+    fn feed_from(
+        s: &mut Session,
+        start: f64,
+        seconds: f64,
+        hz: f64,
+        mut check: impl FnMut(&Session),
+    ) {
+        let n = (seconds * hz) as usize;
+        for i in 0..n {
+            let t = start + i as f64 / hz;
+            let q: Vec<f64> = (0..7).map(|j| (t * 0.1 + f64::from(j)).sin()).collect();
+            s.apply(&Update::JointPositions { t, values: q });
+            let f = (t * 0.3).sin() * 20.0;
+            s.apply(&Update::ForceTorque {
+                t,
+                force: [Some(f), Some(-f), Some(1.0)],
+                torque: [Some(0.1), None, Some(t.cos())],
+            });
+            if i % 997 == 0 {
+                let state = if i % 2 == 0 {
+                    ManagementState::Ready
+                } else {
+                    ManagementState::Standby
+                };
+                s.apply(&Update::Status { t, state });
+                s.apply(&Update::Error {
+                    t,
+                    message: format!("note {i}"),
+                });
+            }
+            check(s);
+        }
+    }
+
+    /// [`feed_from`] from 0 s.
+    fn feed(s: &mut Session, seconds: f64, hz: f64, check: impl FnMut(&Session)) {
+        feed_from(s, 0.0, seconds, hz, check);
+    }
+
+    #[test]
+    fn a_budget_holds_and_state_at_in_the_exact_window_is_unchanged() {
+        let budget = 3 << 20;
+        let mut full = Session::new();
+        let mut small = Session::new();
+        small.set_memory_budget(Some(budget));
+        assert_eq!(small.memory_budget(), Some(budget));
+        feed(&mut full, 300.0, 1000.0, |_| {});
+        let mut peak = 0;
+        feed(&mut small, 300.0, 1000.0, |s| {
+            peak = peak.max(s.memory_bytes());
+        });
+        assert!(peak <= budget, "{peak} > {budget}");
+        assert!(full.memory_bytes() > 4 * budget);
+        let from = small
+            .envelope_before()
+            .expect("old samples held as an envelope");
+        assert_eq!(full.envelope_before(), None);
+        assert!(from > 100.0 && from < 290.0, "{from}");
+        // Both signals keep about the same span exact.
+        let (p, f) = (small.positions.exact_from(), small.ft.exact_from());
+        assert!((p.unwrap() - f.unwrap()).abs() < 30.0, "{p:?} {f:?}");
+        for k in 0..300 {
+            let t = from + (300.0 - from) * f64::from(k) / 300.0;
+            let (a, b) = (small.state_at(t), full.state_at(t));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "state at {t}");
+            assert_eq!(small.next_report(t), full.next_report(t));
+            assert_eq!(small.prev_report(t), full.prev_report(t));
+        }
+        // Before it: a real sample of its block, at block resolution.
+        let old = small.state_at(50.0);
+        let stamped = old.positions.expect("positions in the envelope region");
+        assert!(stamped.t <= 50.0 && stamped.t > 49.8, "{}", stamped.t);
+        let exact = full.positions.value_at(0, stamped.t).unwrap();
+        assert_eq!(f64::from(stamped.value[0] as f32), exact.1);
+        assert_eq!(old.status, full.state_at(50.0).status);
+        assert_eq!(small.discrete_updates(), full.discrete_updates());
+        // Envelopes of the whole session as the plots draw them: bit for bit.
+        let (t0, t1) = full.span().unwrap();
+        let mut bounds = Vec::new();
+        for (a, b) in [(&small.positions, &full.positions), (&small.ft, &full.ft)] {
+            let channels: Vec<usize> = (0..a.channels()).collect();
+            assert_eq!(
+                a.plot_lines_multi(&channels, t0, t1, 1920, 0.05, &mut bounds),
+                b.plot_lines_multi(&channels, t0, t1, 1920, 0.05, &mut bounds)
+            );
+        }
+    }
+
+    #[test]
+    fn reserving_for_the_rest_of_a_file_respects_the_budget() {
+        let budget = 2 << 20;
+        let mut s = Session::new();
+        s.set_memory_budget(Some(budget));
+        feed(&mut s, 2.0, 1000.0, |_| {});
+        // A file promising 12 hours more.
+        s.reserve_for_rest(4000, 4000 * 3600 * 6);
+        assert!(s.memory_bytes() <= budget, "{}", s.memory_bytes());
+        feed_from(&mut s, 2.0, 60.0, 1000.0, |s| {
+            assert!(s.memory_bytes() <= budget);
+        });
+        assert_eq!(s.refused_samples(), 0);
+        assert!(s.envelope_before().is_some());
+        s.trim_reserve();
+        assert!(s.memory_bytes() <= budget);
+    }
+
+    #[test]
+    fn a_tiny_budget_keeps_its_floor_without_panicking() {
+        for budget in [0, 1, 100_000] {
+            let mut s = Session::new();
+            s.set_memory_budget(Some(budget));
+            feed(&mut s, 60.0, 1000.0, |_| {});
+            assert_eq!(s.positions.len(), 60_000);
+            assert!(s.memory_bytes() < 2_000_000, "{}", s.memory_bytes());
+            assert!(s.state_at(30.0).positions.is_some());
+            // Refused as before.
+            let before = s.refused_samples();
+            s.apply(&Update::JointPositions {
+                t: 1.0,
+                values: vec![0.0; 7],
+            });
+            assert_eq!(s.refused_samples(), before + 1);
+        }
+        // Lifting the budget keeps what is held and stops compacting.
+        let mut s = Session::new();
+        s.set_memory_budget(Some(1 << 20));
+        feed(&mut s, 60.0, 1000.0, |_| {});
+        let from = s.envelope_before();
+        s.set_memory_budget(None);
+        let held = s.memory_bytes();
+        feed_from(&mut s, 60.0, 30.0, 1000.0, |_| {});
+        assert_eq!(s.refused_samples(), 0);
+        assert_eq!(s.envelope_before(), from);
+        assert!(s.memory_bytes() > held + 30_000 * 40);
+    }
 }

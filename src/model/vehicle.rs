@@ -39,6 +39,12 @@ pub trait ArmStore {
     fn marks(&self) -> Vec<Mark> {
         Vec::new()
     }
+    /// Sets the bytes the store may hold (stores without history ignore it).
+    fn set_memory_budget(&mut self, _bytes: Option<usize>) {}
+    /// Bytes held (stores without history count none).
+    fn memory_bytes(&self) -> usize {
+        0
+    }
 }
 
 impl ArmStore for Session {
@@ -60,6 +66,12 @@ impl ArmStore for Session {
             .filter(|m| VEHICLE_MARKS.contains(&m.kind))
             .cloned()
             .collect()
+    }
+    fn set_memory_budget(&mut self, bytes: Option<usize>) {
+        Session::set_memory_budget(self, bytes);
+    }
+    fn memory_bytes(&self) -> usize {
+        Session::memory_bytes(self)
     }
 }
 
@@ -96,6 +108,12 @@ pub struct Vehicle<S = Session> {
     refused_arms: u64,
     /// The force threshold every arm's crossings are marked against, N.
     force_threshold: Option<f64>,
+    /// Bytes every session together may hold (`None`: every sample kept).
+    budget: Option<usize>,
+    /// Bytes set aside for the network's session at the last split of the budget.
+    network_allowance: usize,
+    /// Updates applied to the network's session since its size was last checked.
+    network_updates: u32,
 }
 
 impl<S: ArmStore> Default for Vehicle<S> {
@@ -113,6 +131,9 @@ impl<S: ArmStore> Vehicle<S> {
             focused: None,
             refused_arms: 0,
             force_threshold: None,
+            budget: None,
+            network_allowance: 0,
+            network_updates: 0,
         }
     }
 
@@ -144,7 +165,36 @@ impl<S: ArmStore> Vehicle<S> {
                 for s in self.arms.values_mut() {
                     s.apply(u);
                 }
+                self.network_grew();
             }
+        }
+    }
+
+    /// Every 256 updates of the network's own session: shares the budget out again when that
+    /// session outgrew what was set aside for it (it has no samples, only facts: it grows
+    /// slowly).
+    fn network_grew(&mut self) {
+        if self.budget.is_none() {
+            return;
+        }
+        self.network_updates += 1;
+        if self.network_updates >= 256 {
+            self.network_updates = 0;
+            if self.network.memory_bytes() > self.network_allowance {
+                self.split_budget();
+            }
+        }
+    }
+
+    /// Shares the budget out: the network's session keeps what it holds plus 256 KiB to grow
+    /// into, every arm the same share of the rest (an arm added later gets its share, the
+    /// others give theirs up at once).
+    fn split_budget(&mut self) {
+        let Some(budget) = self.budget else { return };
+        self.network_allowance = self.network.memory_bytes() + 256 * 1024;
+        let share = budget.saturating_sub(self.network_allowance) / self.arms.len().max(1);
+        for s in self.arms.values_mut() {
+            s.set_memory_budget(Some(share));
         }
     }
 
@@ -195,6 +245,7 @@ impl<S: ArmStore> Vehicle<S> {
                 });
             }
             self.arms.insert(arm, s);
+            self.split_budget();
         }
         self.arms.get_mut(&arm)
     }
@@ -317,6 +368,36 @@ impl Vehicle<Session> {
         true
     }
 
+    /// Sets the bytes every session together may hold (`None`: keep every sample, the
+    /// default): the network's session keeps what it holds plus room to grow, each arm gets an
+    /// equal share of the rest ([`Session::set_memory_budget`]; arms seen later get theirs
+    /// and the others give up theirs).
+    pub fn set_memory_budget(&mut self, bytes: Option<usize>) {
+        self.budget = bytes;
+        match bytes {
+            Some(_) => self.split_budget(),
+            None => {
+                for s in self.arms.values_mut() {
+                    s.set_memory_budget(None);
+                }
+            }
+        }
+    }
+
+    /// The bytes every session together may hold (`None`: no budget).
+    pub fn memory_budget(&self) -> Option<usize> {
+        self.budget
+    }
+
+    /// The time before which samples of some signal of some arm are held only as an
+    /// envelope ([`Session::envelope_before`]); `None` when every sample is exact.
+    pub fn envelope_before(&self) -> Option<f64> {
+        self.arms
+            .values()
+            .filter_map(Session::envelope_before)
+            .max_by(f64::total_cmp)
+    }
+
     /// Bytes held by every session.
     pub fn memory_bytes(&self) -> usize {
         self.arms
@@ -425,5 +506,48 @@ mod tests {
         }
         assert_eq!(v.arm_count(), MAX_ARMS);
         assert_eq!(v.refused_arms(), 1);
+    }
+
+    #[test]
+    fn the_budget_is_shared_by_every_arm_also_arms_seen_later() {
+        let budget = 3 << 20;
+        let mut v: Vehicle = Vehicle::new();
+        v.set_memory_budget(Some(budget));
+        assert_eq!(v.memory_budget(), Some(budget));
+        let sample = |t: f64| Update::JointPositions {
+            t,
+            values: vec![t.sin(); 7],
+        };
+        for i in 0..240_000 {
+            let t = f64::from(i) * 0.001;
+            v.apply(&Update::for_arm(id(10), sample(t)));
+            if i >= 120_000 {
+                v.apply(&Update::for_arm(id(11), sample(t)));
+            }
+            if i % 1000 == 0 {
+                v.apply(&Update::Error {
+                    t,
+                    message: "news for every arm".into(),
+                });
+            }
+            assert!(v.memory_bytes() <= budget, "{} at {i}", v.memory_bytes());
+        }
+        let first = v.arm(id(10)).unwrap();
+        let second = v.arm(id(11)).unwrap();
+        assert_eq!(first.positions.len(), 240_000);
+        assert_eq!(second.positions.len(), 120_000);
+        let share = first.memory_budget().unwrap();
+        assert_eq!(second.memory_budget(), Some(share));
+        assert!(share < budget / 2);
+        let before = v.envelope_before().unwrap();
+        assert_eq!(
+            before,
+            first
+                .envelope_before()
+                .unwrap()
+                .max(second.envelope_before().unwrap_or(0.0))
+        );
+        v.set_memory_budget(None);
+        assert_eq!(v.arm(id(10)).unwrap().memory_budget(), None);
     }
 }
