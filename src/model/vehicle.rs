@@ -406,18 +406,6 @@ impl Vehicle<Session> {
             .map(Session::memory_bytes)
             .sum()
     }
-
-    // TEMPORARY stubs (lead's branch) until the memory-budget work merges.
-    /// The memory budget.
-    pub fn set_memory_budget(&mut self, _bytes: Option<usize>) {}
-    /// The memory budget.
-    pub fn memory_budget(&self) -> Option<usize> {
-        None
-    }
-    /// Before this time samples are held as an envelope only.
-    pub fn envelope_before(&self) -> Option<f64> {
-        None
-    }
 }
 
 #[cfg(test)]
