@@ -75,7 +75,14 @@ fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
 fn step_until(h: &mut Harness<'static, OcuApp>, secs: u64, mut done: impl FnMut(&OcuApp) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(secs);
     while !done(h.state()) {
-        assert!(Instant::now() < deadline, "not within {secs} s");
+        if Instant::now() >= deadline {
+            let app = h.state();
+            let status = app.sources().replay().map(|r| r.exact.status());
+            panic!(
+                "not within {secs} s: exact window {status:?}, drawn {:?}",
+                app.state.positions
+            );
+        }
         h.step();
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -117,12 +124,12 @@ fn a_replay_larger_than_its_budget_loads_within_it_and_reads_exact_values_at_the
     let k = RATE * 5 + 123;
     let t = f64::from(k) / f64::from(RATE);
     assert!(t < edge);
+    // What a session holding every sample draws there (samples are kept as `f32`).
+    let exact = unbounded.focused().state_at(t).positions.unwrap();
+    assert!((exact.t - t).abs() < 1e-9 && (exact.value[0] - q1(k)).abs() < 1e-6);
     h.state_mut().seek(t);
     step_until(&mut h, 60, |app| {
-        app.state
-            .positions
-            .as_ref()
-            .is_some_and(|p| (p.t - t).abs() < 1e-9 && (p.value[0] - q1(k)).abs() < 1e-9)
+        app.state.positions.as_ref() == Some(&exact)
     });
     let status = h
         .state()
