@@ -263,6 +263,41 @@ impl OcuApp {
         )
     }
 
+    /// The session a CSV export of `[t0, t1]` reads: the drawn one, or where that holds part
+    /// of the range only as an envelope, the exact values a replay read back from its file
+    /// (when they cover the range). Otherwise the rows before the envelope's edge are not in
+    /// the file, and a notice says so and where they are.
+    fn csv_session(&mut self, t0: f64, t1: f64) -> crate::model::vehicle::SharedVehicle {
+        let session = self.session().clone();
+        let Some(edge) = read_session(&session).envelope_before().filter(|e| t0 < *e) else {
+            return session;
+        };
+        if let Some(exact) = self.sources.replay().and_then(|r| r.exact.covering(t0, t1)) {
+            return exact.clone();
+        }
+        let from = match (self.sources.replay(), self.recording.path()) {
+            (Some(r), _) => format!(
+                "export them from the file: jaus-ocu export {} --csv OUT --from {t0:.3} --to {t1:.3}",
+                r.replay.path.display()
+            ),
+            (None, Some(path)) => format!(
+                "the recording running holds them: jaus-ocu export {} --csv OUT --from {t0:.3} \
+                 --to {t1:.3} once it is stopped",
+                path.display()
+            ),
+            (None, None) => "they were not recorded".to_string(),
+        };
+        self.notify(
+            NoticeLevel::Warning,
+            format!(
+                "The CSV starts at {}: the samples before are held only as their min/max \
+                 envelope (memory budget); {from}.",
+                super::format::format_hms(edge, true)
+            ),
+        );
+        session
+    }
+
     /// Carries out `task` on the chosen `path` (from a dialog, the prompt, or a caller).
     pub fn file_chosen(&mut self, task: Task, path: PathBuf) {
         match task {
@@ -283,7 +318,7 @@ impl OcuApp {
                     );
                     return;
                 }
-                let session = self.session().clone();
+                let session = self.csv_session(t0, t1);
                 let columns = export::csv_columns(&self.settings);
                 let ctx = self.egui_ctx.clone();
                 match export::export_csv(session, self.focus, path, (t0, t1), columns, ctx) {

@@ -8,12 +8,12 @@
 //! show. Nothing is guessed meanwhile: the status bar says the values are being read.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, RwLock};
 
 use crossbeam_channel::{Receiver, TryRecvError};
 
-use crate::model::vehicle::Vehicle;
+use crate::model::vehicle::{SharedVehicle, Vehicle};
 use crate::record::player;
 
 /// The least half-width of the window read around the cursor, s.
@@ -63,7 +63,7 @@ impl Drop for Job {
 /// The exact window of one replay: the vehicle read last and the read under way.
 #[derive(Default)]
 pub struct ExactWindow {
-    ready: Option<((f64, f64), Arc<Vehicle>)>,
+    ready: Option<((f64, f64), SharedVehicle)>,
     job: Option<Job>,
     failed: Option<((f64, f64), String)>,
     /// Counts windows received (the drawn state is rebuilt when it changes).
@@ -93,7 +93,7 @@ impl ExactWindow {
                 self.job = None;
                 match result {
                     Ok(Some(vehicle)) => {
-                        self.ready = Some((range, Arc::new(vehicle)));
+                        self.ready = Some((range, Arc::new(RwLock::new(vehicle))));
                         self.failed = None;
                         self.generation += 1;
                     }
@@ -133,12 +133,13 @@ impl ExactWindow {
         self.job = Some(spawn_read(file.0.to_path_buf(), file.1, range, wake));
     }
 
-    /// The vehicle holding `[a, b]` exactly, when one does.
-    pub fn covering(&self, a: f64, b: f64) -> Option<&Vehicle> {
+    /// The vehicle holding `[a, b]` exactly, when one does (read it with
+    /// `sources::read_session`; nothing writes to it).
+    pub fn covering(&self, a: f64, b: f64) -> Option<&SharedVehicle> {
         self.ready
             .as_ref()
             .filter(|((r0, r1), _)| *r0 <= a && b <= *r1)
-            .map(|(_, v)| v.as_ref())
+            .map(|(_, v)| v)
     }
 
     /// Counts windows received.

@@ -161,10 +161,9 @@ impl OcuApp {
                 .live_source()
                 .and_then(super::sources::LiveSource::short_buffer_advice),
             positions_rate: status_bar::measured_rate(
-                read_session(self.sources.session())
+                &read_session(self.sources.session())
                     .arm_or_focused(self.focus)
-                    .positions
-                    .times(),
+                    .positions,
                 shown.time(self.now()),
             ),
             memory: self.memory_line(shown),
@@ -221,16 +220,19 @@ impl OcuApp {
         let plots_min = plots::MIN_PANEL_HEIGHT.min(ui.available_height() * 0.3);
         let plots_fit = room >= plots_min;
         if self.settings.show_plots && plots_fit {
-            let session = read_session(self.sources.session());
             // Where the session holds only an envelope, the exact values read back from the
             // file draw the plots while they cover the plots' range (`exact.rs`).
+            let edge = read_session(self.sources.session()).envelope_before();
             let exact = self.view.plots.range.and_then(|(a, b)| {
-                let edge = session.envelope_before()?;
-                let r = self.sources.replay().filter(|_| a < edge)?;
+                let r = self
+                    .sources
+                    .replay()
+                    .filter(|_| edge.is_some_and(|e| a < e))?;
                 r.exact.covering(a, b)
             });
+            let session = read_session(exact.unwrap_or(self.sources.session()));
             let input = PlotsInput {
-                session: exact.unwrap_or(&session).arm_or_focused(self.focus),
+                session: session.arm_or_focused(self.focus),
                 shown,
                 time: shown.time(self.now()),
             };

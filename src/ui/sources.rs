@@ -570,18 +570,19 @@ impl OcuApp {
                     .map_or(0, |r| r.progress.datagrams + (r.exact.generation() << 48));
                 let key = (t, generation, self.focus);
                 if self.drawn != Some(key) {
-                    let v = read_session(self.sources.session());
                     // Where the session holds an envelope only, the exact values read back
                     // from the file (when they cover `t`).
+                    let envelope = read_session(self.sources.session()).envelope_before();
                     let exact = self
                         .sources
                         .replay
                         .as_ref()
-                        .filter(|_| v.envelope_before().is_some_and(|e| t < e))
+                        .filter(|_| envelope.is_some_and(|e| t < e))
                         .and_then(|r| r.exact.covering(t, t));
-                    let v: &Vehicle = exact.unwrap_or(&v);
+                    let v = read_session(exact.unwrap_or(self.sources.session()));
                     self.state = v.arm_or_focused(self.focus).state_at(t);
                     self.drawn_arms = v.arms().map(|(id, s)| (id, s.state_at(t))).collect();
+                    drop(v);
                     self.drawn = Some(key);
                 }
             }

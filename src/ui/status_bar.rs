@@ -14,6 +14,7 @@ use super::memory::{Budget, format_bytes};
 use super::sources::ReplayState;
 use super::theme::Theme;
 use super::time_control::Shown;
+use crate::model::history::History;
 use crate::model::state::{ArmState, outcome_text};
 use crate::model::update::{ComponentId, Delivery, Outcome, Signal};
 
@@ -161,11 +162,12 @@ pub fn signal_rate(signal: Signal, delivery: Delivery, stale: bool, measured: f6
     }
 }
 
-/// Samples in `times` (ascending) within the second before `t`, per second.
-pub fn measured_rate(times: &[f64], t: f64) -> f64 {
-    let hi = times.partition_point(|&x| x <= t);
-    let lo = times.partition_point(|&x| x <= t - 1.0);
-    (hi - lo) as f64
+/// Samples of `history` within the second before `t`, per second (where the history holds
+/// only an envelope, counted to its blocks).
+pub fn measured_rate(history: &History, t: f64) -> f64 {
+    history
+        .count_until(t, true)
+        .saturating_sub(history.count_until(t - 1.0, true)) as f64
 }
 
 /// Draws the status bar: one line whatever it holds, so nothing above it moves when a
