@@ -20,6 +20,7 @@ use jaus_ocu::record::player::Replay;
 use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
 use jaus_ocu::ui::app::{OcuApp, Settings, read_session};
 use jaus_ocu::ui::exact::ExactStatus;
+use jaus_ocu::ui::files::Task;
 
 /// Samples per second of the recording.
 const RATE: u32 = 1000;
@@ -119,6 +120,24 @@ fn a_replay_larger_than_its_budget_loads_within_it_and_reads_exact_values_at_the
         "the status bar says what is held as an envelope"
     );
 
+    // A CSV of the whole file before the exact values are read back: it starts at the edge
+    // and a notice says where the rest is.
+    let dir = path.parent().unwrap().to_path_buf();
+    let csv = dir.join("whole.csv");
+    h.state_mut()
+        .file_chosen(Task::ExportCsv { t0: 0.0, t1: 120.0 }, csv.clone());
+    let notices = h.state().view.notices.clone();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.text.contains("The CSV starts at") && n.text.contains("jaus-ocu export")),
+        "{notices:?}"
+    );
+    step_until(&mut h, 30, |app| {
+        app.view.notices.iter().any(|n| n.text.contains("Exported"))
+    });
+    h.state_mut().view.notices.clear();
+
     // The cursor in the envelope-only past: the exact values there are read back from the
     // file, and the drawn state is the exact sample at the cursor.
     let k = RATE * 5 + 123;
@@ -146,6 +165,23 @@ fn a_replay_larger_than_its_budget_loads_within_it_and_reads_exact_values_at_the
         h.query_by_label_contains("exact values from the file")
             .is_some(),
         "the status bar says where the values come from"
+    );
+    // A CSV of the range around the cursor now comes from the exact values: every sample.
+    let csv = dir.join("window.csv");
+    let _ = std::fs::remove_file(&csv);
+    h.state_mut()
+        .file_chosen(Task::ExportCsv { t0: t - 1.0, t1: t }, csv.clone());
+    step_until(&mut h, 30, |app| !app.view.notices.is_empty());
+    let notices = h.state().view.notices.clone();
+    assert!(
+        notices.len() == 1 && notices[0].text.contains("Exported"),
+        "{notices:?}"
+    );
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert_eq!(
+        rows,
+        RATE as usize + 1,
+        "every sample of the second, both ends"
     );
     // Still within the budget: the window read back is small and held apart.
     assert!(read_session(h.state().sources().session()).memory_bytes() <= budget);
