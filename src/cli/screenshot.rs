@@ -6,7 +6,8 @@
 //! stop (without or with control held), another OCU taking control, or a lost link;
 //! `--scenario vehicle-two-arms` is two arms on one vehicle; `--scenario joint-plots` plots
 //! every joint's position and velocity; `--scenario event-log` opens the event log (after
-//! `emergency-held`) with a note and a bookmark.
+//! `emergency-held`) with a note and a bookmark; `--scenario shift` holds ten minutes within
+//! a memory budget of half their size.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -49,7 +50,9 @@ pub struct ScreenshotArgs {
     /// taken (control taken, then another OCU with a higher authority takes it), lost (then
     /// the arm silent for 4 s: the link lost), vehicle-two-arms (two arms on one vehicle,
     /// 126.1.10 and 126.1.11 at their own mounts), joint-plots (every joint's position and
-    /// velocity plotted), event-log (the event log open, with a note and a bookmark).
+    /// velocity plotted), event-log (the event log open, with a note and a bookmark), shift
+    /// (ten minutes held within a memory budget of half their size: the far past as an
+    /// envelope).
     #[arg(
         long,
         value_name = "NAME",
@@ -112,7 +115,9 @@ pub fn run(args: &ScreenshotArgs) -> Result<i32> {
             })?;
             let mut app = screenshot::scenario_app(arm, SESSION_S, scenario);
             // The plots show the whole session, not a 30 s window that is mostly empty.
-            app.settings.plot_window_s = SESSION_S;
+            if scenario != screenshot::Scenario::Shift {
+                app.settings.plot_window_s = SESSION_S;
+            }
             app
         }
     };

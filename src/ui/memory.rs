@@ -178,8 +178,10 @@ pub fn format_bytes(bytes: u64) -> String {
     let b = bytes as f64;
     if b >= GIB {
         format!("{:.1} GB", b / GIB)
-    } else if b >= MIB {
+    } else if b >= 10.0 * MIB {
         format!("{:.0} MB", b / MIB)
+    } else if b >= MIB {
+        format!("{:.1} MB", b / MIB)
     } else {
         format!("{:.0} kB", b / 1024.0)
     }
@@ -255,5 +257,6 @@ mod tests {
         assert_eq!(format_bytes(812 << 20), "812 MB");
         assert_eq!(format_bytes(2 * GIB), "2.0 GB");
         assert_eq!(format_bytes(3 << 10), "3 kB");
+        assert_eq!(format_bytes(5 << 19), "2.5 MB");
     }
 }

@@ -63,7 +63,14 @@ pub enum Scenario {
     /// The event log shown, after the steps of [`Scenario::EmergencyHeld`], with two
     /// operator notes (one text, one bookmark).
     EventLog,
+    /// [`SHIFT_S`] of the idle tour held within a memory budget of half what it takes:
+    /// the far past as an envelope (the status bar says from when), the plots over the whole
+    /// session.
+    Shift,
 }
+
+/// The session's length in [`Scenario::Shift`], s.
+pub const SHIFT_S: f64 = 600.0;
 
 /// The second OCU of [`Scenario::Taken`]: its JAUS ID and address.
 pub const OTHER_OCU: (ComponentId, SocketAddr) = (
@@ -83,7 +90,7 @@ pub const OTHER_AUTHORITY: u8 = 200;
 
 impl Scenario {
     /// By name: `normal`, `emergency`, `emergency-held`, `taken`, `lost`,
-    /// `vehicle-two-arms`, `joint-plots`, `event-log`.
+    /// `vehicle-two-arms`, `joint-plots`, `event-log`, `shift`.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name.trim().to_ascii_lowercase().as_str() {
             "normal" | "" => Ok(Scenario::Normal),
@@ -94,9 +101,10 @@ impl Scenario {
             "vehicle-two-arms" => Ok(Scenario::VehicleTwoArms),
             "joint-plots" => Ok(Scenario::JointPlots),
             "event-log" => Ok(Scenario::EventLog),
+            "shift" => Ok(Scenario::Shift),
             other => Err(format!(
                 "--scenario {other}: expected normal, emergency, emergency-held, taken, lost, \
-                 vehicle-two-arms, joint-plots or event-log"
+                 vehicle-two-arms, joint-plots, event-log or shift"
             )),
         }
     }
@@ -104,7 +112,10 @@ impl Scenario {
     /// Simulated seconds after the session's first part.
     fn tail(self) -> f64 {
         match self {
-            Scenario::Normal | Scenario::VehicleTwoArms | Scenario::JointPlots => 0.0,
+            Scenario::Normal
+            | Scenario::VehicleTwoArms
+            | Scenario::JointPlots
+            | Scenario::Shift => 0.0,
             Scenario::Emergency => 1.0,
             Scenario::EmergencyHeld | Scenario::Taken | Scenario::EventLog => 2.0,
             Scenario::Lost => 4.0,
@@ -129,7 +140,9 @@ fn take_control(n: &mut SimNet) {
 /// its own address (the JUDP port and the next), both given to the client.
 pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<Update> {
     let steps: &[Step] = match scenario {
-        Scenario::Normal | Scenario::JointPlots => return simulated_updates(arm, seconds),
+        Scenario::Normal | Scenario::JointPlots | Scenario::Shift => {
+            return simulated_updates(arm, seconds);
+        }
         Scenario::VehicleTwoArms => &[],
         Scenario::Emergency => &[|n| n.command(Command::SetEmergency)],
         Scenario::EmergencyHeld | Scenario::EventLog => {
@@ -187,6 +200,11 @@ pub fn scenario_updates(arm: ArmFile, seconds: f64, scenario: Scenario) -> Vec<U
 
 /// An app like [`simulated_app`] whose session ends in `scenario` ([`scenario_updates`]).
 pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
+    let seconds = if scenario == Scenario::Shift {
+        SHIFT_S
+    } else {
+        seconds
+    };
     let mut settings = Settings::default();
     if scenario == Scenario::JointPlots {
         use crate::model::signals::{PlotLayout, PlotSpec, Series};
@@ -209,6 +227,11 @@ pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
         app.settings.show_log = true;
         app.add_note(seconds * 0.5, "tour running, gripper open");
         app.add_note(seconds + 1.5, "");
+    }
+    if scenario == Scenario::Shift {
+        let bytes = super::sources::read_session(app.sources().session()).memory_bytes();
+        app.memory_override = Some(bytes as u64 / 2);
+        app.settings.plot_window_s = SHIFT_S;
     }
     app
 }
