@@ -256,7 +256,7 @@ fn the_emergency_and_lost_link_scenarios_show_their_banner_and_a_bad_name_fails(
     let o = run(&["screenshot", "--out", "x.png", "--scenario", "meltdown"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains(
-        "expected normal, emergency, emergency-held, taken, lost, vehicle-two-arms, joint-plots or event-log"
+        "expected normal, emergency, emergency-held, taken, lost, vehicle-two-arms, joint-plots, event-log or shift"
     ));
 }
 
