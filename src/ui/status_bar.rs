@@ -463,6 +463,43 @@ mod tests {
     }
 
     #[test]
+    fn the_envelope_is_said_and_a_click_opens_the_recording_only_when_one_holds_it() {
+        use std::sync::{Arc, Mutex};
+        for recording in [true, false] {
+            let clicked = Arc::new(Mutex::new(false));
+            let seen = clicked.clone();
+            let mut h = Harness::builder()
+                .with_size([1280.0, 30.0])
+                .build_ui(move |ui| {
+                    let state = ArmState::default();
+                    let mut memory = Memory::none(Budget::choose(Some(64 << 20), None, None));
+                    memory.used = 60 << 20;
+                    memory.envelope_before = Some(3723.0);
+                    memory.recording_holds_exact = recording;
+                    let bar = StatusBar {
+                        state: &state,
+                        shown: Shown::LiveScrubbed { t: 100.0 },
+                        time: 100.0,
+                        recording: None,
+                        replay: None,
+                        positions_rate: 0.0,
+                        ocu: None,
+                        short_buffer: None,
+                        memory,
+                    };
+                    if show(ui, &bar, &Theme::new(true)) {
+                        *seen.lock().unwrap() = true;
+                    }
+                });
+            h.run();
+            let label = h.get_by_label_contains("mem 60 MB / 64 MB · before 1:02:03 envelope");
+            label.click();
+            h.run();
+            assert_eq!(*clicked.lock().unwrap(), recording, "recording {recording}");
+        }
+    }
+
+    #[test]
     fn a_short_receive_buffer_is_said_in_the_status_bar_with_the_advice() {
         let advice = "the UDP receive buffer is 416 KiB, not the 16384 KiB wanted: raise it";
         let mut h = bar(&ArmState::default(), Some(advice));
