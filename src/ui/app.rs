@@ -193,17 +193,24 @@ pub struct OcuApp {
     /// A fixed "now" instead of the wall clock (offscreen renders: a picture must not depend
     /// on when it was taken).
     clock: Option<f64>,
+    /// Since when frames are counted for the debug log: (when, frames then, 3D pictures then).
+    rate_log: Option<(Instant, u64, u64)>,
 }
 
 const SETTINGS_KEY: &str = "jaus-ocu-settings";
 
-/// The frame interval while something moves on its own (playback), and the most often new
-/// live data is drawn (the network side's waker coalesces bursts into one frame per this).
+/// The frame interval while something on the screen moves by itself: the 3D view while the
+/// arm or the camera moves ([`RepaintNeeds::moving`]), the plots at most this often.
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 
-/// How often a live view is drawn when no data arrives: the clock and the plots' window
-/// move on with time, and a silent link must show as such.
-pub const LIVE_IDLE_INTERVAL: Duration = Duration::from_millis(250);
+/// How often numbers (gauges, read-outs, the status bar) are drawn while new data arrives: a
+/// readable rate. New samples wake the window through the network side's waker after this;
+/// discrete facts (status, emergency, link, control, outcomes) at once.
+pub const NUMBERS_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How often a live view is drawn when its data is not fresh (waiting, stale, link lost):
+/// the clock and the plots' window move on with time, at a cost of a few frames a minute.
+pub const LIVE_IDLE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// How often background work (a replay loading, an export, a file dialog) is polled.
 pub const BACKGROUND_POLL: Duration = Duration::from_millis(100);
@@ -217,19 +224,53 @@ pub struct RepaintNeeds {
     pub playing: bool,
     /// Background work whose progress is shown (loading, exports, dialogs).
     pub background: bool,
+    /// The 3D view changed visibly in the frame just drawn (the arm or the camera moves):
+    /// it is likely to move on.
+    pub moving: bool,
+    /// Wall-clock time in which the plots that follow the drawn time move by one pixel
+    /// column (the plot window's seconds over its width in pixels, over the playback
+    /// speed); `None` when no plot follows (paused, hidden, zoomed into the past).
+    pub plot_column: Option<Duration>,
+    /// The live data is fresh (samples arrive): while it is not, nothing new comes to plot.
+    pub live_fresh: bool,
+}
+
+impl RepaintNeeds {
+    /// Nothing moves by itself: what a paused replay needs.
+    pub fn still(shown: Shown) -> Self {
+        Self {
+            shown,
+            playing: false,
+            background: false,
+            moving: false,
+            plot_column: None,
+            live_fresh: false,
+        }
+    }
 }
 
 /// How soon to draw again when nothing else asks (input and egui's own animations ask by
-/// themselves; new live data wakes the window through the network side's waker). `None`:
-/// not until something happens, so a paused replay costs nothing. Drawing on a fixed timer
-/// whatever happens kept a software renderer busy all the time.
+/// themselves; new live data wakes the window through the network side's waker, samples
+/// after [`NUMBERS_INTERVAL`], discrete facts at once). Each part at the rate its content
+/// changes: the 3D view at [`FRAME_INTERVAL`] while it moves, the plots when they move by a
+/// pixel column (at most every [`FRAME_INTERVAL`]), numbers at [`NUMBERS_INTERVAL`] while
+/// playing, a live view without fresh data every [`LIVE_IDLE_INTERVAL`]. `None`: not until
+/// something happens, so a paused replay costs nothing. Drawing at 30 frames/s whatever
+/// changed kept a software renderer busy most of a core.
 pub fn repaint_after(needs: RepaintNeeds) -> Option<Duration> {
-    if needs.playing {
-        return Some(FRAME_INTERVAL);
-    }
-    let live = matches!(needs.shown, Shown::Live).then_some(LIVE_IDLE_INTERVAL);
+    let live = matches!(needs.shown, Shown::Live);
+    let moving = needs.moving.then_some(FRAME_INTERVAL);
+    let numbers = needs.playing.then_some(NUMBERS_INTERVAL);
+    let plots = needs
+        .plot_column
+        .filter(|_| needs.playing || (live && needs.live_fresh))
+        .map(|c| c.max(FRAME_INTERVAL));
+    let idle = live.then_some(LIVE_IDLE_INTERVAL);
     let background = needs.background.then_some(BACKGROUND_POLL);
-    live.into_iter().chain(background).min()
+    [moving, numbers, plots, idle, background]
+        .into_iter()
+        .flatten()
+        .min()
 }
 
 /// The JUDP port captures are filtered on unless told otherwise.
@@ -273,6 +314,7 @@ impl OcuApp {
             title_sent: String::new(),
             played: false,
             clock: None,
+            rate_log: None,
         }
     }
 
@@ -414,13 +456,24 @@ impl OcuApp {
 
     /// What decides when the window must be drawn next ([`repaint_after`]).
     pub fn repaint_needs(&self) -> RepaintNeeds {
+        let playing = self.time.playing();
+        let speed = if playing { self.time.speed() } else { 1.0 };
         RepaintNeeds {
             shown: self.shown(),
-            playing: self.time.playing(),
+            playing,
             background: self.sources.loading()
                 || self.jobs.busy()
                 || self.recording.is_active()
                 || self.recording.is_stopping(),
+            moving: self.view.arm.changed(),
+            plot_column: self
+                .view
+                .plots
+                .column_seconds(self.settings.show_plots)
+                .map(|s| s / speed.abs().max(1e-3))
+                .filter(|s| s.is_finite())
+                .map(Duration::from_secs_f64),
+            live_fresh: self.state.freshness().positions_fresh(),
         }
     }
 
@@ -462,6 +515,25 @@ impl OcuApp {
             self.view.notices.remove(0);
         }
         self.view.notices.push(Notice { level, text });
+    }
+}
+
+impl OcuApp {
+    /// Every 10 s, at debug level (`RUST_LOG=jaus_ocu::ui::app=debug`): frames drawn and
+    /// pictures of the 3D view rendered, for the per-frame figures of ARCHITECTURE.md.
+    fn log_frame_rate(&mut self) {
+        let now = Instant::now();
+        let (since, frames, renders) = *self.rate_log.get_or_insert((now, self.view.frames, 0));
+        let elapsed = now.duration_since(since).as_secs_f64();
+        if elapsed >= 10.0 {
+            let pictures = self.view.arm.renders();
+            tracing::debug!(
+                "{:.1} frames/s, {:.1} 3D pictures/s",
+                (self.view.frames - frames) as f64 / elapsed,
+                pictures.saturating_sub(renders) as f64 / elapsed
+            );
+            self.rate_log = Some((now, self.view.frames, pictures));
+        }
     }
 }
 
@@ -509,6 +581,7 @@ impl eframe::App for OcuApp {
         if let Some(after) = repaint_after(self.repaint_needs()) {
             ui.ctx().request_repaint_after(after);
         }
+        self.log_frame_rate();
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

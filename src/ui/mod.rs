@@ -81,8 +81,13 @@ pub fn run(kind: LiveKind, mut net_cfg: NetConfig, sims: Vec<SimHandle>) -> anyh
         native_options(title),
         Box::new(move |cc| {
             let ctx = cc.egui_ctx.clone();
-            // Bursts of updates coalesce into one repaint per frame interval (≤ 30 Hz).
-            net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(app::FRAME_INTERVAL)));
+            // Samples are drawn at a readable rate: bursts coalesce into one frame per
+            // NUMBERS_INTERVAL (the plots and a moving arm ask for more from the frame, at
+            // their own rates: app::repaint_after).
+            net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(app::NUMBERS_INTERVAL)));
+            // An emergency, a lost link, a change of control or an outcome: at once.
+            let ctx = cc.egui_ctx.clone();
+            net_cfg.urgent_waker = Some(Arc::new(move || ctx.request_repaint()));
             let net = NetHandle::spawn(net_cfg)?;
             let settings = OcuApp::load_settings(cc.storage);
             Ok(Box::new(OcuApp::new(kind, Some(net), sims, settings)))
