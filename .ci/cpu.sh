@@ -27,10 +27,19 @@ SETTINGS=$(mktemp -d)
 cleanup() {
     kill -CONT ${SPID:-} 2>/dev/null || true
     kill $XPID ${APID:-} ${SPID:-} 2>/dev/null || true
+    # The display is free for the next run only once its server has gone.
+    wait $XPID 2>/dev/null || true
     rm -rf "$SETTINGS"
 }
 trap cleanup EXIT
-sleep 1
+for _ in $(seq 50); do
+    xdpyinfo -display "$DISPLAY_NUM" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+if ! xdpyinfo -display "$DISPLAY_NUM" >/dev/null 2>&1; then
+    echo "Xvfb did not start on $DISPLAY_NUM (another server there? set CPU_DISPLAY)" >&2
+    exit 1
+fi
 TICKS=$(getconf CLK_TCK)
 x() { DISPLAY="$DISPLAY_NUM" "$@"; }
 

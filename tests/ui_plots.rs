@@ -20,8 +20,8 @@ use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::app::{
-    FRAME_INTERVAL, LIVE_IDLE_INTERVAL, LiveKind, NUMBERS_INTERVAL, OcuApp, RepaintNeeds, Settings,
-    read_session, repaint_after,
+    LIVE_IDLE_INTERVAL, LiveKind, MOTION_INTERVAL, NUMBERS_INTERVAL, OcuApp, RepaintNeeds,
+    Settings, read_session, repaint_after,
 };
 use jaus_ocu::ui::plots::{
     MIN_PLOT_HEIGHT, SMALLEST_PLOT_HEIGHT, channels, fit_y, labelled_ticks, plot_lines, tick_label,
@@ -253,8 +253,9 @@ fn each_part_sets_the_pace_at_the_rate_its_content_changes() {
     // Live with fresh data and nothing moving: new samples wake the window (the network
     // side's waker, NUMBERS_INTERVAL); the frame itself asks only for the idle pace.
     assert_eq!(repaint_after(live), Some(LIVE_IDLE_INTERVAL));
-    // Plots that follow now move by a pixel column every 60 ms: a frame then.
-    let column = Duration::from_millis(60);
+    // Plots that follow now move by a pixel column every 250 ms (a long window): a frame
+    // then.
+    let column = Duration::from_millis(250);
     assert_eq!(
         repaint_after(RepaintNeeds {
             plot_column: Some(column),
@@ -262,13 +263,13 @@ fn each_part_sets_the_pace_at_the_rate_its_content_changes() {
         }),
         Some(column)
     );
-    // A column faster than the frame interval is drawn at the frame interval.
+    // A column shorter than the motion interval is drawn at the motion interval.
     assert_eq!(
         repaint_after(RepaintNeeds {
             plot_column: Some(Duration::from_millis(5)),
             ..live
         }),
-        Some(FRAME_INTERVAL)
+        Some(MOTION_INTERVAL)
     );
     // Without fresh data nothing new comes to plot: the plots do not set the pace.
     assert_eq!(
@@ -279,13 +280,13 @@ fn each_part_sets_the_pace_at_the_rate_its_content_changes() {
         }),
         Some(LIVE_IDLE_INTERVAL)
     );
-    // The 3D view changed visibly (the arm or the camera moves): the frame rate.
+    // The 3D view changed visibly (the arm or the camera moves): the motion rate.
     assert_eq!(
         repaint_after(RepaintNeeds {
             moving: true,
             ..live
         }),
-        Some(FRAME_INTERVAL)
+        Some(MOTION_INTERVAL)
     );
     // A paused replay whose plots were left following does not repaint for them.
     assert_eq!(
@@ -295,14 +296,14 @@ fn each_part_sets_the_pace_at_the_rate_its_content_changes() {
         }),
         None
     );
-    // Playing: the plots' column (or the numbers' rate, whichever comes first).
+    // Playing: the numbers' rate or the plots' column, whichever comes first.
     assert_eq!(
         repaint_after(RepaintNeeds {
             playing: true,
             plot_column: Some(column),
             ..RepaintNeeds::still(Shown::Replay { t: 1.0 })
         }),
-        Some(column)
+        Some(NUMBERS_INTERVAL)
     );
 }
 

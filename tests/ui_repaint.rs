@@ -22,7 +22,7 @@ use jaus_ocu::net::thread::{NetHandle, is_urgent};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
-use jaus_ocu::ui::app::{FRAME_INTERVAL, LiveKind, OcuApp, Settings, repaint_after};
+use jaus_ocu::ui::app::{LiveKind, MOTION_INTERVAL, OcuApp, Settings, repaint_after};
 
 /// Updates from `seconds` of an in-memory session between the real client and the demo arm.
 fn recorded(seconds: f64) -> Vec<Update> {
@@ -118,7 +118,7 @@ fn the_3d_view_renders_again_only_when_it_changes_by_more_than_a_pixel() {
     );
     assert_eq!(
         repaint_after(h.state().repaint_needs()),
-        Some(FRAME_INTERVAL),
+        Some(MOTION_INTERVAL),
         "a moving arm is drawn at the frame rate"
     );
     h.step();
@@ -153,7 +153,7 @@ fn a_drag_in_the_3d_view_redraws_it_at_once() {
     );
     assert_eq!(
         repaint_after(h.state().repaint_needs()),
-        Some(FRAME_INTERVAL)
+        Some(MOTION_INTERVAL)
     );
     h.event(Event::PointerButton {
         pos: b,

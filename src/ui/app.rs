@@ -199,9 +199,15 @@ pub struct OcuApp {
 
 const SETTINGS_KEY: &str = "jaus-ocu-settings";
 
-/// The frame interval while something on the screen moves by itself: the 3D view while the
-/// arm or the camera moves ([`RepaintNeeds::moving`]), the plots at most this often.
+/// The shortest frame interval the window asks for by itself (input draws at once).
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
+
+/// How often what moves by itself is drawn: the arm's own motion in the 3D view
+/// ([`RepaintNeeds::moving`]) and the plots' scroll, live and playing. Under Mesa's software
+/// renderer a frame of the window costs about 70 ms of CPU at 1280×800 whatever changed (egui
+/// draws the whole window; ARCHITECTURE.md, "Where a frame's time goes"): 30 frames/s would
+/// take both cores, 10 take most of one. A drag or a zoom of the view is input, drawn at once.
+pub const MOTION_INTERVAL: Duration = Duration::from_millis(100);
 
 /// How often numbers (gauges, read-outs, the status bar) are drawn while new data arrives: a
 /// readable rate. New samples wake the window through the network side's waker after this;
@@ -252,25 +258,40 @@ impl RepaintNeeds {
 /// How soon to draw again when nothing else asks (input and egui's own animations ask by
 /// themselves; new live data wakes the window through the network side's waker, samples
 /// after [`NUMBERS_INTERVAL`], discrete facts at once). Each part at the rate its content
-/// changes: the 3D view at [`FRAME_INTERVAL`] while it moves, the plots when they move by a
-/// pixel column (at most every [`FRAME_INTERVAL`]), numbers at [`NUMBERS_INTERVAL`] while
-/// playing, a live view without fresh data every [`LIVE_IDLE_INTERVAL`]. `None`: not until
+/// changes: the 3D view while it moves and the plots when they move by a pixel column, both
+/// at most every [`MOTION_INTERVAL`], numbers at [`NUMBERS_INTERVAL`] while playing, a live
+/// view without fresh data every [`LIVE_IDLE_INTERVAL`]. `None`: not until
 /// something happens, so a paused replay costs nothing. Drawing at 30 frames/s whatever
 /// changed kept a software renderer busy most of a core.
 pub fn repaint_after(needs: RepaintNeeds) -> Option<Duration> {
+    repaint_after_with(needs, MOTION_INTERVAL)
+}
+
+/// [`repaint_after`] with `frame` as the interval of moving parts (at least [`FRAME_INTERVAL`]).
+pub fn repaint_after_with(needs: RepaintNeeds, frame: Duration) -> Option<Duration> {
+    let frame = frame.max(FRAME_INTERVAL);
     let live = matches!(needs.shown, Shown::Live);
-    let moving = needs.moving.then_some(FRAME_INTERVAL);
+    let moving = needs.moving.then_some(frame);
     let numbers = needs.playing.then_some(NUMBERS_INTERVAL);
     let plots = needs
         .plot_column
         .filter(|_| needs.playing || (live && needs.live_fresh))
-        .map(|c| c.max(FRAME_INTERVAL));
+        .map(|c| c.max(frame));
     let idle = live.then_some(LIVE_IDLE_INTERVAL);
     let background = needs.background.then_some(BACKGROUND_POLL);
     [moving, numbers, plots, idle, background]
         .into_iter()
         .flatten()
         .min()
+}
+
+/// The frame interval of moving parts in the window: [`MOTION_INTERVAL`], or for measuring
+/// what frames cost (ARCHITECTURE.md, "Where a frame's time goes") the milliseconds in the
+/// environment variable `JAUS_OCU_FRAME_MS`.
+fn moving_interval() -> Duration {
+    static MS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    MS.get_or_init(|| std::env::var("JAUS_OCU_FRAME_MS").ok()?.parse().ok())
+        .map_or(MOTION_INTERVAL, Duration::from_millis)
 }
 
 /// The JUDP port captures are filtered on unless told otherwise.
@@ -578,7 +599,7 @@ impl eframe::App for OcuApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.frame(ui);
-        if let Some(after) = repaint_after(self.repaint_needs()) {
+        if let Some(after) = repaint_after_with(self.repaint_needs(), moving_interval()) {
             ui.ctx().request_repaint_after(after);
         }
         self.log_frame_rate();

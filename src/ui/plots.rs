@@ -579,7 +579,7 @@ fn one_plot(
                 plot_ui.set_plot_bounds(PlotBounds::from_min_max([t0, y0], [t1, y1]));
             }
             let zoomed = wheel(plot_ui);
-            for ((i, l), colour) in lines.iter().zip(colours) {
+            for ((i, l), colour) in lines.iter().zip(colours).filter(|_| lines_drawn()) {
                 for (k, run) in l.runs().enumerate() {
                     plot_ui.line(
                         Line::new("", PlotPoints::from(run.to_vec()))
@@ -628,6 +628,14 @@ fn one_plot(
         interacted,
         hover,
     }
+}
+
+/// Whether the data lines are drawn: always, unless the environment variable
+/// `JAUS_OCU_PLOT_LINES=off` leaves them out for measuring what they cost (ARCHITECTURE.md,
+/// "Where a frame's time goes").
+fn lines_drawn() -> bool {
+    static DRAWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DRAWN.get_or_init(|| std::env::var("JAUS_OCU_PLOT_LINES").as_deref() != Ok("off"))
 }
 
 /// Zooms with the wheel around the pointer (time; Shift or Ctrl: values); whether it did.

@@ -525,7 +525,7 @@ pub struct ArmView {
     /// What the view's picture shows (see [`cache`]), numbered: the paint callback renders
     /// the picture again when its number differs (a frame whose callback never ran, a
     /// discarded pass, cannot leave an old picture on the screen).
-    rendered: Option<(u64, cache::Rendered)>,
+    rendered: Option<Arc<(u64, cache::Rendered)>>,
     /// The last frame asked for a new picture.
     changed: bool,
 }
@@ -594,10 +594,10 @@ impl ArmView {
         self.changed = self
             .rendered
             .as_ref()
-            .is_none_or(|(_, last)| cache::visibly_changed(last, &next));
+            .is_none_or(|r| cache::visibly_changed(&r.1, &next));
         if self.changed {
-            let generation = self.rendered.as_ref().map_or(0, |(g, _)| g + 1);
-            self.rendered = Some((generation, next));
+            let generation = self.rendered.as_ref().map_or(0, |r| r.0 + 1);
+            self.rendered = Some(Arc::new((generation, next)));
         }
         let failure = match &*self.scene.lock().unwrap_or_else(PoisonError::into_inner) {
             Gpu::Failed(message) => Some(message.clone()),
@@ -615,11 +615,11 @@ impl ArmView {
         }
         let scene = Arc::clone(&self.scene);
         // The picture keeps showing what it was rendered from until a visible change.
-        let Some(drawn) = self.rendered.clone() else {
+        let Some(drawn) = self.rendered.as_ref().map(Arc::clone) else {
             return response;
         };
         let callback = egui_glow::CallbackFn::new(move |info, painter| {
-            paint_callback(&scene, &info, painter, &drawn);
+            paint_callback(&scene, &info, painter, drawn.0, &drawn.1);
         });
         ui.painter().add(egui::PaintCallback {
             rect,
@@ -691,7 +691,8 @@ fn paint_callback(
     scene: &Mutex<Gpu>,
     info: &egui::PaintCallbackInfo,
     painter: &egui_glow::Painter,
-    (generation, drawn): &(u64, cache::Rendered),
+    generation: u64,
+    drawn: &cache::Rendered,
 ) {
     let mode = PaintMode::from_env();
     if mode == PaintMode::Off {
@@ -738,7 +739,7 @@ fn paint_callback(
             clip,
             &drawn.input,
             &drawn.camera,
-            *generation,
+            generation,
         );
     }
 }
