@@ -54,12 +54,15 @@ use sources::LiveKind;
 pub static GUI_START: OnceLock<Instant> = OnceLock::new();
 
 /// Native options that fit this stack (gui-testing.md): glow renderer, a depth buffer for the
-/// 3D view, no MSAA (software rendering).
+/// 3D view, no MSAA and no dithering (software rendering).
 pub fn native_options(title: &str) -> eframe::NativeOptions {
     eframe::NativeOptions {
         renderer: eframe::Renderer::Glow,
         depth_buffer: 24,
         multisampling: 0,
+        // egui's dithering costs every fragment of every frame ~11 % of llvmpipe's raster
+        // (ARCHITECTURE.md, "Where a frame's time goes") for gradients this UI barely has.
+        dithering: false,
         viewport: eframe::egui::ViewportBuilder::default()
             .with_title(title)
             .with_inner_size([1280.0, 800.0])
