@@ -75,6 +75,18 @@ impl Frame {
 }
 
 fn render(gl: &Headless, scene: &mut Scene, input: &SceneInput, camera: &Camera) -> Frame {
+    render_with(gl, scene, input, camera, None)
+}
+
+/// As [`render`]; with `Some(generation)` through the view's picture
+/// ([`Scene::paint_cached`]), as the window draws it.
+fn render_with(
+    gl: &Headless,
+    scene: &mut Scene,
+    input: &SceneInput,
+    camera: &Camera,
+    generation: Option<u64>,
+) -> Frame {
     let color = Texture2D::new_empty::<[u8; 4]>(
         &gl.gl,
         WIDTH,
@@ -94,7 +106,10 @@ fn render(gl: &Headless, scene: &mut Scene, input: &SceneInput, camera: &Camera)
     );
     let target = RenderTarget::new(color.as_color_target(None), depth.as_depth_target());
     let viewport = Viewport::new_at_origo(WIDTH, HEIGHT);
-    scene.paint(&target, viewport, viewport.into(), input, camera);
+    match generation {
+        None => scene.paint(&target, viewport, viewport.into(), input, camera),
+        Some(g) => scene.paint_cached(&target, viewport, viewport.into(), input, camera, g),
+    }
     Frame {
         pixels: target.read_color::<[u8; 4]>(),
     }
@@ -423,4 +438,42 @@ fn the_other_arms_of_the_vehicle_are_drawn_at_their_mounts_dimmed_or_grey_when_l
             "{what}: {got:?} at its projected tool point {expected:?}, not its marker {want:?}"
         );
     }
+}
+
+#[test]
+fn the_picture_copied_into_the_window_equals_the_scene_rendered_directly_until_it_changes() {
+    let gl = headless();
+    let mut scene = Scene::new(&gl.gl).unwrap();
+    let live = input(Some(live_pose()));
+    let direct = render(&gl, &mut scene, &live, &camera());
+    assert_eq!(scene.renders(), 0);
+    let cached = render_with(&gl, &mut scene, &live, &camera(), Some(1));
+    assert_eq!(scene.renders(), 1);
+    let differ = direct
+        .pixels
+        .iter()
+        .zip(&cached.pixels)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differ, 0,
+        "{differ} pixels of the picture differ from the direct render"
+    );
+    // The same number: the picture is copied again, not rendered, even for another input
+    // (the caller decides what is a visible change).
+    let ghost = SceneInput {
+        ghost: Some(ghost_pose()),
+        ..live.clone()
+    };
+    let kept = render_with(&gl, &mut scene, &ghost, &camera(), Some(1));
+    assert_eq!(scene.renders(), 1);
+    assert_eq!(kept.pixels, cached.pixels);
+    // A new number renders what the input shows now.
+    let fresh = render_with(&gl, &mut scene, &ghost, &camera(), Some(2));
+    assert_eq!(scene.renders(), 2);
+    assert_eq!(
+        fresh.pixels,
+        render(&gl, &mut scene, &ghost, &camera()).pixels
+    );
+    assert_ne!(fresh.pixels, kept.pixels);
 }

@@ -9,6 +9,8 @@
     reason = "tests report a failure by panicking"
 )]
 
+use std::time::Duration;
+
 use eframe::egui::vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -18,8 +20,8 @@ use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::app::{
-    FRAME_INTERVAL, LIVE_IDLE_INTERVAL, LiveKind, OcuApp, RepaintNeeds, Settings, read_session,
-    repaint_after,
+    LIVE_IDLE_INTERVAL, LiveKind, MOTION_INTERVAL, NUMBERS_INTERVAL, OcuApp, RepaintNeeds,
+    Settings, read_session, repaint_after,
 };
 use jaus_ocu::ui::plots::{
     MIN_PLOT_HEIGHT, SMALLEST_PLOT_HEIGHT, channels, fit_y, labelled_ticks, plot_lines, tick_label,
@@ -213,9 +215,9 @@ fn the_y_axis_always_has_two_labelled_ticks_down_to_the_smallest_plot() {
 fn the_window_repaints_only_when_something_moves() {
     let needs = |shown, playing, background| {
         repaint_after(RepaintNeeds {
-            shown,
             playing,
             background,
+            ..RepaintNeeds::still(shown)
         })
     };
     let replay = Shown::Replay { t: 1.0 };
@@ -224,7 +226,11 @@ fn the_window_repaints_only_when_something_moves() {
         None,
         "a paused replay costs nothing"
     );
-    assert_eq!(needs(replay, true, false), Some(FRAME_INTERVAL));
+    assert_eq!(
+        needs(replay, true, false),
+        Some(NUMBERS_INTERVAL),
+        "playing: the numbers at a readable rate"
+    );
     assert_eq!(needs(Shown::Live, false, false), Some(LIVE_IDLE_INTERVAL));
     assert_eq!(
         needs(Shown::LiveScrubbed { t: 1.0 }, false, false),
@@ -232,9 +238,94 @@ fn the_window_repaints_only_when_something_moves() {
         "scrubbed back and paused: new data wakes the window itself"
     );
     assert!(needs(replay, false, true).is_some(), "loading is polled");
-    // A live app following now keeps a slow pace even when no data arrives.
+    // A live app following now keeps a slow pace even when no data arrives (its data is
+    // not fresh: the frozen clock is 20 s, the last sample too old).
     let app = app(Settings::default());
     assert_eq!(repaint_after(app.repaint_needs()), Some(LIVE_IDLE_INTERVAL));
+}
+
+#[test]
+fn each_part_sets_the_pace_at_the_rate_its_content_changes() {
+    let live = RepaintNeeds {
+        live_fresh: true,
+        ..RepaintNeeds::still(Shown::Live)
+    };
+    // Live with fresh data and nothing moving: new samples wake the window (the network
+    // side's waker, NUMBERS_INTERVAL); the frame itself asks only for the idle pace.
+    assert_eq!(repaint_after(live), Some(LIVE_IDLE_INTERVAL));
+    // Plots that follow now move by a pixel column every 250 ms (a long window): a frame
+    // then.
+    let column = Duration::from_millis(250);
+    assert_eq!(
+        repaint_after(RepaintNeeds {
+            plot_column: Some(column),
+            ..live
+        }),
+        Some(column)
+    );
+    // A column shorter than the motion interval is drawn at the motion interval.
+    assert_eq!(
+        repaint_after(RepaintNeeds {
+            plot_column: Some(Duration::from_millis(5)),
+            ..live
+        }),
+        Some(MOTION_INTERVAL)
+    );
+    // Without fresh data nothing new comes to plot: the plots do not set the pace.
+    assert_eq!(
+        repaint_after(RepaintNeeds {
+            plot_column: Some(column),
+            live_fresh: false,
+            ..live
+        }),
+        Some(LIVE_IDLE_INTERVAL)
+    );
+    // The 3D view changed visibly (the arm or the camera moves): the motion rate.
+    assert_eq!(
+        repaint_after(RepaintNeeds {
+            moving: true,
+            ..live
+        }),
+        Some(MOTION_INTERVAL)
+    );
+    // A paused replay whose plots were left following does not repaint for them.
+    assert_eq!(
+        repaint_after(RepaintNeeds {
+            plot_column: Some(column),
+            ..RepaintNeeds::still(Shown::Replay { t: 1.0 })
+        }),
+        None
+    );
+    // Playing: the numbers' rate or the plots' column, whichever comes first.
+    assert_eq!(
+        repaint_after(RepaintNeeds {
+            playing: true,
+            plot_column: Some(column),
+            ..RepaintNeeds::still(Shown::Replay { t: 1.0 })
+        }),
+        Some(NUMBERS_INTERVAL)
+    );
+}
+
+#[test]
+fn the_plots_report_their_column_time_while_they_follow() {
+    let mut h = harness(app(Settings::default()));
+    h.step();
+    h.step();
+    let view = &h.state().view.plots;
+    let column = view
+        .column_seconds(true)
+        .expect("the plots are shown and follow");
+    // 30 s over the width of a plot's data area at 1280 points (one pixel per point).
+    let width = 30.0 / column;
+    assert!((900.0..1280.0).contains(&width), "{width} px");
+    assert_eq!(view.column_seconds(false), None, "plots hidden");
+    h.state_mut().view.plots.follow = false;
+    assert_eq!(
+        h.state().view.plots.column_seconds(true),
+        None,
+        "plots paused"
+    );
 }
 
 #[test]

@@ -66,6 +66,10 @@ pub struct NetConfig {
     pub backlog_capacity: usize,
     /// Called after updates were published.
     pub waker: Option<Waker>,
+    /// Called instead of `waker` after a publish that held a discrete fact (status,
+    /// emergency, link, control, an outcome: anything but a sample), which a window draws
+    /// at once while samples wait for its content rate. `None`: `waker` for every publish.
+    pub urgent_waker: Option<Waker>,
     /// Where every datagram received and sent is offered for recording (connect a recorder
     /// before `spawn` to record from the first datagram, or later through [`NetHandle::tap`]).
     pub tap: Tap,
@@ -95,6 +99,7 @@ impl Default for NetConfig {
             update_capacity: 4096,
             backlog_capacity: 4096,
             waker: None,
+            urgent_waker: None,
             tap: Tap::new(),
             epoch: None,
             faults: Faults::default(),
@@ -104,6 +109,14 @@ impl Default for NetConfig {
             raise_priority: true,
         }
     }
+}
+
+/// Whether a window shows `u` at once ([`NetConfig::urgent_waker`]): a discrete fact, not a
+/// sample, the end-effector pose or the counters (once a second).
+pub fn is_urgent(u: &Update) -> bool {
+    let (_, fact) = u.split();
+    fact.signal_key().is_none()
+        && !matches!(fact, Update::CurrentPose { .. } | Update::Stats { .. })
 }
 
 impl std::fmt::Debug for NetConfig {
@@ -331,6 +344,7 @@ impl NetHandle {
                 }
                 link.poll(now);
                 let woke = !out.updates.is_empty();
+                let wake = if out.updates.iter().any(is_urgent) { &cfg.urgent_waker } else { &waker };
                 for mut u in out.updates.drain(..) {
                     if let Update::Stats { stats, .. } = &mut u {
                         stats.queue_dropped = queue_dropped.load(Ordering::Relaxed);
@@ -341,7 +355,7 @@ impl NetHandle {
                     publisher.publish(u);
                 }
                 publisher.flush();
-                if woke && let Some(w) = &waker {
+                if woke && let Some(w) = wake.as_ref().or(waker.as_ref()) {
                     w();
                 }
             };

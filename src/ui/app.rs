@@ -202,17 +202,30 @@ pub struct OcuApp {
     ram: Option<u64>,
     /// The budget last given to the sessions (applied again when it changes).
     budget_applied: Option<usize>,
+    /// Since when frames are counted for the debug log: (when, frames then, 3D pictures then).
+    rate_log: Option<(Instant, u64, u64)>,
 }
 
 const SETTINGS_KEY: &str = "jaus-ocu-settings";
 
-/// The frame interval while something moves on its own (playback), and the most often new
-/// live data is drawn (the network side's waker coalesces bursts into one frame per this).
+/// The shortest frame interval the window asks for by itself (input draws at once).
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 
-/// How often a live view is drawn when no data arrives: the clock and the plots' window
-/// move on with time, and a silent link must show as such.
-pub const LIVE_IDLE_INTERVAL: Duration = Duration::from_millis(250);
+/// How often what moves by itself is drawn: the arm's own motion in the 3D view
+/// ([`RepaintNeeds::moving`]) and the plots' scroll, live and playing. Under Mesa's software
+/// renderer a frame of the window costs about 70 ms of CPU at 1280×800 whatever changed (egui
+/// draws the whole window; ARCHITECTURE.md, "Where a frame's time goes"): 30 frames/s would
+/// take both cores, 10 take most of one. A drag or a zoom of the view is input, drawn at once.
+pub const MOTION_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How often numbers (gauges, read-outs, the status bar) are drawn while new data arrives: a
+/// readable rate. New samples wake the window through the network side's waker after this;
+/// discrete facts (status, emergency, link, control, outcomes) at once.
+pub const NUMBERS_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How often a live view is drawn when its data is not fresh (waiting, stale, link lost):
+/// the clock and the plots' window move on with time, at a cost of a few frames a minute.
+pub const LIVE_IDLE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// How often background work (a replay loading, an export, a file dialog) is polled.
 pub const BACKGROUND_POLL: Duration = Duration::from_millis(100);
@@ -226,19 +239,68 @@ pub struct RepaintNeeds {
     pub playing: bool,
     /// Background work whose progress is shown (loading, exports, dialogs).
     pub background: bool,
+    /// The 3D view changed visibly in the frame just drawn (the arm or the camera moves):
+    /// it is likely to move on.
+    pub moving: bool,
+    /// Wall-clock time in which the plots that follow the drawn time move by one pixel
+    /// column (the plot window's seconds over its width in pixels, over the playback
+    /// speed); `None` when no plot follows (paused, hidden, zoomed into the past).
+    pub plot_column: Option<Duration>,
+    /// The live data is fresh (samples arrive): while it is not, nothing new comes to plot.
+    pub live_fresh: bool,
+}
+
+impl RepaintNeeds {
+    /// Nothing moves by itself: what a paused replay needs.
+    pub fn still(shown: Shown) -> Self {
+        Self {
+            shown,
+            playing: false,
+            background: false,
+            moving: false,
+            plot_column: None,
+            live_fresh: false,
+        }
+    }
 }
 
 /// How soon to draw again when nothing else asks (input and egui's own animations ask by
-/// themselves; new live data wakes the window through the network side's waker). `None`:
-/// not until something happens, so a paused replay costs nothing. Drawing on a fixed timer
-/// whatever happens kept a software renderer busy all the time.
+/// themselves; new live data wakes the window through the network side's waker, samples
+/// after [`NUMBERS_INTERVAL`], discrete facts at once). Each part at the rate its content
+/// changes: the 3D view while it moves and the plots when they move by a pixel column, both
+/// at most every [`MOTION_INTERVAL`], numbers at [`NUMBERS_INTERVAL`] while playing, a live
+/// view without fresh data every [`LIVE_IDLE_INTERVAL`]. `None`: not until
+/// something happens, so a paused replay costs nothing. Drawing at 30 frames/s whatever
+/// changed kept a software renderer busy most of a core.
 pub fn repaint_after(needs: RepaintNeeds) -> Option<Duration> {
-    if needs.playing {
-        return Some(FRAME_INTERVAL);
-    }
-    let live = matches!(needs.shown, Shown::Live).then_some(LIVE_IDLE_INTERVAL);
+    repaint_after_with(needs, MOTION_INTERVAL)
+}
+
+/// [`repaint_after`] with `frame` as the interval of moving parts (at least [`FRAME_INTERVAL`]).
+pub fn repaint_after_with(needs: RepaintNeeds, frame: Duration) -> Option<Duration> {
+    let frame = frame.max(FRAME_INTERVAL);
+    let live = matches!(needs.shown, Shown::Live);
+    let moving = needs.moving.then_some(frame);
+    let numbers = needs.playing.then_some(NUMBERS_INTERVAL);
+    let plots = needs
+        .plot_column
+        .filter(|_| needs.playing || (live && needs.live_fresh))
+        .map(|c| c.max(frame));
+    let idle = live.then_some(LIVE_IDLE_INTERVAL);
     let background = needs.background.then_some(BACKGROUND_POLL);
-    live.into_iter().chain(background).min()
+    [moving, numbers, plots, idle, background]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// The frame interval of moving parts in the window: [`MOTION_INTERVAL`], or for measuring
+/// what frames cost (ARCHITECTURE.md, "Where a frame's time goes") the milliseconds in the
+/// environment variable `JAUS_OCU_FRAME_MS`.
+fn moving_interval() -> Duration {
+    static MS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    MS.get_or_init(|| std::env::var("JAUS_OCU_FRAME_MS").ok()?.parse().ok())
+        .map_or(MOTION_INTERVAL, Duration::from_millis)
 }
 
 /// The JUDP port captures are filtered on unless told otherwise.
@@ -285,6 +347,7 @@ impl OcuApp {
             memory_override: None,
             ram: super::memory::physical_memory(),
             budget_applied: None,
+            rate_log: None,
         }
     }
 
@@ -460,14 +523,25 @@ impl OcuApp {
 
     /// What decides when the window must be drawn next ([`repaint_after`]).
     pub fn repaint_needs(&self) -> RepaintNeeds {
+        let playing = self.time.playing();
+        let speed = if playing { self.time.speed() } else { 1.0 };
         RepaintNeeds {
             shown: self.shown(),
-            playing: self.time.playing(),
+            playing,
             background: self.sources.loading()
                 || self.sources.replay().is_some_and(|r| r.exact.busy())
                 || self.jobs.busy()
                 || self.recording.is_active()
                 || self.recording.is_stopping(),
+            moving: self.view.arm.changed(),
+            plot_column: self
+                .view
+                .plots
+                .column_seconds(self.settings.show_plots)
+                .map(|s| s / speed.abs().max(1e-3))
+                .filter(|s| s.is_finite())
+                .map(Duration::from_secs_f64),
+            live_fresh: self.state.freshness().positions_fresh(),
         }
     }
 
@@ -512,6 +586,25 @@ impl OcuApp {
     }
 }
 
+impl OcuApp {
+    /// Every 10 s, at debug level (`RUST_LOG=jaus_ocu::ui::app=debug`): frames drawn and
+    /// pictures of the 3D view rendered, for the per-frame figures of ARCHITECTURE.md.
+    fn log_frame_rate(&mut self) {
+        let now = Instant::now();
+        let (since, frames, renders) = *self.rate_log.get_or_insert((now, self.view.frames, 0));
+        let elapsed = now.duration_since(since).as_secs_f64();
+        if elapsed >= 10.0 {
+            let pictures = self.view.arm.renders();
+            tracing::debug!(
+                "{:.1} frames/s, {:.1} 3D pictures/s",
+                (self.view.frames - frames) as f64 / elapsed,
+                pictures.saturating_sub(renders) as f64 / elapsed
+            );
+            self.rate_log = Some((now, self.view.frames, pictures));
+        }
+    }
+}
+
 /// The newest command outcome in `state`.
 pub fn last_outcome(state: &ArmState) -> Option<(CommandKind, Outcome)> {
     state
@@ -553,9 +646,10 @@ impl eframe::App for OcuApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.frame(ui);
-        if let Some(after) = repaint_after(self.repaint_needs()) {
+        if let Some(after) = repaint_after_with(self.repaint_needs(), moving_interval()) {
             ui.ctx().request_repaint_after(after);
         }
+        self.log_frame_rate();
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

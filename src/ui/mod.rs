@@ -56,12 +56,15 @@ use sources::LiveKind;
 pub static GUI_START: OnceLock<Instant> = OnceLock::new();
 
 /// Native options that fit this stack (gui-testing.md): glow renderer, a depth buffer for the
-/// 3D view, no MSAA (software rendering).
+/// 3D view, no MSAA and no dithering (software rendering).
 pub fn native_options(title: &str) -> eframe::NativeOptions {
     eframe::NativeOptions {
         renderer: eframe::Renderer::Glow,
         depth_buffer: 24,
         multisampling: 0,
+        // egui's dithering costs every fragment of every frame ~11 % of llvmpipe's raster
+        // (ARCHITECTURE.md, "Where a frame's time goes") for gradients this UI barely has.
+        dithering: false,
         viewport: eframe::egui::ViewportBuilder::default()
             .with_title(title)
             .with_inner_size([1280.0, 800.0])
@@ -89,8 +92,13 @@ pub fn run(
         native_options(title),
         Box::new(move |cc| {
             let ctx = cc.egui_ctx.clone();
-            // Bursts of updates coalesce into one repaint per frame interval (≤ 30 Hz).
-            net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(app::FRAME_INTERVAL)));
+            // Samples are drawn at a readable rate: bursts coalesce into one frame per
+            // NUMBERS_INTERVAL (the plots and a moving arm ask for more from the frame, at
+            // their own rates: app::repaint_after).
+            net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(app::NUMBERS_INTERVAL)));
+            // An emergency, a lost link, a change of control or an outcome: at once.
+            let ctx = cc.egui_ctx.clone();
+            net_cfg.urgent_waker = Some(Arc::new(move || ctx.request_repaint()));
             let net = NetHandle::spawn(net_cfg)?;
             let settings = OcuApp::load_settings(cc.storage);
             let mut app = OcuApp::new(kind, Some(net), sims, settings);

@@ -48,6 +48,18 @@ pub struct PlotsView {
     pub hover: Option<f64>,
     /// What each plot showed last frame, top to bottom.
     pub frames: Vec<PlotFrame>,
+    /// Seconds of data per pixel column of the plots last frame (their window over the
+    /// width of their data area in pixels), when shown.
+    pub column: Option<f64>,
+}
+
+impl PlotsView {
+    /// Seconds in which the plots move by one pixel column while they follow the drawn time,
+    /// when they are `shown`: how often a new column of data appears ([`crate::ui::app::repaint_after`]).
+    pub fn column_seconds(&self, shown: bool) -> Option<f64> {
+        self.column
+            .filter(|_| shown && self.follow && !self.frames.is_empty())
+    }
 }
 
 /// What one plot showed in a frame.
@@ -59,6 +71,8 @@ pub struct PlotFrame {
     pub y: (f64, f64),
     /// The height of its data area, points.
     pub height: f32,
+    /// The width of its data area, pixels.
+    pub width_px: f32,
 }
 
 impl Default for PlotsView {
@@ -69,6 +83,7 @@ impl Default for PlotsView {
             decimate: true,
             hover: None,
             frames: Vec::new(),
+            column: None,
         }
     }
 }
@@ -564,7 +579,7 @@ fn one_plot(
                 plot_ui.set_plot_bounds(PlotBounds::from_min_max([t0, y0], [t1, y1]));
             }
             let zoomed = wheel(plot_ui);
-            for ((i, l), colour) in lines.iter().zip(colours) {
+            for ((i, l), colour) in lines.iter().zip(colours).filter(|_| lines_drawn()) {
                 for (k, run) in l.runs().enumerate() {
                     plot_ui.line(
                         Line::new("", PlotPoints::from(run.to_vec()))
@@ -597,6 +612,7 @@ fn one_plot(
                 x: (b.min()[0], b.max()[0]),
                 y: (b.min()[1], b.max()[1]),
                 height: plot_ui.transform().frame().height(),
+                width_px: plot_ui.transform().frame().width() * plot_ui.ctx().pixels_per_point(),
             };
             let hover = plot_ui
                 .response()
@@ -612,6 +628,14 @@ fn one_plot(
         interacted,
         hover,
     }
+}
+
+/// Whether the data lines are drawn: always, unless the environment variable
+/// `JAUS_OCU_PLOT_LINES=off` leaves them out for measuring what they cost (ARCHITECTURE.md,
+/// "Where a frame's time goes").
+fn lines_drawn() -> bool {
+    static DRAWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DRAWN.get_or_init(|| std::env::var("JAUS_OCU_PLOT_LINES").as_deref() != Ok("off"))
 }
 
 /// Zooms with the wheel around the pointer (time; Shift or Ctrl: values); whether it did.
@@ -895,6 +919,10 @@ pub fn show(
     if let Some(i) = remove {
         settings.plots.remove(i);
     }
+    view.column = frames
+        .first()
+        .filter(|f| f.width_px >= 1.0)
+        .map(|f| (f.x.1 - f.x.0) / f64::from(f.width_px));
     view.frames = frames;
     if hover != view.hover {
         view.hover = hover;

@@ -130,6 +130,17 @@ impl ArmPanel {
         &self.drawn
     }
 
+    /// Whether what the view shows changed visibly in the last frame (its picture was
+    /// rendered again): the arm or the camera moves ([`crate::ui::app::RepaintNeeds::moving`]).
+    pub fn changed(&self) -> bool {
+        self.view.changed()
+    }
+
+    /// Pictures of the view rendered so far (see [`ArmView::renders`]).
+    pub fn renders(&self) -> u64 {
+        self.view.renders()
+    }
+
     /// Frees the view's GPU objects (made in the GL context that painted it) and keeps the
     /// camera: the next paint, in whatever context, makes them again.
     pub fn release_gpu(&mut self) {

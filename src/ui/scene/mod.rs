@@ -24,18 +24,20 @@
 //! never loses it inside a bounding volume. The window needs a depth buffer:
 //! `NativeOptions { depth_buffer: 24, .. }`.
 
+pub mod cache;
 mod camera;
 mod draw;
 mod mesh;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use eframe::egui;
 use eframe::egui_glow;
 use glam::{DMat3, DMat4, DVec3};
 use three_d::{
-    Blend, ClearState, Context, Cull, DepthTest, ElementBuffer, Mat3, Mat4, Program, RenderStates,
-    RenderTarget, ScissorBox, Vec3, Vec4, VertexBuffer, Viewport, WriteMask,
+    Blend, ClearState, Context, Cull, DepthTest, DepthTexture2D, ElementBuffer, Interpolation,
+    Mat3, Mat4, Program, RenderStates, RenderTarget, ScissorBox, Texture2D, Vec3, Vec4,
+    VertexBuffer, Viewport, Wrapping, WriteMask,
 };
 
 use crate::model::kinematics::ArmPose;
@@ -50,6 +52,8 @@ const SOLID_FRAG: &str = include_str!("../../../shaders/solid.frag");
 const VOLUME_FRAG: &str = include_str!("../../../shaders/volume.frag");
 const GRID_VERT: &str = include_str!("../../../shaders/grid.vert");
 const GRID_FRAG: &str = include_str!("../../../shaders/grid.frag");
+const COPY_VERT: &str = include_str!("../../../shaders/copy.vert");
+const COPY_FRAG: &str = include_str!("../../../shaders/copy.frag");
 
 /// What to draw this frame (all geometry in the VEHICLE frame, metres: +x front, +y right,
 /// +z down).
@@ -180,6 +184,52 @@ const OVERLAY: RenderStates = RenderStates {
     cull: Cull::Back,
 };
 
+/// The cached picture copied over the view: colour only, nothing blended, no depth.
+const COPY: RenderStates = RenderStates {
+    write_mask: WriteMask::COLOR,
+    depth_test: DepthTest::Always,
+    blend: Blend::Disabled,
+    cull: Cull::None,
+};
+
+/// The view's last picture: a colour and a depth texture of the viewport's size, in the
+/// scene's context.
+struct Picture {
+    color: Texture2D,
+    depth: DepthTexture2D,
+    /// What it shows (the caller's number).
+    generation: u64,
+}
+
+impl Picture {
+    fn new(context: &Context, width: u32, height: u32) -> Self {
+        Self {
+            color: Texture2D::new_empty::<[u8; 4]>(
+                context,
+                width,
+                height,
+                Interpolation::Nearest,
+                Interpolation::Nearest,
+                None,
+                Wrapping::ClampToEdge,
+                Wrapping::ClampToEdge,
+            ),
+            depth: DepthTexture2D::new::<f32>(
+                context,
+                width,
+                height,
+                Wrapping::ClampToEdge,
+                Wrapping::ClampToEdge,
+            ),
+            generation: u64::MAX,
+        }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        (self.color.width(), self.color.height())
+    }
+}
+
 /// The GPU side: created once from the GL context (its programs and buffers belong to it);
 /// kept in `Arc<Mutex<..>>` for the paint callback.
 pub struct Scene {
@@ -187,9 +237,14 @@ pub struct Scene {
     solid: Program,
     volume: Program,
     grid: Program,
+    copy: Program,
     cylinder: GpuMesh,
     sphere: GpuMesh,
     square: GpuMesh,
+    /// The last picture rendered by [`Scene::paint_cached`].
+    picture: Option<Picture>,
+    /// Pictures rendered (the view is drawn more often: from its picture).
+    renders: u64,
 }
 
 impl Scene {
@@ -216,6 +271,9 @@ impl Scene {
             solid: program("solid", MESH_VERT, SOLID_FRAG)?,
             volume: program("volume", MESH_VERT, VOLUME_FRAG)?,
             grid: program("grid", GRID_VERT, GRID_FRAG)?,
+            copy: program("copy", COPY_VERT, COPY_FRAG)?,
+            picture: None,
+            renders: 0,
             cylinder: GpuMesh::new(context, &unit_cylinder(32)),
             sphere: GpuMesh::new(context, &unit_sphere(32, 16)),
             square: GpuMesh::new(context, &square),
@@ -252,6 +310,58 @@ impl Scene {
             self.render(viewport, input, camera);
             Ok(())
         });
+    }
+
+    /// As [`Scene::paint`], through the view's picture: when the picture is not of
+    /// `generation` (the caller numbers what it shows and counts up on a visible change,
+    /// [`cache::visibly_changed`]) or not of the viewport's size, the scene is rendered into
+    /// the picture first; then the picture is copied into `clip` ∩
+    /// `viewport` of `target`. Under a software renderer the copy costs a fraction of a render.
+    pub fn paint_cached(
+        &mut self,
+        target: &RenderTarget<'_>,
+        viewport: Viewport,
+        clip: ScissorBox,
+        input: &SceneInput,
+        camera: &Camera,
+        generation: u64,
+    ) {
+        let scissor = clip.intersection(viewport);
+        if scissor.width == 0 || scissor.height == 0 {
+            return;
+        }
+        let (width, height) = (viewport.width, viewport.height);
+        let picture = match self.picture.take() {
+            Some(p) if p.size() == (width, height) && p.generation == generation => p,
+            kept => {
+                let mut p = kept
+                    .filter(|p| p.size() == (width, height))
+                    .unwrap_or_else(|| Picture::new(&self.context, width, height));
+                p.generation = generation;
+                let whole = Viewport::new_at_origo(width, height);
+                {
+                    let into =
+                        RenderTarget::new(p.color.as_color_target(None), p.depth.as_depth_target());
+                    self.paint(&into, whole, whole.into(), input, camera);
+                }
+                self.renders += 1;
+                p
+            }
+        };
+        let Ok(_) = target.write_partially::<std::convert::Infallible>(scissor, || {
+            self.copy.use_texture("u_picture", &picture.color);
+            self.copy
+                .use_vertex_attribute("a_position", &self.square.positions);
+            self.copy
+                .draw_elements(COPY, viewport, &self.square.indices);
+            Ok(())
+        });
+        self.picture = Some(picture);
+    }
+
+    /// How many pictures [`Scene::paint_cached`] rendered.
+    pub fn renders(&self) -> u64 {
+        self.renders
     }
 
     /// Renders `input` with `camera` into the currently bound framebuffer, in `viewport`
@@ -370,6 +480,32 @@ impl Scene {
     }
 }
 
+/// How the view is painted: through its picture ([`Scene::paint_cached`]), or, for measuring
+/// what the 3D view costs (ARCHITECTURE.md, "Where a frame's time goes"), as the environment
+/// variable `JAUS_OCU_3D` asks: `direct` renders every frame into the window (as before the
+/// picture), `off` paints nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaintMode {
+    /// Through the picture (the default).
+    Cached,
+    /// Rendered into the window every frame.
+    Direct,
+    /// Not painted.
+    Off,
+}
+
+impl PaintMode {
+    /// The mode `JAUS_OCU_3D` asks for (read once).
+    pub fn from_env() -> Self {
+        static MODE: OnceLock<PaintMode> = OnceLock::new();
+        *MODE.get_or_init(|| match std::env::var("JAUS_OCU_3D").as_deref() {
+            Ok("direct") => PaintMode::Direct,
+            Ok("off") => PaintMode::Off,
+            _ => PaintMode::Cached,
+        })
+    }
+}
+
 /// GPU state shared with the paint callback.
 enum Gpu {
     /// Not made yet (no frame painted).
@@ -386,6 +522,12 @@ enum Gpu {
 /// outlives the GPU side: see [`ArmView::new`]).
 pub struct ArmView {
     scene: Arc<Mutex<Gpu>>,
+    /// What the view's picture shows (see [`cache`]), numbered: the paint callback renders
+    /// the picture again when its number differs (a frame whose callback never ran, a
+    /// discarded pass, cannot leave an old picture on the screen).
+    rendered: Option<Arc<(u64, cache::Rendered)>>,
+    /// The last frame asked for a new picture.
+    changed: bool,
 }
 
 impl Default for ArmView {
@@ -403,6 +545,24 @@ impl ArmView {
     pub fn new() -> Self {
         Self {
             scene: Arc::new(Mutex::new(Gpu::Pending)),
+            rendered: None,
+            changed: false,
+        }
+    }
+
+    /// Whether the last frame drawn changed what the view shows visibly (a pose moved by
+    /// more than [`cache::VISIBLE_PX`], the camera, the size, ...): the picture was rendered
+    /// again. While it is, the arm or the camera moves and the window is drawn at the frame
+    /// rate; otherwise the view costs a copy of its picture.
+    pub fn changed(&self) -> bool {
+        self.changed
+    }
+
+    /// Pictures rendered so far (0 before the first paint, or without a GL context).
+    pub fn renders(&self) -> u64 {
+        match &*self.scene.lock().unwrap_or_else(PoisonError::into_inner) {
+            Gpu::Ready(scene) => scene.renders(),
+            Gpu::Pending | Gpu::Failed(_) => 0,
         }
     }
 
@@ -425,6 +585,20 @@ impl ArmView {
         if !ui.is_rect_visible(rect) {
             return response;
         }
+        let ppp = ui.ctx().pixels_per_point();
+        let next = cache::Rendered {
+            input,
+            camera: *camera,
+            size_px: [rect.width() * ppp, rect.height() * ppp],
+        };
+        self.changed = self
+            .rendered
+            .as_ref()
+            .is_none_or(|r| cache::visibly_changed(&r.1, &next));
+        if self.changed {
+            let generation = self.rendered.as_ref().map_or(0, |r| r.0 + 1);
+            self.rendered = Some(Arc::new((generation, next)));
+        }
         let failure = match &*self.scene.lock().unwrap_or_else(PoisonError::into_inner) {
             Gpu::Failed(message) => Some(message.clone()),
             Gpu::Pending | Gpu::Ready(_) => None,
@@ -440,9 +614,12 @@ impl ArmView {
             return response;
         }
         let scene = Arc::clone(&self.scene);
-        let camera = *camera;
+        // The picture keeps showing what it was rendered from until a visible change.
+        let Some(drawn) = self.rendered.as_ref().map(Arc::clone) else {
+            return response;
+        };
         let callback = egui_glow::CallbackFn::new(move |info, painter| {
-            paint_callback(&scene, &info, painter, &input, &camera);
+            paint_callback(&scene, &info, painter, drawn.0, &drawn.1);
         });
         ui.painter().add(egui::PaintCallback {
             rect,
@@ -514,9 +691,13 @@ fn paint_callback(
     scene: &Mutex<Gpu>,
     info: &egui::PaintCallbackInfo,
     painter: &egui_glow::Painter,
-    input: &SceneInput,
-    camera: &Camera,
+    generation: u64,
+    drawn: &cache::Rendered,
 ) {
+    let mode = PaintMode::from_env();
+    if mode == PaintMode::Off {
+        return;
+    }
     let mut gpu = scene.lock().unwrap_or_else(PoisonError::into_inner);
     if matches!(*gpu, Gpu::Pending) {
         let made = Context::from_gl_context(painter.gl().clone())
@@ -549,7 +730,18 @@ fn paint_callback(
     };
     let [width, height] = info.screen_size_px;
     let target = RenderTarget::screen(scene.context(), width, height);
-    scene.paint(&target, viewport, clip, input, camera);
+    if mode == PaintMode::Direct {
+        scene.paint(&target, viewport, clip, &drawn.input, &drawn.camera);
+    } else {
+        scene.paint_cached(
+            &target,
+            viewport,
+            clip,
+            &drawn.input,
+            &drawn.camera,
+            generation,
+        );
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,193 @@
+//! Each part of the window drawn at the rate its content changes (issue 21): the 3D view's
+//! picture is rendered again only when what it shows changed by more than a pixel, a drag
+//! redraws it at once and sets the frame rate, discrete facts (an emergency) wake the window
+//! at once while samples wait for the readable rate. Through the real UI code with
+//! `egui_kittest` (no display, no GPU: the view decides, the paint callback is not run).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests report a failure by panicking"
+)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use eframe::egui::{Event, Modifiers, PointerButton};
+use egui_kittest::Harness;
+use jaus_ocu::model::update::{ComponentId, ManagementState, Update};
+use jaus_ocu::net::client::ClientConfig;
+use jaus_ocu::net::tap::Epoch;
+use jaus_ocu::net::thread::{NetHandle, is_urgent};
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::harness::SimNet;
+use jaus_ocu::ui::app::{LiveKind, MOTION_INTERVAL, OcuApp, Settings, repaint_after};
+
+/// Updates from `seconds` of an in-memory session between the real client and the demo arm.
+fn recorded(seconds: f64) -> Vec<Update> {
+    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
+    let cfg = ClientConfig {
+        connect: vec![sim_addr],
+        multicast: None,
+        ..ClientConfig::default()
+    };
+    let ocu: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+    let mut net = SimNet::new(cfg, ocu, Duration::from_millis(2), 1);
+    net.add_peer(
+        sim_addr,
+        Component::new(ArmFile::demo(), SimConfig::default()),
+    );
+    for _ in 0..(seconds / 0.002) as usize {
+        net.step();
+    }
+    net.updates
+}
+
+/// A live app fed `updates`, its clock stopped at the last one.
+fn harness(updates: &[Update]) -> Harness<'static, OcuApp> {
+    let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
+    let mut app = OcuApp::new(
+        LiveKind::Simulated,
+        Some(net),
+        Vec::new(),
+        Settings::default(),
+    );
+    for u in updates {
+        app.apply(u);
+    }
+    let t = updates.iter().filter_map(time_of).fold(0.0, f64::max);
+    app.freeze_clock(t);
+    Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+}
+
+fn time_of(u: &Update) -> Option<f64> {
+    match u.split().1 {
+        Update::JointPositions { t, .. } => Some(*t),
+        _ => None,
+    }
+}
+
+/// The focused arm's last joint positions in `updates`, wrapped as they came.
+fn last_positions(updates: &[Update]) -> (Option<ComponentId>, f64, Vec<f64>) {
+    updates
+        .iter()
+        .rev()
+        .find_map(|u| match u.split() {
+            (arm, Update::JointPositions { t, values }) => Some((arm, *t, values.clone())),
+            _ => None,
+        })
+        .expect("joint positions in the session")
+}
+
+fn positions(arm: Option<ComponentId>, t: f64, values: Vec<f64>) -> Update {
+    let u = Update::JointPositions { t, values };
+    arm.map_or(u.clone(), |id| Update::for_arm(id, u))
+}
+
+#[test]
+fn the_3d_view_renders_again_only_when_it_changes_by_more_than_a_pixel() {
+    let updates = recorded(2.0);
+    let (arm, t, q) = last_positions(&updates);
+    let mut h = harness(&updates);
+    h.step();
+    h.step();
+    assert!(
+        !h.state().view.arm.changed(),
+        "nothing changed since the last frame: the picture is reused"
+    );
+    // A micro-radian of noise on the first joint is not a visible change.
+    let mut noisy = q.clone();
+    noisy[0] += 1e-6;
+    h.state_mut().apply(&positions(arm, t + 0.01, noisy));
+    h.step();
+    assert!(
+        !h.state().view.arm.changed(),
+        "sub-pixel motion redrew the view"
+    );
+    // A tenth of a radian is.
+    let mut moved = q.clone();
+    moved[0] += 0.1;
+    h.state_mut().apply(&positions(arm, t + 0.02, moved));
+    h.step();
+    assert!(
+        h.state().view.arm.changed(),
+        "the arm moved, the view did not"
+    );
+    assert_eq!(
+        repaint_after(h.state().repaint_needs()),
+        Some(MOTION_INTERVAL),
+        "a moving arm is drawn at the frame rate"
+    );
+    h.step();
+    assert!(!h.state().view.arm.changed());
+}
+
+#[test]
+fn a_drag_in_the_3d_view_redraws_it_at_once() {
+    let updates = recorded(2.0);
+    let mut h = harness(&updates);
+    h.step();
+    h.step();
+    assert!(!h.state().view.arm.changed());
+    let rect = h.state().view.arm.rect.expect("the 3D view was drawn");
+    let (a, b) = (
+        rect.center(),
+        rect.center() + eframe::egui::vec2(40.0, 10.0),
+    );
+    h.event(Event::PointerMoved(a));
+    h.event(Event::PointerButton {
+        pos: a,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers: Modifiers::NONE,
+    });
+    h.step();
+    h.event(Event::PointerMoved(b));
+    h.step();
+    assert!(
+        h.state().view.arm.changed(),
+        "the camera turned in this frame: the view is rendered again"
+    );
+    assert_eq!(
+        repaint_after(h.state().repaint_needs()),
+        Some(MOTION_INTERVAL)
+    );
+    h.event(Event::PointerButton {
+        pos: b,
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.step();
+    h.step();
+    assert!(
+        !h.state().view.arm.changed(),
+        "at rest again after the drag"
+    );
+}
+
+#[test]
+fn discrete_facts_wake_the_window_at_once_samples_do_not() {
+    let arm = ComponentId::new(126, 1, 10);
+    let emergency = Update::Status {
+        t: 1.0,
+        state: ManagementState::Emergency,
+    };
+    assert!(is_urgent(&emergency));
+    assert!(is_urgent(&Update::for_arm(arm, emergency)));
+    let sample = Update::JointPositions {
+        t: 1.0,
+        values: vec![0.0; 6],
+    };
+    assert!(!is_urgent(&sample));
+    assert!(!is_urgent(&Update::for_arm(arm, sample)));
+    let wrench = Update::ForceTorque {
+        t: 1.0,
+        force: [Some(1.0); 3],
+        torque: [None; 3],
+    };
+    assert!(!is_urgent(&wrench));
+}
