@@ -631,6 +631,11 @@ pub fn file_name(path: &Path) -> String {
 }
 
 impl eframe::App for OcuApp {
+    fn clear_color(&self, _visuals: &egui::Visuals) -> [f32; 4] {
+        // The window's background: the panels draw none (`Theme::visuals`).
+        super::theme::Theme::background(self.settings.dark).to_normalized_gamma_f32()
+    }
+
     fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
         if self.drain(Duration::from_millis(10)) {
             ctx.request_repaint();

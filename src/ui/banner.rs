@@ -165,7 +165,7 @@ pub fn show(ui: &mut egui::Ui, lines: &[Line], theme: &Theme) {
         let (fill, colour) = if filled {
             (theme.danger, theme.on_danger)
         } else {
-            (ui.visuals().panel_fill, theme.danger)
+            (egui::Color32::TRANSPARENT, theme.danger)
         };
         egui::Frame::new()
             .fill(fill)

@@ -293,7 +293,7 @@ fn paint(
     }
     let mut full = output.ok_or("no egui pass ran")?;
     let primitives = ctx.tessellate(std::mem::take(&mut full.shapes), full.pixels_per_point);
-    let clear = ctx.global_style().visuals.panel_fill;
+    let clear = Theme::background(app.settings.dark);
     painter.clear(size, clear.to_normalized_gamma_f32());
     painter.paint_and_update_textures(
         size,

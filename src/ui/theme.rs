@@ -162,6 +162,21 @@ impl Theme {
 
     /// egui's visuals for the mode.
     pub fn visuals(dark: bool) -> Visuals {
+        let mut visuals = Self::base_visuals(dark);
+        // Panels draw no background of their own: the window is cleared to it
+        // (`Theme::background`, `App::clear_color`). A fill per panel made the software
+        // renderer shade every pixel of the window once more each frame, through egui's
+        // textured shader, where a clear is a memset (issue 21).
+        visuals.panel_fill = Color32::TRANSPARENT;
+        visuals
+    }
+
+    /// The window's background, what the frame is cleared to (the panels draw none).
+    pub fn background(dark: bool) -> Color32 {
+        Self::base_visuals(dark).panel_fill
+    }
+
+    fn base_visuals(dark: bool) -> Visuals {
         if dark {
             Visuals::dark()
         } else {
