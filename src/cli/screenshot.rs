@@ -7,7 +7,7 @@
 //! `--scenario vehicle-two-arms` is two arms on one vehicle; `--scenario joint-plots` plots
 //! every joint's position and velocity; `--scenario event-log` opens the event log (after
 //! `emergency-held`) with a note and a bookmark; `--scenario shift` holds ten minutes within
-//! a memory budget of half their size.
+//! a memory budget of two thirds of their size.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -51,7 +51,7 @@ pub struct ScreenshotArgs {
     /// the arm silent for 4 s: the link lost), vehicle-two-arms (two arms on one vehicle,
     /// 126.1.10 and 126.1.11 at their own mounts), joint-plots (every joint's position and
     /// velocity plotted), event-log (the event log open, with a note and a bookmark), shift
-    /// (ten minutes held within a memory budget of half their size: the far past as an
+    /// (ten minutes held within a memory budget of two thirds of their size: the far past as an
     /// envelope).
     #[arg(
         long,

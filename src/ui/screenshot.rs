@@ -63,7 +63,7 @@ pub enum Scenario {
     /// The event log shown, after the steps of [`Scenario::EmergencyHeld`], with two
     /// operator notes (one text, one bookmark).
     EventLog,
-    /// [`SHIFT_S`] of the idle tour held within a memory budget of half what it takes:
+    /// [`SHIFT_S`] of the idle tour held within a memory budget of two thirds of what it takes:
     /// the far past as an envelope (the status bar says from when), the plots over the whole
     /// session.
     Shift,
@@ -230,7 +230,7 @@ pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
     }
     if scenario == Scenario::Shift {
         let bytes = super::sources::read_session(app.sources().session()).memory_bytes();
-        app.memory_override = Some(bytes as u64 / 2);
+        app.memory_override = Some(bytes as u64 * 2 / 3);
         app.settings.plot_window_s = SHIFT_S;
     }
     app
