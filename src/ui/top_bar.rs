@@ -561,8 +561,9 @@ fn memory_menu(ui: &mut egui::Ui, settings: &mut Settings, memory: &MemoryMenu) 
         ui.label(format!(
             "In use: {} of {}",
             format_bytes(memory.used),
-            memory.in_force
-        ));
+            format_bytes(memory.in_force.bytes)
+        ))
+        .on_hover_text(format!("The budget: {}", memory.in_force));
         let overridden = memory.in_force.source == BudgetSource::CommandLine;
         ui.add_enabled_ui(!overridden, |ui| {
             let auto = format!("Automatic ({})", format_bytes(memory.automatic));
