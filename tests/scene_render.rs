@@ -20,7 +20,10 @@ use jaus_ocu::model::kinematics::{ArmPose, CylinderKind, forward};
 use jaus_ocu::model::update::ComponentId;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::scene::{Camera, Scene, SceneArm, SceneInput, ScenePalette};
-use three_d::{DepthTexture2D, Interpolation, RenderTarget, Texture2D, Viewport, Wrapping};
+use three_d::{
+    ClearState, DepthTexture2D, Interpolation, RenderTarget, ScissorBox, Texture2D, Viewport,
+    Wrapping,
+};
 
 const WIDTH: u32 = 400;
 const HEIGHT: u32 = 300;
@@ -476,4 +479,83 @@ fn the_picture_copied_into_the_window_equals_the_scene_rendered_directly_until_i
         render(&gl, &mut scene, &ghost, &camera()).pixels
     );
     assert_ne!(fresh.pixels, kept.pixels);
+}
+
+/// `input` painted into a window larger than the view, whose pixels start magenta: the view at
+/// an offset, clipped by `clip` (as egui's panels clip it), directly or through the picture.
+fn paint_offset(
+    gl: &Headless,
+    scene: &mut Scene,
+    input: &SceneInput,
+    clip: ScissorBox,
+    generation: Option<u64>,
+) -> Vec<[u8; 4]> {
+    let (w, h) = (WIDTH + 60, HEIGHT + 40);
+    let color = Texture2D::new_empty::<[u8; 4]>(
+        &gl.gl,
+        w,
+        h,
+        Interpolation::Nearest,
+        Interpolation::Nearest,
+        None,
+        Wrapping::ClampToEdge,
+        Wrapping::ClampToEdge,
+    );
+    let depth =
+        DepthTexture2D::new::<f32>(&gl.gl, w, h, Wrapping::ClampToEdge, Wrapping::ClampToEdge);
+    let target = RenderTarget::new(color.as_color_target(None), depth.as_depth_target());
+    target.clear(ClearState::color_and_depth(1.0, 0.0, 1.0, 1.0, 1.0));
+    let viewport = Viewport {
+        x: 35,
+        y: 25,
+        width: WIDTH,
+        height: HEIGHT,
+    };
+    match generation {
+        None => scene.paint(&target, viewport, clip, input, &camera()),
+        Some(g) => scene.paint_cached(&target, viewport, clip, input, &camera(), g),
+    }
+    target.read_color::<[u8; 4]>()
+}
+
+#[test]
+fn the_picture_lands_where_the_view_is_and_only_inside_its_clip() {
+    let gl = headless();
+    let mut scene = Scene::new(&gl.gl).unwrap();
+    let live = input(Some(live_pose()));
+    // The view rendered on its own, at the origin of a target of its size.
+    let alone = render(&gl, &mut scene, &live, &camera()).pixels;
+    // The clip cuts the view's left and bottom edges and reaches past its right one.
+    let clip = ScissorBox {
+        x: 60,
+        y: 10,
+        width: WIDTH + 20,
+        height: HEIGHT - 20,
+    };
+    let cached = paint_offset(&gl, &mut scene, &live, clip, Some(7));
+    assert_eq!(scene.renders(), 1);
+    let magenta = [255, 0, 255, 255];
+    let w = (WIDTH + 60) as usize;
+    let (mut inside, mut wrong) = (0, 0);
+    for (i, pixel) in cached.iter().enumerate() {
+        // `read_color` gives rows from the top; GL counts them from the bottom.
+        let (x, y) = ((i % w) as u32, HEIGHT + 40 - 1 - (i / w) as u32);
+        let in_view = (35..35 + WIDTH).contains(&x) && (25..25 + HEIGHT).contains(&y);
+        let in_clip = (60..60 + WIDTH + 20).contains(&x) && (10..HEIGHT - 10).contains(&y);
+        let expected = if in_view && in_clip {
+            inside += 1;
+            alone[((HEIGHT - 1 - (y - 25)) * WIDTH + (x - 35)) as usize]
+        } else {
+            magenta
+        };
+        wrong += usize::from(*pixel != expected);
+    }
+    assert!(
+        inside > 80_000,
+        "the clip leaves {inside} pixels of the view"
+    );
+    assert_eq!(
+        wrong, 0,
+        "{wrong} pixels are not the view's picture, shifted and clipped"
+    );
 }

@@ -18,6 +18,7 @@ use eframe::egui;
 use serde::{Deserialize, Serialize};
 
 use super::files::Jobs;
+use super::pace::{self, Pace};
 use super::recording::Recording;
 use super::sources::Sources;
 use super::time_control::{Shown, TimeControl};
@@ -204,6 +205,8 @@ pub struct OcuApp {
     budget_applied: Option<usize>,
     /// Since when frames are counted for the debug log: (when, frames then, 3D pictures then).
     rate_log: Option<(Instant, u64, u64)>,
+    /// The spacing of the window's own frames within its CPU budget.
+    pace: Pace,
 }
 
 const SETTINGS_KEY: &str = "jaus-ocu-settings";
@@ -273,20 +276,26 @@ impl RepaintNeeds {
 /// something happens, so a paused replay costs nothing. Drawing at 30 frames/s whatever
 /// changed kept a software renderer busy most of a core.
 pub fn repaint_after(needs: RepaintNeeds) -> Option<Duration> {
-    repaint_after_with(needs, MOTION_INTERVAL)
+    repaint_after_with(needs, MOTION_INTERVAL, LIVE_IDLE_INTERVAL)
 }
 
-/// [`repaint_after`] with `frame` as the interval of moving parts (at least [`FRAME_INTERVAL`]).
-pub fn repaint_after_with(needs: RepaintNeeds, frame: Duration) -> Option<Duration> {
+/// [`repaint_after`] with `frame` as the interval of moving parts and numbers (at least
+/// [`FRAME_INTERVAL`]) and `idle` as a live view's without fresh data: the window's
+/// [`Pace`] stretches both to keep its CPU budget.
+pub fn repaint_after_with(
+    needs: RepaintNeeds,
+    frame: Duration,
+    idle: Duration,
+) -> Option<Duration> {
     let frame = frame.max(FRAME_INTERVAL);
     let live = matches!(needs.shown, Shown::Live);
     let moving = needs.moving.then_some(frame);
-    let numbers = needs.playing.then_some(NUMBERS_INTERVAL);
+    let numbers = needs.playing.then_some(NUMBERS_INTERVAL.max(frame));
     let plots = needs
         .plot_column
         .filter(|_| needs.playing || (live && needs.live_fresh))
         .map(|c| c.max(frame));
-    let idle = live.then_some(LIVE_IDLE_INTERVAL);
+    let idle = live.then_some(idle);
     let background = needs.background.then_some(BACKGROUND_POLL);
     [moving, numbers, plots, idle, background]
         .into_iter()
@@ -294,10 +303,32 @@ pub fn repaint_after_with(needs: RepaintNeeds, frame: Duration) -> Option<Durati
         .min()
 }
 
+/// What the window is doing, for its CPU budget ([`Pace`]): drawing by itself at a
+/// sub-second rate (the arm moving, live samples arriving, playing), a live view ticking with
+/// nothing fresh, or still.
+pub fn pace_mode(needs: &RepaintNeeds) -> pace::Mode {
+    let live = matches!(needs.shown, Shown::Live);
+    if needs.moving || needs.playing || (live && needs.live_fresh) {
+        pace::Mode::Busy
+    } else if live {
+        pace::Mode::Idle
+    } else {
+        pace::Mode::Still
+    }
+}
+
+impl OcuApp {
+    /// Replaces the window's pace (the window's runner makes it first, to share its busy
+    /// spacing with the network side's waker: [`Pace::shared_busy`]).
+    pub fn set_pace(&mut self, pace: Pace) {
+        self.pace = pace;
+    }
+}
+
 /// The frame interval of moving parts in the window: [`MOTION_INTERVAL`], or for measuring
 /// what frames cost (ARCHITECTURE.md, "Where a frame's time goes") the milliseconds in the
 /// environment variable `JAUS_OCU_FRAME_MS`.
-fn moving_interval() -> Duration {
+pub fn moving_interval() -> Duration {
     static MS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     MS.get_or_init(|| std::env::var("JAUS_OCU_FRAME_MS").ok()?.parse().ok())
         .map_or(MOTION_INTERVAL, Duration::from_millis)
@@ -348,6 +379,7 @@ impl OcuApp {
             ram: super::memory::physical_memory(),
             budget_applied: None,
             rate_log: None,
+            pace: Pace::from_env(moving_interval(), LIVE_IDLE_INTERVAL),
         }
     }
 
@@ -651,7 +683,10 @@ impl eframe::App for OcuApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.frame(ui);
-        if let Some(after) = repaint_after_with(self.repaint_needs(), moving_interval()) {
+        let needs = self.repaint_needs();
+        self.pace
+            .observe(pace_mode(&needs), Instant::now(), pace::process_cpu_time());
+        if let Some(after) = repaint_after_with(needs, self.pace.busy(), self.pace.idle()) {
             ui.ctx().request_repaint_after(after);
         }
         self.log_frame_rate();

@@ -27,12 +27,14 @@ pub mod live;
 pub mod memory;
 pub mod notices;
 pub mod offscreen;
+pub mod pace;
 pub mod plot_picker;
 pub mod plots;
 pub mod presets;
 pub mod recording;
 pub mod scene;
 pub mod screenshot;
+pub mod simplify;
 pub mod sources;
 pub mod status_bar;
 pub mod theme;
@@ -43,6 +45,7 @@ pub mod view3d;
 pub mod widgets;
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -83,6 +86,7 @@ pub fn run(
     memory_limit: Option<u64>,
 ) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
+    offscreen::keep_frame_memory();
     let title = match kind {
         LiveKind::Live => "jaus-ocu",
         LiveKind::Simulated => "jaus-ocu (SIMULATED)",
@@ -95,13 +99,20 @@ pub fn run(
             // Samples are drawn at a readable rate: bursts coalesce into one frame per
             // NUMBERS_INTERVAL (the plots and a moving arm ask for more from the frame, at
             // their own rates: app::repaint_after).
-            net_cfg.waker = Some(Arc::new(move || ctx.request_repaint_after(app::NUMBERS_INTERVAL)));
+            // The spacing is the window's pace (its CPU budget, `pace.rs`), at least that.
+            let pace = pace::Pace::from_env(app::moving_interval(), app::LIVE_IDLE_INTERVAL);
+            let spacing = pace.shared_busy();
+            net_cfg.waker = Some(Arc::new(move || {
+                let paced = Duration::from_micros(spacing.load(Ordering::Relaxed));
+                ctx.request_repaint_after(paced.max(app::NUMBERS_INTERVAL));
+            }));
             // An emergency, a lost link, a change of control or an outcome: at once.
             let ctx = cc.egui_ctx.clone();
             net_cfg.urgent_waker = Some(Arc::new(move || ctx.request_repaint()));
             let net = NetHandle::spawn(net_cfg)?;
             let settings = OcuApp::load_settings(cc.storage);
             let mut app = OcuApp::new(kind, Some(net), sims, settings);
+            app.set_pace(pace);
             app.memory_override = memory_limit;
             Ok(Box::new(app))
         }),
@@ -115,6 +126,7 @@ pub fn run(
 /// any window appears. `memory_limit` as for [`run`].
 pub fn run_replay(path: &Path, port: u16, memory_limit: Option<u64>) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
+    offscreen::keep_frame_memory();
     // The loader wakes the window as batches arrive, once the window exists.
     let waker_ctx: Arc<OnceLock<eframe::egui::Context>> = Arc::new(OnceLock::new());
     let for_waker = waker_ctx.clone();

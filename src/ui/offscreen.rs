@@ -3,10 +3,19 @@
 //! own textures) or on a pbuffer ([`headless_pbuffer`], for `jaus-ocu screenshot`: the pbuffer
 //! is framebuffer 0, so `egui_glow` and the 3D view's paint callback run exactly as in a window).
 //!
+//! It also holds [`GlPicture`], the 3D view's cached picture: a framebuffer of its own that
+//! three-d renders into and that is copied to the window with `glBlitFramebuffer` (under a
+//! software renderer a memory copy, where drawing it as a textured quad shaded every pixel:
+//! about 6 ms a frame at 1280×800, ARCHITECTURE.md "Where a frame's time goes").
+//!
+//! And [`keep_frame_memory`]: the window's allocator settings (`mallopt`, an FFI call).
+//!
 //! This is the crate's one exception to "no `unsafe`": glutin and glow expose EGL device
-//! displays, configs, context and surface creation and GL function loading only as `unsafe`
-//! FFI entry points, and there is no safe alternative in this stack (three-d 0.19 dropped its
-//! headless context). The calls below are the whole of it; each carries its safety argument.
+//! displays, configs, context and surface creation, GL function loading, and GL calls that
+//! three-d does not wrap (framebuffer objects of our own, blits) only as `unsafe` FFI entry
+//! points, and there is no safe alternative in this stack (three-d 0.19 dropped its headless
+//! context and keeps its blit private). The calls below are the whole of it; each carries its
+//! safety argument.
 #![allow(unsafe_code)]
 
 use std::num::NonZeroU32;
@@ -21,6 +30,8 @@ use glutin::config::{Api, ConfigSurfaceTypes, ConfigTemplate, ConfigTemplateBuil
 use glutin::context::{ContextApi, ContextAttributesBuilder, GlProfile, Version};
 use glutin::prelude::*;
 use glutin::surface::{PbufferSurface, SurfaceAttributesBuilder};
+
+use eframe::glow::{self, HasContext};
 
 /// Debian packages that provide Mesa's EGL and software rasterizer.
 pub const PACKAGES: &str = "libegl1 libegl-mesa0 libgl1-mesa-dri";
@@ -186,4 +197,199 @@ pub fn headless_pbuffer(width: u32, height: u32) -> Result<HeadlessSurface, Stri
         _surface: surface,
         _display: display,
     })
+}
+
+/// A picture the GL context keeps: an RGBA8 colour texture and a 24-bit depth buffer of a
+/// fixed size, attached to a framebuffer object of its own. three-d renders into it
+/// (`RenderTarget::from_framebuffer` with [`GlPicture::framebuffer`], then `into_framebuffer`
+/// so three-d does not delete it); [`GlPicture::blit`] copies its colour into the framebuffer
+/// bound for drawing. Use it only on the thread and in the context that made it (the paint
+/// callback's, or a test's headless context); dropping it deletes the GL objects.
+pub struct GlPicture {
+    gl: Arc<glow::Context>,
+    framebuffer: glow::Framebuffer,
+    colour: glow::Texture,
+    depth: glow::Renderbuffer,
+    width: u32,
+    height: u32,
+}
+
+impl GlPicture {
+    /// Makes a `width` × `height` picture in the context current on this thread (`gl` is its
+    /// function table), or says why the driver refused it.
+    pub fn new(gl: &Arc<glow::Context>, width: u32, height: u32) -> Result<Self, String> {
+        let (Ok(w), Ok(h)) = (i32::try_from(width), i32::try_from(height)) else {
+            return Err(format!("a picture of {width}x{height} pixels is too large"));
+        };
+        if w == 0 || h == 0 {
+            return Err(format!(
+                "a picture needs a non-zero size, not {width}x{height}"
+            ));
+        }
+        // SAFETY: `gl` is the function table of the context current on this thread (the
+        // caller's contract above). Every call creates, configures or binds objects made here,
+        // with sizes checked above and no client memory (`Slice(None)` allocates only); the
+        // bindings this changes (texture, renderbuffer, both framebuffer targets) are restored
+        // before returning, so egui's and three-d's state is as they left it.
+        unsafe {
+            let framebuffers_before = (
+                gl.get_parameter_framebuffer(glow::DRAW_FRAMEBUFFER_BINDING),
+                gl.get_parameter_framebuffer(glow::READ_FRAMEBUFFER_BINDING),
+            );
+            let texture_before = gl.get_parameter_texture(glow::TEXTURE_BINDING_2D);
+            let colour = gl.create_texture()?;
+            gl.bind_texture(glow::TEXTURE_2D, Some(colour));
+            gl.tex_image_2d(
+                glow::TEXTURE_2D,
+                0,
+                glow::RGBA8 as i32,
+                w,
+                h,
+                0,
+                glow::RGBA,
+                glow::UNSIGNED_BYTE,
+                glow::PixelUnpackData::Slice(None),
+            );
+            for filter in [glow::TEXTURE_MIN_FILTER, glow::TEXTURE_MAG_FILTER] {
+                gl.tex_parameter_i32(glow::TEXTURE_2D, filter, glow::NEAREST as i32);
+            }
+            gl.bind_texture(glow::TEXTURE_2D, texture_before);
+            let depth = gl.create_renderbuffer()?;
+            gl.bind_renderbuffer(glow::RENDERBUFFER, Some(depth));
+            gl.renderbuffer_storage(glow::RENDERBUFFER, glow::DEPTH_COMPONENT24, w, h);
+            gl.bind_renderbuffer(glow::RENDERBUFFER, None);
+            let framebuffer = gl.create_framebuffer()?;
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(framebuffer));
+            gl.framebuffer_texture_2d(
+                glow::FRAMEBUFFER,
+                glow::COLOR_ATTACHMENT0,
+                glow::TEXTURE_2D,
+                Some(colour),
+                0,
+            );
+            gl.framebuffer_renderbuffer(
+                glow::FRAMEBUFFER,
+                glow::DEPTH_ATTACHMENT,
+                glow::RENDERBUFFER,
+                Some(depth),
+            );
+            let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, framebuffers_before.0);
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, framebuffers_before.1);
+            let picture = Self {
+                gl: Arc::clone(gl),
+                framebuffer,
+                colour,
+                depth,
+                width,
+                height,
+            };
+            if status == glow::FRAMEBUFFER_COMPLETE {
+                Ok(picture)
+            } else {
+                // Dropping `picture` deletes what was made.
+                Err(format!(
+                    "the GL driver cannot render into a {width}x{height} RGBA8 picture with a 24-bit depth buffer (framebuffer status 0x{status:x})"
+                ))
+            }
+        }
+    }
+
+    /// The framebuffer object to render into (three-d: `RenderTarget::from_framebuffer`).
+    pub fn framebuffer(&self) -> glow::Framebuffer {
+        self.framebuffer
+    }
+
+    /// Width and height, pixels.
+    pub fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    /// Copies the picture, pixel for pixel, to `(x, y)` (bottom-left, pixels) of the
+    /// framebuffer bound for drawing, within its scissor box when the scissor test is on.
+    pub fn blit(&self, x: i32, y: i32) {
+        // Sizes were checked to fit `i32` in `new`.
+        let (w, h) = (self.width as i32, self.height as i32);
+        // SAFETY: the picture's context is current on this thread (the type's contract); the
+        // read framebuffer is this picture's complete framebuffer, the draw framebuffer is the
+        // caller's, the rectangles lie within the picture (GL clips the destination), and the
+        // read binding is restored afterwards.
+        unsafe {
+            let read_before = self
+                .gl
+                .get_parameter_framebuffer(glow::READ_FRAMEBUFFER_BINDING);
+            self.gl
+                .bind_framebuffer(glow::READ_FRAMEBUFFER, Some(self.framebuffer));
+            self.gl.blit_framebuffer(
+                0,
+                0,
+                w,
+                h,
+                x,
+                y,
+                x + w,
+                y + h,
+                glow::COLOR_BUFFER_BIT,
+                glow::NEAREST,
+            );
+            self.gl
+                .bind_framebuffer(glow::READ_FRAMEBUFFER, read_before);
+        }
+    }
+}
+
+impl Drop for GlPicture {
+    fn drop(&mut self) {
+        // SAFETY: the objects were made in this context (current on this thread: the type's
+        // contract) and are deleted once; GL unbinds a deleted framebuffer that is bound.
+        unsafe {
+            self.gl.delete_framebuffer(self.framebuffer);
+            self.gl.delete_renderbuffer(self.depth);
+            self.gl.delete_texture(self.colour);
+        }
+    }
+}
+
+/// Clears the box of `x, y` (bottom-left, pixels), `width` × `height` of the framebuffer bound
+/// for drawing to `rgba` (0–1, written as given): a flat background without shading a pixel
+/// (a plot's, ARCHITECTURE.md "Where a frame's time goes"). Leaves the scissor test on and the
+/// box and clear colour changed, as `egui_glow` expects of a paint callback (it sets its own
+/// state again after one).
+pub fn clear_box(gl: &glow::Context, [x, y, width, height]: [i32; 4], rgba: [f32; 4]) {
+    if width <= 0 || height <= 0 {
+        return;
+    }
+    // SAFETY: `gl` is the function table of the context current on this thread (egui_glow
+    // hands it to the paint callback that calls this); the calls take plain values and touch
+    // only the bound draw framebuffer's colour within the scissor box.
+    unsafe {
+        gl.enable(glow::SCISSOR_TEST);
+        gl.scissor(x, y, width, height);
+        gl.clear_color(rgba[0], rgba[1], rgba[2], rgba[3]);
+        gl.clear(glow::COLOR_BUFFER_BIT);
+    }
+}
+
+/// Keeps the memory a frame frees for the next frame instead of giving it back to the system
+/// at once. A frame allocates and frees megabytes (egui's meshes, Mesa's vertex buffers);
+/// glibc returned the top of the heap after each frame (`brk`) and the next frame faulted the
+/// pages in again, zeroed: about 3 % of a core in the live window at 1280×800 under llvmpipe
+/// (ARCHITECTURE.md, "Where a frame's time goes"). Up to 64 MiB of freed memory now stays with
+/// the process, and blocks up to 32 MiB come from the heap (glibc's own upper bound for its
+/// adaptive threshold) rather than from a mapping of their own. Only glibc has `mallopt`;
+/// elsewhere this does nothing.
+pub fn keep_frame_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: `mallopt` only sets glibc's allocator parameters (it takes the arena lock
+        // itself, so any thread may call it at any time); the values are within the ranges
+        // glibc accepts, and a refused value is reported as 0 and leaves the default.
+        let set = unsafe {
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20) == 1
+                && libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20) == 1
+        };
+        if !set {
+            tracing::debug!("glibc refused the allocator settings; frames may fault pages in");
+        }
+    }
 }

@@ -19,6 +19,7 @@
 //! Ctrl + wheel: the value axis).
 
 use eframe::egui::{self, RichText, Vec2, vec2};
+use eframe::egui_glow;
 use egui_plot::{
     AxisHints, GridMark, HLine, Line, LineStyle, Plot, PlotBounds, PlotPoints, VLine,
     uniform_grid_spacer,
@@ -26,7 +27,9 @@ use egui_plot::{
 
 use super::app::Settings;
 use super::commands::UiCommand;
+use super::offscreen;
 use super::plot_picker;
+use super::simplify::simplify;
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::history::{History, Lines};
@@ -552,6 +555,11 @@ fn one_plot(
         .iter()
         .map(|(i, _)| theme.series[plot.channels[*i].colour % theme.series.len()])
         .collect();
+    // The plot's background is cleared, not shaded (see `background`): its slot comes before
+    // the plot's shapes, and the plot itself draws none.
+    let background = ui.visuals().extreme_bg_color;
+    let slot = ui.painter().add(egui::Shape::Noop);
+    ui.visuals_mut().extreme_bg_color = egui::Color32::TRANSPARENT;
     let response = Plot::new(("plot", id))
         .height(plot.height + if plot.last { TIME_AXIS_HEIGHT } else { 0.0 })
         .link_axis(group, [true, false])
@@ -572,23 +580,17 @@ fn one_plot(
         .allow_zoom(false)
         .allow_scroll(false)
         .show(ui, |plot_ui| {
+            let mut shown = plot_ui.plot_bounds();
             if follow {
-                let b = plot_ui.plot_bounds();
                 let height = f64::from(plot_ui.transform().frame().height());
-                let (y0, y1) = fit_y(lo, hi, threshold, height).unwrap_or((b.min()[1], b.max()[1]));
-                plot_ui.set_plot_bounds(PlotBounds::from_min_max([t0, y0], [t1, y1]));
+                let (y0, y1) =
+                    fit_y(lo, hi, threshold, height).unwrap_or((shown.min()[1], shown.max()[1]));
+                shown = PlotBounds::from_min_max([t0, y0], [t1, y1]);
+                plot_ui.set_plot_bounds(shown);
             }
             let zoomed = wheel(plot_ui);
-            for ((i, l), colour) in lines.iter().zip(colours).filter(|_| lines_drawn()) {
-                for (k, run) in l.runs().enumerate() {
-                    plot_ui.line(
-                        Line::new("", PlotPoints::from(run.to_vec()))
-                            .id((*i, k))
-                            .color(colour)
-                            .width(1.5)
-                            .allow_hover(false),
-                    );
-                }
+            if lines_drawn() {
+                draw_lines(plot_ui, &lines, &colours, pixels_per_unit(plot_ui, &shown));
             }
             // No names: the cursor, the hover line and the threshold stay out of any legend.
             if let Some(t) = cursor {
@@ -621,12 +623,81 @@ fn one_plot(
                 .flatten();
             (frame, plot_ui.response().dragged() || zoomed, hover)
         });
+    ui.visuals_mut().extreme_bg_color = background;
+    ui.painter().set(
+        slot,
+        background_shape(*response.transform.frame(), background),
+    );
     let (frame, interacted, hover) = response.inner;
     ui.ctx().data_mut(|d| d.insert_temp(bounds_id, frame.x));
     Drawn {
         frame,
         interacted,
         hover,
+    }
+}
+
+/// A plot's background of `colour` over `rect`: the pixels cleared by the GL context (a
+/// memory fill) rather than shaded as a rectangle, which under a software renderer costs
+/// about 2 ms a frame per plot at 1280×800 (ARCHITECTURE.md, "Where a frame's time goes").
+/// `JAUS_OCU_PLOT_BACKGROUND=shaded` draws the rectangle instead, for measuring.
+fn background_shape(rect: egui::Rect, colour: egui::Color32) -> egui::Shape {
+    static SHADED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *SHADED.get_or_init(|| std::env::var("JAUS_OCU_PLOT_BACKGROUND").as_deref() == Ok("shaded"))
+    {
+        return egui::Shape::rect_filled(rect, 0.0, colour);
+    }
+    let rgba = colour.to_normalized_gamma_f32();
+    let callback = egui_glow::CallbackFn::new(move |info, painter| {
+        let view = info.viewport_in_pixels();
+        let clip = info.clip_rect_in_pixels();
+        let x0 = view.left_px.max(clip.left_px);
+        let y0 = view.from_bottom_px.max(clip.from_bottom_px);
+        let x1 = (view.left_px + view.width_px).min(clip.left_px + clip.width_px);
+        let y1 = (view.from_bottom_px + view.height_px).min(clip.from_bottom_px + clip.height_px);
+        offscreen::clear_box(painter.gl(), [x0, y0, x1 - x0, y1 - y0], rgba);
+    });
+    egui::Shape::Callback(egui::PaintCallback {
+        rect,
+        callback: std::sync::Arc::new(callback),
+    })
+}
+
+/// How far, in physical pixels, a plot line may pass from a sample it leaves out
+/// ([`simplify`]): a sixth of the line's width, below what anti-aliasing shows.
+pub const LINE_TOLERANCE_PX: f64 = 0.25;
+
+/// Physical pixels per plot unit along x and y with `bounds` shown in the plot's frame (its
+/// size from the frame before: the bounds set in this frame apply to what is drawn in it).
+fn pixels_per_unit(plot_ui: &egui_plot::PlotUi<'_>, bounds: &PlotBounds) -> [f64; 2] {
+    let frame = plot_ui.transform().frame();
+    let ppp = f64::from(plot_ui.ctx().pixels_per_point());
+    [
+        f64::from(frame.width()) * ppp / bounds.width(),
+        f64::from(frame.height()) * ppp / bounds.height(),
+    ]
+}
+
+/// The data lines, each run without the points the screen cannot show at `scale`
+/// ([`simplify`]).
+fn draw_lines(
+    plot_ui: &mut egui_plot::PlotUi<'_>,
+    lines: &[(usize, Lines)],
+    colours: &[egui::Color32],
+    scale: [f64; 2],
+) {
+    for ((i, l), colour) in lines.iter().zip(colours) {
+        for (k, run) in l.runs().enumerate() {
+            let mut drawn = Vec::with_capacity(run.len().min(4096));
+            simplify(run, scale, LINE_TOLERANCE_PX, &mut drawn);
+            plot_ui.line(
+                Line::new("", PlotPoints::from(drawn))
+                    .id((*i, k))
+                    .color(*colour)
+                    .width(1.5)
+                    .allow_hover(false),
+            );
+        }
     }
 }
 

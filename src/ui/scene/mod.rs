@@ -35,13 +35,13 @@ use eframe::egui;
 use eframe::egui_glow;
 use glam::{DMat3, DMat4, DVec3};
 use three_d::{
-    Blend, ClearState, Context, Cull, DepthTest, DepthTexture2D, ElementBuffer, Interpolation,
-    Mat3, Mat4, Program, RenderStates, RenderTarget, ScissorBox, Texture2D, Vec3, Vec4,
-    VertexBuffer, Viewport, Wrapping, WriteMask,
+    Blend, ClearState, Context, Cull, DepthTest, ElementBuffer, Mat3, Mat4, Program, RenderStates,
+    RenderTarget, ScissorBox, Vec3, Vec4, VertexBuffer, Viewport, WriteMask,
 };
 
 use crate::model::kinematics::ArmPose;
 use crate::model::update::ComponentId;
+use crate::ui::offscreen::GlPicture;
 pub use crate::ui::theme::ScenePalette;
 pub use camera::Camera;
 use draw::{DrawList, Item, Shape, Style, rgba};
@@ -52,8 +52,6 @@ const SOLID_FRAG: &str = include_str!("../../../shaders/solid.frag");
 const VOLUME_FRAG: &str = include_str!("../../../shaders/volume.frag");
 const GRID_VERT: &str = include_str!("../../../shaders/grid.vert");
 const GRID_FRAG: &str = include_str!("../../../shaders/grid.frag");
-const COPY_VERT: &str = include_str!("../../../shaders/copy.vert");
-const COPY_FRAG: &str = include_str!("../../../shaders/copy.frag");
 
 /// What to draw this frame (all geometry in the VEHICLE frame, metres: +x front, +y right,
 /// +z down).
@@ -184,52 +182,12 @@ const OVERLAY: RenderStates = RenderStates {
     cull: Cull::Back,
 };
 
-/// The cached picture copied over the view: colour only, nothing blended, no depth.
-const COPY: RenderStates = RenderStates {
-    write_mask: WriteMask::COLOR,
-    depth_test: DepthTest::Always,
-    blend: Blend::Disabled,
-    cull: Cull::None,
-};
-
-/// The view's last picture: a colour and a depth texture of the viewport's size, in the
-/// scene's context.
+/// The view's last picture (a framebuffer of the viewport's size, in the scene's context) and
+/// what it shows (the caller's number).
 struct Picture {
-    color: Texture2D,
-    depth: DepthTexture2D,
-    /// What it shows (the caller's number).
+    frame: GlPicture,
     generation: u64,
 }
-
-impl Picture {
-    fn new(context: &Context, width: u32, height: u32) -> Self {
-        Self {
-            color: Texture2D::new_empty::<[u8; 4]>(
-                context,
-                width,
-                height,
-                Interpolation::Nearest,
-                Interpolation::Nearest,
-                None,
-                Wrapping::ClampToEdge,
-                Wrapping::ClampToEdge,
-            ),
-            depth: DepthTexture2D::new::<f32>(
-                context,
-                width,
-                height,
-                Wrapping::ClampToEdge,
-                Wrapping::ClampToEdge,
-            ),
-            generation: u64::MAX,
-        }
-    }
-
-    fn size(&self) -> (u32, u32) {
-        (self.color.width(), self.color.height())
-    }
-}
-
 /// The GPU side: created once from the GL context (its programs and buffers belong to it);
 /// kept in `Arc<Mutex<..>>` for the paint callback.
 pub struct Scene {
@@ -237,7 +195,6 @@ pub struct Scene {
     solid: Program,
     volume: Program,
     grid: Program,
-    copy: Program,
     cylinder: GpuMesh,
     sphere: GpuMesh,
     square: GpuMesh,
@@ -271,7 +228,6 @@ impl Scene {
             solid: program("solid", MESH_VERT, SOLID_FRAG)?,
             volume: program("volume", MESH_VERT, VOLUME_FRAG)?,
             grid: program("grid", GRID_VERT, GRID_FRAG)?,
-            copy: program("copy", COPY_VERT, COPY_FRAG)?,
             picture: None,
             renders: 0,
             cylinder: GpuMesh::new(context, &unit_cylinder(32)),
@@ -332,28 +288,36 @@ impl Scene {
         }
         let (width, height) = (viewport.width, viewport.height);
         let picture = match self.picture.take() {
-            Some(p) if p.size() == (width, height) && p.generation == generation => p,
+            Some(p) if p.frame.size() == (width, height) && p.generation == generation => p,
             kept => {
-                let mut p = kept
-                    .filter(|p| p.size() == (width, height))
-                    .unwrap_or_else(|| Picture::new(&self.context, width, height));
-                p.generation = generation;
+                let frame = match kept.filter(|p| p.frame.size() == (width, height)) {
+                    Some(p) => p.frame,
+                    None => match GlPicture::new(&self.context, width, height) {
+                        Ok(frame) => frame,
+                        Err(e) => {
+                            // Without a picture of its own the view is rendered every frame.
+                            tracing::warn!("3D view drawn without its cached picture: {e}");
+                            self.paint(target, viewport, clip, input, camera);
+                            return;
+                        }
+                    },
+                };
                 let whole = Viewport::new_at_origo(width, height);
-                {
-                    let into =
-                        RenderTarget::new(p.color.as_color_target(None), p.depth.as_depth_target());
-                    self.paint(&into, whole, whole.into(), input, camera);
-                }
+                let into = RenderTarget::from_framebuffer(
+                    &self.context,
+                    width,
+                    height,
+                    frame.framebuffer(),
+                );
+                self.paint(&into, whole, whole.into(), input, camera);
+                // The framebuffer is the picture's: three-d must not delete it.
+                let _ = into.into_framebuffer();
                 self.renders += 1;
-                p
+                Picture { frame, generation }
             }
         };
         let Ok(_) = target.write_partially::<std::convert::Infallible>(scissor, || {
-            self.copy.use_texture("u_picture", &picture.color);
-            self.copy
-                .use_vertex_attribute("a_position", &self.square.positions);
-            self.copy
-                .draw_elements(COPY, viewport, &self.square.indices);
+            picture.frame.blit(viewport.x, viewport.y);
             Ok(())
         });
         self.picture = Some(picture);
