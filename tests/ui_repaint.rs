@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use eframe::egui::{Event, Modifiers, PointerButton};
 use egui_kittest::Harness;
-use jaus_ocu::model::update::{ComponentId, ManagementState, Update};
+use jaus_ocu::model::update::{ComponentId, ManagementState, NetStats, Update};
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Epoch;
-use jaus_ocu::net::thread::{NetHandle, is_urgent};
+use jaus_ocu::net::thread::{NetHandle, is_urgent, wakes_window};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
@@ -177,7 +177,7 @@ fn discrete_facts_wake_the_window_at_once_samples_do_not() {
         state: ManagementState::Emergency,
     };
     assert!(is_urgent(&emergency));
-    assert!(is_urgent(&Update::for_arm(arm, emergency)));
+    assert!(is_urgent(&Update::for_arm(arm, emergency.clone())));
     let sample = Update::JointPositions {
         t: 1.0,
         values: vec![0.0; 6],
@@ -190,4 +190,13 @@ fn discrete_facts_wake_the_window_at_once_samples_do_not() {
         torque: [None; 3],
     };
     assert!(!is_urgent(&wrench));
+    // Samples ask for a frame (at the readable pace); the counters (once a second) ride on
+    // the next one, so a lost link's window is not drawn once a second for them.
+    assert!(wakes_window(&wrench) && wakes_window(&emergency));
+    let counters = Update::Stats {
+        t: 1.0,
+        stats: NetStats::default(),
+    };
+    assert!(!is_urgent(&counters));
+    assert!(!wakes_window(&counters));
 }

@@ -119,6 +119,13 @@ pub fn is_urgent(u: &Update) -> bool {
         && !matches!(fact, Update::CurrentPose { .. } | Update::Stats { .. })
 }
 
+/// Whether `u` asks the window for a frame at all: everything but the counters (once a
+/// second), which the next frame shows. A lost link's window then draws at its own idle pace
+/// (`ui::pace`), not once a second for counters that do not move.
+pub fn wakes_window(u: &Update) -> bool {
+    !matches!(u.split().1, Update::Stats { .. })
+}
+
 impl std::fmt::Debug for NetConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NetConfig")
@@ -343,7 +350,7 @@ impl NetHandle {
                     link.send(now, addr, bytes);
                 }
                 link.poll(now);
-                let woke = !out.updates.is_empty();
+                let woke = out.updates.iter().any(wakes_window);
                 let wake = if out.updates.iter().any(is_urgent) { &cfg.urgent_waker } else { &waker };
                 for mut u in out.updates.drain(..) {
                     if let Update::Stats { stats, .. } = &mut u {

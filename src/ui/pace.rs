@@ -139,6 +139,12 @@ impl Pace {
         let factor = (share / budget).clamp(0.5, 2.0);
         *interval = interval.mul_f64(factor).clamp(floor, ceiling.max(floor));
         self.shared.store(micros(self.busy), Ordering::Relaxed);
+        tracing::debug!(
+            "pace: {mode:?} at {:.1} % of a core; frames every {:?} busy, {:?} idle",
+            share * 100.0,
+            self.busy,
+            self.idle
+        );
     }
 
     /// The spacing of frames while busy (the arm moving, samples arriving, playing).
