@@ -48,13 +48,14 @@ fn from_git() -> Option<String> {
     };
     let git_dir = abs(git(&manifest, &["rev-parse", "--git-dir"])?);
     let common = abs(git(&manifest, &["rev-parse", "--git-common-dir"])?);
-    println!("cargo:rerun-if-changed={}", git_dir.join("HEAD").display());
-    println!(
-        "cargo:rerun-if-changed={}",
-        common.join("packed-refs").display()
-    );
+    // Only files that exist: cargo reruns a build script at every build while a file it
+    // watches is missing (packed-refs may not exist; a ref may live only in packed-refs).
+    let mut watched = vec![git_dir.join("HEAD"), common.join("packed-refs")];
     if let Some(head_ref) = git(&manifest, &["symbolic-ref", "-q", "HEAD"]) {
-        println!("cargo:rerun-if-changed={}", common.join(head_ref).display());
+        watched.push(common.join(head_ref));
+    }
+    for path in watched.iter().filter(|p| p.is_file()) {
+        println!("cargo:rerun-if-changed={}", path.display());
     }
     let hash = git(&manifest, &["rev-parse", "--short=12", "HEAD"])?;
     let dirty = git(
