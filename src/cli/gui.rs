@@ -91,6 +91,37 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// `jaus-ocu FILE` (the desktop entry's "Open with"): replays the file, with the memory
+/// budget given; the network options make no sense with a file and are refused.
+pub fn run_open(file: &std::path::Path, gui: &GuiArgs) -> Result<i32> {
+    if !gui.connect.is_empty() || gui.component.is_some() || gui.jaus_id.is_some() {
+        anyhow::bail!(
+            "{}: a file is replayed, not connected to; give either a FILE or the network \
+             options (--connect, --component, --jaus-id), not both",
+            file.display()
+        );
+    }
+    if !file.exists() && file.extension().is_none() && file.components().count() == 1 {
+        // `jaus-ocu demoo`: a mistyped subcommand reads as a file name.
+        let subcommands: Vec<String> = super::app::command()
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        anyhow::bail!(
+            "'{}' is neither a file nor a subcommand; the subcommands are {} \
+             (jaus-ocu --help)",
+            file.display(),
+            subcommands.join(", ")
+        );
+    }
+    run_replay(&ReplayArgs {
+        file: file.to_path_buf(),
+        port: judp::PORT,
+        memory_limit: gui.memory_limit,
+    })
+}
+
 /// Runs the GUI on the network.
 pub fn run_live(args: &GuiArgs) -> Result<i32> {
     let identity = identity::choose(args.jaus_id, Role::Gui)?;

@@ -1,9 +1,12 @@
 //! The subcommands: terminal ones (`decode`, `inspect`, `sim`, `probe`, `control`, `record`,
-//! `export`) and the GUI entry points (`gui`, `screenshot`).
+//! `export`) and the GUI entry points (`gui`, `screenshot`); `app` defines the command line,
+//! `generate` renders it as man pages and shell completions.
 
+pub mod app;
 pub mod control;
 pub mod decode;
 pub mod export;
+pub mod generate;
 pub mod gui;
 pub mod identity;
 pub mod inspect;

@@ -1,7 +1,7 @@
 //! `jaus-ocu sim`: runs the simulated manipulator component on a UDP socket.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -93,13 +93,42 @@ pub fn parse_mount(values: &[f64]) -> Result<Mount> {
     }
 }
 
-/// Loads `--arm`: a built-in name or a file.
+/// The installed package's data directory, `/usr/share/jaus-ocu` for `/usr/bin/jaus-ocu`
+/// (`<binary's dir>/../share/jaus-ocu`), if it exists; `None` for a build in `target/`.
+pub fn installed_data_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?.parent()?.join("share").join("jaus-ocu");
+    dir.is_dir().then_some(dir)
+}
+
+/// An arm file the package installed, for an `--arm` that is no file here: `NAME` as
+/// `<data dir>/arms/NAME.toml`, and the README's `assets/arms/FILE.toml` as
+/// `<data dir>/arms/FILE.toml` (so its examples work outside a checkout too).
+fn installed_arm(arm: &str) -> Option<PathBuf> {
+    let arms = installed_data_dir()?.join("arms");
+    let path = Path::new(arm);
+    let candidate = if path.components().count() == 1 && path.extension().is_none() {
+        arms.join(format!("{arm}.toml"))
+    } else if path.starts_with("assets/arms") {
+        arms.join(path.file_name()?)
+    } else {
+        return None;
+    };
+    candidate.is_file().then_some(candidate)
+}
+
+/// Loads `--arm`: a built-in name or a file (here, else among the installed arm files).
 pub fn load_arm(arm: &str) -> Result<ArmFile> {
-    let path = PathBuf::from(arm);
+    let mut path = PathBuf::from(arm);
     if !path.exists()
         && let Some(a) = ArmFile::builtin(arm)
     {
         return Ok(a);
+    }
+    if !path.exists()
+        && let Some(installed) = installed_arm(arm)
+    {
+        path = installed;
     }
     if !path.exists() && path.extension().is_none() && path.components().count() == 1 {
         // A bare word that is neither a built-in nor a file: most likely a mistyped name.
