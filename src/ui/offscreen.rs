@@ -350,26 +350,6 @@ impl Drop for GlPicture {
     }
 }
 
-/// Clears the box of `x, y` (bottom-left, pixels), `width` × `height` of the framebuffer bound
-/// for drawing to `rgba` (0–1, written as given): a flat background without shading a pixel
-/// (a plot's, ARCHITECTURE.md "Where a frame's time goes"). Leaves the scissor test on and the
-/// box and clear colour changed, as `egui_glow` expects of a paint callback (it sets its own
-/// state again after one).
-pub fn clear_box(gl: &glow::Context, [x, y, width, height]: [i32; 4], rgba: [f32; 4]) {
-    if width <= 0 || height <= 0 {
-        return;
-    }
-    // SAFETY: `gl` is the function table of the context current on this thread (egui_glow
-    // hands it to the paint callback that calls this); the calls take plain values and touch
-    // only the bound draw framebuffer's colour within the scissor box.
-    unsafe {
-        gl.enable(glow::SCISSOR_TEST);
-        gl.scissor(x, y, width, height);
-        gl.clear_color(rgba[0], rgba[1], rgba[2], rgba[3]);
-        gl.clear(glow::COLOR_BUFFER_BIT);
-    }
-}
-
 /// Keeps the memory a frame frees for the next frame instead of giving it back to the system
 /// at once. A frame allocates and frees megabytes (egui's meshes, Mesa's vertex buffers);
 /// glibc returned the top of the heap after each frame (`brk`) and the next frame faulted the

@@ -19,7 +19,6 @@
 //! Ctrl + wheel: the value axis).
 
 use eframe::egui::{self, RichText, Vec2, vec2};
-use eframe::egui_glow;
 use egui_plot::{
     AxisHints, GridMark, HLine, Line, LineStyle, Plot, PlotBounds, PlotPoints, VLine,
     uniform_grid_spacer,
@@ -27,7 +26,6 @@ use egui_plot::{
 
 use super::app::Settings;
 use super::commands::UiCommand;
-use super::offscreen;
 use super::plot_picker;
 use super::simplify::simplify;
 use super::theme::Theme;
@@ -555,11 +553,6 @@ fn one_plot(
         .iter()
         .map(|(i, _)| theme.series[plot.channels[*i].colour % theme.series.len()])
         .collect();
-    // The plot's background is cleared, not shaded (see `background`): its slot comes before
-    // the plot's shapes, and the plot itself draws none.
-    let background = ui.visuals().extreme_bg_color;
-    let slot = ui.painter().add(egui::Shape::Noop);
-    ui.visuals_mut().extreme_bg_color = egui::Color32::TRANSPARENT;
     let response = Plot::new(("plot", id))
         .height(plot.height + if plot.last { TIME_AXIS_HEIGHT } else { 0.0 })
         .link_axis(group, [true, false])
@@ -623,11 +616,6 @@ fn one_plot(
                 .flatten();
             (frame, plot_ui.response().dragged() || zoomed, hover)
         });
-    ui.visuals_mut().extreme_bg_color = background;
-    ui.painter().set(
-        slot,
-        background_shape(*response.transform.frame(), background),
-    );
     let (frame, interacted, hover) = response.inner;
     ui.ctx().data_mut(|d| d.insert_temp(bounds_id, frame.x));
     Drawn {
@@ -635,32 +623,6 @@ fn one_plot(
         interacted,
         hover,
     }
-}
-
-/// A plot's background of `colour` over `rect`: the pixels cleared by the GL context (a
-/// memory fill) rather than shaded as a rectangle, which under a software renderer costs
-/// about 2 ms a frame per plot at 1280×800 (ARCHITECTURE.md, "Where a frame's time goes").
-/// `JAUS_OCU_PLOT_BACKGROUND=shaded` draws the rectangle instead, for measuring.
-fn background_shape(rect: egui::Rect, colour: egui::Color32) -> egui::Shape {
-    static SHADED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *SHADED.get_or_init(|| std::env::var("JAUS_OCU_PLOT_BACKGROUND").as_deref() == Ok("shaded"))
-    {
-        return egui::Shape::rect_filled(rect, 0.0, colour);
-    }
-    let rgba = colour.to_normalized_gamma_f32();
-    let callback = egui_glow::CallbackFn::new(move |info, painter| {
-        let view = info.viewport_in_pixels();
-        let clip = info.clip_rect_in_pixels();
-        let x0 = view.left_px.max(clip.left_px);
-        let y0 = view.from_bottom_px.max(clip.from_bottom_px);
-        let x1 = (view.left_px + view.width_px).min(clip.left_px + clip.width_px);
-        let y1 = (view.from_bottom_px + view.height_px).min(clip.from_bottom_px + clip.height_px);
-        offscreen::clear_box(painter.gl(), [x0, y0, x1 - x0, y1 - y0], rgba);
-    });
-    egui::Shape::Callback(egui::PaintCallback {
-        rect,
-        callback: std::sync::Arc::new(callback),
-    })
 }
 
 /// How far, in physical pixels, a plot line may pass from a sample it leaves out
