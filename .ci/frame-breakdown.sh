@@ -3,7 +3,9 @@
 # Mesa's software renderer, and the frames/s the app logs, for each 3D paint mode
 # (JAUS_OCU_3D: cached = the picture, off = not painted, direct = rendered every frame).
 # Usage: [MODES="cached off direct"] [JAUS_OCU_PLOT_LINES=off] .ci/frame-breakdown.sh BINARY [SECONDS] [WxH]
-# Divide a thread's share by the frames/s for its milliseconds per frame.
+# Divide a thread's share by the frames/s for its milliseconds per frame. The window paces its
+# frames to a CPU budget (ui/pace.rs): prefix JAUS_OCU_CPU_BUDGET=off to measure what frames
+# cost at the content rates (about 10 frames/s), as ARCHITECTURE.md's table does.
 set -euo pipefail
 BIN=$1; SECS=${2:-20}; SIZE=${3:-1280x800}; W=${SIZE%x*}; H=${SIZE#*x}
 Xvfb ${CPU_DISPLAY:-:95} -screen 0 ${W}x${H}x24 -nolisten tcp >/dev/null 2>&1 & XPID=$!

@@ -18,6 +18,12 @@
 /// A direction in pixel space (not necessarily unit length).
 type Dir = [f64; 2];
 
+/// The length of `v`: pixel distances need none of `hypot`'s care for overflow, and this is
+/// the loop's hot path.
+fn length(v: Dir) -> f64 {
+    (v[0] * v[0] + v[1] * v[1]).sqrt()
+}
+
 fn cross(a: Dir, b: Dir) -> f64 {
     a[0] * b[1] - a[1] * b[0]
 }
@@ -91,7 +97,7 @@ pub fn simplify(points: &[[f64; 2]], scale: [f64; 2], tolerance: f64, out: &mut 
     for (i, &p) in points.iter().enumerate().skip(1) {
         let here = px(p);
         let mut v = [here[0] - anchor[0], here[1] - anchor[1]];
-        let mut d = v[0].hypot(v[1]);
+        let mut d = length(v);
         if !(d >= reach && cone.allows(v)) {
             // `p` cannot end the segment: the point before it (not the anchor: the first point
             // after an anchor is always allowed) becomes the next anchor.
@@ -101,7 +107,7 @@ pub fn simplify(points: &[[f64; 2]], scale: [f64; 2], tolerance: f64, out: &mut 
             cone = Cone::Any;
             reach = 0.0;
             v = [here[0] - anchor[0], here[1] - anchor[1]];
-            d = v[0].hypot(v[1]);
+            d = length(v);
         }
         // A point within the tolerance of the anchor is passed by any segment from it.
         if d > tolerance {
