@@ -685,7 +685,7 @@ impl eframe::App for OcuApp {
         self.frame(ui);
         let needs = self.repaint_needs();
         self.pace
-            .observe(pace_mode(&needs), Instant::now(), pace::process_cpu_time());
+            .observe(pace_mode(&needs), Instant::now(), pace::process_cpu_time);
         if let Some(after) = repaint_after_with(needs, self.pace.busy(), self.pace.idle()) {
             ui.ctx().request_repaint_after(after);
         }

@@ -106,27 +106,27 @@ impl Pace {
         Self::new(budgets, busy_floor, idle_floor)
     }
 
-    /// Takes one frame's observation: what the window is doing and the process's CPU time
-    /// (`None` where it cannot be read: the pace stays where it is).
-    pub fn observe(&mut self, mode: Mode, now: Instant, cpu: Option<Duration>) {
-        let Some(cpu) = cpu else {
+    /// Takes one frame's observation: what the window is doing, and `cpu`, which reads the
+    /// process's CPU time (`None` where it cannot be read: the pace stays where it is). It is
+    /// called only where a measurement starts or ends, not every frame.
+    pub fn observe(&mut self, mode: Mode, now: Instant, cpu: impl FnOnce() -> Option<Duration>) {
+        let span = self.span.filter(|s| s.mode == mode && now >= s.wall);
+        let wall = span.map(|s| now.duration_since(s.wall));
+        if wall.is_some_and(|w| w < SPAN) {
+            return;
+        }
+        let Some(cpu) = cpu() else {
             self.span = None;
             return;
         };
-        let fresh = Span {
+        self.span = Some(Span {
             mode,
             wall: now,
             cpu,
-        };
-        let Some(span) = self.span.filter(|s| s.mode == mode && now >= s.wall) else {
-            self.span = Some(fresh);
+        });
+        let (Some(span), Some(wall)) = (span, wall) else {
             return;
         };
-        let wall = now.duration_since(span.wall);
-        if wall < SPAN {
-            return;
-        }
-        self.span = Some(fresh);
         let Some((busy_budget, idle_budget)) = self.budgets else {
             return;
         };
@@ -203,7 +203,7 @@ mod tests {
         let start = Instant::now();
         let mut cpu = Duration::ZERO;
         let mut now = start;
-        pace.observe(mode, now, Some(cpu));
+        pace.observe(mode, now, || Some(cpu));
         for _ in 0..spans {
             let interval = match mode {
                 Mode::Busy => pace.busy(),
@@ -212,7 +212,7 @@ mod tests {
             let frames = SPAN.as_secs_f64() / interval.as_secs_f64();
             cpu += SPAN.mul_f64(base) + per_frame.mul_f64(frames);
             now += SPAN;
-            pace.observe(mode, now, Some(cpu));
+            pace.observe(mode, now, || Some(cpu));
         }
     }
 
@@ -269,7 +269,7 @@ mod tests {
         let mut blind = Pace::new(Some((0.25, 0.015)), FLOOR, IDLE_FLOOR);
         let t = Instant::now();
         for k in 0..10 {
-            blind.observe(Mode::Busy, t + SPAN * k, None);
+            blind.observe(Mode::Busy, t + SPAN * k, || None);
         }
         assert_eq!(blind.busy(), FLOOR);
         // A still window (a paused replay) is not paced either.
