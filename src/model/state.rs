@@ -8,7 +8,7 @@ use super::arm::ArmSpec;
 use super::kinematics;
 use super::update::{
     CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, Controller, Delivery,
-    IdConflict, LinkState, ManagementState, NetStats, Outcome, PoseState, PresetInfo, Signal,
+    IdConflict, LinkState, MAX_COMPONENTS, ManagementState, NetStats, Outcome, PoseState, PresetInfo, Signal,
     Update,
 };
 
@@ -63,6 +63,8 @@ pub struct ArmState {
     pub ocu_id: Option<ComponentId>,
     /// Another client uses our JAUS ID: commands are refused while this is `Some`.
     pub id_conflict: Option<IdConflict>,
+    /// Datagrams with our JAUS ID from a stranger's address: shown, nothing refused.
+    pub id_suspect: Option<IdConflict>,
     /// Stale signals.
     pub stale: BTreeMap<Signal, bool>,
     /// How each signal is delivered.
@@ -173,6 +175,27 @@ pub fn outcome_text(outcome: &Outcome, state: &ArmState) -> String {
 /// Why a component may list no services (said by `probe` and the GUI's empty state).
 pub const NO_SERVICES_NOTE: &str = "listed no services: it may implement only the core services without Discovery's service list, or answer the wildcard query by echoing it (the OCU then asks with its own node and component)";
 
+/// Records `info` in `components`, keeping at most [`MAX_COMPONENTS`]: a new one past the
+/// bound replaces a lost component that is no manipulator, else any that is no manipulator,
+/// else it is not kept (the network side's own table is bounded the same way, so this is a
+/// second line, for producers such as files).
+fn insert_component(components: &mut BTreeMap<ComponentId, (ComponentInfo, bool)>, info: &ComponentInfo) {
+    if components.len() >= MAX_COMPONENTS && !components.contains_key(&info.id) {
+        let victim = components
+            .iter()
+            .find(|(_, (c, lost))| *lost && !c.manipulator)
+            .or_else(|| components.iter().find(|(_, (c, _))| !c.manipulator))
+            .map(|(id, _)| *id);
+        match victim {
+            Some(id) => {
+                components.remove(&id);
+            }
+            None => return,
+        }
+    }
+    components.insert(info.id, (info.clone(), false));
+}
+
 /// The components that answered when none is a manipulator, one line each, for the GUI's
 /// empty state (the terminal's longer form is `probe`'s).
 pub fn components_summary(state: &ArmState) -> String {
@@ -231,9 +254,7 @@ impl ArmState {
         match u {
             // The session routes facts to their arm's state; the state takes the fact.
             Update::Arm { update, .. } => self.apply(update),
-            Update::Component { info, .. } => {
-                self.components.insert(info.id, (info.clone(), false));
-            }
+            Update::Component { info, .. } => insert_component(&mut self.components, info),
             Update::ComponentLost { id, lost, .. } => {
                 if let Some(c) = self.components.get_mut(id) {
                     c.1 = *lost;
@@ -249,6 +270,7 @@ impl ArmState {
                         outcomes: std::mem::take(&mut self.outcomes),
                         ocu_id: self.ocu_id,
                         id_conflict: self.id_conflict.take(),
+                        id_suspect: self.id_suspect.take(),
                         ..ArmState::default()
                     };
                     self.selected = Some(*id);
@@ -309,9 +331,15 @@ impl ArmState {
             }
             Update::Controller { controller, .. } => self.controller = Some(*controller),
             Update::ControlLost { t, reason } => self.control_loss = Some((*t, *reason)),
-            Update::Identity { id, conflict, .. } => {
+            Update::Identity {
+                id,
+                conflict,
+                suspect,
+                ..
+            } => {
                 self.ocu_id = Some(*id);
                 self.id_conflict.clone_from(conflict);
+                self.id_suspect.clone_from(suspect);
             }
             Update::CommandOutcome {
                 t,

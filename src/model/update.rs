@@ -483,9 +483,20 @@ pub struct NetStats {
     pub arms_not_followed: u64,
     /// Messages we did not expect (unknown event IDs, stray replies).
     pub unexpected: u64,
-    /// Signs that another client uses our JAUS ID (a datagram with our ID we did not send,
-    /// a control answer we did not ask for).
+    /// Signs from the arm's own messages that another client uses our JAUS ID (a control
+    /// answer we did not cause, control gone without our release).
     pub id_conflicts: u64,
+    /// Datagrams carrying our own ID from a stranger's address (not the arm's): shown,
+    /// counted, lock nothing by themselves.
+    pub same_id_strangers: u64,
+    /// Blocks carrying a followed arm's ID from another address than the one it was found at
+    /// (spoofed, or an arm that moved: re-pinned only once it answers our query there).
+    pub spoofed: u64,
+    /// Discovery reports (`ReportServices`, `ReportIdentification`) nobody asked for, or past
+    /// the bound of queries outstanding: counted, not applied.
+    pub unsolicited: u64,
+    /// Peers forgotten to keep the peer table within its bound (strangers first).
+    pub peers_evicted: u64,
     /// Multi-packet messages reassembled.
     pub reassembled: u64,
     /// Fragments dropped (timeouts, limits).
@@ -595,6 +606,11 @@ impl Tolerated {
 /// followed, and the operator is told (an error naming it). The bound keeps a network full of
 /// manipulators (or a hostile capture) from growing the per-arm state without end.
 pub const MAX_ARMS: usize = 16;
+
+/// Most components the network side remembers (and a state lists) at once: a flood of
+/// discovery replies from made-up IDs must not grow memory without bound. Past it, the
+/// strangers that only sent unsolicited reports are forgotten first, never a followed arm.
+pub const MAX_COMPONENTS: usize = 256;
 
 /// A fact from the network, stamped `t` = receive time in seconds since the session started.
 ///
@@ -745,6 +761,10 @@ pub enum Update {
         id: ComponentId,
         /// `Some` while another client is seen with the same ID: commands are refused.
         conflict: Option<IdConflict>,
+        /// `Some` while datagrams carrying our ID come from a stranger's address (not the
+        /// arm's, so anyone could have forged them): shown and counted, nothing is refused
+        /// unless the arm's own messages confirm it (then `conflict` is set).
+        suspect: Option<IdConflict>,
     },
     /// How a command ended.
     CommandOutcome {

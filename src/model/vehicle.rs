@@ -227,6 +227,7 @@ impl<S: ArmStore> Vehicle<S> {
                     t,
                     id,
                     conflict: known.id_conflict.clone(),
+                    suspect: known.id_suspect.clone(),
                 });
             }
             s.apply(&Update::Stats {
@@ -463,6 +464,7 @@ mod tests {
             t: 0.0,
             id: ComponentId::new(200, 4, 1),
             conflict: None,
+            suspect: None,
         });
         v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
         let s = v.arm(id(10)).unwrap();

@@ -209,6 +209,9 @@ pub struct Client {
     warned_controller_order: bool,
     /// Another client uses our ID, and when the last evidence of it came.
     conflict: Option<(IdConflict, f64)>,
+    /// Datagrams with our ID came from a stranger's address (not the arm's), and when the
+    /// last came: shown, nothing refused by it alone.
+    suspect: Option<(IdConflict, f64)>,
     /// Our identity was published (first tick).
     identity_announced: bool,
     /// The deadline the last tick left ([`Client::next_deadline`] after it): how late the
@@ -264,6 +267,7 @@ impl Client {
             shut_down: false,
             warned_controller_order: false,
             conflict: None,
+            suspect: None,
             identity_announced: false,
             planned: f64::NEG_INFINITY,
             lateness: 0.0,
@@ -323,6 +327,7 @@ impl Client {
             t: now,
             id: self.cfg.id.into(),
             conflict: self.id_conflict().cloned(),
+            suspect: self.suspect.as_ref().map(|(c, _)| c.clone()),
         });
     }
 
