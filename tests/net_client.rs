@@ -457,6 +457,31 @@ impl Net {
         })?
     }
 
+    /// The last `Identity` update's suspicion (datagrams with our ID from a stranger).
+    fn suspect(&self) -> Option<jaus_ocu::model::update::IdConflict> {
+        self.updates.iter().rev().find_map(|u| match u {
+            Update::Identity { suspect, .. } => Some(suspect.clone()),
+            _ => None,
+        })?
+    }
+
+    /// The client's counters now.
+    fn client_stats(&self) -> jaus_ocu::model::update::NetStats {
+        self.harness.client.stats()
+    }
+
+    /// When the conflict over our ID was first published since update `mark`.
+    fn conflict_at(&self, mark: usize) -> Option<f64> {
+        self.updates[mark..].iter().find_map(|u| match u {
+            Update::Identity {
+                t,
+                conflict: Some(_),
+                ..
+            } => Some(*t),
+            _ => None,
+        })
+    }
+
     /// Asks for control and waits until it is held.
     fn take_control(&mut self, authority: u8) {
         self.command(Command::RequestControl { authority });
@@ -2791,7 +2816,9 @@ fn a_refused_request_says_who_holds_control_and_at_what_authority() {
 }
 
 #[test]
-fn a_datagram_with_our_id_from_another_client_refuses_commands_until_it_stops() {
+fn a_stranger_datagram_with_our_id_is_shown_but_locks_nothing() {
+    // Anyone can forge our ID: a datagram from a stranger's address (not the arm's) carrying
+    // it is counted and shown, and locks nothing by itself.
     let mut net = Net::live(sim_cfg(), client_cfg());
     assert_eq!(net.conflict(), None);
     let mark = net.mark();
@@ -2806,31 +2833,24 @@ fn a_datagram_with_our_id_from_another_client_refuses_commands_until_it_stops() 
             },
         ),
     );
-    let conflict = net.conflict().expect("a conflict");
-    assert_eq!(conflict.address, Some(OTHER));
-    net.command(Command::RequestControl { authority: 10 });
-    let (_, outcome) = net
-        .outcome_of(mark, CommandKind::RequestControl, 0.1)
-        .expect("refused at once");
-    assert!(
-        matches!(&outcome, Outcome::Rejected(why) if why.contains("another client uses")),
-        "{outcome:?}"
+    assert_eq!(
+        net.conflict(),
+        None,
+        "a stranger's datagram locked commands"
     );
-    // The emergency stop is never refused.
-    net.command(Command::SetEmergency);
-    let (_, stop) = net
-        .outcome_of(mark, CommandKind::SetEmergency, 2.0)
-        .expect("an outcome");
-    assert_eq!(stop, Outcome::Confirmed);
-    // Quiet for 15 s: resolved, commands accepted again.
-    assert!(net.run_until(16.0, |n| n.conflict().is_none()));
-    let mark = net.mark();
+    let suspect = net.suspect().expect("shown as a suspicion");
+    assert_eq!(suspect.address, Some(OTHER));
     net.command(Command::RequestControl { authority: 10 });
     assert_eq!(
         net.outcome_of(mark, CommandKind::RequestControl, 1.0)
             .map(|o| o.1),
         Some(Outcome::Confirmed)
     );
+    net.run(1.5);
+    assert_eq!(net.client_stats().same_id_strangers, 1);
+    assert!(net.client_stats().id_conflicts == 0);
+    // Quiet for 15 s: the suspicion ends too.
+    assert!(net.run_until(16.0, |n| n.suspect().is_none()));
 }
 
 #[test]
@@ -2870,7 +2890,11 @@ fn a_control_acceptance_we_did_not_ask_for_is_a_conflict() {
             },
         ),
     );
-    assert!(net.conflict().is_some());
+    assert!(
+        net.conflict().is_some(),
+        "{:#?}",
+        net.updates.iter().rev().take(8).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -2904,4 +2928,437 @@ fn clearing_an_emergency_leaves_the_arm_in_standby_until_resume() {
         net.outcome_of(mark, CommandKind::Resume, 2.0).map(|o| o.1),
         Some(Outcome::Confirmed)
     );
+}
+
+// -------------------------------------------------------------------------------------------
+// Issue 29: untrusted senders. Bounded tables, arms pinned to where they were found, a shared
+// ID caught from the arm's own words within 2 s, control facts always fresh.
+
+/// A `ReportServices` from `id` naming `components` of its node, each with `services`.
+fn services_report(id: JausId, components: &[u8], services: &[&str]) -> Message {
+    use jaus_ocu::jaus::core::{ComponentServices, NodeServices, ReportServices, ServiceRec};
+    ReportServices {
+        nodes: vec![NodeServices {
+            node_id: id.node,
+            components: components
+                .iter()
+                .map(|c| ComponentServices {
+                    component_id: *c,
+                    instance_id: 0,
+                    services: services.iter().map(|s| ServiceRec::new(s, 2, 0)).collect(),
+                })
+                .collect(),
+        }],
+    }
+    .into()
+}
+
+const MANIPULATOR_SERVICES: [&str; 2] = [
+    "urn:jaus:jss:manipulator:ManipulatorSpecificationService",
+    "urn:jaus:jss:manipulator:ManipulatorJointPositionSensor",
+];
+
+/// The joint counts of every specification published since `mark`.
+fn spec_joint_counts(net: &Net, mark: usize) -> Vec<usize> {
+    net.updates[mark..]
+        .iter()
+        .filter_map(|u| match u {
+            Update::Specification { spec, .. } => Some(spec.joint_count()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn spoofed_facts_from_another_address_never_rewrite_the_arm() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let joints = net.peers[0].sim.arm().spec.joint_count();
+    let mark = net.mark();
+    // A specification of 255 joints and joint positions under the arm's ID, from another port.
+    let mut spec = net.peers[0].sim.arm().spec.clone();
+    let extra = spec.joints[1].clone();
+    while spec.joints.len() < 255 {
+        spec.joints.push(extra.clone());
+    }
+    let forged = jaus_ocu::net::reports::spec_report(&spec);
+    net.inject(OTHER, &datagram(OCU_ID, SIM_ID, 901, forged));
+    let positions = ReportJointPositions {
+        joint_positions: vec![JointValue::revolute(3.0); 255],
+    };
+    for i in 0..50 {
+        net.inject(
+            OTHER,
+            &datagram(OCU_ID, SIM_ID, 1000 + i, positions.clone()),
+        );
+    }
+    net.run(1.0);
+    assert!(
+        spec_joint_counts(&net, mark).iter().all(|n| *n == joints),
+        "a forged specification was applied: {:?}",
+        spec_joint_counts(&net, mark)
+    );
+    assert!(
+        net.positions(mark).iter().all(|(_, q)| q.len() == joints),
+        "forged positions were applied"
+    );
+    assert!(net.client_stats().spoofed >= 51, "{:?}", net.client_stats());
+    // Said once, not once per datagram.
+    let said = net.updates[mark..]
+        .iter()
+        .filter(|u| matches!(u, Update::Error { message, .. } if message.contains("not applied")))
+        .count();
+    assert_eq!(said, 1);
+    // Where we send to the arm did not move.
+    let t = net.now();
+    net.run(1.0);
+    let to_arm = net.sent_since(t, |m| matches!(m, Message::QueryHeartbeatPulse(_)));
+    assert!(!to_arm.is_empty());
+    assert!(
+        to_arm.iter().all(|s| s.to == SIM),
+        "sent elsewhere: {:?}",
+        to_arm.iter().map(|s| s.to).collect::<Vec<_>>()
+    );
+    // And the arm is still live with its own samples.
+    assert_eq!(net.link(), Some(LinkState::Live));
+}
+
+#[test]
+fn an_arm_that_moved_is_re_pinned_once_it_answers_our_query_at_its_new_address() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    // The arm's process goes quiet at SIM and comes back at SIM_B (a restart on another
+    // port): the link is lost first.
+    net.peers[0].silenced = true;
+    assert!(net.run_until(5.0, |n| n.link() == Some(LinkState::Lost)));
+    let mark = net.mark();
+    net.peers[0].addr = SIM_B;
+    net.peers[0].silenced = false;
+    // Its events reach us from SIM_B (counted as spoofed: not applied), we ask SIM_B, it
+    // answers, and the arm is followed there.
+    assert!(
+        net.run_until(5.0, |n| n.link() == Some(LinkState::Live)),
+        "not re-pinned: {:?}",
+        net.discrete_updates(mark)
+    );
+    let told = net.updates[mark..]
+        .iter()
+        .any(|u| matches!(u, Update::Error { message, .. } if message.contains("moved") && message.contains(&SIM_B.to_string())));
+    assert!(
+        told,
+        "the operator was not told: {:?}",
+        net.discrete_updates(mark)
+    );
+    let t = net.now();
+    net.run(1.0);
+    let to_arm = net.sent_since(t, |m| matches!(m, Message::QueryHeartbeatPulse(_)));
+    assert!(!to_arm.is_empty() && to_arm.iter().all(|s| s.to == SIM_B));
+}
+
+#[test]
+fn a_live_arm_is_never_re_pinned_by_a_stranger_answering_for_it() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let mark = net.mark();
+    // A stranger answers as the arm from another port, services and all, while the arm is
+    // live where it was found.
+    for i in 0..20 {
+        net.inject(
+            OTHER,
+            &datagram(
+                OCU_ID,
+                SIM_ID,
+                2000 + i,
+                services_report(SIM_ID, &[SIM_ID.component], &MANIPULATOR_SERVICES),
+            ),
+        );
+        net.run(0.1);
+    }
+    let t = net.now();
+    net.run(1.0);
+    let to_arm = net.sent_since(t, |m| matches!(m, Message::QueryHeartbeatPulse(_)));
+    assert!(!to_arm.is_empty() && to_arm.iter().all(|s| s.to == SIM));
+    assert!(
+        !net.updates[mark..]
+            .iter()
+            .any(|u| matches!(u, Update::Error { message, .. } if message.contains(" moved: "))),
+    );
+    // Nothing was asked of the stranger either: the arm is not silent.
+    assert!(net.sent_since(0.0, |_| true).iter().all(|s| s.to != OTHER));
+}
+
+#[test]
+fn unsolicited_discovery_reports_never_take_a_slot() {
+    let mut net = Net::live(
+        sim_cfg(),
+        ClientConfig {
+            connect: vec![SIM, SIM_B],
+            ..client_cfg()
+        },
+    );
+    let mark = net.mark();
+    // Manipulators "found" by reports nobody asked for, from random IDs at a stranger's port.
+    for i in 0..40u8 {
+        let id = JausId::new(90, 1 + i, 10);
+        net.inject(
+            OTHER,
+            &datagram(
+                OCU_ID,
+                id,
+                3000 + u16::from(i),
+                services_report(id, &[10], &MANIPULATOR_SERVICES),
+            ),
+        );
+    }
+    net.run(1.0);
+    let followed: Vec<JausId> = net.client.followed().collect();
+    assert_eq!(followed, vec![SIM_ID]);
+    assert!(net.client_stats().unsolicited >= 40);
+    let components = net.updates[mark..]
+        .iter()
+        .filter(|u| matches!(u, Update::Component { .. }))
+        .count();
+    assert_eq!(components, 0, "unsolicited components published");
+    // A second real arm answering our own discovery is followed as before.
+    net.add_peer(
+        SIM_B,
+        Component::new(
+            ArmFile::demo(),
+            SimConfig {
+                id: SIM_B_ID,
+                ..sim_cfg()
+            },
+        ),
+    );
+    assert!(net.run_until(5.0, |n| n.client.followed().count() == 2));
+}
+
+#[test]
+fn a_flood_of_discovery_replies_keeps_every_table_bounded_and_the_arm_followed() {
+    // Multicast discovery on: every identification is an answer to the group query, so the
+    // bounds (not the solicitation rule) are what hold here.
+    let mut net = Net::live(
+        sim_cfg(),
+        ClientConfig {
+            multicast: Some(local(3794)),
+            ..client_cfg()
+        },
+    );
+    let joints = net.peers[0].sim.arm().spec.joint_count();
+    let mut rng = Rng(29);
+    let mut max = jaus_ocu::net::client::TableSizes::default();
+    for i in 0..20_000u32 {
+        let id = JausId::new(
+            1 + (rng.next() % 250) as u16,
+            1 + (rng.next() % 250) as u8,
+            1 + (rng.next() % 250) as u8,
+        );
+        let m: Message = if i % 2 == 0 {
+            jaus_ocu::jaus::core::ReportIdentification {
+                query_type: QueryType::Subsystem,
+                kind: jaus_ocu::jaus::core::IdentificationType::Vehicle,
+                identification: "x".repeat(200),
+            }
+            .into()
+        } else {
+            let comps: Vec<u8> = (1..=200).collect();
+            services_report(id, &comps, &MANIPULATOR_SERVICES)
+        };
+        net.harness
+            .inject_to_client(OTHER, &datagram(OCU_ID, id, i as u16, m));
+        if i % 100 == 0 {
+            net.step();
+            let t = net.client.table_sizes();
+            max.peers = max.peers.max(t.peers);
+            max.outstanding = max.outstanding.max(t.outstanding);
+            max.arms = max.arms.max(t.arms);
+        }
+    }
+    net.run(2.0);
+    assert!(
+        max.peers <= jaus_ocu::model::update::MAX_COMPONENTS,
+        "{max:?}"
+    );
+    assert!(max.outstanding <= 64, "{max:?}");
+    assert_eq!(max.arms, 1, "a flood took an arm slot: {max:?}");
+    let followed: Vec<JausId> = net.client.followed().collect();
+    assert_eq!(followed, vec![SIM_ID]);
+    assert_eq!(net.link(), Some(LinkState::Live));
+    let mark = net.mark();
+    net.run(0.5);
+    assert!(net.positions(mark).iter().all(|(_, q)| q.len() == joints));
+    assert!(!net.positions(mark).is_empty(), "the arm's samples stopped");
+    assert!(net.client_stats().peers_evicted > 0);
+}
+
+#[test]
+fn a_report_naming_our_id_that_we_did_not_cause_is_a_conflict_within_2_s() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let mark = net.mark();
+    // Another process under our ID, at another port, takes control.
+    let t0 = net.now();
+    net.send_to_peer(0, OTHER, OCU_ID, RequestControl { authority_code: 10 });
+    assert!(
+        net.run_until(2.0, |n| n.conflict().is_some()),
+        "no conflict within 2 s"
+    );
+    let at = net.conflict_at(mark).unwrap();
+    assert!(at - t0 <= 2.0, "{}", at - t0);
+    // Commands refused, the emergency stop still sent.
+    let mark = net.mark();
+    net.command(Command::RequestControl { authority: 10 });
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::RequestControl, 0.1)
+        .expect("refused at once");
+    assert!(
+        matches!(&outcome, Outcome::Rejected(why) if why.contains("another client uses")),
+        "{outcome:?}"
+    );
+    let t = net.now();
+    net.command(Command::SetEmergency);
+    assert!(
+        !net.sent_since(t, |m| matches!(m, Message::SetEmergency(_)))
+            .is_empty()
+    );
+    assert_eq!(net.peers[0].sim.status(), Status::Emergency);
+}
+
+#[test]
+fn an_authority_we_did_not_ask_for_is_a_conflict_within_2_s() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(100);
+    net.run(1.0);
+    assert_eq!(net.conflict(), None);
+    let mark = net.mark();
+    let t0 = net.now();
+    // The other process under our ID asks with authority 150: the arm takes it as ours.
+    net.send_to_peer(
+        0,
+        OTHER,
+        OCU_ID,
+        RequestControl {
+            authority_code: 150,
+        },
+    );
+    assert!(
+        net.run_until(2.0, |n| n.conflict().is_some()),
+        "no conflict within 2 s"
+    );
+    assert!(net.conflict_at(mark).unwrap() - t0 <= 2.0);
+    let mark = net.mark();
+    net.command(Command::GoToPreset { pose_id: 1 });
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::GoToPreset, 0.1)
+        .expect("refused");
+    assert!(matches!(outcome, Outcome::Rejected(_)));
+}
+
+#[test]
+fn control_gone_without_our_release_is_a_conflict_within_2_s() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(100);
+    net.run(1.0);
+    let mark = net.mark();
+    let t0 = net.now();
+    // The other process under our ID exits and releases "our" control.
+    net.send_to_peer(0, OTHER, OCU_ID, jaus_ocu::jaus::core::ReleaseControl);
+    assert!(
+        net.run_until(2.0, |n| n.conflict().is_some()),
+        "no conflict within 2 s: {:?}",
+        net.discrete_updates(mark)
+    );
+    assert!(net.conflict_at(mark).unwrap() - t0 <= 2.0);
+}
+
+#[test]
+fn the_arm_releasing_control_itself_is_no_conflict() {
+    // The arm's own RejectControl (it timed our control out) is the arm's word, not a
+    // sign of another client.
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(100);
+    net.run(1.0);
+    let mark = net.mark();
+    // Our keep-alives are lost: the arm times control out and tells us.
+    net.harness.set_faults_from_client(Faults {
+        loss: 1.0,
+        ..Faults::default()
+    });
+    assert!(net.run_until(5.0, |n| {
+        n.updates[mark..]
+            .iter()
+            .any(|u| matches!(u, Update::ControlLost { .. }))
+    }));
+    net.harness.set_faults_from_client(Faults::default());
+    net.run(3.0);
+    assert_eq!(net.conflict(), None, "{:?}", net.discrete_updates(mark));
+}
+
+#[test]
+fn controller_is_the_arms_latest_answer_after_request_preemption_and_release() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    let controller = |n: &Net| {
+        n.updates.iter().rev().find_map(|u| match u {
+            Update::Controller { controller, .. } => Some(*controller),
+            _ => None,
+        })
+    };
+    net.take_control(10);
+    assert!(
+        net.run_until(0.5, |n| controller(n).and_then(|c| c.id)
+            == Some(OCU_ID.into())),
+        "{:?}",
+        controller(&net)
+    );
+    // Pre-empted by a higher authority: the taker, and a motion command's refusal names it.
+    net.send_to_peer(
+        0,
+        OTHER,
+        OTHER_ID,
+        RequestControl {
+            authority_code: 200,
+        },
+    );
+    assert!(net.run_until(1.0, |n| controller(n).and_then(|c| c.id)
+        == Some(OTHER_ID.into())));
+    assert!(net.run_until(1.0, |n| n.control() == Some(ControlState::Released)));
+    let mark = net.mark();
+    net.command(Command::GoToPreset { pose_id: 1 });
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::GoToPreset, 0.1)
+        .expect("refused");
+    match outcome {
+        Outcome::Rejected(why) => {
+            assert!(why.contains("taken by 150.1.1 (authority 200)"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // The taker releases: nobody, as the arm says.
+    net.send_to_peer(0, OTHER, OTHER_ID, jaus_ocu::jaus::core::ReleaseControl);
+    assert!(net.run_until(2.0, |n| controller(n).is_some_and(|c| c.id.is_none())));
+    // Ours again, then released by us: nobody within a moment.
+    net.take_control(10);
+    assert!(net.run_until(0.5, |n| controller(n).and_then(|c| c.id)
+        == Some(OCU_ID.into())));
+    net.command(Command::ReleaseControl);
+    assert!(net.run_until(0.5, |n| controller(n).is_some_and(|c| c.id.is_none())));
+    assert_eq!(net.conflict(), None);
+}
+
+#[test]
+fn request_ids_start_at_a_random_value_per_process() {
+    let first = |seed: u64| {
+        let _ = seed;
+        let mut net = Net::live(sim_cfg(), client_cfg());
+        net.take_control(10);
+        let t = net.now();
+        net.command(Command::GoToPreset { pose_id: 1 });
+        net.run(0.2);
+        net.sent_since(t, |m| matches!(m, Message::SetCurrentPose(_)))
+            .first()
+            .and_then(|s| match &s.msg {
+                Some(Message::SetCurrentPose(p)) => Some(p.request_id),
+                _ => None,
+            })
+            .unwrap()
+    };
+    // Eight processes: not all numbering alike (1 in 255^7 by chance).
+    let ids: BTreeSet<u8> = (0..8).map(first).collect();
+    assert!(ids.len() > 1, "{ids:?}");
 }

@@ -8,8 +8,8 @@ use super::arm::ArmSpec;
 use super::kinematics;
 use super::update::{
     CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, Controller, Delivery,
-    IdConflict, LinkState, MAX_COMPONENTS, ManagementState, NetStats, Outcome, PoseState, PresetInfo, Signal,
-    Update,
+    IdConflict, LinkState, MAX_COMPONENTS, ManagementState, NetStats, Outcome, PoseState,
+    PresetInfo, Signal, Update,
 };
 
 /// A value and when it arrived.
@@ -179,7 +179,10 @@ pub const NO_SERVICES_NOTE: &str = "listed no services: it may implement only th
 /// bound replaces a lost component that is no manipulator, else any that is no manipulator,
 /// else it is not kept (the network side's own table is bounded the same way, so this is a
 /// second line, for producers such as files).
-fn insert_component(components: &mut BTreeMap<ComponentId, (ComponentInfo, bool)>, info: &ComponentInfo) {
+fn insert_component(
+    components: &mut BTreeMap<ComponentId, (ComponentInfo, bool)>,
+    info: &ComponentInfo,
+) {
     if components.len() >= MAX_COMPONENTS && !components.contains_key(&info.id) {
         let victim = components
             .iter()

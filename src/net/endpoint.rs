@@ -11,11 +11,20 @@
 //!   (wildcards included) and counts the rest as not for us; a promiscuous one (the observer)
 //!   takes every block.
 //! - Source: a wildcard source, or one with a reserved 0 part, is malformed.
+//! - Pinned peers: a block carrying a pinned peer's ID ([`Endpoint::pin`], the client's
+//!   followed arms) from another address than the one it was found at is *elsewhere*
+//!   ([`InboundKind::Elsewhere`]): not heard, not acknowledged, kept out of the duplicate
+//!   window and the reassembler, so a spoofer can neither move where we send nor burn the
+//!   arm's sequence numbers. The owner decides (counted as spoofed; re-pinned with
+//!   [`Endpoint::repin`] only when the arm answers the owner's own query there).
 //! - Peers: every other block refreshes its sender in the peer table (address, time heard).
-//!   The table is bounded: when it is full, the least recently heard peer is forgotten first,
-//!   never a pinned one ([`Endpoint::pin`], the client's followed arms). An addressed endpoint
-//!   keys peers by source; a promiscuous one by (source, destination), because a peer may number
-//!   its blocks per destination and the observer sees both directions.
+//!   The table is bounded: when it is full, a peer is forgotten to make room — never a pinned
+//!   one; first the least recently heard of those its owner does not value
+//!   ([`PeerData::valued`]: the client values a peer that answered its own query recently),
+//!   then the least recently heard of the rest. So a flood of made-up sources only ever
+//!   displaces other strangers. An addressed endpoint keys peers by source; a promiscuous one
+//!   by (source, destination), because a peer may number its blocks per destination and the
+//!   observer sees both directions.
 //! - ACK duty: an addressed endpoint answers every ACK request (duplicates and fragments
 //!   included) with the ACK block ([`Inbound::ack`]), for the caller to send where the
 //!   datagram came from.
@@ -119,6 +128,18 @@ pub enum Numbering {
     OneCounter,
 }
 
+/// What an endpoint's owner keeps about each peer, and how much it values the peer when the
+/// bounded table must forget one.
+pub trait PeerData: Default {
+    /// Whether the peer is worth keeping ahead of strangers at `now` (the client: it answered
+    /// our own query recently). Peers that are not are forgotten first.
+    fn valued(&self, _now: f64) -> bool {
+        false
+    }
+}
+
+impl PeerData for () {}
+
 /// One peer as an endpoint knows it, with what the endpoint's owner keeps about it.
 #[derive(Debug, Clone)]
 pub struct Peer<P> {
@@ -156,6 +177,10 @@ pub struct EndpointStats {
     pub encode_errors: u64,
     /// ACK/NAK blocks that carried a payload (§9 C11), skipped and counted.
     pub ack_payloads: u64,
+    /// Blocks carrying a pinned peer's ID from another address ([`InboundKind::Elsewhere`]).
+    pub elsewhere: u64,
+    /// Peers forgotten to keep the table within its bound.
+    pub evicted: u64,
 }
 
 /// What one block of a received datagram amounts to.
@@ -173,8 +198,13 @@ pub enum InboundKind<'a> {
     Duplicate,
     /// A block carrying our own source ID that we sent ourselves (a multicast echo).
     OwnEcho,
-    /// A block carrying our own source ID that we did not send: another client uses our ID.
+    /// A block carrying our own source ID that we did not send: another client uses our ID,
+    /// or somebody forged it.
     SameId,
+    /// A block carrying a pinned peer's ID from another address than the peer's: spoofed, or
+    /// the peer moved. With the message bytes of a single-block message (fragments are not
+    /// reassembled), for the owner to judge; nothing of the endpoint's state changed.
+    Elsewhere(Option<Cow<'a, [u8]>>),
     /// A whole message (with its message ID): a single block, or the message its last
     /// fragment completed.
     Message(Cow<'a, [u8]>),
@@ -202,6 +232,9 @@ impl InboundKind<'_> {
             InboundKind::Duplicate => InboundKind::Duplicate,
             InboundKind::OwnEcho => InboundKind::OwnEcho,
             InboundKind::SameId => InboundKind::SameId,
+            InboundKind::Elsewhere(m) => {
+                InboundKind::Elsewhere(m.map(|m| Cow::Owned(m.into_owned())))
+            }
             InboundKind::Message(m) => InboundKind::Message(Cow::Owned(m.into_owned())),
         }
     }
@@ -216,6 +249,7 @@ impl Inbound<'_> {
                 | InboundKind::BadSource
                 | InboundKind::OwnEcho
                 | InboundKind::SameId
+                | InboundKind::Elsewhere(_)
         )
     }
 }
@@ -232,7 +266,7 @@ pub struct Intake<'a> {
 impl<'a> Intake<'a> {
     /// The next block, judged by `endpoint` (the one that made this intake). `Err` once, for
     /// the first block that does not frame; the rest of the datagram is lost.
-    pub fn next<P: Default>(
+    pub fn next<P: PeerData>(
         &mut self,
         endpoint: &mut Endpoint<P>,
     ) -> Option<Result<Inbound<'a>, DecodeError>> {
@@ -265,13 +299,16 @@ fn link_source(key: Link) -> JausId {
 struct Peers<P> {
     map: HashMap<Link, Peer<P>>,
     max: usize,
-    /// Peers never forgotten (the client's followed arms; at most `MAX_ARMS` of them).
+    /// Peers never forgotten (the client's followed arms; at most `MAX_ARMS` of them), and
+    /// heard only from the address they have in the table.
     pinned: Vec<JausId>,
+    /// Peers forgotten to stay within `max`.
+    evicted: u64,
 }
 
-impl<P: Default> Peers<P> {
-    /// The peer of `key`, added (forgetting the least recently heard unpinned one when full)
-    /// if new, with `addr` and `last_heard` refreshed either way.
+impl<P: PeerData> Peers<P> {
+    /// The peer of `key`, added (forgetting another when full, see [`Peers::entry`]) if new,
+    /// with `addr` and `last_heard` refreshed either way.
     fn heard(&mut self, key: Link, addr: SocketAddr, now: f64) -> &mut Peer<P> {
         let p = self.entry(key, addr, now);
         p.addr = addr;
@@ -279,18 +316,26 @@ impl<P: Default> Peers<P> {
         p
     }
 
-    /// The peer of `key`, added with `addr` and `now` if new.
+    /// The peer of `key`, added with `addr` and `now` if new. When the table is full, one
+    /// peer is forgotten first: never a pinned one; the least recently heard of those the
+    /// owner does not value, else the least recently heard of the valued ones (one pass over
+    /// the table, only when it is full and the key is new).
     fn entry(&mut self, key: Link, addr: SocketAddr, now: f64) -> &mut Peer<P> {
         if self.map.len() >= self.max && !self.map.contains_key(&key) {
             let pinned = &self.pinned;
-            let oldest = self
+            let victim = self
                 .map
                 .iter()
                 .filter(|(k, _)| !pinned.contains(&link_source(**k)))
-                .min_by(|a, b| a.1.last_heard.total_cmp(&b.1.last_heard))
+                .min_by(|a, b| {
+                    (a.1.data.valued(now), a.1.last_heard)
+                        .partial_cmp(&(b.1.data.valued(now), b.1.last_heard))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                })
                 .map(|(k, _)| *k);
-            if let Some(k) = oldest {
+            if let Some(k) = victim {
                 self.map.remove(&k);
+                self.evicted += 1;
             }
         }
         self.map.entry(key).or_insert_with(|| Peer {
@@ -321,7 +366,7 @@ pub struct Endpoint<P = ()> {
     stats: EndpointStats,
 }
 
-impl<P: Default> Endpoint<P> {
+impl<P: PeerData> Endpoint<P> {
     /// The endpoint of component `me`, numbering what it sends by `numbering` and remembering
     /// at most `max_peers` peers.
     pub fn addressed(me: JausId, numbering: Numbering, max_peers: usize) -> Self {
@@ -346,6 +391,7 @@ impl<P: Default> Endpoint<P> {
                 map: HashMap::new(),
                 max: max.max(1),
                 pinned: Vec::new(),
+                evicted: 0,
             },
             reassembler: Reassembler::default(),
             stats: EndpointStats::default(),
@@ -375,15 +421,41 @@ impl<P: Default> Endpoint<P> {
     pub fn stats(&self) -> EndpointStats {
         EndpointStats {
             fragments_dropped: self.reassembler.dropped,
+            evicted: self.peers.evicted,
             ..self.stats
         }
     }
 
     /// Keeps `ids` in the peer table whatever the bound (the client's followed arms, a
-    /// bounded few).
+    /// bounded few), each at the address it has now: a block with one of these IDs from
+    /// another address is [`InboundKind::Elsewhere`].
     pub fn pin(&mut self, ids: &[JausId]) {
         self.peers.pinned.clear();
         self.peers.pinned.extend_from_slice(ids);
+    }
+
+    /// Moves pinned (or any) peer `id` to `addr`, heard at `now`, with a fresh duplicate
+    /// window (a peer that moved is usually a restarted process, numbering anew). For the
+    /// owner, once the peer has answered its own query at `addr`.
+    pub fn repin(&mut self, id: JausId, addr: SocketAddr, now: f64) {
+        let key = self.key(id, id);
+        let p = self.peers.entry(key, addr, now);
+        p.addr = addr;
+        p.last_heard = now;
+        p.window = SeqWindow::new();
+    }
+
+    /// How many peers the table holds (at most the bound it was made with).
+    pub fn peer_count(&self) -> usize {
+        self.peers.map.len()
+    }
+
+    /// Fragments and bytes the reassembler holds now.
+    pub fn reassembly_held(&self) -> (usize, usize) {
+        (
+            self.reassembler.held_fragments(),
+            self.reassembler.held_bytes(),
+        )
     }
 
     fn key(&self, source: JausId, destination: JausId) -> Link {
@@ -473,6 +545,18 @@ impl<P: Default> Endpoint<P> {
             });
         }
         let key = self.key(header.source, header.destination);
+        if self.peers.pinned.contains(&header.source)
+            && let Some(p) = self.peers.map.get(&key)
+            && p.addr != from
+        {
+            // A followed arm's ID from elsewhere: nothing of ours changes (address, time
+            // heard, duplicate window, reassembly, ACK); the owner judges the message.
+            self.stats.elsewhere += 1;
+            let message = (header.data_flags == DataFlags::Single
+                && !matches!(header.ack_nak, AckNak::Ack | AckNak::Nak))
+            .then(|| Cow::Borrowed(block.payload_slice()));
+            return judged(InboundKind::Elsewhere(message));
+        }
         let peer = self.peers.heard(key, from, now);
         let mut ack = None;
         if self.me.is_some()

@@ -8,6 +8,11 @@ use std::collections::HashMap;
 use crate::jaus::JausId;
 use crate::jaus::judp::{DataFlags, Header};
 
+/// Most fragments held for one (source, destination) pair: a JUDP message has at most 65,535
+/// fragments in theory, but the largest message we take (a 255-joint specification with
+/// names) is under 64 KiB, about 50 fragments.
+pub const MAX_FRAGMENTS_PER_LINK: usize = 256;
+
 /// Limits of a [`Reassembler`].
 #[derive(Debug, Clone, Copy)]
 pub struct ReassemblyLimits {
@@ -81,13 +86,27 @@ impl Reassembler {
     /// Takes one fragment (a block whose data flags are not Single) received at `now` seconds.
     pub fn push(&mut self, now: f64, header: &Header, payload: &[u8]) -> Reassembly {
         self.expire(now);
-        if self.held_fragments >= self.limits.max_fragments
-            || self.held_bytes + payload.len() > self.limits.max_bytes
+        let key = (header.source, header.destination);
+        if payload.len() > self.limits.max_bytes
+            || self
+                .frags
+                .get(&key)
+                .is_some_and(|f| f.len() >= MAX_FRAGMENTS_PER_LINK)
         {
             self.dropped += 1;
             return Reassembly::Refused;
         }
-        let key = (header.source, header.destination);
+        // Full: the oldest fragments make room. A sender that never completes its messages
+        // (a flood of first fragments) so only ever displaces its own kind: a real message's
+        // fragments arrive within milliseconds of each other, far faster than a flood can
+        // push a thousand others through.
+        while self.held_fragments >= self.limits.max_fragments
+            || self.held_bytes + payload.len() > self.limits.max_bytes
+        {
+            if !self.drop_oldest() {
+                break;
+            }
+        }
         let frags = self.frags.entry(key).or_default();
         let old = frags.insert(
             header.sequence,
@@ -157,6 +176,29 @@ impl Reassembler {
             s = s.wrapping_add(1);
         }
         Some((message, count))
+    }
+
+    /// Drops the fragment that arrived first; whether there was one.
+    fn drop_oldest(&mut self) -> bool {
+        let oldest = self
+            .frags
+            .iter()
+            .flat_map(|(k, f)| f.iter().map(move |(seq, f)| (*k, *seq, f.arrived)))
+            .min_by(|a, b| a.2.total_cmp(&b.2));
+        let Some((key, seq, _)) = oldest else {
+            return false;
+        };
+        if let Some(frags) = self.frags.get_mut(&key) {
+            if let Some(f) = frags.remove(&seq) {
+                self.held_fragments -= 1;
+                self.held_bytes -= f.bytes.len();
+                self.dropped += 1;
+            }
+            if frags.is_empty() {
+                self.frags.remove(&key);
+            }
+        }
+        true
     }
 
     /// Drops fragments older than the timeout.
@@ -232,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn reassembler_drops_stale_fragments_and_refuses_past_limits() {
+    fn reassembler_drops_stale_fragments_and_the_oldest_past_limits() {
         let message = vec![7u8; 3000];
         let parts = fragment(&Header::new(C, S, 1), &message, 1000);
         let mut r = Reassembler::new(ReassemblyLimits {
@@ -242,9 +284,40 @@ mod tests {
         });
         assert_eq!(r.push(0.0, &parts[0].0, parts[0].1), Reassembly::Pending);
         assert_eq!(r.push(0.1, &parts[1].0, parts[1].1), Reassembly::Pending);
-        assert_eq!(r.push(0.2, &parts[2].0, parts[2].1), Reassembly::Refused);
+        // Full: the oldest (the first fragment) makes room, so this message never completes.
+        assert_eq!(r.push(0.2, &parts[2].0, parts[2].1), Reassembly::Pending);
+        assert_eq!(r.held_fragments(), 2);
+        assert_eq!(r.dropped, 1);
         r.expire(5.0);
         assert_eq!(r.held_fragments(), 0);
         assert_eq!(r.dropped, 3);
+    }
+
+    #[test]
+    fn a_flood_of_fragments_that_never_complete_does_not_block_a_real_message() {
+        let mut r = Reassembler::default();
+        let limits = ReassemblyLimits::default();
+        // Thousands of first fragments from made-up sources, each never completed.
+        let mut now = 0.0;
+        for i in 0..5000u32 {
+            let src = JausId::new(1 + (i % 250) as u8, 1 + (i / 250 % 250) as u8, 1);
+            let h = Header {
+                data_flags: DataFlags::First,
+                ..Header::new(S, src, i as u16)
+            };
+            assert_ne!(r.push(now, &h, &[0u8; 1000]), Reassembly::Refused);
+            now += 0.001;
+            assert!(r.held_fragments() <= limits.max_fragments);
+            assert!(r.held_bytes() <= limits.max_bytes);
+        }
+        // The real arm's message, cut in five, in the middle of the flood.
+        let message: Vec<u8> = (0..6000u32).map(|i| i as u8).collect();
+        let mut done = None;
+        for (h, p) in fragment(&Header::new(S, C, 40000), &message, 1385) {
+            if let Reassembly::Complete(m) = r.push(now, &h, p) {
+                done = Some(m);
+            }
+        }
+        assert_eq!(done.as_deref(), Some(message.as_slice()));
     }
 }

@@ -337,18 +337,37 @@ pub struct ListedServices {
 /// The result is the component's whole list as of this report; the caller replaces what an
 /// earlier report said with it, never merges across reports.
 pub fn listed_services(source: JausId, r: &ReportServices) -> Vec<ListedServices> {
+    listed_services_bounded(source, r, usize::MAX).0
+}
+
+/// [`listed_services`] of at most `max` components: the list, and how many records naming
+/// further components were left out (a report may name 255 × 255 components; merging them is
+/// quadratic, so the bound comes first).
+pub fn listed_services_bounded(
+    source: JausId,
+    r: &ReportServices,
+    max: usize,
+) -> (Vec<ListedServices>, usize) {
     let mut listed: Vec<ListedServices> = Vec::new();
+    let mut past = 0usize;
     for node in &r.nodes {
         for c in &node.components {
             let (id, wildcard) = listed_component(source, node.node_id, c.component_id);
-            let i = listed.iter().position(|l| l.id == id).unwrap_or_else(|| {
-                listed.push(ListedServices {
-                    id,
-                    wildcard_records: 0,
-                    services: Vec::new(),
-                });
-                listed.len() - 1
-            });
+            let i = match listed.iter().position(|l| l.id == id) {
+                Some(i) => i,
+                None if listed.len() >= max => {
+                    past += 1;
+                    continue;
+                }
+                None => {
+                    listed.push(ListedServices {
+                        id,
+                        wildcard_records: 0,
+                        services: Vec::new(),
+                    });
+                    listed.len() - 1
+                }
+            };
             let entry = &mut listed[i];
             entry.wildcard_records += u64::from(wildcard);
             for s in service_list(&c.services) {
@@ -358,7 +377,7 @@ pub fn listed_services(source: JausId, r: &ReportServices) -> Vec<ListedServices
             }
         }
     }
-    listed
+    (listed, past)
 }
 
 /// Takes a report's list for a component (from [`listed_services`]) as its services: the list

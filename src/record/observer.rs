@@ -89,6 +89,9 @@ const INTERVALS: usize = 31;
 /// Most (source, destination) pairs, components, contexts and event streams remembered; a
 /// hostile capture with endless IDs makes the observer forget, not grow.
 const MAX_TRACKED: usize = 1024;
+/// Most components taken from one recorded `ReportServices` (the format allows 255 × 255;
+/// merging them is quadratic, and a hostile capture must not stall a replay).
+const MAX_TRACKED_LISTED: usize = 64;
 
 /// A silence of one arm: `Link{Lost}` from `start` + threshold, heard again at `end`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -402,7 +405,9 @@ impl Observer {
                 InboundKind::BadSource
                 | InboundKind::Duplicate
                 | InboundKind::OwnEcho
-                | InboundKind::SameId => continue,
+                | InboundKind::SameId
+                // Nothing is pinned in a promiscuous endpoint.
+                | InboundKind::Elsewhere(_) => continue,
                 InboundKind::Ack => self.count("ack"),
                 InboundKind::Message(bytes) => {
                     let parsed = {
@@ -484,7 +489,7 @@ impl Observer {
                     .components
                     .get(&src)
                     .and_then(|k| k.identification.clone());
-                for listed in reports::listed_services(src, r) {
+                for listed in reports::listed_services_bounded(src, r, MAX_TRACKED_LISTED).0 {
                     self.stats.tolerated.wildcard_services += listed.wildcard_records;
                     let known = bounded_entry(&mut self.components, listed.id, Known::default);
                     reports::take_services(&mut known.services, listed.services);

@@ -26,6 +26,10 @@ use crate::net::reports;
 /// second towards a silent arm: on a radio link, every query of a silent arm is airtime.
 pub(super) const LOST_PROBE_PERIOD: f64 = 2.0;
 
+/// Most addresses asked at once whether a silent arm moved there (a spoofer sending from
+/// many must not make us query each).
+pub(super) const MOVE_PROBES: usize = 4;
+
 /// A query asked a few times until answered.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Ask {
@@ -115,8 +119,15 @@ pub(super) struct FollowedArm {
     pub(super) requested_authority: Option<u8>,
     /// Our own ID in the domain's terms (a `ReportControl` naming it is us).
     pub(super) controller_self: ComponentId,
-    /// Since when the arm has named our ID as controller while we did not ask for control.
-    pub(super) phantom_control_since: Option<f64>,
+    /// The authority we asked for before the current one, and until when a report of it
+    /// may still be in flight (not a sign of another client under our ID).
+    pub(super) previous_authority: Option<(u8, f64)>,
+    /// Why control we held was last lost (cleared when held again): a refusal for want of
+    /// control names the taker.
+    pub(super) last_loss: Option<ControlLoss>,
+    /// Addresses asked whether the arm moved there (while silent where it was found), with
+    /// when; at most [`MOVE_PROBES`].
+    pub(super) move_probes: Vec<(std::net::SocketAddr, f64)>,
 }
 
 impl FollowedArm {
@@ -168,7 +179,9 @@ impl FollowedArm {
             reason_asked_again: false,
             requested_authority: None,
             controller_self: me.into(),
-            phantom_control_since: None,
+            previous_authority: None,
+            last_loss: None,
+            move_probes: Vec::new(),
         }
     }
 

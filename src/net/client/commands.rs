@@ -49,12 +49,12 @@ const REASON_WAIT: f64 = 0.5;
 /// halfway).
 const CONTROL_REASON_WAIT: f64 = 1.0;
 /// Seconds between `QueryControl`s while the link is up: who holds control is the arm's to
-/// say, and another client may take or release it at any time.
-const CONTROL_QUERY_PERIOD: f64 = 5.0;
-/// A `ReportControl` naming our ID while we did not ask for control is another client's
-/// control (a duplicate ID) once it has lasted this long, s: an earlier process with our ID
-/// that died holding control is released by the arm's timeout well before.
-const PHANTOM_CONTROL_LIMIT: f64 = 65.0;
+/// say, and another client may take or release it at any time (the live area, and a conflict
+/// over our ID, show it within 2 s).
+const CONTROL_QUERY_PERIOD: f64 = 1.5;
+/// The same while we hold or request control: the arm's answer is how another client under
+/// our ID shows (an authority we did not ask for), and it must show within 2 s.
+const CONTROL_QUERY_PERIOD_HELD: f64 = 1.0;
 
 /// A command sent and not yet judged.
 #[derive(Debug, Clone, Copy)]
@@ -188,12 +188,31 @@ fn loss_reason(s: &FollowedArm, now: f64) -> ControlLoss {
     }
 }
 
+/// "no control" in words, with who holds it as the arm last said: "no control — taken by
+/// 200.7.3 (authority 200)" after a pre-emption, "no control — held by …" otherwise.
+pub(super) fn no_control_words(s: &FollowedArm) -> String {
+    match (s.controller, s.last_loss) {
+        (Some(c @ Controller { id: Some(by), .. }), Some(ControlLoss::Taken { by: taker, .. }))
+            if by == taker =>
+        {
+            format!("no control — taken by {c}")
+        }
+        (Some(c @ Controller { id: Some(by), .. }), _) if by != s.controller_self => {
+            format!("no control — held by {c}")
+        }
+        _ => "no control: request control first".into(),
+    }
+}
+
 /// Control we held is gone: shown as not held at once, with the reason.
 fn lose_control(s: &mut FollowedArm, now: f64, reason: ControlLoss, out: &mut Output) {
     s.control = ControlState::Released;
     s.wanted_authority = None;
     s.control_renew_at = f64::INFINITY;
     s.loss_pending = None;
+    s.last_loss = Some(reason);
+    // Who holds it now is asked at once (the arm's latest answer is what is shown).
+    s.control_query_next = now;
     out.updates.push(Update::Control {
         t: now,
         state: s.control,
@@ -206,6 +225,7 @@ fn lose_control(s: &mut FollowedArm, now: f64, reason: ControlLoss, out: &mut Ou
 fn judge_control_waits(s: &mut FollowedArm, now: f64, out: &mut Output) {
     if s.loss_pending.take().is_some() {
         let reason = loss_reason(s, now);
+        s.last_loss = Some(reason);
         out.updates.push(Update::ControlLost { t: now, reason });
     }
     if let Some((_, code)) = s.refusal_pending.take() {
@@ -257,7 +277,7 @@ impl Client {
             return "the arm is in EMERGENCY".into();
         }
         if !matches!(s.control, ControlState::Held { .. }) {
-            return "no control".into();
+            return no_control_words(s);
         }
         if let Some(
             st @ (ManagementState::Standby
@@ -419,6 +439,12 @@ impl Client {
         let held = matches!(s.control, ControlState::Held { .. });
         match cmd {
             Command::RequestControl { authority } => {
+                if let Some(previous) = s.wanted_authority
+                    && previous != authority
+                {
+                    // Reports of the old authority may still be in flight.
+                    s.previous_authority = Some((previous, now + self.cfg.command_timeout + 1.0));
+                }
                 s.wanted_authority = Some(authority);
                 s.control = ControlState::Requested;
                 s.control_pending = Some(Pending::new(CommandKind::RequestControl, now));
@@ -459,12 +485,8 @@ impl Client {
             | Command::Standby => {
                 let kind = cmd.kind();
                 if matches!(cmd, Command::Resume | Command::Standby) && !held {
-                    Self::outcome(
-                        out,
-                        now,
-                        kind,
-                        Outcome::Rejected("control is not held: request control first".into()),
-                    );
+                    let why = no_control_words(s);
+                    Self::outcome(out, now, kind, Outcome::Rejected(why));
                     return;
                 }
                 s.status_pending.push(Pending::new(kind, now));
@@ -482,12 +504,8 @@ impl Client {
         let Some(s) = &mut self.arm else { return };
         let id = s.id;
         if !held {
-            Self::outcome(
-                out,
-                now,
-                CommandKind::GoToPreset,
-                Outcome::Rejected("control is not held: request control first".into()),
-            );
+            let why = no_control_words(s);
+            Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Rejected(why));
         } else if !s.presets.is_empty() && s.presets.iter().all(|p| p.id != pose_id) {
             Self::outcome(
                 out,
@@ -641,36 +659,54 @@ impl Client {
             });
         }
         let ours = controller == Some(me);
-        // Control that is ours by the arm's word while we did not ask for it.
-        let asked = now - s.last_control_request <= timeout + 1.0
-            || now - s.last_control_release <= timeout + 1.0
+        // The arm's own words against our intent: control under our ID that we did not
+        // cause is another client using our ID (or, at our start, an earlier process with
+        // it that died holding control: the arm's timeout ends that, and with it the
+        // conflict, CONFLICT_QUIET later).
+        let recent = |t: f64| now - t <= timeout + 1.0;
+        let asked = recent(s.last_control_request)
+            || recent(s.last_control_release)
             || s.wanted_authority.is_some()
             || s.control_pending.is_some();
+        let our_authorities = [
+            s.wanted_authority,
+            s.previous_authority
+                .filter(|(_, until)| now <= *until)
+                .map(|(a, _)| a),
+        ];
         let mut conflict = None;
         if ours && !asked {
-            match s.phantom_control_since {
-                None => {
-                    s.phantom_control_since = Some(now);
-                    out.updates.push(Update::Error {
-                        t: now,
-                        message: format!(
-                            "the arm says this OCU's ID {me} holds control, which this OCU did \
-                             not ask for: an earlier process with this ID that did not release \
-                             it, or another client using the same ID"
-                        ),
-                    });
-                }
-                Some(since) if now - since > PHANTOM_CONTROL_LIMIT => {
-                    conflict = Some(format!(
-                        "the arm has said for {:.0} s that our ID holds control, which this \
-                         OCU never asked for",
-                        now - since
-                    ));
-                }
-                Some(_) => {}
-            }
-        } else {
-            s.phantom_control_since = None;
+            conflict = Some(format!(
+                "the arm says our ID {me} holds control (authority {}), which this OCU did not \
+                 ask for",
+                r.authority_code
+            ));
+        } else if ours
+            && s.wanted_authority.is_some()
+            && !our_authorities.contains(&Some(r.authority_code))
+        {
+            // JSIDL AccessControl 1.1: the authority of ReportControl is the controlling
+            // client's.
+            conflict = Some(format!(
+                "the arm says our ID {me} holds control at authority {}; this OCU asked for {}",
+                r.authority_code,
+                s.wanted_authority.unwrap_or(0)
+            ));
+        } else if !ours
+            && controller.is_none()
+            && matches!(s.control, ControlState::Held { .. })
+            && s.control_pending.is_none()
+            && s.loss_pending.is_none()
+            && !recent(s.last_control_release)
+            && loss_reason(s, now) == ControlLoss::ReleasedByArm
+        {
+            // Control we held and kept alive is gone to nobody, without our release and
+            // without the arm's RejectControl telling us: a ReleaseControl under our ID that
+            // this OCU did not send.
+            conflict = Some(format!(
+                "control held by our ID {me} was released without this OCU's ReleaseControl \
+                 (the arm did not say it released it)"
+            ));
         }
         match s.control_pending {
             Some(p) if p.kind == CommandKind::RequestControl && ours => {
@@ -736,22 +772,24 @@ impl Client {
                             s.control_pending = pending;
                             return;
                         }
-                        if s.wanted_authority.is_none() {
-                            // Not wanted any more (released meanwhile): nothing to hold. An
-                            // acceptance of a request we never sent is another client's
+                        if now - s.last_control_request > timeout + 1.0 {
+                            // An acceptance of a request we never sent (none for longer than
+                            // an answer takes, keep-alives included) is another client's
                             // request under our ID.
-                            if now - s.last_control_request > timeout + 1.0 {
-                                let me = self.cfg.id;
-                                self.id_conflict_seen(
-                                    now,
-                                    None,
-                                    format!(
-                                        "the arm accepted a control request from our ID {me} \
-                                         that this OCU did not send"
-                                    ),
-                                    out,
-                                );
-                            }
+                            let me = self.cfg.id;
+                            self.id_conflict_seen(
+                                now,
+                                None,
+                                format!(
+                                    "the arm accepted a control request from our ID {me} that \
+                                     this OCU did not send"
+                                ),
+                                out,
+                            );
+                            return;
+                        }
+                        if s.wanted_authority.is_none() {
+                            // Not wanted any more (released meanwhile): nothing to hold.
                             return;
                         }
                         s.control = ControlState::Held { authority };
@@ -759,6 +797,10 @@ impl Client {
                         s.refusal_pending = None;
                         s.control_renew_at = now + s.control_renew_interval();
                         if newly {
+                            // Who holds control is asked at once: the arm's answer, not our
+                            // request, is what `controller` shows.
+                            s.control_query_next = now;
+                            s.last_loss = None;
                             out.updates.push(Update::Control {
                                 t: now,
                                 state: s.control,
@@ -821,6 +863,7 @@ impl Client {
                 });
                 match pending.map(|p| p.kind) {
                     Some(CommandKind::ReleaseControl) => {
+                        s.control_query_next = now;
                         Self::outcome(out, now, CommandKind::ReleaseControl, Outcome::Confirmed);
                     }
                     Some(_) => {
@@ -888,7 +931,12 @@ impl Client {
         let Some(s) = &mut self.arm else { return };
         let live = s.link != LinkState::Lost;
         if live && now >= s.control_query_next {
-            s.control_query_next = now + CONTROL_QUERY_PERIOD;
+            s.control_query_next = now
+                + if s.wanted_authority.is_some() {
+                    CONTROL_QUERY_PERIOD_HELD
+                } else {
+                    CONTROL_QUERY_PERIOD
+                };
             to_send.push(QueryControl.into());
         }
         self.control_reason_timers(now, to_send, out);

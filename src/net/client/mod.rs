@@ -61,7 +61,7 @@ mod commands;
 mod discovery;
 mod subscriptions;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 
 use crate::jaus::core::{IdentificationType, ReportHeartbeatPulse, ReportIdentification};
@@ -71,6 +71,7 @@ use crate::model::update::{
     Command, CommandKind, ComponentId, IdConflict, NetStats, Outcome, Update,
 };
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
+use crate::net::rng::Rng;
 
 use arm::FollowedArm;
 use discovery::Known;
@@ -83,8 +84,9 @@ pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
 /// Seconds after the start during which discovery rounds come every `retry / 2` s while a
 /// `--connect` address has no followed arm.
 const FAST_DISCOVERY_FOR: f64 = 10.0;
-/// Most peers remembered (the oldest silent ones are forgotten first).
-const MAX_PEERS: usize = 256;
+/// Most peers remembered: strangers that never answered a query of ours are forgotten first,
+/// a followed arm never (`discovery` module doc).
+const MAX_PEERS: usize = crate::model::update::MAX_COMPONENTS;
 /// Seconds without new evidence after which a conflict over our JAUS ID is over.
 const CONFLICT_QUIET: f64 = 15.0;
 /// Requested event rates, Hz.
@@ -162,6 +164,34 @@ impl Default for ClientConfig {
     }
 }
 
+/// How full the client's bounded tables are (`probe --json` and the flood tests read it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableSizes {
+    /// Peers remembered (at most `MAX_COMPONENTS`).
+    pub peers: usize,
+    /// Manipulators followed (at most `MAX_ARMS`).
+    pub arms: usize,
+    /// Services queries outstanding (at most `discovery::MAX_OUTSTANDING`).
+    pub outstanding: usize,
+    /// Fragments waiting for the rest of their message.
+    pub fragments: usize,
+    /// Bytes those fragments hold.
+    pub fragment_bytes: usize,
+}
+
+/// Kinds of untrusted input the log mentions once (then only the counters go on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Warned {
+    /// Discovery reports nobody asked for.
+    Unsolicited,
+    /// A report naming more components than taken.
+    TooManyListed,
+    /// A followed arm's ID from another address.
+    Spoofed,
+    /// Our own ID from a stranger's address.
+    SameIdStranger,
+}
+
 /// What one step produced.
 #[derive(Debug, Default)]
 pub struct Output {
@@ -212,6 +242,15 @@ pub struct Client {
     /// Datagrams with our ID came from a stranger's address (not the arm's), and when the
     /// last came: shown, nothing refused by it alone.
     suspect: Option<(IdConflict, f64)>,
+    /// When the multicast group was last sent a discovery query.
+    multicast_asked: f64,
+    /// When each `--connect` address was last sent a discovery query.
+    connect_asked: Vec<(SocketAddr, f64)>,
+    /// Services queries outstanding (to whom, when), oldest first; at most
+    /// `discovery::MAX_OUTSTANDING` within the solicitation window.
+    services_asked: VecDeque<(JausId, f64)>,
+    /// Kinds of untrusted input already said in the log.
+    warned: Vec<Warned>,
     /// Our identity was published (first tick).
     identity_announced: bool,
     /// The deadline the last tick left ([`Client::next_deadline`] after it): how late the
@@ -263,11 +302,17 @@ impl Client {
             next_full_discovery: f64::NEG_INFINITY,
             started: None,
             next_stats: 1.0,
-            next_request_id: 1,
+            // A random first request ID: two processes under one ID (which the arm cannot
+            // tell apart) must not number their requests alike either.
+            next_request_id: (Rng::from_entropy().next_u64() as u8).max(1),
             shut_down: false,
             warned_controller_order: false,
             conflict: None,
             suspect: None,
+            multicast_asked: f64::NEG_INFINITY,
+            connect_asked: Vec::new(),
+            services_asked: VecDeque::new(),
+            warned: Vec::new(),
             identity_announced: false,
             planned: f64::NEG_INFINITY,
             lateness: 0.0,
@@ -321,6 +366,46 @@ impl Client {
         self.announce_identity(now, out);
     }
 
+    /// A datagram with our ID from `address`, a stranger's (not a followed arm's): shown
+    /// and counted, said once, but it locks nothing by itself — anyone can forge it. The
+    /// arm's own messages decide ([`Client::id_conflict_seen`]).
+    fn same_id_from_stranger(&mut self, now: f64, address: SocketAddr, out: &mut Output) {
+        self.stats.same_id_strangers += 1;
+        let evidence = format!(
+            "a datagram from {address} carried our ID {} (we did not send it)",
+            self.cfg.id
+        );
+        let new = self.suspect.is_none();
+        self.suspect = Some((
+            IdConflict {
+                address: Some(address),
+                evidence: evidence.clone(),
+            },
+            now,
+        ));
+        if new {
+            self.warn_once(
+                now,
+                Warned::SameIdStranger,
+                format!(
+                    "{evidence}: another client may use this OCU's ID, or somebody forged it.                      Nothing is refused on this alone; commands are refused if the arm's own                      messages confirm it"
+                ),
+                out,
+            );
+            self.announce_identity(now, out);
+        }
+    }
+
+    /// Says `message` in the log the first time input of kind `kind` is met (after that only
+    /// its counter goes on: a flood must not flood the log).
+    fn warn_once(&mut self, now: f64, kind: Warned, message: String, out: &mut Output) {
+        if self.warned.contains(&kind) {
+            return;
+        }
+        self.warned.push(kind);
+        out.updates.push(Update::Error { t: now, message });
+    }
+
     fn announce_identity(&mut self, now: f64, out: &mut Output) {
         self.identity_announced = true;
         out.updates.push(Update::Identity {
@@ -344,11 +429,25 @@ impl Client {
             fragments_dropped: e.fragments_dropped,
             acks_sent: e.acks_sent,
             sent: e.sent,
+            spoofed: e.elsewhere,
+            peers_evicted: e.evicted,
             tolerated: crate::model::update::Tolerated {
                 ack_payload: e.ack_payloads,
                 ..self.stats.tolerated
             },
             ..self.stats
+        }
+    }
+
+    /// How full the bounded tables are now.
+    pub fn table_sizes(&self) -> TableSizes {
+        let (fragments, fragment_bytes) = self.endpoint.reassembly_held();
+        TableSizes {
+            peers: self.endpoint.peer_count(),
+            arms: self.followed().count(),
+            outstanding: self.services_asked.len(),
+            fragments,
+            fragment_bytes,
         }
     }
 
@@ -412,6 +511,9 @@ impl Client {
         if let Some((_, last)) = &self.conflict {
             d = d.min(last + CONFLICT_QUIET);
         }
+        if let Some((_, last)) = &self.suspect {
+            d = d.min(last + CONFLICT_QUIET);
+        }
         for s in self.arms.values() {
             d = d.min(self.arm_deadline(s));
         }
@@ -466,15 +568,12 @@ impl Client {
         while let Some(item) = intake.next(&mut self.endpoint) {
             let Ok(inbound) = item else { break };
             if inbound.kind == InboundKind::SameId {
-                self.id_conflict_seen(
-                    now,
-                    Some(from),
-                    format!(
-                        "a datagram from {from} carried our ID {} (we did not send it)",
-                        self.cfg.id
-                    ),
-                    out,
-                );
+                self.same_id_from_stranger(now, from, out);
+                continue;
+            }
+            if let InboundKind::Elsewhere(message) = &inbound.kind {
+                let h = inbound.header;
+                self.arm_elsewhere(now, h.source, from, message.as_deref(), out);
                 continue;
             }
             if !inbound.heard() {
@@ -509,7 +608,7 @@ impl Client {
     ) {
         match m {
             // Discovery answers come from anyone.
-            Message::ReportIdentification(r) => self.identified(now, from, r, out),
+            Message::ReportIdentification(r) => self.identified(now, from, addr, r, out),
             Message::ReportServices(r) => self.services_reported(now, from, addr, &r, out),
             Message::QueryIdentification(q) => {
                 let reply = ReportIdentification {
@@ -567,6 +666,12 @@ impl Client {
         if !self.identity_announced {
             self.announce_identity(now, out);
         }
+        if let Some((_, last)) = &self.suspect
+            && now >= last + CONFLICT_QUIET
+        {
+            self.suspect = None;
+            self.announce_identity(now, out);
+        }
         if let Some((_, last)) = &self.conflict
             && now >= last + CONFLICT_QUIET
         {
@@ -599,7 +704,7 @@ impl Client {
             } else {
                 self.next_full_discovery
             };
-            self.discover(full, out);
+            self.discover(now, full, out);
         }
         if now >= self.next_stats {
             self.next_stats = now + 1.0;
