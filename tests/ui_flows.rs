@@ -1979,6 +1979,7 @@ mod many_ocus {
                 address: Some("10.0.0.5:41234".parse().unwrap()),
                 evidence: "a datagram from 200.1.1 that we did not send".into(),
             }),
+            suspect: None,
         });
         h.step();
         assert!(
@@ -2009,13 +2010,23 @@ mod many_ocus {
         h.step();
         assert_eq!(out.sent(), [Command::SetEmergency]);
         // Resolved: the banner goes, the buttons come back.
+        // Only a stranger's datagram with our ID (the arm confirms nothing): said, nothing
+        // refused.
         h.state_mut().apply(&Update::Identity {
             t: end + 1.0,
             id: ComponentId::new(200, 1, 1),
             conflict: None,
+            suspect: Some(IdConflict {
+                address: Some("10.0.0.5:41234".parse().unwrap()),
+                evidence: "a datagram from 10.0.0.5:41234 carried our ID".into(),
+            }),
         });
         h.step();
         assert!(h.query(By::new().label_contains("ANOTHER OCU")).is_none());
+        assert!(
+            h.query(By::new().label_contains("Datagrams with this OCU's JAUS ID"))
+                .is_some()
+        );
         assert_eq!(enabled(&h, "Request control"), Some(true));
     }
 }

@@ -803,6 +803,83 @@ mod tests {
         assert!(ep.contains(c));
     }
 
+    #[derive(Debug, Default)]
+    struct Valued(bool);
+
+    impl PeerData for Valued {
+        fn valued(&self, _now: f64) -> bool {
+            self.0
+        }
+    }
+
+    #[test]
+    fn a_full_table_forgets_strangers_before_valued_peers() {
+        let mut ep: Endpoint<Valued> = Endpoint::addressed(ME, Numbering::OneCounter, 3);
+        let from = |id: JausId| judp::single(&Header::new(ME, id, 1), &[0x02, 0x20]).unwrap();
+        let heard = |ep: &mut Endpoint<Valued>, now: f64, id: JausId| {
+            let bytes = from(id);
+            let mut intake = ep.receive(now, addr(1), &bytes).unwrap();
+            while intake.next(ep).is_some() {}
+        };
+        heard(&mut ep, 0.0, A);
+        ep.peer_mut(A).unwrap().data.0 = true;
+        // A thousand strangers later, the valued peer heard first of all is still there.
+        for i in 0..1000u16 {
+            heard(&mut ep, 1.0 + f64::from(i), JausId::new(300 + i, 1, 1));
+            assert!(ep.peer_count() <= 3);
+        }
+        assert!(ep.contains(A));
+        assert_eq!(ep.stats().evicted, 998);
+    }
+
+    #[test]
+    fn a_pinned_peer_from_another_address_changes_nothing() {
+        let mut ep: Endpoint = Endpoint::addressed(ME, Numbering::OneCounter, 8);
+        let request = Header {
+            ack_nak: AckNak::Request,
+            ..Header::new(ME, A, 40)
+        };
+        let real = judp::single(&request, &[0x02, 0x20]).unwrap();
+        kinds_from(&mut ep, 0.0, addr(1), &real);
+        ep.pin(&[A]);
+        // The same ID from elsewhere, with the arm's next sequence number and an ACK request.
+        let spoof = judp::single(
+            &Header {
+                ack_nak: AckNak::Request,
+                ..Header::new(ME, A, 41)
+            },
+            &[0x02, 0x20],
+        )
+        .unwrap();
+        let mut intake = ep.receive(1.0, addr(2), &spoof).unwrap();
+        let inbound = intake.next(&mut ep).unwrap().unwrap();
+        assert_eq!(
+            inbound.kind.into_owned(),
+            InboundKind::Elsewhere(Some(Cow::Owned(vec![0x02, 0x20])))
+        );
+        assert!(inbound.ack.is_none(), "a spoofer was acknowledged");
+        let peer = ep.peer(A).unwrap();
+        assert_eq!(peer.addr, addr(1));
+        assert_eq!(peer.last_heard, 0.0);
+        // The real arm's next number is not burnt as a duplicate.
+        let next = judp::single(&Header::new(ME, A, 41), &[0x02, 0x20]).unwrap();
+        assert!(matches!(
+            kinds_from(&mut ep, 2.0, addr(1), &next)[..],
+            [InboundKind::Message(_)]
+        ));
+        assert_eq!(ep.stats().elsewhere, 1);
+        // Re-pinned at the new address (the owner's decision), the old one is elsewhere.
+        ep.repin(A, addr(2), 3.0);
+        assert!(matches!(
+            kinds_from(&mut ep, 3.5, addr(1), &next)[..],
+            [InboundKind::Elsewhere(_)]
+        ));
+        assert!(matches!(
+            kinds_from(&mut ep, 3.5, addr(2), &next)[..],
+            [InboundKind::Message(_)]
+        ));
+    }
+
     #[test]
     fn sends_number_per_peer_and_fragment_large_messages() {
         let mut ep: Endpoint =

@@ -300,7 +300,7 @@ mod tests {
         // Thousands of first fragments from made-up sources, each never completed.
         let mut now = 0.0;
         for i in 0..5000u32 {
-            let src = JausId::new(1 + (i % 250) as u8, 1 + (i / 250 % 250) as u8, 1);
+            let src = JausId::new(1 + (i % 250) as u16, 1 + (i / 250 % 250) as u8, 1);
             let h = Header {
                 data_flags: DataFlags::First,
                 ..Header::new(S, src, i as u16)

@@ -39,12 +39,21 @@ fn log_update(u: &Update) {
         Update::ControlLost { t, reason } => {
             warn!("net: {arm}control lost at {t:.3} s: {reason}");
         }
-        Update::Identity { id, conflict, .. } => match conflict {
-            Some(c) => warn!(
+        Update::Identity {
+            id,
+            conflict,
+            suspect,
+            ..
+        } => match (conflict, suspect) {
+            (Some(c), _) => warn!(
                 "net: JAUS ID {id} is also used by another client: {}",
                 c.evidence
             ),
-            None => info!("net: JAUS ID {id}"),
+            (None, Some(s)) => warn!(
+                "net: JAUS ID {id}: {} (nothing refused unless the arm confirms it)",
+                s.evidence
+            ),
+            (None, None) => info!("net: JAUS ID {id}"),
         },
         _ => {}
     }

@@ -47,8 +47,8 @@
 //!   each get their own Events, so such a capture shows each sample twice.
 //! - Control of each arm, as seen on the wire: `RequestControl` from an OCU → `Requested` (a
 //!   re-request by the holder is a keep-alive, not news); `ConfirmControl` accepted → `Held`
-//!   with the authority that OCU asked for; refused, or `RejectControl` to the holder →
-//!   `Released`. Each change also gets a [`Update::Mark`] that says which OCU.
+//!   with the authority that OCU asked for, and so is a `ReportControl` naming an OCU that
+//!   asked; refused, or `RejectControl` to the holder → `Released`. Each change also gets a [`Update::Mark`] that says which OCU.
 //! - Commands to an arm that are not facts get marks about that arm:
 //!   SetEmergency/ClearEmergency (emergency), Resume/Standby/Shutdown (status),
 //!   RequestControl/ReleaseControl (control), `SetCurrentPose` (transition).
@@ -720,6 +720,26 @@ impl Observer {
                         },
                     },
                 }));
+                // As the live client takes it: the arm naming the OCU that asked is that
+                // OCU's control (its keep-alives are answered by ConfirmControl, but the
+                // latest control answer may be this report, the client asks every second).
+                if let Some(c) = controller
+                    && arm.requests.contains_key(&c)
+                {
+                    let state = ControlState::Held {
+                        authority: r.authority_code,
+                    };
+                    if arm.control != state || arm.holder != Some(c) {
+                        set_control(
+                            arm,
+                            t,
+                            state,
+                            Some(c),
+                            format!("control held by {c} (authority {})", r.authority_code),
+                            out,
+                        );
+                    }
+                }
             }
             Message::ReportTransitionCompleted(r) => out.push(fact(Update::CommandOutcome {
                 t,

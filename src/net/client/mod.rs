@@ -8,7 +8,13 @@
 //!   addresses where no arm answers yet (and the group while none is followed), never to an
 //!   arm already followed; a `QueryServices` with each query to an address without an arm;
 //!   `QueryServices` to each responder; every listed component is recorded;
-//!   components silent for `discovery_period * 2 + lost_after` are marked lost, not forgotten.
+//!   components silent for `discovery_period * 2 + lost_after` are marked lost. Discovery
+//!   answers are taken only where we asked, within bounds (`discovery` module doc: solicited
+//!   reports, queries outstanding, components per report, strangers forgotten first).
+//! - Untrusted senders: a followed arm is pinned to the address it answered our own query
+//!   from; a block with its ID from elsewhere is counted (`NetStats::spoofed`), said once and
+//!   never applied, and re-pins the arm only when the arm is silent where it was found and
+//!   answers our services query at the new address (said to the operator).
 //! - Following: every manipulator found is followed, up to
 //!   [`MAX_ARMS`](crate::model::update::MAX_ARMS) (past it: listed, counted in
 //!   [`NetStats::arms_not_followed`], said once). Each followed arm has its own state (one
@@ -30,14 +36,20 @@
 //!   (and re-requests control if we held it).
 //! - Deadlines: [`Client::next_deadline`] is never left in the past by a tick (the network
 //!   thread sleeps until it); tests count wake-ups with a fake clock.
-//! - Identity: our ID in [`Update::Identity`] at the first tick; another client using it (a
-//!   datagram with our ID we did not send, a control acceptance we did not ask for, the arm
-//!   naming our ID as controller for over a minute unasked) is a conflict: every command but
-//!   the emergency stop is refused until 15 s pass without another sign.
+//! - Identity: our ID in [`Update::Identity`] at the first tick. The arm's own words decide
+//!   whether another client uses it: a `ReportControl` naming our ID that we did not cause
+//!   (no request of ours, or an authority we did not ask for), a `ConfirmControl` we did not
+//!   request, or control we held and kept alive gone to nobody without our release and
+//!   without the arm's `RejectControl` — each a conflict at once (the arm is asked who holds
+//!   control every 1.5 s, every 1 s while we want it, so within 2 s): every command but the
+//!   emergency stop is refused until 15 s pass without another sign. A datagram with our ID
+//!   from a stranger's address is only a suspicion (`Update::Identity::suspect`, counted in
+//!   `NetStats::same_id_strangers`): anyone can forge it, and a forger must not lock the
+//!   operator out. Request IDs start at a random value per process.
 //! - JUDP, through the shared [`Endpoint`]: ACK requests answered; duplicates (same source and
 //!   sequence within 2 s) dropped; multi-packet messages reassembled with bounded memory; every
-//!   block of a datagram handled; at most 256 peers remembered (the least recently heard
-//!   forgotten first, never a followed arm). Reports from components other than the
+//!   block of a datagram handled; at most `MAX_COMPONENTS` (256) peers remembered (strangers
+//!   that never answered a query of ours forgotten first, never a followed arm). Reports from components other than the
 //!   followed arms are counted, never applied; events arriving out of order (older event
 //!   sequence number) are dropped.
 //!
@@ -51,7 +63,8 @@
 //!   (sooner while a keep-alive is unanswered). `GoToPreset`, Resume and Standby are refused
 //!   locally unless control is held. Control is shown held only on the arm's word
 //!   (`ConfirmControl`, `ReportControl` naming us); who holds it is the arm's `ReportControl`
-//!   ([`Update::Controller`], asked every 5 s and on every change); a loss says why
+//!   ([`Update::Controller`], asked every 1.5 s and after every change we make or see); a
+//!   loss says why
 //!   ([`Update::ControlLost`]: taken by whom, timed out, released, link lost) and a refusal
 //!   names the holder, each waiting up to a second for the arm's answer to `QueryControl`.
 //! - Tolerated deviations (wire reference §9) are counted in [`NetStats::tolerated`].
