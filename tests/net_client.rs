@@ -3325,7 +3325,7 @@ fn controller_is_the_arms_latest_answer_after_request_preemption_and_release() {
         .expect("refused");
     match outcome {
         Outcome::Rejected(why) => {
-            assert!(why.contains("taken by 150.1.1 (authority 200)"), "{why}")
+            assert!(why.contains("taken by 150.1.1 (authority 200)"), "{why}");
         }
         other => panic!("{other:?}"),
     }

@@ -67,7 +67,7 @@ use std::net::SocketAddr;
 // a fifth of the replay loader's time (issue 14).
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use crate::jaus::core::{ConfirmControlCode, RejectControlCode, short_emergency};
+use crate::jaus::core::{ConfirmControlCode, RejectControlCode, ReportControl, short_emergency};
 use crate::jaus::iop::TransitionStatus;
 use crate::jaus::judp::Header;
 use crate::jaus::message::message_name;
@@ -703,44 +703,7 @@ impl Observer {
                     set_control(arm, t, ControlState::Released, None, label, out);
                 }
             }
-            Message::ReportControl(r) => {
-                // Who holds control, as the arm said it (the live client's Controller update):
-                // a controller is known when it asked this arm for control in this recording.
-                let (controller, _) = reports::controller_of(&r, |c| {
-                    arm.requests.contains_key(&c) || arm.holder == Some(c)
-                });
-                out.push(fact(Update::Controller {
-                    t,
-                    controller: Controller {
-                        id: controller.map(Into::into),
-                        authority: if controller.is_some() {
-                            r.authority_code
-                        } else {
-                            0
-                        },
-                    },
-                }));
-                // As the live client takes it: the arm naming the OCU that asked is that
-                // OCU's control (its keep-alives are answered by ConfirmControl, but the
-                // latest control answer may be this report, the client asks every second).
-                if let Some(c) = controller
-                    && arm.requests.contains_key(&c)
-                {
-                    let state = ControlState::Held {
-                        authority: r.authority_code,
-                    };
-                    if arm.control != state || arm.holder != Some(c) {
-                        set_control(
-                            arm,
-                            t,
-                            state,
-                            Some(c),
-                            format!("control held by {c} (authority {})", r.authority_code),
-                            out,
-                        );
-                    }
-                }
-            }
+            Message::ReportControl(r) => report_control(arm, t, r, out),
             Message::ReportTransitionCompleted(r) => out.push(fact(Update::CommandOutcome {
                 t,
                 command: CommandKind::GoToPreset,
@@ -975,6 +938,48 @@ impl Observer {
         }
         stats.focus = self.focus.map(Into::into);
         stats
+    }
+}
+
+/// A `ReportControl` from followed arm `arm`: who holds control, as the arm said it (the live
+/// client's Controller update); a controller is known when it asked this arm for control in
+/// this recording.
+fn report_control(arm: &mut Arm, t: f64, r: ReportControl, out: &mut Vec<Update>) {
+    let cid = arm.cid;
+    let fact = |u: Update| Update::for_arm(cid, u);
+    let (controller, _) = reports::controller_of(&r, |c| {
+        arm.requests.contains_key(&c) || arm.holder == Some(c)
+    });
+    out.push(fact(Update::Controller {
+        t,
+        controller: Controller {
+            id: controller.map(Into::into),
+            authority: if controller.is_some() {
+                r.authority_code
+            } else {
+                0
+            },
+        },
+    }));
+    // As the live client takes it: the arm naming the OCU that asked is that
+    // OCU's control (its keep-alives are answered by ConfirmControl, but the
+    // latest control answer may be this report, the client asks every second).
+    if let Some(c) = controller
+        && arm.requests.contains_key(&c)
+    {
+        let state = ControlState::Held {
+            authority: r.authority_code,
+        };
+        if arm.control != state || arm.holder != Some(c) {
+            set_control(
+                arm,
+                t,
+                state,
+                Some(c),
+                format!("control held by {c} (authority {})", r.authority_code),
+                out,
+            );
+        }
     }
 }
 
