@@ -1,5 +1,7 @@
 //! The simulator's protocol rules driven with a fake clock, no sockets: event timeouts,
-//! every-change events, control preemption and timeout, management states.
+//! every-change events, control preemption and timeout, management states, and the bounds
+//! that keep untrusted senders from using it as an amplifier (issue 29): answers per datagram
+//! and per second per address, the subscription table, the emergency setters.
 
 #![allow(
     clippy::unwrap_used,
@@ -9,14 +11,22 @@
 )]
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use jaus_ocu::jaus::core::*;
 use jaus_ocu::jaus::iop::*;
-use jaus_ocu::jaus::judp::{self, Datagram, Header};
+use jaus_ocu::jaus::judp::{self, AckNak, Datagram, DatagramWriter, Header};
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::{DecodeContext, EmbeddedMessage, JausId, Message};
+use jaus_ocu::model::update::Command;
+use jaus_ocu::net::client::ClientConfig;
+use jaus_ocu::net::fault::Faults;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, Outgoing, SimConfig};
+use jaus_ocu::sim::component::{
+    ANSWER_BURST, ANSWERS_PER_SECOND, Component, MAX_ANSWERS_PER_DATAGRAM, MAX_EMERGENCY_SETTERS,
+    MAX_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS_PER_CLIENT, Outgoing, SimConfig, SimStats,
+};
+use jaus_ocu::sim::harness::{SimNet, Verdict};
 
 const A: JausId = JausId::new(126, 1, 20);
 const B: JausId = JausId::new(126, 1, 30);
@@ -56,6 +66,62 @@ impl Bench {
         self.sim.tick(now, &mut out);
         decode(&out)
     }
+
+    /// One datagram from `from` with a block per message, each numbered, asking for ACKs when
+    /// `ack`.
+    fn datagram(
+        &mut self,
+        from: JausId,
+        ack: bool,
+        messages: impl IntoIterator<Item = Message>,
+    ) -> Vec<u8> {
+        let mut w = DatagramWriter::new();
+        for m in messages {
+            self.seq = self.seq.wrapping_add(1);
+            let h = Header {
+                ack_nak: if ack { AckNak::Request } else { AckNak::None },
+                ..Header::new(self.sim.id(), from, self.seq)
+            };
+            w.push(&h, &m.emit().unwrap()).unwrap();
+        }
+        w.finish()
+    }
+
+    /// Hands `bytes` over as received at `now` from `at`; returns the datagrams sent.
+    fn deliver(&mut self, now: f64, at: SocketAddr, bytes: &[u8]) -> Vec<Outgoing> {
+        let mut out = Vec::new();
+        self.sim.handle_datagram(now, at, bytes, &mut out);
+        out
+    }
+
+    /// Queries from `from` at `now` until none is answered: its answer budget is spent.
+    fn spend_budget(&mut self, now: f64, from: JausId) {
+        let limit = 10 * ANSWER_BURST as usize;
+        let asked = (0..limit)
+            .take_while(|_| !self.send(now, from, QueryStatus).is_empty())
+            .count();
+        assert!(asked < limit, "{asked} queries all answered at {now} s");
+    }
+}
+
+/// A sender of a flood: a JAUS ID and an address of its own.
+fn stranger(i: u32) -> (JausId, SocketAddr) {
+    let id = JausId::new(1000 + i as u16, 1 + (i % 200) as u8, 1 + (i % 250) as u8);
+    let at = SocketAddr::from(([10, 9, (i >> 8) as u8, i as u8], 3794));
+    (id, at)
+}
+
+/// The messages of `out` sent to `at`.
+fn messages_to(out: &[Outgoing], at: SocketAddr) -> Vec<Message> {
+    out.iter()
+        .filter(|o| o.to == at)
+        .flat_map(|o| {
+            let dg = Datagram::new_checked(&o.bytes).unwrap();
+            dg.blocks()
+                .map(|b| Message::parse(b.unwrap().block.payload()).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 fn decode(out: &[Outgoing]) -> Vec<(JausId, Message)> {
@@ -432,4 +498,352 @@ fn a_short_emergency_code_stops_the_arm_and_is_counted_nothing_else_is_tolerated
     raw(&mut b, 0.2, &[0x02, 0x06, 0x01]);
     assert_eq!(b.sim.stats().malformed, before + 1);
     assert_eq!(b.sim.stats().tolerated.short_emergency_code, 2);
+}
+
+#[test]
+fn a_datagram_of_3000_queries_gets_at_most_the_per_datagram_bound_of_answers() {
+    let mut b = Bench::new(SimConfig::default());
+    let most = MAX_ANSWERS_PER_DATAGRAM as usize;
+    let d = b.datagram(A, false, (0..3000).map(|_| QueryStatus.into()));
+    assert!(d.len() > 48_000, "{} bytes", d.len());
+    let out = b.deliver(0.0, addr(A), &d);
+    assert_eq!(out.len(), most);
+    assert!(
+        decode(&out)
+            .iter()
+            .all(|(to, m)| *to == A && matches!(m, Message::ReportStatus(_)))
+    );
+    assert_eq!(b.sim.stats().replies_refused, 3000 - most as u64);
+    // ACKs are answers too: blocks asking for them get no more than the bound, ACKs included.
+    let d = b.datagram(A, true, (0..3000).map(|_| QueryStatus.into()));
+    let out = b.deliver(0.001, addr(A), &d);
+    assert_eq!(out.len(), most);
+    let s = b.sim.stats();
+    assert_eq!((s.acks_sent, s.sent), (most as u64 / 2, 2 * most as u64));
+}
+
+#[test]
+fn a_sender_over_its_rate_gets_a_buckets_worth_per_second_while_another_address_gets_every_answer()
+{
+    let mut b = Bench::new(SimConfig::default());
+    // A asks 1,000 times a second (five times the rate) for two seconds, B 20 times a second.
+    let (mut a_answers, mut b_asked, mut b_answers) = ([0usize; 2], 0, 0);
+    for i in 0..2000 {
+        let now = f64::from(i) * 1e-3;
+        a_answers[i as usize / 1000] += b.send(now, A, QueryStatus).len();
+        if i % 50 == 0 {
+            b_asked += 1;
+            b_answers += b.send(now, B, QueryStatus).len();
+        }
+    }
+    let first = ANSWER_BURST + ANSWERS_PER_SECOND;
+    assert!(
+        a_answers[0] as f64 <= first && a_answers[0] as f64 >= first - 2.0,
+        "first second: {} answers",
+        a_answers[0]
+    );
+    assert!(
+        a_answers[1] as f64 <= ANSWERS_PER_SECOND + 1.0
+            && a_answers[1] as f64 >= ANSWERS_PER_SECOND - 2.0,
+        "second second: {} answers",
+        a_answers[1]
+    );
+    assert_eq!(b_answers, b_asked, "another address is answered every time");
+    assert_eq!(
+        b.sim.stats().replies_refused,
+        2000 - (a_answers[0] + a_answers[1]) as u64
+    );
+}
+
+#[test]
+fn an_emergency_stop_and_control_requests_from_a_sender_over_its_budget_are_acted_on() {
+    let mut b = Bench::new(SimConfig {
+        control_timeout_s: 2,
+        ..SimConfig::default()
+    });
+    let joints = ArmFile::demo().spec.joint_count();
+    b.send(0.0, A, RequestControl { authority_code: 1 });
+    b.send(
+        0.0,
+        A,
+        SetJointEffort {
+            joint_efforts: vec![30.0; joints],
+        },
+    );
+    b.tick(0.5);
+    let moving = b.sim.positions().to_vec();
+    // Control renewed by a client whose budget is spent: no ConfirmControl, but it holds on
+    // past the 2 s it would lapse after.
+    for t in [1.0, 1.5, 2.0, 2.5, 3.0] {
+        b.spend_budget(t, A);
+        assert!(
+            b.send(t, A, RequestControl { authority_code: 1 })
+                .is_empty()
+        );
+        b.tick(t);
+    }
+    assert_eq!(b.sim.controller(), Some(A));
+    assert_ne!(b.sim.positions(), moving.as_slice(), "the arm moves");
+    // SetEmergency behind 3,000 queries in one datagram, from the spent sender: nothing is
+    // answered, the arm stops.
+    b.spend_budget(3.0, A);
+    let d = b.datagram(
+        A,
+        true,
+        (0..3000)
+            .map(|_| QueryStatus.into())
+            .chain([SetEmergency { emergency_code: 1 }.into()]),
+    );
+    assert!(b.deliver(3.0, addr(A), &d).is_empty());
+    assert_eq!(b.sim.status(), Status::Emergency);
+    b.tick(3.1);
+    let stopped = b.sim.positions().to_vec();
+    b.tick(3.5);
+    assert_eq!(b.sim.positions(), stopped.as_slice(), "the arm stopped");
+    // Clearing it is acted on too.
+    b.spend_budget(3.5, A);
+    assert!(
+        b.send(3.5, A, ClearEmergency { emergency_code: 1 })
+            .is_empty()
+    );
+    assert_eq!(b.sim.status(), Status::Standby);
+}
+
+#[test]
+fn a_flood_of_create_event_from_random_ids_stops_at_the_cap_and_a_real_subscription_still_delivers()
+{
+    let mut b = Bench::new(SimConfig::default());
+    let query: Message = QueryJointPositions.into();
+    let id = subscribe(&mut b, 0.0, A, EventType::Periodic, 10.0, &query);
+    let create = |rate: f64| -> Message {
+        CreateEvent {
+            request_id: 7,
+            event_type: EventType::Periodic,
+            requested_periodic_rate: rate,
+            query_message: EmbeddedMessage::new(&QueryJointPositions.into()).unwrap(),
+        }
+        .into()
+    };
+    let flood = 1000;
+    let mut refused = 0;
+    for i in 0..flood {
+        // Each from an address of its own: the answer budget does not hold them back, the
+        // table's bound does.
+        let (who, at) = stranger(i);
+        let d = b.datagram(who, false, [create(1000.0)]);
+        let out = b.deliver(0.01, at, &d);
+        let connection_refused = |m: &&Message| {
+            matches!(m, Message::RejectEventRequest(r)
+                if r.response_code == Some(RejectEventCode::ConnectionRefused))
+        };
+        refused += messages_to(&out, at)
+            .iter()
+            .filter(connection_refused)
+            .count();
+    }
+    assert_eq!(b.sim.subscriptions(), MAX_SUBSCRIPTIONS);
+    let kept = MAX_SUBSCRIPTIONS - 1;
+    assert_eq!(refused, flood as usize - kept);
+    assert_eq!(
+        b.sim.stats().subscriptions_refused,
+        u64::from(flood) - kept as u64
+    );
+    // The real client's subscription, made before, still delivers, and it can still renew it.
+    let mut out = Vec::new();
+    b.sim.tick(0.15, &mut out);
+    assert!(
+        messages_to(&out, addr(A))
+            .iter()
+            .any(|m| matches!(m, Message::Event(e) if e.event_id == id)),
+        "A's event at its period"
+    );
+    assert_eq!(
+        subscribe(&mut b, 0.2, A, EventType::Periodic, 10.0, &query),
+        id
+    );
+    assert_eq!(b.sim.subscriptions(), MAX_SUBSCRIPTIONS);
+}
+
+#[test]
+fn one_client_holds_at_most_its_share_of_subscriptions() {
+    let mut b = Bench::new(SimConfig::default());
+    let (mut confirmed, mut refused) = (0, 0);
+    for pv in 1..=40u8 {
+        // Forty different subscriptions (the presence vector makes each query its own).
+        let query = QueryManipulatorEndEffectorForceTorque {
+            presence_vector: pv,
+        };
+        let r = b.send(
+            f64::from(pv) * 0.01,
+            B,
+            CreateEvent {
+                request_id: pv,
+                event_type: EventType::Periodic,
+                requested_periodic_rate: 10.0,
+                query_message: EmbeddedMessage::new(&query.into()).unwrap(),
+            },
+        );
+        match &r[0].1 {
+            Message::ConfirmEventRequest(_) => confirmed += 1,
+            Message::RejectEventRequest(x)
+                if x.response_code == Some(RejectEventCode::ConnectionRefused) =>
+            {
+                refused += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(confirmed, MAX_SUBSCRIPTIONS_PER_CLIENT);
+    assert_eq!(refused, 40 - MAX_SUBSCRIPTIONS_PER_CLIENT);
+    assert_eq!(b.sim.subscriptions(), MAX_SUBSCRIPTIONS_PER_CLIENT);
+    // Another client still has room.
+    subscribe(
+        &mut b,
+        1.0,
+        A,
+        EventType::EveryChange,
+        0.0,
+        &QueryStatus.into(),
+    );
+}
+
+#[test]
+fn emergency_setters_are_bounded_and_a_flood_neither_clears_nor_blocks_a_real_emergency() {
+    let mut b = Bench::new(SimConfig::default());
+    let joints = ArmFile::demo().spec.joint_count();
+    b.send(0.0, B, RequestControl { authority_code: 1 });
+    b.send(
+        0.0,
+        B,
+        SetJointEffort {
+            joint_efforts: vec![30.0; joints],
+        },
+    );
+    b.tick(0.1);
+    let flood = MAX_EMERGENCY_SETTERS as u32 + 40;
+    let from_stranger = |b: &mut Bench, i: u32, m: Message| {
+        let (who, at) = stranger(i);
+        let d = b.datagram(who, false, [m]);
+        b.deliver(0.2, at, &d);
+    };
+    for i in 0..flood {
+        from_stranger(&mut b, i, SetEmergency { emergency_code: 1 }.into());
+    }
+    assert_eq!(b.sim.emergency_setters(), MAX_EMERGENCY_SETTERS);
+    // The operator's stop past the bound still stops the arm: never refused, not remembered.
+    b.send(0.2, A, SetEmergency { emergency_code: 1 });
+    assert_eq!(b.sim.status(), Status::Emergency);
+    let stats = b.sim.stats();
+    assert_eq!(
+        stats.emergency_setters_untracked,
+        u64::from(flood) - MAX_EMERGENCY_SETTERS as u64 + 1
+    );
+    b.tick(0.3);
+    let stopped = b.sim.positions().to_vec();
+    // The flood clears everything it set: the operator's emergency stays (latched).
+    for i in 0..flood {
+        from_stranger(&mut b, i, ClearEmergency { emergency_code: 1 }.into());
+    }
+    assert_eq!(b.sim.emergency_setters(), 0);
+    assert_eq!(b.sim.status(), Status::Emergency);
+    b.tick(0.5);
+    assert_eq!(b.sim.positions(), stopped.as_slice(), "still stopped");
+    // Latched: a clear from a client not holding control does not end it; the controller's does.
+    b.send(0.6, A, ClearEmergency { emergency_code: 1 });
+    assert_eq!(b.sim.status(), Status::Emergency);
+    b.send(0.7, B, ClearEmergency { emergency_code: 1 });
+    assert_eq!(b.sim.status(), Status::Standby);
+    // The latch ends with the emergency: the next one is ended by its setter again.
+    b.send(0.8, A, SetEmergency { emergency_code: 1 });
+    b.send(0.9, A, ClearEmergency { emergency_code: 1 });
+    assert_eq!(b.sim.status(), Status::Standby);
+}
+
+#[test]
+fn an_operators_emergency_made_before_a_flood_of_setters_is_not_cleared_by_it() {
+    let mut b = Bench::new(SimConfig::default());
+    b.send(0.0, A, RequestControl { authority_code: 1 });
+    b.send(0.0, A, SetEmergency { emergency_code: 1 });
+    let flood = 1000;
+    for m in [
+        Message::from(SetEmergency { emergency_code: 1 }),
+        ClearEmergency { emergency_code: 1 }.into(),
+    ] {
+        for i in 0..flood {
+            let (who, at) = stranger(i);
+            let d = b.datagram(who, false, [m.clone()]);
+            b.deliver(0.1, at, &d);
+            assert!(b.sim.emergency_setters() <= MAX_EMERGENCY_SETTERS);
+        }
+    }
+    // Nobody was forgotten to make room: the operator is still remembered, its stop stands.
+    assert_eq!(b.sim.emergency_setters(), 1, "the operator, remembered");
+    assert_eq!(b.sim.status(), Status::Emergency);
+    b.send(0.2, A, ClearEmergency { emergency_code: 1 });
+    assert_eq!(b.sim.status(), Status::Standby);
+}
+
+/// The simulator's counters after our OCU's client used it for 30 s over a link losing 30 % of
+/// what the arm sends (retries): setup, subscriptions (or, with `refuse_events`, polling every
+/// signal: the most the client ever asks), control, presets, an emergency stop and resume.
+fn honest_session(refuse_events: bool) -> SimStats {
+    let ocu = SocketAddr::from(([127, 0, 0, 1], 5000));
+    let at = SocketAddr::from(([127, 0, 0, 1], 3794));
+    let client = ClientConfig {
+        connect: vec![at],
+        multicast: None,
+        ..ClientConfig::default()
+    };
+    let mut net = SimNet::new(client, ocu, Duration::from_millis(1), 7);
+    let i = net.add_peer(at, Component::new(ArmFile::demo(), SimConfig::default()));
+    if refuse_events {
+        net.peers[i].intercept = Some(Box::new(|_, m| match m {
+            Message::CreateEvent(c) => Verdict::Reply(
+                RejectEventRequest {
+                    request_id: c.request_id,
+                    response_code: Some(RejectEventCode::ConnectionRefused),
+                    error_message: None,
+                }
+                .into(),
+            ),
+            _ => Verdict::Pass,
+        }));
+    }
+    net.set_faults_to_client(Faults {
+        loss: 0.3,
+        ..Faults::default()
+    });
+    let presets: Vec<u8> = ArmFile::demo().presets.iter().map(|p| p.id).collect();
+    let run = |net: &mut SimNet, secs: f64| net.run_with(secs, &mut |_| {});
+    run(&mut net, 5.0);
+    net.command(Command::RequestControl { authority: 10 });
+    for &pose_id in presets.iter().cycle().take(6) {
+        run(&mut net, 3.0);
+        net.command(Command::GoToPreset { pose_id });
+    }
+    run(&mut net, 2.0);
+    net.command(Command::SetEmergency);
+    run(&mut net, 1.0);
+    net.command(Command::ClearEmergency);
+    run(&mut net, 1.0);
+    net.command(Command::Resume);
+    run(&mut net, 3.0);
+    net.peers[i].sim.stats()
+}
+
+#[test]
+fn our_ocu_never_meets_the_answer_budget_nor_the_subscription_bounds() {
+    for (refuse_events, asked) in [(false, 100), (true, 2000)] {
+        let s = honest_session(refuse_events);
+        assert!(s.received > asked, "a busy session: {s:?}");
+        assert_eq!(
+            (
+                s.replies_refused,
+                s.subscriptions_refused,
+                s.emergency_setters_untracked
+            ),
+            (0, 0, 0),
+            "events refused: {refuse_events}: {s:?}"
+        );
+    }
 }

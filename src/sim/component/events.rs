@@ -1,6 +1,8 @@
 //! Events v1.1 as the simulator serves them: `CreateEvent` / `UpdateEvent` / `CancelEvent` /
 //! `QueryEvents`, the confirmed rate, and firing an event (the report computed once per tick for
-//! every subscriber of the same query).
+//! every subscriber of the same query), and the bounds of the subscription table.
+
+use std::net::SocketAddr;
 
 use super::{Component, Outgoing};
 use crate::jaus::core::{
@@ -10,10 +12,28 @@ use crate::jaus::core::{
 use crate::jaus::wire::scales;
 use crate::jaus::{EmbeddedMessage, JausId, Message};
 
+/// Most subscriptions the component keeps, all clients together.
+///
+/// Events are not answers (no per-datagram budget holds them back once a subscription exists),
+/// so the table they come from is bounded instead: a flood of `CreateEvent` from random source
+/// IDs fills it to here and no further. Our OCU subscribes to seven signals per arm; the load
+/// benchmark's ten subscribers hold 30. A full table refuses new subscriptions with
+/// `RejectEventRequest` `CONNECTION_REFUSED` (counted, [`super::SimStats::subscriptions_refused`]),
+/// which the OCU answers by polling; the ones made before keep being served, and a flood's own
+/// expire after the event timeout unless renewed.
+pub const MAX_SUBSCRIPTIONS: usize = 64;
+
+/// Most subscriptions one client (source JAUS ID) keeps: twice what our OCU asks for, and a
+/// quarter of the table, so one client cannot take all of it.
+pub const MAX_SUBSCRIPTIONS_PER_CLIENT: usize = 16;
+
 #[derive(Debug, Clone)]
 pub(super) struct Subscription {
     pub(super) event_id: u8,
     pub(super) client: JausId,
+    /// Where the client made or last renewed it (events still reach it when a flood of random
+    /// IDs pushed it out of the peer table).
+    pub(super) addr: Option<SocketAddr>,
     pub(super) request_id: u8,
     pub(super) kind: EventType,
     pub(super) query_bytes: Vec<u8>,
@@ -34,6 +54,12 @@ impl Component {
         m: Message,
         out: &mut Vec<Outgoing>,
     ) {
+        if matches!(m, Message::CreateEvent(_) | Message::UpdateEvent(_)) && !self.may_answer() {
+            // A subscription its requester cannot be told of is not set up: it would send
+            // events on a request nobody confirmed. The requester asks again (ours does).
+            self.stats.replies_refused += 1;
+            return;
+        }
         match m {
             Message::CreateEvent(c) => self.create_event(now, from, &c, out),
             Message::UpdateEvent(u) => self.update_event(now, from, u, out),
@@ -127,15 +153,30 @@ impl Component {
         });
         let index = match existing {
             Some(i) => {
+                let sender = self.sender();
                 let e = &mut self.events[i];
                 e.rate = rate;
                 e.request_id = c.request_id;
                 e.refreshed = now;
+                e.addr = sender.or(e.addr);
                 // The requester asked again: it gets the current report even if unchanged.
                 e.last_report = None;
                 i
             }
             None => {
+                let mine = self.events.iter().filter(|e| e.client == from).count();
+                if self.events.len() >= MAX_SUBSCRIPTIONS || mine >= MAX_SUBSCRIPTIONS_PER_CLIENT {
+                    self.stats.subscriptions_refused += 1;
+                    self.warn_limited(
+                        now,
+                        &format!(
+                            "refused a subscription of {from}: {} held, {mine} of them its own",
+                            self.events.len()
+                        ),
+                    );
+                    self.reject_event(from, c.request_id, RejectEventCode::ConnectionRefused, out);
+                    return;
+                }
                 let Some(event_id) =
                     (0..=254u8).find(|id| self.events.iter().all(|e| e.event_id != *id))
                 else {
@@ -145,6 +186,7 @@ impl Component {
                 self.events.push(Subscription {
                     event_id,
                     client: from,
+                    addr: self.sender(),
                     request_id: c.request_id,
                     kind: c.event_type,
                     query_bytes: c.query_message.0.clone(),
@@ -204,6 +246,7 @@ impl Component {
                 return;
             }
         };
+        let sender = self.sender();
         let e = &mut self.events[i];
         e.kind = u.event_type;
         e.rate = rate;
@@ -211,6 +254,7 @@ impl Component {
         e.query_bytes = u.query_message.0;
         e.query = query;
         e.refreshed = now;
+        e.addr = sender.or(e.addr);
         let confirm = ConfirmEventRequest {
             request_id: u.request_id,
             event_id: u.event_id,
@@ -230,6 +274,11 @@ impl Component {
         let bytes = self
             .answer(now, &query)
             .and_then(|m| m.emit_with(self.cfg.dialect).ok());
+        if self.cache.len() >= MAX_SUBSCRIPTIONS {
+            // Only reports of live subscriptions are worth keeping; create/cancel between two
+            // ticks must not grow it.
+            self.cache.clear();
+        }
         self.cache.insert(key, bytes.clone());
         bytes
     }
@@ -249,11 +298,12 @@ impl Component {
             report_message: EmbeddedMessage(report.clone()),
         };
         e.sequence = e.sequence.wrapping_add(1);
-        let client = e.client;
+        let (client, known) = (e.client, e.addr);
         if e.kind == EventType::EveryChange {
             e.last_report = Some(report);
         }
         self.stats.events_sent += 1;
-        self.send(client, &event.into(), out);
+        let via = self.via(client, known);
+        self.send_outside_budget(client, via, &event.into(), out);
     }
 }

@@ -15,7 +15,8 @@
 //!   `TRANSITION_FAILED` so the requester learns it was refused.
 //! - `SetEmergency` is accepted from any client (an emergency stop must always work); the
 //!   emergency ends when every client that set it has cleared it, leaving the component in
-//!   STANDBY until a Resume from the controlling client.
+//!   STANDBY until a Resume from the controlling client. At most [`MAX_EMERGENCY_SETTERS`]
+//!   setters are remembered; past them the emergency is latched (see the constant).
 //! - Control lapses after the access-control timeout without a new `RequestControl`: the client
 //!   gets `RejectControl` `CONTROL_RELEASED` and any motion it commanded stops.
 //! - Events v1.1: a subscription not refreshed (CreateEvent/UpdateEvent) within the event
@@ -25,8 +26,18 @@
 //!   within 2 s dropped as a duplicate ([`SimStats::duplicates`]). What it sends is numbered
 //!   from one counter for all peers (from 0) and cut into multi-packet blocks when large.
 //!
+//! - Untrusted senders (issue 29): answers (ACKs, reports, confirmations, refusals) are bounded
+//!   per received datagram and per second per sender address ([`MAX_ANSWERS_PER_DATAGRAM`],
+//!   [`ANSWERS_PER_SECOND`], [`ANSWER_BURST`], module `budget`); what is past the budget is
+//!   dropped and counted ([`SimStats::replies_refused`]), never an emergency stop, a control
+//!   request or a command, which are acted on all the same. Every table is bounded:
+//!   subscriptions ([`MAX_SUBSCRIPTIONS`], [`MAX_SUBSCRIPTIONS_PER_CLIENT`]), emergency setters
+//!   ([`MAX_EMERGENCY_SETTERS`]), sender addresses ([`MAX_SENDERS`]), peers (256), the report
+//!   cache (one entry per subscription at most).
+//!
 //! Files: this one (intake, access control, management, motion commands, the tick),
-//! `events` (the Events service), `answers` (the report for each query).
+//! `events` (the Events service), `answers` (the report for each query), `budget` (the answer
+//! budget).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -34,10 +45,14 @@ use std::net::SocketAddr;
 use tracing::{info, warn};
 
 mod answers;
+mod budget;
 mod events;
 
 pub use answers::services;
+pub use budget::{ANSWER_BURST, ANSWERS_PER_SECOND, MAX_ANSWERS_PER_DATAGRAM, MAX_SENDERS};
+use budget::{Answering, Senders};
 use events::Subscription;
+pub use events::{MAX_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS_PER_CLIENT};
 
 use super::arm_file::ArmFile;
 use super::motion::{Mode, Motion};
@@ -57,6 +72,20 @@ pub const DEFAULT_ID: JausId = JausId::new(126, 1, 10);
 
 /// Most peers whose address and sequence counter are remembered (oldest forgotten first).
 const MAX_PEERS: usize = 256;
+
+/// Most clients remembered as having set the emergency.
+///
+/// Management ends an emergency when every client that set it has cleared it, so the
+/// component keeps who set it (Junior keeps the same list, unbounded). A vehicle has a handful
+/// of OCUs and emergency-stop boxes; 32 is far beyond, and bounds the list against a flood of
+/// `SetEmergency` from random IDs. Past it a further setter still stops the arm (stopping never
+/// depends on a table) but is not remembered ([`SimStats::emergency_setters_untracked`]), and
+/// the emergency is *latched*: it ends only once every remembered setter has cleared it and a
+/// `ClearEmergency` comes from the client holding control (the one party an operator can be
+/// sure of; an unremembered setter's own clear cannot be told from anyone else's). No setter is
+/// ever forgotten to make room, so a flood can neither block an emergency nor clear one it did
+/// not set.
+pub const MAX_EMERGENCY_SETTERS: usize = 32;
 
 /// A datagram to send (the type the network side sends from).
 pub use crate::net::socket::Outgoing;
@@ -122,6 +151,16 @@ pub struct SimStats {
     pub acks_sent: u64,
     /// Messages we could not encode (should stay 0).
     pub encode_errors: u64,
+    /// Answers not sent because the sender's answer budget (per datagram, per second) was
+    /// spent: ACKs, replies, and requests not acted on because no answer could be sent
+    /// (queries, `CreateEvent`, `UpdateEvent`).
+    pub replies_refused: u64,
+    /// `CreateEvent`s refused (`RejectEventRequest` `CONNECTION_REFUSED`) because the
+    /// subscription table or the client's share of it was full.
+    pub subscriptions_refused: u64,
+    /// `SetEmergency`s from a client past [`MAX_EMERGENCY_SETTERS`]: the arm stopped, the
+    /// setter not remembered, the emergency latched.
+    pub emergency_setters_untracked: u64,
     /// Peer deviations accepted (short `EmergencyCode`, ACKs with a payload), counted.
     pub tolerated: Tolerated,
 }
@@ -129,6 +168,8 @@ pub struct SimStats {
 #[derive(Debug, Clone, Copy)]
 struct Controller {
     id: JausId,
+    /// Where it asked for control from.
+    addr: Option<SocketAddr>,
     authority: u8,
     last_request: f64,
 }
@@ -137,6 +178,8 @@ struct Controller {
 struct ActiveTransition {
     request_id: u8,
     client: JausId,
+    /// Where the client asked for it from.
+    addr: Option<SocketAddr>,
     from: u8,
     to: u8,
 }
@@ -167,7 +210,10 @@ pub struct Component {
     motion: Motion,
     tool_point: [f64; 3],
     status: Status,
+    /// Who set the emergency (at most [`MAX_EMERGENCY_SETTERS`]).
     emergency_setters: Vec<JausId>,
+    /// A setter past the bound was not remembered: only the controller may end the emergency.
+    emergency_latched: bool,
     controller: Option<Controller>,
     events: Vec<Subscription>,
     /// Intake (peers, duplicates, reassembly, ACKs) and framing; counts the transport side.
@@ -180,7 +226,14 @@ pub struct Component {
     /// The component's own counters ([`Component::stats`] adds the endpoint's).
     stats: SimStats,
     last_warning: f64,
+    /// Reports computed this tick, by query bytes (at most [`MAX_SUBSCRIPTIONS`] entries).
     cache: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Answer budgets of the sender addresses heard recently.
+    senders: Senders,
+    /// The datagram being handled (`None` outside `handle_datagram`: nothing is an answer).
+    answering: Option<Answering>,
+    /// ACKs the endpoint framed that the budget did not let out (taken off its counts).
+    acks_refused: u64,
 }
 
 impl Component {
@@ -198,6 +251,7 @@ impl Component {
             cfg,
             status: Status::Ready,
             emergency_setters: Vec::new(),
+            emergency_latched: false,
             controller: None,
             events: Vec::new(),
             endpoint,
@@ -209,6 +263,9 @@ impl Component {
             stats: SimStats::default(),
             last_warning: f64::NEG_INFINITY,
             cache: HashMap::new(),
+            senders: Senders::default(),
+            answering: None,
+            acks_refused: 0,
         }
     }
 
@@ -231,8 +288,8 @@ impl Component {
             foreign_version: e.foreign_version,
             not_for_us: e.not_for_us,
             duplicates: e.duplicates,
-            sent: e.sent,
-            acks_sent: e.acks_sent,
+            sent: e.sent - self.acks_refused,
+            acks_sent: e.acks_sent - self.acks_refused,
             encode_errors: e.encode_errors + self.stats.encode_errors,
             tolerated: Tolerated {
                 ack_payload: e.ack_payloads,
@@ -262,6 +319,11 @@ impl Component {
         self.events.len()
     }
 
+    /// Number of clients remembered as having set the emergency.
+    pub fn emergency_setters(&self) -> usize {
+        self.emergency_setters.len()
+    }
+
     /// When `tick` should run next (s, same clock as `now`).
     pub fn next_deadline(&self) -> f64 {
         let step = self.last_step.unwrap_or(0.0) + 1.0 / self.cfg.rate_hz;
@@ -278,18 +340,24 @@ impl Component {
             self.last_warning = now;
             let s = self.stats();
             warn!(
-                "sim {}: {what} (so far: {} malformed, {} foreign version, {} not for us, {} unhandled, {} refused)",
+                "sim {}: {what} (so far: {} malformed, {} foreign version, {} not for us, \
+                 {} unhandled, {} refused, {} answers over budget, {} subscriptions refused, \
+                 {} emergency setters untracked)",
                 self.cfg.id,
                 s.malformed,
                 s.foreign_version,
                 s.not_for_us,
                 s.unhandled,
-                s.refused_commands
+                s.refused_commands,
+                s.replies_refused,
+                s.subscriptions_refused,
+                s.emergency_setters_untracked
             );
         }
     }
 
-    /// Takes one datagram received at `now` from `from`; replies go to `out`.
+    /// Takes one datagram received at `now` from `from`; replies go to `out`, within the
+    /// answer budget (module `budget`).
     pub fn handle_datagram(
         &mut self,
         now: f64,
@@ -297,6 +365,24 @@ impl Component {
         bytes: &[u8],
         out: &mut Vec<Outgoing>,
     ) {
+        let refused = self.stats.replies_refused;
+        self.answering = Some(Answering {
+            addr: from,
+            now,
+            left: MAX_ANSWERS_PER_DATAGRAM,
+        });
+        self.take_datagram(now, from, bytes, out);
+        self.answering = None;
+        let refused = self.stats.replies_refused - refused;
+        if refused > 0 {
+            self.warn_limited(
+                now,
+                &format!("answer budget of {from} spent: {refused} answers not sent"),
+            );
+        }
+    }
+
+    fn take_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8], out: &mut Vec<Outgoing>) {
         let mut intake = match self.endpoint.receive(now, from, bytes) {
             Ok(i) => i,
             Err(e) => {
@@ -317,7 +403,11 @@ impl Component {
             };
             let h = inbound.header;
             if let Some(bytes) = inbound.ack {
-                out.push(Outgoing { to: from, bytes });
+                if self.take_answer() {
+                    out.push(Outgoing { to: from, bytes });
+                } else {
+                    self.acks_refused += 1;
+                }
             }
             let message = match inbound.kind {
                 InboundKind::Message(m) => m,
@@ -365,10 +455,39 @@ impl Component {
         }
     }
 
-    /// Encodes and sends `m` to `to`, cutting it into multi-packet blocks when it is large.
+    /// Encodes and sends `m` to `to`, cutting it into multi-packet blocks when it is large; an
+    /// answer to the datagram being handled only within its sender's budget.
     fn send(&mut self, to: JausId, m: &Message, out: &mut Vec<Outgoing>) {
+        self.send_via(to, None, m, out);
+    }
+
+    /// [`Self::send`] to a client we keep state for (a subscription, control, a transition):
+    /// at its address in the peer table, else at `known`, where it asked for that state (a
+    /// flood of random IDs may have pushed it out of the table).
+    fn send_via(
+        &mut self,
+        to: JausId,
+        known: Option<SocketAddr>,
+        m: &Message,
+        out: &mut Vec<Outgoing>,
+    ) {
+        let via = self.via(to, known);
+        if self.is_answer(to, via) && !self.take_answer() {
+            return;
+        }
+        self.send_outside_budget(to, via, m, out);
+    }
+
+    /// Sends `m` whatever the answer budget: events by subscription (bounded by their table).
+    fn send_outside_budget(
+        &mut self,
+        to: JausId,
+        via: Option<SocketAddr>,
+        m: &Message,
+        out: &mut Vec<Outgoing>,
+    ) {
         match m.emit_with(self.cfg.dialect) {
-            Ok(bytes) => self.send_bytes(to, &bytes, out),
+            Ok(bytes) => self.send_bytes(to, via, &bytes, out),
             Err(e) => {
                 self.stats.encode_errors += 1;
                 warn!("sim {}: cannot encode {}: {e}", self.cfg.id, m.name());
@@ -376,14 +495,58 @@ impl Component {
         }
     }
 
-    fn send_bytes(&mut self, to: JausId, message: &[u8], out: &mut Vec<Outgoing>) {
+    /// Where to send to `to` when the peer table has forgotten it: `known`; `None` while the
+    /// table has it (its newest address).
+    fn via(&self, to: JausId, known: Option<SocketAddr>) -> Option<SocketAddr> {
+        known.filter(|_| !self.endpoint.contains(to))
+    }
+
+    fn send_bytes(
+        &mut self,
+        to: JausId,
+        via: Option<SocketAddr>,
+        message: &[u8],
+        out: &mut Vec<Outgoing>,
+    ) {
         let framed = self
             .endpoint
-            .send(to, None, Broadcast::None, message, |to, bytes| {
+            .send(to, via, Broadcast::None, message, |to, bytes| {
                 out.push(Outgoing { to, bytes });
             });
         if let Err(e) = framed {
             warn!("sim {}: cannot frame a block: {e}", self.cfg.id);
+        }
+    }
+
+    /// Whether a message to `to` (at `via` when given) now is an answer: it goes to the
+    /// address of the datagram being handled.
+    fn is_answer(&self, to: JausId, via: Option<SocketAddr>) -> bool {
+        self.answering
+            .is_some_and(|a| via.or_else(|| self.endpoint.peer(to).map(|p| p.addr)) == Some(a.addr))
+    }
+
+    /// The address of the datagram being handled.
+    fn sender(&self) -> Option<SocketAddr> {
+        self.answering.map(|a| a.addr)
+    }
+
+    /// Whether the datagram being handled may have one more answer (nothing is spent).
+    fn may_answer(&self) -> bool {
+        self.answering
+            .is_none_or(|a| a.left > 0 && self.senders.has_answer(a.addr, a.now))
+    }
+
+    /// Spends one answer of the datagram being handled; `false`, counted, when none is left.
+    fn take_answer(&mut self) -> bool {
+        let Some(a) = &mut self.answering else {
+            return true;
+        };
+        if a.left > 0 && self.senders.take(a.addr, a.now) {
+            a.left -= 1;
+            true
+        } else {
+            self.stats.replies_refused += 1;
+            false
         }
     }
 
@@ -395,7 +558,7 @@ impl Component {
         if is_command(&m) && !self.holds_control(from) {
             self.stats.refused_commands += 1;
             if let Message::SetCurrentPose(s) = &m {
-                self.finish_request(from, s.request_id, TransitionStatus::Failed, out);
+                self.finish_request(from, None, s.request_id, TransitionStatus::Failed, out);
             }
             self.warn_limited(
                 now,
@@ -424,23 +587,44 @@ impl Component {
                 }
             }
             Message::SetEmergency(_) => {
-                if !self.emergency_setters.contains(&from) {
-                    self.emergency_setters.push(from);
-                }
+                // The arm stops first: nothing below (a full table) may stand in its way.
                 if self.status != Status::Emergency {
                     info!("sim {}: EMERGENCY set by {from}", self.cfg.id);
+                    if self.emergency_setters.is_empty() {
+                        self.emergency_latched = false;
+                    }
                 }
                 self.status = Status::Emergency;
                 self.stop_motion(out);
+                if !self.emergency_setters.contains(&from) {
+                    if self.emergency_setters.len() < MAX_EMERGENCY_SETTERS {
+                        self.emergency_setters.push(from);
+                    } else {
+                        self.emergency_latched = true;
+                        self.stats.emergency_setters_untracked += 1;
+                        self.warn_limited(
+                            now,
+                            &format!(
+                                "EMERGENCY from {from} past {MAX_EMERGENCY_SETTERS} setters: \
+                                 latched until the controlling client clears it"
+                            ),
+                        );
+                    }
+                }
             }
             Message::ClearEmergency(_) => {
                 self.emergency_setters.retain(|id| *id != from);
-                if self.status == Status::Emergency && self.emergency_setters.is_empty() {
+                let ends = self.emergency_setters.is_empty()
+                    && (!self.emergency_latched || self.holds_control(from));
+                if self.status == Status::Emergency && ends {
                     info!(
                         "sim {}: emergency cleared by {from}; STANDBY until Resume",
                         self.cfg.id
                     );
                     self.status = Status::Standby;
+                }
+                if ends {
+                    self.emergency_latched = false;
                 }
             }
             Message::Standby(_) => {
@@ -479,6 +663,9 @@ impl Component {
             | Message::UpdateEvent(_)
             | Message::CancelEvent(_)
             | Message::QueryEvents(_) => self.events_message(now, from, m, out),
+            // What is left is queries (answered, nothing else) and messages we do not handle:
+            // with no answer to send, neither is worth the work.
+            _ if !self.may_answer() => self.stats.replies_refused += 1,
             m => match self.answer(now, &m) {
                 Some(report) => self.send(from, &report, out),
                 None => {
@@ -545,6 +732,7 @@ impl Component {
                 self.controller = Some(Controller {
                     authority,
                     last_request: now,
+                    addr: self.sender().or(c.addr),
                     ..c
                 });
                 ConfirmControlCode::ControlAccepted
@@ -558,6 +746,7 @@ impl Component {
                 self.lose_control(out);
                 self.controller = Some(Controller {
                     id: from,
+                    addr: self.sender(),
                     authority,
                     last_request: now,
                 });
@@ -576,6 +765,7 @@ impl Component {
                 }
                 self.controller = Some(Controller {
                     id: from,
+                    addr: self.sender(),
                     authority,
                     last_request: now,
                 });
@@ -598,7 +788,7 @@ impl Component {
             let m = RejectControl {
                 response_code: RejectControlCode::ControlReleased,
             };
-            self.send(c.id, &m.into(), out);
+            self.send_via(c.id, c.addr, &m.into(), out);
             self.stop_motion(out);
         }
     }
@@ -611,13 +801,20 @@ impl Component {
 
     fn interrupt_transition(&mut self, out: &mut Vec<Outgoing>) {
         if let Some(t) = self.transition.take() {
-            self.finish_request(t.client, t.request_id, TransitionStatus::Failed, out);
+            self.finish_request(
+                t.client,
+                t.addr,
+                t.request_id,
+                TransitionStatus::Failed,
+                out,
+            );
         }
     }
 
     fn finish_request(
         &mut self,
         to: JausId,
+        addr: Option<SocketAddr>,
         request_id: u8,
         status: TransitionStatus,
         out: &mut Vec<Outgoing>,
@@ -626,17 +823,23 @@ impl Component {
             request_id,
             transition_status: status,
         };
-        self.send(to, &m.into(), out);
+        self.send_via(to, addr, &m.into(), out);
     }
 
     fn set_current_pose(&mut self, from: JausId, s: SetCurrentPose, out: &mut Vec<Outgoing>) {
         let Some(preset) = self.arm.presets.iter().find(|p| p.id == s.pose_id).cloned() else {
-            self.finish_request(from, s.request_id, TransitionStatus::UnrecognizedPose, out);
+            self.finish_request(
+                from,
+                None,
+                s.request_id,
+                TransitionStatus::UnrecognizedPose,
+                out,
+            );
             return;
         };
         if !self.can_move(preset.positions.len()) {
             self.stats.refused_commands += 1;
-            self.finish_request(from, s.request_id, TransitionStatus::Failed, out);
+            self.finish_request(from, None, s.request_id, TransitionStatus::Failed, out);
             return;
         }
         self.interrupt_transition(out);
@@ -645,6 +848,7 @@ impl Component {
         self.transition = Some(ActiveTransition {
             request_id: s.request_id,
             client: from,
+            addr: self.sender(),
             from: from_pose,
             to: s.pose_id,
         });
@@ -698,7 +902,13 @@ impl Component {
             && self.motion.reached()
         {
             self.transition = None;
-            self.finish_request(t.client, t.request_id, TransitionStatus::Completed, out);
+            self.finish_request(
+                t.client,
+                t.addr,
+                t.request_id,
+                TransitionStatus::Completed,
+                out,
+            );
         }
         if let Some(c) = self.controller
             && self.cfg.control_timeout_s > 0
@@ -722,7 +932,7 @@ impl Component {
                     event_id: e.event_id,
                     confirmed_periodic_rate: 0.0,
                 };
-                self.send(e.client, &m.into(), out);
+                self.send_via(e.client, e.addr, &m.into(), out);
             }
         }
         self.tour(now);
