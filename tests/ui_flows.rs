@@ -1979,6 +1979,7 @@ mod many_ocus {
                 address: Some("10.0.0.5:41234".parse().unwrap()),
                 evidence: "a datagram from 200.1.1 that we did not send".into(),
             }),
+            suspect: None,
         });
         h.step();
         assert!(
@@ -2013,6 +2014,7 @@ mod many_ocus {
             t: end + 1.0,
             id: ComponentId::new(200, 1, 1),
             conflict: None,
+            suspect: None,
         });
         h.step();
         assert!(h.query(By::new().label_contains("ANOTHER OCU")).is_none());
