@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         Some(Command::Record(args)) => cli::record::run(args),
         Some(Command::Export(args)) => cli::export::run(args),
         Some(Command::Generate(args)) => cli::generate::run(args),
+        Some(Command::Flood(args)) => cli::flood::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

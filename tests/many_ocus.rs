@@ -193,3 +193,26 @@ fn two_clients_over_udp_one_holds_control_the_other_is_told_who() {
     ));
     a.shutdown(Duration::from_millis(300));
 }
+
+/// `control --component X` where X never answered says so, and names who did (with their
+/// addresses), instead of "none is a manipulator" while a manipulator answered; exit 3.
+#[test]
+fn control_names_a_component_that_never_answered_and_who_did() {
+    let port = free_port();
+    let _sim = sim(&["--id", "126.29.11"], port);
+    let out = bin()
+        .args(["control", "--json", "--no-multicast", "--timeout", "3"])
+        .args(["--connect", &format!("127.0.0.1:{port}")])
+        .args(["--component", "126.29.99", "emergency", "set"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let want = "126.29.99 never answered (the components that did: ";
+    let heard = format!("126.29.11 (127.0.0.1:{port}, manipulator)");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(want) && err.contains(&heard), "{err}");
+    assert!(!err.contains("none is a manipulator"), "{err}");
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let error = j["error"].as_str().unwrap();
+    assert!(error.contains(want) && error.contains(&heard), "{j}");
+}

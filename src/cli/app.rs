@@ -57,6 +57,10 @@ pub enum Command {
     /// Write the man pages or the shell completions (packaging; hidden from help and man pages).
     #[command(hide = true)]
     Generate(cli::generate::GenerateArgs),
+    /// Send an untrusted sender's datagrams (spoofed IDs, floods, broken framing) to OCUs and
+    /// arms on this machine, loopback only, bounded in rate and time (testing; hidden).
+    #[command(hide = true)]
+    Flood(cli::flood::FloodArgs),
 }
 
 /// The clap command `main` parses: what the man pages and completions are rendered from.

@@ -16,8 +16,9 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::probe::{NetArgs, components_text};
+use crate::jaus::JausId;
 use crate::model::state::ArmState;
-use crate::model::update::{Command, ControlState, ManagementState, Outcome, Update};
+use crate::model::update::{Command, ComponentId, ControlState, ManagementState, Outcome, Update};
 use crate::model::vehicle::Vehicle;
 use crate::net::thread::NetHandle;
 
@@ -228,10 +229,32 @@ fn outcome_json(o: &Outcome) -> Value {
     }
 }
 
-/// Why no manipulator is ready to command, in words.
-fn not_ready(st: &ArmState, need_presets: bool) -> String {
+/// Why no manipulator is ready to command, in words; `named` is `--component`.
+fn not_ready(st: &ArmState, need_presets: bool, named: Option<JausId>) -> String {
     match st.selected {
-        None if st.components.is_empty() => "no JAUS component answered".to_string(),
+        None if st.components.is_empty() => match named {
+            Some(x) => format!("{x} never answered, nor did any other component"),
+            None => "no JAUS component answered".to_string(),
+        },
+        // The arm named was never heard: say so, and who was (perhaps a typo, or the arm
+        // answers under another ID).
+        None if named.is_some_and(|x| !st.components.contains_key(&ComponentId::from(x))) => {
+            format!(
+                "{} never answered (the components that did: {})",
+                named.map(|x| x.to_string()).unwrap_or_default(),
+                st.components
+                    .values()
+                    .map(|(c, lost)| format!(
+                        "{} ({}{}{})",
+                        c.id,
+                        c.address,
+                        if c.manipulator { ", manipulator" } else { "" },
+                        if *lost { ", silent now" } else { "" }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
         None => format!(
             "{} component(s) answered, none is a manipulator:\n{}",
             st.components.len(),
@@ -301,7 +324,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             && (!need_presets || !st.presets.is_empty())
     });
     if !found {
-        let what = not_ready(s.vehicle.focused(), need_presets);
+        let what = not_ready(s.vehicle.focused(), need_presets, args.net.component);
         if args.json {
             println!(
                 "{}",

@@ -1,11 +1,13 @@
 //! The subcommands: terminal ones (`decode`, `inspect`, `sim`, `probe`, `control`, `record`,
 //! `export`) and the GUI entry points (`gui`, `screenshot`); `app` defines the command line,
-//! `generate` renders it as man pages and shell completions.
+//! `generate` renders it as man pages and shell completions; `flood` (hidden) is the hostile
+//! sender of the issue-29 proofs.
 
 pub mod app;
 pub mod control;
 pub mod decode;
 pub mod export;
+pub mod flood;
 pub mod generate;
 pub mod gui;
 pub mod identity;

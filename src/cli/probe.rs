@@ -205,6 +205,10 @@ pub fn to_json(v: &Vehicle<ArmState>) -> Value {
         "id_conflict": s.id_conflict.as_ref().map(|c| json!({
             "address": c.address.map(|a| a.to_string()), "evidence": c.evidence,
         })),
+        // Our ID seen from a stranger's address: shown, nothing refused (issue 29).
+        "id_suspect": s.id_suspect.as_ref().map(|c| json!({
+            "address": c.address.map(|a| a.to_string()), "evidence": c.evidence,
+        })),
         "arms": v.arms().map(|(_, a)| Value::Object(arm_json(a))).collect::<Vec<_>>(),
         "components": s.components.values().map(|(c, lost)| json!({
             "id": c.id.to_string(), "address": c.address.to_string(), "manipulator": c.manipulator, "lost": lost,
@@ -215,6 +219,8 @@ pub fn to_json(v: &Vehicle<ArmState>) -> Value {
             "unexpected": s.stats.unexpected, "sent": s.stats.sent, "id_conflicts": s.stats.id_conflicts,
             "queue_dropped": s.stats.queue_dropped, "kernel_dropped": s.stats.kernel_dropped,
             "arms_not_followed": s.stats.arms_not_followed,
+            "spoofed": s.stats.spoofed, "unsolicited": s.stats.unsolicited,
+            "same_id_strangers": s.stats.same_id_strangers, "peers_evicted": s.stats.peers_evicted,
             "scheduling": s.stats.scheduling.label(),
         },
     });
@@ -510,6 +516,8 @@ fn give_up(args: &ProbeArgs, state: &ArmState, looked: &str, handle: NetHandle) 
     code
 }
 
+/// Longest the probe applies updates before it looks at the time again (to draw).
+const DRAIN_BUDGET: Duration = Duration::from_millis(50);
 /// `--once`: how long presets and the first F/T sample get to follow the positions.
 const STATS_SETTLE: Duration = Duration::from_millis(300);
 /// `--once`: the longest wait for the other arms to be complete once the focused one is.
@@ -543,9 +551,16 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
     loop {
         match handle.updates().recv_timeout(Duration::from_millis(50)) {
             Ok(u) => {
+                // Drained with a time budget: under a flood the channel is never empty, and
+                // the screen must still be drawn (what is left waits in the channel, whose
+                // producer coalesces and counts when it is full).
+                let budget = Instant::now() + DRAIN_BUDGET;
                 for u in std::iter::once(u).chain(handle.updates().try_iter()) {
                     fresh_stats |= settled_at.is_some() && matches!(u, Update::Stats { .. });
                     vehicle.apply(&u);
+                    if Instant::now() >= budget {
+                        break;
+                    }
                 }
             }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}

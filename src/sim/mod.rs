@@ -4,11 +4,13 @@
 //!
 //! `component` is sans-I/O: it takes `(now, datagram)` and `tick(now)` and returns datagrams to
 //! send; `host` is the socket loop around it (with fault injection); `harness` wires the real
-//! client to simulated components in memory under a fake clock (tests, screenshots, benches).
+//! client to simulated components in memory under a fake clock (tests, screenshots, benches);
+//! `hostile` makes the datagrams of an untrusted sender (`jaus-ocu flood`, issue 29).
 
 pub mod arm_file;
 pub mod component;
 pub mod harness;
 pub mod host;
+pub mod hostile;
 pub mod motion;
 pub mod vehicle;
