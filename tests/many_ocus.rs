@@ -69,6 +69,8 @@ fn two_control_processes_with_default_arguments_are_two_clients_to_the_arm() {
     assert_eq!(granted["action"], "request-control", "{granted}");
     assert_eq!(granted["ok"], true, "{granted}");
     let first_id = granted["ocu_id"].as_str().unwrap().to_owned();
+    // `controller` is the arm's latest answer, us included: asked right after the grant.
+    assert_eq!(granted["controller"], first_id.as_str(), "{granted}");
     let second = control(&["request-control"]).output().unwrap();
     assert_eq!(
         second.status.code(),
@@ -215,4 +217,55 @@ fn control_names_a_component_that_never_answered_and_who_did() {
     let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     let error = j["error"].as_str().unwrap();
     assert!(error.contains(want) && error.contains(&heard), "{j}");
+}
+
+#[test]
+fn a_second_process_under_our_id_is_caught_from_the_arms_words_and_refused() {
+    // Two installations with one subsystem and node: the same `--jaus-id`. The first holds
+    // control; the second hears the arm name "its" ID as controller before it asked, so its
+    // request is refused before anything is sent (exit 5, `id_conflict` in its JSON).
+    let port = free_port();
+    let _sim = sim(&[], port);
+    let addr = format!("127.0.0.1:{port}");
+    let control = |actions: &[&str]| {
+        let mut c = bin();
+        c.args(["control", "--json", "--no-multicast", "--timeout", "30"])
+            .args(["--jaus-id", "200.77.1", "--connect", &addr])
+            .args(actions)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    };
+    let mut first = control(&["request-control", "go-to", "Deploy", "go-to", "Stowed"])
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+    let granted: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(granted["ok"], true, "{granted}");
+    let second = control(&["request-control"]).output().unwrap();
+    let out = json_lines(&second.stdout);
+    let refused = out.last().expect("a JSON line");
+    assert_eq!(
+        second.status.code(),
+        Some(5),
+        "{refused} {}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert!(
+        refused["outcome"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("another client uses"),
+        "{refused}"
+    );
+    assert!(
+        refused["id_conflict"]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("did not ask for"),
+        "{refused}"
+    );
+    let _ = first.kill();
+    let _ = first.wait();
 }

@@ -30,6 +30,9 @@ pub const EXIT_NOT_DONE: i32 = 1;
 pub const EXIT_NO_ARM: i32 = 3;
 /// Exit status: several manipulators answered and `--component` did not say which to command.
 pub const EXIT_WHICH_ARM: i32 = 4;
+/// Exit status: an action did not happen, and the arm's own words show another client using
+/// this process's JAUS ID (every command but the emergency stop is refused meanwhile).
+pub const EXIT_ID_CONFLICT: i32 = 5;
 
 /// Arguments of `jaus-ocu control`.
 #[derive(Debug, Args)]
@@ -204,9 +207,16 @@ fn report(json_out: bool, action: &Action, outcome: &Outcome, state: &ArmState) 
                     ControlState::Released => "released",
                 },
                 "control_text": state.control_words(),
-                // Who holds control when it is another client, as the arm reported it.
-                "controller": state.other_controller().and_then(|c| c.id).map(|id| id.to_string()),
-                "controller_authority": state.other_controller().map(|c| c.authority),
+                // Who holds control as the arm last reported it (us included; null when it
+                // names nobody or has not said).
+                "controller": state.controller.and_then(|c| c.id).map(|id| id.to_string()),
+                "controller_authority": state.controller.filter(|c| c.id.is_some()).map(|c| c.authority),
+                "id_conflict": state.id_conflict.as_ref().map(|c| json!({
+                    "address": c.address.map(|a| a.to_string()), "evidence": c.evidence,
+                })),
+                "id_suspect": state.id_suspect.as_ref().map(|c| json!({
+                    "address": c.address.map(|a| a.to_string()), "evidence": c.evidence,
+                })),
             })
         );
     } else if ok {
@@ -416,6 +426,9 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             code = EXIT_NOT_DONE;
             break;
         }
+    }
+    if code == EXIT_NOT_DONE && s.vehicle.focused().id_conflict.is_some() {
+        code = EXIT_ID_CONFLICT;
     }
     s.handle.shutdown(Duration::from_millis(500));
     Ok(code)

@@ -408,6 +408,9 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_NOTHING: i32 = 1;
 /// Exit status: components answered, none is a manipulator (they are listed).
 pub const EXIT_NOT_A_MANIPULATOR: i32 = 3;
+/// Exit status (`--once`): the arm was shown, and its own words show another client using
+/// this process's JAUS ID (`id_conflict` in the JSON).
+pub const EXIT_ID_CONFLICT: i32 = 5;
 
 /// How long after the first component answered `probe` gives up when none is a manipulator.
 const NOT_AN_ARM_AFTER: Duration = Duration::from_secs(5);
@@ -592,8 +595,9 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
                 } else {
                     print!("{}", vehicle_text(&vehicle, None));
                 }
+                let conflict = vehicle.focused().id_conflict.is_some();
                 handle.shutdown(Duration::from_millis(300));
-                return Ok(0);
+                return Ok(if conflict { EXIT_ID_CONFLICT } else { EXIT_OK });
             }
         }
         if !state.components.is_empty() && first_component.is_none() {
