@@ -2036,6 +2036,8 @@ fn random_datagrams_change_nothing_but_counters() {
             Update::ComponentLost { id, .. } => assert_ne!(*id, SIM_ID.into()),
             u if u.coalesce_key().is_some() => {}
             Update::Stats { .. } => {}
+            // Random bytes that happen to carry a discovery report's ID: said once in the log.
+            Update::Error { message, .. } if message.contains("no query of ours asked for") => {}
             u => panic!("unexpected update {u:?}"),
         }
     }

@@ -239,10 +239,15 @@ fn drops_in_table(table: &str, inode: Option<u64>, port: u16) -> Option<u64> {
 /// A run of datagrams the batch receive thread hands over at once.
 pub type Batch = Vec<Received>;
 
+/// Most bytes one [`Batch`] gathers (a datagram may be 64 KiB): with the channel's 128
+/// batches, what waits for the protocol thread stays under about 40 MB whatever a sender
+/// floods with, rather than 128 × 64 datagrams of 64 KiB (512 MB).
+pub const MAX_BATCH_BYTES: usize = 256 * 1024;
+
 /// Like [`spawn_receiver`], handing datagrams over in batches: after each blocking receive
 /// the thread drains what else the socket holds (non-blocking reads, at most `max_batch` in
 /// all) and sends them as one [`Batch`], so the consumer wakes once per batch, not once per
-/// datagram. When the channel is full the thread waits for room and stops reading: the
+/// datagram (at most [`MAX_BATCH_BYTES`] in a batch). When the channel is full the thread waits for room and stops reading: the
 /// datagrams wait in the socket's receive buffer (sized for 250 ms, [`size_receive_buffer`]),
 /// where an overflow is counted by the kernel ([`KernelDrops`]), rather than being dropped
 /// here after a stall of a few batches (a consumer that is preempted for milliseconds while
@@ -294,9 +299,13 @@ pub fn spawn_batch_receiver(
                 // Two system calls per wake-up (not per datagram) switch to non-blocking reads
                 // for the drain: std has no per-call MSG_DONTWAIT without `unsafe`.
                 if max_batch > 1 && rx_socket.set_nonblocking(true).is_ok() {
-                    while batch.len() < max_batch {
+                    let mut bytes: usize = batch.iter().map(|b| b.2.len()).sum();
+                    while batch.len() < max_batch && bytes < MAX_BATCH_BYTES {
                         match rx_socket.recv_from(&mut buf) {
-                            Ok((n, from)) => batch.push((Instant::now(), from, buf[..n].to_vec())),
+                            Ok((n, from)) => {
+                                bytes += n;
+                                batch.push((Instant::now(), from, buf[..n].to_vec()));
+                            }
                             // ICMP port unreachable from a peer that went away.
                             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
                             Err(_) => break,

@@ -122,7 +122,7 @@ fn id_suspect(live: &ArmState) -> Option<Line> {
             "Datagrams with this OCU's JAUS ID {} came{seen}",
             ocu_id_words(live)
         ),
-        detail: "Another OCU may use this ID, or somebody forged it. Commands still work; they                  are refused if the arm's own answers show another client under this ID."
+        detail: "Another OCU may use this ID, or somebody forged it. Commands still work; they are refused if the arm's own answers show another client under this ID."
             .to_string(),
         hover: suspect.evidence.clone(),
     })
@@ -144,7 +144,7 @@ fn others_stopped(others: &[ComponentId]) -> Option<Line> {
     Some(Line {
         kind: Kind::Emergency,
         title: format!("EMERGENCY STOP — also {which} {verb} stopped."),
-        detail: "Focus it in the arm list to clear its emergency (each arm is cleared on its                  own, with its own confirmation)."
+        detail: "Focus it in the arm list to clear its emergency (each arm is cleared on its own, with its own confirmation)."
             .to_string(),
         hover: String::new(),
     })

@@ -153,7 +153,7 @@ impl Client {
 
     /// Whether a discovery query of ours went to `addr` (a `--connect` address) or to the
     /// multicast group within [`SOLICIT_WINDOW`] of `now`.
-    fn asked_at(&self, addr: SocketAddr, now: f64) -> bool {
+    pub(super) fn asked_at(&self, addr: SocketAddr, now: f64) -> bool {
         now - self.multicast_asked <= SOLICIT_WINDOW
             || self
                 .connect_asked
@@ -175,7 +175,7 @@ impl Client {
 
     /// Whether a `ReportServices` from `from` at `addr` answers a query of ours: we asked
     /// `from` itself, or the `--connect` address it came from, within [`SOLICIT_WINDOW`].
-    fn services_solicited(&self, from: JausId, addr: SocketAddr, now: f64) -> bool {
+    pub(super) fn services_solicited(&self, from: JausId, addr: SocketAddr, now: f64) -> bool {
         let asked_peer = self
             .endpoint
             .peer(from)
@@ -194,7 +194,7 @@ impl Client {
             now,
             super::Warned::Unsolicited,
             format!(
-                "a {what} that no query of ours asked for was ignored: discovery answers are                  taken only from where we asked, and the bound of queries outstanding is                  {MAX_OUTSTANDING} (every such report is counted: 'unsolicited')"
+                "a {what} that no query of ours asked for was ignored: discovery answers are taken only from where we asked, and the bound of queries outstanding is {MAX_OUTSTANDING} (every such report is counted: 'unsolicited')"
             ),
             out,
         );
@@ -227,7 +227,7 @@ impl Client {
                 now,
                 super::Warned::TooManyListed,
                 format!(
-                    "{from} listed more than {MAX_LISTED} components in one ReportServices; the                      first {MAX_LISTED} were taken, the rest counted ('unsolicited')"
+                    "{from} listed more than {MAX_LISTED} components in one ReportServices; the first {MAX_LISTED} were taken, the rest counted ('unsolicited')"
                 ),
                 out,
             );

@@ -79,6 +79,7 @@ use std::net::SocketAddr;
 
 use crate::jaus::core::{IdentificationType, ReportHeartbeatPulse, ReportIdentification};
 use crate::jaus::judp::{self, Broadcast};
+use crate::jaus::message::ids;
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
 use crate::model::update::{
     Command, CommandKind, ComponentId, IdConflict, NetStats, Outcome, Update,
@@ -401,7 +402,7 @@ impl Client {
                 now,
                 Warned::SameIdStranger,
                 format!(
-                    "{evidence}: another client may use this OCU's ID, or somebody forged it.                      Nothing is refused on this alone; commands are refused if the arm's own                      messages confirm it"
+                    "{evidence}: another client may use this OCU's ID, or somebody forged it. Nothing is refused on this alone; commands are refused if the arm's own messages confirm it"
                 ),
                 out,
             );
@@ -600,6 +601,21 @@ impl Client {
             let InboundKind::Message(message) = inbound.kind else {
                 continue;
             };
+            // A discovery report nobody asked for is refused before it is decoded: a flood
+            // of 64 KiB ReportServices costs a look at two bytes each.
+            match message.get(..2).map(|b| u16::from_le_bytes([b[0], b[1]])) {
+                Some(ids::ReportServices) if !self.services_solicited(h.source, from, now) => {
+                    self.unsolicited(now, "ReportServices", out);
+                    continue;
+                }
+                Some(ids::ReportIdentification)
+                    if !self.asked_at(from, now) && !self.follows(h.source) =>
+                {
+                    self.unsolicited(now, "ReportIdentification", out);
+                    continue;
+                }
+                _ => {}
+            }
             let ctx = match self.arms.get(&h.source) {
                 Some(s) => s.ctx.clone(),
                 None => DecodeContext::NONE,

@@ -435,7 +435,7 @@ impl Component {
                     self.stats.tolerated.short_emergency_code += 1;
                     if self.stats.tolerated.short_emergency_code == 1 {
                         warn!(
-                            "sim {}: {} from {} with a {}-byte EmergencyCode (u16 expected);                              taken as STOP (tolerated dialect deviation, counted)",
+                            "sim {}: {} from {} with a {}-byte EmergencyCode (u16 expected); taken as STOP (tolerated dialect deviation, counted)",
                             self.cfg.id,
                             m.name(),
                             h.source,
