@@ -303,7 +303,10 @@ impl Component {
             e.last_report = Some(report);
         }
         self.stats.events_sent += 1;
-        let via = self.via(client, known);
+        // To the address the subscription was asked (or last renewed) from, not the newest
+        // address of the client's ID: a datagram forging the client's ID from elsewhere must
+        // not redirect its events (a flood of such made the OCU's slower signals stale).
+        let via = known.or_else(|| self.via(client, known));
         self.send_outside_budget(client, via, &event.into(), out);
     }
 }
