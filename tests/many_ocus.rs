@@ -36,20 +36,24 @@ fn json_lines(text: &[u8]) -> Vec<Value> {
         .collect()
 }
 
+/// A `control --json` process for the arm at `addr`, with `extra` arguments and `actions`.
+fn control_json(addr: &str, extra: &[&str], actions: &[&str]) -> std::process::Command {
+    let mut c = bin();
+    c.args(["control", "--json", "--no-multicast", "--timeout", "30"])
+        .args(["--connect", addr])
+        .args(extra)
+        .args(actions)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
 #[test]
 fn two_control_processes_with_default_arguments_are_two_clients_to_the_arm() {
     let port = free_port();
     let _sim = sim(&[], port);
     let addr = format!("127.0.0.1:{port}");
-    let control = |actions: &[&str]| {
-        let mut c = bin();
-        c.args(["control", "--json", "--no-multicast", "--timeout", "30"])
-            .args(["--connect", &addr])
-            .args(actions)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    };
+    let control = |actions: &[&str]| control_json(&addr, &[], actions);
     // The first takes control and moves through three presets.
     let mut first = control(&[
         "request-control",
@@ -227,15 +231,7 @@ fn a_second_process_under_our_id_is_caught_from_the_arms_words_and_refused() {
     let port = free_port();
     let _sim = sim(&[], port);
     let addr = format!("127.0.0.1:{port}");
-    let control = |actions: &[&str]| {
-        let mut c = bin();
-        c.args(["control", "--json", "--no-multicast", "--timeout", "30"])
-            .args(["--jaus-id", "200.77.1", "--connect", &addr])
-            .args(actions)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    };
+    let control = |actions: &[&str]| control_json(&addr, &["--jaus-id", "200.77.1"], actions);
     let mut first = control(&["request-control", "go-to", "Deploy", "go-to", "Stowed"])
         .spawn()
         .unwrap();
