@@ -74,7 +74,7 @@ fn two_control_processes_with_default_arguments_are_two_clients_to_the_arm() {
     assert_eq!(granted["ok"], true, "{granted}");
     let first_id = granted["ocu_id"].as_str().unwrap().to_owned();
     // `controller` is the arm's latest answer, us included: asked right after the grant.
-    assert_eq!(granted["controller"], first_id.as_str(), "{granted}");
+    assert_eq!(granted["controller"]["id"], first_id.as_str(), "{granted}");
     let second = control(&["request-control"]).output().unwrap();
     assert_eq!(
         second.status.code(),
@@ -88,7 +88,8 @@ fn two_control_processes_with_default_arguments_are_two_clients_to_the_arm() {
     assert_eq!(refused["outcome"]["result"], "refused", "{refused}");
     let second_id = refused["ocu_id"].as_str().unwrap();
     assert_ne!(second_id, first_id, "each process has its own JAUS ID");
-    assert_eq!(refused["controller"], first_id.as_str(), "{refused}");
+    assert_eq!(refused["controller"]["id"], first_id.as_str(), "{refused}");
+    assert_eq!(refused["controller"]["authority"], 10, "{refused}");
     assert!(
         refused["outcome"]["reason"]
             .as_str()

@@ -3364,3 +3364,46 @@ fn request_ids_start_at_a_random_value_per_process() {
     let ids: BTreeSet<u8> = (0..8).map(first).collect();
     assert!(ids.len() > 1, "{ids:?}");
 }
+
+#[test]
+fn go_to_in_standby_is_refused_before_anything_is_sent_with_the_step_to_take() {
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    let mark = net.mark();
+    net.command(Command::Standby);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::Standby, 2.0).map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+    let mark = net.mark();
+    let t = net.now();
+    net.command(Command::GoToPreset { pose_id: 2 });
+    let (_, outcome) = net
+        .outcome_of(mark, CommandKind::GoToPreset, 0.1)
+        .expect("refused at once");
+    match outcome {
+        Outcome::Rejected(why) => {
+            assert!(why.contains("STANDBY") && why.contains("resume"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    net.run(0.5);
+    assert!(
+        net.sent_since(t, |m| matches!(m, Message::SetCurrentPose(_)))
+            .is_empty()
+    );
+    // Resumed, the same move goes.
+    let mark = net.mark();
+    net.command(Command::Resume);
+    assert_eq!(
+        net.outcome_of(mark, CommandKind::Resume, 2.0).map(|o| o.1),
+        Some(Outcome::Confirmed)
+    );
+    let t = net.now();
+    net.command(Command::GoToPreset { pose_id: 2 });
+    net.run(0.2);
+    assert!(
+        !net.sent_since(t, |m| matches!(m, Message::SetCurrentPose(_)))
+            .is_empty()
+    );
+}

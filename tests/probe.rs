@@ -83,6 +83,10 @@ fn probe_once_json_reports_the_reference_tool_point_of_a_held_puma_within_1_mm()
     );
     let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(j["component"], "126.1.10");
+    // Nobody holds control: `controller` is null (control's JSON has the same shape:
+    // tests/many_ocus.rs), and the arm's answer is in (asked at once, every 1.5 s).
+    assert!(j["controller"].is_null(), "{}", j["controller"]);
+    assert_eq!(j["control_text"], "free", "{}", j["control_text"]);
     // The counters are a fresh snapshot, not the empty first one: datagrams counted, the
     // kernel's drops read (Linux), and what the network threads were granted, as far as this
     // machine allows (net::priority).

@@ -1362,6 +1362,43 @@ mod trust {
     }
 
     #[test]
+    fn standby_disables_go_to_with_the_step_to_take() {
+        let mut updates = recorded(3.0, None);
+        let end = last_t(&updates);
+        updates.push(Update::Control {
+            t: end,
+            state: ControlState::Held { authority: 100 },
+        });
+        updates.push(status(end + 0.1, ManagementState::Standby));
+        let (app, mut out) = live_app(&updates);
+        let mut h = harness(app);
+        h.step();
+        let first = h.state().state.presets[0].id;
+        h.state_mut().perform(Action::Preview(Some(first)));
+        h.step();
+        assert!(
+            h.query(By::new().label_contains(
+                "Go to is disabled: the arm is in STANDBY. Resume first (Shift+R)"
+            ))
+            .is_some(),
+            "Go to says why it is disabled and what to do"
+        );
+        assert!(
+            h.query(By::new().label_contains("make sure the path is clear"))
+                .is_none()
+        );
+        assert!(out.sent().is_empty(), "{:?}", out.sent());
+        // Back to READY: offered again.
+        h.state_mut()
+            .apply(&status(end + 0.2, ManagementState::Ready));
+        h.step();
+        assert!(
+            h.query(By::new().label_contains("Go to is disabled"))
+                .is_none()
+        );
+    }
+
+    #[test]
     fn an_emergency_is_a_banner_and_disables_go_to_with_the_reason() {
         let mut updates = recorded(3.0, None);
         let end = last_t(&updates);

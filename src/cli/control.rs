@@ -15,7 +15,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::probe::{NetArgs, components_text};
+use super::probe::{NetArgs, components_text, controller_json};
 use crate::jaus::JausId;
 use crate::model::state::ArmState;
 use crate::model::update::{Command, ComponentId, ControlState, ManagementState, Outcome, Update};
@@ -207,10 +207,7 @@ fn report(json_out: bool, action: &Action, outcome: &Outcome, state: &ArmState) 
                     ControlState::Released => "released",
                 },
                 "control_text": state.control_words(),
-                // Who holds control as the arm last reported it (us included; null when it
-                // names nobody or has not said).
-                "controller": state.controller.and_then(|c| c.id).map(|id| id.to_string()),
-                "controller_authority": state.controller.filter(|c| c.id.is_some()).map(|c| c.authority),
+                "controller": controller_json(state),
                 "id_conflict": state.id_conflict.as_ref().map(|c| json!({
                     "address": c.address.map(|a| a.to_string()), "evidence": c.evidence,
                 })),

@@ -134,6 +134,17 @@ fn pose_json(p: PoseState) -> Value {
     }
 }
 
+/// Who holds control as the arm last reported it (`ReportControl`, this process included):
+/// `{"id": "200.7.3", "authority": 200}`, or `null` while nobody does or the arm has not
+/// said. One shape for `probe` and `control`.
+pub fn controller_json(s: &ArmState) -> Value {
+    s.controller
+        .and_then(|c| {
+            c.id.map(|id| json!({ "id": id.to_string(), "authority": c.authority }))
+        })
+        .unwrap_or(Value::Null)
+}
+
 /// One arm's JSON object: what `probe --json` writes at the top level for the focused arm
 /// and in `arms` for every arm.
 pub fn arm_json(s: &ArmState) -> serde_json::Map<String, Value> {
@@ -174,9 +185,7 @@ pub fn arm_json(s: &ArmState) -> serde_json::Map<String, Value> {
         "link": LinkState::name(s.link),
         "status": format!("{:?}", s.status).to_uppercase(),
         "control": control_name(s.control),
-        "controller": s.controller.map(|c| json!({
-            "id": c.id.map(|id| id.to_string()), "authority": c.authority,
-        })),
+        "controller": controller_json(s),
         "control_text": s.control_words(),
         "joints": joints,
         "mount": s.spec.as_ref().and_then(|sp| sp.mount).map(|m| json!({"position": m.position, "orientation": m.orientation})),

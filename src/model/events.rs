@@ -204,8 +204,8 @@ impl NotesFile {
 mod tests {
     use super::*;
     use crate::model::update::{
-        CommandKind, ControlState, Controller, LinkState, ManagementState, NetStats, Outcome,
-        Tolerated,
+        CommandKind, ControlLoss, ControlState, Controller, LinkState, ManagementState, NetStats,
+        Outcome, Tolerated,
     };
 
     fn session(updates: &[Update]) -> Session {
@@ -247,13 +247,55 @@ mod tests {
     }
 
     #[test]
+    fn a_pre_emption_is_one_mark_naming_the_taker() {
+        let other = ComponentId::new(200, 146, 2);
+        let taken = Controller {
+            id: Some(other),
+            authority: 200,
+        };
+        let held = Update::Control {
+            t: 1.0,
+            state: ControlState::Held { authority: 100 },
+        };
+        let released = Update::Control {
+            t: 2.0,
+            state: ControlState::Released,
+        };
+        let controller = Update::Controller {
+            t: 2.1,
+            controller: taken,
+        };
+        let lost = Update::ControlLost {
+            t: 2.2,
+            reason: ControlLoss::Taken {
+                by: other,
+                authority: 200,
+            },
+        };
+        // Both orders the client may say it in: the arm's RejectControl first, or its
+        // ReportControl naming the taker first.
+        for order in [
+            [&held, &released, &controller, &lost],
+            [&held, &controller, &released, &lost],
+        ] {
+            let updates: Vec<Update> = order.into_iter().cloned().collect();
+            let s = session(&updates);
+            assert_eq!(
+                texts(&s, MarkKind::Control),
+                [
+                    "control granted (authority 100)",
+                    "control taken by 200.146.2 (authority 200)"
+                ]
+            );
+        }
+    }
+
+    #[test]
     fn control_changes_name_who_holds_control() {
         let other = ComponentId::new(200, 7, 3);
+        // Another client's control, seen while we hold none (a loss of ours is said by its
+        // own mark: a_pre_emption_is_one_mark_naming_the_taker).
         let s = session(&[
-            Update::Control {
-                t: 1.0,
-                state: ControlState::Held { authority: 100 },
-            },
             Update::Controller {
                 t: 2.0,
                 controller: Controller {
@@ -271,11 +313,7 @@ mod tests {
         ]);
         assert_eq!(
             texts(&s, MarkKind::Control),
-            [
-                "control granted (authority 100)",
-                "control held by 200.7.3 (authority 200)",
-                "control free"
-            ]
+            ["control held by 200.7.3 (authority 200)", "control free"]
         );
     }
 

@@ -27,8 +27,8 @@ use super::arm::{ArmSpec, Joint};
 use super::history::History;
 use super::state::{ArmState, Stamped, outcome_text};
 use super::update::{
-    CommandKind, ComponentId, ComponentInfo, ControlState, LinkState, ManagementState, MarkKind,
-    Outcome, PoseState, PresetInfo, Signal, Update,
+    CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, LinkState, ManagementState,
+    MarkKind, Outcome, PoseState, PresetInfo, Signal, Update,
 };
 
 /// Force/torque channels of [`Session::ft`].
@@ -155,6 +155,10 @@ pub struct Session {
     retired: [Vec<History>; 5],
     /// Whether a `CurrentPose` has been applied (the first says where the arm starts: no mark).
     pose_seen: bool,
+    /// Control we held is gone and the reason (`ControlLost`) has not come yet: the log says
+    /// the loss once, with its reason ("control taken by 200.7.3 (authority 200)"), not
+    /// "control released" and "held by …" before it.
+    loss_unexplained: bool,
     /// Samples refused because they were older than the last of their signal.
     refused: u64,
     /// First and last update times.
@@ -170,6 +174,10 @@ pub struct Session {
     log_heap: usize,
     checkpoint_heap: usize,
 }
+
+/// How long after control went its reason (`ControlLost`) may come and still rename the
+/// "control released" mark, s (the client waits up to a second for the arm's `ReportControl`).
+const LOSS_REASON_WAIT: f64 = 2.0;
 
 /// The marks of the events the log tells beside the timeline's classic ones: the link live
 /// (again), who holds control, command outcomes in words, errors and tolerated peer
@@ -432,8 +440,17 @@ impl Session {
         if matches!(u, Update::CurrentPose { .. }) {
             self.pose_seen = true;
         }
+        let held_before = matches!(self.discrete.control, ControlState::Held { .. });
+        let loss_unexplained = self.note_loss(u, held_before);
         let before = &self.discrete;
         let mark = match u {
+            // Who holds it now is said by the loss that follows ("taken by …"): another
+            // named while we hold control, or after control we held went.
+            Update::Controller { controller, .. }
+                if loss_unexplained || held_before && controller.id != before.ocu_id =>
+            {
+                None
+            }
             Update::Control { t, state } if *state != before.control => Some((
                 *t,
                 MarkKind::Control,
@@ -445,9 +462,7 @@ impl Session {
                     ControlState::Requested => "control requested".to_string(),
                 },
             )),
-            Update::ControlLost { t, reason } => {
-                Some((*t, MarkKind::Control, format!("control lost: {reason}")))
-            }
+            Update::ControlLost { t, reason } => self.loss_mark(*t, *reason),
             Update::Status { t, state } if *state != before.status => {
                 Some(if *state == ManagementState::Emergency {
                     (*t, MarkKind::Emergency, "EMERGENCY".to_string())
@@ -535,6 +550,55 @@ impl Session {
         if let Some((t, kind, label)) = mark {
             self.add_mark(t, kind, label, true);
         }
+    }
+
+    /// Notes control we held going (a loss whose reason is yet to come) from `u`; whether a
+    /// loss is waiting for its reason after `u`.
+    fn note_loss(&mut self, u: &Update, held_before: bool) -> bool {
+        match u {
+            Update::Control {
+                state: ControlState::Released,
+                ..
+            } if held_before => self.loss_unexplained = true,
+            Update::Control {
+                state: ControlState::Held { .. },
+                ..
+            }
+            | Update::ControlLost { .. } => self.loss_unexplained = false,
+            _ => {}
+        }
+        self.loss_unexplained
+    }
+
+    /// The mark of a loss of control: "control taken by 200.7.3 (authority 200)", "control
+    /// lost: timed out …". The "control released" said a moment ago was this loss: it is
+    /// renamed (said once, with its reason, at the moment control went) and `None` returned.
+    fn loss_mark(&mut self, t: f64, reason: ControlLoss) -> Option<(f64, MarkKind, String)> {
+        let label = match reason {
+            ControlLoss::Taken { .. } => format!("control {reason}"),
+            _ => format!("control lost: {reason}"),
+        };
+        if let Some(i) = self.released_mark_before(t) {
+            self.marks[i].label = label;
+            None
+        } else {
+            Some((t, MarkKind::Control, label))
+        }
+    }
+
+    /// The derived "control released" mark of the last [`LOSS_REASON_WAIT`] s before `t`, if
+    /// it is the last control mark (a loss's reason comes that much after the loss).
+    fn released_mark_before(&self, t: f64) -> Option<usize> {
+        let i = self
+            .marks
+            .iter()
+            .rposition(|m| m.kind == MarkKind::Control)?;
+        let m = &self.marks[i];
+        (self.derived.get(i) == Some(&true)
+            && m.label == "control released"
+            && t - m.t <= LOSS_REASON_WAIT
+            && m.t <= t)
+            .then_some(i)
     }
 
     fn add_mark(&mut self, t: f64, kind: MarkKind, label: String, derived: bool) {

@@ -158,6 +158,13 @@ pub fn go_to_refused(state: &ArmState) -> Option<String> {
         Some(why)
     } else if state.status == ManagementState::Emergency {
         Some("Go to is disabled: the arm is in EMERGENCY. Clear the emergency first.".into())
+    } else if state.status == ManagementState::Standby {
+        // The arm refuses motion in STANDBY: offering the move (and its confirmation) would
+        // only end in a refusal.
+        Some(format!(
+            "Go to is disabled: the arm is in STANDBY. Resume first ({}).",
+            UiCommand::Resume.keys_text(Shown::Live)
+        ))
     } else if state.freshness().is_lost() {
         Some("Go to is disabled: the link to the arm is lost.".into())
     } else {

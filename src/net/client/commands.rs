@@ -506,6 +506,19 @@ impl Client {
         if !held {
             let why = no_control_words(s);
             Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Rejected(why));
+        } else if s.status == Some(ManagementState::Standby) {
+            // The arm refuses motion in STANDBY: refused before anything is sent, with the
+            // step to take.
+            Self::outcome(
+                out,
+                now,
+                CommandKind::GoToPreset,
+                Outcome::Rejected(
+                    "the arm is in STANDBY: resume it first (Shift+R in the window, \
+                     `jaus-ocu control resume` from a terminal)"
+                        .into(),
+                ),
+            );
         } else if !s.presets.is_empty() && s.presets.iter().all(|p| p.id != pose_id) {
             Self::outcome(
                 out,
