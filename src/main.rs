@@ -14,7 +14,12 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(said) = jaus_ocu::cli::app::misspelled_subcommand(&args) {
+        eprintln!("error: {said}");
+        return ExitCode::from(2);
+    }
+    let cli = Cli::parse_from(args);
     let result = match &cli.command {
         None => match &cli.file {
             Some(file) => cli::gui::run_open(file, &cli.gui),

@@ -178,12 +178,24 @@ fn a_replays_notes_are_saved_to_the_sidecar_and_read_back_with_the_file() {
     let open = || {
         let replay = Replay::open(&path, 3794, None).unwrap();
         replay.wait();
-        OcuApp::with_replay(replay, Settings::default())
+        let settings = Settings {
+            show_log: true,
+            ..Settings::default()
+        };
+        OcuApp::with_replay(replay, settings)
     };
     let mut h = harness(open());
     h.step();
+    let before = h.get_by_label("Save notes").rect();
     h.state_mut().add_note(2.0, "seen in the replay");
     assert_eq!(h.state().view.log.unsaved(Some(&path)), 1);
+    // The button keeps its place (and row) when its count appears.
+    h.step();
+    let after = h.get_by_label("Save notes (1)").rect();
+    assert_eq!(
+        before, after,
+        "Save notes moved when it became Save notes (1)"
+    );
     h.state_mut().run(UiCommand::SaveNotes);
     let until = Instant::now() + Duration::from_secs(10);
     while h.state().view.notices.is_empty() && Instant::now() < until {

@@ -67,3 +67,88 @@ pub enum Command {
 pub fn command() -> clap::Command {
     Cli::command()
 }
+
+/// The error for a first argument that is neither a subcommand nor a file (`jaus-ocu replya
+/// FILE`, where clap took `replya` for the FILE to open and then refused the second word as
+/// a subcommand): what was wrong, the nearest subcommand, where the list is. `None` when the
+/// arguments are for clap to judge (an option first, a subcommand, or a path that exists).
+pub fn misspelled_subcommand(args: &[std::ffi::OsString]) -> Option<String> {
+    let word = args.get(1)?.to_str()?;
+    if word.starts_with('-') || std::path::Path::new(word).exists() {
+        return None;
+    }
+    let cmd = command();
+    let names: Vec<&str> = cmd
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(clap::Command::get_name)
+        .collect();
+    if names.contains(&word) || word == "help" {
+        return None;
+    }
+    let nearest = names
+        .iter()
+        .map(|n| (edit_distance(word, n), *n))
+        .min()
+        .filter(|(d, n)| *d <= 2 || n.starts_with(word));
+    // A word with an extension is a file that is not there: the GUI says so when it opens
+    // it, with the path; a bare word is a subcommand mistyped.
+    if nearest.is_none() && std::path::Path::new(word).extension().is_some() {
+        return None;
+    }
+    let hint = nearest.map_or_else(String::new, |(_, n)| format!(" Did you mean `{n}`?"));
+    Some(format!(
+        "'{word}' is not a subcommand, and no file of that name exists.{hint} The subcommands: \
+         {} (`jaus-ocu --help` says what each does).",
+        names.join(", ")
+    ))
+}
+
+/// Levenshtein distance between two short words (characters inserted, deleted or changed).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<std::ffi::OsString> {
+        words.iter().map(Into::into).collect()
+    }
+
+    #[test]
+    fn a_mistyped_subcommand_is_named_with_the_nearest_one() {
+        let said = misspelled_subcommand(&args(&["jaus-ocu", "replya", "FILE"])).unwrap();
+        assert!(said.starts_with("'replya' is not a subcommand"), "{said}");
+        assert!(said.contains("Did you mean `replay`?"), "{said}");
+        let said = misspelled_subcommand(&args(&["jaus-ocu", "prob"])).unwrap();
+        assert!(said.contains("`probe`"), "{said}");
+        // What clap and the GUI judge themselves.
+        for ok in [
+            &["jaus-ocu", "replay", "x.mcap"][..],
+            &["jaus-ocu", "--connect", "127.0.0.1:3794"],
+            &["jaus-ocu", "missing.mcap"],
+            &["jaus-ocu", "help"],
+            &["jaus-ocu", "Cargo.toml"],
+            &["jaus-ocu"],
+        ] {
+            assert_eq!(misspelled_subcommand(&args(ok)), None, "{ok:?}");
+        }
+        assert_eq!(edit_distance("replya", "replay"), 2);
+        assert_eq!(edit_distance("", "sim"), 3);
+    }
+}

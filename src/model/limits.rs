@@ -1,6 +1,10 @@
 //! Where a joint stands against its limits: the near-limit rule (within 5 % of the range)
 //! that the joint gauges colour and the 3D view tints by. One rule, here, so the two views
 //! cannot disagree about what "near a limit" means.
+//!
+//! A rest pose (stowed, parked) often puts a joint on its limit on purpose: a telescope
+//! retracted, an upper arm folded back. There a limit is said, not alarmed
+//! ([`is_rest_name`], `ArmState::at_rest`).
 
 use super::arm::{ArmSpec, Joint};
 
@@ -20,6 +24,20 @@ pub enum LimitState {
     AtLimit,
     /// No limits (continuous joint) or no value.
     Unlimited,
+}
+
+/// Whether a preset named `name` is a rest pose, where joints sit on their limits by design.
+/// JAUS carries no such mark (IOP PresetPose has an ID and a name), so it is the name: it
+/// starts with or holds the word stow, rest, park or transport (any case: "Stowed", "Park
+/// position", "Transport").
+pub fn is_rest_name(name: &str) -> bool {
+    name.split(|c: char| !c.is_alphanumeric())
+        .map(str::to_ascii_lowercase)
+        .any(|w| {
+            ["stow", "rest", "park", "transport"]
+                .iter()
+                .any(|r| w.starts_with(r))
+        })
 }
 
 /// `value` against the limits `min..=max` (either missing: unlimited).
@@ -88,6 +106,30 @@ pub fn limit_tint(base: [f32; 3], near: [f32; 3], at: [f32; 3], warning: f32) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rest_poses_are_known_by_their_words() {
+        for rest in [
+            "Stowed",
+            "stow",
+            "Park position",
+            "REST",
+            "Transport",
+            "arm-parked",
+        ] {
+            assert!(is_rest_name(rest), "{rest}");
+        }
+        for not in [
+            "Deploy",
+            "Inspect low",
+            "Reach forward",
+            "Hand-off",
+            "interest",
+            "",
+        ] {
+            assert!(!is_rest_name(not), "{not}");
+        }
+    }
 
     fn joint() -> Joint {
         Joint {

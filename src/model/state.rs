@@ -246,6 +246,33 @@ impl ArmState {
         }
     }
 
+    /// The rest pose (a preset named as one, [`super::limits::is_rest_name`]) the arm is at:
+    /// reported at it, or every joint within 0.02 (rad or m) of its positions. A joint on its
+    /// limit there is said, not alarmed.
+    pub fn at_rest(&self) -> Option<&PresetInfo> {
+        let q = self.positions.as_ref().map(|p| p.value.as_slice());
+        self.presets.iter().find(|p| {
+            super::limits::is_rest_name(&p.name)
+                && (self.pose == PoseState::At(p.id)
+                    || p.positions.as_deref().zip(q).is_some_and(|(at, q)| {
+                        at.len() == q.len() && at.iter().zip(q).all(|(a, b)| (a - b).abs() < 0.02)
+                    }))
+        })
+    }
+
+    /// How close each joint is to a limit, 0..1 ([`super::limits::joint_warnings`]), for the
+    /// gauges' and the 3D view's colours: all 0 at a rest pose ([`Self::at_rest`]).
+    pub fn joint_warnings(&self) -> Vec<f32> {
+        let Some(spec) = &self.spec else {
+            return Vec::new();
+        };
+        let q = self.positions.as_ref().map(|p| p.value.as_slice());
+        if self.at_rest().is_some() {
+            return vec![0.0; spec.joints.len()];
+        }
+        super::limits::joint_warnings(spec, q)
+    }
+
     /// The holder of control when it is another client, as the arm reported it.
     pub fn other_controller(&self) -> Option<Controller> {
         self.controller
@@ -435,6 +462,43 @@ impl ArmState {
 mod tests {
     use super::*;
     use crate::model::update::{ComponentId, ComponentInfo};
+
+    #[test]
+    fn a_limit_at_a_rest_pose_is_not_alarmed() {
+        use crate::model::arm::{ArmSpec, Joint};
+        let spec = ArmSpec {
+            mount: None,
+            joints: vec![
+                Joint::revolute(0.5, 0.0, 0.0),
+                Joint::prismatic(0.0, 0.0, 0.0, 0.3, 0.9),
+            ],
+        };
+        let preset = |id, name: &str| PresetInfo {
+            id,
+            name: name.into(),
+            positions: Some(vec![0.0, 0.3]),
+        };
+        let mut s = ArmState {
+            spec: Some(spec),
+            positions: Some(Stamped {
+                t: 1.0,
+                value: vec![0.0, 0.3],
+            }),
+            presets: vec![preset(2, "Deploy")],
+            ..ArmState::default()
+        };
+        // The telescope on its minimum, at a pose that is not a rest: alarmed.
+        assert_eq!(s.at_rest(), None);
+        assert_eq!(s.joint_warnings(), [0.0, 1.0]);
+        // The same positions at "Stowed": said, not alarmed (by position or as reported).
+        s.presets.push(preset(1, "Stowed"));
+        assert_eq!(s.at_rest().map(|p| p.id), Some(1));
+        assert_eq!(s.joint_warnings(), [0.0, 0.0]);
+        s.presets[1].positions = None;
+        assert_eq!(s.at_rest(), None);
+        s.pose = PoseState::At(1);
+        assert_eq!(s.at_rest().map(|p| p.id), Some(1));
+    }
 
     #[test]
     fn the_empty_state_names_components_when_none_is_a_manipulator() {

@@ -16,7 +16,7 @@ pub const SELECTOR_W: f32 = 150.0;
 
 /// The closed selector's text: the focused arm and how many arms there are.
 pub fn selector_text(rows: &[ArmRow]) -> String {
-    let Some(focused) = rows.iter().find(|r| r.focused) else {
+    let Some((index, focused)) = rows.iter().enumerate().find(|(_, r)| r.focused) else {
         return if rows.is_empty() {
             "no manipulator found".to_string()
         } else {
@@ -30,7 +30,7 @@ pub fn selector_text(rows: &[ArmRow]) -> String {
     };
     // The state first: a long name truncates, the state does not.
     let count = if rows.len() > 1 {
-        format!(" (1 of {})", rows.len())
+        format!(" ({} of {})", index + 1, rows.len())
     } else {
         String::new()
     };
@@ -144,5 +144,24 @@ mod tests {
         assert_eq!(naming("E-STOP", id), "E-STOP 126.1.10");
         assert_eq!(naming("Resume…", id), "Resume 126.1.10…");
         assert_eq!(naming("Release", None), "Release");
+    }
+
+    #[test]
+    fn the_selector_counts_the_focused_arm_in_its_place() {
+        let row = |sensor, focused| ArmRow {
+            id: ComponentId::new(126, 1, sensor),
+            name: String::new(),
+            followed: true,
+            link: "live".to_string(),
+            status: "READY".to_string(),
+            control: String::new(),
+            lost: false,
+            focused,
+        };
+        let first = [row(10, true), row(11, false)];
+        let second = [row(10, false), row(11, true)];
+        assert_eq!(selector_text(&first), "126.1.10 [live] (1 of 2)");
+        assert_eq!(selector_text(&second), "126.1.11 [live] (2 of 2)");
+        assert_eq!(selector_text(&first[..1]), "126.1.10 [live]");
     }
 }

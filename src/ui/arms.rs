@@ -12,7 +12,6 @@ use std::collections::BTreeSet;
 use super::scene::SceneArm;
 use super::top_bar::status_word;
 use crate::model::kinematics;
-use crate::model::limits::joint_warnings;
 use crate::model::state::{ArmState, Freshness};
 use crate::model::update::{ComponentId, LinkState};
 
@@ -144,7 +143,7 @@ pub fn scene_arms<'a>(
             Some(SceneArm {
                 id,
                 pose,
-                joint_warning: joint_warnings(spec, Some(q.value.as_slice())),
+                joint_warning: state.joint_warnings(),
                 lost: state.freshness().is_lost(),
                 presets: super::view3d::preset_poses(state),
             })

@@ -134,8 +134,17 @@ pub fn show(
             } else {
                 save.text().to_owned()
             };
+            // As wide as it will be with a count: the button never moves to another row
+            // when a note is added (a click aimed at it would land on nothing).
+            let widest = egui::WidgetText::from(format!("{} (999)", save.text())).into_galley(
+                ui,
+                Some(egui::TextWrapMode::Extend),
+                f32::INFINITY,
+                egui::TextStyle::Button,
+            );
+            let width = widest.size().x + 2.0 * ui.spacing().button_padding.x;
             if ui
-                .button(text)
+                .add(egui::Button::new(text).min_size(egui::vec2(width, 0.0)))
                 .on_hover_text(save.hover_text(input.shown))
                 .clicked()
             {

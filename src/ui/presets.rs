@@ -65,11 +65,7 @@ pub fn show(
 ) {
     ui.heading("Presets");
     if state.presets.is_empty() {
-        ui.label(if presets_loading(state) {
-            "Loading the arm's preset poses…"
-        } else {
-            "This arm reports no preset poses (IOP PresetPose)."
-        });
+        ui.label(no_presets_words(state, shown));
         return;
     }
     let pose = state.pose;
@@ -152,6 +148,24 @@ pub fn presets_loading(state: &ArmState) -> bool {
     })
 }
 
+/// What the panel says when `state` has no preset poses while `shown`: "Loading…" only while
+/// a live arm's answer may still come (a file holds what it holds: it never waits).
+pub fn no_presets_words(state: &ArmState, shown: Shown) -> &'static str {
+    if state.selected.is_none() {
+        if shown.is_replay() {
+            "No manipulator in this file at this time."
+        } else {
+            "No manipulator focused."
+        }
+    } else if shown.is_replay() {
+        "No preset poses recorded for this arm at this time."
+    } else if presets_loading(state) {
+        "Loading the arm's preset poses…"
+    } else {
+        "This arm reports no preset poses (IOP PresetPose)."
+    }
+}
+
 /// Why "Go to" cannot be offered for the arm in `state` now (the live arm), when it cannot.
 pub fn go_to_refused(state: &ArmState) -> Option<String> {
     if let Some(why) = conflict_refusal(state) {
@@ -223,7 +237,36 @@ fn go_to(
 mod tests {
     use super::*;
     use crate::model::state::Stamped;
-    use crate::model::update::PresetInfo;
+    use crate::model::update::{ComponentId, PresetInfo};
+
+    #[test]
+    fn a_file_never_says_it_is_loading_presets() {
+        // A capture with no arm, and one whose arm never reported presets: nothing to wait
+        // for, said so (it read "Loading the arm's preset poses…" for good).
+        let none = ArmState::default();
+        let replay = Shown::Replay { t: 1.0 };
+        assert_eq!(
+            no_presets_words(&none, replay),
+            "No manipulator in this file at this time."
+        );
+        let arm = ArmState {
+            selected: Some(ComponentId::new(126, 1, 10)),
+            ..ArmState::default()
+        };
+        assert_eq!(
+            no_presets_words(&arm, replay),
+            "No preset poses recorded for this arm at this time."
+        );
+        // Live, an arm whose services are not known yet may still answer.
+        assert_eq!(
+            no_presets_words(&arm, Shown::Live),
+            "Loading the arm's preset poses…"
+        );
+        assert_eq!(
+            no_presets_words(&none, Shown::Live),
+            "No manipulator focused."
+        );
+    }
 
     #[test]
     fn progress_from_between_presets_counts_from_where_the_move_began() {

@@ -36,7 +36,7 @@ pub struct StatusBar<'a> {
     /// (`None` without a live source, or before the network side has said).
     pub ocu: Option<(ComponentId, bool)>,
     /// The live socket's receive buffer is smaller than wanted: the advice (what caps it and
-    /// the command that lifts it).
+    /// the command that lifts it), shown with the kernel's drop count once it is not zero.
     pub short_buffer: Option<&'a str>,
     /// The sessions' memory: used, budget, what is held as an envelope.
     pub memory: Memory,
@@ -206,20 +206,6 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
     open_recording
 }
 
-/// A receive buffer smaller than wanted: said here, for as long as it holds, rather than
-/// printed at every start of every command.
-fn short_buffer(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
-    if let Some(advice) = bar.short_buffer {
-        ui.label(
-            RichText::new("small receive buffer")
-                .small()
-                .color(theme.warn),
-        )
-        .on_hover_text(capitalised(advice));
-        ui.separator();
-    }
-}
-
 /// `text` with its first letter in capitals (the advice is written to follow "net: ").
 fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
@@ -299,7 +285,6 @@ fn facts(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
         ui.label(text).on_hover_text(hover);
         ui.separator();
     }
-    short_buffer(ui, bar, theme);
     let open_recording = memory(ui, bar, theme);
     if let Some(text) = &bar.recording {
         let keys = UiCommand::ToggleRecording.keys_text(bar.shown);
@@ -414,11 +399,20 @@ fn counters(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
                 s.scheduling.label()
             ));
         // The kernel's drops at our socket (Linux says; elsewhere unknown and not shown).
+        // A receive buffer smaller than wanted is said only once it has cost something: the
+        // drop count carries the advice then (the exact command); before, the operator has
+        // nothing to do about it (the log said it once at start).
         if let Some(k) = s.kernel_dropped.filter(|&k| k > 0) {
-            ui.label(RichText::new(format!("kernel dropped {k}")).small().color(theme.warn))
-                    .on_hover_text(
-                        "Datagrams the operating system dropped because the socket's receive buffer was full (the machine was too busy to read them in time). Raise net.core.rmem_max (sudo sysctl -w net.core.rmem_max=8388608) or free a core.",
-                    );
+            let hover = bar.short_buffer.map_or_else(
+                || "Datagrams the operating system dropped because the socket's receive buffer was full (the machine was too busy to read them in time). Raise net.core.rmem_max (sudo sysctl -w net.core.rmem_max=8388608) or free a core.".to_string(),
+                |advice| format!("Datagrams the operating system dropped because the socket's receive buffer was full. {}.", capitalised(advice)),
+            );
+            ui.label(
+                RichText::new(format!("kernel dropped {k}"))
+                    .small()
+                    .color(theme.warn),
+            )
+            .on_hover_text(hover);
         }
         let tolerated = s.tolerated.total();
         if tolerated > 0 {
@@ -500,19 +494,23 @@ mod tests {
     }
 
     #[test]
-    fn a_short_receive_buffer_is_said_in_the_status_bar_with_the_advice() {
+    fn a_short_receive_buffer_is_said_only_once_the_kernel_dropped_with_the_advice() {
         let advice = "the UDP receive buffer is 416 KiB, not the 16384 KiB wanted: raise it";
+        // Nothing dropped yet: nothing for the operator to do, nothing said.
         let mut h = bar(&ArmState::default(), Some(advice));
         h.run();
-        let label = h.get_by_label("small receive buffer");
-        label.hover();
+        assert!(h.query_by_label_contains("receive buffer").is_none());
+        assert!(h.query_by_label_contains("kernel dropped").is_none());
+        let mut state = ArmState::default();
+        state.stats.datagrams = 10;
+        state.stats.kernel_dropped = Some(3);
+        let mut h = bar(&state, Some(advice));
+        h.run();
+        h.get_by_label("kernel dropped 3").hover();
         h.run();
         assert!(
             h.query_by_label_contains("The UDP receive buffer is 416 KiB")
                 .is_some()
         );
-        let mut h = bar(&ArmState::default(), None);
-        h.run();
-        assert!(h.query_by_label("small receive buffer").is_none());
     }
 }
