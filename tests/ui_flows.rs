@@ -967,6 +967,21 @@ mod replay_flows {
         }
     }
 
+    #[test]
+    fn question_mark_opens_the_help_with_or_without_shift() {
+        let mut h = harness(replay_app(Path::new(SAE)));
+        h.step();
+        for modifiers in [egui::Modifiers::NONE, egui::Modifiers::SHIFT] {
+            assert!(!h.state().view.show_help);
+            h.key_press_modifiers(modifiers, egui::Key::Questionmark);
+            h.step();
+            assert!(h.state().view.show_help, "? with {modifiers:?}");
+            h.key_press(egui::Key::F1);
+            h.step();
+        }
+        assert!(!h.state().view.show_help);
+    }
+
     /// The simulator on loopback and a network side talking to it, as `jaus-ocu demo` runs.
     fn demo_app() -> OcuApp {
         let socket = host::bind("127.0.0.1:0".parse().unwrap()).unwrap();

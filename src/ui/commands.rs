@@ -129,14 +129,6 @@ const fn press(key: Key) -> Shortcut {
     }
 }
 
-const fn shift_press(key: Key) -> Shortcut {
-    Shortcut {
-        modifiers: Modifiers::SHIFT,
-        key,
-        trigger: Trigger::Press,
-    }
-}
-
 /// A `'static` slice of shortcuts made by the `const fn`s above.
 macro_rules! keys {
     ($($s:expr),* $(,)?) => {{
@@ -356,7 +348,9 @@ impl UiCommand {
             UiCommand::ToggleRecording => keys![ctrl(Key::R)],
             UiCommand::ToggleHelp => keys![
                 press(Key::F1),
-                shift_press(Key::Questionmark),
+                // `?` with or without Shift: it needs Shift on some layouts, not on others,
+                // and tools that type it (xdotool) send it without.
+                press(Key::Questionmark),
                 press(Key::H),
             ],
             UiCommand::Cancel => keys![press(Key::Escape)],
