@@ -2,7 +2,9 @@
 # The window's CPU use, under Xvfb with Mesa's software renderer (llvmpipe), in each state:
 # the live demo, a replay paused, a replay playing at 1x, and a lost link (the GUI connected to
 # a `jaus-ocu sim` in another process, which is then stopped). CPU = (utime + stime) from
-# /proc/PID/stat over SECONDS of wall time after a warm-up, as a percentage of one core.
+# /proc/PID/stat over SECONDS of wall time after a warm-up, as a percentage of one core, and the
+# frames/s the window logged over the same seconds (its debug line every 10 s; "-" when it drew
+# fewer than one frame per 10 s or the binary does not log it).
 # Usage: .ci/cpu.sh BINARY RECORDING.mcap [SECONDS]
 #   CPU_SIZE=1920x1080   screen and window size (default 1280x800)
 #   CPU_STATES="live lost"  which states, in this order (default: live paused playing lost)
@@ -45,20 +47,27 @@ x() { DISPLAY="$DISPLAY_NUM" "$@"; }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# Percent of one core used by $1 over SECONDS_.
+# Percent of one core used by $1 over SECONDS_, then the mean of the frames/s lines the window
+# logged meanwhile.
 measure() {
-    local a b
+    local a b seen
+    seen=$(frame_lines | wc -l)
     a=$(cpu_ticks "$1")
     sleep "$SECONDS_"
     b=$(cpu_ticks "$1")
     awk -v d=$((b - a)) -v t="$TICKS" -v s="$SECONDS_" 'BEGIN { printf "%.1f", 100 * d / t / s }'
+    printf " %% of one core, "
+    frame_lines | tail -n +$((seen + 1)) | awk '{ f += $1; n++ } END { if (n) printf "%.1f frames/s", f / n; else printf "- frames/s" }'
 }
+
+# The window's "N frames/s, M 3D pictures/s" lines so far.
+frame_lines() { grep -o "[0-9.]* frames/s" "$SETTINGS/app.log" 2>/dev/null || true; }
 
 # Starts the GUI with "$@", sizes its window to the screen (no window manager: the window
 # opens at 1280x800 whatever the screen) and lets it settle.
 run() {
     env -u WAYLAND_DISPLAY -u WAYLAND_SOCKET DISPLAY="$DISPLAY_NUM" XDG_DATA_HOME="$SETTINGS" \
-        "$BIN" "$@" >/dev/null 2>&1 &
+        RUST_LOG=jaus_ocu::ui=debug "$BIN" "$@" >"$SETTINGS/app.log" 2>&1 &
     APID=$!
     sleep 3
     WID=$(x xdotool search --pid $APID | tail -1)
@@ -77,12 +86,12 @@ for state in $STATES; do
     case $state in
     live)
         run demo
-        echo "live demo:       $(measure $APID) % of one core"
+        echo "live demo:       $(measure $APID)"
         stop_app
         ;;
     paused)
         run replay "$REC"
-        echo "replay paused:   $(measure $APID) % of one core"
+        echo "replay paused:   $(measure $APID)"
         stop_app
         ;;
     playing)
@@ -91,7 +100,7 @@ for state in $STATES; do
         x xdotool windowfocus "$WID"
         x xdotool mousemove $((W / 2)) $((H * 3 / 8)) click 1 sleep 0.3 key space
         sleep 1
-        echo "replay playing:  $(measure $APID) % of one core"
+        echo "replay playing:  $(measure $APID)"
         # Proof that it played: the timeline's clock, on the screen.
         x import -window root "${CPU_SHOT:-/tmp/cpu-playing.png}" 2>/dev/null || true
         stop_app
@@ -103,7 +112,7 @@ for state in $STATES; do
         # The arm stops answering (as if powered off); the link is lost after a few seconds.
         kill -STOP $SPID
         sleep 8
-        echo "link lost:       $(measure $APID) % of one core"
+        echo "link lost:       $(measure $APID)"
         x import -window root "${CPU_SHOT_LOST:-/tmp/cpu-lost.png}" 2>/dev/null || true
         stop_app
         kill -CONT $SPID
