@@ -246,7 +246,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(frame_sized(&ctx, &mut a, TALL)));
     });
     // Decimation alone, as the two plots do it: 4 + 3 channels over the full 8 h, 1280 columns.
-    let v = a.session().read().expect("session lock");
+    let v = a.vehicle().read().expect("session lock");
     let s = v.focused();
     let mut bounds = Vec::new();
     g.bench_function("decimation_only_7_channels_1280_columns", |b| {

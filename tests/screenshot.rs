@@ -151,7 +151,7 @@ fn the_simulated_session_moves_the_arm_off_home() {
     );
     assert!(app.state.spec.is_some(), "the specification arrived");
     let ft = app
-        .session()
+        .vehicle()
         .read()
         .expect("session lock")
         .focused()

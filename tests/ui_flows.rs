@@ -314,7 +314,7 @@ mod replay_flows {
     use jaus_ocu::sim::component::{Component, SimConfig};
     use jaus_ocu::sim::harness::simulated_session;
     use jaus_ocu::sim::host;
-    use jaus_ocu::ui::app::{LiveKind, Notice, NoticeLevel, OcuApp, Settings, read_session};
+    use jaus_ocu::ui::app::{LiveKind, Notice, NoticeLevel, OcuApp, Settings, read_vehicle};
     use jaus_ocu::ui::files::Task;
     use jaus_ocu::ui::gauges::gauge_data;
     use jaus_ocu::ui::recording::Recording;
@@ -355,7 +355,7 @@ mod replay_flows {
     }
 
     fn span(app: &OcuApp) -> (f64, f64) {
-        read_session(app.session())
+        read_vehicle(app.vehicle())
             .focused()
             .span()
             .expect("something loaded")
@@ -486,7 +486,7 @@ mod replay_flows {
             "{}",
             app.title()
         );
-        let kinds: Vec<MarkKind> = read_session(app.session())
+        let kinds: Vec<MarkKind> = read_vehicle(app.vehicle())
             .focused()
             .marks
             .iter()
@@ -552,7 +552,7 @@ mod replay_flows {
     fn mark_keys_and_buttons_jump_from_mark_to_mark() {
         let mut h = harness(replay_app(Path::new(SAE)));
         h.step();
-        let marks: Vec<f64> = read_session(h.state().session())
+        let marks: Vec<f64> = read_vehicle(h.state().vehicle())
             .focused()
             .marks
             .iter()
@@ -603,14 +603,14 @@ mod replay_flows {
         h.key_press(egui::Key::Home);
         h.step();
         let start = cursor(&h);
-        let expected = read_session(h.state().session())
+        let expected = read_vehicle(h.state().vehicle())
             .focused()
             .next_report(start)
             .expect("reports recorded");
         h.key_press(egui::Key::ArrowRight);
         h.step();
         assert_eq!(cursor(&h), expected);
-        let next = read_session(h.state().session())
+        let next = read_vehicle(h.state().vehicle())
             .focused()
             .next_report(expected)
             .unwrap();
@@ -623,7 +623,7 @@ mod replay_flows {
         assert_eq!(cursor(&h), expected, "left steps back one report");
         // The state drawn is the session's state at the cursor.
         h.step();
-        let want = read_session(h.state().session())
+        let want = read_vehicle(h.state().vehicle())
             .focused()
             .state_at(expected);
         assert_eq!(h.state().state.positions, want.positions);
@@ -639,7 +639,7 @@ mod replay_flows {
         h.state().replay().unwrap().replay.wait();
         h.step();
         h.step();
-        let first = read_session(h.state().session())
+        let first = read_vehicle(h.state().vehicle())
             .focused()
             .positions
             .span()
@@ -705,7 +705,7 @@ mod replay_flows {
             .expect("positions at 1.5 s");
         assert!(then.t <= 1.5 && then.t > 1.4, "sample at {}", then.t);
         assert_ne!(then.value, latest.value, "the arm moved in between");
-        let want = read_session(h.state().session())
+        let want = read_vehicle(h.state().vehicle())
             .focused()
             .state_at(1.5)
             .positions
@@ -856,7 +856,7 @@ mod replay_flows {
             2,
             "the timeline and the status bar say so too"
         );
-        assert!(!read_session(h.state().session()).focused().marks.is_empty());
+        assert!(!read_vehicle(h.state().vehicle()).focused().marks.is_empty());
     }
 
     #[derive(Debug)]
@@ -2168,7 +2168,7 @@ mod vehicle_flows {
         assert_eq!(h.state().view.arm.drawn_arms(), [a, b]);
         // Each at its own mount: their bases 0.8 m apart across the vehicle (to the
         // millimetre the specification's scaled integers carry).
-        let session = h.state().session().read().unwrap();
+        let session = h.state().vehicle().read().unwrap();
         let mount = |id| {
             session
                 .arm(id)
@@ -2239,7 +2239,7 @@ mod vehicle_flows {
         assert_eq!(h.state().focus(), Some(b));
         // The gauges, presets and 3D view now draw b's own state.
         let b_latest = {
-            let s = h.state().session().read().unwrap();
+            let s = h.state().vehicle().read().unwrap();
             s.arm(b).unwrap().latest.positions.clone().unwrap()
         };
         let drawn = h.state().state.positions.clone().unwrap();
@@ -2373,7 +2373,7 @@ mod vehicle_flows {
         let (a, b) = ids();
         let (mut h, _, end) = vehicle(&[]);
         let base = |h: &Harness<'_, OcuApp>, id: ComponentId| {
-            let s = h.state().session().read().unwrap();
+            let s = h.state().vehicle().read().unwrap();
             s.arm(id)
                 .unwrap()
                 .latest

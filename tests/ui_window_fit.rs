@@ -27,7 +27,7 @@ use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
-use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings, read_session};
+use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings, read_vehicle};
 use jaus_ocu::ui::commands::UiCommand;
 use jaus_ocu::ui::time_control::Shown;
 use jaus_ocu::ui::view3d::MIN_VIEW3D_HEIGHT;
@@ -178,7 +178,7 @@ fn timeline_controls(h: &Harness<'_, OcuApp>) -> Vec<(String, bool)> {
     }
     // The elapsed time / the length.
     out.push((TIME.into(), false));
-    let session = read_session(app.session());
+    let session = read_vehicle(app.vehicle());
     let marks = &session.arm_or_focused(app.focus()).marks;
     for kind in MarkKind::ALL {
         let n = marks.iter().filter(|m| m.kind == kind).count();

@@ -17,7 +17,8 @@ use clap::Args;
 
 use super::sim::load_arm;
 use crate::record::player::Replay;
-use crate::ui::app::{OcuApp, Settings};
+use crate::ui::app::OcuApp;
+use crate::ui::settings::Settings;
 use crate::ui::screenshot;
 
 /// Simulated seconds before the picture is taken.

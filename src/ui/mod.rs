@@ -8,41 +8,28 @@
 //! back, a replay, a replay over live) is [`time_control::Shown`], derived from the
 //! [`sources::Sources`] and the [`time_control::TimeControl`].
 
-pub mod actions;
+pub mod action;
 pub mod app;
-pub mod arm_list;
 pub mod arms;
-pub mod banner;
 pub mod commands;
-pub mod confirm;
-pub mod event_log;
 pub mod exact;
 pub mod export;
 pub mod files;
 pub mod format;
-pub mod gauges;
-pub mod help;
-mod layout;
-pub mod live;
+pub mod gl_ffi;
 pub mod memory;
-pub mod notices;
-pub mod offscreen;
 pub mod pace;
-pub mod plot_picker;
-pub mod plots;
-pub mod presets;
+pub mod panels;
 pub mod recording;
 pub mod scene;
 pub mod screenshot;
+pub mod settings;
 pub mod simplify;
 pub mod sources;
-pub mod status_bar;
 pub mod theme;
 pub mod time_control;
-pub mod timeline;
-pub mod top_bar;
-pub mod view3d;
 pub mod widgets;
+pub mod words;
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -86,7 +73,7 @@ pub fn run(
     memory_limit: Option<u64>,
 ) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
-    offscreen::keep_frame_memory();
+    gl_ffi::keep_frame_memory();
     let title = match kind {
         LiveKind::Live => "jaus-ocu",
         LiveKind::Simulated => "jaus-ocu (SIMULATED)",
@@ -126,7 +113,7 @@ pub fn run(
 /// any window appears. `memory_limit` as for [`run`].
 pub fn run_replay(path: &Path, port: u16, memory_limit: Option<u64>) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
-    offscreen::keep_frame_memory();
+    gl_ffi::keep_frame_memory();
     // The loader wakes the window as batches arrive, once the window exists.
     let waker_ctx: Arc<OnceLock<eframe::egui::Context>> = Arc::new(OnceLock::new());
     let for_waker = waker_ctx.clone();
@@ -139,7 +126,7 @@ pub fn run_replay(path: &Path, port: u16, memory_limit: Option<u64>) -> anyhow::
     // the automatic one (the first frame gives the session the settings' budget).
     let budget = memory::Budget::choose(memory_limit, None, memory::physical_memory());
     let replay = Replay::open_within(path, port, Some(waker), Some(budget.as_usize()))?;
-    let title = format!("jaus-ocu (REPLAY {})", app::file_name(path));
+    let title = format!("jaus-ocu (REPLAY {})", words::file_name(path));
     eframe::run_native(
         "jaus-ocu",
         native_options(&title),

@@ -6,9 +6,9 @@
 
 use eframe::egui::{self, RichText};
 
-use super::actions::Action;
-use super::arms::ArmRow;
-use super::theme::Theme;
+use crate::ui::action::Action;
+use crate::ui::arms::ArmRow;
+use crate::ui::theme::Theme;
 use crate::model::update::{Command, ComponentId};
 
 /// Width of the live selector's closed box, points.

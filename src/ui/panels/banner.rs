@@ -6,10 +6,10 @@
 
 use eframe::egui::{self, RichText, text::LayoutJob};
 
-use super::commands::UiCommand;
-use super::live::{clock_text, live_arm_words, ocu_id_words};
-use super::theme::Theme;
-use super::time_control::Shown;
+use crate::ui::commands::UiCommand;
+use crate::ui::words::{clock_text, live_arm_words, ocu_id_words};
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
 use crate::model::state::{ArmState, Freshness};
 use crate::model::update::{ComponentId, ControlState, ManagementState};
 

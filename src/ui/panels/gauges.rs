@@ -2,11 +2,11 @@
 
 use eframe::egui;
 
-use super::app::Settings;
-use super::commands::UiCommand;
-use super::theme::Theme;
-use super::time_control::Shown;
-use super::widgets::joint_gauge::{GaugeData, joint_gauge};
+use crate::ui::settings::Settings;
+use crate::ui::commands::UiCommand;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
+use crate::ui::widgets::joint_gauge::{GaugeData, joint_gauge};
 use crate::model::state::{ArmState, Stamped};
 use crate::model::update::Signal;
 

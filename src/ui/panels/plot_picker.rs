@@ -7,7 +7,7 @@
 use eframe::egui::{self, PopupCloseBehavior, RichText};
 use egui::containers::menu::{MenuButton, MenuConfig};
 
-use super::theme::Theme;
+use crate::ui::theme::Theme;
 use crate::model::session::Session;
 use crate::model::signals::{PlotSpec, Series, SignalRef, Units, channel_count, describe};
 

@@ -4,13 +4,14 @@
 
 use eframe::egui::{self, RichText};
 
-use super::actions::Action;
-use super::app::{Confirm, last_outcome};
+use crate::ui::action::Action;
+use crate::ui::action::Confirm;
+use crate::ui::words::last_outcome;
 use super::arm_list::naming;
-use super::commands::{UiCommand, refusal};
-use super::live::conflict_refusal;
-use super::theme::Theme;
-use super::time_control::Shown;
+use crate::ui::commands::{refusal, UiCommand};
+use crate::ui::words::conflict_refusal;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
 use crate::model::state::{ArmState, outcome_text};
 use crate::model::update::{
     Command, CommandKind, ControlState, ManagementState, Outcome, PoseState,
