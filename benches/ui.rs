@@ -32,7 +32,9 @@ use jaus_ocu::model::signals::{PlotLayout, PlotSpec, Series, SignalRef};
 use jaus_ocu::model::update::{PresetInfo, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
-use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
+use jaus_ocu::ui::app::OcuApp;
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::LiveKind;
 
 const HOURS: f64 = 8.0;
 const RATE: f64 = 100.0;

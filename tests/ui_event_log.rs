@@ -12,7 +12,9 @@ use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use jaus_ocu::model::update::*;
-use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings, read_vehicle};
+use jaus_ocu::ui::app::OcuApp;
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
 
 /// A live app (no network) fed a few events, with the log shown and the clock at 10 s.
 fn app() -> OcuApp {

@@ -26,7 +26,9 @@ use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
-use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
+use jaus_ocu::ui::app::OcuApp;
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::LiveKind;
 
 /// Updates from `seconds` of an in-memory session between the real client and the simulator.
 fn recorded(seconds: f64, extra: Option<(JausIdLike, ArmFile)>) -> Vec<Update> {
@@ -314,11 +316,14 @@ mod replay_flows {
     use jaus_ocu::sim::component::{Component, SimConfig};
     use jaus_ocu::sim::harness::simulated_session;
     use jaus_ocu::sim::host;
-    use jaus_ocu::ui::app::{LiveKind, Notice, NoticeLevel, OcuApp, Settings, read_vehicle};
+    use jaus_ocu::ui::app::OcuApp;
     use jaus_ocu::ui::files::Task;
-    use jaus_ocu::ui::gauges::gauge_data;
+    use jaus_ocu::ui::panels::gauges::gauge_data;
+    use jaus_ocu::ui::panels::notices::{Notice, NoticeLevel};
     use jaus_ocu::ui::recording::Recording;
+    use jaus_ocu::ui::settings::Settings;
     use jaus_ocu::ui::sources::Badge;
+    use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
     use jaus_ocu::ui::time_control::{Shown, TimeCommand};
 
     use super::{Outbox, live_app};
@@ -1201,8 +1206,9 @@ mod trust {
     use egui_kittest::kittest::{By, NodeT, Queryable};
     use jaus_ocu::model::update::*;
     use jaus_ocu::sim::arm_file::ArmFile;
-    use jaus_ocu::ui::actions::Action;
-    use jaus_ocu::ui::app::{Confirm, OcuApp};
+    use jaus_ocu::ui::action::Action;
+    use jaus_ocu::ui::action::Confirm;
+    use jaus_ocu::ui::app::OcuApp;
     use jaus_ocu::ui::screenshot::{Scenario, scenario_updates};
     use jaus_ocu::ui::time_control::Shown;
 
@@ -1516,7 +1522,7 @@ mod trust {
     fn a_replay_on_its_own_has_no_live_arm() {
         let replay = jaus_ocu::record::player::Replay::open(Path::new(SAE), 3794, None).unwrap();
         replay.wait();
-        let app = OcuApp::with_replay(replay, jaus_ocu::ui::app::Settings::default());
+        let app = OcuApp::with_replay(replay, jaus_ocu::ui::settings::Settings::default());
         let mut h = harness(app);
         h.step();
         assert!(h.query_by_label("no live arm").is_some());

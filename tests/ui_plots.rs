@@ -20,13 +20,14 @@ use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::app::{
-    LIVE_IDLE_INTERVAL, LiveKind, MOTION_INTERVAL, NUMBERS_INTERVAL, OcuApp, RepaintNeeds,
-    Settings, read_vehicle, repaint_after,
+    LIVE_IDLE_INTERVAL, MOTION_INTERVAL, NUMBERS_INTERVAL, OcuApp, RepaintNeeds, repaint_after,
 };
-use jaus_ocu::ui::plots::{
+use jaus_ocu::ui::panels::plots::{
     MIN_PLOT_HEIGHT, SMALLEST_PLOT_HEIGHT, channels, fit_y, labelled_ticks, plot_lines, tick_label,
     wheel_zoom, y_steps,
 };
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
 use jaus_ocu::ui::time_control::Shown;
 
 /// A live app (detached network handle) fed 20 s of a wrench at 100 Hz whose Fz rises

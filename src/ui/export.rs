@@ -74,7 +74,10 @@ pub enum CsvColumns {
 /// plots are shown, else every series.
 pub fn csv_columns(settings: &super::settings::Settings) -> CsvColumns {
     if settings.show_plots {
-        CsvColumns::Plotted(settings.plots.clone(), super::panels::plots::units(settings))
+        CsvColumns::Plotted(
+            settings.plots.clone(),
+            super::panels::plots::units(settings),
+        )
     } else {
         CsvColumns::Everything
     }

@@ -12,8 +12,8 @@ use eframe::egui;
 use eframe::egui_glow;
 
 use super::app::{DEFAULT_REPLAY_PORT, OcuApp};
-use super::settings::Settings;
 use super::gl_ffi;
+use super::settings::Settings;
 use super::sources::LiveKind;
 use super::theme::Theme;
 use crate::model::update::{Command, ComponentId, Update};

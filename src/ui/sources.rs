@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::words::file_name;
 use super::time_control::{Shown, TimeContext, TimeControl};
+use super::words::file_name;
 use crate::model::session::Session;
 use crate::model::update::ComponentId;
 use crate::model::vehicle::{SharedVehicle, Vehicle};

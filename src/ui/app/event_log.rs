@@ -1,15 +1,17 @@
 //! The event log of `OcuApp`: the log panel's answers carried out (notes added, saved,
 //! the drawn time moved to an event).
 
-use eframe::egui::{self};
-use crate::ui::action::Action;
 use super::OcuApp;
-use crate::ui::panels::event_log::{DEFAULT_WIDTH, LogInput, NoteAnswer, NoteDraft, note_window, show};
+use crate::model::events::{Note, NotesFile, sidecar_path};
+use crate::ui::action::Action;
 use crate::ui::files;
+use crate::ui::panels::event_log::{
+    DEFAULT_WIDTH, LogInput, NoteAnswer, NoteDraft, note_window, show,
+};
 use crate::ui::panels::notices::NoticeLevel;
 use crate::ui::sources::read_vehicle;
 use crate::ui::theme::Theme;
-use crate::model::events::{Note, NotesFile, sidecar_path};
+use eframe::egui::{self};
 
 impl OcuApp {
     /// The event log as a right-hand panel, narrow and resizable (the 3D view keeps its

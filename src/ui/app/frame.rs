@@ -6,26 +6,26 @@
 
 use eframe::egui;
 
-use crate::ui::action::Action;
 use super::OcuApp;
+use crate::ui::action::Action;
 use crate::ui::arms;
-use crate::ui::panels::banner;
 use crate::ui::commands::refusal;
-use crate::ui::panels::confirm;
 use crate::ui::files;
+use crate::ui::panels::banner;
+use crate::ui::panels::confirm;
 use crate::ui::panels::gauges;
 use crate::ui::panels::help;
-use crate::ui::words::{last_known, past_label};
 use crate::ui::panels::notices::{self, NoticeLevel};
 use crate::ui::panels::plots::{self, PlotsInput};
 use crate::ui::panels::presets;
-use crate::ui::scene::SceneArm;
-use crate::ui::sources::{read_vehicle, ReplayState};
 use crate::ui::panels::status_bar::{self, StatusBar};
-use crate::ui::theme::Theme;
 use crate::ui::panels::timeline::{self, TimelineInput};
 use crate::ui::panels::top_bar::{self, FileMenu, TopBar};
 use crate::ui::panels::view3d::{self, View3dInput};
+use crate::ui::scene::SceneArm;
+use crate::ui::sources::{ReplayState, read_vehicle};
+use crate::ui::theme::Theme;
+use crate::ui::words::{last_known, past_label};
 
 impl OcuApp {
     /// Draws one frame (also what the `egui_kittest` tests drive).

@@ -6,10 +6,10 @@
 //! area with the time it is at ([`past_label`]), with no buttons beside it.
 
 use super::OcuApp;
-use crate::ui::arms::{ArmRow, rows};
-use crate::ui::panels::notices::NoticeLevel;
 use crate::model::state::{ArmState, outcome_text};
 use crate::model::update::{CommandKind, ComponentId, ControlState, ManagementState, Update};
+use crate::ui::arms::{ArmRow, rows};
+use crate::ui::panels::notices::NoticeLevel;
 
 impl OcuApp {
     /// The live arm's newest state, whatever is drawn: `None` when no live source exists

@@ -25,17 +25,17 @@ use std::time::{Duration, Instant};
 
 use eframe::egui;
 
-use crate::ui::files::Jobs;
-use crate::ui::pace::{self, Pace};
-use crate::ui::recording::Recording;
-use crate::ui::sources::Sources;
-use crate::ui::time_control::{Shown, TimeControl};
-use crate::ui::panels::{plots, view3d};
 use crate::model::state::ArmState;
 use crate::model::update::{Command, CommandKind, ComponentId, ControlState, Outcome, Update};
 use crate::model::vehicle::SharedVehicle;
 use crate::net::thread::NetHandle;
 use crate::sim::host::SimHandle;
+use crate::ui::files::Jobs;
+use crate::ui::pace::{self, Pace};
+use crate::ui::panels::{plots, view3d};
+use crate::ui::recording::Recording;
+use crate::ui::sources::Sources;
+use crate::ui::time_control::{Shown, TimeControl};
 
 use crate::ui::action::Confirm;
 use crate::ui::panels::notices::{MAX_NOTICES, Notice, NoticeLevel};
@@ -312,7 +312,11 @@ impl OcuApp {
 
     /// The memory budget in force: `--memory-limit`, else the settings', else automatic.
     pub fn budget(&self) -> crate::ui::memory::Budget {
-        crate::ui::memory::Budget::choose(self.memory_override, self.settings.memory_limit, self.ram)
+        crate::ui::memory::Budget::choose(
+            self.memory_override,
+            self.settings.memory_limit,
+            self.ram,
+        )
     }
 
     /// The automatic budget on this machine, bytes.

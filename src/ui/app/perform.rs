@@ -5,17 +5,17 @@
 
 use std::path::PathBuf;
 
-use crate::ui::action::{Action, Confirm};
 use super::OcuApp;
-use crate::ui::words::file_name;
+use crate::model::update::{Command, ControlState, ManagementState};
+use crate::ui::action::{Action, Confirm};
 use crate::ui::commands::{self, UiCommand};
 use crate::ui::export;
 use crate::ui::files::{self, Task};
 use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::panels::view3d;
 use crate::ui::sources::read_vehicle;
 use crate::ui::time_control::{Shown, TimeCommand};
-use crate::ui::panels::view3d;
-use crate::model::update::{Command, ControlState, ManagementState};
+use crate::ui::words::file_name;
 
 impl OcuApp {
     /// Carries out what the operator asked.

@@ -1,17 +1,17 @@
 //! The recorder's life in `OcuApp`: starting and stopping it, polling it, the exact values
 //! read back from the running recording, finishing it on exit.
 
-use std::path::PathBuf;
 use super::OcuApp;
-use crate::ui::recording::Recording;
-use crate::ui::words::{arm_name, file_name};
-use crate::ui::files::Task;
-use crate::ui::panels::notices::NoticeLevel;
-use crate::ui::sources::{LiveKind, read_vehicle};
 use crate::model::update::{MarkKind, Update};
 use crate::record::format;
 use crate::record::recorder::{Recorder, RecorderConfig};
+use crate::ui::files::Task;
+use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::recording::Recording;
+use crate::ui::sources::{LiveKind, read_vehicle};
 use crate::ui::theme::ScenePalette;
+use crate::ui::words::{arm_name, file_name};
+use std::path::PathBuf;
 
 impl OcuApp {
     /// The live session's selected arm (identification, else its JAUS ID), for file names
@@ -100,10 +100,7 @@ impl OcuApp {
     /// Stops recording: the tap is disconnected at once, the file is finished off the UI
     /// thread, and a notice says what was written.
     pub fn stop_recording(&mut self) {
-        let tap = self
-            .sources
-            .net()
-            .map(crate::net::thread::NetHandle::tap);
+        let tap = self.sources.net().map(crate::net::thread::NetHandle::tap);
         self.recording.stop(tap, self.egui_ctx.clone());
         self.recording_mark("recording stopped");
     }
@@ -123,10 +120,7 @@ impl OcuApp {
 
     /// Refreshes the recorder's figures and reports how it ended.
     pub(crate) fn poll_recording(&mut self) {
-        let tap = self
-            .sources
-            .net()
-            .map(crate::net::thread::NetHandle::tap);
+        let tap = self.sources.net().map(crate::net::thread::NetHandle::tap);
         let was_active = self.recording.is_active();
         if let Some(n) = self.recording.poll(tap) {
             if was_active && !self.recording.is_active() {
@@ -144,10 +138,7 @@ impl OcuApp {
 
     /// At exit: finishes the file, waiting for the recorder (about a second).
     pub(crate) fn finish_recording_on_exit(&mut self) {
-        let tap = self
-            .sources
-            .net()
-            .map(crate::net::thread::NetHandle::tap);
+        let tap = self.sources.net().map(crate::net::thread::NetHandle::tap);
         self.recording.finish_on_exit(tap);
     }
 }

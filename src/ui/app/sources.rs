@@ -1,19 +1,19 @@
 //! The sources of `OcuApp`: opening and closing the live source and replays, draining their
 //! updates within a time budget, the drawn state and its arms, the memory line.
 
-use std::path::Path;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 use super::OcuApp;
-use crate::ui::sources::{Previous, ReplayState, read_vehicle, write_vehicle};
-use crate::ui::format::format_hms;
-use crate::ui::panels::notices::NoticeLevel;
-use crate::ui::time_control::{Shown, TimeCommand, TimeControl};
 use crate::model::session::Session;
 use crate::model::state::ArmState;
 use crate::model::update::{Command, ComponentId, Update};
 use crate::model::vehicle::Vehicle;
 use crate::record::player::{LoadWaker, Replay};
+use crate::ui::format::format_hms;
+use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::sources::{Previous, ReplayState, read_vehicle, write_vehicle};
+use crate::ui::time_control::{Shown, TimeCommand, TimeControl};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 impl OcuApp {
     /// Applies one live update to the live session (and to the drawn state while it is the

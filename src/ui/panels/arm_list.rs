@@ -6,10 +6,10 @@
 
 use eframe::egui::{self, RichText};
 
+use crate::model::update::{Command, ComponentId};
 use crate::ui::action::Action;
 use crate::ui::arms::ArmRow;
 use crate::ui::theme::Theme;
-use crate::model::update::{Command, ComponentId};
 
 /// Width of the live selector's closed box, points.
 pub const SELECTOR_W: f32 = 150.0;

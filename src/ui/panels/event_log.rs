@@ -11,15 +11,15 @@
 
 use eframe::egui::{self, RichText};
 
+use crate::model::clock::format_utc_time;
+use crate::model::events::{self, Event};
+use crate::model::session::{Mark, Session};
 use crate::ui::action::Action;
 use crate::ui::commands::UiCommand;
 use crate::ui::format::{format_hms, wall_ns};
 use crate::ui::theme::Theme;
 use crate::ui::time_control::{Shown, TimeCommand};
-use crate::ui::widgets::scrub_bar::{kind_chips, MarkFilter};
-use crate::model::clock::format_utc_time;
-use crate::model::events::{self, Event};
-use crate::model::session::{Mark, Session};
+use crate::ui::widgets::scrub_bar::{MarkFilter, kind_chips};
 
 /// The panel's width to start with, points (resizable; small so the 3D view keeps its room).
 pub const DEFAULT_WIDTH: f32 = 260.0;
@@ -205,7 +205,11 @@ pub enum NoteAnswer {
 }
 
 /// The note window.
-pub fn note_window(ctx: &egui::Context, draft: &mut NoteDraft, start_ns: Option<u64>) -> NoteAnswer {
+pub fn note_window(
+    ctx: &egui::Context,
+    draft: &mut NoteDraft,
+    start_ns: Option<u64>,
+) -> NoteAnswer {
     let mut answer = NoteAnswer::Open;
     egui::Window::new("Add note")
         .collapsible(false)

@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 
 use eframe::egui::{self, RichText};
 
-use crate::ui::words::last_outcome;
+use crate::model::history::History;
+use crate::model::state::{ArmState, outcome_text};
+use crate::model::update::{ComponentId, Delivery, Outcome, Signal};
 use crate::ui::commands::UiCommand;
 use crate::ui::exact::ExactStatus;
 use crate::ui::format::{format_hms, group_digits};
@@ -14,9 +16,7 @@ use crate::ui::memory::{Budget, format_bytes};
 use crate::ui::sources::ReplayState;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
-use crate::model::history::History;
-use crate::model::state::{ArmState, outcome_text};
-use crate::model::update::{ComponentId, Delivery, Outcome, Signal};
+use crate::ui::words::last_outcome;
 
 /// What the status bar shows.
 pub struct StatusBar<'a> {

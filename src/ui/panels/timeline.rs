@@ -9,16 +9,16 @@
 
 use eframe::egui::{self, RichText};
 
+use crate::model::clock::{format_utc_date, format_utc_time};
+use crate::model::session::Session;
+use crate::model::update::MarkKind;
 use crate::ui::action::Action;
 use crate::ui::commands::UiCommand;
 use crate::ui::format::{format_hms, format_speed, group_digits, wall_ns};
 use crate::ui::sources::ReplayState;
 use crate::ui::theme::Theme;
-use crate::ui::time_control::{Shown, SPEEDS, TimeCommand, TimeControl};
-use crate::ui::widgets::scrub_bar::{kind_chips, MarkFilter, scrub_bar, ScrubAction, ScrubBar};
-use crate::model::clock::{format_utc_date, format_utc_time};
-use crate::model::session::Session;
-use crate::model::update::MarkKind;
+use crate::ui::time_control::{SPEEDS, Shown, TimeCommand, TimeControl};
+use crate::ui::widgets::scrub_bar::{MarkFilter, ScrubAction, ScrubBar, kind_chips, scrub_bar};
 
 pub use crate::ui::time_control::{MAX_FRAME_DT, MAX_SPEED, MIN_SPEED};
 

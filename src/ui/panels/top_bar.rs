@@ -21,19 +21,19 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::ui::action::Action;
-use crate::ui::settings::Settings;
-use crate::ui::words::{conflict_refusal, file_name, status_word};
 use super::arm_list::{self, naming};
+use crate::model::state::{ArmState, Freshness};
+use crate::model::update::{Command, ControlState, LinkState, ManagementState};
+use crate::ui::action::Action;
 use crate::ui::arms::ArmRow;
 use crate::ui::commands::UiCommand;
-use crate::ui::memory::{Budget, BudgetSource, format_bytes, MIN_LIMIT};
+use crate::ui::memory::{Budget, BudgetSource, MIN_LIMIT, format_bytes};
 use crate::ui::recording::{self, Recording};
+use crate::ui::settings::Settings;
 use crate::ui::sources::Badge;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
-use crate::model::state::{ArmState, Freshness};
-use crate::model::update::{Command, ControlState, LinkState, ManagementState};
+use crate::ui::words::{conflict_refusal, file_name, status_word};
 
 /// Why the emergency stop is disabled in a replay on its own.
 pub const NO_LIVE_ARM: &str = "No live arm: this window only replays a file";

@@ -8,17 +8,17 @@
 
 use eframe::egui::{self, Align2, FontId, RichText};
 
-use crate::ui::action::Action;
-use crate::ui::settings::Settings;
-use crate::ui::commands::UiCommand;
-use crate::ui::scene::{ArmView, Camera, SceneArm, SceneInput};
-use crate::ui::sources::Badge;
-use crate::ui::theme::Theme;
-use crate::ui::time_control::Shown;
 use crate::model::kinematics::{self, ArmPose};
 use crate::model::limits::joint_warnings;
 use crate::model::state::{ArmState, components_summary};
 use crate::model::update::{ComponentId, ManagementState};
+use crate::ui::action::Action;
+use crate::ui::commands::UiCommand;
+use crate::ui::scene::{ArmView, Camera, SceneArm, SceneInput};
+use crate::ui::settings::Settings;
+use crate::ui::sources::Badge;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
 
 /// The least height of the 3D view, points: in a small window (800×600) with the emergency
 /// banner up, the plots give way (shrink, then hide) before the view goes below it, so the
