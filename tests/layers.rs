@@ -297,7 +297,11 @@ fn ui_imports_run_one_way() {
     let files: Vec<(Vec<String>, String)> = paths
         .iter()
         .map(|p| {
-            let relative = p.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+            let relative = p
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             (module_of(&relative), std::fs::read_to_string(p).unwrap())
         })
         .collect();
@@ -321,8 +325,14 @@ fn the_ui_import_check_sees_a_planted_circle() {
     // a -> b -> c -> a through a group, a nested group, `self::` and a comment that must not
     // count; d <-> e is a circle of two, allowed.
     let files = vec![
-        file("ui/mod.rs", "pub mod a; pub mod b; pub mod c; pub mod d; pub mod e;"),
-        file("ui/a.rs", "use super::{theme, b::{B, Bee}};\n// use super::e;"),
+        file(
+            "ui/mod.rs",
+            "pub mod a; pub mod b; pub mod c; pub mod d; pub mod e;",
+        ),
+        file(
+            "ui/a.rs",
+            "use super::{theme, b::{B, Bee}};\n// use super::e;",
+        ),
         file("ui/b.rs", "use crate::ui::c;\nfn f() { self::g(); }"),
         file("ui/c/mod.rs", "mod inner;\nuse self::inner::X;"),
         file("ui/c/inner.rs", "pub fn x() { super::super::a::run(); }"),
