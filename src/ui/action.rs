@@ -15,8 +15,8 @@ pub enum Action {
     Time(TimeCommand),
     /// A command to the arm built by the panel (e.g. focusing another live arm).
     Send(Command),
-    /// Bring this arm into view ([`super::app::OcuApp::focus_arm`]: live, the network focuses it; in a
-    /// replay, the view does).
+    /// Bring this arm into view ([`super::app::OcuApp::focus_arm`]: live, the network
+    /// focuses it; in a replay, the view does).
     Focus(ComponentId),
     /// Preview this preset as a ghost (or stop previewing).
     Preview(Option<u8>),

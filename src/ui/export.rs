@@ -83,10 +83,10 @@ pub fn csv_columns(settings: &super::settings::Settings) -> CsvColumns {
     }
 }
 
-/// Writes the CSV of `[t0, t1]` of `arm` in `session` (the focused arm when `None`) to `path`,
+/// Writes the CSV of `[t0, t1]` of `arm` in `vehicle` (the focused arm when `None`) to `path`,
 /// off the UI thread: `columns` says which.
 pub fn export_csv(
-    session: SharedVehicle,
+    vehicle: SharedVehicle,
     arm: Option<ComponentId>,
     path: PathBuf,
     (t0, t1): (f64, f64),
@@ -102,7 +102,7 @@ pub fn export_csv(
         })?;
         let mut w = std::io::BufWriter::new(file);
         let rows = {
-            let s = read_vehicle(&session);
+            let s = read_vehicle(&vehicle);
             let arm = s.arm_or_focused(arm);
             match &columns {
                 CsvColumns::Everything => write_csv(arm, t0, t1, &mut w),

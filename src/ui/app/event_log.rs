@@ -24,9 +24,9 @@ impl OcuApp {
     ) {
         let shown = self.shown();
         let shared = self.vehicle().clone();
-        let session = read_vehicle(&shared);
+        let vehicle = read_vehicle(&shared);
         let input = LogInput {
-            session: session.arm_or_focused(self.focus),
+            session: vehicle.arm_or_focused(self.focus),
             shown,
             time: shown.time(self.now()),
             start_ns: self.start_ns(),

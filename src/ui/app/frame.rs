@@ -173,12 +173,12 @@ impl OcuApp {
         if open_recording {
             actions.push(Action::ExactFromRecording);
         }
-        let session = read_vehicle(self.sources.vehicle());
+        let vehicle = read_vehicle(self.sources.vehicle());
         let input = TimelineInput {
             shown,
             time: &self.time,
             now: self.now(),
-            session: session.arm_or_focused(self.focus),
+            session: vehicle.arm_or_focused(self.focus),
             start_ns: self.sources.start_ns(),
             replay: self.sources.replay(),
         };
@@ -229,9 +229,9 @@ impl OcuApp {
                     .filter(|_| edge.is_some_and(|e| a < e))?;
                 r.exact.covering(a, b)
             });
-            let session = read_vehicle(exact.unwrap_or(self.sources.vehicle()));
+            let vehicle = read_vehicle(exact.unwrap_or(self.sources.vehicle()));
             let input = PlotsInput {
-                session: session.arm_or_focused(self.focus),
+                session: vehicle.arm_or_focused(self.focus),
                 shown,
                 time: shown.time(self.now()),
             };

@@ -522,13 +522,13 @@ impl OcuApp {
     /// session rescans its history when the threshold changes).
     pub(crate) fn sync_threshold(&self) {
         let th = self.settings.force_threshold;
-        let session = self.sources.vehicle();
-        let differs = session.read().map_or_else(
+        let vehicle = self.sources.vehicle();
+        let differs = vehicle.read().map_or_else(
             |e| e.into_inner().force_threshold(),
             |s| s.force_threshold(),
         ) != th.filter(|x| x.is_finite() && *x > 0.0);
         if differs {
-            match session.write() {
+            match vehicle.write() {
                 Ok(mut s) => s.set_force_threshold(th),
                 Err(e) => e.into_inner().set_force_threshold(th),
             }

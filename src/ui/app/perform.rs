@@ -245,9 +245,9 @@ impl OcuApp {
     /// (when they cover the range). Otherwise the rows before the envelope's edge are not in
     /// the file, and a notice says so and where they are.
     fn csv_vehicle(&mut self, t0: f64, t1: f64) -> crate::model::vehicle::SharedVehicle {
-        let session = self.vehicle().clone();
-        let Some(edge) = read_vehicle(&session).envelope_before().filter(|e| t0 < *e) else {
-            return session;
+        let vehicle = self.vehicle().clone();
+        let Some(edge) = read_vehicle(&vehicle).envelope_before().filter(|e| t0 < *e) else {
+            return vehicle;
         };
         if let Some(exact) = self.sources.replay().and_then(|r| r.exact.covering(t0, t1)) {
             return exact.clone();
@@ -272,7 +272,7 @@ impl OcuApp {
                 crate::ui::format::format_hms(edge, true)
             ),
         );
-        session
+        vehicle
     }
 
     /// Carries out `task` on the chosen `path` (from a dialog, the prompt, or a caller).
@@ -295,10 +295,10 @@ impl OcuApp {
                     );
                     return;
                 }
-                let session = self.csv_vehicle(t0, t1);
+                let vehicle = self.csv_vehicle(t0, t1);
                 let columns = export::csv_columns(&self.settings);
                 let ctx = self.egui_ctx.clone();
-                match export::export_csv(session, self.focus, path, (t0, t1), columns, ctx) {
+                match export::export_csv(vehicle, self.focus, path, (t0, t1), columns, ctx) {
                     Ok(job) => self.jobs.exports.push(job),
                     Err(e) => self.notify(NoticeLevel::Error, e),
                 }

@@ -63,8 +63,8 @@ impl OcuApp {
         if rx.is_empty() {
             return false;
         }
-        let session = live.vehicle.clone();
-        let mut s = match session.try_write() {
+        let vehicle = live.vehicle.clone();
+        let mut s = match vehicle.try_write() {
             Ok(s) => s,
             Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return true,
@@ -169,9 +169,9 @@ impl OcuApp {
     /// Carries out a time command on the drawn session; when the time rejoins live, the plots
     /// follow again too.
     pub fn time_command(&mut self, cmd: TimeCommand) {
-        let session = self.sources.vehicle().clone();
+        let vehicle = self.sources.vehicle().clone();
         let rejoined = {
-            let s = read_vehicle(&session);
+            let s = read_vehicle(&vehicle);
             let cx = self
                 .sources
                 .time_context(s.arm_or_focused(self.focus), self.now());
@@ -191,10 +191,10 @@ impl OcuApp {
 
     /// Advances playback by `dt` seconds of wall-clock time (once per frame, before drawing).
     pub(crate) fn tick(&mut self, dt: f64) {
-        let session = self.sources.vehicle().clone();
-        self.place_at_first_positions(read_vehicle(&session).arm_or_focused(self.focus));
+        let vehicle = self.sources.vehicle().clone();
+        self.place_at_first_positions(read_vehicle(&vehicle).arm_or_focused(self.focus));
         let rejoined = {
-            let s = read_vehicle(&session);
+            let s = read_vehicle(&vehicle);
             let cx = self
                 .sources
                 .time_context(s.arm_or_focused(self.focus), self.now());
