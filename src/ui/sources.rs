@@ -1,10 +1,8 @@
 //! Where the data drawn comes from: a live source (the network side, the simulator when it is
-//! the demo, and the live session they fill) and an optional replay. [`Sources::shown`]
-//! derives what the window shows from them and the time control; the session drawn is the
-//! replay's while one is open, else the live one.
-//!
-//! Also the work that keeps the drawn state in step with them: draining the network's
-//! updates, polling a replay's loader, and rebuilding the state at the drawn time.
+//! the demo, and the live vehicle store they fill) and an optional replay. [`Sources::shown`]
+//! derives what the window shows from them and the time control; the vehicle drawn is the
+//! replay's while one is open, else the live one. A leaf of the vocabulary: `OcuApp`'s side
+//! (opening, draining, syncing) is `ui/app/sources.rs`.
 
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};

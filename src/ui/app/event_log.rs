@@ -1,5 +1,6 @@
-//! The event log of `OcuApp`: the log panel's answers carried out (notes added, saved,
-//! the drawn time moved to an event).
+//! The event log of `OcuApp`: the log panel laid out with what it shows, the note window,
+//! notes added (into the running recording live, kept unsaved in a replay) and saved beside
+//! the file. The drawing is `ui/panels/event_log.rs`.
 
 use super::OcuApp;
 use crate::model::events::{Note, NotesFile, sidecar_path};

@@ -1,7 +1,7 @@
-//! The eframe application. Three layers of state (Rerun): facts (the [`Sources`]' sessions
-//! with every update and its history, and the [`ArmState`] drawn this frame), persisted
-//! [`Settings`], and transient view state ([`ViewState`]); plus the [`TimeControl`] that
-//! says which time is drawn.
+//! The eframe application. Three layers of state (Rerun): facts (the [`Sources`]' vehicle
+//! stores, every arm's session with every update and its history, and the [`ArmState`] drawn
+//! this frame), persisted [`Settings`], and transient view state ([`ViewState`]); plus the
+//! [`TimeControl`] that says which time is drawn.
 //!
 //! Live and replay share every drawing path: panels are handed `app.state`, which is the
 //! live session's latest state while following live, and `session.state_at(cursor)` in a

@@ -1,5 +1,6 @@
-//! The recorder's life in `OcuApp`: starting and stopping it, polling it, the exact values
-//! read back from the running recording, finishing it on exit.
+//! The recorder's life in `OcuApp`: its configuration and the live arm's name in it, starting
+//! (or attaching) and stopping it, its start/stop marks, polling it, finishing it on exit. The
+//! `Recording` state and the record button are `ui/recording.rs`.
 
 use super::OcuApp;
 use crate::model::update::{MarkKind, Update};

@@ -1,5 +1,7 @@
-//! The sources of `OcuApp`: opening and closing the live source and replays, draining their
-//! updates within a time budget, the drawn state and its arms, the memory line.
+//! The sources of `OcuApp`: updates applied and drained within a time budget, replays opened
+//! and closed (and the previous view restored), the drawn time moved, the drawn state synced
+//! with it, the focused arm, exact values read back from a recording, the memory line, the
+//! live side shut down. The `Sources` types are `ui/sources.rs`.
 
 use super::OcuApp;
 use crate::model::session::Session;
