@@ -32,7 +32,9 @@ use jaus_ocu::model::signals::{PlotLayout, PlotSpec, Series, SignalRef};
 use jaus_ocu::model::update::{PresetInfo, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
-use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
+use jaus_ocu::ui::app::OcuApp;
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::LiveKind;
 
 const HOURS: f64 = 8.0;
 const RATE: f64 = 100.0;
@@ -246,7 +248,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(frame_sized(&ctx, &mut a, TALL)));
     });
     // Decimation alone, as the two plots do it: 4 + 3 channels over the full 8 h, 1280 columns.
-    let v = a.session().read().expect("session lock");
+    let v = a.vehicle().read().expect("session lock");
     let s = v.focused();
     let mut bounds = Vec::new();
     g.bench_function("decimation_only_7_channels_1280_columns", |b| {

@@ -28,10 +28,10 @@ use three_d::{
 const WIDTH: u32 = 400;
 const HEIGHT: u32 = 300;
 
-use jaus_ocu::ui::offscreen::Headless;
+use jaus_ocu::ui::gl_ffi::Headless;
 
 fn headless() -> Headless {
-    jaus_ocu::ui::offscreen::headless().unwrap_or_else(|e| panic!("{e}"))
+    jaus_ocu::ui::gl_ffi::headless().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// An RGBA image, rows top-down (as `RenderTarget::read_color` returns them).

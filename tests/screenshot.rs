@@ -19,9 +19,11 @@ use std::process::{Command, Output};
 use jaus_ocu::model::update::{ComponentId, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
-use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
+use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::scene::ScenePalette;
 use jaus_ocu::ui::screenshot::{Scenario, render, scenario_app, simulated_app};
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::LiveKind;
 use jaus_ocu::ui::theme::Theme;
 
 fn run(args: &[&str]) -> Output {
@@ -151,7 +153,7 @@ fn the_simulated_session_moves_the_arm_off_home() {
     );
     assert!(app.state.spec.is_some(), "the specification arrived");
     let ft = app
-        .session()
+        .vehicle()
         .read()
         .expect("session lock")
         .focused()

@@ -12,7 +12,9 @@ use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use jaus_ocu::model::update::*;
-use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings, read_session};
+use jaus_ocu::ui::app::OcuApp;
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
 
 /// A live app (no network) fed a few events, with the log shown and the clock at 10 s.
 fn app() -> OcuApp {
@@ -121,7 +123,7 @@ fn n_adds_a_note_that_shows_in_the_log_and_on_the_timeline() {
         h.query_by_label_contains("Enter saves").is_none(),
         "window closed"
     );
-    let marks: Vec<(f64, MarkKind, String)> = read_session(h.state().session())
+    let marks: Vec<(f64, MarkKind, String)> = read_vehicle(h.state().vehicle())
         .focused()
         .marks
         .iter()
@@ -149,7 +151,7 @@ fn n_adds_a_note_that_shows_in_the_log_and_on_the_timeline() {
     h.key_press(egui::Key::Enter);
     h.step();
     h.step();
-    let notes = read_session(h.state().session()).notes();
+    let notes = read_vehicle(h.state().vehicle()).notes();
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert_eq!(notes[1].text, "");
     h.get_by_label_contains("note  bookmark");
@@ -217,7 +219,7 @@ fn a_replays_notes_are_saved_to_the_sidecar_and_read_back_with_the_file() {
 
     // Opened again: the recording's note once, the replay's from the sidecar.
     let app = open();
-    let texts: Vec<String> = read_session(app.session())
+    let texts: Vec<String> = read_vehicle(app.vehicle())
         .notes()
         .into_iter()
         .map(|n| n.text)
@@ -233,7 +235,7 @@ fn the_event_log_screenshot_scenario_shows_the_log_with_two_notes() {
 
     let app = scenario_app(ArmFile::demo(), 3.0, Scenario::parse("event-log").unwrap());
     assert!(app.settings.show_log);
-    assert_eq!(read_session(app.session()).notes().len(), 2);
+    assert_eq!(read_vehicle(app.vehicle()).notes().len(), 2);
     let mut h = harness(app);
     h.step();
     h.get_by_label_contains("note  tour running, gripper open");

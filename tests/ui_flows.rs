@@ -26,7 +26,9 @@ use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
-use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings};
+use jaus_ocu::ui::app::OcuApp;
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::LiveKind;
 
 /// Updates from `seconds` of an in-memory session between the real client and the simulator.
 fn recorded(seconds: f64, extra: Option<(JausIdLike, ArmFile)>) -> Vec<Update> {
@@ -314,11 +316,14 @@ mod replay_flows {
     use jaus_ocu::sim::component::{Component, SimConfig};
     use jaus_ocu::sim::harness::simulated_session;
     use jaus_ocu::sim::host;
-    use jaus_ocu::ui::app::{LiveKind, Notice, NoticeLevel, OcuApp, Settings, read_session};
+    use jaus_ocu::ui::app::OcuApp;
     use jaus_ocu::ui::files::Task;
-    use jaus_ocu::ui::gauges::gauge_data;
+    use jaus_ocu::ui::panels::gauges::gauge_data;
+    use jaus_ocu::ui::panels::notices::{Notice, NoticeLevel};
     use jaus_ocu::ui::recording::Recording;
+    use jaus_ocu::ui::settings::Settings;
     use jaus_ocu::ui::sources::Badge;
+    use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
     use jaus_ocu::ui::time_control::{Shown, TimeCommand};
 
     use super::{Outbox, live_app};
@@ -355,7 +360,7 @@ mod replay_flows {
     }
 
     fn span(app: &OcuApp) -> (f64, f64) {
-        read_session(app.session())
+        read_vehicle(app.vehicle())
             .focused()
             .span()
             .expect("something loaded")
@@ -486,7 +491,7 @@ mod replay_flows {
             "{}",
             app.title()
         );
-        let kinds: Vec<MarkKind> = read_session(app.session())
+        let kinds: Vec<MarkKind> = read_vehicle(app.vehicle())
             .focused()
             .marks
             .iter()
@@ -552,7 +557,7 @@ mod replay_flows {
     fn mark_keys_and_buttons_jump_from_mark_to_mark() {
         let mut h = harness(replay_app(Path::new(SAE)));
         h.step();
-        let marks: Vec<f64> = read_session(h.state().session())
+        let marks: Vec<f64> = read_vehicle(h.state().vehicle())
             .focused()
             .marks
             .iter()
@@ -603,14 +608,14 @@ mod replay_flows {
         h.key_press(egui::Key::Home);
         h.step();
         let start = cursor(&h);
-        let expected = read_session(h.state().session())
+        let expected = read_vehicle(h.state().vehicle())
             .focused()
             .next_report(start)
             .expect("reports recorded");
         h.key_press(egui::Key::ArrowRight);
         h.step();
         assert_eq!(cursor(&h), expected);
-        let next = read_session(h.state().session())
+        let next = read_vehicle(h.state().vehicle())
             .focused()
             .next_report(expected)
             .unwrap();
@@ -623,7 +628,7 @@ mod replay_flows {
         assert_eq!(cursor(&h), expected, "left steps back one report");
         // The state drawn is the session's state at the cursor.
         h.step();
-        let want = read_session(h.state().session())
+        let want = read_vehicle(h.state().vehicle())
             .focused()
             .state_at(expected);
         assert_eq!(h.state().state.positions, want.positions);
@@ -639,7 +644,7 @@ mod replay_flows {
         h.state().replay().unwrap().replay.wait();
         h.step();
         h.step();
-        let first = read_session(h.state().session())
+        let first = read_vehicle(h.state().vehicle())
             .focused()
             .positions
             .span()
@@ -705,7 +710,7 @@ mod replay_flows {
             .expect("positions at 1.5 s");
         assert!(then.t <= 1.5 && then.t > 1.4, "sample at {}", then.t);
         assert_ne!(then.value, latest.value, "the arm moved in between");
-        let want = read_session(h.state().session())
+        let want = read_vehicle(h.state().vehicle())
             .focused()
             .state_at(1.5)
             .positions
@@ -856,7 +861,7 @@ mod replay_flows {
             2,
             "the timeline and the status bar say so too"
         );
-        assert!(!read_session(h.state().session()).focused().marks.is_empty());
+        assert!(!read_vehicle(h.state().vehicle()).focused().marks.is_empty());
     }
 
     #[derive(Debug)]
@@ -1201,8 +1206,9 @@ mod trust {
     use egui_kittest::kittest::{By, NodeT, Queryable};
     use jaus_ocu::model::update::*;
     use jaus_ocu::sim::arm_file::ArmFile;
-    use jaus_ocu::ui::actions::Action;
-    use jaus_ocu::ui::app::{Confirm, OcuApp};
+    use jaus_ocu::ui::action::Action;
+    use jaus_ocu::ui::action::Confirm;
+    use jaus_ocu::ui::app::OcuApp;
     use jaus_ocu::ui::screenshot::{Scenario, scenario_updates};
     use jaus_ocu::ui::time_control::Shown;
 
@@ -1516,7 +1522,7 @@ mod trust {
     fn a_replay_on_its_own_has_no_live_arm() {
         let replay = jaus_ocu::record::player::Replay::open(Path::new(SAE), 3794, None).unwrap();
         replay.wait();
-        let app = OcuApp::with_replay(replay, jaus_ocu::ui::app::Settings::default());
+        let app = OcuApp::with_replay(replay, jaus_ocu::ui::settings::Settings::default());
         let mut h = harness(app);
         h.step();
         assert!(h.query_by_label("no live arm").is_some());
@@ -2168,7 +2174,7 @@ mod vehicle_flows {
         assert_eq!(h.state().view.arm.drawn_arms(), [a, b]);
         // Each at its own mount: their bases 0.8 m apart across the vehicle (to the
         // millimetre the specification's scaled integers carry).
-        let session = h.state().session().read().unwrap();
+        let session = h.state().vehicle().read().unwrap();
         let mount = |id| {
             session
                 .arm(id)
@@ -2239,7 +2245,7 @@ mod vehicle_flows {
         assert_eq!(h.state().focus(), Some(b));
         // The gauges, presets and 3D view now draw b's own state.
         let b_latest = {
-            let s = h.state().session().read().unwrap();
+            let s = h.state().vehicle().read().unwrap();
             s.arm(b).unwrap().latest.positions.clone().unwrap()
         };
         let drawn = h.state().state.positions.clone().unwrap();
@@ -2373,7 +2379,7 @@ mod vehicle_flows {
         let (a, b) = ids();
         let (mut h, _, end) = vehicle(&[]);
         let base = |h: &Harness<'_, OcuApp>, id: ComponentId| {
-            let s = h.state().session().read().unwrap();
+            let s = h.state().vehicle().read().unwrap();
             s.arm(id)
                 .unwrap()
                 .latest

@@ -18,9 +18,11 @@ use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
 use jaus_ocu::net::tap::{Direction, WireRecord};
 use jaus_ocu::record::player::Replay;
 use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
-use jaus_ocu::ui::app::{OcuApp, Settings, read_session};
+use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::exact::ExactStatus;
 use jaus_ocu::ui::files::Task;
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::read_vehicle;
 
 /// Samples per second of the recording.
 const RATE: u32 = 1000;
@@ -106,7 +108,7 @@ fn a_replay_larger_than_its_budget_loads_within_it_and_reads_exact_values_at_the
 
     // Loaded within the budget, the far past as an envelope, and the status bar says so.
     let edge = {
-        let v = read_session(h.state().sources().session());
+        let v = read_vehicle(h.state().sources().vehicle());
         assert!(
             v.memory_bytes() <= budget,
             "{} > {budget}",
@@ -184,7 +186,7 @@ fn a_replay_larger_than_its_budget_loads_within_it_and_reads_exact_values_at_the
         "every sample of the second, both ends"
     );
     // Still within the budget: the window read back is small and held apart.
-    assert!(read_session(h.state().sources().session()).memory_bytes() <= budget);
+    assert!(read_vehicle(h.state().sources().vehicle()).memory_bytes() <= budget);
     let _ = std::fs::remove_file(path);
 }
 
@@ -194,12 +196,12 @@ fn without_a_recording_the_envelope_past_says_how_to_keep_exact_values() {
     let (net, _rx, _updates) =
         jaus_ocu::net::thread::NetHandle::detached(jaus_ocu::net::tap::Epoch::now());
     let mut app = OcuApp::new(
-        jaus_ocu::ui::app::LiveKind::Simulated,
+        jaus_ocu::ui::sources::LiveKind::Simulated,
         Some(net),
         Vec::new(),
         Settings::default(),
     );
-    app.perform(jaus_ocu::ui::actions::Action::ExactFromRecording);
+    app.perform(jaus_ocu::ui::action::Action::ExactFromRecording);
     assert!(
         app.view
             .notices

@@ -20,13 +20,14 @@ use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::app::{
-    LIVE_IDLE_INTERVAL, LiveKind, MOTION_INTERVAL, NUMBERS_INTERVAL, OcuApp, RepaintNeeds,
-    Settings, read_session, repaint_after,
+    LIVE_IDLE_INTERVAL, MOTION_INTERVAL, NUMBERS_INTERVAL, OcuApp, RepaintNeeds, repaint_after,
 };
-use jaus_ocu::ui::plots::{
+use jaus_ocu::ui::panels::plots::{
     MIN_PLOT_HEIGHT, SMALLEST_PLOT_HEIGHT, channels, fit_y, labelled_ticks, plot_lines, tick_label,
     wheel_zoom, y_steps,
 };
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
 use jaus_ocu::ui::time_control::Shown;
 
 /// A live app (detached network handle) fed 20 s of a wrench at 100 Hz whose Fz rises
@@ -117,7 +118,7 @@ fn a_crossed_threshold_is_a_timeline_mark_and_the_kind_filter_hides_marks() {
     };
     let mut h = harness(app(settings));
     h.step();
-    let marks = read_session(h.state().session())
+    let marks = read_vehicle(h.state().vehicle())
         .focused()
         .marks
         .iter()
@@ -127,7 +128,7 @@ fn a_crossed_threshold_is_a_timeline_mark_and_the_kind_filter_hides_marks() {
     assert_eq!(marks.len(), 1, "{marks:?}");
     assert!((marks[0].0 - 10.0).abs() < 0.011 && marks[0].2.is_some());
     // 100 stale flips, 0.1 s apart: one stale episode.
-    let stale = read_session(h.state().session())
+    let stale = read_vehicle(h.state().vehicle())
         .focused()
         .marks
         .iter()
@@ -459,7 +460,7 @@ fn a_joint_positions_plot_shows_a_chip_per_joint_with_its_value_in_the_gauges_un
 #[test]
 fn the_joint_lines_break_where_the_samples_stop() {
     let app = arm_app(Settings::default());
-    let v = read_session(app.session());
+    let v = read_vehicle(app.vehicle());
     let s = v.focused();
     let spec = PlotSpec::of_series(1, &[Series::Positions]);
     let chans = channels(s, &spec);

@@ -22,7 +22,9 @@ use jaus_ocu::net::thread::{NetHandle, is_urgent, wakes_window};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
-use jaus_ocu::ui::app::{LiveKind, MOTION_INTERVAL, OcuApp, Settings, repaint_after};
+use jaus_ocu::ui::app::{MOTION_INTERVAL, OcuApp, repaint_after};
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::LiveKind;
 
 /// Updates from `seconds` of an in-memory session between the real client and the demo arm.
 fn recorded(seconds: f64) -> Vec<Update> {

@@ -27,10 +27,12 @@ use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
-use jaus_ocu::ui::app::{LiveKind, OcuApp, Settings, read_session};
+use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::commands::UiCommand;
+use jaus_ocu::ui::panels::view3d::MIN_VIEW3D_HEIGHT;
+use jaus_ocu::ui::settings::Settings;
+use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
 use jaus_ocu::ui::time_control::Shown;
-use jaus_ocu::ui::view3d::MIN_VIEW3D_HEIGHT;
 
 const SAE: &str = "tests/data/SAE_Management_PacketCapture.pcap";
 
@@ -178,7 +180,7 @@ fn timeline_controls(h: &Harness<'_, OcuApp>) -> Vec<(String, bool)> {
     }
     // The elapsed time / the length.
     out.push((TIME.into(), false));
-    let session = read_session(app.session());
+    let session = read_vehicle(app.vehicle());
     let marks = &session.arm_or_focused(app.focus()).marks;
     for kind in MarkKind::ALL {
         let n = marks.iter().filter(|m| m.kind == kind).count();
@@ -336,7 +338,7 @@ fn nothing_moves_under_the_pointer_when_an_emergency_begins_a_long_message_arriv
         assert_same_places(&before, &places(&h), &format!("{size:?} recording"));
         h.state_mut().stop_recording();
         h.state_mut().notify(
-            jaus_ocu::ui::app::NoticeLevel::Warning,
+            jaus_ocu::ui::panels::notices::NoticeLevel::Warning,
             "live arm 126.1.10: ClearEmergency confirmed (a notice, as after a command sent \
              while the past is drawn)",
         );

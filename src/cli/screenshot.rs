@@ -17,8 +17,9 @@ use clap::Args;
 
 use super::sim::load_arm;
 use crate::record::player::Replay;
-use crate::ui::app::{OcuApp, Settings};
+use crate::ui::app::OcuApp;
 use crate::ui::screenshot;
+use crate::ui::settings::Settings;
 
 /// Simulated seconds before the picture is taken.
 pub const SESSION_S: f64 = 6.0;

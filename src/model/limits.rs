@@ -27,7 +27,7 @@ pub enum LimitState {
 }
 
 /// Whether a preset named `name` is a rest pose, where joints sit on their limits by design.
-/// JAUS carries no such mark (IOP PresetPose has an ID and a name), so it is the name: it
+/// JAUS carries no such mark (IOP `PresetPose` has an ID and a name), so it is the name: it
 /// starts with or holds the word stow, rest, park or transport (any case: "Stowed", "Park
 /// position", "Transport").
 pub fn is_rest_name(name: &str) -> bool {

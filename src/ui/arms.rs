@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use super::scene::SceneArm;
-use super::top_bar::status_word;
+use super::words::status_word;
 use crate::model::kinematics;
 use crate::model::state::{ArmState, Freshness};
 use crate::model::update::{ComponentId, LinkState};
@@ -145,7 +145,7 @@ pub fn scene_arms<'a>(
                 pose,
                 joint_warning: state.joint_warnings(),
                 lost: state.freshness().is_lost(),
-                presets: super::view3d::preset_poses(state),
+                presets: super::panels::view3d::preset_poses(state),
             })
         })
         .collect()

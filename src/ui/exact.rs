@@ -134,7 +134,7 @@ impl ExactWindow {
     }
 
     /// The vehicle holding `[a, b]` exactly, when one does (read it with
-    /// `sources::read_session`; nothing writes to it).
+    /// `sources::read_vehicle`; nothing writes to it).
     pub fn covering(&self, a: f64, b: f64) -> Option<&SharedVehicle> {
         self.ready
             .as_ref()

@@ -13,8 +13,8 @@ use eframe::egui;
 
 use super::files::Jobs;
 use super::format::{format_hms, group_digits};
-use super::notices::{Notice, NoticeLevel};
-use super::sources::read_session;
+use super::panels::notices::{Notice, NoticeLevel};
+use super::sources::read_vehicle;
 use crate::model::arm::ArmSpec;
 use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS;
 use crate::model::session::Session;
@@ -72,18 +72,21 @@ pub enum CsvColumns {
 
 /// The columns the window's CSV export writes with `settings`: the plots' signals while the
 /// plots are shown, else every series.
-pub fn csv_columns(settings: &super::app::Settings) -> CsvColumns {
+pub fn csv_columns(settings: &super::settings::Settings) -> CsvColumns {
     if settings.show_plots {
-        CsvColumns::Plotted(settings.plots.clone(), super::plots::units(settings))
+        CsvColumns::Plotted(
+            settings.plots.clone(),
+            super::panels::plots::units(settings),
+        )
     } else {
         CsvColumns::Everything
     }
 }
 
-/// Writes the CSV of `[t0, t1]` of `arm` in `session` (the focused arm when `None`) to `path`,
+/// Writes the CSV of `[t0, t1]` of `arm` in `vehicle` (the focused arm when `None`) to `path`,
 /// off the UI thread: `columns` says which.
 pub fn export_csv(
-    session: SharedVehicle,
+    vehicle: SharedVehicle,
     arm: Option<ComponentId>,
     path: PathBuf,
     (t0, t1): (f64, f64),
@@ -99,7 +102,7 @@ pub fn export_csv(
         })?;
         let mut w = std::io::BufWriter::new(file);
         let rows = {
-            let s = read_session(&session);
+            let s = read_vehicle(&vehicle);
             let arm = s.arm_or_focused(arm);
             match &columns {
                 CsvColumns::Everything => write_csv(arm, t0, t1, &mut w),

@@ -391,34 +391,3 @@ pub fn csv_range(plot_range: Option<(f64, f64)>, span: Option<(f64, f64)>) -> (f
         (None, None) => (0.0, 0.0, "nothing yet: the session is empty".into()),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, reason = "tests report a failure by panicking")]
-
-    use egui_kittest::Harness;
-    use egui_kittest::kittest::Queryable;
-
-    use super::Task;
-    use crate::ui::app::{LiveKind, OcuApp, Settings};
-
-    #[test]
-    fn escape_closes_the_path_prompt_and_nothing_else() {
-        let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
-        app.jobs
-            .open_prompt(Task::Open, "", "No file dialog could be shown.".into());
-        app.view.show_help = true;
-        let mut h = Harness::builder()
-            .with_size([1280.0, 800.0])
-            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
-        h.step();
-        assert!(h.query_by_label_contains("No file dialog").is_some());
-        h.key_press(eframe::egui::Key::Escape);
-        h.step();
-        assert!(!h.state().jobs.dialog_open(), "Esc closed the prompt");
-        assert!(h.state().view.show_help, "and only the prompt");
-        h.key_press(eframe::egui::Key::Escape);
-        h.step();
-        assert!(!h.state().view.show_help, "the next Esc closes the help");
-    }
-}

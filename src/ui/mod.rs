@@ -2,47 +2,38 @@
 //! the three-d scene in `scene`. The UI never imports the wire codec: data arrives as
 //! [`crate::model::update::Update`]s, intent leaves as [`crate::model::update::Command`]s.
 //!
-//! Panels are handed what they show and return what the operator asked for
-//! ([`actions::Action`], mostly [`commands::UiCommand`]s of the one command table);
-//! [`app::OcuApp`] carries them out in one place. What the window shows (live, scrubbed
-//! back, a replay, a replay over live) is [`time_control::Shown`], derived from the
-//! [`sources::Sources`] and the [`time_control::TimeControl`].
+//! Three tiers, imports running down (ARCHITECTURE.md, "ui/ map"): `app/` holds
+//! [`app::OcuApp`] (its struct and one file per concern of its `impl`); `panels/` one panel
+//! per file, each handed what it shows and returning what the operator asked for
+//! ([`action::Action`], mostly [`commands::UiCommand`]s of the one command table), never
+//! importing `app/`; and the leaves both use: [`action`], [`settings`], [`words`],
+//! [`sources`], [`time_control`], [`commands`], [`theme`], [`format`], ... `OcuApp` carries
+//! the actions out in one place. What the window shows (live, scrubbed back, a replay, a
+//! replay over live) is [`time_control::Shown`], derived from the [`sources::Sources`] and
+//! the [`time_control::TimeControl`]. This file and `screenshot.rs` build and run the app.
 
-pub mod actions;
+pub mod action;
 pub mod app;
-pub mod arm_list;
 pub mod arms;
-pub mod banner;
 pub mod commands;
-pub mod confirm;
-pub mod event_log;
 pub mod exact;
 pub mod export;
 pub mod files;
 pub mod format;
-pub mod gauges;
-pub mod help;
-mod layout;
-pub mod live;
+pub mod gl_ffi;
 pub mod memory;
-pub mod notices;
-pub mod offscreen;
 pub mod pace;
-pub mod plot_picker;
-pub mod plots;
-pub mod presets;
+pub mod panels;
 pub mod recording;
 pub mod scene;
 pub mod screenshot;
+pub mod settings;
 pub mod simplify;
 pub mod sources;
-pub mod status_bar;
 pub mod theme;
 pub mod time_control;
-pub mod timeline;
-pub mod top_bar;
-pub mod view3d;
 pub mod widgets;
+pub mod words;
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -86,7 +77,7 @@ pub fn run(
     memory_limit: Option<u64>,
 ) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
-    offscreen::keep_frame_memory();
+    gl_ffi::keep_frame_memory();
     let title = match kind {
         LiveKind::Live => "jaus-ocu",
         LiveKind::Simulated => "jaus-ocu (SIMULATED)",
@@ -126,7 +117,7 @@ pub fn run(
 /// any window appears. `memory_limit` as for [`run`].
 pub fn run_replay(path: &Path, port: u16, memory_limit: Option<u64>) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
-    offscreen::keep_frame_memory();
+    gl_ffi::keep_frame_memory();
     // The loader wakes the window as batches arrive, once the window exists.
     let waker_ctx: Arc<OnceLock<eframe::egui::Context>> = Arc::new(OnceLock::new());
     let for_waker = waker_ctx.clone();
@@ -139,7 +130,7 @@ pub fn run_replay(path: &Path, port: u16, memory_limit: Option<u64>) -> anyhow::
     // the automatic one (the first frame gives the session the settings' budget).
     let budget = memory::Budget::choose(memory_limit, None, memory::physical_memory());
     let replay = Replay::open_within(path, port, Some(waker), Some(budget.as_usize()))?;
-    let title = format!("jaus-ocu (REPLAY {})", app::file_name(path));
+    let title = format!("jaus-ocu (REPLAY {})", words::file_name(path));
     eframe::run_native(
         "jaus-ocu",
         native_options(&title),

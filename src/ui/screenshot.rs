@@ -1,7 +1,7 @@
 //! The whole operator UI rendered offscreen, for `jaus-ocu screenshot` and pixel tests: an
 //! in-memory session between the real client state machine and the simulator
 //! ([`simulated_updates`]: fake clock, no sockets) fills an [`OcuApp`], then `egui_glow` paints
-//! it into an EGL pbuffer on Mesa's software device ([`super::offscreen::headless_pbuffer`]).
+//! it into an EGL pbuffer on Mesa's software device ([`super::gl_ffi::headless_pbuffer`]).
 //! The pbuffer is framebuffer 0, so the 3D view's paint callback runs exactly as it does in a
 //! window.
 
@@ -11,8 +11,9 @@ use std::time::Duration;
 use eframe::egui;
 use eframe::egui_glow;
 
-use super::app::{DEFAULT_REPLAY_PORT, OcuApp, Settings};
-use super::offscreen;
+use super::app::{DEFAULT_REPLAY_PORT, OcuApp};
+use super::gl_ffi;
+use super::settings::Settings;
 use super::sources::LiveKind;
 use super::theme::Theme;
 use crate::model::update::{Command, ComponentId, Update};
@@ -229,7 +230,7 @@ pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
         app.add_note(seconds + 1.5, "");
     }
     if scenario == Scenario::Shift {
-        let bytes = super::sources::read_session(app.sources().session()).memory_bytes();
+        let bytes = super::sources::read_vehicle(app.sources().vehicle()).memory_bytes();
         app.memory_override = Some(bytes as u64 * 2 / 3);
         app.settings.plot_window_s = SHIFT_S;
     }
@@ -242,7 +243,7 @@ pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
 /// in another GL context (a window) at the same time: its 3D view's GPU objects are made in
 /// this one and freed before returning.
 pub fn render(app: &mut OcuApp, width: u32, height: u32) -> Result<image::RgbaImage, String> {
-    let surface = offscreen::headless_pbuffer(width, height)?;
+    let surface = gl_ffi::headless_pbuffer(width, height)?;
     let mut painter = egui_glow::Painter::new(surface.glow.clone(), "", None, false)
         .map_err(|e| format!("egui_glow cannot paint on the EGL context: {e}"))?;
     let result = paint(app, &mut painter, [width, height]);

@@ -41,7 +41,7 @@ use three_d::{
 
 use crate::model::kinematics::ArmPose;
 use crate::model::update::ComponentId;
-use crate::ui::offscreen::GlPicture;
+use crate::ui::gl_ffi::GlPicture;
 pub use crate::ui::theme::ScenePalette;
 pub use camera::Camera;
 use draw::{DrawList, Item, Shape, Style, rgba};

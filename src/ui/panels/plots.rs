@@ -24,15 +24,15 @@ use egui_plot::{
     uniform_grid_spacer,
 };
 
-use super::app::Settings;
-use super::commands::UiCommand;
 use super::plot_picker;
-use super::simplify::simplify;
-use super::theme::Theme;
-use super::time_control::Shown;
 use crate::model::history::{History, Lines};
 use crate::model::session::Session;
 use crate::model::signals::{PlotSpec, Series, SignalInfo, SignalRef, Units, describe};
+use crate::ui::commands::UiCommand;
+use crate::ui::settings::Settings;
+use crate::ui::simplify::simplify;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
 
 /// The plots' own state (transient): following the drawn time, the range they show, whether
 /// points are decimated, and the time under the pointer.

@@ -2,8 +2,8 @@
 
 use eframe::egui;
 
-use super::commands::help_rows;
-use super::time_control::Shown;
+use crate::ui::commands::help_rows;
+use crate::ui::time_control::Shown;
 
 /// Draws the overlay while `open`; closing its window clears `open`.
 pub fn show(ctx: &egui::Context, shown: Shown, open: &mut bool) {

@@ -1,3 +1,6 @@
+//! The crate's one `unsafe` module, named for what it holds: the foreign calls (EGL, GL,
+//! glibc).
+//!
 //! Offscreen OpenGL without a display or GPU: an EGL context on Mesa's software device, made
 //! current either without a surface ([`headless`], for the render tests, which draw into their
 //! own textures) or on a pbuffer ([`headless_pbuffer`], for `jaus-ocu screenshot`: the pbuffer

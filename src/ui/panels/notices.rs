@@ -3,8 +3,8 @@
 
 use eframe::egui;
 
-use super::actions::Action;
-use super::theme::Theme;
+use crate::ui::action::Action;
+use crate::ui::theme::Theme;
 
 /// How serious a notice is (its colour).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

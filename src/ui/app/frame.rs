@@ -6,27 +6,26 @@
 
 use eframe::egui;
 
-use super::actions::Action;
-use super::app::OcuApp;
-use super::arms;
-use super::banner;
-use super::commands::refusal;
-use super::confirm;
-use super::files;
-use super::gauges;
-use super::help;
-use super::live::{clock_text, past_label};
-use super::notices::{self, NoticeLevel};
-use super::plots::{self, PlotsInput};
-use super::presets;
-use super::scene::SceneArm;
-use super::sources::{ReplayState, read_session};
-use super::status_bar::{self, StatusBar};
-use super::theme::Theme;
-use super::timeline::{self, TimelineInput};
-use super::top_bar::{self, FileMenu, TopBar};
-use super::view3d::{self, View3dInput};
-use crate::model::state::{ArmState, Freshness};
+use super::OcuApp;
+use crate::ui::action::Action;
+use crate::ui::arms;
+use crate::ui::commands::refusal;
+use crate::ui::files;
+use crate::ui::panels::banner;
+use crate::ui::panels::confirm;
+use crate::ui::panels::gauges;
+use crate::ui::panels::help;
+use crate::ui::panels::notices::{self, NoticeLevel};
+use crate::ui::panels::plots::{self, PlotsInput};
+use crate::ui::panels::presets;
+use crate::ui::panels::status_bar::{self, StatusBar};
+use crate::ui::panels::timeline::{self, TimelineInput};
+use crate::ui::panels::top_bar::{self, FileMenu, TopBar};
+use crate::ui::panels::view3d::{self, View3dInput};
+use crate::ui::scene::SceneArm;
+use crate::ui::sources::{ReplayState, read_vehicle};
+use crate::ui::theme::Theme;
+use crate::ui::words::{last_known, past_label};
 
 impl OcuApp {
     /// Draws one frame (also what the `egui_kittest` tests drive).
@@ -80,7 +79,7 @@ impl OcuApp {
     ) -> Vec<banner::Line> {
         let shown = self.shown();
         let badge = self.sources.badge();
-        let span = read_session(self.sources.session()).span();
+        let span = read_vehicle(self.sources.vehicle()).span();
         let (t0, t1, range) = files::csv_range(self.view.plots.range, span);
         // The live area is drawn from the live arm now, never from the drawn state; a replay
         // on its own has no live arm.
@@ -159,9 +158,9 @@ impl OcuApp {
             short_buffer: self
                 .sources
                 .live_source()
-                .and_then(super::sources::LiveSource::short_buffer_advice),
+                .and_then(crate::ui::sources::LiveSource::short_buffer_advice),
             positions_rate: status_bar::measured_rate(
-                &read_session(self.sources.session())
+                &read_vehicle(self.sources.vehicle())
                     .arm_or_focused(self.focus)
                     .positions,
                 shown.time(self.now()),
@@ -174,12 +173,12 @@ impl OcuApp {
         if open_recording {
             actions.push(Action::ExactFromRecording);
         }
-        let session = read_session(self.sources.session());
+        let vehicle = read_vehicle(self.sources.vehicle());
         let input = TimelineInput {
             shown,
             time: &self.time,
             now: self.now(),
-            session: session.arm_or_focused(self.focus),
+            session: vehicle.arm_or_focused(self.focus),
             start_ns: self.sources.start_ns(),
             replay: self.sources.replay(),
         };
@@ -222,7 +221,7 @@ impl OcuApp {
         if self.settings.show_plots && plots_fit {
             // Where the session holds only an envelope, the exact values read back from the
             // file draw the plots while they cover the plots' range (`exact.rs`).
-            let edge = read_session(self.sources.session()).envelope_before();
+            let edge = read_vehicle(self.sources.vehicle()).envelope_before();
             let exact = self.view.plots.range.and_then(|(a, b)| {
                 let r = self
                     .sources
@@ -230,9 +229,9 @@ impl OcuApp {
                     .filter(|_| edge.is_some_and(|e| a < e))?;
                 r.exact.covering(a, b)
             });
-            let session = read_session(exact.unwrap_or(self.sources.session()));
+            let vehicle = read_vehicle(exact.unwrap_or(self.sources.vehicle()));
             let input = PlotsInput {
-                session: session.arm_or_focused(self.focus),
+                session: vehicle.arm_or_focused(self.focus),
                 shown,
                 time: shown.time(self.now()),
             };
@@ -340,31 +339,40 @@ impl OcuApp {
         if self.drawn.is_some() {
             return arms::scene_arms(self.drawn_arms.iter().map(|(id, s)| (*id, s)), self.focus);
         }
-        let v = read_session(self.sources.session());
+        let v = read_vehicle(self.sources.vehicle());
         arms::scene_arms(v.arms().map(|(id, s)| (id, &s.latest)), self.focus)
     }
 }
 
-/// `LINK LOST — last known at 12:03:04 UTC` when the joint positions in `state` are not the
-/// arm's current ones (stale, or the link lost); `None` while they are fresh.
-pub fn last_known(state: &ArmState, start_ns: Option<u64>) -> Option<String> {
-    let fresh = state.freshness();
-    if matches!(fresh, Freshness::Waiting) || fresh.positions_fresh() {
-        return None;
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests report a failure by panicking")]
+
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+
+    use super::OcuApp;
+    use crate::ui::files::Task;
+    use crate::ui::settings::Settings;
+    use crate::ui::sources::LiveKind;
+
+    #[test]
+    fn escape_closes_the_path_prompt_and_nothing_else() {
+        let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
+        app.jobs
+            .open_prompt(Task::Open, "", "No file dialog could be shown.".into());
+        app.view.show_help = true;
+        let mut h = Harness::builder()
+            .with_size([1280.0, 800.0])
+            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+        h.step();
+        assert!(h.query_by_label_contains("No file dialog").is_some());
+        h.key_press(eframe::egui::Key::Escape);
+        h.step();
+        assert!(!h.state().jobs.dialog_open(), "Esc closed the prompt");
+        assert!(h.state().view.show_help, "and only the prompt");
+        h.key_press(eframe::egui::Key::Escape);
+        h.step();
+        assert!(!h.state().view.show_help, "the next Esc closes the help");
     }
-    let what = if fresh.is_lost() {
-        "LINK LOST"
-    } else {
-        "POSITIONS STALE"
-    };
-    let when = state
-        .positions
-        .as_ref()
-        .map(|p| p.t)
-        .or(fresh.last())
-        .map_or_else(
-            || "nothing received".to_string(),
-            |t| format!("last known at {}", clock_text(start_ns, t)),
-        );
-    Some(format!("{what} — {when}"))
 }

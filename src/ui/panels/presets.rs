@@ -4,17 +4,18 @@
 
 use eframe::egui::{self, RichText};
 
-use super::actions::Action;
-use super::app::{Confirm, last_outcome};
 use super::arm_list::naming;
-use super::commands::{UiCommand, refusal};
-use super::live::conflict_refusal;
-use super::theme::Theme;
-use super::time_control::Shown;
 use crate::model::state::{ArmState, outcome_text};
 use crate::model::update::{
     Command, CommandKind, ControlState, ManagementState, Outcome, PoseState,
 };
+use crate::ui::action::Action;
+use crate::ui::action::Confirm;
+use crate::ui::commands::{UiCommand, refusal};
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
+use crate::ui::words::conflict_refusal;
+use crate::ui::words::last_outcome;
 
 /// Progress of a transition 0..1 from the joint-space distance to the target, when the start
 /// and target presets' positions are known; from no preset (`from` 255: the demo's tour

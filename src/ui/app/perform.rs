@@ -1,44 +1,21 @@
 //! What the operator asked for, carried out in one place. Panels and keys only describe
 //! requests ([`Action`]s, most of them [`UiCommand`]s from the table); [`OcuApp::perform`]
 //! changes the app and sends commands to the arm, and every command to the arm goes through
-//! [`OcuApp::command`], which asks [`super::time_control::Shown::allows`].
+//! [`OcuApp::command`], which asks [`crate::ui::time_control::Shown::allows`].
 
 use std::path::PathBuf;
 
-use super::app::{Confirm, OcuApp, file_name};
-use super::commands::{self, UiCommand};
-use super::export;
-use super::files::{self, Task};
-use super::notices::NoticeLevel;
-use super::sources::read_session;
-use super::time_control::{Shown, TimeCommand};
-use super::view3d;
-use crate::model::update::{Command, ComponentId, ControlState, ManagementState};
-
-/// A request from a panel, a dialog or a key.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Action {
-    /// A command of the table.
-    Ui(UiCommand),
-    /// Move the drawn time.
-    Time(TimeCommand),
-    /// A command to the arm built by the panel (e.g. focusing another live arm).
-    Send(Command),
-    /// Bring this arm into view ([`OcuApp::focus_arm`]: live, the network focuses it; in a
-    /// replay, the view does).
-    Focus(ComponentId),
-    /// Preview this preset as a ghost (or stop previewing).
-    Preview(Option<u8>),
-    /// Ask the operator to confirm before the command leaves.
-    Ask(Confirm),
-    /// The operator's answer to the open confirmation: go ahead (`true`) or cancel.
-    Answer(bool),
-    /// Hide this notice.
-    Dismiss(usize),
-    /// Open the running recording at the drawn time, for the exact values the live session
-    /// holds only as an envelope.
-    ExactFromRecording,
-}
+use super::OcuApp;
+use crate::model::update::{Command, ControlState, ManagementState};
+use crate::ui::action::{Action, Confirm};
+use crate::ui::commands::{self, UiCommand};
+use crate::ui::export;
+use crate::ui::files::{self, Task};
+use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::panels::view3d;
+use crate::ui::sources::read_vehicle;
+use crate::ui::time_control::{Shown, TimeCommand};
+use crate::ui::words::file_name;
 
 impl OcuApp {
     /// Carries out what the operator asked.
@@ -78,7 +55,7 @@ impl OcuApp {
             UiCommand::Open => self.request_file(Task::Open),
             UiCommand::ToggleRecording => self.toggle_recording(),
             UiCommand::ExportCsv => {
-                let span = read_session(self.session()).span();
+                let span = read_vehicle(self.vehicle()).span();
                 let (t0, t1, _) = files::csv_range(self.view.plots.range, span);
                 self.request_file(Task::ExportCsv { t0, t1 });
             }
@@ -187,7 +164,7 @@ impl OcuApp {
                 if let Some(why) = self
                     .live_state()
                     .as_ref()
-                    .and_then(super::presets::go_to_refused)
+                    .and_then(crate::ui::panels::presets::go_to_refused)
                 {
                     self.notify(NoticeLevel::Warning, why);
                     return;
@@ -218,9 +195,9 @@ impl OcuApp {
     /// not held.
     fn resume_refused(&self) -> Option<String> {
         let live = self.live_state()?;
-        let arm = super::live::live_arm_words(Some(&live));
+        let arm = crate::ui::words::live_arm_words(Some(&live));
         if live.status != ManagementState::Standby {
-            let word = super::top_bar::status_word(live.status);
+            let word = crate::ui::words::status_word(live.status);
             return Some(format!(
                 "Nothing to resume: {arm} is {word} (Resume takes an arm from STANDBY to READY)"
             ));
@@ -267,10 +244,10 @@ impl OcuApp {
     /// of the range only as an envelope, the exact values a replay read back from its file
     /// (when they cover the range). Otherwise the rows before the envelope's edge are not in
     /// the file, and a notice says so and where they are.
-    fn csv_session(&mut self, t0: f64, t1: f64) -> crate::model::vehicle::SharedVehicle {
-        let session = self.session().clone();
-        let Some(edge) = read_session(&session).envelope_before().filter(|e| t0 < *e) else {
-            return session;
+    fn csv_vehicle(&mut self, t0: f64, t1: f64) -> crate::model::vehicle::SharedVehicle {
+        let vehicle = self.vehicle().clone();
+        let Some(edge) = read_vehicle(&vehicle).envelope_before().filter(|e| t0 < *e) else {
+            return vehicle;
         };
         if let Some(exact) = self.sources.replay().and_then(|r| r.exact.covering(t0, t1)) {
             return exact.clone();
@@ -292,10 +269,10 @@ impl OcuApp {
             format!(
                 "The CSV starts at {}: the samples before are held only as their min/max \
                  envelope (memory budget); {from}.",
-                super::format::format_hms(edge, true)
+                crate::ui::format::format_hms(edge, true)
             ),
         );
-        session
+        vehicle
     }
 
     /// Carries out `task` on the chosen `path` (from a dialog, the prompt, or a caller).
@@ -318,10 +295,10 @@ impl OcuApp {
                     );
                     return;
                 }
-                let session = self.csv_session(t0, t1);
+                let vehicle = self.csv_vehicle(t0, t1);
                 let columns = export::csv_columns(&self.settings);
                 let ctx = self.egui_ctx.clone();
-                match export::export_csv(session, self.focus, path, (t0, t1), columns, ctx) {
+                match export::export_csv(vehicle, self.focus, path, (t0, t1), columns, ctx) {
                     Ok(job) => self.jobs.exports.push(job),
                     Err(e) => self.notify(NoticeLevel::Error, e),
                 }

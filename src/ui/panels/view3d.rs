@@ -8,17 +8,17 @@
 
 use eframe::egui::{self, Align2, FontId, RichText};
 
-use super::actions::Action;
-use super::app::Settings;
-use super::commands::UiCommand;
-use super::scene::{ArmView, Camera, SceneArm, SceneInput};
-use super::sources::Badge;
-use super::theme::Theme;
-use super::time_control::Shown;
 use crate::model::kinematics::{self, ArmPose};
 use crate::model::limits::joint_warnings;
 use crate::model::state::{ArmState, components_summary};
 use crate::model::update::{ComponentId, ManagementState};
+use crate::ui::action::Action;
+use crate::ui::commands::UiCommand;
+use crate::ui::scene::{ArmView, Camera, SceneArm, SceneInput};
+use crate::ui::settings::Settings;
+use crate::ui::sources::Badge;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
 
 /// The least height of the 3D view, points: in a small window (800×600) with the emergency
 /// banner up, the plots give way (shrink, then hide) before the view goes below it, so the
@@ -163,7 +163,7 @@ pub struct View3dInput<'a> {
     pub last_known: Option<&'a str>,
     /// The focused arm (whose state is `state`).
     pub focus: Option<ComponentId>,
-    /// The other arms of its subsystem, at the drawn time ([`super::arms::scene_arms`]).
+    /// The other arms of its subsystem, at the drawn time ([`crate::ui::arms::scene_arms`]).
     pub others: Vec<SceneArm>,
     /// When the past is drawn, when it is (`at −12.4 s (12:03:04 UTC)`): said over the view.
     pub past: Option<&'a str>,
@@ -331,7 +331,7 @@ pub fn show(
     }
     if live.is_some() && !panel.first_arm_logged {
         panel.first_arm_logged = true;
-        if let Some(start) = super::GUI_START.get() {
+        if let Some(start) = crate::ui::GUI_START.get() {
             tracing::info!(
                 "first frame with the live arm {:.0} ms after start",
                 start.elapsed().as_secs_f64() * 1000.0

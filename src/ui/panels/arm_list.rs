@@ -6,10 +6,10 @@
 
 use eframe::egui::{self, RichText};
 
-use super::actions::Action;
-use super::arms::ArmRow;
-use super::theme::Theme;
 use crate::model::update::{Command, ComponentId};
+use crate::ui::action::Action;
+use crate::ui::arms::ArmRow;
+use crate::ui::theme::Theme;
 
 /// Width of the live selector's closed box, points.
 pub const SELECTOR_W: f32 = 150.0;

@@ -21,19 +21,19 @@
 
 use eframe::egui::{self, RichText};
 
-use super::actions::Action;
-use super::app::{Settings, file_name};
 use super::arm_list::{self, naming};
-use super::arms::ArmRow;
-use super::commands::UiCommand;
-use super::live::conflict_refusal;
-use super::memory::{Budget, BudgetSource, MIN_LIMIT, format_bytes};
-use super::recording::{self, Recording};
-use super::sources::Badge;
-use super::theme::Theme;
-use super::time_control::Shown;
 use crate::model::state::{ArmState, Freshness};
 use crate::model::update::{Command, ControlState, LinkState, ManagementState};
+use crate::ui::action::Action;
+use crate::ui::arms::ArmRow;
+use crate::ui::commands::UiCommand;
+use crate::ui::memory::{Budget, BudgetSource, MIN_LIMIT, format_bytes};
+use crate::ui::recording::{self, Recording};
+use crate::ui::settings::Settings;
+use crate::ui::sources::Badge;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
+use crate::ui::words::{conflict_refusal, file_name, status_word};
 
 /// Why the emergency stop is disabled in a replay on its own.
 pub const NO_LIVE_ARM: &str = "No live arm: this window only replays a file";
@@ -70,7 +70,7 @@ pub struct TopBar<'a> {
     pub file: FileMenu,
     /// The memory budget: in force, the automatic one, and what the sessions hold.
     pub memory: MemoryMenu,
-    /// The live arms, one row each, by subsystem ([`super::arms::rows`]).
+    /// The live arms, one row each, by subsystem ([`crate::ui::arms::rows`]).
     pub arms: &'a [ArmRow],
     /// What "stop all" reaches: how many followed arms of which subsystem.
     pub stop_all: Option<(usize, u16)>,
@@ -350,19 +350,6 @@ fn selector(
             arm_list::selector(ui, bar.arms, blocked.unwrap_or(NO_LIVE_ARM), theme, actions);
         });
     });
-}
-
-/// The management state in words.
-pub fn status_word(state: ManagementState) -> &'static str {
-    match state {
-        ManagementState::Unknown => "state unknown",
-        ManagementState::Initialize => "INITIALIZE",
-        ManagementState::Ready => "READY",
-        ManagementState::Standby => "STANDBY",
-        ManagementState::Shutdown => "SHUTDOWN",
-        ManagementState::Failure => "FAILURE",
-        ManagementState::Emergency => "EMERGENCY",
-    }
 }
 
 /// The live link and staleness.

@@ -5,21 +5,18 @@
 //! operator has scrubbed back or a replay is open). The past is shown as the past, in its own
 //! area with the time it is at ([`past_label`]), with no buttons beside it.
 
-use super::app::OcuApp;
-use super::arms::{ArmRow, rows};
-use super::format::{format_hms, wall_ns};
-use super::notices::NoticeLevel;
-use super::time_control::Shown;
-use crate::model::clock::format_utc_time;
+use super::OcuApp;
 use crate::model::state::{ArmState, outcome_text};
 use crate::model::update::{CommandKind, ComponentId, ControlState, ManagementState, Update};
+use crate::ui::arms::{ArmRow, rows};
+use crate::ui::panels::notices::NoticeLevel;
 
 impl OcuApp {
     /// The live arm's newest state, whatever is drawn: `None` when no live source exists
     /// (a replay on its own).
     pub fn live_state(&self) -> Option<ArmState> {
         self.sources.live_source().map(|l| {
-            super::sources::read_session(&l.session)
+            crate::ui::sources::read_vehicle(&l.vehicle)
                 .focused()
                 .latest
                 .clone()
@@ -32,7 +29,7 @@ impl OcuApp {
         let Some(l) = self.sources.live_source() else {
             return Vec::new();
         };
-        let v = super::sources::read_session(&l.session);
+        let v = crate::ui::sources::read_vehicle(&l.vehicle);
         let arms = v.arms().map(|(id, s)| (id, &s.latest));
         rows(arms, Some(&v.focused().latest), v.focused_id())
     }
@@ -43,7 +40,7 @@ impl OcuApp {
         let Some(l) = self.sources.live_source() else {
             return Vec::new();
         };
-        let v = super::sources::read_session(&l.session);
+        let v = crate::ui::sources::read_vehicle(&l.vehicle);
         v.arms()
             .filter(|(id, s)| {
                 Some(*id) != v.focused_id()
@@ -94,89 +91,5 @@ impl OcuApp {
             NoticeLevel::Warning
         };
         self.notify(level, text);
-    }
-}
-
-/// The live arm as dialogs and notices name it: `the live arm 126.1.10`.
-pub fn live_arm_words(live: Option<&ArmState>) -> String {
-    match live.and_then(|l| l.selected) {
-        Some(id) => format!("the live arm {id}"),
-        None => "the live arm".to_string(),
-    }
-}
-
-/// Our own JAUS ID in words (`200.1.1`, or `?` before the network side has said).
-pub fn ocu_id_words(live: &ArmState) -> String {
-    live.ocu_id.map_or("?".to_string(), |id| id.to_string())
-}
-
-/// Why commands other than the emergency stop are refused now, when another client uses our
-/// JAUS ID (the network side refuses them too); for disabled buttons and notices.
-pub fn conflict_refusal(live: &ArmState) -> Option<String> {
-    let conflict = live.id_conflict.as_ref()?;
-    let seen = conflict
-        .address
-        .map_or(String::new(), |a| format!(" (seen at {a})"));
-    Some(format!(
-        "Refused: another OCU uses this OCU's JAUS ID {}{seen}. Only the emergency stop works \
-         until it is resolved.",
-        ocu_id_words(live)
-    ))
-}
-
-/// `12:03:04` (UTC, whole seconds) for session time `t`, or the session time itself when the
-/// wall clock is unknown.
-pub fn clock_text(start_ns: Option<u64>, t: f64) -> String {
-    match start_ns {
-        Some(start) => {
-            let full = format_utc_time(wall_ns(start, t));
-            let hms = full.split('.').next().unwrap_or(&full).to_string();
-            format!("{hms} UTC")
-        }
-        None => format_hms(t, false),
-    }
-}
-
-/// What the past area says the drawn time is: `at −12.4 s (12:03:04 UTC)` scrubbed back,
-/// `file.mcap at 0:01:02 (12:03:04 UTC)` in a replay (the area's title says it is a recording); `None` while following live.
-pub fn past_label(
-    shown: Shown,
-    now: f64,
-    start_ns: Option<u64>,
-    replay: Option<&str>,
-) -> Option<String> {
-    let clock = |t: f64| match start_ns {
-        Some(_) => format!(" ({})", clock_text(start_ns, t)),
-        None => String::new(),
-    };
-    match shown {
-        Shown::Live => None,
-        Shown::LiveScrubbed { t } => Some(format!("at −{:.1} s{}", (now - t).max(0.0), clock(t))),
-        Shown::Replay { t } | Shown::ReplayOverLive { t } => Some(format!(
-            "{} at {}{}",
-            replay.unwrap_or("file"),
-            format_hms(t, false),
-            clock(t)
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_past_says_when_it_is() {
-        assert_eq!(past_label(Shown::Live, 10.0, None, None), None);
-        assert_eq!(
-            past_label(Shown::LiveScrubbed { t: 2.5 }, 14.9, None, None).as_deref(),
-            Some("at −12.4 s")
-        );
-        // 2025-01-01T00:00:00Z + 62 s.
-        let start = 1_735_689_600_000_000_000;
-        assert_eq!(
-            past_label(Shown::Replay { t: 62.0 }, 0.0, Some(start), Some("a.mcap")).as_deref(),
-            Some("a.mcap at 0:01:02 (00:01:02 UTC)")
-        );
     }
 }

@@ -5,12 +5,12 @@
 
 use eframe::egui::{self, RichText};
 
-use super::app::Confirm;
-use super::commands::UiCommand;
-use super::live::live_arm_words;
-use super::theme::Theme;
-use super::time_control::Shown;
 use crate::model::state::ArmState;
+use crate::ui::action::Confirm;
+use crate::ui::commands::UiCommand;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
+use crate::ui::words::live_arm_words;
 
 /// The dialog's title and question for `confirm` to the arm in `live`.
 pub fn words(confirm: Confirm, live: Option<&ArmState>, shown: Shown) -> (&'static str, String) {

@@ -7,9 +7,9 @@
 use eframe::egui::{self, PopupCloseBehavior, RichText};
 use egui::containers::menu::{MenuButton, MenuConfig};
 
-use super::theme::Theme;
 use crate::model::session::Session;
 use crate::model::signals::{PlotSpec, Series, SignalRef, Units, channel_count, describe};
+use crate::ui::theme::Theme;
 
 /// The picker's button and menu for `spec`; whether the choice changed.
 pub fn picker(

@@ -6,12 +6,12 @@
 
 use eframe::egui::{self, RichText, text::LayoutJob};
 
-use super::commands::UiCommand;
-use super::live::{clock_text, live_arm_words, ocu_id_words};
-use super::theme::Theme;
-use super::time_control::Shown;
 use crate::model::state::{ArmState, Freshness};
 use crate::model::update::{ComponentId, ControlState, ManagementState};
+use crate::ui::commands::UiCommand;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
+use crate::ui::words::{clock_text, live_arm_words, ocu_id_words};
 
 /// What a banner line is about (how it looks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,17 +6,17 @@ use std::fmt::Write as _;
 
 use eframe::egui::{self, RichText};
 
-use super::app::last_outcome;
-use super::commands::UiCommand;
-use super::exact::ExactStatus;
-use super::format::{format_hms, group_digits};
-use super::memory::{Budget, format_bytes};
-use super::sources::ReplayState;
-use super::theme::Theme;
-use super::time_control::Shown;
 use crate::model::history::History;
 use crate::model::state::{ArmState, outcome_text};
 use crate::model::update::{ComponentId, Delivery, Outcome, Signal};
+use crate::ui::commands::UiCommand;
+use crate::ui::exact::ExactStatus;
+use crate::ui::format::{format_hms, group_digits};
+use crate::ui::memory::{Budget, format_bytes};
+use crate::ui::sources::ReplayState;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
+use crate::ui::words::last_outcome;
 
 /// What the status bar shows.
 pub struct StatusBar<'a> {

@@ -5,22 +5,22 @@
 //! cursor) and return with "Back to live".
 //!
 //! The panel only asks ([`Action`]s); the rules of time live in
-//! [`super::time_control::TimeControl`].
+//! [`crate::ui::time_control::TimeControl`].
 
 use eframe::egui::{self, RichText};
 
-use super::actions::Action;
-use super::commands::UiCommand;
-use super::format::{format_hms, format_speed, group_digits, wall_ns};
-use super::sources::ReplayState;
-use super::theme::Theme;
-use super::time_control::{SPEEDS, Shown, TimeCommand, TimeControl};
-use super::widgets::scrub_bar::{MarkFilter, ScrubAction, ScrubBar, kind_chips, scrub_bar};
 use crate::model::clock::{format_utc_date, format_utc_time};
 use crate::model::session::Session;
 use crate::model::update::MarkKind;
+use crate::ui::action::Action;
+use crate::ui::commands::UiCommand;
+use crate::ui::format::{format_hms, format_speed, group_digits, wall_ns};
+use crate::ui::sources::ReplayState;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::{SPEEDS, Shown, TimeCommand, TimeControl};
+use crate::ui::widgets::scrub_bar::{MarkFilter, ScrubAction, ScrubBar, kind_chips, scrub_bar};
 
-pub use super::time_control::{MAX_FRAME_DT, MAX_SPEED, MIN_SPEED};
+pub use crate::ui::time_control::{MAX_FRAME_DT, MAX_SPEED, MIN_SPEED};
 
 /// What the timeline shows.
 pub struct TimelineInput<'a> {

@@ -2,13 +2,13 @@
 
 use eframe::egui;
 
-use super::app::Settings;
-use super::commands::UiCommand;
-use super::theme::Theme;
-use super::time_control::Shown;
-use super::widgets::joint_gauge::{GaugeData, joint_gauge};
 use crate::model::state::{ArmState, Stamped};
 use crate::model::update::Signal;
+use crate::ui::commands::UiCommand;
+use crate::ui::settings::Settings;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
+use crate::ui::widgets::joint_gauge::{GaugeData, joint_gauge};
 
 /// Gauge data for every joint of the selected arm in `state`, in the units of `settings`.
 pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {

@@ -1,120 +1,47 @@
-//! The eframe application. Three layers of state (Rerun): facts (the [`Sources`]' sessions
-//! with every update and its history, and the [`ArmState`] drawn this frame), persisted
-//! [`Settings`], and transient view state ([`ViewState`]); plus the [`TimeControl`] that
-//! says which time is drawn.
+//! The eframe application. Three layers of state (Rerun): facts (the [`Sources`]' vehicle
+//! stores, every arm's session with every update and its history, and the [`ArmState`] drawn
+//! this frame), persisted [`Settings`], and transient view state ([`ViewState`]); plus the
+//! [`TimeControl`] that says which time is drawn.
 //!
 //! Live and replay share every drawing path: panels are handed `app.state`, which is the
 //! live session's latest state while following live, and `session.state_at(cursor)` in a
 //! replay or when the operator has scrubbed back ([`Shown`] says which).
 //!
-//! The rest of `OcuApp` lives by concern: `sources.rs` (sources, draining, the drawn state),
-//! `layout.rs` (the frame and its panels), `actions.rs` (what the operator asked, carried
-//! out in one place), `recording.rs` (the recorder's life).
+//! The rest of `OcuApp` lives by concern, one file each: `sources.rs` (sources, draining,
+//! the drawn state), `frame.rs` (the frame and its panels), `perform.rs` (what the operator
+//! asked, carried out in one place), `live.rs` (the live arm versus the drawn state),
+//! `recording.rs` (the recorder's life), `event_log.rs` (the log panel's answers). Only
+//! these files import `ui/app`; panels and the vocabulary (`ui/action.rs`, `ui/settings.rs`,
+//! `ui/words.rs`, ...) do not.
 
-use std::path::Path;
+mod event_log;
+mod frame;
+mod live;
+mod perform;
+mod recording;
+mod sources;
+
 use std::time::{Duration, Instant};
 
 use eframe::egui;
-use serde::{Deserialize, Serialize};
 
-use super::files::Jobs;
-use super::pace::{self, Pace};
-use super::recording::Recording;
-use super::sources::Sources;
-use super::time_control::{Shown, TimeControl};
-use super::{plots, view3d};
 use crate::model::state::ArmState;
 use crate::model::update::{Command, CommandKind, ComponentId, ControlState, Outcome, Update};
 use crate::model::vehicle::SharedVehicle;
 use crate::net::thread::NetHandle;
 use crate::sim::host::SimHandle;
+use crate::ui::files::Jobs;
+use crate::ui::pace::{self, Pace};
+use crate::ui::panels::{plots, view3d};
+use crate::ui::recording::Recording;
+use crate::ui::sources::Sources;
+use crate::ui::time_control::{Shown, TimeControl};
 
-pub use super::notices::{MAX_NOTICES, Notice, NoticeLevel};
-pub use super::sources::{LiveKind, ReplayState, read_session};
-pub use crate::model::session::FT_CHANNELS;
-
-/// Settings kept between runs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
-pub struct Settings {
-    /// Dark theme.
-    pub dark: bool,
-    /// Angles in degrees (else radians).
-    pub degrees: bool,
-    /// Lengths in millimetres (else metres).
-    pub millimetres: bool,
-    /// Show the joint gauges panel.
-    pub show_gauges: bool,
-    /// Show the force/torque plots.
-    pub show_plots: bool,
-    /// Show the preset picker.
-    pub show_presets: bool,
-    /// Draw joint axes in 3D.
-    pub show_axes: bool,
-    /// Draw joint frames in 3D.
-    pub show_frames: bool,
-    /// Seconds of history the plots show while following live.
-    pub plot_window_s: f64,
-    /// Optional force threshold line (N).
-    pub force_threshold: Option<f64>,
-    /// Authority used when requesting control.
-    pub authority: u8,
-    /// The kinds of timeline mark shown.
-    pub marks: super::widgets::scrub_bar::MarkFilter,
-    /// The plots of the plot panel and their signals (older settings files without it get
-    /// the default plots).
-    pub plots: crate::model::signals::PlotLayout,
-    /// Show the event log panel (off by default: at 800×600 the 3D view needs the width).
-    pub show_log: bool,
-    /// The session's memory budget, bytes (`None`: automatic, see [`super::memory`]).
-    pub memory_limit: Option<u64>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Self {
-            dark: true,
-            degrees: true,
-            millimetres: false,
-            show_gauges: true,
-            show_plots: true,
-            show_presets: true,
-            show_axes: false,
-            show_frames: false,
-            plot_window_s: 30.0,
-            force_threshold: None,
-            authority: 100,
-            marks: super::widgets::scrub_bar::MarkFilter::ALL,
-            plots: crate::model::signals::PlotLayout::default(),
-            show_log: false,
-            memory_limit: None,
-        }
-    }
-}
-
-/// A confirmation the operator must give before a command to the live arm leaves (the
-/// dialog names the arm: `confirm.rs`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Confirm {
-    /// Go to this preset.
-    GoToPreset(u8),
-    /// Clear the live arm's emergency: it goes to STANDBY and stays stopped (reset is not
-    /// restart; [`Confirm::Resume`] is its own step).
-    ClearEmergency,
-    /// Resume the live arm: STANDBY to READY, motion commands accepted again.
-    Resume,
-}
-
-impl Confirm {
-    /// The command it sends once confirmed.
-    pub fn command(self) -> Command {
-        match self {
-            Confirm::GoToPreset(pose_id) => Command::GoToPreset { pose_id },
-            Confirm::ClearEmergency => Command::ClearEmergency,
-            Confirm::Resume => Command::Resume,
-        }
-    }
-}
+use crate::ui::action::Confirm;
+use crate::ui::panels::notices::{MAX_NOTICES, Notice, NoticeLevel};
+use crate::ui::settings::Settings;
+use crate::ui::sources::{LiveKind, ReplayState};
+use crate::ui::words::{arm_name, last_outcome};
 
 /// A command sent to the live arm while the past was drawn, whose outcome is told in a
 /// notice when it comes (the past drawn hides the live effect).
@@ -156,7 +83,7 @@ pub struct ViewState {
     /// Live commands sent while the past was drawn, whose outcomes become notices.
     pub awaited: Vec<Awaited>,
     /// The event log: the note being written, notes not saved.
-    pub log: super::event_log::LogView,
+    pub log: crate::ui::panels::event_log::LogView,
 }
 
 /// The application.
@@ -376,7 +303,7 @@ impl OcuApp {
             played: false,
             clock: None,
             memory_override: None,
-            ram: super::memory::physical_memory(),
+            ram: crate::ui::memory::physical_memory(),
             budget_applied: None,
             rate_log: None,
             pace: Pace::from_env(moving_interval(), LIVE_IDLE_INTERVAL),
@@ -384,13 +311,17 @@ impl OcuApp {
     }
 
     /// The memory budget in force: `--memory-limit`, else the settings', else automatic.
-    pub fn budget(&self) -> super::memory::Budget {
-        super::memory::Budget::choose(self.memory_override, self.settings.memory_limit, self.ram)
+    pub fn budget(&self) -> crate::ui::memory::Budget {
+        crate::ui::memory::Budget::choose(
+            self.memory_override,
+            self.settings.memory_limit,
+            self.ram,
+        )
     }
 
     /// The automatic budget on this machine, bytes.
     pub fn automatic_budget(&self) -> u64 {
-        super::memory::automatic(self.ram)
+        crate::ui::memory::automatic(self.ram)
     }
 
     /// Gives the budget to the sessions when it changed since it was last given: all of it
@@ -402,7 +333,7 @@ impl OcuApp {
             return;
         }
         self.budget_applied = Some(bytes);
-        for session in self.sources.sessions() {
+        for session in self.sources.vehicles() {
             match session.write() {
                 Ok(mut v) => v.set_memory_budget(Some(bytes)),
                 Err(e) => e.into_inner().set_memory_budget(Some(bytes)),
@@ -413,7 +344,7 @@ impl OcuApp {
     /// Each session's share of the budget now, and how many sessions share it.
     pub(crate) fn session_budgets(&self) -> (usize, usize) {
         let whole = self.budget().as_usize();
-        let n = self.sources.sessions().count().max(1);
+        let n = self.sources.vehicles().count().max(1);
         (whole / n, n)
     }
 
@@ -468,9 +399,9 @@ impl OcuApp {
         self.sources.net()
     }
 
-    /// The session drawn (the live one, or the replay's).
-    pub fn session(&self) -> &SharedVehicle {
-        self.sources.session()
+    /// The vehicle store drawn (the live one, or the replay's).
+    pub fn vehicle(&self) -> &SharedVehicle {
+        self.sources.vehicle()
     }
 
     /// The arm the view is about this frame: the network's focused arm live, the arm picked
@@ -496,14 +427,14 @@ impl OcuApp {
     /// notice too. Returns whether the command left.
     pub fn command(&mut self, cmd: Command) -> bool {
         let shown = self.shown();
-        if let Some(why) = super::commands::refusal(shown, &cmd) {
+        if let Some(why) = crate::ui::commands::refusal(shown, &cmd) {
             self.notify(NoticeLevel::Warning, why);
             return false;
         }
         let live = self.live_state();
         // An emergency stop is never refused here.
         if !matches!(cmd, Command::SetEmergency | Command::SetEmergencyAll)
-            && let Some(why) = live.as_ref().and_then(super::live::conflict_refusal)
+            && let Some(why) = live.as_ref().and_then(crate::ui::words::conflict_refusal)
         {
             self.notify(NoticeLevel::Error, why);
             return false;
@@ -591,13 +522,13 @@ impl OcuApp {
     /// session rescans its history when the threshold changes).
     pub(crate) fn sync_threshold(&self) {
         let th = self.settings.force_threshold;
-        let session = self.sources.session();
-        let differs = session.read().map_or_else(
+        let vehicle = self.sources.vehicle();
+        let differs = vehicle.read().map_or_else(
             |e| e.into_inner().force_threshold(),
             |s| s.force_threshold(),
         ) != th.filter(|x| x.is_finite() && *x > 0.0);
         if differs {
-            match session.write() {
+            match vehicle.write() {
                 Ok(mut s) => s.set_force_threshold(th),
                 Err(e) => e.into_inner().set_force_threshold(th),
             }
@@ -637,35 +568,10 @@ impl OcuApp {
     }
 }
 
-/// The newest command outcome in `state`.
-pub fn last_outcome(state: &ArmState) -> Option<(CommandKind, Outcome)> {
-    state
-        .outcomes
-        .last()
-        .map(|(_, kind, outcome)| (*kind, outcome.clone()))
-}
-
-/// The selected arm's name in `state` (identification, else its JAUS ID).
-pub fn arm_name(state: &ArmState) -> Option<String> {
-    state
-        .selected
-        .and_then(|id| state.components.get(&id))
-        .and_then(|c| c.0.identification.clone())
-        .or_else(|| state.selected.map(|id| id.to_string()))
-}
-
-/// The file name of `path` for titles and messages.
-pub fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
-}
-
 impl eframe::App for OcuApp {
     fn clear_color(&self, _visuals: &egui::Visuals) -> [f32; 4] {
         // The window's background: the panels draw none (`Theme::visuals`).
-        super::theme::Theme::background(self.settings.dark).to_normalized_gamma_f32()
+        crate::ui::theme::Theme::background(self.settings.dark).to_normalized_gamma_f32()
     }
 
     fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {

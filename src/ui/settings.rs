@@ -1,0 +1,63 @@
+//! The settings kept between runs ([`Settings`], saved by eframe's storage as serde): what
+//! panels show, units, the plot layout, the memory budget. A leaf: panels and the app read it.
+
+use serde::{Deserialize, Serialize};
+
+/// Settings kept between runs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Settings {
+    /// Dark theme.
+    pub dark: bool,
+    /// Angles in degrees (else radians).
+    pub degrees: bool,
+    /// Lengths in millimetres (else metres).
+    pub millimetres: bool,
+    /// Show the joint gauges panel.
+    pub show_gauges: bool,
+    /// Show the force/torque plots.
+    pub show_plots: bool,
+    /// Show the preset picker.
+    pub show_presets: bool,
+    /// Draw joint axes in 3D.
+    pub show_axes: bool,
+    /// Draw joint frames in 3D.
+    pub show_frames: bool,
+    /// Seconds of history the plots show while following live.
+    pub plot_window_s: f64,
+    /// Optional force threshold line (N).
+    pub force_threshold: Option<f64>,
+    /// Authority used when requesting control.
+    pub authority: u8,
+    /// The kinds of timeline mark shown.
+    pub marks: super::widgets::scrub_bar::MarkFilter,
+    /// The plots of the plot panel and their signals (older settings files without it get
+    /// the default plots).
+    pub plots: crate::model::signals::PlotLayout,
+    /// Show the event log panel (off by default: at 800×600 the 3D view needs the width).
+    pub show_log: bool,
+    /// The session's memory budget, bytes (`None`: automatic, see [`super::memory`]).
+    pub memory_limit: Option<u64>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            dark: true,
+            degrees: true,
+            millimetres: false,
+            show_gauges: true,
+            show_plots: true,
+            show_presets: true,
+            show_axes: false,
+            show_frames: false,
+            plot_window_s: 30.0,
+            force_threshold: None,
+            authority: 100,
+            marks: super::widgets::scrub_bar::MarkFilter::ALL,
+            plots: crate::model::signals::PlotLayout::default(),
+            show_log: false,
+            memory_limit: None,
+        }
+    }
+}
