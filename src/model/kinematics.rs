@@ -536,13 +536,21 @@ mod tests {
                     for end in [c.from, c.to] {
                         let d = pose.mount.transform_point3(end).distance(reach.centre) + r;
                         farthest = farthest.max(d);
-                        assert!(d <= reach.radius + 1e-9, "{name} {q:?}: {d} > {}", reach.radius);
+                        assert!(
+                            d <= reach.radius + 1e-9,
+                            "{name} {q:?}: {d} > {}",
+                            reach.radius
+                        );
                     }
                 }
                 for p in points {
                     let d = p.distance(reach.centre);
                     farthest = farthest.max(d);
-                    assert!(d <= reach.radius + 1e-9, "{name} {q:?}: {d} > {}", reach.radius);
+                    assert!(
+                        d <= reach.radius + 1e-9,
+                        "{name} {q:?}: {d} > {}",
+                        reach.radius
+                    );
                 }
             }
             // Conservative, yet not wildly so: the arm gets within a fifth of its bound.

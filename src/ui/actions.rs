@@ -12,7 +12,6 @@ use super::files::{self, Task};
 use super::notices::NoticeLevel;
 use super::sources::read_session;
 use super::time_control::{Shown, TimeCommand};
-use super::view3d;
 use crate::model::update::{Command, ComponentId, ControlState, ManagementState};
 
 /// A request from a panel, a dialog or a key.
@@ -145,11 +144,8 @@ impl OcuApp {
             UiCommand::StepForward => self.time_command(TimeCommand::StepReport { forward: true }),
             UiCommand::Home => self.time_command(TimeCommand::Home),
             UiCommand::End => self.time_command(TimeCommand::End),
-            UiCommand::FitView => {
-                // The focused arm; R (reset) frames the whole vehicle.
-                let (live, _) = view3d::poses(&self.state, self.view.preview);
-                self.view.arm.fit(live.as_ref());
-            }
+            // The focused arm's whole reach, followed; R (reset) the whole vehicle's.
+            UiCommand::FitView => self.view.arm.follow_arm(),
             UiCommand::ResetCamera => self.view.arm.reset(),
         }
     }

@@ -3,8 +3,11 @@
 //! of its subsystem at its mount (dimmed, grey when lost), each arm's ID at its base, and the
 //! SIMULATED / REPLAY mark.
 //!
-//! Framing: the first frame shows the whole vehicle; focusing another arm frames that arm;
-//! `F` frames the focused arm, `R` the whole vehicle again.
+//! Framing: the camera follows what it frames ([`Follow`]) — the whole reach of every arm
+//! of the vehicle from the first frame, of the focused arm once another arm is focused or
+//! the operator presses `F` (or double-clicks), of the whole vehicle again on `R` — fitted
+//! again whenever the view's shape or a reach changes, so the arm never leaves the picture
+//! whatever it does. Orbiting, panning or zooming leaves it (the toolbar says so) until `F`.
 
 use eframe::egui::{self, Align2, FontId, RichText};
 
@@ -15,7 +18,7 @@ use super::scene::{ArmView, Camera, SceneArm, SceneInput};
 use super::sources::Badge;
 use super::theme::Theme;
 use super::time_control::Shown;
-use crate::model::kinematics::{self, ArmPose};
+use crate::model::kinematics::{self, ArmPose, Reach};
 use crate::model::limits::joint_warnings;
 use crate::model::state::{ArmState, components_summary};
 use crate::model::update::{ComponentId, ManagementState};
@@ -47,8 +50,21 @@ pub fn room_for_plots(height: f32, banner: f32) -> f32 {
 /// Default radius for cylinders the specification gives none for, m (the model's).
 pub use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS as DEFAULT_RADIUS;
 
+/// What the 3D view's camera keeps in view by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Follow {
+    /// The whole vehicle: every arm's reach (the first frame, `R`).
+    #[default]
+    Vehicle,
+    /// The focused arm's whole reach (`F`, a double-click, another arm focused).
+    Arm,
+    /// The operator's own view: they orbited, panned or zoomed, and nothing moves the
+    /// camera until they ask to follow again.
+    Free,
+}
+
 /// Transient state of the 3D panel: its camera, the view widget (and its GPU side), and
-/// what the camera was last framed on.
+/// what the camera follows.
 #[derive(Default)]
 pub struct ArmPanel {
     /// Where the arm is seen from.
@@ -56,71 +72,75 @@ pub struct ArmPanel {
     /// Where the view was drawn last frame, in points (for the PNG export).
     pub rect: Option<egui::Rect>,
     view: ArmView,
-    /// The framing done: `None` until the first arm is seen (or after a reset).
-    framed: Option<Framed>,
+    /// What the camera keeps in view.
+    follow: Follow,
+    /// The focused arm in the last frame with an arm (`None` before the first).
+    focus: Option<Option<ComponentId>>,
     /// The arms drawn last frame, the focused one first.
     drawn: Vec<ComponentId>,
     first_arm_logged: bool,
-    /// The last fit: the camera it left and the poses it framed. While the operator has
-    /// not moved the camera since, a new size of the view frames them again.
-    fitted: Option<(Camera, Vec<ArmPose>)>,
-}
-
-/// What the camera was framed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Framed {
-    /// The focused arm then.
-    arm: Option<ComponentId>,
-    /// Its presets were in the framing.
-    with_presets: bool,
-    /// The whole vehicle was framed (else the focused arm).
-    vehicle: bool,
-    /// How many other arms were in it.
-    others: usize,
-    /// How many preset poses (of every arm framed) were in it.
-    presets: usize,
+    /// The reaches and the view's aspect the camera was last fitted to while following:
+    /// fitted again when either changes (a resize, an arm appears, a new specification).
+    fitted: Option<(Vec<Reach>, f64)>,
 }
 
 impl ArmPanel {
-    /// Looks at the whole arm `pose` (nothing without one).
-    pub fn fit(&mut self, pose: Option<&ArmPose>) {
-        if let Some(p) = pose {
-            self.fit_all(vec![p.clone()]);
-        }
+    /// What the camera keeps in view now.
+    pub fn follow(&self) -> Follow {
+        self.follow
     }
 
-    /// Frames `poses` and remembers it (see [`ArmPanel::refit_if_resized`]).
-    fn fit_all(&mut self, poses: Vec<ArmPose>) {
-        self.camera.fit_all(&poses);
-        self.fitted = Some((self.camera, poses));
+    /// Follows the focused arm's whole reach again (`F`, a double-click): fitted on the
+    /// next frame, from the direction the operator looks from.
+    pub fn follow_arm(&mut self) {
+        self.follow = Follow::Arm;
+        self.fitted = None;
     }
 
-    /// The view is `size` points now: when its shape changed and the operator has not moved
-    /// the camera since the last fit, frames the same poses again for the new shape (a
-    /// narrower view would crop them). Returns whether it did.
-    pub fn refit_if_resized(&mut self, size: egui::Vec2) -> bool {
+    /// One frame of following, for a view `size` points large: the focused arm's reach
+    /// (`focused`; nothing to do without one) and the other arms' (`others`). A new focus
+    /// follows that arm. While following, the camera is fitted again whenever what it keeps
+    /// in view or the view's shape changed, so neither a tour, a jog nor a resize leaves the
+    /// picture. Returns whether it moved the camera.
+    pub fn keep_in_view(
+        &mut self,
+        size: egui::Vec2,
+        focus: Option<ComponentId>,
+        focused: Option<Reach>,
+        others: &[Reach],
+    ) -> bool {
         let aspect = f64::from(size.x / size.y.max(1.0));
         self.camera.aspect = aspect;
-        let Some((fitted, poses)) = &self.fitted else {
+        let Some(focused) = focused else {
             return false;
         };
-        let untouched = Camera {
-            aspect: fitted.aspect,
-            ..self.camera
-        } == *fitted;
-        if !untouched || (aspect - fitted.aspect).abs() < 1e-3 {
+        if self.focus.is_some_and(|f| f != focus) {
+            self.follow_arm();
+        }
+        self.focus = Some(focus);
+        let reaches: Vec<Reach> = match self.follow {
+            Follow::Free => return false,
+            Follow::Arm => vec![focused],
+            Follow::Vehicle => std::iter::once(focused)
+                .chain(others.iter().copied())
+                .collect(),
+        };
+        if self
+            .fitted
+            .as_ref()
+            .is_some_and(|(r, a)| *r == reaches && (a - aspect).abs() < 1e-3)
+        {
             return false;
         }
-        let poses = poses.clone();
-        self.fit_all(poses);
+        self.camera.fit_reach(&reaches);
+        self.fitted = Some((reaches, aspect));
         true
     }
 
-    /// Back to the default camera; the whole vehicle (and the focused arm's presets) is
-    /// framed again on the next frame.
+    /// Back to the default camera, following the whole vehicle (framed on the next frame).
     pub fn reset(&mut self) {
         self.camera.reset();
-        self.framed = None;
+        self.follow = Follow::Vehicle;
         self.fitted = None;
     }
 
@@ -192,65 +212,6 @@ pub fn poses(state: &ArmState, preview: Option<u8>) -> (Option<ArmPose>, Option<
     (live, ghost)
 }
 
-/// The arm at each preset whose positions are known.
-pub fn preset_poses(state: &ArmState) -> Vec<ArmPose> {
-    let Some(spec) = &state.spec else {
-        return Vec::new();
-    };
-    let tool = state.tool_point.unwrap_or([0.0; 3]);
-    state
-        .presets
-        .iter()
-        .filter_map(|p| p.positions.as_ref())
-        .filter_map(|q| kinematics::forward(spec, q, tool).ok())
-        .collect()
-}
-
-/// Frames the camera when the view needs it: the whole vehicle on the first frame with an
-/// arm (and after a reset), the focused arm when another is focused. Every arm framed is
-/// framed with its presets as they become known (where it is and where it will go, so the
-/// view need not follow it: a touring arm never leaves the picture).
-fn auto_fit(
-    panel: &mut ArmPanel,
-    live: Option<&ArmPose>,
-    input: &View3dInput<'_>,
-    others: &[SceneArm],
-) {
-    let Some(p) = live else { return };
-    let presets = preset_poses(input.state);
-    let others_presets: usize = others.iter().map(|a| a.presets.len()).sum();
-    let vehicle = match panel.framed {
-        None => true,
-        Some(f) if f.arm != input.focus => false,
-        // An arm of the vehicle, or presets of one, showed up after the vehicle was framed.
-        Some(f)
-            if f.vehicle
-                && (others.len() > f.others || presets.len() + others_presets > f.presets) =>
-        {
-            true
-        }
-        // The presets became known: an arm framed alone is framed with them.
-        Some(f) if !f.vehicle && !presets.is_empty() && !f.with_presets => false,
-        Some(_) => return,
-    };
-    let mut poses = vec![p.clone()];
-    poses.extend(presets.iter().cloned());
-    if vehicle {
-        for a in others {
-            poses.push(a.pose.clone());
-            poses.extend(a.presets.iter().cloned());
-        }
-    }
-    panel.fit_all(poses);
-    panel.framed = Some(Framed {
-        arm: input.focus,
-        with_presets: !presets.is_empty(),
-        vehicle,
-        others: others.len(),
-        presets: presets.len() + if vehicle { others_presets } else { 0 },
-    });
-}
-
 /// Draws the panel.
 pub fn show(
     ui: &mut egui::Ui,
@@ -270,9 +231,14 @@ pub fn show(
             .on_hover_text("Show joint axes");
         ui.toggle_value(&mut settings.show_frames, "frames")
             .on_hover_text("Show joint frames");
-        for cmd in [UiCommand::FitView, UiCommand::ResetCamera] {
+        for (cmd, follows) in [
+            (UiCommand::FitView, Follow::Arm),
+            (UiCommand::ResetCamera, Follow::Vehicle),
+        ] {
+            // Lit while the camera follows what it frames.
+            let button = egui::Button::new(cmd.text()).selected(panel.follow == follows);
             if ui
-                .button(cmd.text())
+                .add(button)
                 .on_hover_text(cmd.hover_text(input.shown))
                 .clicked()
             {
@@ -288,16 +254,13 @@ pub fn show(
         }
         // Cut in a narrow column: a row wider than the column would widen what is under it
         // (the banner) past the presets.
-        ui.add(
-            egui::Label::new(
-                RichText::new(
-                    "drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit",
-                )
-                .small()
-                .color(theme.muted),
-            )
-            .truncate(),
-        );
+        let hint = if panel.follow == Follow::Free {
+            RichText::new("free camera · F or double-click: follow the arm again").color(theme.warn)
+        } else {
+            RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom (leave follow)")
+                .color(theme.muted)
+        };
+        ui.add(egui::Label::new(hint.small()).truncate());
     });
     if !input.banner.is_empty() {
         // Under the toolbar, in this column only: nothing the pointer may be on moves.
@@ -305,9 +268,19 @@ pub fn show(
         let h = drawn.response.rect.height();
         ui.ctx().data_mut(|d| d.insert_temp(banner_id(), h));
     }
-    // The view takes what is left: frame for its shape before it is drawn.
-    panel.refit_if_resized(ui.available_size());
-    auto_fit(panel, live.as_ref(), input, &input.others);
+    // The view takes what is left: follow for its shape before it is drawn.
+    let reach = state
+        .spec
+        .as_ref()
+        .and_then(|spec| kinematics::reach(spec, state.tool_point.unwrap_or([0.0; 3])).ok());
+    let others: Vec<Reach> = input.others.iter().filter_map(|a| a.reach).collect();
+    panel.keep_in_view(
+        ui.available_size(),
+        input.focus,
+        reach.filter(|_| live.is_some()),
+        &others,
+    );
+    let before = panel.camera;
     let scene = SceneInput {
         pose: live.clone(),
         ghost,
@@ -325,9 +298,16 @@ pub fn show(
         .chain(input.others.iter().map(|a| a.id))
         .collect();
     let response = panel.view.ui(ui, scene, &mut panel.camera);
-    if response.double_clicked() && live.is_some() {
-        // The view fitted the arm itself; remembered, so a resize frames it again.
-        panel.fit(live.as_ref());
+    if response.double_clicked() {
+        panel.follow_arm();
+        ui.ctx().request_repaint();
+    } else if (Camera {
+        aspect: before.aspect,
+        ..panel.camera
+    }) != before
+    {
+        // The operator orbited, panned or zoomed: their view, until they follow again.
+        panel.follow = Follow::Free;
     }
     if live.is_some() && !panel.first_arm_logged {
         panel.first_arm_logged = true;
@@ -500,46 +480,102 @@ fn overlay(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::kinematics::forward;
-    use crate::sim::arm_file::ArmFile;
+    use crate::model::kinematics::{forward, reach};
+    use crate::sim::arm_file::{ArmFile, BUILTIN};
 
-    fn demo_pose() -> ArmPose {
-        let file = ArmFile::demo();
-        forward(&file.spec, &file.home, file.tool_point).unwrap_or_else(|e| panic!("{e}"))
+    /// Positions spread across the limits (±π for a continuous joint), fixed seed; one
+    /// pose in four has every joint at a limit.
+    fn across_limits(file: &ArmFile, count: usize) -> Vec<ArmPose> {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        (0..count)
+            .map(|k| {
+                let q: Vec<f64> = file
+                    .spec
+                    .joints
+                    .iter()
+                    .map(|j| {
+                        let (lo, hi) = (
+                            j.min.unwrap_or(-std::f64::consts::PI),
+                            j.max.unwrap_or(std::f64::consts::PI),
+                        );
+                        lo + (hi - lo) * if k % 4 == 0 { next().round() } else { next() }
+                    })
+                    .collect();
+                forward(&file.spec, &q, file.tool_point).unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
     }
 
-    /// Whether the base, every frame origin and the tool point of `pose` are inside a view of
-    /// `size`.
-    fn all_inside(camera: &Camera, pose: &ArmPose, size: egui::Vec2) -> bool {
+    /// The points of `pose` outside a view of `size`: the base, every joint point and the
+    /// tool point, projected with the camera's view-projection.
+    fn outside(camera: &Camera, pose: &ArmPose, size: egui::Vec2) -> Vec<[f32; 2]> {
         let mut points = vec![pose.mount.translation, pose.tool_point_vehicle];
         points.extend(pose.frames.iter().map(|f| (pose.mount * *f).translation));
-        points.iter().all(|p| {
-            camera
-                .project(p.to_array(), [size.x, size.y])
-                .is_some_and(|[x, y]| (0.0..=size.x).contains(&x) && (0.0..=size.y).contains(&y))
-        })
+        points
+            .iter()
+            .filter_map(|p| {
+                let at = camera.project(p.to_array(), [size.x, size.y]);
+                match at {
+                    Some([x, y]) if (0.0..=size.x).contains(&x) && (0.0..=size.y).contains(&y) => {
+                        None
+                    }
+                    _ => Some(at.unwrap_or([f32::NAN; 2])),
+                }
+            })
+            .collect()
     }
 
     #[test]
-    fn a_resized_view_frames_the_arm_again_unless_the_operator_moved_the_camera() {
-        let pose = demo_pose();
+    fn following_keeps_every_pose_within_the_limits_in_view_at_any_size_and_after_a_resize() {
+        let id = ComponentId::new(126, 1, 10);
+        for name in BUILTIN {
+            let file = ArmFile::builtin(name).unwrap_or_else(|| panic!("{name}"));
+            let r = reach(&file.spec, file.tool_point).unwrap_or_else(|e| panic!("{e}"));
+            let poses = across_limits(&file, 1500);
+            let mut panel = ArmPanel::default();
+            // The 3D view of a 1280×800 and an 800×600 window, then 1920×1080, then tall.
+            for size in [
+                egui::vec2(760.0, 420.0),
+                egui::vec2(470.0, 250.0),
+                egui::vec2(1150.0, 640.0),
+                egui::vec2(300.0, 700.0),
+            ] {
+                panel.keep_in_view(size, Some(id), Some(r), &[]);
+                for pose in &poses {
+                    // Every frame of a tour: nothing refits for a moving arm.
+                    assert!(!panel.keep_in_view(size, Some(id), Some(r), &[]));
+                    let out = outside(&panel.camera, pose, size);
+                    assert!(out.is_empty(), "{name} at {size:?}: {out:?} outside");
+                }
+                assert!(
+                    panel.camera.above_ground(),
+                    "{name}: seen from under the ground"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn orbiting_leaves_follow_and_f_follows_again_from_the_operators_direction() {
+        let file = ArmFile::demo();
+        let r = reach(&file.spec, file.tool_point).unwrap_or_else(|e| panic!("{e}"));
+        let id = Some(ComponentId::new(126, 1, 10));
         let mut panel = ArmPanel::default();
         let wide = egui::vec2(1200.0, 400.0);
-        panel.refit_if_resized(wide);
-        panel.fit(Some(&pose));
-        assert!(all_inside(&panel.camera, &pose, wide));
-        // Narrow and tall: framed again for the new shape.
-        let tall = egui::vec2(300.0, 700.0);
-        assert!(panel.refit_if_resized(tall));
-        assert!(all_inside(&panel.camera, &pose, tall));
-        assert!(
-            !panel.refit_if_resized(tall),
-            "the same size: nothing to do"
-        );
-        // Once the operator turned the camera, their view is kept.
-        panel.camera.orbit(0.3, 0.0, false);
+        assert!(panel.keep_in_view(wide, id, Some(r), &[]));
+        assert_eq!(panel.follow(), Follow::Vehicle);
+        // The operator turns the camera: a resize keeps their view.
+        panel.camera.orbit(0.8, 0.2, false);
+        panel.follow = Follow::Free;
         let turned = panel.camera;
-        assert!(!panel.refit_if_resized(wide));
+        let tall = egui::vec2(300.0, 700.0);
+        assert!(!panel.keep_in_view(tall, id, Some(r), &[]));
         assert_eq!(
             Camera {
                 aspect: turned.aspect,
@@ -547,5 +583,54 @@ mod tests {
             },
             turned
         );
+        // F: the arm's reach, seen from where the operator turned to.
+        panel.follow_arm();
+        assert!(panel.keep_in_view(tall, id, Some(r), &[]));
+        assert_eq!(panel.follow(), Follow::Arm);
+        assert!((panel.camera.yaw - turned.yaw).abs() < 1e-9);
+        for pose in across_limits(&file, 200) {
+            assert!(outside(&panel.camera, &pose, tall).is_empty());
+        }
+        // Another arm focused: followed, even from a free camera.
+        panel.follow = Follow::Free;
+        let other = Some(ComponentId::new(126, 1, 11));
+        assert!(panel.keep_in_view(tall, other, Some(r), &[]));
+        assert_eq!(panel.follow(), Follow::Arm);
+    }
+
+    #[test]
+    fn the_whole_vehicle_keeps_every_arms_reach_in_view() {
+        let file = ArmFile::demo();
+        let mut right = file.clone();
+        let mut left = file.clone();
+        for (f, y) in [(&mut right, 0.6), (&mut left, -0.6)] {
+            if let Some(m) = f.spec.mount.as_mut() {
+                m.position[1] = y;
+            }
+        }
+        let reach_of = |f: &ArmFile| reach(&f.spec, f.tool_point).unwrap_or_else(|e| panic!("{e}"));
+        let mut panel = ArmPanel::default();
+        let size = egui::vec2(760.0, 420.0);
+        let id = Some(ComponentId::new(126, 1, 10));
+        panel.keep_in_view(size, id, Some(reach_of(&right)), &[reach_of(&left)]);
+        for f in [&right, &left] {
+            for pose in across_limits(f, 300) {
+                assert!(outside(&panel.camera, &pose, size).is_empty());
+            }
+        }
+        // An arm more: fitted again.
+        let mut far = file.clone();
+        if let Some(m) = far.spec.mount.as_mut() {
+            m.position[0] = -2.0;
+        }
+        assert!(panel.keep_in_view(
+            size,
+            id,
+            Some(reach_of(&right)),
+            &[reach_of(&left), reach_of(&far)]
+        ));
+        for pose in across_limits(&far, 300) {
+            assert!(outside(&panel.camera, &pose, size).is_empty());
+        }
     }
 }

@@ -7,7 +7,7 @@
 //!   [`three_d::Context`] and kept behind `Arc<Mutex<..>>` because the callback must be
 //!   `Send + Sync`; [`Scene::render`] draws into whatever framebuffer is bound, which lets the
 //!   offscreen test render exactly what the window shows;
-//! - [`ArmView`]: the egui widget (allocate, orbit/pan/zoom/fit, paint callback).
+//! - [`ArmView`]: the egui widget (allocate, orbit/pan/zoom, paint callback).
 //!
 //! **Frames.** Inputs are in the vehicle frame (+x front, +y right, +z down, metres). The scene
 //! is drawn in a *world* frame with z up: world = (x, −y, −z), i.e. the vehicle frame turned
@@ -39,7 +39,7 @@ use three_d::{
     RenderTarget, ScissorBox, Vec3, Vec4, VertexBuffer, Viewport, WriteMask,
 };
 
-use crate::model::kinematics::ArmPose;
+use crate::model::kinematics::{ArmPose, Reach};
 use crate::model::update::ComponentId;
 use crate::ui::offscreen::GlPicture;
 pub use crate::ui::theme::ScenePalette;
@@ -90,8 +90,9 @@ pub struct SceneArm {
     pub joint_warning: Vec<f32>,
     /// Its link is lost: what is drawn is its last known pose, greyed.
     pub lost: bool,
-    /// Its preset poses (vehicle frame): where it can go, for framing the whole vehicle.
-    pub presets: Vec<ArmPose>,
+    /// Everything it can reach ([`crate::model::kinematics::reach`]), for keeping the whole
+    /// vehicle in view; `None` when it cannot be computed.
+    pub reach: Option<Reach>,
 }
 
 impl Default for SceneInput {
@@ -481,7 +482,7 @@ enum Gpu {
 }
 
 /// The 3D arm view widget: allocates the rect, handles orbit (drag), pan (right/middle drag
-/// or shift+drag), zoom (scroll, pinch or ctrl+scroll), double-click = fit; paints through
+/// or shift+drag), zoom (scroll, pinch or ctrl+scroll); paints through
 /// an `egui::PaintCallback` with `egui_glow::CallbackFn`. The camera is the caller's (it
 /// outlives the GPU side: see [`ArmView::new`]).
 pub struct ArmView {
@@ -544,7 +545,7 @@ impl ArmView {
         response.widget_info(|| {
             egui::WidgetInfo::labeled(egui::Role::Canvas, ui.is_enabled(), "3D arm view")
         });
-        interact(camera, ui, &response, input.pose.as_ref());
+        interact(camera, ui, &response);
 
         if !ui.is_rect_visible(rect) {
             return response;
@@ -593,8 +594,9 @@ impl ArmView {
     }
 }
 
-/// Orbit (drag), pan (right/middle or shift+drag), zoom (scroll or pinch), fit (double-click).
-fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response, pose: Option<&ArmPose>) {
+/// Orbit (drag), pan (right/middle or shift+drag), zoom (scroll or pinch); a double-click is
+/// the caller's (the 3D panel follows the arm again).
+fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response) {
     let shift = ui.input(|i| i.modifiers.shift);
     let delta = response.drag_delta();
     let pixels_per_point = f64::from(ui.ctx().pixels_per_point());
@@ -639,12 +641,6 @@ fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response, pose:
         }
         if zoom != 1.0 {
             camera.zoom_at(1.0 / f64::from(zoom), ndc);
-        }
-    }
-    if response.double_clicked() {
-        match pose {
-            Some(pose) => camera.fit(pose),
-            None => camera.reset(),
         }
     }
 }
