@@ -87,8 +87,8 @@ fn tour_stays_in_view(size: [f32; 2], resize: Option<[f32; 2]>) {
             next += 1;
         }
         h.state_mut().freeze_clock(t);
-        if resize.is_some() && frames == (end / FRAME_STEP / 2.0) as u32 {
-            h.set_size(egui::Vec2::from(resize.unwrap()));
+        if let Some(to) = resize.filter(|_| frames == (end / FRAME_STEP / 2.0) as u32) {
+            h.set_size(egui::Vec2::from(to));
         }
         h.step();
         frames += 1;

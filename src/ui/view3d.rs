@@ -74,8 +74,10 @@ pub struct ArmPanel {
     view: ArmView,
     /// What the camera keeps in view.
     follow: Follow,
-    /// The focused arm in the last frame with an arm (`None` before the first).
-    focus: Option<Option<ComponentId>>,
+    /// The focused arm in the last frame with an arm (see `seen`).
+    focus: Option<ComponentId>,
+    /// An arm was seen (`focus` means something).
+    seen: bool,
     /// The arms drawn last frame, the focused one first.
     drawn: Vec<ComponentId>,
     first_arm_logged: bool,
@@ -114,10 +116,10 @@ impl ArmPanel {
         let Some(focused) = focused else {
             return false;
         };
-        if self.focus.is_some_and(|f| f != focus) {
+        if self.seen && self.focus != focus {
             self.follow_arm();
         }
-        self.focus = Some(focus);
+        (self.focus, self.seen) = (focus, true);
         let reaches: Vec<Reach> = match self.follow {
             Follow::Free => return false,
             Follow::Arm => vec![focused],
