@@ -162,7 +162,7 @@ fn orbiting_leaves_follow_and_f_returns_to_it() {
     h.state_mut().freeze_clock(3.0);
     h.step();
     h.step();
-    assert_eq!(h.state().view.arm.follow(), Follow::Vehicle);
+    assert_eq!(h.state().view.arm.follow(), Follow::Arm);
     let rect = h.state().view.arm.rect.expect("the 3D view was drawn");
     let (a, b) = (rect.center(), rect.center() + egui::vec2(60.0, 10.0));
     h.event(Event::PointerMoved(a));

@@ -3,9 +3,9 @@
 //! of its subsystem at its mount (dimmed, grey when lost), each arm's ID at its base, and the
 //! SIMULATED / REPLAY mark.
 //!
-//! Framing: the camera follows what it frames ([`Follow`]) — the whole reach of every arm
-//! of the vehicle from the first frame, of the focused arm once another arm is focused or
-//! the operator presses `F` (or double-clicks), of the whole vehicle again on `R` — fitted
+//! Framing: the camera follows what it frames ([`Follow`]) — the focused arm's whole reach
+//! from the first frame, when another arm is focused and on `F` (or a double-click), every
+//! arm's of the vehicle on `R` — fitted
 //! again whenever the view's shape or a reach changes, so the arm never leaves the picture
 //! whatever it does. Orbiting, panning or zooming leaves it (the toolbar says so) until `F`.
 
@@ -53,10 +53,11 @@ pub use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS as DEFAULT_RADIUS;
 /// What the 3D view's camera keeps in view by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Follow {
-    /// The whole vehicle: every arm's reach (the first frame, `R`).
-    #[default]
+    /// The whole vehicle: every arm's reach (`R`).
     Vehicle,
-    /// The focused arm's whole reach (`F`, a double-click, another arm focused).
+    /// The focused arm's whole reach (from the first frame; `F`, a double-click, another
+    /// arm focused).
+    #[default]
     Arm,
     /// The operator's own view: they orbited, panned or zoomed, and nothing moves the
     /// camera until they ask to follow again.
@@ -139,7 +140,8 @@ impl ArmPanel {
         true
     }
 
-    /// Back to the default camera, following the whole vehicle (framed on the next frame).
+    /// Back to the default camera, following the whole vehicle (framed on the next frame:
+    /// `R`).
     pub fn reset(&mut self) {
         self.camera.reset();
         self.follow = Follow::Vehicle;
@@ -571,7 +573,7 @@ mod tests {
         let mut panel = ArmPanel::default();
         let wide = egui::vec2(1200.0, 400.0);
         assert!(panel.keep_in_view(wide, id, Some(r), &[]));
-        assert_eq!(panel.follow(), Follow::Vehicle);
+        assert_eq!(panel.follow(), Follow::Arm);
         // The operator turns the camera: a resize keeps their view.
         panel.camera.orbit(0.8, 0.2, false);
         panel.follow = Follow::Free;
@@ -612,6 +614,7 @@ mod tests {
         }
         let reach_of = |f: &ArmFile| reach(&f.spec, f.tool_point).unwrap_or_else(|e| panic!("{e}"));
         let mut panel = ArmPanel::default();
+        panel.reset();
         let size = egui::vec2(760.0, 420.0);
         let id = Some(ComponentId::new(126, 1, 10));
         panel.keep_in_view(size, id, Some(reach_of(&right)), &[reach_of(&left)]);
