@@ -418,7 +418,7 @@ fn the_other_arms_of_the_vehicle_are_drawn_at_their_mounts_dimmed_or_grey_when_l
         pose: pose.clone(),
         joint_warning: Vec::new(),
         lost,
-        reach: None,
+        presets: Vec::new(),
     };
     let vehicle = SceneInput {
         others: vec![other(11, &left, false), other(12, &right, true)],

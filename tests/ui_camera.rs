@@ -61,7 +61,7 @@ fn arm_points(file: &ArmFile, q: &[f64]) -> Vec<DVec3> {
 }
 
 /// Plays the tour into a window of `size`, resized to `resize` halfway; after every frame
-/// every pose the frame's updates carried must be whole inside the 3D view.
+/// the pose drawn must be whole inside the 3D view.
 fn tour_stays_in_view(size: [f32; 2], resize: Option<[f32; 2]>) {
     let file = ArmFile::demo();
     let updates = simulated_updates(file.clone(), TOUR_SECONDS);
@@ -102,7 +102,8 @@ fn tour_stays_in_view(size: [f32; 2], resize: Option<[f32; 2]>) {
             continue;
         }
         assert_ne!(panel.follow(), Follow::Free, "nothing left the follow mode");
-        for q in &batch {
+        // The pose drawn: the last of the frame's updates.
+        if let Some(q) = batch.last() {
             for p in arm_points(&file, q) {
                 lo = lo.min(p);
                 hi = hi.max(p);
@@ -126,7 +127,7 @@ fn tour_stays_in_view(size: [f32; 2], resize: Option<[f32; 2]>) {
         swept.x > 1.0 && swept.z > 0.5,
         "the tour swept only {swept} m"
     );
-    assert!(checked > 10_000, "only {checked} points checked");
+    assert!(checked > 1_500, "only {checked} points checked");
     if let Some(r) = resize {
         let rect = h.state().view.arm.rect.unwrap();
         assert!(

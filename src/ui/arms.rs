@@ -146,7 +146,7 @@ pub fn scene_arms<'a>(
                 pose,
                 joint_warning: joint_warnings(spec, Some(q.value.as_slice())),
                 lost: state.freshness().is_lost(),
-                reach: kinematics::reach(spec, tool).ok(),
+                presets: super::view3d::preset_poses(state),
             })
         })
         .collect()

@@ -3,11 +3,12 @@
 //! of its subsystem at its mount (dimmed, grey when lost), each arm's ID at its base, and the
 //! SIMULATED / REPLAY mark.
 //!
-//! Framing: the camera follows what it frames ([`Follow`]) — the focused arm's whole reach
-//! from the first frame, when another arm is focused and on `F` (or a double-click), every
-//! arm's of the vehicle on `R` — fitted
-//! again whenever the view's shape or a reach changes, so the arm never leaves the picture
-//! whatever it does. Orbiting, panning or zooming leaves it (the toolbar says so) until `F`.
+//! Framing: the camera follows what it frames ([`Follow`]) — the focused arm (where it is,
+//! its presets and everywhere it has been since) from the first frame, when another arm is
+//! focused and on `F` (or a double-click), every arm of the vehicle on `R` — fitted again
+//! before a frame whenever the arm reaches out of what is framed or the view's shape
+//! changes, so the arm is never drawn out of the picture whatever it does. Orbiting,
+//! panning or zooming leaves it (the toolbar says so) until `F`.
 
 use eframe::egui::{self, Align2, FontId, RichText};
 
@@ -18,7 +19,9 @@ use super::scene::{ArmView, Camera, SceneArm, SceneInput};
 use super::sources::Badge;
 use super::theme::Theme;
 use super::time_control::Shown;
-use crate::model::kinematics::{self, ArmPose, Reach};
+use glam::DVec3;
+
+use crate::model::kinematics::{self, ArmPose};
 use crate::model::limits::joint_warnings;
 use crate::model::state::{ArmState, components_summary};
 use crate::model::update::{ComponentId, ManagementState};
@@ -53,10 +56,10 @@ pub use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS as DEFAULT_RADIUS;
 /// What the 3D view's camera keeps in view by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Follow {
-    /// The whole vehicle: every arm's reach (`R`).
+    /// The whole vehicle: every arm (`R`).
     Vehicle,
-    /// The focused arm's whole reach (from the first frame; `F`, a double-click, another
-    /// arm focused).
+    /// The focused arm: where it is, its presets and everywhere it went since (from the
+    /// first frame; `F`, a double-click, another arm focused).
     #[default]
     Arm,
     /// The operator's own view: they orbited, panned or zoomed, and nothing moves the
@@ -82,9 +85,76 @@ pub struct ArmPanel {
     /// The arms drawn last frame, the focused one first.
     drawn: Vec<ComponentId>,
     first_arm_logged: bool,
-    /// The reaches and the view's aspect the camera was last fitted to while following:
-    /// fitted again when either changes (a resize, an arm appears, a new specification).
-    fitted: Option<(Vec<Reach>, f64)>,
+    /// What the camera was last fitted to while following — everything framed since the
+    /// follow began, grown as the arm goes further — and the view's aspect: fitted again
+    /// when either changes.
+    framed: Option<(Extent, f64)>,
+}
+
+/// A box of the vehicle frame holding every point of the arms framed (base, joint points,
+/// tool point, cylinder ends) and the widest volume drawn around them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extent {
+    /// The least corner, vehicle frame, m.
+    pub lo: DVec3,
+    /// The greatest corner, vehicle frame, m.
+    pub hi: DVec3,
+    /// The widest cylinder's radius, m: how far the volumes drawn stand out of the box.
+    pub padding: f64,
+    /// The arm hangs from its mount (its z axis points down in the vehicle's world).
+    pub hangs: bool,
+}
+
+impl Extent {
+    /// The box of one pose of an arm.
+    pub fn of(pose: &ArmPose) -> Self {
+        let mut points = vec![pose.mount.translation, pose.tool_point_vehicle];
+        points.extend(pose.frames.iter().map(|f| (pose.mount * *f).translation));
+        for c in &pose.cylinders {
+            points.push(pose.mount.transform_point3(c.from));
+            points.push(pose.mount.transform_point3(c.to));
+        }
+        let (lo, hi) = points.iter().fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        );
+        let padding = pose
+            .cylinders
+            .iter()
+            .map(|c| c.radius.map_or(DEFAULT_RADIUS, f64::abs))
+            .fold(DEFAULT_RADIUS, f64::max);
+        Self {
+            lo,
+            hi,
+            padding,
+            // Vehicle +z is down: the arm's up points down when it has a positive vehicle z.
+            hangs: pose.mount.transform_vector3(DVec3::Z).z > 0.0,
+        }
+    }
+
+    /// The box of an arm now and at each of its presets: where it is and where it goes.
+    pub fn of_poses<'a>(now: &ArmPose, presets: impl IntoIterator<Item = &'a ArmPose>) -> Self {
+        presets
+            .into_iter()
+            .fold(Self::of(now), |e, p| e.union(&Self::of(p)))
+    }
+
+    /// The box of both (the hanging of `self`).
+    pub fn union(&self, other: &Self) -> Self {
+        Self {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+            padding: self.padding.max(other.padding),
+            hangs: self.hangs,
+        }
+    }
+
+    /// Whether `other` is inside this box.
+    pub fn contains(&self, other: &Self) -> bool {
+        self.lo.cmple(other.lo).all()
+            && self.hi.cmpge(other.hi).all()
+            && self.padding >= other.padding
+    }
 }
 
 impl ArmPanel {
@@ -93,24 +163,26 @@ impl ArmPanel {
         self.follow
     }
 
-    /// Follows the focused arm's whole reach again (`F`, a double-click): fitted on the
-    /// next frame, from the direction the operator looks from.
+    /// Follows the focused arm again (`F`, a double-click): framed afresh on the next
+    /// frame — where it is and its presets — from the direction the operator looks from.
     pub fn follow_arm(&mut self) {
         self.follow = Follow::Arm;
-        self.fitted = None;
+        self.framed = None;
     }
 
-    /// One frame of following, for a view `size` points large: the focused arm's reach
-    /// (`focused`; nothing to do without one) and the other arms' (`others`). A new focus
-    /// follows that arm. While following, the camera is fitted again whenever what it keeps
-    /// in view or the view's shape changed, so neither a tour, a jog nor a resize leaves the
-    /// picture. Returns whether it moved the camera.
+    /// One frame of following, for a view `size` points large: the focused arm's
+    /// [`Extent`] now (its pose and presets; nothing to do without one) and the other
+    /// arms' (`others`). A new focus follows that arm. While following, what is framed
+    /// only grows: when the arm reaches out of it (a jog, a tour off its presets), or the
+    /// view's shape changes, the camera is fitted again before the frame is drawn, so the
+    /// arm is never drawn out of the picture; while it moves inside, the camera stays
+    /// still. Returns whether it moved the camera.
     pub fn keep_in_view(
         &mut self,
         size: egui::Vec2,
         focus: Option<ComponentId>,
-        focused: Option<Reach>,
-        others: &[Reach],
+        focused: Option<Extent>,
+        others: &[Extent],
     ) -> bool {
         let aspect = f64::from(size.x / size.y.max(1.0));
         self.camera.aspect = aspect;
@@ -121,22 +193,25 @@ impl ArmPanel {
             self.follow_arm();
         }
         (self.focus, self.seen) = (focus, true);
-        let reaches: Vec<Reach> = match self.follow {
+        let now = match self.follow {
             Follow::Free => return false,
-            Follow::Arm => vec![focused],
-            Follow::Vehicle => std::iter::once(focused)
-                .chain(others.iter().copied())
-                .collect(),
+            Follow::Arm => focused,
+            Follow::Vehicle => others.iter().fold(focused, |e, o| e.union(o)),
+        };
+        let grown = match self.framed {
+            Some((e, _)) if e.contains(&now) => e,
+            Some((e, _)) => e.union(&now),
+            None => now,
         };
         if self
-            .fitted
-            .as_ref()
-            .is_some_and(|(r, a)| *r == reaches && (a - aspect).abs() < 1e-3)
+            .framed
+            .is_some_and(|(e, a)| e == grown && (a - aspect).abs() < 1e-3)
         {
             return false;
         }
-        self.camera.fit_reach(&reaches);
-        self.fitted = Some((reaches, aspect));
+        self.camera
+            .fit_box(grown.lo, grown.hi, grown.padding, grown.hangs);
+        self.framed = Some((grown, aspect));
         true
     }
 
@@ -145,7 +220,7 @@ impl ArmPanel {
     pub fn reset(&mut self) {
         self.camera.reset();
         self.follow = Follow::Vehicle;
-        self.fitted = None;
+        self.framed = None;
     }
 
     /// The arms drawn in the last frame, the focused one first (what tests and the status
@@ -216,6 +291,20 @@ pub fn poses(state: &ArmState, preview: Option<u8>) -> (Option<ArmPose>, Option<
     (live, ghost)
 }
 
+/// The arm at each preset whose positions are known.
+pub fn preset_poses(state: &ArmState) -> Vec<ArmPose> {
+    let Some(spec) = &state.spec else {
+        return Vec::new();
+    };
+    let tool = state.tool_point.unwrap_or([0.0; 3]);
+    state
+        .presets
+        .iter()
+        .filter_map(|p| p.positions.as_ref())
+        .filter_map(|q| kinematics::forward(spec, q, tool).ok())
+        .collect()
+}
+
 /// Draws the panel.
 pub fn show(
     ui: &mut egui::Ui,
@@ -273,17 +362,14 @@ pub fn show(
         ui.ctx().data_mut(|d| d.insert_temp(banner_id(), h));
     }
     // The view takes what is left: follow for its shape before it is drawn.
-    let reach = state
-        .spec
-        .as_ref()
-        .and_then(|spec| kinematics::reach(spec, state.tool_point.unwrap_or([0.0; 3])).ok());
-    let others: Vec<Reach> = input.others.iter().filter_map(|a| a.reach).collect();
-    panel.keep_in_view(
-        ui.available_size(),
-        input.focus,
-        reach.filter(|_| live.is_some()),
-        &others,
-    );
+    let presets = preset_poses(state);
+    let extent = live.as_ref().map(|p| Extent::of_poses(p, &presets));
+    let others: Vec<Extent> = input
+        .others
+        .iter()
+        .map(|a| Extent::of_poses(&a.pose, &a.presets))
+        .collect();
+    panel.keep_in_view(ui.available_size(), input.focus, extent, &others);
     let before = panel.camera;
     let scene = SceneInput {
         pose: live.clone(),
@@ -484,7 +570,7 @@ fn overlay(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::kinematics::{forward, reach};
+    use crate::model::kinematics::forward;
     use crate::sim::arm_file::{ArmFile, BUILTIN};
 
     /// Positions spread across the limits (±π for a continuous joint), fixed seed; one
@@ -535,12 +621,22 @@ mod tests {
             .collect()
     }
 
+    /// The demo arm's (or another built-in arm's) presets, as the view frames them.
+    fn presets_of(file: &ArmFile) -> Vec<ArmPose> {
+        file.presets
+            .iter()
+            .map(|p| {
+                forward(&file.spec, &p.positions, file.tool_point).unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
+    }
+
     #[test]
-    fn following_keeps_every_pose_within_the_limits_in_view_at_any_size_and_after_a_resize() {
-        let id = ComponentId::new(126, 1, 10);
+    fn following_draws_every_pose_within_the_limits_in_view_at_any_size_and_after_a_resize() {
+        let id = Some(ComponentId::new(126, 1, 10));
         for name in BUILTIN {
             let file = ArmFile::builtin(name).unwrap_or_else(|| panic!("{name}"));
-            let r = reach(&file.spec, file.tool_point).unwrap_or_else(|e| panic!("{e}"));
+            let presets = presets_of(&file);
             let poses = across_limits(&file, 1500);
             let mut panel = ArmPanel::default();
             // The 3D view of a 1280×800 and an 800×600 window, then 1920×1080, then tall.
@@ -550,13 +646,23 @@ mod tests {
                 egui::vec2(1150.0, 640.0),
                 egui::vec2(300.0, 700.0),
             ] {
-                panel.keep_in_view(size, Some(id), Some(r), &[]);
+                let mut moved = 0;
                 for pose in &poses {
-                    // Every frame of a tour: nothing refits for a moving arm.
-                    assert!(!panel.keep_in_view(size, Some(id), Some(r), &[]));
+                    // As the view does before drawing each frame.
+                    moved += usize::from(panel.keep_in_view(
+                        size,
+                        id,
+                        Some(Extent::of_poses(pose, &presets)),
+                        &[],
+                    ));
                     let out = outside(&panel.camera, pose, size);
                     assert!(out.is_empty(), "{name} at {size:?}: {out:?} outside");
                 }
+                // What is framed only grows: the camera settles.
+                assert!(
+                    moved < poses.len() / 10,
+                    "{name}: the camera moved {moved} times"
+                );
                 assert!(
                     panel.camera.above_ground(),
                     "{name}: seen from under the ground"
@@ -568,18 +674,22 @@ mod tests {
     #[test]
     fn orbiting_leaves_follow_and_f_follows_again_from_the_operators_direction() {
         let file = ArmFile::demo();
-        let r = reach(&file.spec, file.tool_point).unwrap_or_else(|e| panic!("{e}"));
+        let presets = presets_of(&file);
+        let home =
+            forward(&file.spec, &file.home, file.tool_point).unwrap_or_else(|e| panic!("{e}"));
+        let e = Some(Extent::of_poses(&home, &presets));
         let id = Some(ComponentId::new(126, 1, 10));
         let mut panel = ArmPanel::default();
         let wide = egui::vec2(1200.0, 400.0);
-        assert!(panel.keep_in_view(wide, id, Some(r), &[]));
+        assert!(panel.keep_in_view(wide, id, e, &[]));
         assert_eq!(panel.follow(), Follow::Arm);
+        assert!(!panel.keep_in_view(wide, id, e, &[]), "nothing changed");
         // The operator turns the camera: a resize keeps their view.
         panel.camera.orbit(0.8, 0.2, false);
         panel.follow = Follow::Free;
         let turned = panel.camera;
         let tall = egui::vec2(300.0, 700.0);
-        assert!(!panel.keep_in_view(tall, id, Some(r), &[]));
+        assert!(!panel.keep_in_view(tall, id, e, &[]));
         assert_eq!(
             Camera {
                 aspect: turned.aspect,
@@ -587,23 +697,23 @@ mod tests {
             },
             turned
         );
-        // F: the arm's reach, seen from where the operator turned to.
+        // F: the arm again, seen from where the operator turned to.
         panel.follow_arm();
-        assert!(panel.keep_in_view(tall, id, Some(r), &[]));
+        assert!(panel.keep_in_view(tall, id, e, &[]));
         assert_eq!(panel.follow(), Follow::Arm);
         assert!((panel.camera.yaw - turned.yaw).abs() < 1e-9);
-        for pose in across_limits(&file, 200) {
-            assert!(outside(&panel.camera, &pose, tall).is_empty());
+        for pose in presets.iter().chain([&home]) {
+            assert!(outside(&panel.camera, pose, tall).is_empty());
         }
         // Another arm focused: followed, even from a free camera.
         panel.follow = Follow::Free;
         let other = Some(ComponentId::new(126, 1, 11));
-        assert!(panel.keep_in_view(tall, other, Some(r), &[]));
+        assert!(panel.keep_in_view(tall, other, e, &[]));
         assert_eq!(panel.follow(), Follow::Arm);
     }
 
     #[test]
-    fn the_whole_vehicle_keeps_every_arms_reach_in_view() {
+    fn the_whole_vehicle_keeps_every_arm_in_view() {
         let file = ArmFile::demo();
         let mut right = file.clone();
         let mut left = file.clone();
@@ -612,30 +722,21 @@ mod tests {
                 m.position[1] = y;
             }
         }
-        let reach_of = |f: &ArmFile| reach(&f.spec, f.tool_point).unwrap_or_else(|e| panic!("{e}"));
         let mut panel = ArmPanel::default();
         panel.reset();
         let size = egui::vec2(760.0, 420.0);
         let id = Some(ComponentId::new(126, 1, 10));
-        panel.keep_in_view(size, id, Some(reach_of(&right)), &[reach_of(&left)]);
-        for f in [&right, &left] {
-            for pose in across_limits(f, 300) {
-                assert!(outside(&panel.camera, &pose, size).is_empty());
-            }
-        }
-        // An arm more: fitted again.
-        let mut far = file.clone();
-        if let Some(m) = far.spec.mount.as_mut() {
-            m.position[0] = -2.0;
-        }
-        assert!(panel.keep_in_view(
-            size,
-            id,
-            Some(reach_of(&right)),
-            &[reach_of(&left), reach_of(&far)]
-        ));
-        for pose in across_limits(&far, 300) {
-            assert!(outside(&panel.camera, &pose, size).is_empty());
+        let (pr, pl) = (across_limits(&right, 300), across_limits(&left, 300));
+        let (rp, lp) = (presets_of(&right), presets_of(&left));
+        for (a, b) in pr.iter().zip(&pl) {
+            panel.keep_in_view(
+                size,
+                id,
+                Some(Extent::of_poses(a, &rp)),
+                &[Extent::of_poses(b, &lp)],
+            );
+            assert!(outside(&panel.camera, a, size).is_empty());
+            assert!(outside(&panel.camera, b, size).is_empty());
         }
     }
 }

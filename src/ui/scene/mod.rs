@@ -39,7 +39,7 @@ use three_d::{
     RenderTarget, ScissorBox, Vec3, Vec4, VertexBuffer, Viewport, WriteMask,
 };
 
-use crate::model::kinematics::{ArmPose, Reach};
+use crate::model::kinematics::ArmPose;
 use crate::model::update::ComponentId;
 use crate::ui::offscreen::GlPicture;
 pub use crate::ui::theme::ScenePalette;
@@ -90,9 +90,8 @@ pub struct SceneArm {
     pub joint_warning: Vec<f32>,
     /// Its link is lost: what is drawn is its last known pose, greyed.
     pub lost: bool,
-    /// Everything it can reach ([`crate::model::kinematics::reach`]), for keeping the whole
-    /// vehicle in view; `None` when it cannot be computed.
-    pub reach: Option<Reach>,
+    /// Its preset poses (vehicle frame): where it can go, for framing the whole vehicle.
+    pub presets: Vec<ArmPose>,
 }
 
 impl Default for SceneInput {
