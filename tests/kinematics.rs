@@ -16,8 +16,10 @@ use jaus_ocu::jaus::Message;
 use jaus_ocu::model::arm::JointType;
 use jaus_ocu::model::arm::{ArmSpec, Joint, Mount};
 use jaus_ocu::model::kinematics::{
-    ArmPose, CylinderKind, KinematicsError, end_effector_pose, forward, mount_transform, tool_point,
+    ArmPose, CylinderKind, DEFAULT_CYLINDER_RADIUS, KinematicsError, end_effector_pose, forward,
+    mount_transform, reach, tool_point,
 };
+use jaus_ocu::sim::arm_file::{ArmFile, BUILTIN};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -1135,4 +1137,75 @@ proptest! {
             prop_assert!(value.is_nan() == bad.is_nan() && (value.is_nan() || value == bad));
         }
     }
+}
+
+/// Joint positions spread across every joint's limits (±π for a continuous joint), from
+/// a fixed-seed generator: the corners of the ranges and points between.
+fn poses_across_limits(spec: &ArmSpec, count: usize) -> Vec<Vec<f64>> {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    (0..count)
+        .map(|k| {
+            spec.joints
+                .iter()
+                .map(|j| {
+                    let lo = j.min.unwrap_or(-std::f64::consts::PI);
+                    let hi = j.max.unwrap_or(std::f64::consts::PI);
+                    // Every fourth pose has each joint at one of its limits.
+                    let u = if k % 4 == 0 { next().round() } else { next() };
+                    lo + (hi - lo) * u
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn no_pose_within_the_limits_leaves_the_reach() {
+    for name in BUILTIN {
+        let file = ArmFile::builtin(name).unwrap();
+        let reach = reach(&file.spec, file.tool_point).unwrap();
+        let mut farthest: f64 = 0.0;
+        for q in poses_across_limits(&file.spec, 4000) {
+            let pose = forward(&file.spec, &q, file.tool_point).unwrap();
+            let mut points = vec![pose.tool_point_vehicle, pose.mount.translation];
+            points.extend(pose.frames.iter().map(|f| (pose.mount * *f).translation));
+            for c in &pose.cylinders {
+                let r = c.radius.map_or(DEFAULT_CYLINDER_RADIUS, f64::abs);
+                for end in [c.from, c.to] {
+                    let d = pose.mount.transform_point3(end).distance(reach.centre) + r;
+                    farthest = farthest.max(d);
+                    assert!(
+                        d <= reach.radius + 1e-9,
+                        "{name} {q:?}: {d} > {}",
+                        reach.radius
+                    );
+                }
+            }
+            for p in points {
+                let d = p.distance(reach.centre);
+                farthest = farthest.max(d);
+                assert!(
+                    d <= reach.radius + 1e-9,
+                    "{name} {q:?}: {d} > {}",
+                    reach.radius
+                );
+            }
+        }
+        // Conservative, yet not wildly so: the arm gets within a fifth of its bound.
+        assert!(
+            farthest > 0.8 * reach.radius,
+            "{name}: reach {} but the farthest point only {farthest}",
+            reach.radius
+        );
+    }
+    let demo = ArmFile::demo();
+    assert!(!reach(&demo.spec, demo.tool_point).unwrap().hangs);
+    let puma = ArmFile::builtin("puma560").unwrap();
+    assert!(reach(&puma.spec, puma.tool_point).unwrap().hangs);
 }

@@ -230,6 +230,82 @@ pub fn end_effector_pose(
     ))
 }
 
+/// A sphere holding every point an arm can reach with its joints anywhere within their
+/// limits: the frame origins, the tool point and the bounding cylinders around them
+/// (what the 3D view keeps in view while it follows the arm, so a tour or a jog never
+/// leaves the picture). Conservative, not tight: see [`reach`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reach {
+    /// The centre, vehicle frame, m.
+    pub centre: DVec3,
+    /// The radius, m.
+    pub radius: f64,
+    /// The mount turns the arm's z axis (joint 1's axis, "up" of the arm) downwards in the
+    /// vehicle's world: the arm hangs from its mount.
+    pub hangs: bool,
+}
+
+/// The arm's workspace as a [`Reach`] sphere, from the specification alone (link lengths,
+/// offsets, prismatic limits) and the tool point: centred on joint 1's axis where frame 1
+/// sits (the middle of its stroke for a prismatic joint 1), its radius the sum of every
+/// later link length and offset (the farthest extension of a prismatic joint), the tool
+/// point's distance and half joint 1's stroke, grown by the widest bounding cylinder. Each
+/// link-to-link step `Tx(a)·Rx(α)·Rz(θ)·Tz(S)` moves a frame origin by at most |a| + |S|
+/// whatever the angles, so no pose within the limits leaves it. A prismatic joint without
+/// limits counts as not extending (the message makes its limits mandatory).
+pub fn reach(spec: &ArmSpec, tool_point: [f64; 3]) -> Result<Reach, KinematicsError> {
+    let tool = checked_tool_point(tool_point)?;
+    let mount = mount_transform(&spec.mount_or_identity())?;
+    let Some(first) = spec.joints.first() else {
+        return Err(KinematicsError::NoJoints);
+    };
+    let farthest = |joint: &Joint| match joint.kind {
+        JointType::Revolute => joint.offset.abs(),
+        JointType::Prismatic => joint
+            .min
+            .unwrap_or(0.0)
+            .abs()
+            .max(joint.max.unwrap_or(0.0).abs()),
+    };
+    // Frame 1's origin: fixed on S1 for a revolute joint 1, along S1 within its stroke for
+    // a prismatic one.
+    let (height, stroke) = match first.kind {
+        JointType::Revolute => (first.offset, 0.0),
+        JointType::Prismatic => {
+            let (lo, hi) = (first.min.unwrap_or(0.0), first.max.unwrap_or(0.0));
+            ((lo + hi) * 0.5, (hi - lo).abs() * 0.5)
+        }
+    };
+    let chain: f64 = spec
+        .joints
+        .iter()
+        .skip(1)
+        .map(|j| j.link_length.abs() + farthest(j))
+        .sum::<f64>()
+        + tool.length();
+    let widest = spec
+        .joints
+        .iter()
+        .flat_map(|j| [j.axis_radius, j.link_radius])
+        .map(|r| r.map_or(DEFAULT_CYLINDER_RADIUS, f64::abs))
+        .fold(DEFAULT_CYLINDER_RADIUS, f64::max);
+    // The mount's origin (where joint 1's cylinder starts) is in it too.
+    let radius = (chain + stroke).max(height.abs()) + widest;
+    if !radius.is_finite() || !height.is_finite() {
+        return Err(KinematicsError::NonFiniteParameter {
+            joint: 1,
+            parameter: "offset",
+            value: radius,
+        });
+    }
+    Ok(Reach {
+        centre: mount.transform_point3(DVec3::new(0.0, 0.0, height)),
+        radius,
+        // Vehicle +z is down: the arm's up points down when its z has a positive vehicle z.
+        hangs: mount.transform_vector3(DVec3::Z).z > 0.0,
+    })
+}
+
 /// Vehicle ← manipulator for a mount; its quaternion is normalised first (kinematics.md §5).
 pub fn mount_transform(mount: &Mount) -> Result<DAffine3, KinematicsError> {
     let [d, a, b, c] = mount.orientation;

@@ -64,10 +64,10 @@ pub enum UiCommand {
     Home,
     /// To the end of the session (live: follow now).
     End,
-    /// Frame the focused arm in the 3D view.
+    /// Follow the focused arm in the 3D view: its whole reach kept in view.
     FitView,
-    /// Reset the 3D camera and frame the whole vehicle (every arm of the focused arm's
-    /// subsystem).
+    /// Reset the 3D camera and follow the whole vehicle (the reach of every arm of the
+    /// focused arm's subsystem).
     ResetCamera,
     /// Add a note (or an empty bookmark) at the drawn time.
     AddNote,
@@ -293,11 +293,15 @@ impl UiCommand {
             UiCommand::StepForward => ("step ▶", "Next report"),
             UiCommand::Home => ("Start", "Start of the session"),
             UiCommand::End => ("End", "End of the session (live: back to live)"),
-            UiCommand::FitView => ("fit arm", "3D: frame the focused arm"),
+            UiCommand::FitView => (
+                "fit arm",
+                "3D: follow the focused arm, its whole reach kept in view whatever it does \
+                 (orbit, pan or zoom to look freely; this or a double-click follows again)",
+            ),
             UiCommand::ResetCamera => (
                 "whole vehicle",
-                "3D: reset the camera and frame the whole vehicle (every arm of the focused \
-                 arm's subsystem)",
+                "3D: reset the camera and follow the whole vehicle (the reach of every arm of \
+                 the focused arm's subsystem)",
             ),
             UiCommand::AddNote => (
                 "Add note…",

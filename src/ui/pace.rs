@@ -8,7 +8,10 @@
 //! with the budget of what the window was doing, and the spacing of its own frames is
 //! scaled by that ratio: `interval × share / budget`, at most halved or doubled per step,
 //! between a floor (the rate each part's content asks for: [`super::app::MOTION_INTERVAL`],
-//! [`super::app::LIVE_IDLE_INTERVAL`]) and a ceiling ([`BUSY_MAX`], [`IDLE_MAX`]). With a
+//! the display's rate for the arm's motion, and [`super::app::LIVE_IDLE_INTERVAL`]) and a
+//! ceiling ([`BUSY_MAX`], [`IDLE_MAX`]); busy frames start at [`BUSY_START`]. So the arm
+//! moves at the display's rate where frames are cheap (a GPU: a few ms each) and as often
+//! as the budget allows where they are not (a software renderer). With a
 //! fixed cost `b` (the network side) and a cost `c` per frame, the share at interval `I` is
 //! `b + c / I` and the step maps `I` to `(b·I + c) / budget`: it settles where the share
 //! equals the budget, or at the ceiling when `b` alone exceeds it.
@@ -28,6 +31,12 @@ pub const BUSY_BUDGET: f64 = 0.25;
 /// The share of one core the process aims at while a live view has nothing fresh to show
 /// (waiting for an arm, stale data, a lost link): its clock ticks on, and little else.
 pub const IDLE_BUDGET: f64 = 0.015;
+
+/// Where the busy spacing starts before the pace has measured what a frame costs here: 10
+/// frames/s, which a software renderer affords. Cheap frames (a GPU) bring it down to its
+/// floor, the display's rate ([`super::app::MOTION_INTERVAL`]), within three spans;
+/// expensive ones hold it where the budget is met.
+pub const BUSY_START: Duration = Duration::from_millis(100);
 
 /// The longest spacing of busy frames: numbers still change twice a second.
 pub const BUSY_MAX: Duration = Duration::from_millis(500);
@@ -73,16 +82,23 @@ pub struct Pace {
 
 impl Pace {
     /// A pace with the given budgets (shares of one core, busy and idle; `None` to draw at
-    /// the floors always) and floors (busy and idle spacing).
+    /// the floors always) and floors (busy and idle spacing). Paced, the busy spacing
+    /// starts at [`BUSY_START`] (or its floor, if slower) and moves towards the faster of
+    /// the floor and what the measured cost of a frame allows within the budget.
     pub fn new(budgets: Option<(f64, f64)>, busy_floor: Duration, idle_floor: Duration) -> Self {
         let budgets = budgets.filter(|(b, i)| *b > 0.0 && *i > 0.0);
+        let busy = if budgets.is_some() {
+            busy_floor.max(BUSY_START)
+        } else {
+            busy_floor
+        };
         Self {
             budgets,
             floors: (busy_floor, idle_floor),
-            busy: busy_floor,
+            busy,
             idle: idle_floor,
             span: None,
-            shared: Arc::new(AtomicU64::new(micros(busy_floor))),
+            shared: Arc::new(AtomicU64::new(micros(busy))),
         }
     }
 
@@ -243,6 +259,47 @@ mod tests {
         // Cheaper frames (the window made smaller): back towards the floor.
         settle(&mut pace, Mode::Busy, 0.06, Duration::from_millis(5), 20);
         assert_eq!(pace.busy(), FLOOR);
+    }
+
+    /// A 60 Hz display's frame interval, the floor of the arm's motion.
+    const DISPLAY: Duration = Duration::from_micros(16_667);
+
+    #[test]
+    fn the_motion_interval_reaches_the_display_rate_where_frames_are_cheap() {
+        // A GPU: 2 ms of CPU a frame, the network side 5 % of a core.
+        let mut pace = Pace::new(Some((BUSY_BUDGET, IDLE_BUDGET)), DISPLAY, IDLE_FLOOR);
+        assert_eq!(
+            pace.busy(),
+            BUSY_START,
+            "unmeasured, it starts at 10 frames/s"
+        );
+        settle(&mut pace, Mode::Busy, 0.05, Duration::from_millis(2), 3);
+        assert_eq!(pace.busy(), DISPLAY, "three spans: at the display's rate");
+        let s = share(0.05, Duration::from_millis(2), pace.busy());
+        assert!(s < BUSY_BUDGET, "within the budget: {s}");
+        settle(&mut pace, Mode::Busy, 0.05, Duration::from_millis(2), 20);
+        assert_eq!(pace.busy(), DISPLAY, "and it stays there");
+    }
+
+    #[test]
+    fn the_motion_interval_is_held_to_the_budget_where_frames_are_expensive() {
+        // Mesa's llvmpipe at 1280×800: 41 ms, then 30 ms of CPU a frame.
+        for (cost, fps_at_least) in [(41, 4.5), (30, 6.0)] {
+            let cost = Duration::from_millis(cost);
+            let mut pace = Pace::new(Some((BUSY_BUDGET, IDLE_BUDGET)), DISPLAY, IDLE_FLOOR);
+            settle(&mut pace, Mode::Busy, 0.055, cost, 20);
+            let s = share(0.055, cost, pace.busy());
+            assert!(
+                (s - BUSY_BUDGET).abs() < 0.01,
+                "share {s} at {:?}",
+                pace.busy()
+            );
+            let fps = 1.0 / pace.busy().as_secs_f64();
+            assert!(fps > fps_at_least && fps < 10.0, "{cost:?}: {fps} frames/s");
+            // The window made small: frames cheap enough for the display's rate.
+            settle(&mut pace, Mode::Busy, 0.055, Duration::from_millis(3), 20);
+            assert_eq!(pace.busy(), DISPLAY);
+        }
     }
 
     #[test]

@@ -138,15 +138,18 @@ pub struct OcuApp {
 
 const SETTINGS_KEY: &str = "jaus-ocu-settings";
 
-/// The shortest frame interval the window asks for by itself (input draws at once).
-pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
+/// The shortest frame interval the window asks for by itself (input draws at once): a
+/// 60 Hz display's.
+pub const FRAME_INTERVAL: Duration = MOTION_INTERVAL;
 
-/// How often what moves by itself is drawn: the arm's own motion in the 3D view
-/// ([`RepaintNeeds::moving`]) and the plots' scroll, live and playing. Under Mesa's software
-/// renderer a frame of the window costs about 70 ms of CPU at 1280×800 whatever changed (egui
-/// draws the whole window; ARCHITECTURE.md, "Where a frame's time goes"): 30 frames/s would
-/// take both cores, 10 take most of one. A drag or a zoom of the view is input, drawn at once.
-pub const MOTION_INTERVAL: Duration = Duration::from_millis(100);
+/// How often what moves by itself may be drawn at most: the arm's own motion in the 3D view
+/// ([`RepaintNeeds::moving`]) and the plots' scroll, live and playing — the display's rate
+/// (60 Hz; the demo's positions arrive at 50 Hz). Where frames are cheap (a GPU: a few ms
+/// of CPU each) that is the rate drawn; where they are not (Mesa's software renderer: about
+/// 40 ms a frame at 1280×800, egui draws the whole window; ARCHITECTURE.md, "Where a frame's
+/// time goes") the window's [`Pace`] stretches it to what the CPU budget allows, starting
+/// from [`pace::BUSY_START`]. A drag or a zoom of the view is input, drawn at once.
+pub const MOTION_INTERVAL: Duration = Duration::from_micros(16_667);
 
 /// How often numbers (gauges, read-outs, the status bar) are drawn while new data arrives: a
 /// readable rate. New samples wake the window through the network side's waker after this;

@@ -12,7 +12,6 @@ use crate::ui::commands::{self, UiCommand};
 use crate::ui::export;
 use crate::ui::files::{self, Task};
 use crate::ui::panels::notices::NoticeLevel;
-use crate::ui::panels::view3d;
 use crate::ui::sources::read_vehicle;
 use crate::ui::time_control::{Shown, TimeCommand};
 use crate::ui::words::file_name;
@@ -122,11 +121,8 @@ impl OcuApp {
             UiCommand::StepForward => self.time_command(TimeCommand::StepReport { forward: true }),
             UiCommand::Home => self.time_command(TimeCommand::Home),
             UiCommand::End => self.time_command(TimeCommand::End),
-            UiCommand::FitView => {
-                // The focused arm; R (reset) frames the whole vehicle.
-                let (live, _) = view3d::poses(&self.state, self.view.preview);
-                self.view.arm.fit(live.as_ref());
-            }
+            // The focused arm's whole reach, followed; R (reset) the whole vehicle's.
+            UiCommand::FitView => self.view.arm.follow_arm(),
             UiCommand::ResetCamera => self.view.arm.reset(),
         }
     }

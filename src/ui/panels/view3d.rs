@@ -3,10 +3,16 @@
 //! of its subsystem at its mount (dimmed, grey when lost), each arm's ID at its base, and the
 //! SIMULATED / REPLAY mark.
 //!
-//! Framing: the first frame shows the whole vehicle; focusing another arm frames that arm;
-//! `F` frames the focused arm, `R` the whole vehicle again.
+//! Framing: the camera follows what it frames ([`Follow`]) — the focused arm (where it is,
+//! its presets and everywhere it has been since) from the first frame, when another arm is
+//! focused and on `F` (or a double-click), every arm of the vehicle on `R` — fitted again
+//! before a frame whenever the arm reaches out of what is framed or the view's shape
+//! changes, so the arm is never drawn out of the picture whatever it does. Orbiting,
+//! panning or zooming leaves it (the toolbar says so) until `F`.
 
 use eframe::egui::{self, Align2, FontId, RichText};
+
+use glam::DVec3;
 
 use crate::model::kinematics::{self, ArmPose};
 use crate::model::limits::joint_warnings;
@@ -47,8 +53,22 @@ pub fn room_for_plots(height: f32, banner: f32) -> f32 {
 /// Default radius for cylinders the specification gives none for, m (the model's).
 pub use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS as DEFAULT_RADIUS;
 
+/// What the 3D view's camera keeps in view by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Follow {
+    /// The whole vehicle: every arm (`R`).
+    Vehicle,
+    /// The focused arm: where it is, its presets and everywhere it went since (from the
+    /// first frame; `F`, a double-click, another arm focused).
+    #[default]
+    Arm,
+    /// The operator's own view: they orbited, panned or zoomed, and nothing moves the
+    /// camera until they ask to follow again.
+    Free,
+}
+
 /// Transient state of the 3D panel: its camera, the view widget (and its GPU side), and
-/// what the camera was last framed on.
+/// what the camera follows.
 #[derive(Default)]
 pub struct ArmPanel {
     /// Where the arm is seen from.
@@ -56,72 +76,151 @@ pub struct ArmPanel {
     /// Where the view was drawn last frame, in points (for the PNG export).
     pub rect: Option<egui::Rect>,
     view: ArmView,
-    /// The framing done: `None` until the first arm is seen (or after a reset).
-    framed: Option<Framed>,
+    /// What the camera keeps in view.
+    follow: Follow,
+    /// The focused arm in the last frame with an arm (see `seen`).
+    focus: Option<ComponentId>,
+    /// An arm was seen (`focus` means something).
+    seen: bool,
     /// The arms drawn last frame, the focused one first.
     drawn: Vec<ComponentId>,
     first_arm_logged: bool,
-    /// The last fit: the camera it left and the poses it framed. While the operator has
-    /// not moved the camera since, a new size of the view frames them again.
-    fitted: Option<(Camera, Vec<ArmPose>)>,
+    /// What the camera was last fitted to while following — everything framed since the
+    /// follow began, grown as the arm goes further — and the view's aspect: fitted again
+    /// when either changes.
+    framed: Option<(Extent, f64)>,
 }
 
-/// What the camera was framed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Framed {
-    /// The focused arm then.
-    arm: Option<ComponentId>,
-    /// Its presets were in the framing.
-    with_presets: bool,
-    /// The whole vehicle was framed (else the focused arm).
-    vehicle: bool,
-    /// How many other arms were in it.
-    others: usize,
-    /// How many preset poses (of every arm framed) were in it.
-    presets: usize,
+/// A box of the vehicle frame holding every point of the arms framed (base, joint points,
+/// tool point, cylinder ends) and the widest volume drawn around them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extent {
+    /// The least corner, vehicle frame, m.
+    pub lo: DVec3,
+    /// The greatest corner, vehicle frame, m.
+    pub hi: DVec3,
+    /// The widest cylinder's radius, m: how far the volumes drawn stand out of the box.
+    pub padding: f64,
+    /// The arm hangs from its mount (its z axis points down in the vehicle's world).
+    pub hangs: bool,
+}
+
+impl Extent {
+    /// The box of one pose of an arm.
+    pub fn of(pose: &ArmPose) -> Self {
+        let mut points = vec![pose.mount.translation, pose.tool_point_vehicle];
+        points.extend(pose.frames.iter().map(|f| (pose.mount * *f).translation));
+        for c in &pose.cylinders {
+            points.push(pose.mount.transform_point3(c.from));
+            points.push(pose.mount.transform_point3(c.to));
+        }
+        let (lo, hi) = points.iter().fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        );
+        let padding = pose
+            .cylinders
+            .iter()
+            .map(|c| c.radius.map_or(DEFAULT_RADIUS, f64::abs))
+            .fold(DEFAULT_RADIUS, f64::max);
+        Self {
+            lo,
+            hi,
+            padding,
+            // Vehicle +z is down: the arm's up points down when it has a positive vehicle z.
+            hangs: pose.mount.transform_vector3(DVec3::Z).z > 0.0,
+        }
+    }
+
+    /// The box of an arm now and at each of its presets: where it is and where it goes.
+    pub fn of_poses<'a>(now: &ArmPose, presets: impl IntoIterator<Item = &'a ArmPose>) -> Self {
+        presets
+            .into_iter()
+            .fold(Self::of(now), |e, p| e.union(&Self::of(p)))
+    }
+
+    /// The box of both (the hanging of `self`).
+    pub fn union(&self, other: &Self) -> Self {
+        Self {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+            padding: self.padding.max(other.padding),
+            hangs: self.hangs,
+        }
+    }
+
+    /// Whether `other` is inside this box.
+    pub fn contains(&self, other: &Self) -> bool {
+        self.lo.cmple(other.lo).all()
+            && self.hi.cmpge(other.hi).all()
+            && self.padding >= other.padding
+    }
 }
 
 impl ArmPanel {
-    /// Looks at the whole arm `pose` (nothing without one).
-    pub fn fit(&mut self, pose: Option<&ArmPose>) {
-        if let Some(p) = pose {
-            self.fit_all(vec![p.clone()]);
-        }
+    /// What the camera keeps in view now.
+    pub fn follow(&self) -> Follow {
+        self.follow
     }
 
-    /// Frames `poses` and remembers it (see [`ArmPanel::refit_if_resized`]).
-    fn fit_all(&mut self, poses: Vec<ArmPose>) {
-        self.camera.fit_all(&poses);
-        self.fitted = Some((self.camera, poses));
+    /// Follows the focused arm again (`F`, a double-click): framed afresh on the next
+    /// frame — where it is and its presets — from the direction the operator looks from.
+    pub fn follow_arm(&mut self) {
+        self.follow = Follow::Arm;
+        self.framed = None;
     }
 
-    /// The view is `size` points now: when its shape changed and the operator has not moved
-    /// the camera since the last fit, frames the same poses again for the new shape (a
-    /// narrower view would crop them). Returns whether it did.
-    pub fn refit_if_resized(&mut self, size: egui::Vec2) -> bool {
+    /// One frame of following, for a view `size` points large: the focused arm's
+    /// [`Extent`] now (its pose and presets; nothing to do without one) and the other
+    /// arms' (`others`). A new focus follows that arm. While following, what is framed
+    /// only grows: when the arm reaches out of it (a jog, a tour off its presets), or the
+    /// view's shape changes, the camera is fitted again before the frame is drawn, so the
+    /// arm is never drawn out of the picture; while it moves inside, the camera stays
+    /// still. Returns whether it moved the camera.
+    pub fn keep_in_view(
+        &mut self,
+        size: egui::Vec2,
+        focus: Option<ComponentId>,
+        focused: Option<Extent>,
+        others: &[Extent],
+    ) -> bool {
         let aspect = f64::from(size.x / size.y.max(1.0));
         self.camera.aspect = aspect;
-        let Some((fitted, poses)) = &self.fitted else {
+        let Some(focused) = focused else {
             return false;
         };
-        let untouched = Camera {
-            aspect: fitted.aspect,
-            ..self.camera
-        } == *fitted;
-        if !untouched || (aspect - fitted.aspect).abs() < 1e-3 {
+        if self.seen && self.focus != focus {
+            self.follow_arm();
+        }
+        (self.focus, self.seen) = (focus, true);
+        let now = match self.follow {
+            Follow::Free => return false,
+            Follow::Arm => focused,
+            Follow::Vehicle => others.iter().fold(focused, |e, o| e.union(o)),
+        };
+        let grown = match self.framed {
+            Some((e, _)) if e.contains(&now) => e,
+            Some((e, _)) => e.union(&now),
+            None => now,
+        };
+        if self
+            .framed
+            .is_some_and(|(e, a)| e == grown && (a - aspect).abs() < 1e-3)
+        {
             return false;
         }
-        let poses = poses.clone();
-        self.fit_all(poses);
+        self.camera
+            .fit_box(grown.lo, grown.hi, grown.padding, grown.hangs);
+        self.framed = Some((grown, aspect));
         true
     }
 
-    /// Back to the default camera; the whole vehicle (and the focused arm's presets) is
-    /// framed again on the next frame.
+    /// Back to the default camera, following the whole vehicle (framed on the next frame:
+    /// `R`).
     pub fn reset(&mut self) {
         self.camera.reset();
+        self.follow = Follow::Vehicle;
         self.framed = None;
-        self.fitted = None;
     }
 
     /// The arms drawn in the last frame, the focused one first (what tests and the status
@@ -206,51 +305,6 @@ pub fn preset_poses(state: &ArmState) -> Vec<ArmPose> {
         .collect()
 }
 
-/// Frames the camera when the view needs it: the whole vehicle on the first frame with an
-/// arm (and after a reset), the focused arm when another is focused. Every arm framed is
-/// framed with its presets as they become known (where it is and where it will go, so the
-/// view need not follow it: a touring arm never leaves the picture).
-fn auto_fit(
-    panel: &mut ArmPanel,
-    live: Option<&ArmPose>,
-    input: &View3dInput<'_>,
-    others: &[SceneArm],
-) {
-    let Some(p) = live else { return };
-    let presets = preset_poses(input.state);
-    let others_presets: usize = others.iter().map(|a| a.presets.len()).sum();
-    let vehicle = match panel.framed {
-        None => true,
-        Some(f) if f.arm != input.focus => false,
-        // An arm of the vehicle, or presets of one, showed up after the vehicle was framed.
-        Some(f)
-            if f.vehicle
-                && (others.len() > f.others || presets.len() + others_presets > f.presets) =>
-        {
-            true
-        }
-        // The presets became known: an arm framed alone is framed with them.
-        Some(f) if !f.vehicle && !presets.is_empty() && !f.with_presets => false,
-        Some(_) => return,
-    };
-    let mut poses = vec![p.clone()];
-    poses.extend(presets.iter().cloned());
-    if vehicle {
-        for a in others {
-            poses.push(a.pose.clone());
-            poses.extend(a.presets.iter().cloned());
-        }
-    }
-    panel.fit_all(poses);
-    panel.framed = Some(Framed {
-        arm: input.focus,
-        with_presets: !presets.is_empty(),
-        vehicle,
-        others: others.len(),
-        presets: presets.len() + if vehicle { others_presets } else { 0 },
-    });
-}
-
 /// Draws the panel.
 pub fn show(
     ui: &mut egui::Ui,
@@ -270,9 +324,14 @@ pub fn show(
             .on_hover_text("Show joint axes");
         ui.toggle_value(&mut settings.show_frames, "frames")
             .on_hover_text("Show joint frames");
-        for cmd in [UiCommand::FitView, UiCommand::ResetCamera] {
+        for (cmd, follows) in [
+            (UiCommand::FitView, Follow::Arm),
+            (UiCommand::ResetCamera, Follow::Vehicle),
+        ] {
+            // Lit while the camera follows what it frames.
+            let button = egui::Button::new(cmd.text()).selected(panel.follow == follows);
             if ui
-                .button(cmd.text())
+                .add(button)
                 .on_hover_text(cmd.hover_text(input.shown))
                 .clicked()
             {
@@ -288,16 +347,13 @@ pub fn show(
         }
         // Cut in a narrow column: a row wider than the column would widen what is under it
         // (the banner) past the presets.
-        ui.add(
-            egui::Label::new(
-                RichText::new(
-                    "drag: orbit · shift/right-drag: pan · scroll: zoom · double-click: fit",
-                )
-                .small()
-                .color(theme.muted),
-            )
-            .truncate(),
-        );
+        let hint = if panel.follow == Follow::Free {
+            RichText::new("free camera · F or double-click: follow the arm again").color(theme.warn)
+        } else {
+            RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom (leave follow)")
+                .color(theme.muted)
+        };
+        ui.add(egui::Label::new(hint.small()).truncate());
     });
     if !input.banner.is_empty() {
         // Under the toolbar, in this column only: nothing the pointer may be on moves.
@@ -305,9 +361,16 @@ pub fn show(
         let h = drawn.response.rect.height();
         ui.ctx().data_mut(|d| d.insert_temp(banner_id(), h));
     }
-    // The view takes what is left: frame for its shape before it is drawn.
-    panel.refit_if_resized(ui.available_size());
-    auto_fit(panel, live.as_ref(), input, &input.others);
+    // The view takes what is left: follow for its shape before it is drawn.
+    let presets = preset_poses(state);
+    let extent = live.as_ref().map(|p| Extent::of_poses(p, &presets));
+    let others: Vec<Extent> = input
+        .others
+        .iter()
+        .map(|a| Extent::of_poses(&a.pose, &a.presets))
+        .collect();
+    panel.keep_in_view(ui.available_size(), input.focus, extent, &others);
+    let before = panel.camera;
     let scene = SceneInput {
         pose: live.clone(),
         ghost,
@@ -325,9 +388,16 @@ pub fn show(
         .chain(input.others.iter().map(|a| a.id))
         .collect();
     let response = panel.view.ui(ui, scene, &mut panel.camera);
-    if response.double_clicked() && live.is_some() {
-        // The view fitted the arm itself; remembered, so a resize frames it again.
-        panel.fit(live.as_ref());
+    if response.double_clicked() {
+        panel.follow_arm();
+        ui.ctx().request_repaint();
+    } else if (Camera {
+        aspect: before.aspect,
+        ..panel.camera
+    }) != before
+    {
+        // The operator orbited, panned or zoomed: their view, until they follow again.
+        panel.follow = Follow::Free;
     }
     if live.is_some() && !panel.first_arm_logged {
         panel.first_arm_logged = true;
@@ -501,45 +571,125 @@ fn overlay(
 mod tests {
     use super::*;
     use crate::model::kinematics::forward;
-    use crate::sim::arm_file::ArmFile;
+    use crate::sim::arm_file::{ArmFile, BUILTIN};
 
-    fn demo_pose() -> ArmPose {
-        let file = ArmFile::demo();
-        forward(&file.spec, &file.home, file.tool_point).unwrap_or_else(|e| panic!("{e}"))
+    /// Positions spread across the limits (±π for a continuous joint), fixed seed; one
+    /// pose in four has every joint at a limit.
+    fn across_limits(file: &ArmFile, count: usize) -> Vec<ArmPose> {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        (0..count)
+            .map(|k| {
+                let q: Vec<f64> = file
+                    .spec
+                    .joints
+                    .iter()
+                    .map(|j| {
+                        let (lo, hi) = (
+                            j.min.unwrap_or(-std::f64::consts::PI),
+                            j.max.unwrap_or(std::f64::consts::PI),
+                        );
+                        lo + (hi - lo) * if k % 4 == 0 { next().round() } else { next() }
+                    })
+                    .collect();
+                forward(&file.spec, &q, file.tool_point).unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
     }
 
-    /// Whether the base, every frame origin and the tool point of `pose` are inside a view of
-    /// `size`.
-    fn all_inside(camera: &Camera, pose: &ArmPose, size: egui::Vec2) -> bool {
+    /// The points of `pose` outside a view of `size`: the base, every joint point and the
+    /// tool point, projected with the camera's view-projection.
+    fn outside(camera: &Camera, pose: &ArmPose, size: egui::Vec2) -> Vec<[f32; 2]> {
         let mut points = vec![pose.mount.translation, pose.tool_point_vehicle];
         points.extend(pose.frames.iter().map(|f| (pose.mount * *f).translation));
-        points.iter().all(|p| {
-            camera
-                .project(p.to_array(), [size.x, size.y])
-                .is_some_and(|[x, y]| (0.0..=size.x).contains(&x) && (0.0..=size.y).contains(&y))
-        })
+        points
+            .iter()
+            .filter_map(|p| {
+                let at = camera.project(p.to_array(), [size.x, size.y]);
+                match at {
+                    Some([x, y]) if (0.0..=size.x).contains(&x) && (0.0..=size.y).contains(&y) => {
+                        None
+                    }
+                    _ => Some(at.unwrap_or([f32::NAN; 2])),
+                }
+            })
+            .collect()
+    }
+
+    /// The demo arm's (or another built-in arm's) presets, as the view frames them.
+    fn presets_of(file: &ArmFile) -> Vec<ArmPose> {
+        file.presets
+            .iter()
+            .map(|p| {
+                forward(&file.spec, &p.positions, file.tool_point).unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
     }
 
     #[test]
-    fn a_resized_view_frames_the_arm_again_unless_the_operator_moved_the_camera() {
-        let pose = demo_pose();
+    fn following_draws_every_pose_within_the_limits_in_view_at_any_size_and_after_a_resize() {
+        let id = Some(ComponentId::new(126, 1, 10));
+        for name in BUILTIN {
+            let file = ArmFile::builtin(name).unwrap_or_else(|| panic!("{name}"));
+            let presets = presets_of(&file);
+            let poses = across_limits(&file, 1500);
+            let mut panel = ArmPanel::default();
+            // The 3D view of a 1280×800 and an 800×600 window, then 1920×1080, then tall.
+            for size in [
+                egui::vec2(760.0, 420.0),
+                egui::vec2(470.0, 250.0),
+                egui::vec2(1150.0, 640.0),
+                egui::vec2(300.0, 700.0),
+            ] {
+                let mut moved = 0;
+                for pose in &poses {
+                    // As the view does before drawing each frame.
+                    moved += usize::from(panel.keep_in_view(
+                        size,
+                        id,
+                        Some(Extent::of_poses(pose, &presets)),
+                        &[],
+                    ));
+                    let out = outside(&panel.camera, pose, size);
+                    assert!(out.is_empty(), "{name} at {size:?}: {out:?} outside");
+                }
+                // What is framed only grows: the camera settles.
+                assert!(
+                    moved < poses.len() / 10,
+                    "{name}: the camera moved {moved} times"
+                );
+                assert!(
+                    panel.camera.above_ground(),
+                    "{name}: seen from under the ground"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn orbiting_leaves_follow_and_f_follows_again_from_the_operators_direction() {
+        let file = ArmFile::demo();
+        let presets = presets_of(&file);
+        let home =
+            forward(&file.spec, &file.home, file.tool_point).unwrap_or_else(|e| panic!("{e}"));
+        let e = Some(Extent::of_poses(&home, &presets));
+        let id = Some(ComponentId::new(126, 1, 10));
         let mut panel = ArmPanel::default();
         let wide = egui::vec2(1200.0, 400.0);
-        panel.refit_if_resized(wide);
-        panel.fit(Some(&pose));
-        assert!(all_inside(&panel.camera, &pose, wide));
-        // Narrow and tall: framed again for the new shape.
-        let tall = egui::vec2(300.0, 700.0);
-        assert!(panel.refit_if_resized(tall));
-        assert!(all_inside(&panel.camera, &pose, tall));
-        assert!(
-            !panel.refit_if_resized(tall),
-            "the same size: nothing to do"
-        );
-        // Once the operator turned the camera, their view is kept.
-        panel.camera.orbit(0.3, 0.0, false);
+        assert!(panel.keep_in_view(wide, id, e, &[]));
+        assert_eq!(panel.follow(), Follow::Arm);
+        assert!(!panel.keep_in_view(wide, id, e, &[]), "nothing changed");
+        // The operator turns the camera: a resize keeps their view.
+        panel.camera.orbit(0.8, 0.2, false);
+        panel.follow = Follow::Free;
         let turned = panel.camera;
-        assert!(!panel.refit_if_resized(wide));
+        let tall = egui::vec2(300.0, 700.0);
+        assert!(!panel.keep_in_view(tall, id, e, &[]));
         assert_eq!(
             Camera {
                 aspect: turned.aspect,
@@ -547,5 +697,46 @@ mod tests {
             },
             turned
         );
+        // F: the arm again, seen from where the operator turned to.
+        panel.follow_arm();
+        assert!(panel.keep_in_view(tall, id, e, &[]));
+        assert_eq!(panel.follow(), Follow::Arm);
+        assert!((panel.camera.yaw - turned.yaw).abs() < 1e-9);
+        for pose in presets.iter().chain([&home]) {
+            assert!(outside(&panel.camera, pose, tall).is_empty());
+        }
+        // Another arm focused: followed, even from a free camera.
+        panel.follow = Follow::Free;
+        let other = Some(ComponentId::new(126, 1, 11));
+        assert!(panel.keep_in_view(tall, other, e, &[]));
+        assert_eq!(panel.follow(), Follow::Arm);
+    }
+
+    #[test]
+    fn the_whole_vehicle_keeps_every_arm_in_view() {
+        let file = ArmFile::demo();
+        let mut right = file.clone();
+        let mut left = file.clone();
+        for (f, y) in [(&mut right, 0.6), (&mut left, -0.6)] {
+            if let Some(m) = f.spec.mount.as_mut() {
+                m.position[1] = y;
+            }
+        }
+        let mut panel = ArmPanel::default();
+        panel.reset();
+        let size = egui::vec2(760.0, 420.0);
+        let id = Some(ComponentId::new(126, 1, 10));
+        let (pr, pl) = (across_limits(&right, 300), across_limits(&left, 300));
+        let (rp, lp) = (presets_of(&right), presets_of(&left));
+        for (a, b) in pr.iter().zip(&pl) {
+            panel.keep_in_view(
+                size,
+                id,
+                Some(Extent::of_poses(a, &rp)),
+                &[Extent::of_poses(b, &lp)],
+            );
+            assert!(outside(&panel.camera, a, size).is_empty());
+            assert!(outside(&panel.camera, b, size).is_empty());
+        }
     }
 }

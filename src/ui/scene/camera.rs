@@ -4,7 +4,7 @@
 use glam::dcamera::rh;
 use glam::{DMat4, DVec3, DVec4};
 
-use crate::model::kinematics::{ArmPose, DEFAULT_CYLINDER_RADIUS};
+use crate::model::kinematics::{ArmPose, DEFAULT_CYLINDER_RADIUS, Reach};
 
 /// Vehicle frame → world frame (z up); its own inverse.
 pub(super) fn to_world(p: DVec3) -> DVec3 {
@@ -112,15 +112,67 @@ impl Camera {
         self.fit_points(&points, padding);
     }
 
+    /// Keeps the arms' whole reach in view ([`crate::model::kinematics::reach`]): every
+    /// sphere inside both fields of view with the margin, whatever the arm does within its
+    /// limits. Keeps yaw and pitch, as [`Camera::fit_all`]; the grid goes just under the
+    /// first reach when that arm hangs from its mount and its reach goes below the ground.
+    pub fn fit_reach(&mut self, reaches: &[Reach]) {
+        let spheres: Vec<(DVec3, f64)> = reaches
+            .iter()
+            .map(|r| (to_world(r.centre), r.radius))
+            .collect();
+        let Some(first) = reaches.first() else {
+            return;
+        };
+        let lowest = spheres
+            .iter()
+            .map(|(c, r)| c.z - r)
+            .fold(f64::INFINITY, f64::min);
+        self.ground = if first.hangs && lowest < 0.0 {
+            lowest - 0.01
+        } else {
+            0.0
+        };
+        self.fit_spheres(&spheres);
+    }
+
+    /// Keeps a box of the vehicle frame (`lo`..`hi`, every side grown by `padding`) in view:
+    /// its eight corners, as [`Camera::fit_reach`] keeps spheres. `hangs`: the arm framed
+    /// hangs from its mount (the grid goes just under the box when it reaches below the
+    /// ground).
+    pub fn fit_box(&mut self, lo: DVec3, hi: DVec3, padding: f64, hangs: bool) {
+        let corners: Vec<Reach> = (0..8)
+            .map(|k| Reach {
+                centre: DVec3::new(
+                    if k & 1 == 0 { lo.x } else { hi.x },
+                    if k & 2 == 0 { lo.y } else { hi.y },
+                    if k & 4 == 0 { lo.z } else { hi.z },
+                ),
+                radius: padding,
+                hangs,
+            })
+            .collect();
+        self.fit_reach(&corners);
+    }
+
     /// Sets target and distance so every world point (grown by `padding`) is in view.
     fn fit_points(&mut self, points: &[DVec3], padding: f64) {
+        let spheres: Vec<(DVec3, f64)> = points.iter().map(|p| (*p, padding)).collect();
+        self.fit_spheres(&spheres);
+    }
+
+    /// Sets target and distance so every world sphere (centre, radius) is in view.
+    fn fit_spheres_once(&mut self, spheres: &[(DVec3, f64)]) {
+        if spheres.is_empty() {
+            return;
+        }
         let (right, up, forward) = self.basis();
         let extent = |axis: DVec3| {
-            points
+            spheres
                 .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (p, r)| {
                     let v = p.dot(axis);
-                    (lo.min(v), hi.max(v))
+                    (lo.min(v - r), hi.max(v + r))
                 })
         };
         let (x0, x1) = extent(right);
@@ -129,15 +181,17 @@ impl Camera {
         let mut centre = right * (x0 + x1) * 0.5 + up * (y0 + y1) * 0.5 + forward * (z0 + z1) * 0.5;
         let tan_y = (Self::FOV_Y * 0.5).tan() * Self::FIT_FILL;
         let tan_x = tan_y * self.aspect.max(1e-3);
-        // A point at view offsets (x, y) and depth z past the target is in view when
-        // |x| <= (d + z) tan_x and |y| <= (d + z) tan_y; padding grows each point.
+        let (sin_x, sin_y) = (tan_x.atan().sin(), tan_y.atan().sin());
+        // A sphere at view offsets (x, y), depth z past the target and radius r is inside
+        // the side planes of the view when its centre is at least r from each:
+        // (d + z) sin θ − |x| cos θ >= r, i.e. d >= |x| / tan θ + r / sin θ − z.
         let distance_for = |centre: DVec3| {
-            points
+            spheres
                 .iter()
-                .map(|p| {
+                .map(|(p, r)| {
                     let v = *p - centre;
                     let (x, y, z) = (v.dot(right).abs(), v.dot(up).abs(), v.dot(forward));
-                    ((x + padding) / tan_x).max((y + padding) / tan_y) - z
+                    (x / tan_x + r / sin_x).max(y / tan_y + r / sin_y) - z
                 })
                 .fold(0.1, f64::max)
         };
@@ -147,13 +201,14 @@ impl Camera {
         // and fit again; a few rounds settle it.
         for _ in 0..30 {
             let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-            for p in points {
+            for (p, r) in spheres {
                 let v = *p - centre;
                 let depth = (distance + v.dot(forward)).max(1e-6);
                 let ndc = [v.dot(right) / depth, v.dot(up) / depth];
+                let grow = r / depth;
                 for k in 0..2 {
-                    lo[k] = lo[k].min(ndc[k]);
-                    hi[k] = hi[k].max(ndc[k]);
+                    lo[k] = lo[k].min(ndc[k] - grow);
+                    hi[k] = hi[k].max(ndc[k] + grow);
                 }
             }
             let shift = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5];
@@ -162,7 +217,19 @@ impl Camera {
         }
         self.target = to_world(centre).to_array();
         self.distance = distance.clamp(Self::DISTANCE_RANGE.0, Self::DISTANCE_RANGE.1);
-        self.keep_above_ground();
+    }
+
+    /// [`Camera::fit_spheres_once`], then raised above the ground; raising the eye turns
+    /// the view, so the spheres are fitted again for it (pitch only grows: a few rounds).
+    fn fit_spheres(&mut self, spheres: &[(DVec3, f64)]) {
+        for _ in 0..4 {
+            self.fit_spheres_once(spheres);
+            let pitch = self.pitch;
+            self.keep_above_ground();
+            if self.pitch == pitch {
+                break;
+            }
+        }
     }
 
     /// Screen right, screen up and the viewing direction (eye to target), world frame.

@@ -7,7 +7,7 @@
 //!   [`three_d::Context`] and kept behind `Arc<Mutex<..>>` because the callback must be
 //!   `Send + Sync`; [`Scene::render`] draws into whatever framebuffer is bound, which lets the
 //!   offscreen test render exactly what the window shows;
-//! - [`ArmView`]: the egui widget (allocate, orbit/pan/zoom/fit, paint callback).
+//! - [`ArmView`]: the egui widget (allocate, orbit/pan/zoom, paint callback).
 //!
 //! **Frames.** Inputs are in the vehicle frame (+x front, +y right, +z down, metres). The scene
 //! is drawn in a *world* frame with z up: world = (x, −y, −z), i.e. the vehicle frame turned
@@ -481,7 +481,7 @@ enum Gpu {
 }
 
 /// The 3D arm view widget: allocates the rect, handles orbit (drag), pan (right/middle drag
-/// or shift+drag), zoom (scroll, pinch or ctrl+scroll), double-click = fit; paints through
+/// or shift+drag), zoom (scroll, pinch or ctrl+scroll); paints through
 /// an `egui::PaintCallback` with `egui_glow::CallbackFn`. The camera is the caller's (it
 /// outlives the GPU side: see [`ArmView::new`]).
 pub struct ArmView {
@@ -544,7 +544,7 @@ impl ArmView {
         response.widget_info(|| {
             egui::WidgetInfo::labeled(egui::Role::Canvas, ui.is_enabled(), "3D arm view")
         });
-        interact(camera, ui, &response, input.pose.as_ref());
+        interact(camera, ui, &response);
 
         if !ui.is_rect_visible(rect) {
             return response;
@@ -593,8 +593,9 @@ impl ArmView {
     }
 }
 
-/// Orbit (drag), pan (right/middle or shift+drag), zoom (scroll or pinch), fit (double-click).
-fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response, pose: Option<&ArmPose>) {
+/// Orbit (drag), pan (right/middle or shift+drag), zoom (scroll or pinch); a double-click is
+/// the caller's (the 3D panel follows the arm again).
+fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response) {
     let shift = ui.input(|i| i.modifiers.shift);
     let delta = response.drag_delta();
     let pixels_per_point = f64::from(ui.ctx().pixels_per_point());
@@ -639,12 +640,6 @@ fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response, pose:
         }
         if zoom != 1.0 {
             camera.zoom_at(1.0 / f64::from(zoom), ndc);
-        }
-    }
-    if response.double_clicked() {
-        match pose {
-            Some(pose) => camera.fit(pose),
-            None => camera.reset(),
         }
     }
 }
