@@ -15,7 +15,6 @@ use eframe::egui::{self, Align2, FontId, RichText};
 use glam::DVec3;
 
 use crate::model::kinematics::{self, ArmPose};
-use crate::model::limits::joint_warnings;
 use crate::model::state::{ArmState, components_summary};
 use crate::model::update::{ComponentId, ManagementState};
 use crate::ui::action::Action;
@@ -316,9 +315,8 @@ pub fn show(
 ) {
     let state = input.state;
     let (live, ghost) = poses(state, input.preview);
-    let warnings = state.spec.as_ref().map_or_else(Vec::new, |spec| {
-        joint_warnings(spec, state.positions.as_ref().map(|q| q.value.as_slice()))
-    });
+    // At a rest pose (Stowed) a joint on its limit is by design: not tinted.
+    let warnings = state.joint_warnings();
     ui.horizontal(|ui| {
         ui.toggle_value(&mut settings.show_axes, "axes")
             .on_hover_text("Show joint axes");
