@@ -68,6 +68,37 @@ pub struct Settings {
     pub show_log: bool,
     /// The session's memory budget, bytes (`None`: automatic, see [`super::memory`]).
     pub memory_limit: Option<u64>,
+    /// Show the arm list's tile.
+    pub show_arms: bool,
+    /// The work area's tiles: splits, tabs, sizes (older settings files, and a saved tree
+    /// that does not load, get the default layout).
+    pub tiles: super::tiles::TileLayout,
+}
+
+impl Settings {
+    /// The default layout with every tile shown (View → Layout → Reset layout).
+    pub fn reset_layout(&mut self) {
+        self.tiles = super::tiles::TileLayout::default();
+        for pane in super::tiles::Pane::ALL {
+            if let Some(shown) = self.shows(pane) {
+                *shown = true;
+            }
+        }
+    }
+
+    /// Whether `pane`'s tile is shown (the View menu's tick; closing the tile clears it);
+    /// `None` for the 3D view, which is always shown.
+    pub fn shows(&mut self, pane: super::tiles::Pane) -> Option<&mut bool> {
+        use super::tiles::Pane;
+        match pane {
+            Pane::View3d => None,
+            Pane::Gauges => Some(&mut self.show_gauges),
+            Pane::Plots => Some(&mut self.show_plots),
+            Pane::Presets => Some(&mut self.show_presets),
+            Pane::EventLog => Some(&mut self.show_log),
+            Pane::Arms => Some(&mut self.show_arms),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -88,6 +119,8 @@ impl Default for Settings {
             plots: crate::model::signals::PlotLayout::default(),
             show_log: false,
             memory_limit: None,
+            show_arms: true,
+            tiles: super::tiles::TileLayout::default(),
         }
     }
 }
@@ -157,6 +190,8 @@ pub struct ViewState {
     pub awaited: Vec<Awaited>,
     /// The event log: the note being written, notes not saved.
     pub log: super::event_log::LogView,
+    /// Where each visible tile's pane was drawn in the last frame.
+    pub tile_rects: Vec<(super::tiles::Pane, egui::Rect)>,
 }
 
 /// The application.
@@ -604,7 +639,9 @@ impl OcuApp {
         }
     }
 
-    /// Shows a message under the top bar until the operator dismisses it.
+    /// Shows a message for the operator over the bottom of the 3D view: an Info for
+    /// [`super::notices::INFO_SECONDS`], a warning for [`super::notices::WARNING_SECONDS`], an
+    /// error until dismissed.
     pub fn notify(&mut self, level: NoticeLevel, text: impl Into<String>) {
         let text = text.into();
         match level {
@@ -614,7 +651,7 @@ impl OcuApp {
         if self.view.notices.len() >= MAX_NOTICES {
             self.view.notices.remove(0);
         }
-        self.view.notices.push(Notice { level, text });
+        self.view.notices.push(Notice::new(level, text));
     }
 }
 

@@ -241,35 +241,6 @@ fn note_window(ctx: &egui::Context, draft: &mut NoteDraft, start_ns: Option<u64>
 }
 
 impl OcuApp {
-    /// The event log as a right-hand panel, narrow and resizable (the 3D view keeps its
-    /// room; the panel is hidden by default).
-    pub(crate) fn log_panel(
-        &mut self,
-        ui: &mut egui::Ui,
-        theme: &Theme,
-        actions: &mut Vec<Action>,
-    ) {
-        let shown = self.shown();
-        let shared = self.session().clone();
-        let session = read_session(&shared);
-        let input = LogInput {
-            session: session.arm_or_focused(self.focus),
-            shown,
-            time: shown.time(self.now()),
-            start_ns: self.start_ns(),
-            unsaved: self
-                .view
-                .log
-                .unsaved(self.replay().map(|r| r.replay.path.as_path())),
-        };
-        let filter = &mut self.settings.marks;
-        egui::Panel::right("event_log")
-            .resizable(true)
-            .default_size(DEFAULT_WIDTH.min(ui.available_width() * 0.3))
-            .min_size(140.0)
-            .show(ui, |ui| show(ui, &input, filter, theme, actions));
-    }
-
     /// Opens the note window at the drawn time.
     pub fn begin_note(&mut self) {
         if self.view.log.draft.is_none() {

@@ -38,11 +38,13 @@ pub mod simplify;
 pub mod sources;
 pub mod status_bar;
 pub mod theme;
+pub mod tiles;
 pub mod time_control;
 pub mod timeline;
 pub mod top_bar;
 pub mod view3d;
 pub mod widgets;
+mod work_area;
 
 use std::path::Path;
 use std::sync::atomic::Ordering;

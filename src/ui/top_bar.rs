@@ -31,6 +31,7 @@ use super::memory::{Budget, BudgetSource, MIN_LIMIT, format_bytes};
 use super::recording::{self, Recording};
 use super::sources::Badge;
 use super::theme::Theme;
+use super::tiles::{NamedLayout, TileLayout};
 use super::time_control::Shown;
 use crate::model::state::{ArmState, Freshness};
 use crate::model::update::{Command, ControlState, LinkState, ManagementState};
@@ -547,10 +548,39 @@ fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown, memory: &
             .on_hover_text("Show the preset pose picker");
         ui.checkbox(&mut settings.show_log, "Event log")
             .on_hover_text("Show the event log: every event of the session, and the notes");
+        ui.checkbox(&mut settings.show_arms, "Arm list")
+            .on_hover_text("Show the arms of the session, each with its state");
+        layout_menu(ui, settings);
         ui.checkbox(&mut settings.show_axes, "Joint axes")
             .on_hover_text("Draw each joint's axis in the 3D view");
         ui.checkbox(&mut settings.show_frames, "Joint frames")
             .on_hover_text("Draw each joint's x/y/z frame in the 3D view");
+    });
+}
+
+/// View → Layout: the named tile layouts, and the reset (the default layout, every tile
+/// shown). The tiles' own splits, tabs and sizes are the operator's (saved with the settings).
+fn layout_menu(ui: &mut egui::Ui, settings: &mut Settings) {
+    ui.menu_button("Layout", |ui| {
+        for named in NamedLayout::ALL {
+            if ui
+                .button(named.name())
+                .on_hover_text("Arrange the tiles for this size of window")
+                .clicked()
+            {
+                settings.tiles = TileLayout(named.tree());
+                ui.close();
+            }
+        }
+        ui.separator();
+        if ui
+            .button("Reset layout")
+            .on_hover_text("The default layout, with every tile shown")
+            .clicked()
+        {
+            settings.reset_layout();
+            ui.close();
+        }
     });
 }
 
