@@ -432,3 +432,79 @@ fn the_layout_survives_a_save_and_load_and_a_corrupt_one_loads_as_the_default() 
         assert_every_joint_readable(&h, 7, what);
     }
 }
+
+/// Control taken by another OCU: the live area says so without a row of its own.
+fn take_control(app: &mut OcuApp) {
+    let t = app.now();
+    app.apply(&Update::for_arm(
+        arm_id(),
+        Update::Control {
+            t,
+            state: jaus_ocu::model::update::ControlState::Held { authority: 100 },
+        },
+    ));
+    app.apply(&Update::for_arm(
+        arm_id(),
+        Update::Control {
+            t: t + 0.001,
+            state: jaus_ocu::model::update::ControlState::Released,
+        },
+    ));
+    app.apply(&Update::for_arm(
+        arm_id(),
+        Update::ControlLost {
+            t: t + 0.001,
+            reason: jaus_ocu::model::update::ControlLoss::Taken {
+                by: ComponentId::new(200, 7, 3),
+                authority: 200,
+            },
+        },
+    ));
+}
+
+#[test]
+fn losing_control_adds_no_row_and_needs_control_is_whole_beside_resume() {
+    for size in [(800.0, 600.0), (1280.0, 800.0), (1920.0, 1080.0)] {
+        let mut h = harness(live_app(ArmFile::demo(), Settings::default()), size);
+        let view = |h: &Harness<'_, OcuApp>| tiles(h)[&Pane::View3d];
+        let before = view(&h);
+        take_control(h.state_mut());
+        h.step();
+        h.step();
+        assert!(
+            h.query_all_by_label_contains("no control — taken by 200.7.3")
+                .next()
+                .is_some(),
+            "{size:?}: the loss is said"
+        );
+        assert_eq!(view(&h), before, "{size:?}: the tiles moved");
+        // STANDBY without control: the disabled Resume and "needs control" both whole.
+        let t = h.state().now();
+        h.state_mut().apply(&Update::for_arm(
+            arm_id(),
+            Update::Status {
+                t,
+                state: ManagementState::Standby,
+            },
+        ));
+        h.step();
+        h.step();
+        let needs = h
+            .query_by_label("needs control")
+            .expect("needs control")
+            .rect();
+        let resume = h
+            .query_all_by(|n| text(n).is_some_and(|l| l.starts_with("Resume")))
+            .map(|n| n.rect())
+            .find(|r| r.bottom() <= before.top())
+            .expect("Resume in the top bar");
+        // The label's text fits its rect: not cut by the slot (its rect is as wide as its
+        // text, and the slot's clip would cut a rect past its end).
+        let slot_end = resume.left() + 190.0;
+        assert!(
+            needs.right() <= slot_end + 0.5 && needs.left() >= resume.right(),
+            "{size:?}: needs control {needs:?} cut beside Resume {resume:?}"
+        );
+        assert_eq!(view(&h), before, "{size:?}: the tiles moved");
+    }
+}

@@ -104,7 +104,7 @@ pub fn overlay(
     actions: &mut Vec<Action>,
 ) {
     let margin = 6.0;
-    let width = (over.width() - 2.0 * margin).min(OVERLAY_WIDTH).max(60.0);
+    let width = (over.width() - 2.0 * margin).clamp(60.0, OVERLAY_WIDTH);
     // A fixed top: placed by its own size, the area would sit elsewhere for its first
     // frame (it knows its size only after drawing), and a click aimed at it would miss.
     let height = (over.height() * 0.45).clamp(24.0, 180.0);
