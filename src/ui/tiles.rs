@@ -54,8 +54,8 @@ impl Pane {
 /// The layouts the View → Layout menu offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamedLayout {
-    /// A laptop's 1280×800 or 1366×768: gauges left, the 3D view over the plots, presets
-    /// (with the arms and the event log as tabs) right. The default.
+    /// A laptop's 1280×800 or 1366×768: gauges (the arm list a tab behind them) left, the
+    /// 3D view over the plots, presets (the event log a tab behind them) right. The default.
     Laptop,
     /// A desk screen (1920×1080): as the laptop's, with the event log under the presets.
     Desk,
@@ -94,11 +94,13 @@ impl NamedLayout {
         );
         let root = match self {
             NamedLayout::Laptop => {
-                let right = tiles.insert_tab_tile(vec![presets, arms, log]);
+                // Two tabs a side at most: at 800 wide three would scroll.
+                let left = tiles.insert_tab_tile(vec![gauges, arms]);
+                let right = tiles.insert_tab_tile(vec![presets, log]);
                 linear(
                     &mut tiles,
                     LinearDir::Horizontal,
-                    &[(gauges, 0.7), (centre, 2.0), (right, 0.55)],
+                    &[(left, 0.7), (centre, 2.0), (right, 0.55)],
                 )
             }
             NamedLayout::Desk => {
