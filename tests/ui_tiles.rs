@@ -305,19 +305,25 @@ fn in_an_emergency_the_banner_and_estop_are_whole_after_tiles_are_closed_and_shr
         }
         assert!(!h.state().settings.show_gauges && !h.state().settings.show_presets);
         assert_banner_and_estop_whole(&h, &format!("{size:?} gauges and presets closed"));
-        // Shrink the 3D view's column to nothing (the shares as a drag would leave them).
+        // Shrink the first tile of every split to nothing (the shares a drag would leave).
+        let before = tiles(&h);
         let mut tree = h.state().settings.tiles.0.clone();
         for tile in tree.tiles.tiles_mut() {
             if let egui_tiles::Tile::Container(egui_tiles::Container::Linear(l)) = tile {
-                let children = l.children.clone();
-                for c in children {
-                    l.shares.set_share(c, 0.001);
-                }
+                let first = l.children[0];
+                l.shares.set_share(first, 0.001);
             }
         }
         h.state_mut().settings.tiles = TileLayout(tree);
         h.step();
         h.step();
+        let after = tiles(&h);
+        assert!(
+            after.iter().any(|(p, r)| before
+                .get(p)
+                .is_some_and(|b| r.width() < b.width() - 10.0 || r.height() < b.height() - 10.0)),
+            "{size:?}: nothing shrank: {before:?} {after:?}"
+        );
         assert_banner_and_estop_whole(&h, &format!("{size:?} shrunk"));
         // And back: View → Layout → Reset layout shows every tile again.
         h.state_mut().settings.reset_layout();

@@ -6,7 +6,7 @@ use super::app::Settings;
 use super::commands::UiCommand;
 use super::theme::Theme;
 use super::time_control::Shown;
-use super::widgets::joint_gauge::{GAUGE_HEIGHT, GaugeData, ROW_HEIGHT, joint_gauge, joint_row};
+use super::widgets::joint_gauge::{GAUGE_HEIGHT, GaugeData, joint_gauge, joint_row};
 use crate::model::state::{ArmState, Stamped};
 use crate::model::update::Signal;
 
@@ -138,9 +138,4 @@ pub fn show(
 /// The height `n` joints of `each` points take in `ui`, with the spacing between them.
 fn fits(n: usize, each: f32, ui: &egui::Ui) -> f32 {
     n as f32 * (each + ui.spacing().item_spacing.y)
-}
-
-/// The least height the gauges' joints take in their compact form, points (`n` joints).
-pub fn compact_height(n: usize) -> f32 {
-    n as f32 * (ROW_HEIGHT + 4.0)
 }

@@ -158,7 +158,12 @@ impl Default for TileLayout {
 
 impl std::fmt::Debug for TileLayout {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "TileLayout({:?})", self.panes())
+        // The tree has no Debug of its own: its panes, and which are hidden.
+        let (shown, hidden): (Vec<Pane>, Vec<Pane>) = Pane::ALL
+            .into_iter()
+            .filter(|p| self.tile_of(*p).is_some())
+            .partition(|p| self.tile_of(*p).is_some_and(|id| self.0.tiles.is_visible(id)));
+        write!(f, "TileLayout {{ shown: {shown:?}, hidden: {hidden:?} }}")
     }
 }
 
@@ -250,21 +255,6 @@ impl<'de> serde::de::Visitor<'de> for LayoutVisitor {
 }
 
 impl TileLayout {
-    /// The panes the tree holds, in tile order.
-    pub fn panes(&self) -> Vec<Pane> {
-        let mut out: Vec<(TileId, Pane)> = self
-            .0
-            .tiles
-            .iter()
-            .filter_map(|(id, t)| match t {
-                Tile::Pane(p) => Some((*id, *p)),
-                Tile::Container(_) => None,
-            })
-            .collect();
-        out.sort_by_key(|(id, _)| format!("{id:?}"));
-        out.into_iter().map(|(_, p)| p).collect()
-    }
-
     /// Whether `tree` can be drawn: it has a root, every child it names exists, and each
     /// pane is in it exactly once (the 3D view among them).
     pub fn valid(tree: &Tree<Pane>) -> bool {
