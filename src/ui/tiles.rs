@@ -162,7 +162,10 @@ impl std::fmt::Debug for TileLayout {
         let (shown, hidden): (Vec<Pane>, Vec<Pane>) = Pane::ALL
             .into_iter()
             .filter(|p| self.tile_of(*p).is_some())
-            .partition(|p| self.tile_of(*p).is_some_and(|id| self.0.tiles.is_visible(id)));
+            .partition(|p| {
+                self.tile_of(*p)
+                    .is_some_and(|id| self.0.tiles.is_visible(id))
+            });
         write!(f, "TileLayout {{ shown: {shown:?}, hidden: {hidden:?} }}")
     }
 }
