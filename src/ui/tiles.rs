@@ -55,7 +55,7 @@ impl Pane {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamedLayout {
     /// A laptop's 1280×800 or 1366×768: gauges (the arm list a tab behind them) left, the
-    /// 3D view over the plots, presets (the event log a tab behind them) right. The default.
+    /// 3D view over the plots, presets over the event log right. The default.
     Laptop,
     /// A desk screen (1920×1080): as the laptop's, with the event log under the presets.
     Desk,
@@ -94,9 +94,14 @@ impl NamedLayout {
         );
         let root = match self {
             NamedLayout::Laptop => {
-                // Two tabs a side at most: at 800 wide three would scroll.
+                // Two tabs a side at most (at 800 wide three would scroll); the log, off by
+                // default, under the presets: turned on, it is seen at once.
                 let left = tiles.insert_tab_tile(vec![gauges, arms]);
-                let right = tiles.insert_tab_tile(vec![presets, log]);
+                let right = linear(
+                    &mut tiles,
+                    LinearDir::Vertical,
+                    &[(presets, 1.0), (log, 1.6)],
+                );
                 linear(
                     &mut tiles,
                     LinearDir::Horizontal,
@@ -295,10 +300,33 @@ impl TileLayout {
         }
     }
 
-    /// The 3D view's tile and the plots' share a vertical split: the height the 3D view's
-    /// part of it gets in a column `height` points tall, counting the plots (`None` when they
-    /// are not split that way, or the plots are hidden).
-    pub fn view3d_share_of(&self, height: f32) -> Option<f32> {
+    /// Keeps the 3D view at least `view_min` points tall (its tile's chrome included) in a
+    /// column `height` points tall where it shares a vertical split with the plots: the
+    /// split's shares are moved toward the view (a drag stops there), while the plots keep
+    /// `plots_min`. Returns `false` when the column cannot give both their least: the
+    /// plots must give way.
+    pub fn keep_view3d(&mut self, height: f32, view_min: f32, plots_min: f32) -> bool {
+        let Some((parent, view_child, share, others)) = self.view3d_split() else {
+            return true;
+        };
+        if height * share / (share + others) >= view_min {
+            return true;
+        }
+        if view_min + plots_min > height {
+            return false;
+        }
+        // view_min / height of the column for the view: share / (share + others).
+        let f = view_min / height;
+        let wanted = others * f / (1.0 - f);
+        if let Some(Tile::Container(Container::Linear(l))) = self.0.tiles.get_mut(parent) {
+            l.shares.set_share(view_child, wanted);
+        }
+        true
+    }
+
+    /// The vertical split the 3D view shares with the visible plots: the split, the view's
+    /// side of it, its share and the other visible children's shares.
+    fn view3d_split(&self) -> Option<(TileId, TileId, f32, f32)> {
         let tiles = &self.0.tiles;
         let view = self.tile_of(Pane::View3d)?;
         let plots = self.tile_of(Pane::Plots)?;
@@ -314,7 +342,7 @@ impl TileLayout {
             out
         };
         let (v, p) = (chain(view), chain(plots));
-        // The innermost container holding both, with the child on each side.
+        // The innermost container holding both, with the view's child of it.
         let (i, parent) = v
             .iter()
             .enumerate()
@@ -327,13 +355,20 @@ impl TileLayout {
             return None;
         }
         let view_child = v[i - 1];
-        let total: f32 = l
+        let others: f32 = l
             .children
             .iter()
-            .filter(|c| tiles.is_visible(**c))
+            .filter(|c| **c != view_child && tiles.is_visible(**c))
             .map(|c| l.shares[*c])
             .sum();
-        (total > 0.0).then(|| height * l.shares[view_child] / total)
+        let share = l.shares[view_child];
+        (share + others > 0.0).then_some((*parent, view_child, share, others))
+    }
+
+    /// Whether `pane`'s tile is shown (the tree's own flag).
+    pub fn is_visible(&self, pane: Pane) -> bool {
+        self.tile_of(pane)
+            .is_some_and(|id| self.0.tiles.is_visible(id))
     }
 
     /// Brings `pane` to the front of its tabs.

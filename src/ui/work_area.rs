@@ -227,16 +227,24 @@ impl OcuApp {
         let mut layout = std::mem::replace(&mut self.settings.tiles, placeholder);
         for pane in Pane::ALL {
             let on = self.settings.shows(pane).is_none_or(|s| *s);
+            // Turned on (View menu): shown where it was, in front of its tabs.
+            let turned_on = on && !layout.is_visible(pane);
             layout.set_visible(pane, on);
+            if turned_on {
+                layout.make_active(pane);
+            }
         }
-        // In a short window (800×600 with the banner) the plots give way before the 3D view
-        // goes under its minimum: hidden for as long as the window is that short, without
-        // changing the View menu's tick. Decided from the work area's height, not from how
-        // the view came out, so it does not flip from frame to frame.
+        // The 3D view keeps its minimum height: a split dragged past it stops there, and in
+        // a short window (800×600 with the banner) the plots give way, hidden for as long as
+        // the window is that short without changing the View menu's tick. Decided from the
+        // work area's height, not from how the view came out, so it does not flip from frame
+        // to frame.
         let height = ui.available_height();
-        let plots_hidden = layout
-            .view3d_share_of(height)
-            .is_some_and(|h| h - VIEW3D_CHROME < view3d::MIN_VIEW3D_HEIGHT);
+        let plots_hidden = !layout.keep_view3d(
+            height,
+            view3d::MIN_VIEW3D_HEIGHT + VIEW3D_CHROME,
+            plots::MIN_PANEL_HEIGHT + 24.0,
+        );
         if plots_hidden {
             layout.set_visible(Pane::Plots, false);
         }
