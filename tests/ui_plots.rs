@@ -317,9 +317,17 @@ fn the_plots_report_their_column_time_while_they_follow() {
     let column = view
         .column_seconds(true)
         .expect("the plots are shown and follow");
-    // 30 s over the width of a plot's data area at 1280 points (one pixel per point).
+    // 30 s over the width of a plot's data area in the plots' tile (one pixel per point).
     let width = 30.0 / column;
-    assert!((900.0..1280.0).contains(&width), "{width} px");
+    let tile = h
+        .state()
+        .view
+        .tile_rects
+        .iter()
+        .find(|(p, _)| *p == jaus_ocu::ui::tiles::Pane::Plots)
+        .map(|(_, r)| f64::from(r.width()))
+        .expect("the plots' tile");
+    assert!((tile * 0.7..=tile).contains(&width), "{width} px of {tile}");
     assert_eq!(view.column_seconds(false), None, "plots hidden");
     h.state_mut().view.plots.follow = false;
     assert_eq!(
@@ -337,10 +345,14 @@ fn a_plots_panel_dragged_taller_keeps_its_height() {
     h.step();
     let gap = |h: &Harness<'_, OcuApp>| top_of(h, "Tx") - top_of(h, "Fx");
     let before = gap(&h);
-    // The splitter is the panel's top edge, a little above its title.
-    let title = h.get_by_label("Plots").rect();
-    let x = 640.0;
-    let y = title.top() - 4.0;
+    // The splitter is the gap above the plots' tile, just above its tab.
+    let title = h
+        .query_all_by_label("Plots")
+        .map(|n| n.rect())
+        .min_by(|a, b| a.top().total_cmp(&b.top()))
+        .unwrap();
+    let x = title.center().x + 100.0;
+    let y = title.top() - 2.0;
     let events = [
         Event::PointerMoved(pos2(x, y)),
         Event::PointerButton {
@@ -369,9 +381,9 @@ fn a_plots_panel_dragged_taller_keeps_its_height() {
     h.step();
     let dragged = gap(&h);
     assert!(
-        // Three plots share the drag, and the panel stops where the 3D view would go under
-        // its minimum (view3d::MIN_VIEW3D_HEIGHT): each plot gains less than the drag.
-        dragged > before + 15.0,
+        // Three plots share the drag, and the tile stops where the 3D view would go under
+        // its minimum (view3d::MIN_VIEW3D_HEIGHT): at 1280×800 each plot gains about 12 pt.
+        dragged > before + 8.0,
         "the drag did not make the plots taller: {before} -> {dragged}"
     );
     for _ in 0..60 {

@@ -1,6 +1,7 @@
 //! A window that fits (issue 20): at 800×600, 1280×800 and 1920×1080 every timeline control is
 //! on screen, live, scrubbed back and over a replay; nothing the pointer may be on moves when
-//! an emergency begins, a long status message arrives or recording starts; in an emergency at
+//! a long status message arrives or recording starts, and when an emergency begins nothing in
+//! the bars does (the tiles move down once, under the banner's strip); in an emergency at
 //! 800×600 the 3D view keeps its minimum height; the joint gauges show every joint or say how
 //! many more there are; scrubbed back, the gauges and the 3D view say how far back. Through
 //! the real UI code with `egui_kittest` (no display, no GPU).
@@ -263,6 +264,9 @@ const STEADY: [&str; 10] = [
     "File", "View", "?", "Pause", "speed", "LIVE", "◀ step", "deg", "mm", "fit arm",
 ];
 
+/// Of [`STEADY`], the controls in tiles (under the banner's strip).
+const TILED: [&str; 3] = ["deg", "mm", "fit arm"];
+
 fn places(h: &Harness<'_, OcuApp>) -> Vec<(&'static str, Rect)> {
     STEADY.iter().map(|l| (*l, rect_of(h, l, false))).collect()
 }
@@ -284,6 +288,12 @@ fn nothing_moves_under_the_pointer_when_an_emergency_begins_a_long_message_arriv
         h.step();
         h.step();
         let before = places(&h);
+        let bars = |p: &[(&'static str, Rect)]| -> Vec<(&'static str, Rect)> {
+            p.iter()
+                .filter(|(l, _)| !TILED.contains(l))
+                .copied()
+                .collect()
+        };
         let t = h.state().now();
         h.state_mut().apply(&Update::for_arm(
             arm(),
@@ -300,7 +310,14 @@ fn nothing_moves_under_the_pointer_when_an_emergency_begins_a_long_message_arriv
                 .is_some(),
             "the banner"
         );
-        assert_same_places(&before, &places(&h), &format!("{size:?} emergency"));
+        // The banner takes its strip under the bars: the bars' controls stay, the tiles move
+        // down once, and from then on nothing moves.
+        assert_same_places(
+            &bars(&before),
+            &bars(&places(&h)),
+            &format!("{size:?} emergency"),
+        );
+        let before = places(&h);
         let long = "the arm refused the command because the joint 4 brake reported a fault \
                     while the controller was switching its drive power stage, twice in a row, \
                     and asked for a manual inspection of the drive before any further motion";
@@ -388,12 +405,18 @@ fn gauges_show_every_joint_or_say_how_many_more(size: (f32, f32)) {
     let mut h = harness(live_app(), size);
     h.step();
     h.step();
-    // The joints scroll down to the cue line when there is one, else to where the 3D view
-    // (the central panel, as tall as the gauges panel) ends.
+    // The joints scroll down to the cue line when there is one, else to where the gauges'
+    // tile ends.
     let cue = h.query_all_by_label_contains("more joint").next();
-    let bottom = cue
-        .as_ref()
-        .map_or_else(|| view3d(&h).bottom(), |c| c.rect().top());
+    let tile = h
+        .state()
+        .view
+        .tile_rects
+        .iter()
+        .find(|(p, _)| *p == jaus_ocu::ui::tiles::Pane::Gauges)
+        .map(|(_, r)| *r)
+        .expect("the gauges' tile");
+    let bottom = cue.as_ref().map_or(tile.bottom(), |c| c.rect().top());
     let visible = (1..=7)
         .filter(|i| {
             // A gauge says its joint's number, name, value and limits.

@@ -31,6 +31,7 @@ pub mod settings;
 pub mod simplify;
 pub mod sources;
 pub mod theme;
+pub mod tiles;
 pub mod time_control;
 pub mod widgets;
 pub mod words;

@@ -38,6 +38,37 @@ pub struct Settings {
     pub show_log: bool,
     /// The session's memory budget, bytes (`None`: automatic, see [`super::memory`]).
     pub memory_limit: Option<u64>,
+    /// Show the arm list's tile.
+    pub show_arms: bool,
+    /// The work area's tiles: splits, tabs, sizes (older settings files, and a saved tree
+    /// that does not load, get the default layout).
+    pub tiles: super::tiles::TileLayout,
+}
+
+impl Settings {
+    /// The default layout with every tile shown (View → Layout → Reset layout).
+    pub fn reset_layout(&mut self) {
+        self.tiles = super::tiles::TileLayout::default();
+        for pane in super::tiles::Pane::ALL {
+            if let Some(shown) = self.shows(pane) {
+                *shown = true;
+            }
+        }
+    }
+
+    /// Whether `pane`'s tile is shown (the View menu's tick; closing the tile clears it);
+    /// `None` for the 3D view, which is always shown.
+    pub fn shows(&mut self, pane: super::tiles::Pane) -> Option<&mut bool> {
+        use super::tiles::Pane;
+        match pane {
+            Pane::View3d => None,
+            Pane::Gauges => Some(&mut self.show_gauges),
+            Pane::Plots => Some(&mut self.show_plots),
+            Pane::Presets => Some(&mut self.show_presets),
+            Pane::EventLog => Some(&mut self.show_log),
+            Pane::Arms => Some(&mut self.show_arms),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -58,6 +89,8 @@ impl Default for Settings {
             plots: crate::model::signals::PlotLayout::default(),
             show_log: false,
             memory_limit: None,
+            show_arms: true,
+            tiles: super::tiles::TileLayout::default(),
         }
     }
 }

@@ -1,49 +1,16 @@
-//! The event log of `OcuApp`: the log panel laid out with what it shows, the note window,
+//! The event log of `OcuApp` (its tile is laid out in `work_area.rs`): the note window,
 //! notes added (into the running recording live, kept unsaved in a replay) and saved beside
 //! the file. The drawing is `ui/panels/event_log.rs`.
 
 use super::OcuApp;
 use crate::model::events::{Note, NotesFile, sidecar_path};
-use crate::ui::action::Action;
 use crate::ui::files;
-use crate::ui::panels::event_log::{
-    DEFAULT_WIDTH, LogInput, NoteAnswer, NoteDraft, note_window, show,
-};
+use crate::ui::panels::event_log::{NoteAnswer, NoteDraft, note_window};
 use crate::ui::panels::notices::NoticeLevel;
 use crate::ui::sources::read_vehicle;
-use crate::ui::theme::Theme;
 use eframe::egui::{self};
 
 impl OcuApp {
-    /// The event log as a right-hand panel, narrow and resizable (the 3D view keeps its
-    /// room; the panel is hidden by default).
-    pub(crate) fn log_panel(
-        &mut self,
-        ui: &mut egui::Ui,
-        theme: &Theme,
-        actions: &mut Vec<Action>,
-    ) {
-        let shown = self.shown();
-        let shared = self.vehicle().clone();
-        let vehicle = read_vehicle(&shared);
-        let input = LogInput {
-            session: vehicle.arm_or_focused(self.focus),
-            shown,
-            time: shown.time(self.now()),
-            start_ns: self.start_ns(),
-            unsaved: self
-                .view
-                .log
-                .unsaved(self.replay().map(|r| r.replay.path.as_path())),
-        };
-        let filter = &mut self.settings.marks;
-        egui::Panel::right("event_log")
-            .resizable(true)
-            .default_size(DEFAULT_WIDTH.min(ui.available_width() * 0.3))
-            .min_size(140.0)
-            .show(ui, |ui| show(ui, &input, filter, theme, actions));
-    }
-
     /// Opens the note window at the drawn time.
     pub fn begin_note(&mut self) {
         if self.view.log.draft.is_none() {

@@ -13,18 +13,15 @@ use crate::ui::commands::refusal;
 use crate::ui::files;
 use crate::ui::panels::banner;
 use crate::ui::panels::confirm;
-use crate::ui::panels::gauges;
 use crate::ui::panels::help;
 use crate::ui::panels::notices::{self, NoticeLevel};
-use crate::ui::panels::plots::{self, PlotsInput};
-use crate::ui::panels::presets;
 use crate::ui::panels::status_bar::{self, StatusBar};
 use crate::ui::panels::timeline::{self, TimelineInput};
 use crate::ui::panels::top_bar::{self, FileMenu, TopBar};
-use crate::ui::panels::view3d::{self, View3dInput};
 use crate::ui::scene::SceneArm;
 use crate::ui::sources::{ReplayState, read_vehicle};
 use crate::ui::theme::Theme;
+use crate::ui::tiles::Pane;
 use crate::ui::words::{last_known, past_label};
 
 impl OcuApp {
@@ -39,8 +36,8 @@ impl OcuApp {
         self.view.frames += 1;
         self.before_panels(&ctx);
         let mut actions = Vec::new();
-        let banner = self.bars(ui, &theme, &mut actions);
-        self.panels(ui, &theme, &banner, &mut actions);
+        self.bars(ui, &theme, &mut actions);
+        self.panels(ui, &theme, &mut actions);
         // The windows over the panels show what the panels asked for this frame (a
         // confirmation, the help).
         for a in actions.drain(..) {
@@ -69,14 +66,10 @@ impl OcuApp {
         self.sync_threshold();
     }
 
-    /// The top bar (the live arm), the past area, the notices (an overlay), the status bar and the
-    /// timeline; the banner's lines (drawn in the 3D view's column, see [`Self::panels`]).
-    fn bars(
-        &mut self,
-        ui: &mut egui::Ui,
-        theme: &Theme,
-        actions: &mut Vec<Action>,
-    ) -> Vec<banner::Line> {
+    /// What lives outside the tiles, never covered or cut by them: the top bar (the live
+    /// arm, the emergency stop), the past area, the banner's strip (while it has something
+    /// to say), the status bar and the timeline.
+    fn bars(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
         let shown = self.shown();
         let badge = self.sources.badge();
         let span = read_vehicle(self.sources.vehicle()).span();
@@ -141,11 +134,13 @@ impl OcuApp {
             .as_ref()
             .map(|l| banner::lines(l, &others_stopped, live_start.or(start_ns), shown))
             .unwrap_or_default();
-        // Over the window's top right, under the bars: a notice arriving while the operator
-        // points at something never pushes it away (a panel here moved the side panels and
-        // the 3D view down).
-        let top = ui.available_rect_before_wrap().top();
-        notices::overlay(ui.ctx(), top, &self.view.notices, theme, actions);
+        if !lines.is_empty() {
+            // Its own strip across the window under the bars: whatever the operator does to
+            // the tiles, the emergency's steps are whole.
+            egui::Panel::top("banner")
+                .frame(egui::Frame::new())
+                .show(ui, |ui| banner::show(ui, &lines, theme));
+        }
         let status = StatusBar {
             state: &self.state,
             shown,
@@ -185,20 +180,12 @@ impl OcuApp {
         let filter = &mut self.settings.marks;
         egui::Panel::bottom("timeline")
             .show(ui, |ui| timeline::show(ui, &input, filter, theme, actions));
-        lines
     }
 
-    /// The plots, the gauges, the presets and the 3D view with the banner over it. The
-    /// banner takes its room from the 3D view's column, so nothing in the bars or the side
-    /// panels moves when it comes or goes; the plots give way (shrink, then hide) before the
-    /// 3D view goes below [`view3d::MIN_VIEW3D_HEIGHT`].
-    fn panels(
-        &mut self,
-        ui: &mut egui::Ui,
-        theme: &Theme,
-        banner: &[banner::Line],
-        actions: &mut Vec<Action>,
-    ) {
+    /// The tiles (`work_area.rs`) in the central panel, then the notices over the bottom of
+    /// the 3D view's tile (or of the work area while the 3D view is a hidden tab): never over
+    /// the bars, the banner or the preset list.
+    fn panels(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
         let shown = self.shown();
         let last_known = last_known(&self.state, self.sources.start_ns());
         let past = past_label(
@@ -209,98 +196,22 @@ impl OcuApp {
         );
         // Over the gauges and the 3D view, `−12.4 s (12:03:04 UTC)`: the past area above
         // says "at".
-        let short_past = past.as_deref().map(|p| p.strip_prefix("at ").unwrap_or(p));
-        let banner_h = if banner.is_empty() {
-            0.0
-        } else {
-            view3d::banner_height(ui.ctx())
-        };
-        let room = view3d::room_for_plots(ui.available_height(), banner_h);
-        let plots_min = plots::MIN_PANEL_HEIGHT.min(ui.available_height() * 0.3);
-        let plots_fit = room >= plots_min;
-        if self.settings.show_plots && plots_fit {
-            // Where the session holds only an envelope, the exact values read back from the
-            // file draw the plots while they cover the plots' range (`exact.rs`).
-            let edge = read_vehicle(self.sources.vehicle()).envelope_before();
-            let exact = self.view.plots.range.and_then(|(a, b)| {
-                let r = self
-                    .sources
-                    .replay()
-                    .filter(|_| edge.is_some_and(|e| a < e))?;
-                r.exact.covering(a, b)
-            });
-            let vehicle = read_vehicle(exact.unwrap_or(self.sources.vehicle()));
-            let input = PlotsInput {
-                session: vehicle.arm_or_focused(self.focus),
-                shown,
-                time: shown.time(self.now()),
-            };
-            let (view, settings) = (&mut self.view.plots, &mut self.settings);
-            // A third of the window's height to start with; the splitter's place is
-            // remembered (egui persists resizable panels by id).
-            let height = ui.available_height();
-            // In a small window (800×600) the plots give way first: never so tall that the
-            // 3D view (under the banner, in an emergency) goes below its minimum.
-            let max = (height * 0.75).max(plots::MIN_PANEL_HEIGHT).min(room);
-            // Never shorter than every chosen plot needs at its smallest, where the room
-            // allows: a plot added (or a splitter left short by a first frame in a smaller
-            // window) grows the panel rather than being left out.
-            let n = settings.plots.plots.len();
-            // (The panel's frame margins and item spacing come on top of `panel_height`.)
-            let needs = plots::panel_height(n, plots::SMALLEST_PLOT_HEIGHT) + 24.0;
-            let least = plots_min.max(needs.min(max));
-            egui::Panel::bottom("plots")
-                .resizable(true)
-                .min_size(least)
-                .max_size(max)
-                .default_size(
-                    plots::default_panel_height(height, settings.plots.plots.len()).min(max),
-                )
-                .show(ui, |ui| plots::show(ui, &input, view, settings, theme));
-        } else {
-            self.view.plots.range = None;
+        let short_past = past
+            .as_deref()
+            .map(|p| p.strip_prefix("at ").unwrap_or(p).to_string());
+        let area = ui.available_rect_before_wrap();
+        let rects = self.work_area(ui, theme, last_known, short_past, actions);
+        let over = rects
+            .iter()
+            .find(|(p, _)| *p == Pane::View3d)
+            .map_or(area, |(_, r)| *r);
+        let ctx = ui.ctx().clone();
+        let now = ctx.input(|i| i.time);
+        if let Some(next) = notices::expire(&mut self.view.notices, now) {
+            ctx.request_repaint_after(std::time::Duration::from_secs_f64(next.max(0.05)));
         }
-        if self.settings.show_gauges {
-            let data = gauges::gauge_data(&self.state, &self.settings);
-            let settings = &mut self.settings;
-            let note = last_known.as_deref();
-            egui::Panel::left("gauges")
-                .resizable(true)
-                // Narrower in a narrow window, so the 3D view keeps room for the arm.
-                .default_size((ui.available_width() * 0.24).clamp(190.0, 300.0))
-                .show(ui, |ui| {
-                    gauges::show(ui, &data, shown, note, short_past, settings, theme);
-                });
-        }
-        if self.settings.show_log {
-            self.log_panel(ui, theme, actions);
-        }
-        if self.settings.show_presets {
-            let (state, preview) = (&self.state, self.view.preview);
-            egui::Panel::right("presets")
-                .resizable(true)
-                .default_size((ui.available_width() * 0.18).clamp(150.0, 220.0))
-                .show(ui, |ui| {
-                    presets::show(ui, state, preview, shown, theme, actions);
-                });
-        }
-        let badge = self.sources.badge();
-        let input = View3dInput {
-            state: &self.state,
-            preview: self.view.preview,
-            shown,
-            badge: badge.as_ref(),
-            last_known: last_known.as_deref(),
-            focus: self.focus,
-            others: self.scene_arms(),
-            past: short_past,
-            banner,
-            plots_hidden: self.settings.show_plots && !plots_fit,
-        };
-        let (panel, settings) = (&mut self.view.arm, &mut self.settings);
-        egui::CentralPanel::default().show(ui, |ui| {
-            view3d::show(ui, &input, panel, settings, theme, actions);
-        });
+        notices::overlay(&ctx, over, &self.view.notices, theme, actions);
+        self.view.tile_rects = rects;
     }
 
     /// The help, the confirmation, the path prompt and the drop veil.
@@ -335,7 +246,7 @@ impl OcuApp {
 impl OcuApp {
     /// The other arms of the focused arm's subsystem at the drawn time, for the 3D view: the
     /// live sessions' newest states while following live, else the states at the cursor.
-    fn scene_arms(&self) -> Vec<SceneArm> {
+    pub(crate) fn scene_arms(&self) -> Vec<SceneArm> {
         if self.drawn.is_some() {
             return arms::scene_arms(self.drawn_arms.iter().map(|(id, s)| (*id, s)), self.focus);
         }

@@ -20,6 +20,7 @@ mod live;
 mod perform;
 mod recording;
 mod sources;
+mod work_area;
 
 use std::time::{Duration, Instant};
 
@@ -84,6 +85,8 @@ pub struct ViewState {
     pub awaited: Vec<Awaited>,
     /// The event log: the note being written, notes not saved.
     pub log: crate::ui::panels::event_log::LogView,
+    /// Where each visible tile's pane was drawn in the last frame.
+    pub tile_rects: Vec<(crate::ui::tiles::Pane, egui::Rect)>,
 }
 
 /// The application.
@@ -538,7 +541,9 @@ impl OcuApp {
         }
     }
 
-    /// Shows a message under the top bar until the operator dismisses it.
+    /// Shows a message for the operator over the bottom of the 3D view: an Info for
+    /// [`crate::ui::panels::notices::INFO_SECONDS`], a warning for [`crate::ui::panels::notices::WARNING_SECONDS`], an
+    /// error until dismissed.
     pub fn notify(&mut self, level: NoticeLevel, text: impl Into<String>) {
         let text = text.into();
         match level {
@@ -548,7 +553,7 @@ impl OcuApp {
         if self.view.notices.len() >= MAX_NOTICES {
             self.view.notices.remove(0);
         }
-        self.view.notices.push(Notice { level, text });
+        self.view.notices.push(Notice::new(level, text));
     }
 }
 

@@ -8,7 +8,7 @@ use crate::ui::commands::UiCommand;
 use crate::ui::settings::Settings;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
-use crate::ui::widgets::joint_gauge::{GaugeData, joint_gauge};
+use crate::ui::widgets::joint_gauge::{GAUGE_HEIGHT, GaugeData, joint_gauge, joint_row};
 
 /// Gauge data for every joint of the selected arm in `state`, in the units of `settings`.
 pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
@@ -48,8 +48,9 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
 /// UTC`): it is written over the gauges, which are greyed. `past`, when the past is drawn,
 /// says when (`at −12.4 s (12:03:04 UTC)`).
 ///
-/// When the joints do not all fit, they scroll and the line under them says how many more
-/// there are below (`2 more joints below: scroll`).
+/// Where the full gauges do not all fit, each joint is one compact row ([`joint_row`]);
+/// where even those do not, they scroll and the line under them says how many more there
+/// are below (`2 more joints below: scroll`).
 pub fn show(
     ui: &mut egui::Ui,
     data: &[GaugeData],
@@ -92,12 +93,20 @@ pub fn show(
     // The last line stays under the scrolled joints: the legend, or how many are below.
     let line_h = ui.text_style_height(&egui::TextStyle::Small) + ui.spacing().item_spacing.y;
     let mut bottoms = Vec::with_capacity(data.len());
+    let room = (ui.available_height() - line_h).max(0.0);
+    let compact = fits(data.len(), GAUGE_HEIGHT + 6.0, ui) > room;
     let out = egui::ScrollArea::vertical()
-        .max_height((ui.available_height() - line_h).max(0.0))
+        .max_height(room)
         .show(ui, |ui| {
             for d in data {
-                bottoms.push(joint_gauge(ui, d, theme).rect.bottom());
-                ui.add_space(6.0);
+                let r = if compact {
+                    joint_row(ui, d, theme)
+                } else {
+                    let r = joint_gauge(ui, d, theme);
+                    ui.add_space(6.0);
+                    r
+                };
+                bottoms.push(r.rect.bottom());
             }
         });
     let visible_bottom = out.inner_rect.bottom() + 0.5;
@@ -111,6 +120,12 @@ pub fn show(
                 .color(theme.accent),
         )
         .on_hover_text("Scroll the joints (or make the window taller) to see them");
+    } else if compact {
+        ui.label(
+            egui::RichText::new("bars: value within the limits; hover for speed, effort")
+                .small()
+                .color(theme.muted),
+        );
     } else {
         ui.label(
             egui::RichText::new("bars: speed / max speed, effort / max effort")
@@ -118,4 +133,9 @@ pub fn show(
                 .color(theme.muted),
         );
     }
+}
+
+/// The height `n` joints of `each` points take in `ui`, with the spacing between them.
+fn fits(n: usize, each: f32, ui: &egui::Ui) -> f32 {
+    n as f32 * (each + ui.spacing().item_spacing.y)
 }

@@ -32,6 +32,7 @@ use crate::ui::recording::{self, Recording};
 use crate::ui::settings::Settings;
 use crate::ui::sources::Badge;
 use crate::ui::theme::Theme;
+use crate::ui::tiles::{NamedLayout, TileLayout};
 use crate::ui::time_control::Shown;
 use crate::ui::words::{conflict_refusal, file_name, status_word};
 
@@ -196,7 +197,6 @@ pub fn show(
         // Emergency stop first: always visible, one click, the same look.
         estop(ui, bar, theme, actions);
         stop_all(ui, bar, theme, actions);
-        let mut loss_at = None;
         if let Some(live) = bar.live {
             ui.label(
                 RichText::new("LIVE ARM")
@@ -213,9 +213,35 @@ pub fn show(
             let freshness = live.freshness();
             link(ui, live, &freshness, theme);
             status(ui, live, &freshness, theme);
-            let control_x = control(ui, live, bar, blocked.as_deref(), theme, actions);
-            action_slot(ui, live, shown, blocked.as_deref(), theme, actions);
-            loss_at = live.control_loss.map(|(_, why)| (control_x, why));
+            // Why control was lost, until it is held again: in the action slot while that is
+            // free, else after the control words; never a row of its own (which moved the
+            // window down).
+            let loss = live
+                .control_loss
+                .map(|(_, why)| format!("no control — {why}"));
+            let slot_busy = matches!(
+                live.status,
+                ManagementState::Emergency | ManagementState::Standby
+            );
+            let (in_words, in_slot) = if slot_busy {
+                (loss, None)
+            } else {
+                (None, loss)
+            };
+            control(
+                ui,
+                live,
+                bar,
+                in_words.as_deref(),
+                blocked.as_deref(),
+                theme,
+                actions,
+            );
+            let slot = ActionSlot {
+                blocked: blocked.as_deref(),
+                loss: in_slot.as_deref(),
+            };
+            action_slot(ui, live, shown, &slot, theme, actions);
         } else {
             ui.label(RichText::new("no live arm").color(theme.muted))
                 .on_hover_text(NO_LIVE_ARM);
@@ -249,19 +275,6 @@ pub fn show(
             badge(ui, bar.badge, theme);
         });
         ui.data_mut(|d| d.insert_temp(rest, drawn.response.rect.width()));
-        if let Some((x, why)) = loss_at {
-            // Under the control words: why control was lost, until it is held again.
-            ui.end_row();
-            ui.add_space((x - ui.cursor().min.x).max(0.0));
-            ui.label(
-                RichText::new(format!("no control — {why}"))
-                    .strong()
-                    .color(theme.warn),
-            )
-            .on_hover_text(
-                "Why we lost control of the live arm (it stays said until control is held again)",
-            );
-        }
     });
 }
 
@@ -405,12 +418,18 @@ fn control(
     ui: &mut egui::Ui,
     live: &ArmState,
     bar: &TopBar<'_>,
+    loss: Option<&str>,
     blocked: Option<&str>,
     theme: &Theme,
     actions: &mut Vec<Action>,
-) -> f32 {
+) {
     let shown = bar.shown;
-    let words = live.control_words();
+    let words = match loss {
+        // The loss first: the slot cuts what does not fit (the whole text is the tooltip's
+        // and a screen reader's).
+        Some(loss) => format!("{loss} · {}", live.control_words()),
+        None => live.control_words(),
+    };
     let (colour, hover) = match live.control {
         ControlState::Held { .. } => (
             theme.ok,
@@ -435,15 +454,15 @@ fn control(
             ),
         },
     };
+    let colour = if loss.is_some() { theme.warn } else { colour };
     slot(ui, CONTROL_W, |ui| {
-        let left = ui.max_rect().min.x;
         slot(ui, CONTROL_WORDS_W, |ui| {
             ui.add(egui::Label::new(RichText::new(&words).color(colour)).truncate())
-                .on_hover_text(hover);
+                .on_hover_text(format!("{words}\n{hover}"));
         });
         let cmd = match live.control {
             ControlState::Held { .. } => UiCommand::ReleaseControl,
-            ControlState::Requested => return left,
+            ControlState::Requested => return,
             ControlState::Released => UiCommand::RequestControl,
         };
         let hover = if cmd == UiCommand::RequestControl {
@@ -454,8 +473,7 @@ fn control(
         if command_button(ui, cmd, live, shown, blocked, hover) {
             actions.push(Action::Ui(cmd));
         }
-        left
-    })
+    });
 }
 
 /// The Request control tooltip: who holds control and at what authority, and what ours
@@ -480,35 +498,55 @@ fn request_hover(live: &ArmState, authority: u8, shown: Shown) -> String {
     }
 }
 
+/// What the action slot says besides its button.
+struct ActionSlot<'a> {
+    /// Why commands are refused (a duplicate JAUS ID).
+    blocked: Option<&'a str>,
+    /// Why we lost control, while the slot has no button.
+    loss: Option<&'a str>,
+}
+
 /// Clear emergency… while the live arm is in emergency; Resume… when it is in STANDBY (or
 /// what Resume needs, control); else nothing. A slot of fixed width.
 fn action_slot(
     ui: &mut egui::Ui,
     live: &ArmState,
     shown: Shown,
-    blocked: Option<&str>,
+    words: &ActionSlot<'_>,
     theme: &Theme,
     actions: &mut Vec<Action>,
 ) {
     let held = matches!(live.control, ControlState::Held { .. });
+    let blocked = words.blocked;
     slot(ui, ACTION_W, |ui| {
         let cmd = match live.status {
             ManagementState::Emergency => Some(UiCommand::ClearEmergency),
             ManagementState::Standby if held => Some(UiCommand::Resume),
             ManagementState::Standby => {
-                ui.add_enabled(
-                    false,
-                    egui::Button::new(naming(UiCommand::Resume.text(), live.selected)),
-                )
-                .on_disabled_hover_text(format!(
-                    "Resume needs control: {} first ({})",
-                    UiCommand::RequestControl.text(),
-                    UiCommand::ToggleControl.keys_text(shown)
-                ));
+                // Without the arm's ID (the E-STOP and the selector name it): the button and
+                // "needs control" both fit the slot.
+                ui.add_enabled(false, egui::Button::new(UiCommand::Resume.text()))
+                    .on_disabled_hover_text(format!(
+                        "Resume needs control: {} first ({})",
+                        UiCommand::RequestControl.text(),
+                        UiCommand::ToggleControl.keys_text(shown)
+                    ));
                 ui.label(RichText::new("needs control").small().color(theme.warn));
                 None
             }
-            _ => None,
+            _ => {
+                if let Some(text) = words.loss {
+                    // Why we lost control, cut to the slot, whole in the tooltip.
+                    ui.add(
+                        egui::Label::new(RichText::new(text).strong().color(theme.warn)).truncate(),
+                    )
+                    .on_hover_text(format!(
+                        "{text}\nWhy we lost control of the live arm (it stays said until \
+                         control is held again)"
+                    ));
+                }
+                None
+            }
         };
         if let Some(cmd) = cmd
             && command_button(ui, cmd, live, shown, blocked, cmd.hover_text(shown))
@@ -534,10 +572,39 @@ fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown, memory: &
             .on_hover_text("Show the preset pose picker");
         ui.checkbox(&mut settings.show_log, "Event log")
             .on_hover_text("Show the event log: every event of the session, and the notes");
+        ui.checkbox(&mut settings.show_arms, "Arm list")
+            .on_hover_text("Show the arms of the session, each with its state");
+        layout_menu(ui, settings);
         ui.checkbox(&mut settings.show_axes, "Joint axes")
             .on_hover_text("Draw each joint's axis in the 3D view");
         ui.checkbox(&mut settings.show_frames, "Joint frames")
             .on_hover_text("Draw each joint's x/y/z frame in the 3D view");
+    });
+}
+
+/// View → Layout: the named tile layouts, and the reset (the default layout, every tile
+/// shown). The tiles' own splits, tabs and sizes are the operator's (saved with the settings).
+fn layout_menu(ui: &mut egui::Ui, settings: &mut Settings) {
+    ui.menu_button("Layout", |ui| {
+        for named in NamedLayout::ALL {
+            if ui
+                .button(named.name())
+                .on_hover_text("Arrange the tiles for this size of window")
+                .clicked()
+            {
+                settings.tiles = TileLayout(named.tree());
+                ui.close();
+            }
+        }
+        ui.separator();
+        if ui
+            .button("Reset layout")
+            .on_hover_text("The default layout, with every tile shown")
+            .clicked()
+        {
+            settings.reset_layout();
+            ui.close();
+        }
     });
 }
 

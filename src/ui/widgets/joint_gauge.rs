@@ -165,10 +165,91 @@ fn paint_track(ui: &Ui, rect: Rect, d: &GaugeData, colour: Color32, theme: &Them
     }
 }
 
+/// A gauge's height, points.
+pub const GAUGE_HEIGHT: f32 = 58.0;
+
+/// A compact row's height ([`joint_row`]), points.
+pub const ROW_HEIGHT: f32 = 30.0;
+
+/// The colour of a value in `state` (near-limit, at limit, stale).
+fn value_colour(d: &GaugeData, theme: &Theme) -> Color32 {
+    match d.limit_state() {
+        LimitState::AtLimit => theme.danger,
+        LimitState::NearMin | LimitState::NearMax => theme.warn,
+        _ if d.stale => theme.muted,
+        _ => theme.accent,
+    }
+}
+
+/// Draws a joint in one compact row (where the full gauges do not all fit): the number
+/// and name and the value with its unit (in the near-limit colour) over the limits and a
+/// thin bar of the value within them. Speed and effort are in the tooltip.
+pub fn joint_row(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
+    let size = Vec2::new(ui.available_width().max(120.0), ROW_HEIGHT);
+    let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
+    let text = d.describe();
+    response.widget_info(|| WidgetInfo::slider(true, d.value.unwrap_or(f64::NAN), &text));
+    if ui.is_rect_visible(rect) {
+        let colour = value_colour(d, theme);
+        let p = ui.painter();
+        let font = FontId::proportional(13.0);
+        let small = FontId::proportional(10.5);
+        let value = d.value.map_or("—".to_string(), |v| d.format(v));
+        let value_rect = p.text(
+            rect.right_top(),
+            Align2::RIGHT_TOP,
+            &value,
+            font.clone(),
+            colour,
+        );
+        // The name gives way to the value: cut where they would meet.
+        let name_clip = Rect::from_min_max(rect.min, pos2(value_rect.left() - 4.0, rect.bottom()));
+        p.with_clip_rect(name_clip.intersect(p.clip_rect())).text(
+            rect.left_top(),
+            Align2::LEFT_TOP,
+            &d.label,
+            font,
+            ui.visuals().text_color(),
+        );
+        let limits = match (d.min, d.max) {
+            (Some(a), Some(b)) => format!("{} … {}", d.format(a), d.format(b)),
+            _ => "continuous".to_string(),
+        };
+        let y = rect.top() + 17.0;
+        let limits_rect = p.text(
+            pos2(rect.left(), y),
+            Align2::LEFT_TOP,
+            &limits,
+            small,
+            theme.muted,
+        );
+        let left = (limits_rect.right() + 6.0).min(rect.right() - 24.0);
+        let track = Rect::from_min_max(pos2(left, y + 4.0), pos2(rect.right(), y + 8.0));
+        p.rect_filled(track, 2.0, theme.track);
+        let (lo, hi) = match (d.min, d.max) {
+            (Some(a), Some(b)) if b > a => (a, b),
+            _ => (-std::f64::consts::PI, std::f64::consts::PI),
+        };
+        if let Some(v) = d.value {
+            let f = ((v - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
+            let x = track.left() + f * track.width();
+            p.rect_filled(
+                Rect::from_center_size(pos2(x, track.center().y), vec2(4.0, 10.0)),
+                1.0,
+                colour,
+            );
+        }
+        if d.stale {
+            p.rect_filled(rect, 2.0, theme.stale_veil);
+        }
+    }
+    response.on_hover_text(d.tooltip())
+}
+
 /// Draws a gauge; returns its response (hover shows the details).
 pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
     // 1. Size.
-    let size = Vec2::new(ui.available_width().max(180.0), 58.0);
+    let size = Vec2::new(ui.available_width().max(180.0), GAUGE_HEIGHT);
     // 2. Allocate.
     let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
     // 3. Interact: nothing to change; describe for accessibility.
@@ -177,12 +258,7 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
     // 4. Paint, only if visible.
     if ui.is_rect_visible(rect) {
         let state = d.limit_state();
-        let colour = match state {
-            LimitState::AtLimit => theme.danger,
-            LimitState::NearMin | LimitState::NearMax => theme.warn,
-            _ if d.stale => theme.muted,
-            _ => theme.accent,
-        };
+        let colour = value_colour(d, theme);
         let p = ui.painter();
         let font = FontId::proportional(13.0);
         let small = FontId::proportional(11.0);

@@ -1,0 +1,269 @@
+//! The work area: the tile tree ([`crate::ui::tiles`]) drawn in the window's central panel, each
+//! tile with its panel's own `show` function, handed what it shows.
+
+use eframe::egui;
+use egui_tiles::{Behavior, SimplificationOptions, TileId, Tiles, UiResponse};
+
+use super::OcuApp;
+use crate::ui::action::Action;
+use crate::ui::arms;
+use crate::ui::panels::arm_list;
+use crate::ui::panels::event_log::{self, LogInput};
+use crate::ui::panels::gauges;
+use crate::ui::panels::plots::{self, PlotsInput};
+use crate::ui::panels::presets;
+use crate::ui::panels::view3d::{self, View3dInput};
+use crate::ui::sources::read_vehicle;
+use crate::ui::theme::Theme;
+use crate::ui::tiles::{Pane, TileLayout, pane_rects};
+
+/// Draws the tiles for one frame: what each pane needs from the app, the theme, and where the
+/// operator's requests go.
+struct WorkArea<'a> {
+    app: &'a mut OcuApp,
+    theme: &'a Theme,
+    actions: &'a mut Vec<Action>,
+    /// `LINK LOST — last known at …` while the positions are not current.
+    last_known: Option<String>,
+    /// How far back the drawn time is (`−12.4 s (12:03:04 UTC)`), when the past is drawn.
+    past: Option<String>,
+    /// The plots gave way to the 3D view in a short window (the view says so).
+    plots_hidden: bool,
+}
+
+/// What a tile holding the 3D view takes besides the view: its tab, margins and toolbar,
+/// points.
+const VIEW3D_CHROME: f32 = 50.0;
+
+impl Behavior<Pane> for WorkArea<'_> {
+    fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
+        pane.title().into()
+    }
+
+    fn pane_ui(&mut self, ui: &mut egui::Ui, _tile_id: TileId, pane: &mut Pane) -> UiResponse {
+        // Each tile's content with a small margin, clipped to its tile.
+        egui::Frame::new().inner_margin(2.0).show(ui, |ui| {
+            ui.set_min_size(ui.available_size());
+            match pane {
+                Pane::View3d => self.view3d(ui),
+                Pane::Gauges => self.gauges(ui),
+                Pane::Plots => self.plots(ui),
+                Pane::Presets => self.presets(ui),
+                Pane::EventLog => self.event_log(ui),
+                Pane::Arms => self.arms(ui),
+            }
+        });
+        UiResponse::None
+    }
+
+    fn is_tab_closable(&self, tiles: &Tiles<Pane>, tile_id: TileId) -> bool {
+        // The 3D view stays: it is where the arm is.
+        tiles.get_pane(&tile_id).is_some_and(|p| *p != Pane::View3d)
+    }
+
+    fn on_tab_close(&mut self, tiles: &mut Tiles<Pane>, tile_id: TileId) -> bool {
+        // Closed is hidden: the View menu brings it back where it was.
+        if let Some(pane) = tiles.get_pane(&tile_id).copied() {
+            // Hidden from the next frame on (this frame's tabs are being drawn).
+            if let Some(shown) = self.app.settings.shows(pane) {
+                *shown = false;
+            }
+        }
+        false
+    }
+
+    fn tab_bar_height(&self, _style: &egui::Style) -> f32 {
+        20.0
+    }
+
+    fn gap_width(&self, _style: &egui::Style) -> f32 {
+        4.0
+    }
+
+    fn min_size(&self) -> f32 {
+        48.0
+    }
+
+    fn simplification_options(&self) -> SimplificationOptions {
+        SimplificationOptions {
+            // Every pane in tabs: each has a title to drag it by and a close button.
+            all_panes_must_have_tabs: true,
+            ..SimplificationOptions::default()
+        }
+    }
+}
+
+impl WorkArea<'_> {
+    fn view3d(&mut self, ui: &mut egui::Ui) {
+        let app = &mut *self.app;
+        let badge = app.sources.badge();
+        let input = View3dInput {
+            state: &app.state,
+            preview: app.view.preview,
+            shown: app.shown(),
+            badge: badge.as_ref(),
+            last_known: self.last_known.as_deref(),
+            focus: app.focus,
+            others: app.scene_arms(),
+            past: self.past.as_deref(),
+            // The banner has its own strip over the tiles (`layout.rs`).
+            banner: &[],
+            plots_hidden: self.plots_hidden,
+        };
+        let (panel, settings) = (&mut app.view.arm, &mut app.settings);
+        view3d::show(ui, &input, panel, settings, self.theme, self.actions);
+    }
+
+    fn gauges(&mut self, ui: &mut egui::Ui) {
+        let app = &mut *self.app;
+        let shown = app.shown();
+        let data = gauges::gauge_data(&app.state, &app.settings);
+        let (note, past) = (self.last_known.as_deref(), self.past.as_deref());
+        gauges::show(ui, &data, shown, note, past, &mut app.settings, self.theme);
+    }
+
+    fn plots(&mut self, ui: &mut egui::Ui) {
+        let app = &mut *self.app;
+        let shown = app.shown();
+        // Where the session holds only an envelope, the exact values read back from the
+        // file draw the plots while they cover the plots' range (`exact.rs`).
+        let edge = read_vehicle(app.sources.vehicle()).envelope_before();
+        let exact = app.view.plots.range.and_then(|(a, b)| {
+            let r = app
+                .sources
+                .replay()
+                .filter(|_| edge.is_some_and(|e| a < e))?;
+            r.exact.covering(a, b)
+        });
+        let vehicle = read_vehicle(exact.unwrap_or(app.sources.vehicle()));
+        let input = PlotsInput {
+            session: vehicle.arm_or_focused(app.focus),
+            shown,
+            time: shown.time(app.now()),
+        };
+        plots::show(
+            ui,
+            &input,
+            &mut app.view.plots,
+            &mut app.settings,
+            self.theme,
+        );
+    }
+
+    fn presets(&mut self, ui: &mut egui::Ui) {
+        let app = &*self.app;
+        let shown = app.shown();
+        presets::show(
+            ui,
+            &app.state,
+            app.view.preview,
+            shown,
+            self.theme,
+            self.actions,
+        );
+    }
+
+    fn event_log(&mut self, ui: &mut egui::Ui) {
+        let app = &mut *self.app;
+        let shown = app.shown();
+        let shared = app.vehicle().clone();
+        let vehicle = read_vehicle(&shared);
+        let input = LogInput {
+            session: vehicle.arm_or_focused(app.focus),
+            shown,
+            time: shown.time(app.now()),
+            start_ns: app.start_ns(),
+            unsaved: app
+                .view
+                .log
+                .unsaved(app.replay().map(|r| r.replay.path.as_path())),
+        };
+        event_log::show(
+            ui,
+            &input,
+            &mut app.settings.marks,
+            self.theme,
+            self.actions,
+        );
+    }
+
+    fn arms(&mut self, ui: &mut egui::Ui) {
+        let app = &*self.app;
+        let rows = if app.drawn.is_some() {
+            arms::rows(
+                app.drawn_arms.iter().map(|(id, s)| (*id, s)),
+                None,
+                app.focus,
+            )
+        } else {
+            let v = read_vehicle(app.sources.vehicle());
+            arms::rows(v.arms().map(|(id, s)| (id, &s.latest)), None, app.focus)
+        };
+        if rows.is_empty() {
+            ui.label(egui::RichText::new("no manipulator yet").color(self.theme.muted));
+            return;
+        }
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            ui.horizontal_wrapped(|ui| arm_list::strip(ui, &rows, self.theme, self.actions));
+        });
+    }
+}
+
+impl OcuApp {
+    /// Draws the tiles in the central panel: each pane's tile shown or hidden as the View
+    /// menu says, then the tree (the operator's splits, tabs and sizes). Returns where each
+    /// visible pane was drawn.
+    pub(crate) fn work_area(
+        &mut self,
+        ui: &mut egui::Ui,
+        theme: &Theme,
+        last_known: Option<String>,
+        past: Option<String>,
+        actions: &mut Vec<Action>,
+    ) -> Vec<(Pane, egui::Rect)> {
+        let placeholder = TileLayout(egui_tiles::Tree::empty(egui::Id::unique(
+            "jaus-ocu placeholder",
+        )));
+        let mut layout = std::mem::replace(&mut self.settings.tiles, placeholder);
+        for pane in Pane::ALL {
+            let on = self.settings.shows(pane).is_none_or(|s| *s);
+            // Turned on (View menu): shown where it was, in front of its tabs.
+            let turned_on = on && !layout.is_visible(pane);
+            layout.set_visible(pane, on);
+            if turned_on {
+                layout.make_active(pane);
+            }
+        }
+        // The 3D view keeps its minimum height: a split dragged past it stops there, and in
+        // a short window (800×600 with the banner) the plots give way, hidden for as long as
+        // the window is that short without changing the View menu's tick. Decided from the
+        // work area's height, not from how the view came out, so it does not flip from frame
+        // to frame.
+        let height = ui.available_height();
+        let plots_hidden = !layout.keep_view3d(
+            height,
+            view3d::MIN_VIEW3D_HEIGHT + VIEW3D_CHROME,
+            plots::MIN_PANEL_HEIGHT + 24.0,
+        );
+        if plots_hidden {
+            layout.set_visible(Pane::Plots, false);
+        }
+        let mut area = WorkArea {
+            app: self,
+            theme,
+            actions,
+            last_known,
+            past,
+            plots_hidden,
+        };
+        egui::CentralPanel::default()
+            .frame(egui::Frame::new().inner_margin(2.0))
+            .show(ui, |ui| layout.0.ui(&mut area, ui));
+        let rects = pane_rects(&layout.0);
+        self.settings.tiles = layout;
+        if !rects.iter().any(|(p, _)| *p == Pane::Plots) {
+            self.view.plots.range = None;
+        }
+        rects
+    }
+}
