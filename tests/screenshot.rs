@@ -20,6 +20,7 @@ use jaus_ocu::model::update::{ComponentId, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
 use jaus_ocu::ui::app::OcuApp;
+use jaus_ocu::ui::commands::UiCommand;
 use jaus_ocu::ui::scene::ScenePalette;
 use jaus_ocu::ui::screenshot::{Scenario, render, scenario_app, simulated_app};
 use jaus_ocu::ui::settings::Settings;
@@ -305,6 +306,8 @@ fn a_two_arm_vehicle_draws_both_arms_the_other_one_dimmed() {
         app.apply(u);
     }
     app.freeze_clock(updates.iter().map(Update::t).fold(0.0, f64::max));
+    // The whole vehicle framed (R): following the focused arm, the other may stand behind it.
+    app.run(UiCommand::ResetCamera);
     let image = render(&mut app, 1280, 800).unwrap_or_else(|e| panic!("{e}"));
     let out: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "vehicle_two_arms_test.png"]
         .iter()

@@ -229,6 +229,11 @@ pub fn scenario_app(arm: ArmFile, seconds: f64, scenario: Scenario) -> OcuApp {
         app.add_note(seconds * 0.5, "tour running, gripper open");
         app.add_note(seconds + 1.5, "");
     }
+    if scenario == Scenario::VehicleTwoArms {
+        // The picture is of the vehicle: framed whole (R), as an operator looking at both
+        // arms would (following the focused arm, the other may stand behind it).
+        app.run(super::commands::UiCommand::ResetCamera);
+    }
     if scenario == Scenario::Shift {
         let bytes = super::sources::read_vehicle(app.sources().vehicle()).memory_bytes();
         app.memory_override = Some(bytes as u64 * 2 / 3);

@@ -90,22 +90,48 @@ pub struct ArmPanel {
     framed: Option<(Extent, f64)>,
 }
 
-/// A box of the vehicle frame holding every point of the arms framed (base, joint points,
-/// tool point, cylinder ends) and the widest volume drawn around them.
+/// What the follow camera frames: the points of the arms framed (base, joint points, tool
+/// point, cylinder ends) as their box and their extreme points in 26 directions (the axes,
+/// the face and the body diagonals: a 26-sided hull, bounded whatever the number of poses
+/// taken in), and the widest volume drawn around them. The camera fits the extreme points,
+/// not the box's corners: a tour that reaches forward and then turns behind spans a box
+/// whose far corners no point of the arm ever visits, and fitting those made the arm a
+/// fraction of the view.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Extent {
     /// The least corner, vehicle frame, m.
     pub lo: DVec3,
     /// The greatest corner, vehicle frame, m.
     pub hi: DVec3,
+    /// The point farthest along each of [`EXTENT_DIRECTIONS`], vehicle frame, m.
+    pub extremes: [DVec3; 26],
     /// The widest cylinder's radius, m: how far the volumes drawn stand out of the box.
     pub padding: f64,
     /// The arm hangs from its mount (its z axis points down in the vehicle's world).
     pub hangs: bool,
 }
 
+/// The 26 directions of an [`Extent`]'s hull: every (x, y, z) in {−1, 0, 1}³ but 0.
+pub const EXTENT_DIRECTIONS: [DVec3; 26] = {
+    let mut out = [DVec3::ZERO; 26];
+    let mut n = 0;
+    let mut k = 0;
+    while k < 27 {
+        if k != 13 {
+            out[n] = DVec3::new(
+                (k % 3) as f64 - 1.0,
+                ((k / 3) % 3) as f64 - 1.0,
+                (k / 9) as f64 - 1.0,
+            );
+            n += 1;
+        }
+        k += 1;
+    }
+    out
+};
+
 impl Extent {
-    /// The box of one pose of an arm.
+    /// The extent of one pose of an arm.
     pub fn of(pose: &ArmPose) -> Self {
         let mut points = vec![pose.mount.translation, pose.tool_point_vehicle];
         points.extend(pose.frames.iter().map(|f| (pose.mount * *f).translation));
@@ -117,6 +143,13 @@ impl Extent {
             (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
             |(lo, hi), p| (lo.min(*p), hi.max(*p)),
         );
+        let extremes = EXTENT_DIRECTIONS.map(|d| {
+            points
+                .iter()
+                .copied()
+                .max_by(|a, b| a.dot(d).total_cmp(&b.dot(d)))
+                .unwrap_or(DVec3::ZERO)
+        });
         let padding = pose
             .cylinders
             .iter()
@@ -125,34 +158,64 @@ impl Extent {
         Self {
             lo,
             hi,
+            extremes,
             padding,
             // Vehicle +z is down: the arm's up points down when it has a positive vehicle z.
             hangs: pose.mount.transform_vector3(DVec3::Z).z > 0.0,
         }
     }
 
-    /// The box of an arm now and at each of its presets: where it is and where it goes.
+    /// The extent of an arm now and at each of its presets: where it is and where it goes.
     pub fn of_poses<'a>(now: &ArmPose, presets: impl IntoIterator<Item = &'a ArmPose>) -> Self {
         presets
             .into_iter()
             .fold(Self::of(now), |e, p| e.union(&Self::of(p)))
     }
 
-    /// The box of both (the hanging of `self`).
+    /// The extent of both (the hanging of `self`).
     pub fn union(&self, other: &Self) -> Self {
+        let mut extremes = self.extremes;
+        for ((mine, theirs), d) in extremes
+            .iter_mut()
+            .zip(other.extremes)
+            .zip(EXTENT_DIRECTIONS)
+        {
+            if theirs.dot(d) > mine.dot(d) {
+                *mine = theirs;
+            }
+        }
         Self {
             lo: self.lo.min(other.lo),
             hi: self.hi.max(other.hi),
+            extremes,
             padding: self.padding.max(other.padding),
             hangs: self.hangs,
         }
     }
 
-    /// Whether `other` is inside this box.
+    /// Whether `other` is inside this extent's hull (and its box).
     pub fn contains(&self, other: &Self) -> bool {
         self.lo.cmple(other.lo).all()
             && self.hi.cmpge(other.hi).all()
             && self.padding >= other.padding
+            && self
+                .extremes
+                .iter()
+                .zip(other.extremes)
+                .zip(EXTENT_DIRECTIONS)
+                .all(|((mine, theirs), d)| theirs.dot(d) <= mine.dot(d))
+    }
+
+    /// The points the camera keeps in view, each grown by the padding.
+    fn framed_points(&self) -> Vec<kinematics::Reach> {
+        self.extremes
+            .iter()
+            .map(|p| kinematics::Reach {
+                centre: *p,
+                radius: self.padding,
+                hangs: self.hangs,
+            })
+            .collect()
     }
 }
 
@@ -208,8 +271,7 @@ impl ArmPanel {
         {
             return false;
         }
-        self.camera
-            .fit_box(grown.lo, grown.hi, grown.padding, grown.hangs);
+        self.camera.fit_reach(&grown.framed_points());
         self.framed = Some((grown, aspect));
         true
     }
