@@ -163,6 +163,17 @@ fn units_toggle_changes_what_the_gauges_say() {
         h.query_all_by_label_contains(" rad").count() > 0,
         "gauges now in radians"
     );
+    // The button reads the unit shown now: "rad", and a click brings degrees back.
+    assert!(h.query_by_label("deg").is_none());
+    h.get_by_label("rad").click();
+    h.step();
+    assert!(h.state().settings.degrees);
+    // Lengths the same way: metres by default, the button says "m".
+    h.get_by_label("m").click();
+    h.step();
+    assert!(h.state().settings.millimetres);
+    h.step();
+    h.get_by_label("mm");
 }
 
 /// A live app holding control with the fourth preset clicked (previewed), its outbox and the

@@ -24,6 +24,7 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
         .copied()
         .unwrap_or(false)
         || state.freshness().is_lost();
+    let at_rest = state.at_rest().is_some();
     spec.joints
         .iter()
         .enumerate()
@@ -39,6 +40,7 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
             degrees: settings.degrees,
             millimetres: settings.millimetres,
             stale,
+            at_rest,
         })
         .collect()
 }
@@ -63,15 +65,34 @@ pub fn show(
     ui.horizontal(|ui| {
         ui.heading("Joints");
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            ui.toggle_value(&mut settings.millimetres, "mm")
-                .on_hover_text("Prismatic joints in millimetres (else metres)");
+            // Each button reads the unit shown now (a toggle reading "deg" while radians
+            // were shown said the opposite of the gauges); a click switches it.
+            let (mm, deg) = (settings.millimetres, settings.degrees);
+            let lengths = if mm {
+                "Prismatic joints in millimetres: click for metres"
+            } else {
+                "Prismatic joints in metres: click for millimetres"
+            };
+            if ui
+                .button(if mm { "mm" } else { "m" })
+                .on_hover_text(lengths)
+                .clicked()
+            {
+                settings.millimetres = !mm;
+            }
             let units = UiCommand::ToggleUnits;
-            ui.toggle_value(&mut settings.degrees, units.text())
-                .on_hover_text(format!(
-                    "{} — {}",
-                    units.tooltip(shown),
-                    units.keys_text(shown)
-                ));
+            let angles = if deg {
+                "Revolute joints in degrees: click for radians"
+            } else {
+                "Revolute joints in radians: click for degrees"
+            };
+            if ui
+                .button(if deg { "deg" } else { "rad" })
+                .on_hover_text(format!("{angles} — {}", units.keys_text(shown)))
+                .clicked()
+            {
+                settings.degrees = !deg;
+            }
         });
     });
     if data.is_empty() {

@@ -37,6 +37,9 @@ pub struct GaugeData {
     pub millimetres: bool,
     /// The position is stale.
     pub stale: bool,
+    /// The arm is at a rest pose (Stowed, `ArmState::at_rest`): a limit here is by design,
+    /// said in plain words and not alarmed.
+    pub at_rest: bool,
 }
 
 impl GaugeData {
@@ -79,10 +82,13 @@ impl GaugeData {
             (Some(a), Some(b)) => format!("limits {} to {}", self.format(a), self.format(b)),
             _ => "continuous".to_string(),
         };
-        let warning = match self.limit_state() {
-            LimitState::NearMin => ", NEAR LOWER LIMIT",
-            LimitState::NearMax => ", NEAR UPPER LIMIT",
-            LimitState::AtLimit => ", AT LIMIT",
+        let warning = match (self.limit_state(), self.at_rest) {
+            (LimitState::NearMin | LimitState::NearMax | LimitState::AtLimit, true) => {
+                ", at its rest position"
+            }
+            (LimitState::NearMin, _) => ", NEAR LOWER LIMIT",
+            (LimitState::NearMax, _) => ", NEAR UPPER LIMIT",
+            (LimitState::AtLimit, _) => ", AT LIMIT",
             _ => "",
         };
         format!(
@@ -174,6 +180,13 @@ pub const ROW_HEIGHT: f32 = 30.0;
 /// The colour of a value in `state` (near-limit, at limit, stale).
 fn value_colour(d: &GaugeData, theme: &Theme) -> Color32 {
     match d.limit_state() {
+        LimitState::AtLimit | LimitState::NearMin | LimitState::NearMax if d.at_rest => {
+            if d.stale {
+                theme.muted
+            } else {
+                theme.accent
+            }
+        }
         LimitState::AtLimit => theme.danger,
         LimitState::NearMin | LimitState::NearMax => theme.warn,
         _ if d.stale => theme.muted,
@@ -273,6 +286,9 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
         let value = d.value.map_or("—".to_string(), |v| d.format(v));
         p.text(rect.right_top(), Align2::RIGHT_TOP, &value, font, colour);
         let warn_text = match state {
+            LimitState::NearMin | LimitState::NearMax | LimitState::AtLimit if d.at_rest => {
+                "rest position"
+            }
             LimitState::NearMin => "near lower limit",
             LimitState::NearMax => "near upper limit",
             LimitState::AtLimit => "AT LIMIT",
@@ -331,6 +347,7 @@ mod tests {
             degrees: true,
             millimetres: false,
             stale: false,
+            at_rest: false,
         }
     }
 
@@ -343,6 +360,19 @@ mod tests {
         assert_eq!(g(1.0).limit_state(), LimitState::AtLimit);
         assert!(g(0.95).warning_level() > 0.4 && g(0.0).warning_level() == 0.0);
         assert!(g(0.95).describe().contains("NEAR UPPER LIMIT"));
+        // At a rest pose a limit is said, not alarmed.
+        let rest = GaugeData {
+            at_rest: true,
+            ..g(1.0)
+        };
+        assert!(
+            rest.describe().ends_with("at its rest position"),
+            "{}",
+            rest.describe()
+        );
+        let theme = Theme::new(true);
+        assert_eq!(value_colour(&rest, &theme), theme.accent);
+        assert_eq!(value_colour(&g(1.0), &theme), theme.danger);
     }
 
     #[test]
