@@ -611,38 +611,150 @@ mod replay_flows {
     }
 
     #[test]
-    fn stepping_moves_the_cursor_to_the_next_and_previous_report() {
+    fn stepping_moves_by_a_pixel_column_of_the_plots_and_alt_by_one_report() {
         let path = temp_path("stepping.mcap");
         record_in_memory(&path, 3.0);
         let mut h = harness(replay_app(&path));
         h.step();
+        // The plots follow the cursor (L) over their 30 s window: a pixel column is 30 s over
+        // the width of their data area, about 25 ms at 1280 points.
+        h.key_press(egui::Key::L);
+        h.step();
         h.key_press(egui::Key::Home);
         h.step();
+        h.step();
+        let column = h.state().view.plots.column.expect("plots drawn");
+        assert!((0.02..0.035).contains(&column), "{column} s a column");
+        let report_after = |h: &Harness<'_, OcuApp>, t: f64| {
+            read_vehicle(h.state().vehicle())
+                .focused()
+                .next_report(t)
+                .expect("reports recorded")
+        };
+        let report_before = |h: &Harness<'_, OcuApp>, t: f64| {
+            read_vehicle(h.state().vehicle())
+                .focused()
+                .prev_report(t)
+                .expect("reports recorded")
+        };
+        // Alt+→: the next report, the finest step.
         let start = cursor(&h);
-        let expected = read_vehicle(h.state().vehicle())
-            .focused()
-            .next_report(start)
-            .expect("reports recorded");
+        h.key_press_modifiers(egui::Modifiers::ALT, egui::Key::ArrowRight);
+        h.step();
+        let first = report_after(&h, start);
+        assert_eq!(cursor(&h), first);
+        assert!(first - start < 0.01, "one report is a few ms");
+        // →: a pixel column on at least, to the report there.
         h.key_press(egui::Key::ArrowRight);
         h.step();
-        assert_eq!(cursor(&h), expected);
-        let next = read_vehicle(h.state().vehicle())
-            .focused()
-            .next_report(expected)
-            .unwrap();
+        let stepped = cursor(&h);
+        assert_eq!(stepped, report_after(&h, first + column - 1e-9));
+        assert!(stepped - first >= column - 1e-9, "{}", stepped - first);
+        // Three presses: three columns at least (not 2 ms), as the step ▶ button does.
+        for _ in 0..2 {
+            h.key_press(egui::Key::ArrowRight);
+            h.step();
+        }
         h.get_by_label("step ▶").click();
         h.step();
-        assert_eq!(cursor(&h), next);
-        assert!(next > expected);
+        assert!(
+            cursor(&h) - stepped >= 3.0 * column - 1e-9,
+            "{} s for three steps",
+            cursor(&h) - stepped
+        );
+        // ←: a column back at least; Alt+←: the previous report.
+        let here = cursor(&h);
         h.key_press(egui::Key::ArrowLeft);
         h.step();
-        assert_eq!(cursor(&h), expected, "left steps back one report");
+        let back = cursor(&h);
+        assert_eq!(back, report_before(&h, here - column + 1e-9));
+        h.key_press_modifiers(egui::Modifiers::ALT, egui::Key::ArrowLeft);
+        h.step();
+        assert_eq!(
+            cursor(&h),
+            report_before(&h, back),
+            "Alt+← steps back one report"
+        );
         // The state drawn is the session's state at the cursor.
         h.step();
         let want = read_vehicle(h.state().vehicle())
             .focused()
-            .state_at(expected);
+            .state_at(cursor(&h));
         assert_eq!(h.state().state.positions, want.positions);
+        // F1's help lists both strides.
+        let rows = jaus_ocu::ui::commands::help_rows(h.state().shown());
+        assert!(
+            rows.iter()
+                .any(|r| r.keys == "← / →" && r.what.contains("pixel column"))
+        );
+        assert!(
+            rows.iter()
+                .any(|r| r.keys == "Alt+← / Alt+→" && r.what.contains("report"))
+        );
+    }
+
+    #[test]
+    fn a_replay_opens_with_the_whole_file_plotted_until_the_operator_follows_or_pans() {
+        let path = temp_path("whole.mcap");
+        record_in_memory(&path, 3.0);
+        let replay = Replay::open(&path, 3794, None).unwrap();
+        // Not waiting: the first frames may run while the file loads.
+        let mut h = harness(OcuApp::with_replay(replay, Settings::default()));
+        h.state().replay().unwrap().replay.wait();
+        h.step();
+        h.step();
+        let (a, b) = span(h.state());
+        let view = h.state().view.plots.clone();
+        assert!(view.whole && !view.follow);
+        assert!(!view.frames.is_empty());
+        for f in &view.frames {
+            assert_eq!(f.x, (a, b), "{f:?}");
+        }
+        // The data is drawn: every joint's position across the file, the wrench too.
+        for unit in ["°", "N"] {
+            let lane = view.frames.iter().find(|f| f.unit == unit).unwrap();
+            assert!(lane.points > 100 && lane.signals > 0, "{lane:?}");
+        }
+        assert!(h.query_by_label("whole file").is_some());
+        // The cursor (at the first joint positions) is inside, drawn as a line.
+        let c = cursor(&h);
+        assert!(a < c && c < b);
+        // L: the plots follow the cursor, their window ending at it.
+        h.key_press(egui::Key::L);
+        h.step();
+        h.step();
+        let f = h.state().view.plots.frames[0];
+        assert_eq!(f.x, (c - 30.0, c));
+        // "Whole file" shows all of it again; a drag pans it and pauses there.
+        h.get_by_label("Whole file").click();
+        h.step();
+        h.step();
+        let f = h.state().view.plots.frames[0];
+        assert_eq!(f.x, (a, b));
+        let from = f.rect.center();
+        h.hover_at(from);
+        h.step();
+        h.drag_at(from);
+        h.step();
+        for k in 1..=10 {
+            h.hover_at(from + egui::vec2(-10.0 * k as f32, 0.0));
+            h.step();
+        }
+        h.drop_at(from + egui::vec2(-100.0, 0.0));
+        h.step();
+        h.step();
+        let v = &h.state().view.plots;
+        assert!(!v.whole && !v.follow, "paused on the operator's range");
+        let moved = v.frames[0].x;
+        // Dragged left by 100 points: later times come into view.
+        let dt = (b - a) * 100.0 / f64::from(f.rect.width());
+        assert!(
+            (moved.0 - (a + dt)).abs() < 0.1 * dt && (moved.1 - moved.0 - (b - a)).abs() < 1e-9,
+            "{moved:?} after a {dt} s drag"
+        );
+        for g in &v.frames {
+            assert_eq!(g.x, moved, "every plot at the same range");
+        }
     }
 
     #[test]

@@ -23,8 +23,8 @@ use jaus_ocu::ui::app::{
     LIVE_IDLE_INTERVAL, MOTION_INTERVAL, NUMBERS_INTERVAL, OcuApp, RepaintNeeds, repaint_after,
 };
 use jaus_ocu::ui::panels::plots::{
-    MIN_PLOT_HEIGHT, SMALLEST_PLOT_HEIGHT, channels, fit_y, labelled_ticks, plot_lines, tick_label,
-    wheel_zoom, y_steps,
+    DEFAULT_TICK_LABEL_HEIGHT, MIN_PLOT_HEIGHT, SMALLEST_PLOT_HEIGHT, channels, fit_y,
+    labelled_ticks, plot_lines, tick_label, tick_values, wheel_zoom, y_steps,
 };
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
@@ -165,7 +165,7 @@ fn y_ticks_carry_units_and_enough_decimals() {
     // About three labelled ticks over any range at a comfortable height, tiny torques
     // included.
     for range in [0.004, 0.08, 0.3, 7.0, 45.0, 900.0] {
-        let [fine, step, coarse] = y_steps((0.0, range), 120.0 / range);
+        let [fine, step, coarse] = y_steps((0.0, range), 120.0 / range, DEFAULT_TICK_LABEL_HEIGHT);
         let labelled = range / step;
         assert!((1.5..=6.0).contains(&labelled), "{range}: {labelled} ticks");
         assert!(fine < step && step < coarse);
@@ -196,12 +196,12 @@ fn the_y_axis_always_has_two_labelled_ticks_down_to_the_smallest_plot() {
     for height in heights {
         for (lo, hi) in data {
             for threshold in [None, Some(50.0)] {
-                let bounds = fit_y(lo, hi, threshold, height).unwrap();
+                let bounds = fit_y(lo, hi, threshold, height, DEFAULT_TICK_LABEL_HEIGHT).unwrap();
                 assert!(bounds.0 <= lo && bounds.1 >= hi, "{lo}..{hi} in {bounds:?}");
                 if let Some(th) = threshold {
                     assert!(bounds.1 > th, "the threshold {th} is in {bounds:?}");
                 }
-                let ticks = labelled_ticks(bounds, height);
+                let ticks = labelled_ticks(bounds, height, DEFAULT_TICK_LABEL_HEIGHT);
                 assert!(
                     ticks >= 2,
                     "{lo}..{hi} at {height} pt: {ticks} labelled ticks over {bounds:?}"
@@ -209,7 +209,16 @@ fn the_y_axis_always_has_two_labelled_ticks_down_to_the_smallest_plot() {
             }
         }
     }
-    assert_eq!(fit_y(f64::INFINITY, f64::NEG_INFINITY, None, 60.0), None);
+    assert_eq!(
+        fit_y(
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            None,
+            60.0,
+            DEFAULT_TICK_LABEL_HEIGHT
+        ),
+        None
+    );
 }
 
 #[test]
@@ -461,11 +470,14 @@ fn a_joint_positions_plot_shows_a_chip_per_joint_with_its_value_in_the_gauges_un
         .expect("J7 in rad");
     let v: f64 = j7[3..j7.len() - 4].parse().unwrap();
     assert!((v - 0.35 * 19.99).abs() < 1e-3, "{j7}");
-    // Three plots drawn, each with two labelled ticks at least.
+    // Three plots drawn, the joints' in two lanes (the telescope's metres under the
+    // revolute joints' radians), each lane with two labelled ticks at least.
     let frames = h.state().view.plots.frames.clone();
-    assert_eq!(frames.len(), 3);
+    assert_eq!(h.state().view.plots.plots_drawn(), 3);
+    let lanes: Vec<(usize, &str)> = frames.iter().map(|f| (f.plot, f.unit)).collect();
+    assert_eq!(lanes, [(0, "N"), (1, "N·m"), (2, "rad"), (2, "m")]);
     for f in frames {
-        assert!(labelled_ticks(f.y, f64::from(f.height)) >= 2, "{f:?}");
+        assert!(f.ticks >= 2, "{f:?}");
     }
 }
 
@@ -491,10 +503,11 @@ fn the_joint_lines_break_where_the_samples_stop() {
 
 #[test]
 fn a_plot_added_with_the_picker_shows_its_signals_and_the_choice_persists() {
-    // A window and a panel with room for a fourth plot: an empty one, removed with its ×.
+    // A window and a panel with room for a fourth plot of two units (two lanes): an empty
+    // one, removed with its ×.
     let mut settings = Settings::default();
     settings.plots.add();
-    let mut h = harness_sized(arm_app(settings), 1280.0, 1100.0);
+    let mut h = harness_sized(arm_app(settings), 1280.0, 1600.0);
     h.step();
     h.step();
     h.query_all_by_label("×").last().unwrap().click();
@@ -505,7 +518,7 @@ fn a_plot_added_with_the_picker_shows_its_signals_and_the_choice_persists() {
     h.step();
     assert_eq!(h.state().settings.plots.plots.len(), 4);
     assert_eq!(
-        h.state().view.plots.frames.len(),
+        h.state().view.plots.plots_drawn(),
         4,
         "the new plot is shown"
     );
@@ -532,6 +545,7 @@ fn a_plot_added_with_the_picker_shows_its_signals_and_the_choice_persists() {
     h.step();
     // Velocities were fed equal to the positions.
     let vel = (2.0 * 0.05 * 19.99f64).to_degrees();
+
     assert!(
         has_label(&h, &format!("J2 vel {vel:.1} °/s")),
         "velocity chip"
@@ -620,12 +634,12 @@ fn hovering_a_plot_lists_every_signal_at_the_pointer_time() {
     h.step();
     h.step();
     let frames = h.state().view.plots.frames.clone();
-    assert_eq!(frames.len(), 3);
-    // The middle of the joint plot: its legend is above it, the plot under "J1 …".
-    let legend = h.query_all_by_label_contains("J1 ").next().unwrap().rect();
-    let y = legend.bottom() + frames[2].height * 0.5;
-    let x = 640.0;
-    h.input_mut().events.push(Event::PointerMoved(pos2(x, y)));
+    assert_eq!(frames.len(), 4);
+    // The middle of the joint plot's degrees lane.
+    let lane = frames.iter().find(|f| f.unit == "°").unwrap().rect;
+    h.input_mut()
+        .events
+        .push(Event::PointerMoved(pos2(640.0, lane.center().y)));
     h.step();
     h.step();
     let hover = h
@@ -675,11 +689,374 @@ fn plots_that_do_not_fit_are_left_out_and_said_so() {
     let mut h = harness(arm_app(settings));
     h.step();
     h.step();
-    let shown = h.state().view.plots.frames.len();
+    let shown = h.state().view.plots.plots_drawn();
     assert!((1..6).contains(&shown), "{shown} of 6 shown");
     let note = format!("{} more plot(s) below", 6 - shown);
     assert!(has_label(&h, &note), "no {note}");
     for f in h.state().view.plots.frames.clone() {
         assert!(f.height >= SMALLEST_PLOT_HEIGHT - 24.0, "{f:?}");
+    }
+}
+
+/// A live app fed 20 s of the demo arm (7 joints, the telescope J4 prismatic) with every
+/// series at 100 Hz: positions, velocities, efforts, joint torques/forces and a wrench.
+fn full_arm_app(settings: Settings) -> OcuApp {
+    let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
+    let mut app = OcuApp::new(LiveKind::Simulated, Some(net), Vec::new(), settings);
+    let arm = ArmFile::demo();
+    app.apply(&Update::Specification {
+        t: 0.0,
+        spec: arm.spec.clone(),
+    });
+    for i in 0..2000 {
+        let t = f64::from(i) * 0.01;
+        let wave = |k: i32, a: f64| -> Vec<f64> {
+            (0..7)
+                .map(|j| a * f64::from(j + k).mul_add(0.1, (t + f64::from(j)).sin()))
+                .collect()
+        };
+        app.apply(&Update::JointPositions {
+            t,
+            values: wave(0, 0.5),
+        });
+        app.apply(&Update::JointVelocities {
+            t,
+            values: wave(1, 0.2),
+        });
+        app.apply(&Update::JointEfforts {
+            t,
+            values: wave(2, 40.0),
+        });
+        app.apply(&Update::JointForceTorques {
+            t,
+            values: wave(3, 12.0),
+        });
+        app.apply(&Update::ForceTorque {
+            t,
+            force: [Some(t.sin()), Some(-2.0), Some(5.0 * t.cos())],
+            torque: [Some(0.1), Some(0.2 * t.sin()), Some(0.3)],
+        });
+    }
+    app.freeze_clock(20.0);
+    app
+}
+
+fn ft(c: usize) -> SignalRef {
+    SignalRef::new(Series::ForceTorque, c)
+}
+
+/// Force (4 signals), joint velocities and efforts (14), and everything (35: the four joint
+/// series and the seven end-effector channels).
+fn layout_4_14_35() -> PlotLayout {
+    let mut all = PlotSpec::of_series(
+        3,
+        &[
+            Series::Positions,
+            Series::Velocities,
+            Series::Efforts,
+            Series::JointForceTorques,
+        ],
+    );
+    all.signals = (0..7).map(ft).collect();
+    PlotLayout {
+        plots: vec![
+            PlotSpec::of_signals(1, &[ft(0), ft(1), ft(2), ft(6)]),
+            PlotSpec::of_series(2, &[Series::Velocities, Series::Efforts]),
+            all,
+        ],
+    }
+}
+
+/// Every lane's data area has the same left and right edges and the same time range: the
+/// same time is at the same x in every plot. The data areas' edges.
+fn one_time_axis(frames: &[jaus_ocu::ui::panels::plots::PlotFrame]) -> (f32, f32) {
+    let first = frames.first().expect("plots drawn");
+    for f in frames {
+        assert_eq!(f.rect.left(), first.rect.left(), "{f:?}");
+        assert_eq!(f.rect.right(), first.rect.right(), "{f:?}");
+        assert_eq!(f.x, first.x, "{f:?}");
+        let (a, b) = f.x;
+        for t in [a, 0.5 * (a + b), b - 0.25] {
+            assert!((f.x_of(t) - first.x_of(t)).abs() < 0.01, "{t} s in {f:?}");
+        }
+    }
+    (first.rect.left(), first.rect.right())
+}
+
+/// Every widget of the window lies inside it (`w` points wide).
+fn inside_the_window(h: &Harness<'_, OcuApp>, w: f32) {
+    for node in h.query_all_by(|n| n.bounding_box().is_some()) {
+        let r = node.rect();
+        if r.width() > 0.0 && r.left() < w {
+            assert!(
+                r.right() <= w + 0.5,
+                "{:?} ends at {} beyond the window ({w})",
+                node.accesskit_node().label(),
+                r.right()
+            );
+        }
+    }
+}
+
+#[test]
+fn plots_of_14_and_35_signals_keep_the_one_time_axis_their_chips_fold() {
+    // Where the default plots' data areas are at 1280 points.
+    let mut h = harness_sized(full_arm_app(Settings::default()), 1280.0, 2400.0);
+    h.step();
+    h.step();
+    let default_edges = one_time_axis(&h.state().view.plots.frames);
+    let settings = Settings {
+        plots: layout_4_14_35(),
+        ..Settings::default()
+    };
+    let mut h = harness_sized(full_arm_app(settings), 1280.0, 2400.0);
+    h.step();
+    h.step();
+    let view = &h.state().view.plots;
+    assert_eq!(view.plots_drawn(), 3, "{:?}", view.frames);
+    // One lane per unit: N; °/s, m/s, %; and N, N·m, °, m, °/s, m/s, %.
+    assert_eq!(view.frames.len(), 1 + 3 + 7);
+    let edges = one_time_axis(&view.frames);
+    assert_eq!(edges, default_edges, "14 and 35 chips move no data area");
+    assert!(edges.1 <= 1280.0);
+    // Following now: the last 30 s, whatever the legends hold.
+    assert_eq!(view.frames[0].x, (-10.0, 20.0));
+    // The legends fold what does not fit into "+N more", and stay inside the window.
+    assert!(has_label(&h, "Fx "), "the force chips fit");
+    let more: Vec<String> = h
+        .query_all_by_label_contains(" more")
+        .filter_map(|n| n.accesskit_node().label())
+        .filter(|l| l.starts_with('+'))
+        .collect();
+    assert_eq!(more.len(), 2, "{more:?}");
+    inside_the_window(&h, 1280.0);
+    // The folded chips are in the menu, with their values.
+    let n_shown = h.query_all_by_label_contains("J7 eff").count();
+    assert_eq!(n_shown, 0, "J7 effort is folded in both plots");
+    h.query_all_by_label_contains(" more")
+        .find(|n| {
+            n.accesskit_node()
+                .label()
+                .is_some_and(|l| l.starts_with('+'))
+        })
+        .unwrap()
+        .click();
+    h.step();
+    h.step();
+    assert!(has_label(&h, "J7 eff "), "J7 effort in the menu");
+    h.key_press(eframe::egui::Key::Escape);
+    h.step();
+    // Hovering the 35-signal plot: its time in every legend, inside the window, and the
+    // axis does not move.
+    let lane = h.state().view.plots.frames[10].rect;
+    h.input_mut()
+        .events
+        .push(eframe::egui::Event::PointerMoved(lane.center()));
+    h.step();
+    h.step();
+    let hover = h.state().view.plots.hover.expect("over a plot");
+    let at = format!("at {hover:.3} s");
+    assert_eq!(h.query_all_by_label_contains(&at).count(), 3, "{at}");
+    inside_the_window(&h, 1280.0);
+    assert_eq!(one_time_axis(&h.state().view.plots.frames), default_edges);
+}
+
+#[test]
+fn a_plot_of_14_signals_in_a_laptop_window_keeps_the_time_axis_and_follows_now() {
+    // The operator's case: joint velocities and efforts ticked in one plot, 1280×800.
+    let settings = Settings {
+        plots: PlotLayout {
+            plots: vec![PlotSpec::of_series(
+                2,
+                &[Series::Velocities, Series::Efforts],
+            )],
+        },
+        ..Settings::default()
+    };
+    let mut h = harness_sized(full_arm_app(settings), 1280.0, 800.0);
+    for _ in 0..3 {
+        h.step();
+    }
+    let reference = {
+        let mut d = harness_sized(full_arm_app(Settings::default()), 1280.0, 800.0);
+        d.step();
+        d.step();
+        one_time_axis(&d.state().view.plots.frames)
+    };
+    let frames = h.state().view.plots.frames.clone();
+    assert_eq!(frames.len(), 3, "{frames:?}");
+    assert_eq!(one_time_axis(&frames), reference);
+    for f in &frames {
+        // The last 30 s up to now, not 19.5 s lagging by 10.
+        assert_eq!(f.x, (-10.0, 20.0));
+        assert!(f.ticks >= 2 && f.height >= SMALLEST_PLOT_HEIGHT, "{f:?}");
+    }
+    inside_the_window(&h, 1280.0);
+}
+
+#[test]
+fn mixed_units_never_share_an_axis_each_lane_is_labelled_in_its_unit() {
+    use jaus_ocu::ui::panels::plots::{lanes, units};
+    let settings = Settings {
+        plots: layout_4_14_35(),
+        ..Settings::default()
+    };
+    let mut h = harness_sized(full_arm_app(settings), 1280.0, 2400.0);
+    h.step();
+    h.step();
+    let check = |h: &Harness<'_, OcuApp>| {
+        let app = h.state();
+        let v = read_vehicle(app.vehicle());
+        let s = v.focused();
+        let u = units(&app.settings);
+        for (i, spec) in app.settings.plots.plots.iter().enumerate() {
+            let chans = channels(s, spec);
+            let lanes = lanes(&chans, u);
+            let mut seen = Vec::new();
+            for lane in &lanes {
+                assert!(!lane.unit.is_empty(), "plot {i}: a lane without a unit");
+                assert!(!seen.contains(&lane.unit), "plot {i}: {} twice", lane.unit);
+                seen.push(lane.unit);
+                for &c in &lane.channels {
+                    assert_eq!(chans[c].unit(u), lane.unit, "plot {i}");
+                }
+            }
+            // Every available signal is in one lane.
+            let placed: usize = lanes.iter().map(|l| l.channels.len()).sum();
+            assert_eq!(placed, chans.iter().filter(|c| c.info.is_some()).count());
+            // Drawn: one frame per lane, each labelled (two ticks at least, with its unit).
+            let drawn: Vec<&str> = app
+                .view
+                .plots
+                .frames
+                .iter()
+                .filter(|f| f.plot == i)
+                .map(|f| f.unit)
+                .collect();
+            assert_eq!(drawn, seen, "plot {i}");
+        }
+        for f in &app.view.plots.frames {
+            assert!(f.ticks >= 2, "{f:?}");
+            assert!(tick_label(1.0, 1.0, f.unit).ends_with(f.unit));
+        }
+        app.view
+            .plots
+            .frames
+            .iter()
+            .map(|f| f.unit)
+            .collect::<Vec<_>>()
+    };
+    let deg_m = check(&h);
+    assert_eq!(
+        deg_m,
+        [
+            "N", "°/s", "m/s", "%", "°", "m", "°/s", "m/s", "%", "N·m", "N"
+        ]
+    );
+    // In radians and millimetres the telescope and the revolute joints are still apart.
+    h.state_mut().settings.degrees = false;
+    h.state_mut().settings.millimetres = true;
+    h.step();
+    h.step();
+    let rad_mm = check(&h);
+    assert!(rad_mm.contains(&"mm") && rad_mm.contains(&"rad") && rad_mm.contains(&"mm/s"));
+    // The default joint plot: the telescope in its own lane, not flat on the degrees axis.
+    let mut h = harness(full_arm_app(Settings::default()));
+    h.step();
+    h.step();
+    let joints: Vec<_> = h
+        .state()
+        .view
+        .plots
+        .frames
+        .iter()
+        .filter(|f| f.plot == 2)
+        .map(|f| (f.unit, f.signals))
+        .collect();
+    assert_eq!(joints, [("°", 6), ("m", 1)]);
+}
+
+#[test]
+fn two_labelled_ticks_in_every_lane_at_every_window_size_down_to_the_smallest_plot() {
+    let sizes = [
+        (800.0, 600.0),
+        (1024.0, 700.0),
+        (1280.0, 800.0),
+        (1366.0, 768.0),
+        (1920.0, 1080.0),
+    ];
+    let layouts = [PlotLayout::default(), layout_4_14_35()];
+    for (w, hh) in sizes {
+        for layout in &layouts {
+            for threshold in [None, Some(50.0)] {
+                let settings = Settings {
+                    plots: layout.clone(),
+                    force_threshold: threshold,
+                    ..Settings::default()
+                };
+                let mut h = harness_sized(app(settings), w, hh);
+                // The force plot at several moments: Fz's spike to 60 N in the window, and
+                // not.
+                for now in [9.0, 10.5, 12.5, 15.0, 20.0] {
+                    h.state_mut().freeze_clock(now);
+                    h.step();
+                    h.step();
+                    let frames = h.state().view.plots.frames.clone();
+                    assert!(!frames.is_empty());
+                    for f in frames {
+                        assert!(
+                            f.height >= SMALLEST_PLOT_HEIGHT,
+                            "{w}×{hh} at {now} s: {f:?}"
+                        );
+                        assert!(f.ticks >= 2, "{w}×{hh} at {now} s: {f:?}");
+                        // What was drawn is what the rule counts, a label apart at least.
+                        let label = DEFAULT_TICK_LABEL_HEIGHT;
+                        let (values, step) = tick_values(f.y, f64::from(f.height), label - 0.1);
+                        assert!(values.len() >= 2, "{f:?}");
+                        let px = f64::from(f.height) / (f.y.1 - f.y.0);
+                        assert!(step * px >= label - 0.1, "{f:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn tick_labels_stand_whole_a_label_apart_at_every_height_from_the_smallest_plot() {
+    let data = [
+        (0.0, 0.0),
+        (-2.0, 5.0),
+        (-14.8, 14.8),
+        (1.0, 60.0),
+        (-0.5, 0.5),
+        (0.1, 1.6),
+        (-183.0, 179.0),
+        (1.57, 1.571),
+        (999.0, 1001.0),
+        (-3.3e-4, 2.7e-4),
+    ];
+    for label in [13.0, DEFAULT_TICK_LABEL_HEIGHT, 17.0] {
+        let mut h = f64::from(SMALLEST_PLOT_HEIGHT);
+        while h <= 300.0 {
+            for (lo, hi) in data {
+                for threshold in [None, Some(50.0)] {
+                    let bounds = fit_y(lo, hi, threshold, h, label).unwrap();
+                    let (values, step) = tick_values(bounds, h, label);
+                    assert!(values.len() >= 2, "{lo}..{hi} at {h} pt: {bounds:?}");
+                    let px = h / (bounds.1 - bounds.0);
+                    assert!(step * px >= label, "labels overlap at {h} pt");
+                    for v in values {
+                        // Its label's box inside the data area.
+                        let from_top = (bounds.1 - v) * px;
+                        assert!(
+                            from_top >= label / 2.0 - 1e-9 && from_top <= h - label / 2.0 + 1e-9,
+                            "{v} at {from_top} of {h} pt"
+                        );
+                    }
+                }
+            }
+            h += 1.0;
+        }
     }
 }

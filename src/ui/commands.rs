@@ -56,10 +56,14 @@ pub enum UiCommand {
     PrevMark,
     /// To the next timeline mark.
     NextMark,
-    /// To the previous report.
+    /// Back by one pixel column of the plots (to the report there).
     StepBack,
-    /// To the next report.
+    /// Forward by one pixel column of the plots (to the report there).
     StepForward,
+    /// To the previous report.
+    StepReportBack,
+    /// To the next report.
+    StepReportForward,
     /// To the start of the session.
     Home,
     /// To the end of the session (live: follow now).
@@ -116,6 +120,14 @@ const fn key(key: Key) -> Shortcut {
 const fn shift(key: Key) -> Shortcut {
     Shortcut {
         modifiers: Modifiers::SHIFT,
+        key,
+        trigger: Trigger::Consume,
+    }
+}
+
+const fn alt(key: Key) -> Shortcut {
+    Shortcut {
+        modifiers: Modifiers::ALT,
         key,
         trigger: Trigger::Consume,
     }
@@ -183,9 +195,10 @@ fn held(now: Modifiers, pattern: Modifiers) -> bool {
 
 impl UiCommand {
     /// Every command, in the order keys are matched: Ctrl combinations first (so that
-    /// Ctrl+R does not also reset the camera with R), Shift+arrows before plain arrows.
-    /// Shift+E (stop all) is matched before E (stop the focused arm), as Shift+R before R.
-    pub const ALL: [UiCommand; 29] = [
+    /// Ctrl+R does not also reset the camera with R), Shift+ and Alt+arrows before plain
+    /// arrows. Shift+E (stop all) is matched before E (stop the focused arm), as Shift+R
+    /// before R.
+    pub const ALL: [UiCommand; 31] = [
         UiCommand::Open,
         UiCommand::ToggleRecording,
         UiCommand::ExportCsv,
@@ -207,6 +220,8 @@ impl UiCommand {
         UiCommand::ToggleTheme,
         UiCommand::PrevMark,
         UiCommand::NextMark,
+        UiCommand::StepReportBack,
+        UiCommand::StepReportForward,
         UiCommand::StepBack,
         UiCommand::StepForward,
         UiCommand::Home,
@@ -289,8 +304,16 @@ impl UiCommand {
             UiCommand::ToggleTheme => ("Dark theme", "Dark theme (else light)"),
             UiCommand::PrevMark => ("◀ mark", "Previous mark"),
             UiCommand::NextMark => ("mark ▶", "Next mark"),
-            UiCommand::StepBack => ("◀ step", "Previous report"),
-            UiCommand::StepForward => ("step ▶", "Next report"),
+            UiCommand::StepBack => (
+                "◀ step",
+                "Step back by one pixel column of the plots, to the report there",
+            ),
+            UiCommand::StepForward => (
+                "step ▶",
+                "Step forward by one pixel column of the plots, to the report there",
+            ),
+            UiCommand::StepReportBack => ("◀ report", "Previous report"),
+            UiCommand::StepReportForward => ("report ▶", "Next report"),
             UiCommand::Home => ("Start", "Start of the session"),
             UiCommand::End => ("End", "End of the session (live: back to live)"),
             UiCommand::FitView => (
@@ -376,6 +399,9 @@ impl UiCommand {
             UiCommand::NextMark => keys![shift(Key::ArrowRight), key(Key::Period)],
             UiCommand::StepBack => keys![key(Key::ArrowLeft)],
             UiCommand::StepForward => keys![key(Key::ArrowRight)],
+            // Alt: the finest step, one report; taken before the plain arrows (see `ALL`).
+            UiCommand::StepReportBack => keys![alt(Key::ArrowLeft)],
+            UiCommand::StepReportForward => keys![alt(Key::ArrowRight)],
             UiCommand::Home => keys![key(Key::Home)],
             UiCommand::End => keys![key(Key::End)],
             UiCommand::FitView => keys![press(Key::F)],
@@ -454,6 +480,9 @@ impl UiCommand {
         match self {
             UiCommand::PrevMark | UiCommand::NextMark => Some("Previous / next timeline mark"),
             UiCommand::StepBack | UiCommand::StepForward => {
+                Some("Step back / forward by one pixel column of the plots")
+            }
+            UiCommand::StepReportBack | UiCommand::StepReportForward => {
                 Some("Step to the previous / next report")
             }
             UiCommand::Home | UiCommand::End => {
@@ -747,7 +776,14 @@ mod tests {
     fn the_help_pairs_previous_and_next_and_lists_only_what_the_mode_offers() {
         let rows = help_rows(Shown::Replay { t: 0.0 });
         let keys: Vec<&str> = rows.iter().map(|r| r.keys.as_str()).collect();
-        for k in ["Ctrl+O", "Ctrl+R", "← / →", "Home / End", "Space"] {
+        for k in [
+            "Ctrl+O",
+            "Ctrl+R",
+            "← / →",
+            "Alt+← / Alt+→",
+            "Home / End",
+            "Space",
+        ] {
             assert!(keys.contains(&k), "{k} missing from {keys:?}");
         }
         assert!(!keys.contains(&"C"), "no control in a replay: {keys:?}");
@@ -765,8 +801,12 @@ mod tests {
     #[test]
     fn tooltips_carry_the_keys_of_the_mode() {
         assert_eq!(
-            UiCommand::StepBack.hover_text(Shown::Live),
-            "Previous report (←)"
+            UiCommand::StepReportBack.hover_text(Shown::Live),
+            "Previous report (Alt+←)"
+        );
+        assert_eq!(
+            UiCommand::StepForward.hover_text(Shown::Live),
+            "Step forward by one pixel column of the plots, to the report there (→)"
         );
         assert_eq!(
             UiCommand::NextMark.hover_text(Shown::Live),

@@ -3,6 +3,8 @@
 //!
 //! - [`Playback`]: the playback rules over one cursor (advance by wall-clock time × speed,
 //!   clamp, loop, pause at the end, wait for a file still loading, seek, step).
+//! - Stepping: ← → move by one pixel column of the plots (at least; to the report there,
+//!   [`TimeCommand::Step`]), Alt + ← → by one report ([`TimeCommand::StepReport`]).
 //! - [`TimeControl`]: the one place the drawn time lives. It changes only through
 //!   [`TimeCommand`]s and [`TimeControl::tick`], each given what its rules need
 //!   ([`TimeContext`]: the session's span, reports and marks, whether it is a replay still
@@ -269,6 +271,16 @@ pub enum TimeCommand {
         /// Next rather than previous.
         forward: bool,
     },
+    /// Pause and move by at least `stride` seconds (one pixel column of the plots, ← →):
+    /// to the first report at or after that far forward (`forward`), or the last at or
+    /// before that far back; when none is that far, to the next or previous report. Live,
+    /// past the newest report means back to following now.
+    Step {
+        /// Forward rather than back.
+        forward: bool,
+        /// The least distance, s.
+        stride: f64,
+    },
     /// Pause and move to the next (`forward`) or previous timeline mark.
     JumpMark {
         /// Next rather than previous.
@@ -379,6 +391,26 @@ impl TimeControl {
                     cx.session.next_report(from)
                 } else {
                     cx.session.prev_report(from)
+                };
+                if target.is_none() && forward && !cx.replay {
+                    return self.follow_live(cx);
+                }
+                self.step_to(target, span);
+            }
+            TimeCommand::Step { forward, stride } => {
+                let from = self.from(span);
+                let stride = if stride.is_finite() {
+                    stride.max(0.0)
+                } else {
+                    0.0
+                };
+                let s = cx.session;
+                let target = if forward {
+                    s.next_report(from + stride - SAME_TIME_S)
+                        .or_else(|| s.next_report(from))
+                } else {
+                    s.prev_report(from - stride + SAME_TIME_S)
+                        .or_else(|| s.prev_report(from))
                 };
                 if target.is_none() && forward && !cx.replay {
                     return self.follow_live(cx);
@@ -698,6 +730,61 @@ mod tests {
         tc.apply(TimeCommand::End, &replay(&s));
         assert!(!tc.apply(TimeCommand::StepReport { forward: true }, &replay(&s)));
         assert_eq!(tc.cursor(), Some(10.0), "a replay stays at its end");
+    }
+
+    #[test]
+    fn a_step_moves_at_least_its_stride_to_the_report_there() {
+        let s = session();
+        let mut tc = TimeControl::replay();
+        tc.apply(TimeCommand::Seek(2.0), &replay(&s));
+        // Reports every second: a stride of 2.5 s lands on the report at 5 s.
+        tc.apply(
+            TimeCommand::Step {
+                forward: true,
+                stride: 2.5,
+            },
+            &replay(&s),
+        );
+        assert_eq!(tc.cursor(), Some(5.0));
+        // A stride shorter than the reports' spacing is one report.
+        tc.apply(
+            TimeCommand::Step {
+                forward: true,
+                stride: 0.01,
+            },
+            &replay(&s),
+        );
+        assert_eq!(tc.cursor(), Some(6.0));
+        tc.apply(
+            TimeCommand::Step {
+                forward: false,
+                stride: 2.0,
+            },
+            &replay(&s),
+        );
+        assert_eq!(tc.cursor(), Some(4.0), "a report exactly a stride back");
+        // Near the end, a stride past the last report goes to the last report.
+        tc.apply(TimeCommand::Seek(9.5), &replay(&s));
+        tc.apply(
+            TimeCommand::Step {
+                forward: true,
+                stride: 3.0,
+            },
+            &replay(&s),
+        );
+        assert_eq!(tc.cursor(), Some(10.0));
+        assert!(!tc.playing());
+        // Live, past the newest report follows now again.
+        let mut tc = TimeControl::live();
+        tc.apply(TimeCommand::Seek(10.0), &live(&s));
+        assert!(tc.apply(
+            TimeCommand::Step {
+                forward: true,
+                stride: 0.5,
+            },
+            &live(&s)
+        ));
+        assert_eq!(tc.cursor(), None);
     }
 
     #[test]

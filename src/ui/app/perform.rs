@@ -110,15 +110,25 @@ impl OcuApp {
                 self.back_to_live();
             }
             UiCommand::FollowLive => {
-                self.view.plots.follow = true;
+                self.view.plots.follow_time();
                 self.time_command(TimeCommand::FollowLive);
             }
             UiCommand::ToggleUnits => self.settings.degrees = !self.settings.degrees,
             UiCommand::ToggleTheme => self.settings.dark = !self.settings.dark,
             UiCommand::PrevMark => self.time_command(TimeCommand::JumpMark { forward: false }),
             UiCommand::NextMark => self.time_command(TimeCommand::JumpMark { forward: true }),
-            UiCommand::StepBack => self.time_command(TimeCommand::StepReport { forward: false }),
-            UiCommand::StepForward => self.time_command(TimeCommand::StepReport { forward: true }),
+            UiCommand::StepBack | UiCommand::StepForward => {
+                // One pixel column of the plots (ui::panels::plots::PlotsView::step_stride).
+                let stride = self.view.plots.step_stride(self.settings.plot_window_s);
+                let forward = cmd == UiCommand::StepForward;
+                self.time_command(TimeCommand::Step { forward, stride });
+            }
+            UiCommand::StepReportBack => {
+                self.time_command(TimeCommand::StepReport { forward: false });
+            }
+            UiCommand::StepReportForward => {
+                self.time_command(TimeCommand::StepReport { forward: true });
+            }
             UiCommand::Home => self.time_command(TimeCommand::Home),
             UiCommand::End => self.time_command(TimeCommand::End),
             // The focused arm's whole reach, followed; R (reset) the whole vehicle's.

@@ -120,7 +120,9 @@ impl OcuApp {
             exact: crate::ui::exact::ExactWindow::default(),
         });
         self.time = TimeControl::replay();
-        self.view.plots.follow = true;
+        // The whole file in the plots (its span, growing while it loads), not the empty
+        // window before the cursor at its start.
+        self.view.plots.show_whole();
         self.view.preview = None;
         self.view.confirm = None;
         self.view.replay_focus = None;
@@ -244,7 +246,16 @@ impl OcuApp {
             return;
         };
         let window = self.settings.plot_window_s;
-        let drawn = self.view.plots.range.unwrap_or((t - window, t));
+        // The plots' range when a read around the cursor can hold it; plots showing more (the
+        // whole file) draw the envelope, which is right at their pixel width, and only the
+        // cursor's neighbourhood is read (a wider range would be asked for every frame).
+        let (r0, r1) = crate::ui::exact::range_for(t, window);
+        let drawn = self
+            .view
+            .plots
+            .range
+            .filter(|(a, b)| *a >= r0 && *b <= r1)
+            .unwrap_or((t - window, t));
         let range = (drawn.0.min(t), drawn.1.max(t));
         let wake = self
             .egui_ctx
@@ -302,6 +313,9 @@ impl OcuApp {
         {
             r.seek_when_loaded = Some(t);
             r.auto_cursor = None;
+            // Opened for the values at `t`: the plots follow the cursor there, not the whole
+            // file.
+            self.view.plots.follow_time();
         }
     }
 

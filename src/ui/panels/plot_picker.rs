@@ -2,7 +2,8 @@
 //! (end-effector force/torque, joint positions, velocities, efforts, torques/forces), with a
 //! checkbox per signal and one per whole series ("every joint", which follows the arm's
 //! joint count). It stays open while signals are ticked. Signals of different units may share
-//! a plot: the Y axis then carries no unit and each legend chip carries its own.
+//! a plot: it is then drawn as one lane per unit, each with its own Y axis labelled in its
+//! unit ([`super::plots::lanes`]).
 
 use eframe::egui::{self, PopupCloseBehavior, RichText};
 use egui::containers::menu::{MenuButton, MenuConfig};

@@ -1,27 +1,53 @@
-//! The plot panel: stacked plots on one linked time axis, each showing the signals the
-//! operator picked ([`super::plot_picker`]; the catalogue is [`crate::model::signals`]) in
-//! the units the gauges use. Default: end-effector force (Fx Fy Fz |F|, N), torque (Tx Ty
-//! Tz, N·m) and every joint's position. The choice persists ([`Settings::plots`]).
+//! The plot panel: stacked plots on one time axis, each showing the signals the operator
+//! picked ([`super::plot_picker`]; the catalogue is [`crate::model::signals`]) in the units
+//! the gauges use. Default: end-effector force (Fx Fy Fz |F|, N), torque (Tx Ty Tz, N·m) and
+//! every joint's position. The choice persists ([`Settings::plots`]).
+//!
+//! **One time axis.** The panel's width is taken once, before anything is laid out, and every
+//! part of the panel gets an exact rectangle of it: nothing a legend or the header holds can
+//! widen a plot. Every plot's data area has the same left edge (after a Y label gutter as
+//! wide as the widest tick label of any plot, [`PlotsView::gutter`]) and the same right edge,
+//! and every plot is handed the same time range each frame ([`PlotsView::range`]): the same
+//! time is at the same x in every plot. The panel owns the time range itself (it does not
+//! rely on `egui_plot`'s axis linking, which lags a frame): a drag pans it, the wheel zooms it
+//! around the pointer, and every plot draws it in the same frame.
+//!
+//! **One Y axis per unit.** A plot whose signals have several units (the telescope's metres
+//! among the revolute joints' degrees, velocities with efforts) is drawn as one *lane* per
+//! unit, stacked under the plot's one legend, each lane with its own Y axis labelled in its
+//! unit ([`lanes`]). Two units never share an axis, so neither is flattened by the other's
+//! scale. (`egui_plot` draws several Y axes only as labels of one coordinate system, so a
+//! second scale would be a relabelling of the first: lanes are simpler and read at once.)
+//!
+//! **Labelled ticks.** The Y tick labels are drawn by the panel in the gutter, not by
+//! `egui_plot`: a label is drawn only where it stands whole inside its lane and at least a
+//! label's height from the next ([`tick_values`]), so what [`labelled_ticks`] counts is what
+//! the operator sees. The value range is fitted ([`fit_y`]) so that at least two are labelled
+//! at every lane height down to [`SMALLEST_PLOT_HEIGHT`]. (`egui_plot`'s own labels faded out
+//! below 28 points of spacing, vanished below their 15-point height although the fit assumed
+//! 14, and the fit used the previous frame's height: a force plot could show "0 N" alone.)
+//!
+//! **Time range.** Following, the window ends at the drawn time (now live, the cursor in
+//! replay). A replay opens showing the whole file (its span, growing while it loads), with
+//! the cursor as a vertical line; "Whole file" returns to that view. Drag or the wheel pauses
+//! the plots on the range the operator chose; `L` returns to following. Shift or Ctrl +
+//! wheel zooms the value axis of the lane under the pointer (until the plots follow again).
 //!
 //! Points are decimated before `egui_plot` sees them (min/max envelope per pixel column over
 //! the time-indexed [`History`] of the session), so hours of 1 kHz data stay fluid; where
 //! samples are missing (a stale episode, a lost link) the line and its band break
-//! ([`History::plot_lines_multi`]), one `Line` per run. Following, the window ends at the
-//! drawn time (now live, the cursor in replay); drag or zoom pauses, `L` returns. A vertical
-//! line marks the cursor when there is one.
+//! ([`History::plot_lines_multi`]), one `Line` per run.
 //!
-//! Each plot has its legend above it (a chip per signal with its value at the drawn time;
-//! click to hide it), never over the data. Hovering a plot shows every signal's value at the
-//! pointer's time in the legends of every plot (with that time), and a line at that time
-//! across the plots: nothing is drawn over the data or over the next plot's legend. The Y
-//! axis has at least two labelled ticks with units ([`fit_y`], [`y_steps`]) and includes the
-//! force threshold when it is on; the wheel zooms the time axis around the pointer (Shift or
-//! Ctrl + wheel: the value axis).
+//! Each plot has its legend above it, one row whatever the number of signals: a chip per
+//! signal with its value at the drawn time (click to hide it); chips that do not fit fold
+//! into a "+N more" menu. Hovering a plot shows every signal's value at the pointer's time in
+//! the legends of every plot (with that time, in a place kept for it at the row's end) and a
+//! line at that time across the plots: nothing is drawn over the data.
 
-use eframe::egui::{self, RichText, Vec2, vec2};
+use eframe::egui::{self, Rect, RichText, Sense, UiBuilder, Vec2, pos2, vec2};
+use egui::containers::menu::{MenuButton, MenuConfig};
 use egui_plot::{
-    AxisHints, GridMark, HLine, Line, LineStyle, Plot, PlotBounds, PlotPoints, VLine,
-    uniform_grid_spacer,
+    AxisHints, GridInput, HLine, Line, LineStyle, Plot, PlotPoints, VLine, uniform_grid_spacer,
 };
 
 use super::plot_picker;
@@ -34,24 +60,37 @@ use crate::ui::simplify::simplify;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
 
-/// The plots' own state (transient): following the drawn time, the range they show, whether
-/// points are decimated, and the time under the pointer.
+/// A lane of the panel: the plot's id and the lane's unit.
+pub type LaneKey = (u32, &'static str);
+
+/// The plots' own state (transient): how the time range is chosen and what it was, whether
+/// points are decimated, and what was drawn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlotsView {
     /// The plots follow the drawn time (now live, the cursor otherwise); dragging or zooming
-    /// pauses them, `L` returns.
+    /// pauses them, `L` returns. Wins over [`PlotsView::whole`].
     pub follow: bool,
-    /// The time range the plots showed last frame (for the CSV export), when shown.
+    /// The plots show the whole session (a replay's file, growing while it loads): what a
+    /// replay opens with.
+    pub whole: bool,
+    /// The time range every plot showed last frame (for the CSV export; paused, the range
+    /// the operator chose), when shown.
     pub range: Option<(f64, f64)>,
     /// Decimate plot data before `egui_plot` sees it (off only to measure what it saves).
     pub decimate: bool,
-    /// The time under the pointer over a plot last frame: the legends show that time.
+    /// The time under the pointer over a plot this frame: the legends show that time.
     pub hover: Option<f64>,
-    /// What each plot showed last frame, top to bottom.
+    /// What each lane showed last frame, top to bottom (a plot of one unit is one lane).
     pub frames: Vec<PlotFrame>,
     /// Seconds of data per pixel column of the plots last frame (their window over the
     /// width of their data area in pixels), when shown.
     pub column: Option<f64>,
+    /// Value ranges the operator set with Shift or Ctrl + wheel, per lane (until the plots
+    /// follow or show the whole session again).
+    pub value_zoom: Vec<(LaneKey, (f64, f64))>,
+    /// The width of the Y label gutter left of every plot, points: the widest label drawn
+    /// last frame (at least [`MIN_GUTTER`]), the same for every plot.
+    pub gutter: f32,
 }
 
 impl PlotsView {
@@ -61,40 +100,107 @@ impl PlotsView {
         self.column
             .filter(|_| shown && self.follow && !self.frames.is_empty())
     }
+
+    /// Shows the whole session (a replay just opened), until the operator pans, zooms or
+    /// follows.
+    pub fn show_whole(&mut self) {
+        self.follow = false;
+        self.whole = true;
+        self.value_zoom.clear();
+    }
+
+    /// Follows the drawn time again.
+    pub fn follow_time(&mut self) {
+        self.follow = true;
+        self.whole = false;
+        self.value_zoom.clear();
+    }
+
+    /// How far ← and → step, s: one pixel column of the plots as drawn last frame, or
+    /// without plots drawn the column of a plot [`FALLBACK_COLUMNS`] wide showing `window_s`;
+    /// never less than [`MIN_STEP_S`]. The cursor then goes to the report there.
+    pub fn step_stride(&self, window_s: f64) -> f64 {
+        let drawn = self
+            .column
+            .filter(|c| self.range.is_some() && !self.frames.is_empty() && c.is_finite());
+        drawn.unwrap_or(window_s / FALLBACK_COLUMNS).max(MIN_STEP_S)
+    }
+
+    /// The number of plots drawn last frame (each of one lane or more).
+    pub fn plots_drawn(&self) -> usize {
+        let mut plots: Vec<usize> = self.frames.iter().map(|f| f.plot).collect();
+        plots.dedup();
+        plots.len()
+    }
 }
 
-/// What one plot showed in a frame.
+/// Pixel columns assumed for ← → when no plot is drawn.
+pub const FALLBACK_COLUMNS: f64 = 1000.0;
+
+/// The least step of ← and →, s.
+pub const MIN_STEP_S: f64 = 0.001;
+
+/// What one lane of a plot showed in a frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlotFrame {
+    /// The index of its plot in the layout.
+    pub plot: usize,
+    /// The lane's unit (empty for a plot without signals).
+    pub unit: &'static str,
     /// Its time range, s.
     pub x: (f64, f64),
     /// Its value range, in the units shown.
     pub y: (f64, f64),
+    /// Its data area on screen, points (the time axis under the bottom lane is not in it).
+    pub rect: Rect,
     /// The height of its data area, points.
     pub height: f32,
     /// The width of its data area, pixels.
     pub width_px: f32,
+    /// The Y ticks labelled (drawn whole, with their unit).
+    pub ticks: usize,
+    /// The signals drawn in it (available and not hidden).
+    pub signals: usize,
+    /// Points handed to `egui_plot` for its lines.
+    pub points: usize,
+}
+
+impl PlotFrame {
+    /// The x of time `t` in this lane, points.
+    pub fn x_of(&self, t: f64) -> f32 {
+        let (a, b) = self.x;
+        self.rect.left() + ((t - a) / (b - a)) as f32 * self.rect.width()
+    }
 }
 
 impl Default for PlotsView {
     fn default() -> Self {
         Self {
             follow: true,
+            whole: false,
             range: None,
             decimate: true,
             hover: None,
             frames: Vec::new(),
             column: None,
+            value_zoom: Vec::new(),
+            gutter: MIN_GUTTER,
         }
     }
 }
 
+/// The least width of the Y label gutter, points.
+pub const MIN_GUTTER: f32 = 64.0;
+
+/// Space between a Y tick label and the gutter's edges, points.
+const LABEL_MARGIN: f32 = 4.0;
+
 /// The least height of one plot, points: two or three labelled Y ticks.
 pub const MIN_PLOT_HEIGHT: f32 = 64.0;
 
-/// The least height a plot is drawn at when a small window gives the panel less than it
-/// asks (800×600: the 3D arm keeps its room; two labelled ticks still show). More plots than
-/// fit at this height are left out (a line says so).
+/// The least height a plot (each lane of it) is drawn at when a small window gives the panel
+/// less than it asks (800×600: the 3D arm keeps its room; two labelled ticks still show).
+/// More plots than fit at this height are left out (a line says so).
 pub const SMALLEST_PLOT_HEIGHT: f32 = 48.0;
 
 /// The height of the panel's header row, points (title, follow, window, threshold).
@@ -110,9 +216,18 @@ pub const TIME_AXIS_HEIGHT: f32 = 20.0;
 /// [`MIN_PLOT_HEIGHT`] (other panels may use it to decide who gives way).
 pub const MIN_PANEL_HEIGHT: f32 = panel_height(2, MIN_PLOT_HEIGHT);
 
-/// The panel's height for `plots` plots of `plot_height` each.
+/// The panel's height for `plots` plots of one lane each, `plot_height` each.
 pub const fn panel_height(plots: usize, plot_height: f32) -> f32 {
     HEADER_HEIGHT + plots as f32 * (plot_height + LEGEND_HEIGHT) + TIME_AXIS_HEIGHT
+}
+
+/// The panel's height for plots of `lanes[i]` lanes each, `plot_height` each lane.
+pub fn panel_height_lanes(lanes: &[usize], plot_height: f32) -> f32 {
+    let plots: f32 = lanes
+        .iter()
+        .map(|&n| LEGEND_HEIGHT + lanes_height(n, plot_height))
+        .sum();
+    HEADER_HEIGHT + plots + TIME_AXIS_HEIGHT
 }
 
 /// The panel's starting height in a window area `available` points tall with `plots` plots:
@@ -120,19 +235,39 @@ pub const fn panel_height(plots: usize, plot_height: f32) -> f32 {
 /// in a small window (800×600) no more than 42 % of it (the plots give way first; plots that
 /// do not fit are left out, [`shown_plots`]).
 pub fn default_panel_height(available: f32, plots: usize) -> f32 {
-    let wanted = panel_height(plots.max(1), MIN_PLOT_HEIGHT);
+    default_panel_height_for(available, panel_height(plots.max(1), MIN_PLOT_HEIGHT))
+}
+
+/// [`default_panel_height`] for plots of `lanes[i]` lanes each ([`lane_counts`]): a plot of
+/// several units asks for a lane per unit.
+pub fn default_panel_height_lanes(available: f32, lanes: &[usize]) -> f32 {
+    let wanted = if lanes.is_empty() {
+        panel_height(1, MIN_PLOT_HEIGHT)
+    } else {
+        panel_height_lanes(lanes, MIN_PLOT_HEIGHT)
+    };
+    default_panel_height_for(available, wanted)
+}
+
+/// The panel's starting height in `available` points when it wants `wanted`.
+fn default_panel_height_for(available: f32, wanted: f32) -> f32 {
     let cap = if available < 560.0 { 0.42 } else { 0.5 };
     (available * 0.34)
         .max(wanted.min(available * cap))
         .max(MIN_PANEL_HEIGHT.min(available * 0.42))
 }
 
-/// The height of a Y tick label with its margin, points (`egui_plot` draws no label closer to
-/// the next than this).
-const TICK_LABEL_HEIGHT: f64 = 14.0;
+/// The height of a Y tick label at the body font of egui's default style, points (what the
+/// unit tests use; the panel measures the font it draws with, [`tick_label_height`]).
+pub const DEFAULT_TICK_LABEL_HEIGHT: f64 = 15.0;
 
 /// Labelled Y ticks are chosen at least this far apart when the plot is tall enough, points.
 const TICK_COMFORTABLE_SPACING: f64 = 28.0;
+
+/// The height of a Y tick label in `ui`'s style, points (the row height of its body font).
+pub fn tick_label_height(ui: &egui::Ui) -> f64 {
+    f64::from(ui.text_style_height(&egui::TextStyle::Body))
+}
 
 /// Zoom factors (time, value) for one frame's wheel input; above 1 zooms in. The wheel
 /// zooms time; Shift + wheel (which egui hands over as a horizontal scroll) and Ctrl +
@@ -181,22 +316,26 @@ fn multiples_in(lo: f64, hi: f64, step: f64) -> usize {
 }
 
 /// Y grid steps (fine, labelled, coarse) for the visible value range `bounds` drawn at
-/// `px_per_value` points per unit: labelled ticks [`TICK_COMFORTABLE_SPACING`] apart when
-/// the plot is tall enough, closer (down to a third of the range) until at least two of them
-/// fall where their labels show whole.
-pub fn y_steps(bounds: (f64, f64), px_per_value: f64) -> [f64; 3] {
+/// `px_per_value` points per unit with labels `label` points tall: labelled ticks
+/// [`TICK_COMFORTABLE_SPACING`] apart when the plot is tall enough, closer (never closer than
+/// a label) until at least two of them fall where their labels show whole.
+pub fn y_steps(bounds: (f64, f64), px_per_value: f64, label: f64) -> [f64; 3] {
     let (lo, hi) = (bounds.0.min(bounds.1), bounds.0.max(bounds.1));
     let range = hi - lo;
     if !(range > 0.0 && range.is_finite() && px_per_value > 0.0 && px_per_value.is_finite()) {
         return [0.2, 1.0, 5.0];
     }
-    let margin = 0.5 * TICK_LABEL_HEIGHT / px_per_value;
-    let mut step = nice_at_least(TICK_COMFORTABLE_SPACING / px_per_value);
+    let margin = 0.5 * label / px_per_value;
+    let mut step = nice_at_least(TICK_COMFORTABLE_SPACING.max(label) / px_per_value);
     for _ in 0..64 {
-        if multiples_in(lo + margin, hi - margin, step) >= 2 || step < range * 1e-6 {
+        if multiples_in(lo + margin, hi - margin, step) >= 2 {
             break;
         }
-        step = step_down(step);
+        let down = step_down(step);
+        if down * px_per_value < label || down < range * 1e-6 {
+            break;
+        }
+        step = down;
     }
     [step / 5.0, step, step * 5.0]
 }
@@ -214,29 +353,47 @@ fn step_down(s: f64) -> f64 {
     }
 }
 
-/// How many labelled Y ticks `egui_plot` shows over `bounds` in a plot `height` points tall
-/// with [`y_steps`]: those whose label shows whole, when labels are far enough apart.
-pub fn labelled_ticks(bounds: (f64, f64), height: f64) -> usize {
-    let range = (bounds.1 - bounds.0).abs();
-    if range.is_nan() || range <= 0.0 || height <= 0.0 {
-        return 0;
+/// The labelled Y ticks over `bounds` in a data area `height` points tall with labels
+/// `label` points tall, and their step: the multiples of [`y_steps`]' labelled step whose
+/// label stands whole inside the data area, when labels are at least a label apart. These
+/// are the labels the panel draws.
+pub fn tick_values(bounds: (f64, f64), height: f64, label: f64) -> (Vec<f64>, f64) {
+    let (lo, hi) = (bounds.0.min(bounds.1), bounds.0.max(bounds.1));
+    let range = hi - lo;
+    if !(range > 0.0 && range.is_finite() && height > 0.0) {
+        return (Vec::new(), 1.0);
     }
     let px = height / range;
-    let [_, step, _] = y_steps(bounds, px);
-    if step * px < TICK_LABEL_HEIGHT {
-        return 0;
+    let [_, step, _] = y_steps((lo, hi), px, label);
+    if step * px < label {
+        return (Vec::new(), step);
     }
-    let margin = 0.5 * TICK_LABEL_HEIGHT / px;
-    let (lo, hi) = (bounds.0.min(bounds.1), bounds.0.max(bounds.1));
-    multiples_in(lo + margin, hi - margin, step)
+    let margin = 0.5 * label / px;
+    let first = ((lo + margin) / step).ceil() as i64;
+    let last = ((hi - margin) / step).floor() as i64;
+    let values = (first..=last).take(64).map(|k| k as f64 * step).collect();
+    (values, step)
+}
+
+/// How many labelled Y ticks the panel draws over `bounds` in a data area `height` points
+/// tall with labels `label` points tall ([`tick_values`]).
+pub fn labelled_ticks(bounds: (f64, f64), height: f64, label: f64) -> usize {
+    tick_values(bounds, height, label).0.len()
 }
 
 /// The Y range that fits values `[lo, hi]` (and the `threshold` line when given, and its
-/// negative when values go below zero) in a plot `height` points tall, padded, with at least
-/// two labelled ticks ([`labelled_ticks`]): when the padded range leaves too little room, it
-/// widens to two 1-2-5 multiples around the data with half a label beyond each. `None` when
-/// there is nothing to fit.
-pub fn fit_y(lo: f64, hi: f64, threshold: Option<f64>, height: f64) -> Option<(f64, f64)> {
+/// negative when values go below zero) in a data area `height` points tall with labels
+/// `label` points tall, padded, with at least two labelled ticks ([`labelled_ticks`]): when
+/// the padded range leaves too little room, a wider range around the data in which two
+/// 1-2-5 multiples stand a label apart with half a label (and a point) inside each edge
+/// (`two_ticks`). `None` when there is nothing to fit.
+pub fn fit_y(
+    lo: f64,
+    hi: f64,
+    threshold: Option<f64>,
+    height: f64,
+    label: f64,
+) -> Option<(f64, f64)> {
     if !(lo.is_finite() && hi.is_finite()) || hi < lo {
         return None;
     }
@@ -249,27 +406,52 @@ pub fn fit_y(lo: f64, hi: f64, threshold: Option<f64>, height: f64) -> Option<(f
     }
     let pad = ((hi - lo) * 0.1).max(0.1);
     let fitted = (lo - pad, hi + pad);
-    if labelled_ticks(fitted, height) >= 2 {
+    if labelled_ticks(fitted, height, label) >= 2 {
         return Some(fitted);
     }
-    let label = TICK_LABEL_HEIGHT + 2.0;
-    if height <= 2.0 * label {
-        return Some(fitted);
+    Some(two_ticks(lo - 0.25 * pad, hi + 0.25 * pad, height, label).unwrap_or(fitted))
+}
+
+/// The narrowest range (of a few tried per step) holding `[lo, hi]` in which two
+/// multiples of a 1-2-5 step are labelled in a data area `height` points tall with labels
+/// `label` points tall: the step's two labels at least a label apart (the range at most
+/// `step · height / label` wide), each with half a label and a point between it and the
+/// edge. Trying wider steps until one fits; `None` when the area is too short for two labels.
+fn two_ticks(lo: f64, hi: f64, height: f64, label: f64) -> Option<(f64, f64)> {
+    let room = label + 2.0;
+    if height.is_nan() || height <= label + room || hi < lo {
+        return None;
     }
-    let mut step = nice_at_least((hi - lo).max(pad));
-    let mut bounds = fitted;
-    for _ in 0..16 {
-        let a = (lo / step).floor() * step;
-        let b = ((hi / step).ceil() * step).max(a + step);
-        // Half a label beyond each end tick: m = label/2 · (b − a + 2m) / height.
-        let m = 0.5 * label * (b - a) / (height - label);
-        bounds = (a - m, b + m);
-        if labelled_ticks(bounds, height) >= 2 {
-            break;
+    let span = (hi - lo).max(1e-9);
+    let mut step = nice_at_least(span * label / height);
+    for _ in 0..48 {
+        // Two labels a label apart at most this wide; the labels' room at least this wide.
+        let widest = step * height / (label + 0.25);
+        let narrowest = (step * height / (height - room)).max(span);
+        for k in 0..=4 {
+            let d = narrowest + (widest - narrowest) * f64::from(k) / 4.0;
+            if d > widest {
+                break;
+            }
+            let r = 0.5 * room * d / height;
+            let first = ((hi - d + r) / step).floor() as i64 - 1;
+            let last = ((lo - r) / step).ceil() as i64 + 1;
+            for j in first..=last.min(first + 64) {
+                let tick = j as f64 * step;
+                let from = (hi - d).max(tick + step - d + r);
+                let to = lo.min(tick - r);
+                if from <= to {
+                    let y0 = (0.5 * (lo + hi - d)).clamp(from, to);
+                    let bounds = (y0, y0 + d);
+                    if labelled_ticks(bounds, height, label) >= 2 {
+                        return Some(bounds);
+                    }
+                }
+            }
         }
         step = nice_above(step);
     }
-    Some(bounds)
+    None
 }
 
 /// A Y tick's label: the value with as many decimals as the tick spacing needs, and the unit.
@@ -402,16 +584,6 @@ pub fn mixed(channels: &[Channel]) -> bool {
         .any(|w| w[0].signal.series != w[1].signal.series)
 }
 
-/// The unit of the drawn channels when they share one, else empty (each legend chip carries
-/// its own).
-pub fn common_unit(channels: &[Channel], units: Units) -> &'static str {
-    let mut drawn = channels.iter().filter(|c| c.drawn()).map(|c| c.unit(units));
-    let Some(first) = drawn.next() else {
-        return "";
-    };
-    if drawn.all(|u| u == first) { first } else { "" }
-}
-
 /// Whether the plot draws an end-effector force (the threshold applies to |F|).
 pub fn shows_force(channels: &[Channel]) -> bool {
     channels.iter().any(|c| {
@@ -487,103 +659,464 @@ pub fn value_at(
     Some(v * info.scale(units)).filter(|v| v.is_finite())
 }
 
-/// One plot of the panel.
-struct OnePlot<'a> {
+/// One lane of a plot: the channels of one unit, drawn against one Y axis labelled in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lane {
+    /// The unit of its axis ("" for a plot without available signals).
+    pub unit: &'static str,
+    /// Its channels: indices into the plot's channels.
+    pub channels: Vec<usize>,
+}
+
+/// The lanes of a plot of `channels` in `units`: one per unit, in the order the units first
+/// appear, each with the channels in that unit (hidden ones included, so hiding a chip never
+/// moves a lane). Signals the arm lacks are in none. A plot without available signals is one
+/// lane without a unit.
+pub fn lanes(channels: &[Channel], units: Units) -> Vec<Lane> {
+    let mut out: Vec<Lane> = Vec::new();
+    for (i, c) in channels.iter().enumerate() {
+        if c.info.is_none() {
+            continue;
+        }
+        let unit = c.unit(units);
+        match out.iter_mut().find(|l| l.unit == unit) {
+            Some(lane) => lane.channels.push(i),
+            None => out.push(Lane {
+                unit,
+                channels: vec![i],
+            }),
+        }
+    }
+    if out.is_empty() {
+        out.push(Lane {
+            unit: "",
+            channels: Vec::new(),
+        });
+    }
+    out
+}
+
+/// Points between two lanes of one plot.
+pub const LANE_GAP: f32 = 2.0;
+
+/// The height of `lanes` lanes of one plot, each `height` tall, with the gaps between them.
+fn lanes_height(lanes: usize, height: f32) -> f32 {
+    let n = lanes.max(1) as f32;
+    n * height + (n - 1.0) * LANE_GAP
+}
+
+/// How many lanes each plot of `settings` takes on the arm in `session`: what a layout sizing
+/// the panel gives [`panel_height_lanes`].
+pub fn lane_counts(session: &Session, settings: &Settings) -> Vec<usize> {
+    let units = units(settings);
+    settings
+        .plots
+        .plots
+        .iter()
+        .map(|spec| lanes(&channels(session, spec), units).len())
+        .collect()
+}
+
+/// How many of the plots of `lanes[i]` lanes each a panel with `room` points under its
+/// header shows, each plot taking `legend` points for its legend (with its spacing) and its
+/// lanes at least [`SMALLEST_PLOT_HEIGHT`] each, [`LANE_GAP`] apart: as many as fit (with
+/// room left for the line that says the rest do not), at least one. A scrolled panel would hide widgets under the
+/// bars below it and fight the wheel, which zooms the plots.
+pub fn shown_plots(room: f32, legend: f32, lanes: &[usize]) -> usize {
+    let cost = |n: usize| -> f32 {
+        lanes[..n]
+            .iter()
+            .map(|&k| legend + lanes_height(k, SMALLEST_PLOT_HEIGHT))
+            .sum()
+    };
+    let all = lanes.len();
+    if room + 0.5 >= cost(all) {
+        return all;
+    }
+    // Room for the note too.
+    (1..all)
+        .rev()
+        .find(|&n| cost(n) + legend <= room + 0.5)
+        .unwrap_or(1)
+        .min(all)
+}
+
+/// Where one plot of the panel goes this frame.
+struct PlotSlot {
+    /// Its index in the layout.
     index: usize,
-    channels: &'a [Channel],
+    /// Its channels.
+    channels: Vec<Channel>,
+    /// Its legend row.
+    legend: Rect,
+    /// Its lanes.
+    lanes: Vec<LaneSlot>,
+}
+
+/// Where one lane goes this frame.
+struct LaneSlot {
+    lane: Lane,
+    key: LaneKey,
+    /// The lane's row: gutter, data area and (bottom lane) the time axis.
+    row: Rect,
+    /// Its data area.
+    data: Rect,
+}
+
+/// What the panel's pieces measure, points.
+#[derive(Debug, Clone, Copy)]
+struct Metrics {
+    width: f32,
+    left: f32,
+    legend: f32,
+    gap: f32,
+    gutter: f32,
+}
+
+/// Places the plots `0..n` (their channels and lanes given) from `top` down, each lane
+/// `height` tall: a legend row, then the plot's lanes [`LANE_GAP`] apart (the bottom lane of
+/// the last plot with the time axis under it), then a gap.
+fn place(
+    plots: Vec<(usize, Vec<Channel>, Vec<Lane>, u32)>,
+    top: f32,
     height: f32,
-    /// The bottom plot: its time axis is labelled.
-    last: bool,
+    m: Metrics,
+) -> Vec<PlotSlot> {
+    let mut y = top;
+    let count = plots.len();
+    let mut out = Vec::with_capacity(count);
+    for (k, (index, channels, lanes, id)) in plots.into_iter().enumerate() {
+        let legend = Rect::from_min_size(pos2(m.left, y), vec2(m.width, m.legend));
+        y += m.legend + m.gap;
+        let n = lanes.len();
+        let mut slots = Vec::with_capacity(n);
+        for (j, lane) in lanes.into_iter().enumerate() {
+            let axis = if k + 1 == count && j + 1 == n {
+                TIME_AXIS_HEIGHT
+            } else {
+                0.0
+            };
+            let row = Rect::from_min_size(pos2(m.left, y), vec2(m.width, height + axis));
+            let data = Rect::from_min_max(
+                pos2(m.left + m.gutter, y),
+                pos2(m.left + m.width, y + height),
+            );
+            slots.push(LaneSlot {
+                key: (id, lane.unit),
+                lane,
+                row,
+                data,
+            });
+            y += height + axis + if j + 1 < n { LANE_GAP } else { 0.0 };
+        }
+        y += m.gap;
+        out.push(PlotSlot {
+            index,
+            channels,
+            legend,
+            lanes: slots,
+        });
+    }
+    out
 }
 
-/// What one plot reports after drawing: its time range, whether the operator moved it, the
-/// time under the pointer.
-struct Drawn {
-    frame: PlotFrame,
-    interacted: bool,
-    hover: Option<f64>,
+/// The time range the plots show this frame before the operator's input: the window ending
+/// at the drawn time (following), the session's span (whole), the range chosen (paused).
+fn base_range(input: &PlotsInput<'_>, view: &PlotsView, window: f64) -> (f64, f64) {
+    let following = live_window(input.time, window);
+    if view.follow {
+        return following;
+    }
+    if view.whole {
+        return match input.session.span() {
+            Some((a, b)) if b - a > 1e-6 => (a, b),
+            Some((_, b)) => live_window(b, window),
+            None => following,
+        };
+    }
+    view.range
+        .filter(|(a, b)| a.is_finite() && b.is_finite() && b > a)
+        .unwrap_or(following)
 }
 
-fn one_plot(
+/// What the pointer did over the lanes this frame: the time under it, and the panning and
+/// zooming it asked (applied to `range` and `view`).
+fn pointer(
+    ui: &egui::Ui,
+    slots: &[PlotSlot],
+    view: &mut PlotsView,
+    range: &mut (f64, f64),
+) -> Option<f64> {
+    let mut hover = None;
+    for plot in slots {
+        for lane in &plot.lanes {
+            let id = egui::Id::NULL.with(("plot_lane", lane.key.0, lane.key.1));
+            let response = ui.interact(lane.data, id, Sense::click_and_drag());
+            let width = f64::from(lane.data.width().max(1.0));
+            let (a, b) = *range;
+            let time_at = |x: f32| a + f64::from(x - lane.data.left()) / width * (b - a);
+            if response.dragged() {
+                let dx = f64::from(response.drag_delta().x);
+                if dx != 0.0 {
+                    let dt = -dx / width * (b - a);
+                    *range = (a + dt, b + dt);
+                    view.follow = false;
+                    view.whole = false;
+                }
+            }
+            let Some(pos) = response.hover_pos() else {
+                continue;
+            };
+            hover = Some(time_at(pos.x));
+            let (scroll, pinch, shift) = ui
+                .ctx()
+                .input(|i| (i.smooth_scroll_delta, i.zoom_delta(), i.modifiers.shift));
+            let zoom = wheel_zoom(scroll, pinch, shift);
+            if zoom.x != 1.0 {
+                let t = time_at(pos.x);
+                let f = f64::from(zoom.x);
+                *range = (t + (a - t) / f, t + (b - t) / f);
+                view.follow = false;
+                view.whole = false;
+            }
+            if zoom.y != 1.0
+                && let Some(last) = view
+                    .frames
+                    .iter()
+                    .find(|f| (f.plot, f.unit) == (plot.index, lane.key.1))
+            {
+                let (y0, y1) = last.y;
+                let h = f64::from(lane.data.height().max(1.0));
+                let v = y1 - f64::from(pos.y - lane.data.top()) / h * (y1 - y0);
+                let f = f64::from(zoom.y);
+                let zoomed = (v + (y0 - v) / f, v + (y1 - v) / f);
+                view.value_zoom.retain(|(k, _)| *k != lane.key);
+                view.value_zoom.push((lane.key, zoomed));
+            }
+        }
+    }
+    hover
+}
+
+/// Draws the panel. The header's controls, the pickers and the legend chips change
+/// `settings`.
+pub fn show(
     ui: &mut egui::Ui,
     input: &PlotsInput<'_>,
-    view: &PlotsView,
-    settings: &Settings,
+    view: &mut PlotsView,
+    settings: &mut Settings,
     theme: &Theme,
-    plot: &OnePlot<'_>,
-) -> Drawn {
-    let id = settings.plots.plots.get(plot.index).map_or(0, |p| p.id);
-    let group = egui::Id::NULL.with("plots_time_axis");
-    let units = units(settings);
-    let follow = view.follow;
-    let columns = ui.available_width().max(100.0) as usize;
-    let (t0, t1) = live_window(input.time, settings.plot_window_s);
-    // What range is visible decides what we decimate; when paused, the plot's own bounds.
-    let bounds_id = egui::Id::NULL.with("plot").with(id).with("bounds");
-    let (q0, q1) = if follow {
-        (t0, t1)
-    } else {
-        ui.ctx()
-            .data(|d| d.get_temp::<(f64, f64)>(bounds_id))
-            .unwrap_or((t0, t1))
+) {
+    // The panel's width, taken before anything is laid out: nothing in it widens a plot.
+    let full = ui.max_rect();
+    let width = ui.available_width();
+    let left = ui.available_rect_before_wrap().left();
+    if view.follow {
+        view.whole = false;
+    }
+    header(ui, input, view, settings, theme);
+    let gap = ui.spacing().item_spacing.y;
+    let m = Metrics {
+        width,
+        left,
+        legend: ui.spacing().interact_size.y,
+        gap,
+        gutter: view.gutter.max(MIN_GUTTER).min(width * 0.5),
     };
+    let units = units(settings);
+    let all: Vec<(usize, Vec<Channel>, Vec<Lane>, u32)> = settings
+        .plots
+        .plots
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let chans = channels(input.session, spec);
+            let lanes = lanes(&chans, units);
+            (i, chans, lanes, spec.id)
+        })
+        .collect();
+    let counts: Vec<usize> = all.iter().map(|p| p.2.len()).collect();
+    let top = ui.available_rect_before_wrap().top();
+    let room = (full.bottom() - top - TIME_AXIS_HEIGHT).max(0.0);
+    // Each plot: its legend and a gap after it and after its lanes.
+    let per_plot = m.legend + 2.0 * gap;
+    let n = shown_plots(room, per_plot, &counts);
+    let note = if n < all.len() { m.legend + gap } else { 0.0 };
+    let lanes_shown: usize = counts[..n].iter().sum();
+    let gaps = (lanes_shown - n.min(lanes_shown)) as f32 * LANE_GAP;
+    let h = ((room - note - n as f32 * per_plot - gaps) / lanes_shown.max(1) as f32)
+        .floor()
+        .max(SMALLEST_PLOT_HEIGHT);
+    let more = all.len() - n;
+    let slots = place(all.into_iter().take(n).collect(), top, h, m);
+    let mut range = base_range(input, view, settings.plot_window_s);
+    view.hover = pointer(ui, &slots, view, &mut range);
+    let label = tick_label_height(ui);
+    let mut remove = None;
+    let mut frames = Vec::with_capacity(lanes_shown);
+    let mut widest: f32 = 0.0;
+    let mut bottom = top;
+    for plot in &slots {
+        let mut child = ui.new_child(UiBuilder::new().max_rect(plot.legend));
+        child.set_clip_rect(plot.legend.intersect(ui.clip_rect()));
+        let legend = LegendInput {
+            input,
+            hover: view.hover,
+            index: plot.index,
+            channels: &plot.channels,
+        };
+        if legend_row(&mut child, &legend, settings, theme) == LegendAsk::Remove {
+            remove = Some(plot.index);
+        }
+        for lane in &plot.lanes {
+            let drawn = draw_lane(
+                ui,
+                &LaneInput {
+                    input,
+                    view,
+                    settings,
+                    theme,
+                    plot,
+                    lane,
+                    range,
+                    label,
+                },
+            );
+            widest = widest.max(drawn.1);
+            frames.push(drawn.0);
+            bottom = lane.row.bottom();
+        }
+    }
+    if more > 0 {
+        let rect = Rect::from_min_size(pos2(left, bottom + gap), vec2(width, m.legend));
+        let mut child = ui.new_child(UiBuilder::new().max_rect(rect));
+        child.label(
+            RichText::new(format!(
+                "{more} more plot(s) below: drag the panel's top edge up to see them"
+            ))
+            .color(theme.warn),
+        );
+    }
+    if settings.plots.plots.is_empty() {
+        ui.label(RichText::new("No plots: add one with + Plot").color(theme.muted));
+    }
+    if let Some(i) = remove {
+        settings.plots.remove(i);
+    }
+    view.range = (!frames.is_empty()).then_some(range);
+    view.column = frames
+        .first()
+        .filter(|f| f.width_px >= 1.0)
+        .map(|f| (f.x.1 - f.x.0) / f64::from(f.width_px));
+    view.frames = frames;
+    // Every plot's gutter as wide as the widest label (slowly narrower: no jitter).
+    let wanted = (widest + 2.0 * LABEL_MARGIN).ceil().max(MIN_GUTTER);
+    if wanted > view.gutter || view.gutter - wanted > 12.0 {
+        view.gutter = wanted;
+        ui.ctx().request_repaint();
+    }
+    // The panel keeps the height its content takes: claim all of it (allocating
+    // `available_size` left the item spacing out, so a panel dragged taller crept back a few
+    // points every frame).
+    ui.expand_to_include_rect(full);
+}
+
+/// What one lane is drawn from.
+struct LaneInput<'a> {
+    input: &'a PlotsInput<'a>,
+    view: &'a PlotsView,
+    settings: &'a Settings,
+    theme: &'a Theme,
+    plot: &'a PlotSlot,
+    lane: &'a LaneSlot,
+    range: (f64, f64),
+    label: f64,
+}
+
+/// Draws one lane: its lines over `range`, the cursor, the hover line and the threshold, and
+/// its Y tick labels in the gutter. What it showed, and the width of its widest label.
+fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>) -> (PlotFrame, f32) {
+    let LaneInput {
+        input,
+        view,
+        settings,
+        theme,
+        plot,
+        lane,
+        range,
+        label,
+    } = *l;
+    let units = units(settings);
+    let chans: Vec<Channel> = lane
+        .lane
+        .channels
+        .iter()
+        .filter_map(|&i| plot.channels.get(i).cloned())
+        .collect();
     let columns = if view.decimate {
-        columns
+        (lane.data.width().max(100.0)) as usize
     } else {
         usize::MAX / 4
     };
-    let lines = plot_lines(input.session, plot.channels, units, (q0, q1), columns);
-    let threshold = settings
-        .force_threshold
-        .filter(|_| shows_force(plot.channels));
-    let unit = common_unit(plot.channels, units).to_string();
-    let cursor = input.shown.cursor();
-    let hover_line = view.hover;
-    let y_axis = AxisHints::new_y()
-        .formatter(move |mark: GridMark, _range| tick_label(mark.value, mark.step_size, &unit))
-        .min_thickness(64.0)
-        .label_spacing(TICK_LABEL_HEIGHT as f32..=TICK_COMFORTABLE_SPACING as f32);
+    let lines = plot_lines(input.session, &chans, units, range, columns);
+    let threshold = settings.force_threshold.filter(|_| shows_force(&chans));
     let (lo, hi) = lines
         .iter()
         .flat_map(|(_, l)| l.points.iter().map(|p| p[1]))
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
             (a.min(y), b.max(y))
         });
+    let height = f64::from(lane.data.height());
+    let zoomed = view
+        .value_zoom
+        .iter()
+        .find(|(k, _)| *k == lane.key)
+        .map(|(_, y)| *y);
+    let y = zoomed
+        .or_else(|| fit_y(lo, hi, threshold, height, label))
+        .or_else(|| fit_y(0.0, 0.0, threshold, height, label))
+        .unwrap_or((-1.0, 1.0));
     let colours: Vec<_> = lines
         .iter()
-        .map(|(i, _)| theme.series[plot.channels[*i].colour % theme.series.len()])
+        .map(|(i, _)| theme.series[chans[*i].colour % theme.series.len()])
         .collect();
-    let response = Plot::new(("plot", id))
-        .height(plot.height + if plot.last { TIME_AXIS_HEIGHT } else { 0.0 })
-        .link_axis(group, [true, false])
-        .custom_y_axes(vec![y_axis])
-        .show_axes([plot.last, true])
-        .y_grid_spacer(uniform_grid_spacer(|input| {
+    let last = lane.row.height() > lane.data.height() + 0.5;
+    let points: usize = lines.iter().map(|(_, l)| l.points.len()).sum();
+    let plot_rect = Rect::from_min_max(pos2(lane.data.left(), lane.row.top()), lane.row.max);
+    let mut child = ui.new_child(UiBuilder::new().max_rect(plot_rect));
+    let cursor = input.shown.cursor();
+    let hover_line = view.hover;
+    let response = Plot::new(("plot", lane.key.0, lane.key.1))
+        .id(egui::Id::NULL.with(("plot", lane.key.0, lane.key.1)))
+        .width(plot_rect.width())
+        .height(plot_rect.height())
+        .show_axes([last, false])
+        .custom_x_axes(vec![AxisHints::new_x().min_thickness(TIME_AXIS_HEIGHT)])
+        .y_grid_spacer(uniform_grid_spacer(move |g: GridInput| {
             // egui_plot's base step is 8 points' worth of value (its grid spacing minimum).
             y_steps(
-                input.bounds,
-                8.0 / input.base_step_size.max(f64::MIN_POSITIVE),
+                g.bounds,
+                8.0 / g.base_step_size.max(f64::MIN_POSITIVE),
+                label,
             )
         }))
         // The hover read-out is in the legends, never over the data.
         .show_x(false)
         .show_y(false)
-        .allow_drag(true)
-        // The wheel is handled below: time by default, values with Shift or Ctrl.
+        // The panel pans and zooms (`pointer`): the same range for every plot.
+        .sense(Sense::hover())
+        .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)
-        .show(ui, |plot_ui| {
-            let mut shown = plot_ui.plot_bounds();
-            if follow {
-                let height = f64::from(plot_ui.transform().frame().height());
-                let (y0, y1) =
-                    fit_y(lo, hi, threshold, height).unwrap_or((shown.min()[1], shown.max()[1]));
-                shown = PlotBounds::from_min_max([t0, y0], [t1, y1]);
-                plot_ui.set_plot_bounds(shown);
-            }
-            let zoomed = wheel(plot_ui);
+        .allow_boxed_zoom(false)
+        .allow_double_click_reset(false)
+        .allow_axis_zoom_drag(false)
+        .show(&mut child, |plot_ui| {
+            plot_ui.set_plot_bounds_x(range.0..=range.1);
+            plot_ui.set_plot_bounds_y(y.0..=y.1);
             if lines_drawn() {
-                draw_lines(plot_ui, &lines, &colours, pixels_per_unit(plot_ui, &shown));
+                let scale = pixels_per_unit(plot_ui.ctx(), lane.data, range, y);
+                draw_lines(plot_ui, &lines, &colours, scale);
             }
             // No names: the cursor, the hover line and the threshold stay out of any legend.
             if let Some(t) = cursor {
@@ -602,41 +1135,67 @@ fn one_plot(
                     );
                 }
             }
-            let b = plot_ui.plot_bounds();
-            let frame = PlotFrame {
-                x: (b.min()[0], b.max()[0]),
-                y: (b.min()[1], b.max()[1]),
-                height: plot_ui.transform().frame().height(),
-                width_px: plot_ui.transform().frame().width() * plot_ui.ctx().pixels_per_point(),
-            };
-            let hover = plot_ui
-                .response()
-                .hovered()
-                .then(|| plot_ui.pointer_coordinate().map(|p| p.x))
-                .flatten();
-            (frame, plot_ui.response().dragged() || zoomed, hover)
         });
-    let (frame, interacted, hover) = response.inner;
-    ui.ctx().data_mut(|d| d.insert_temp(bounds_id, frame.x));
-    Drawn {
-        frame,
-        interacted,
-        hover,
+    let transform = response.transform;
+    let data = *transform.frame();
+    let bounds = transform.bounds();
+    let shown_y = (bounds.min()[1], bounds.max()[1]);
+    let gutter = Rect::from_min_max(
+        pos2(lane.row.left(), data.top()),
+        pos2(data.left(), data.bottom()),
+    );
+    let (ticks, widest) = paint_ticks(ui, gutter, shown_y, label, lane.lane.unit);
+    let frame = PlotFrame {
+        plot: plot.index,
+        unit: lane.lane.unit,
+        x: (bounds.min()[0], bounds.max()[0]),
+        y: shown_y,
+        rect: data,
+        height: data.height(),
+        width_px: data.width() * ui.ctx().pixels_per_point(),
+        ticks,
+        signals: chans.iter().filter(|c| c.drawn()).count(),
+        points,
+    };
+    (frame, widest)
+}
+
+/// Paints the labelled Y ticks of a data area whose rows are `gutter`'s (value range `y`)
+/// right-aligned in `gutter`: how many, and the widest label's width.
+fn paint_ticks(ui: &egui::Ui, gutter: Rect, y: (f64, f64), label: f64, unit: &str) -> (usize, f32) {
+    let (values, step) = tick_values(y, f64::from(gutter.height()), label);
+    let painter = ui
+        .painter()
+        .with_clip_rect(gutter.intersect(ui.clip_rect()));
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let colour = ui.visuals().text_color();
+    let px = f64::from(gutter.height()) / (y.1 - y.0);
+    let mut widest: f32 = 0.0;
+    for v in &values {
+        let text = tick_label(*v, step, unit);
+        let galley = painter.layout_no_wrap(text, font.clone(), colour);
+        let size = galley.size();
+        widest = widest.max(size.x);
+        let centre = gutter.top() + ((y.1 - v) * px) as f32;
+        let pos = pos2(
+            gutter.right() - LABEL_MARGIN - size.x,
+            centre - size.y / 2.0,
+        );
+        painter.galley(pos, galley, colour);
     }
+    (values.len(), widest)
 }
 
 /// How far, in physical pixels, a plot line may pass from a sample it leaves out
 /// ([`simplify`]): a sixth of the line's width, below what anti-aliasing shows.
 pub const LINE_TOLERANCE_PX: f64 = 0.25;
 
-/// Physical pixels per plot unit along x and y with `bounds` shown in the plot's frame (its
-/// size from the frame before: the bounds set in this frame apply to what is drawn in it).
-fn pixels_per_unit(plot_ui: &egui_plot::PlotUi<'_>, bounds: &PlotBounds) -> [f64; 2] {
-    let frame = plot_ui.transform().frame();
-    let ppp = f64::from(plot_ui.ctx().pixels_per_point());
+/// Physical pixels per plot unit along x and y with `x` and `y` shown in `data`.
+fn pixels_per_unit(ctx: &egui::Context, data: Rect, x: (f64, f64), y: (f64, f64)) -> [f64; 2] {
+    let ppp = f64::from(ctx.pixels_per_point());
     [
-        f64::from(frame.width()) * ppp / bounds.width(),
-        f64::from(frame.height()) * ppp / bounds.height(),
+        f64::from(data.width()) * ppp / (x.1 - x.0),
+        f64::from(data.height()) * ppp / (y.1 - y.0),
     ]
 }
 
@@ -671,25 +1230,6 @@ fn lines_drawn() -> bool {
     *DRAWN.get_or_init(|| std::env::var("JAUS_OCU_PLOT_LINES").as_deref() != Ok("off"))
 }
 
-/// Zooms with the wheel around the pointer (time; Shift or Ctrl: values); whether it did.
-fn wheel(plot_ui: &mut egui_plot::PlotUi<'_>) -> bool {
-    if !plot_ui.response().hovered() {
-        return false;
-    }
-    let (scroll, pinch, shift) = plot_ui
-        .ctx()
-        .input(|i| (i.smooth_scroll_delta, i.zoom_delta(), i.modifiers.shift));
-    let zoom = wheel_zoom(scroll, pinch, shift);
-    if zoom == Vec2::splat(1.0) {
-        return false;
-    }
-    let Some(at) = plot_ui.pointer_coordinate() else {
-        return false;
-    };
-    plot_ui.zoom_bounds(zoom, at);
-    true
-}
-
 /// The unit choices of `settings`.
 pub fn units(settings: &Settings) -> Units {
     Units {
@@ -705,27 +1245,173 @@ enum LegendAsk {
     Remove,
 }
 
-/// The plot's legend, above it: the signal picker and the remove button, then one chip per
-/// signal in its colour with its value at the drawn time, or at the time under the pointer
-/// while a plot is hovered (click a chip to hide or show the signal), the threshold when
-/// drawn, and that time.
+/// What a legend row shows.
+struct LegendInput<'a> {
+    input: &'a PlotsInput<'a>,
+    /// The time under the pointer, when a plot is hovered.
+    hover: Option<f64>,
+    /// The plot's index in the layout.
+    index: usize,
+    /// The plot's channels.
+    channels: &'a [Channel],
+}
+
+/// One chip of a legend.
+struct Chip {
+    text: RichText,
+    tooltip: String,
+    /// The signal it hides or shows when clicked (none: a signal the arm lacks, a note).
+    signal: Option<SignalRef>,
+    shown: bool,
+    /// Its width, points: at least what a value of three digits takes, so chips do not move
+    /// as values change.
+    width: f32,
+}
+
+/// The chips of a legend at time `t` (`hover`: the sample nearest it).
+fn chips(
+    ui: &egui::Ui,
+    l: &LegendInput<'_>,
+    units: Units,
+    theme: &Theme,
+    empty: bool,
+) -> Vec<Chip> {
+    let padding = 2.0 * ui.spacing().button_padding.x;
+    let mono = egui::TextStyle::Monospace.resolve(ui.style());
+    let body = egui::TextStyle::Body.resolve(ui.style());
+    let measure = |text: &str, font: &egui::FontId| {
+        ui.painter()
+            .layout_no_wrap(text.to_string(), font.clone(), theme.muted)
+            .size()
+            .x
+    };
+    let mut out = Vec::new();
+    if empty {
+        let text = "no signals: choose some with Signals";
+        out.push(Chip {
+            text: RichText::new(text).color(theme.muted),
+            tooltip: "This plot has no signals yet".into(),
+            signal: None,
+            shown: true,
+            width: measure(text, &body),
+        });
+    }
+    let mixed = mixed(l.channels);
+    let t = l.hover.unwrap_or(l.input.time);
+    for c in l.channels {
+        let name = c.label(mixed);
+        let Some(info) = &c.info else {
+            let text = format!("{name}: not on this arm");
+            out.push(Chip {
+                width: measure(&text, &body),
+                text: RichText::new(text).color(theme.muted),
+                tooltip: "The arm shown has no such signal (another arm's choice)".into(),
+                signal: None,
+                shown: true,
+            });
+            continue;
+        };
+        let unit = info.unit(units);
+        let text = match value_at(l.input.session, c, units, t, l.hover.is_some()) {
+            Some(v) => format!("{name} {}", value_text(v, unit)),
+            None => format!("{name} — {unit}"),
+        };
+        let template = format!("{name} {}", value_text(-888.888_888, unit));
+        let colour = if c.hidden {
+            theme.muted
+        } else {
+            theme.series[c.colour % theme.series.len()]
+        };
+        out.push(Chip {
+            width: measure(&text, &mono).max(measure(&template, &mono)) + padding,
+            text: RichText::new(text).monospace().color(colour),
+            tooltip: format!("{} at the time shown; click to hide or show it", info.name),
+            signal: Some(c.signal),
+            shown: !c.hidden,
+        });
+    }
+    out
+}
+
+/// Draws `chip`; a click hides or shows its signal in `spec`.
+fn chip_ui(ui: &mut egui::Ui, chip: &Chip, spec: &mut PlotSpec) {
+    let Some(signal) = chip.signal else {
+        ui.add_sized(
+            vec2(chip.width, ui.spacing().interact_size.y),
+            egui::Label::new(chip.text.clone()),
+        )
+        .on_hover_text(&chip.tooltip);
+        return;
+    };
+    let button =
+        egui::Button::selectable(chip.shown, chip.text.clone()).min_size(vec2(chip.width, 0.0));
+    if ui.add(button).on_hover_text(&chip.tooltip).clicked() {
+        if chip.shown {
+            spec.hidden.push(signal);
+        } else {
+            spec.hidden.retain(|s| *s != signal);
+        }
+    }
+}
+
+/// How many of chips `widths` fit in `room` points with `gap` between them, keeping room
+/// for a `more`-wide "+N more" button when not all fit.
+fn chips_that_fit(widths: &[f32], room: f32, gap: f32, more: f32) -> usize {
+    let total: f32 = widths.iter().map(|w| w + gap).sum();
+    if total <= room + 0.5 {
+        return widths.len();
+    }
+    let mut used = more + gap;
+    let mut n = 0;
+    for w in widths {
+        if used + w + gap > room + 0.5 {
+            break;
+        }
+        used += w + gap;
+        n += 1;
+    }
+    n
+}
+
+/// The plot's legend, one row above it whatever the number of signals: the signal picker
+/// and the remove button, one chip per signal in its colour with its value at the drawn
+/// time, or at the time under the pointer while a plot is hovered (click a chip to hide or
+/// show the signal), the chips that do not fit in a "+N more" menu; at the row's end the
+/// threshold when drawn, and a place kept for the hovered time.
 fn legend_row(
     ui: &mut egui::Ui,
-    input: &PlotsInput<'_>,
-    hover: Option<f64>,
+    l: &LegendInput<'_>,
     settings: &mut Settings,
     theme: &Theme,
-    index: usize,
-    channels: &[Channel],
 ) -> LegendAsk {
     let units = units(settings);
     let mut ask = LegendAsk::Nothing;
     let many = settings.plots.plots.len() > 1;
-    let Some(spec) = settings.plots.plots.get_mut(index) else {
+    let threshold = l
+        .input
+        .session
+        .force_threshold()
+        .filter(|_| shows_force(l.channels));
+    let Some(spec) = settings.plots.plots.get_mut(l.index) else {
         return ask;
     };
+    let chips = chips(ui, l, units, theme, spec.is_empty());
+    let mono = egui::TextStyle::Monospace.resolve(ui.style());
+    let gap = ui.spacing().item_spacing.x;
+    // The hovered time's place: as wide as the latest time of the session needs.
+    let latest = l
+        .input
+        .session
+        .span()
+        .map_or(0.0, |(a, b)| a.abs().max(b.abs()))
+        .max(l.input.time.abs());
+    let slot = ui
+        .painter()
+        .layout_no_wrap(format!("at -{latest:.3} s"), mono, theme.accent)
+        .size()
+        .x;
     ui.horizontal(|ui| {
-        plot_picker::picker(ui, spec, input.session, units, theme);
+        plot_picker::picker(ui, spec, l.input.session, units, theme);
         if many
             && ui
                 .small_button("×")
@@ -734,63 +1420,66 @@ fn legend_row(
         {
             ask = LegendAsk::Remove;
         }
-        if spec.is_empty() {
-            ui.label(RichText::new("no signals: choose some with Signals").color(theme.muted));
+        let threshold_text = threshold.map(|th| format!("threshold ±{th} N"));
+        let threshold_w = threshold_text.as_ref().map_or(0.0, |t| {
+            ui.painter()
+                .layout_no_wrap(
+                    t.clone(),
+                    egui::TextStyle::Body.resolve(ui.style()),
+                    theme.threshold,
+                )
+                .size()
+                .x
+                + gap
+        });
+        let room = ui.available_width() - slot - gap - threshold_w;
+        let widths: Vec<f32> = chips.iter().map(|c| c.width).collect();
+        let more_w = ui
+            .painter()
+            .layout_no_wrap(
+                "+99 more".to_string(),
+                egui::TextStyle::Button.resolve(ui.style()),
+                theme.muted,
+            )
+            .size()
+            .x
+            + 2.0 * ui.spacing().button_padding.x;
+        let n = chips_that_fit(&widths, room, gap, more_w);
+        for chip in &chips[..n] {
+            chip_ui(ui, chip, spec);
         }
-        let mixed = mixed(channels);
-        let t = hover.unwrap_or(input.time);
-        for c in channels {
-            let name = c.label(mixed);
-            let Some(info) = &c.info else {
-                ui.label(RichText::new(format!("{name}: not on this arm")).color(theme.muted))
-                    .on_hover_text("The arm shown has no such signal (another arm's choice)");
-                continue;
-            };
-            let unit = info.unit(units);
-            let text = match value_at(input.session, c, units, t, hover.is_some()) {
-                Some(v) => format!("{name} {}", value_text(v, unit)),
-                None => format!("{name} — {unit}"),
-            };
-            let colour = if c.hidden {
-                theme.muted
-            } else {
-                theme.series[c.colour % theme.series.len()]
-            };
-            let mut shown = !c.hidden;
-            if ui
-                .toggle_value(&mut shown, RichText::new(text).monospace().color(colour))
-                .on_hover_text(format!(
-                    "{} at the time shown; click to hide or show it",
-                    info.name
-                ))
-                .changed()
-            {
-                if shown {
-                    spec.hidden.retain(|s| *s != c.signal);
-                } else {
-                    spec.hidden.push(c.signal);
-                }
-            }
+        if n < chips.len() {
+            let folded = &chips[n..];
+            let config =
+                MenuConfig::new().close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
+            MenuButton::new(format!("+{} more", folded.len()))
+                .config(config)
+                .ui(ui, |ui| {
+                    for chip in folded {
+                        chip_ui(ui, chip, spec);
+                    }
+                })
+                .0
+                .on_hover_text("The signals whose chips do not fit in this row");
         }
-        if shows_force(channels)
-            && let Some(th) = input.session.force_threshold()
-        {
-            ui.label(RichText::new(format!("threshold ±{th} N")).color(theme.threshold))
-                .on_hover_text("Crossings of |F| are marked on the timeline (threshold marks)");
-        }
-        if let Some(t) = hover {
-            ui.label(
-                RichText::new(format!("at {t:.3} s"))
-                    .monospace()
-                    .color(theme.accent),
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            let text = l.hover.map_or_else(String::new, |t| format!("at {t:.3} s"));
+            ui.add_sized(
+                vec2(slot, ui.spacing().interact_size.y),
+                egui::Label::new(RichText::new(text).monospace().color(theme.accent)),
             )
             .on_hover_text("The values at the time under the pointer");
-        }
+            if let Some(text) = threshold_text {
+                ui.label(RichText::new(text).color(theme.threshold))
+                    .on_hover_text("Crossings of |F| are marked on the timeline (threshold marks)");
+            }
+        });
     });
     ask
 }
 
-/// The panel's header: title, following, window, threshold, samples, add a plot.
+/// The panel's header: title, what the time range follows, window, threshold, add a plot,
+/// samples; it wraps in a narrow window.
 fn header(
     ui: &mut egui::Ui,
     input: &PlotsInput<'_>,
@@ -798,9 +1487,14 @@ fn header(
     settings: &mut Settings,
     theme: &Theme,
 ) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.heading("Plots");
         let replay = input.shown.is_replay();
+        let whole_name = if replay {
+            "Whole file"
+        } else {
+            "Whole session"
+        };
         if view.follow {
             let (text, hover) = if replay {
                 (
@@ -817,19 +1511,33 @@ fn header(
             };
             ui.label(RichText::new(text).color(theme.ok))
                 .on_hover_text(hover);
-        } else if ui
-            .button(if replay {
-                "Follow cursor"
-            } else {
-                "Back to live"
-            })
-            .on_hover_text(format!(
-                "Follow the drawn time again ({})",
-                UiCommand::FollowLive.keys_text(input.shown)
-            ))
-            .clicked()
+        } else {
+            if view.whole {
+                ui.label(RichText::new(whole_name.to_lowercase()).color(theme.ok))
+                    .on_hover_text("The plots show all of it; the cursor is the vertical line");
+            }
+            if ui
+                .button(if replay {
+                    "Follow cursor"
+                } else {
+                    "Back to live"
+                })
+                .on_hover_text(format!(
+                    "Follow the drawn time again ({})",
+                    UiCommand::FollowLive.keys_text(input.shown)
+                ))
+                .clicked()
+            {
+                view.follow_time();
+            }
+        }
+        if !view.whole
+            && ui
+                .button(whole_name)
+                .on_hover_text("Show all of it in the plots")
+                .clicked()
         {
-            view.follow = true;
+            view.show_whole();
         }
         ui.add(
             egui::Slider::new(&mut settings.plot_window_s, 1.0..=3600.0)
@@ -837,7 +1545,7 @@ fn header(
                 .suffix(" s")
                 .text("window"),
         )
-        .on_hover_text("Seconds of history shown while following live");
+        .on_hover_text("Seconds of history shown while following");
         let mut on = settings.force_threshold.is_some();
         if ui
             .checkbox(&mut on, "threshold")
@@ -870,105 +1578,6 @@ fn header(
     });
 }
 
-/// How many of `all` plots a panel with `room` points under its header shows, each plot
-/// taking `legend` points for its legend: as many as fit at [`SMALLEST_PLOT_HEIGHT`] (with a
-/// line to say the rest do not), at least one. A scrolled panel would hide widgets under the
-/// bars below it and fight the wheel, which zooms the plots.
-pub fn shown_plots(room: f32, legend: f32, all: usize) -> usize {
-    let each = SMALLEST_PLOT_HEIGHT + legend;
-    if room + 0.5 >= all as f32 * each {
-        return all;
-    }
-    // Room for the note too.
-    (((room - legend) / each).floor().max(1.0) as usize).min(all)
-}
-
-/// Draws the panel. The header's controls, the pickers and the legend chips change
-/// `settings`.
-pub fn show(
-    ui: &mut egui::Ui,
-    input: &PlotsInput<'_>,
-    view: &mut PlotsView,
-    settings: &mut Settings,
-    theme: &Theme,
-) {
-    header(ui, input, view, settings, theme);
-    let all = settings.plots.plots.len();
-    // Fill the panel: content shorter than the panel made it shrink a little every frame.
-    let spacing = ui.spacing().item_spacing.y;
-    let legend = ui.spacing().interact_size.y + 2.0 * spacing;
-    let room = ui.available_height() - TIME_AXIS_HEIGHT;
-    let n = shown_plots(room, legend + spacing, all);
-    // A note under the plots says how many do not fit.
-    let note = if n < all { legend } else { 0.0 };
-    let h =
-        ((room - note - n as f32 * (legend + spacing)) / n.max(1) as f32).max(SMALLEST_PLOT_HEIGHT);
-    let mut hover = None;
-    let mut remove = None;
-    let mut frames = Vec::with_capacity(n);
-    for index in 0..n {
-        let Some(spec) = settings.plots.plots.get(index) else {
-            break;
-        };
-        let chans = channels(input.session, spec);
-        if legend_row(ui, input, view.hover, settings, theme, index, &chans) == LegendAsk::Remove {
-            remove = Some(index);
-        }
-        // Chips clicked change what is drawn this frame already.
-        let chans = settings
-            .plots
-            .plots
-            .get(index)
-            .map_or(chans, |spec| channels(input.session, spec));
-        let plot = OnePlot {
-            index,
-            channels: &chans,
-            height: h,
-            last: index + 1 == n,
-        };
-        let drawn = one_plot(ui, input, view, settings, theme, &plot);
-        if index == 0 {
-            view.range = Some(drawn.frame.x);
-        }
-        frames.push(drawn.frame);
-        if drawn.interacted {
-            view.follow = false;
-        }
-        hover = hover.or(drawn.hover);
-    }
-    if n < all {
-        ui.label(
-            RichText::new(format!(
-                "{} more plot(s) below: drag the panel's top edge up to see them",
-                all - n
-            ))
-            .color(theme.warn),
-        );
-    }
-    if all == 0 {
-        view.range = None;
-        ui.label(RichText::new("No plots: add one with + Plot").color(theme.muted));
-    }
-    if let Some(i) = remove {
-        settings.plots.remove(i);
-    }
-    view.column = frames
-        .first()
-        .filter(|f| f.width_px >= 1.0)
-        .map(|f| (f.x.1 - f.x.0) / f64::from(f.width_px));
-    view.frames = frames;
-    if hover != view.hover {
-        view.hover = hover;
-        // The legends show the hovered time from the next frame on.
-        ui.ctx().request_repaint();
-    }
-    // The panel keeps the height its content takes: claim all of it, the item spacing after
-    // the last plot included (allocating `available_size` left those points out, so a panel
-    // dragged taller crept back a few points every frame).
-    let full = ui.max_rect();
-    ui.expand_to_include_rect(full);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -995,10 +1604,21 @@ mod tests {
             "{h}"
         );
         // 800×600: no more than 42 %; the plots that do not fit are left out, said below.
-        assert_eq!(shown_plots(130.0, 30.0, 3), 1);
-        assert_eq!(shown_plots(3.0 * 78.0, 30.0, 3), 3);
-        assert_eq!(shown_plots(10.0, 30.0, 3), 1);
-        assert_eq!(shown_plots(10.0, 30.0, 0), 0);
+        assert_eq!(shown_plots(130.0, 30.0, &[1, 1, 1]), 1);
+        assert_eq!(shown_plots(3.0 * 78.0, 30.0, &[1, 1, 1]), 3);
+        assert_eq!(shown_plots(10.0, 30.0, &[1, 1, 1]), 1);
+        assert_eq!(shown_plots(10.0, 30.0, &[]), 0);
+        // A plot of two units takes two lanes.
+        assert_eq!(shown_plots(3.0 * 78.0, 30.0, &[1, 1, 2]), 2);
+        assert_eq!(
+            shown_plots(3.0 * 78.0 + 48.0 + LANE_GAP, 30.0, &[1, 1, 2]),
+            3
+        );
+        assert!(
+            (panel_height_lanes(&[1, 1, 1], MIN_PLOT_HEIGHT) - panel_height(3, MIN_PLOT_HEIGHT))
+                .abs()
+                < 1e-3
+        );
         assert!(default_panel_height(430.0, 3) <= 430.0 * 0.42 + 0.01);
         // One plot: a third, or the room of two plots when that is more.
         let one = default_panel_height(660.0, 1);
