@@ -624,7 +624,12 @@ mod replay_flows {
         h.step();
         h.step();
         let column = h.state().view.plots.column.expect("plots drawn");
-        assert!((0.02..0.035).contains(&column), "{column} s a column");
+        // (The plots' tile is narrower than the window: 30 s over its data area's width.)
+        let width = f64::from(h.state().view.plots.frames[0].width_px);
+        assert!(
+            (column - 30.0 / width).abs() < 1e-3,
+            "{column} s a column of {width} px"
+        );
         let report_after = |h: &Harness<'_, OcuApp>, t: f64| {
             read_vehicle(h.state().vehicle())
                 .focused()
@@ -699,7 +704,14 @@ mod replay_flows {
         record_in_memory(&path, 3.0);
         let replay = Replay::open(&path, 3794, None).unwrap();
         // Not waiting: the first frames may run while the file loads.
-        let mut h = harness(OcuApp::with_replay(replay, Settings::default()));
+        // Tall enough for every default plot (the test is about what they show, not the fit:
+        // ui_tiles checks that).
+        let mut h = Harness::builder()
+            .with_size([1280.0, 1000.0])
+            .build_ui_state(
+                |ui, app: &mut OcuApp| app.frame(ui),
+                OcuApp::with_replay(replay, Settings::default()),
+            );
         h.state().replay().unwrap().replay.wait();
         h.step();
         h.step();
@@ -712,7 +724,11 @@ mod replay_flows {
         }
         // The data is drawn: every joint's position across the file, the wrench too.
         for unit in ["°", "N"] {
-            let lane = view.frames.iter().find(|f| f.unit == unit).unwrap();
+            let lane = view
+                .frames
+                .iter()
+                .find(|f| f.unit == unit)
+                .unwrap_or_else(|| panic!("no {unit} lane in {:?}", view.frames));
             assert!(lane.points > 100 && lane.signals > 0, "{lane:?}");
         }
         assert!(h.query_by_label("whole file").is_some());

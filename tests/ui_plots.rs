@@ -443,7 +443,13 @@ fn has_label(h: &Harness<'_, OcuApp>, text: &str) -> bool {
 
 #[test]
 fn a_joint_positions_plot_shows_a_chip_per_joint_with_its_value_in_the_gauges_units() {
-    let mut h = harness(arm_app(Settings::default()));
+    let mut h = harness(arm_app(Settings {
+        // The plots the whole window's width (no side tiles): every chip on its row.
+        show_gauges: false,
+        show_presets: false,
+        show_arms: false,
+        ..Settings::default()
+    }));
     h.step();
     h.step();
     // The default plots: force, torque, and every joint's position (in degrees).
@@ -630,7 +636,13 @@ fn the_enabled_threshold_is_inside_the_y_range_while_following() {
 #[test]
 fn hovering_a_plot_lists_every_signal_at_the_pointer_time() {
     use eframe::egui::{Event, pos2};
-    let mut h = harness(arm_app(Settings::default()));
+    let mut h = harness(arm_app(Settings {
+        // The plots the whole window's width (no side tiles): every chip on its row.
+        show_gauges: false,
+        show_presets: false,
+        show_arms: false,
+        ..Settings::default()
+    }));
     h.step();
     h.step();
     let frames = h.state().view.plots.frames.clone();
@@ -1002,7 +1014,13 @@ fn two_labelled_ticks_in_every_lane_at_every_window_size_down_to_the_smallest_pl
                     h.step();
                     h.step();
                     let frames = h.state().view.plots.frames.clone();
-                    assert!(!frames.is_empty());
+                    // At 800×600 the plots give way to the 3D view (its minimum height),
+                    // saying so in the 3D view's toolbar: no lane to label.
+                    if w <= 800.0 && frames.is_empty() {
+                        assert!(h.query_by_label_contains("plots hidden").is_some());
+                        continue;
+                    }
+                    assert!(!frames.is_empty(), "{w}×{hh}");
                     for f in frames {
                         assert!(
                             f.height >= SMALLEST_PLOT_HEIGHT,
