@@ -111,6 +111,9 @@ pub struct Extent {
     pub hangs: bool,
 }
 
+/// How far past what is framed the arm may go before the camera is fitted again, m.
+pub const EXTENT_SLACK: f64 = 0.005;
+
 /// The 26 directions of an [`Extent`]'s hull: every (x, y, z) in {−1, 0, 1}³ but 0.
 pub const EXTENT_DIRECTIONS: [DVec3; 26] = {
     let mut out = [DVec3::ZERO; 26];
@@ -193,17 +196,20 @@ impl Extent {
         }
     }
 
-    /// Whether `other` is inside this extent's hull (and its box).
+    /// Whether `other` is inside this extent's hull (and its box), give or take
+    /// [`EXTENT_SLACK`]: noise on a joint at the edge of what is framed does not move the
+    /// camera (it is inside the volumes' padding and the view's margin anyway).
     pub fn contains(&self, other: &Self) -> bool {
-        self.lo.cmple(other.lo).all()
-            && self.hi.cmpge(other.hi).all()
+        let slack = DVec3::splat(EXTENT_SLACK);
+        (self.lo - slack).cmple(other.lo).all()
+            && (self.hi + slack).cmpge(other.hi).all()
             && self.padding >= other.padding
             && self
                 .extremes
                 .iter()
                 .zip(other.extremes)
                 .zip(EXTENT_DIRECTIONS)
-                .all(|((mine, theirs), d)| theirs.dot(d) <= mine.dot(d))
+                .all(|((mine, theirs), d)| theirs.dot(d) <= mine.dot(d) + EXTENT_SLACK * d.length())
     }
 
     /// The points the camera keeps in view, each grown by the padding.
