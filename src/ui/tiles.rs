@@ -90,7 +90,7 @@ impl NamedLayout {
         let centre = linear(
             &mut tiles,
             LinearDir::Vertical,
-            &[(view, 1.0), (plots, 1.2)],
+            &[(view, 1.0), (plots, 1.35)],
         );
         let root = match self {
             NamedLayout::Laptop => {
