@@ -992,7 +992,7 @@ pub fn show(
         let mut child = ui.new_child(UiBuilder::new().max_rect(rect));
         child.label(
             RichText::new(format!(
-                "{more} more plot(s) below: drag the panel's top edge up to see them"
+                "{more} more plot(s) below: drag the tile taller (its top edge) to see them"
             ))
             .color(theme.warn),
         );

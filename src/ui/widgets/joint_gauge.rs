@@ -276,15 +276,14 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
         let font = FontId::proportional(13.0);
         let small = FontId::proportional(11.0);
         let text_colour = ui.visuals().text_color();
-        p.text(
-            rect.left_top(),
-            Align2::LEFT_TOP,
-            &d.label,
-            font.clone(),
-            text_colour,
-        );
         let value = d.value.map_or("—".to_string(), |v| d.format(v));
-        p.text(rect.right_top(), Align2::RIGHT_TOP, &value, font, colour);
+        let value_rect = p.text(
+            rect.right_top(),
+            Align2::RIGHT_TOP,
+            &value,
+            font.clone(),
+            colour,
+        );
         let warn_text = match state {
             LimitState::NearMin | LimitState::NearMax | LimitState::AtLimit if d.at_rest => {
                 "rest position"
@@ -295,15 +294,27 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
             LimitState::Unlimited if d.min.is_none() && !d.prismatic => "continuous",
             _ => "",
         };
+        // The warning beside the value (never under a long name); the name gives way to
+        // both, cut where they would meet (the tooltip has it whole).
+        let mut name_end = value_rect.left() - 6.0;
         if !warn_text.is_empty() {
-            p.text(
-                pos2(rect.center().x, rect.top()),
-                Align2::CENTER_TOP,
+            let warn_rect = p.text(
+                pos2(name_end, rect.top() + 1.5),
+                Align2::RIGHT_TOP,
                 warn_text,
                 small.clone(),
                 colour,
             );
+            name_end = warn_rect.left() - 6.0;
         }
+        let name_clip = Rect::from_min_max(rect.min, pos2(name_end, rect.top() + 16.0));
+        p.with_clip_rect(name_clip.intersect(p.clip_rect())).text(
+            rect.left_top(),
+            Align2::LEFT_TOP,
+            &d.label,
+            font,
+            text_colour,
+        );
         paint_track(ui, rect, d, colour, theme);
         // Speed and effort.
         let half = (rect.width() - 8.0) / 2.0;
