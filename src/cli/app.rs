@@ -78,14 +78,16 @@ pub fn misspelled_subcommand(args: &[std::ffi::OsString]) -> Option<String> {
         return None;
     }
     let cmd = command();
+    // Hidden subcommands (generate, flood) are subcommands too; only the listed ones are
+    // offered.
+    if word == "help" || cmd.get_subcommands().any(|c| c.get_name() == word) {
+        return None;
+    }
     let names: Vec<&str> = cmd
         .get_subcommands()
         .filter(|c| !c.is_hide_set())
         .map(clap::Command::get_name)
         .collect();
-    if names.contains(&word) || word == "help" {
-        return None;
-    }
     let nearest = names
         .iter()
         .map(|n| (edit_distance(word, n), *n))
@@ -143,6 +145,8 @@ mod tests {
             &["jaus-ocu", "--connect", "127.0.0.1:3794"],
             &["jaus-ocu", "missing.mcap"],
             &["jaus-ocu", "help"],
+            &["jaus-ocu", "flood", "--help"],
+            &["jaus-ocu", "generate"],
             &["jaus-ocu", "Cargo.toml"],
             &["jaus-ocu"],
         ] {
