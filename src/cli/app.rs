@@ -100,8 +100,8 @@ pub fn misspelled_subcommand(args: &[std::ffi::OsString]) -> Option<String> {
     }
     let hint = nearest.map_or_else(String::new, |(_, n)| format!(" Did you mean `{n}`?"));
     Some(format!(
-        "'{word}' is not a subcommand, and no file of that name exists.{hint} The subcommands: \
-         {} (`jaus-ocu --help` says what each does).",
+        "'{word}' is neither a file nor a subcommand.{hint} The subcommands are {} \
+         (`jaus-ocu --help` says what each does).",
         names.join(", ")
     ))
 }
@@ -135,7 +135,10 @@ mod tests {
     #[test]
     fn a_mistyped_subcommand_is_named_with_the_nearest_one() {
         let said = misspelled_subcommand(&args(&["jaus-ocu", "replya", "FILE"])).unwrap();
-        assert!(said.starts_with("'replya' is not a subcommand"), "{said}");
+        assert!(
+            said.starts_with("'replya' is neither a file nor a subcommand"),
+            "{said}"
+        );
         assert!(said.contains("Did you mean `replay`?"), "{said}");
         let said = misspelled_subcommand(&args(&["jaus-ocu", "prob"])).unwrap();
         assert!(said.contains("`probe`"), "{said}");
