@@ -37,10 +37,12 @@ const FLOOD_SECONDS: &str = "5";
 const FLOOD_RATE: &str = "300";
 /// Most the probe's resident memory may grow by.
 const RSS_GROWTH_LIMIT_KB: u64 = 64 * 1024;
-/// Within this long after the flood the probe's CPU is back under the limit.
-const CPU_SETTLE: Duration = Duration::from_secs(2);
-/// One CPU measurement: long enough for the 10 ms accounting tick to resolve 5 %.
-const CPU_WINDOW: Duration = Duration::from_millis(500);
+/// Within this long after the flood the probe's CPU is back under the limit (generous: on a
+/// machine busy with other work a quiet probe still reads a few ticks over a window; a probe
+/// that stayed busy after the flood reads far more for all of it).
+const CPU_SETTLE: Duration = Duration::from_secs(5);
+/// One CPU measurement: long enough for the 10 ms accounting tick to resolve 1 %.
+const CPU_WINDOW: Duration = Duration::from_secs(1);
 /// The CPU limit after the flood, % of one core.
 const CPU_LIMIT: f64 = 5.0;
 
@@ -269,8 +271,8 @@ fn a_flood_of_spoofed_and_malformed_datagrams_leaves_the_probe_up_and_its_arm_it
         std::thread::sleep(Duration::from_millis(50));
     };
     let flood_end = Instant::now();
-    // CPU after the flood: 500 ms windows, one after another, until one is under the limit
-    // or the windows reach 2 s after the flood.
+    // CPU after the flood: 1 s windows, one after another, until one is under the limit or
+    // the windows reach 5 s after the flood.
     let cpu_limit = CPU_LIMIT.max(cpu_before + 1.0);
     let mut cpu_after = Vec::new();
     let cpu_settled = loop {
@@ -398,7 +400,7 @@ fn a_flood_of_spoofed_and_malformed_datagrams_leaves_the_probe_up_and_its_arm_it
             ),
         },
         Check {
-            what: "CPU back under the limit within 2 s",
+            what: "CPU back under the limit within 5 s",
             ok: cpu_settled.is_some(),
             detail: format!(
                 "limit {cpu_limit:.1} % (5 %, or 1 point above the {cpu_before:.1} % before the \
