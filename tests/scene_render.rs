@@ -481,6 +481,44 @@ fn the_picture_copied_into_the_window_equals_the_scene_rendered_directly_until_i
     assert_ne!(fresh.pixels, kept.pixels);
 }
 
+#[test]
+fn the_ground_is_rendered_once_per_camera_while_the_arm_moves_over_it() {
+    let gl = headless();
+    let mut scene = Scene::new(&gl.gl).unwrap();
+    let (spec, poses) = puma();
+    let mut generation = 0;
+    for q in &poses {
+        generation += 1;
+        let moved = input(Some(forward(&spec, q, [0.0; 3]).unwrap()));
+        let cached = render_with(&gl, &mut scene, &moved, &camera(), Some(generation));
+        // The arm over the kept ground is what a render of the whole scene draws.
+        assert_eq!(
+            cached.pixels,
+            render(&gl, &mut scene, &moved, &camera()).pixels,
+            "pose {q:?}"
+        );
+    }
+    assert_eq!(scene.renders(), poses.len() as u64);
+    assert_eq!(scene.ground_renders(), 1, "the camera stayed: one ground");
+    // Another camera, another ground (and what it shows is the new view's).
+    let mut turned = camera();
+    turned.yaw += 0.4;
+    let live = input(Some(live_pose()));
+    let cached = render_with(&gl, &mut scene, &live, &turned, Some(generation + 1));
+    assert_eq!(scene.ground_renders(), 2);
+    assert_eq!(
+        cached.pixels,
+        render(&gl, &mut scene, &live, &turned).pixels
+    );
+    // Another theme, another ground.
+    let light = SceneInput {
+        dark: !live.dark,
+        ..live.clone()
+    };
+    render_with(&gl, &mut scene, &light, &turned, Some(generation + 2));
+    assert_eq!(scene.ground_renders(), 3);
+}
+
 /// `input` painted into a window larger than the view, whose pixels start magenta: the view at
 /// an offset, clipped by `clip` (as egui's panels clip it), directly or through the picture.
 fn paint_offset(

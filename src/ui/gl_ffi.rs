@@ -341,6 +341,46 @@ impl GlPicture {
     }
 }
 
+impl GlPicture {
+    /// Copies this picture's colour, pixel for pixel, over the whole of `into` (a picture of
+    /// the same size; of another size the copy is cut or leaves an edge), whatever scissor box
+    /// is set. The caller's framebuffer bindings and scissor test are kept.
+    pub fn copy_into(&self, into: &GlPicture) {
+        let (w, h) = (self.width as i32, self.height as i32);
+        // SAFETY: both pictures belong to the context current on this thread (the type's
+        // contract); both framebuffers are complete, the rectangle lies within this picture
+        // (GL clips the destination), and the two bindings and the scissor test are restored.
+        unsafe {
+            let gl = &self.gl;
+            let before = (
+                gl.get_parameter_framebuffer(glow::DRAW_FRAMEBUFFER_BINDING),
+                gl.get_parameter_framebuffer(glow::READ_FRAMEBUFFER_BINDING),
+                gl.is_enabled(glow::SCISSOR_TEST),
+            );
+            gl.disable(glow::SCISSOR_TEST);
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(self.framebuffer));
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, Some(into.framebuffer));
+            gl.blit_framebuffer(
+                0,
+                0,
+                w,
+                h,
+                0,
+                0,
+                w,
+                h,
+                glow::COLOR_BUFFER_BIT,
+                glow::NEAREST,
+            );
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, before.0);
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, before.1);
+            if before.2 {
+                gl.enable(glow::SCISSOR_TEST);
+            }
+        }
+    }
+}
+
 impl Drop for GlPicture {
     fn drop(&mut self) {
         // SAFETY: the objects were made in this context (current on this thread: the type's
@@ -375,4 +415,13 @@ pub fn keep_frame_memory() {
             tracing::debug!("glibc refused the allocator settings; frames may fault pages in");
         }
     }
+}
+
+/// The OpenGL renderer's name (`GL_RENDERER`), such as "llvmpipe (LLVM 19.1.7, 256 bits)"
+/// for Mesa's software renderer.
+pub fn renderer_name(gl: &glow::Context) -> String {
+    // SAFETY: `glGetString(GL_RENDERER)` reads a constant string of the current context;
+    // eframe calls its app creator with its context current on this thread, and glow copies
+    // the string before returning.
+    unsafe { gl.get_parameter_string(glow::RENDERER) }
 }

@@ -102,6 +102,7 @@ pub fn run(
             let ctx = cc.egui_ctx.clone();
             net_cfg.urgent_waker = Some(Arc::new(move || ctx.request_repaint()));
             let net = NetHandle::spawn(net_cfg)?;
+            configure_renderer(cc);
             let settings = OcuApp::load_settings(cc.storage);
             let mut app = OcuApp::new(kind, Some(net), sims, settings);
             app.set_pace(pace);
@@ -110,6 +111,27 @@ pub fn run(
         }),
     )
     .map_err(|e| anyhow::anyhow!("the window could not be opened: {e} (is a display available? set DISPLAY, or use `jaus-ocu probe` for a terminal view)"))
+}
+
+/// Fits egui's drawing to the window's OpenGL renderer: shapes without antialiasing fringes
+/// under a software renderer ([`pace::antialias_shapes`]).
+fn configure_renderer(cc: &eframe::CreationContext<'_>) {
+    let Some(gl) = cc.gl.as_ref() else {
+        return;
+    };
+    let renderer = gl_ffi::renderer_name(gl);
+    let env = std::env::var("JAUS_OCU_ANTIALIAS").ok();
+    let antialias = pace::antialias_shapes(&renderer, env.as_deref());
+    tracing::info!(
+        "OpenGL renderer: {renderer}; shapes {}",
+        if antialias {
+            "antialiased"
+        } else {
+            "not antialiased (software rendering: JAUS_OCU_ANTIALIAS=on to compare)"
+        }
+    );
+    cc.egui_ctx
+        .tessellation_options_mut(|o| o.feathering = antialias);
 }
 
 /// Opens the window replaying `path` (a `.mcap` recording or a `.pcap`/`.pcapng` capture,
@@ -137,6 +159,7 @@ pub fn run_replay(path: &Path, port: u16, memory_limit: Option<u64>) -> anyhow::
         native_options(&title),
         Box::new(move |cc| {
             let _ = waker_ctx.set(cc.egui_ctx.clone());
+            configure_renderer(cc);
             let settings = OcuApp::load_settings(cc.storage);
             let mut app = OcuApp::with_replay(replay, settings);
             app.replay_port = port;

@@ -24,6 +24,30 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// Whether an OpenGL renderer's name (`GL_RENDERER`) is one of Mesa's software renderers
+/// (llvmpipe, softpipe, the classic swrast), where every pixel egui fills costs CPU.
+pub fn is_software_renderer(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["llvmpipe", "softpipe", "software rasterizer", "swrast"]
+        .iter()
+        .any(|s| name.contains(s))
+}
+
+/// Whether egui antialiases its shapes (feathering: a one-pixel fringe of extra triangles
+/// around every filled shape and line) on this renderer. On a GPU the fringes are free; under
+/// a software renderer they were about a quarter of a frame's CPU at 1280×800 (thousands of
+/// one-pixel-wide triangles along the plot lines, ARCHITECTURE.md "Where a frame's time
+/// goes"), so there shapes are drawn without them: lines and corners a little jagged, text
+/// unchanged (it is antialiased in its glyph images). `JAUS_OCU_ANTIALIAS=on|off` (the
+/// environment) overrides the choice, to compare.
+pub fn antialias_shapes(renderer: &str, env: Option<&str>) -> bool {
+    match env {
+        Some("on") => true,
+        Some("off") => false,
+        _ => !is_software_renderer(renderer),
+    }
+}
+
 /// The share of one core the process aims at while the window draws by itself at a
 /// sub-second rate: live samples arriving, the arm moving, a replay playing.
 pub const BUSY_BUDGET: f64 = 0.25;
@@ -211,6 +235,30 @@ mod tests {
     use super::*;
 
     const FLOOR: Duration = Duration::from_millis(100);
+
+    #[test]
+    fn shapes_are_antialiased_on_a_gpu_and_not_in_software() {
+        for software in [
+            "llvmpipe (LLVM 19.1.7, 256 bits)",
+            "softpipe",
+            "Mesa DRI Software Rasterizer",
+        ] {
+            assert!(is_software_renderer(software), "{software}");
+            assert!(!antialias_shapes(software, None), "{software}");
+            assert!(antialias_shapes(software, Some("on")), "{software}");
+        }
+        for gpu in [
+            "Mesa Intel(R) UHD Graphics 620 (KBL GT2)",
+            "NVIDIA GeForce RTX 3060/PCIe/SSE2",
+            "AMD Radeon Graphics (radeonsi, renoir, LLVM 15.0.6, DRM 3.49)",
+        ] {
+            assert!(!is_software_renderer(gpu), "{gpu}");
+            assert!(antialias_shapes(gpu, None), "{gpu}");
+            assert!(!antialias_shapes(gpu, Some("off")), "{gpu}");
+        }
+        // An unknown override leaves the choice to the renderer.
+        assert!(antialias_shapes("llvmpipe", Some("yes")) == antialias_shapes("llvmpipe", None));
+    }
     const IDLE_FLOOR: Duration = Duration::from_secs(1);
 
     /// Runs `pace` for `spans` spans of a process costing `base` (share of a core) plus

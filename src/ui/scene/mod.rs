@@ -18,11 +18,13 @@
 //! other arms of its subsystem ([`SceneInput::others`]) at their own mounts, dimmed toward the
 //! background, each with its limits tint, and grey when its link is lost.
 //!
-//! **Draw order.** Opaque parts (links, joints, triads) write depth; then the grid and every
-//! translucent part (bounding volumes, the ghost arm) are blended back to front without
-//! writing depth; the live tool-point marker is drawn last, over everything, so the operator
-//! never loses it inside a bounding volume. The window needs a depth buffer:
-//! `NativeOptions { depth_buffer: 24, .. }`.
+//! **Draw order.** The ground grid first, blended over the background (so the view's ground
+//! can be kept as a picture of its own and copied under a moving arm: [`Scene::paint_cached`]);
+//! then the opaque parts (links, joints, triads) write depth; every translucent part
+//! (bounding volumes, the ghost arm) is blended back to front without writing depth; the live
+//! tool-point marker is drawn last, over everything, so the operator never loses it inside a
+//! bounding volume. A part below the ground is drawn over the grid, not under it. The window
+//! needs a depth buffer: `NativeOptions { depth_buffer: 24, .. }`.
 
 pub mod cache;
 mod camera;
@@ -188,6 +190,16 @@ struct Picture {
     frame: GlPicture,
     generation: u64,
 }
+
+/// The view's ground (the background and the grid, which depend only on the camera, the
+/// size and the theme), kept while those stay: a moving arm is drawn over a copy of it, so
+/// the grid's shader (about a third of a render under a software renderer) runs only when
+/// the camera moves.
+struct Ground {
+    frame: GlPicture,
+    camera: Camera,
+    dark: bool,
+}
 /// The GPU side: created once from the GL context (its programs and buffers belong to it);
 /// kept in `Arc<Mutex<..>>` for the paint callback.
 pub struct Scene {
@@ -200,6 +212,10 @@ pub struct Scene {
     square: GpuMesh,
     /// The last picture rendered by [`Scene::paint_cached`].
     picture: Option<Picture>,
+    /// The ground under it.
+    ground: Option<Ground>,
+    /// Grounds rendered.
+    ground_renders: u64,
     /// Pictures rendered (the view is drawn more often: from its picture).
     renders: u64,
 }
@@ -229,6 +245,8 @@ impl Scene {
             volume: program("volume", MESH_VERT, VOLUME_FRAG)?,
             grid: program("grid", GRID_VERT, GRID_FRAG)?,
             picture: None,
+            ground: None,
+            ground_renders: 0,
             renders: 0,
             cylinder: GpuMesh::new(context, &unit_cylinder(32)),
             sphere: GpuMesh::new(context, &unit_sphere(32, 16)),
@@ -309,7 +327,19 @@ impl Scene {
                     height,
                     frame.framebuffer(),
                 );
-                self.paint(&into, whole, whole.into(), input, camera);
+                if self.ground_for(width, height, input.dark, camera) {
+                    if let Some(ground) = &self.ground {
+                        ground.frame.copy_into(&frame);
+                    }
+                    into.clear_partially(whole.into(), ClearState::depth(1.0));
+                    let Ok(_) =
+                        into.write_partially::<std::convert::Infallible>(whole.into(), || {
+                            self.render_parts(whole, input, camera);
+                            Ok(())
+                        });
+                } else {
+                    self.paint(&into, whole, whole.into(), input, camera);
+                }
                 // The framebuffer is the picture's: three-d must not delete it.
                 let _ = into.into_framebuffer();
                 self.renders += 1;
@@ -323,6 +353,54 @@ impl Scene {
         self.picture = Some(picture);
     }
 
+    /// Makes [`Scene::ground`] show the background and grid of `camera` at `width` ×
+    /// `height` in the theme, rendering it when it does not; `false` when the driver refuses
+    /// a picture for it (then the view is rendered whole).
+    fn ground_for(&mut self, width: u32, height: u32, dark: bool, camera: &Camera) -> bool {
+        if let Some(g) = &self.ground
+            && g.frame.size() == (width, height)
+            && g.dark == dark
+            && g.camera == *camera
+        {
+            return true;
+        }
+        let frame = match self.ground.take() {
+            Some(g) if g.frame.size() == (width, height) => g.frame,
+            _ => match GlPicture::new(&self.context, width, height) {
+                Ok(frame) => frame,
+                Err(e) => {
+                    tracing::warn!("3D view drawn without its ground picture: {e}");
+                    return false;
+                }
+            },
+        };
+        let whole = Viewport::new_at_origo(width, height);
+        let into =
+            RenderTarget::from_framebuffer(&self.context, width, height, frame.framebuffer());
+        into.clear_partially(whole.into(), Self::clear_state(dark));
+        let Ok(_) = into.write_partially::<std::convert::Infallible>(whole.into(), || {
+            let aspect = f64::from(width) / f64::from(height);
+            let palette = ScenePalette::new(dark);
+            self.draw_grid(camera.view_projection(aspect), camera, &palette, whole);
+            Ok(())
+        });
+        // The framebuffer is the picture's: three-d must not delete it.
+        let _ = into.into_framebuffer();
+        self.ground_renders += 1;
+        self.ground = Some(Ground {
+            frame,
+            camera: *camera,
+            dark,
+        });
+        true
+    }
+
+    /// How many grounds (background and grid) [`Scene::paint_cached`] rendered: one per
+    /// camera, size and theme, however often the arm moves.
+    pub fn ground_renders(&self) -> u64 {
+        self.ground_renders
+    }
+
     /// How many pictures [`Scene::paint_cached`] rendered.
     pub fn renders(&self) -> u64 {
         self.renders
@@ -332,6 +410,17 @@ impl Scene {
     /// (x, y, w, h in pixels, GL bottom-left origin). Clears nothing; the caller sets the
     /// scissor box (see [`Scene::paint`]).
     pub fn render(&mut self, viewport: Viewport, input: &SceneInput, camera: &Camera) {
+        if viewport.width == 0 || viewport.height == 0 {
+            return;
+        }
+        let aspect = f64::from(viewport.width) / f64::from(viewport.height);
+        let palette = ScenePalette::new(input.dark);
+        self.draw_grid(camera.view_projection(aspect), camera, &palette, viewport);
+        self.render_parts(viewport, input, camera);
+    }
+
+    /// Renders everything of `input` but the grid (see [`Scene::render`]).
+    fn render_parts(&mut self, viewport: Viewport, input: &SceneInput, camera: &Camera) {
         if viewport.width == 0 || viewport.height == 0 {
             return;
         }
@@ -349,7 +438,6 @@ impl Scene {
         for item in &list.opaque {
             self.draw(item, view_projection, eye, OPAQUE, viewport);
         }
-        self.draw_grid(view_projection, camera, &palette, viewport);
         // Back to front; each volume's far side before its near side.
         list.translucent.sort_by(|a, b| {
             b.centre
