@@ -1,18 +1,18 @@
 //! Every manipulator of a session: one [`Session`] (state and histories) per arm, so nothing
 //! of one arm shows under another, and the facts of the network beside them.
 //!
-//! Routing, one rule per kind of update (see [`Update`]):
+//! Routing, one rule per kind of update, decided by the type (see [`Update`]; the matches
+//! below name every kind, so a new one does not compile until it is routed):
 //! - [`Update::Arm`] goes to its arm's session, created on first sight (at most
 //!   [`MAX_ARMS`]; facts of further arms are counted in [`Vehicle::refused_arms`], not kept);
-//! - [`Update::Selected`] names the focused arm (where live commands go, what the gauges
+//! - [`NetFact::Selected`] names the focused arm (where live commands go, what the gauges
 //!   show by default);
-//! - an unwrapped per-arm fact ([`Update::is_arm_fact`]) belongs to the focused arm
-//!   (single-arm producers);
-//! - everything else (components, counters, identity, errors, marks, outcomes that name no
-//!   arm) is news for every arm: applied to the network's own session and to every arm's.
+//! - every other [`NetFact`] (components, counters, identity, errors, marks, outcomes that
+//!   name no arm) is news for every arm: applied to the network's own session and to every
+//!   arm's.
 //!
 //! A new arm's session starts from what the network already knows (components, identity,
-//! counters), applied through the same [`Session::apply`] as every later update.
+//! counters), applied through the same [`Session::apply_net`] as every later fact.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -20,7 +20,7 @@ use std::sync::{Arc, RwLock};
 use super::events::{self, Note};
 use super::session::{Mark, Session};
 use super::state::ArmState;
-use super::update::{ComponentId, MAX_ARMS, MarkKind, Update};
+use super::update::{ArmFact, ComponentId, MAX_ARMS, MarkKind, NetFact, Remark, Update};
 
 /// What a [`Vehicle`] keeps per arm: a [`Session`] (state and histories, the UI and replay)
 /// or only the latest [`ArmState`] (the headless tools, which run for hours and draw no
@@ -28,8 +28,10 @@ use super::update::{ComponentId, MAX_ARMS, MarkKind, Update};
 pub trait ArmStore {
     /// An empty store.
     fn empty() -> Self;
-    /// Applies one (unwrapped) update.
-    fn apply(&mut self, u: &Update);
+    /// Applies a fact about the store's arm.
+    fn apply_arm(&mut self, fact: &ArmFact);
+    /// Applies a fact of the network.
+    fn apply_net(&mut self, fact: &NetFact);
     /// The state after every update applied.
     fn state(&self) -> &ArmState;
     /// The force threshold crossings are marked against (stores without marks ignore it).
@@ -51,8 +53,11 @@ impl ArmStore for Session {
     fn empty() -> Self {
         Session::new()
     }
-    fn apply(&mut self, u: &Update) {
-        Session::apply(self, u);
+    fn apply_arm(&mut self, fact: &ArmFact) {
+        Session::apply_arm(self, fact);
+    }
+    fn apply_net(&mut self, fact: &NetFact) {
+        Session::apply_net(self, fact);
     }
     fn state(&self) -> &ArmState {
         &self.latest
@@ -83,8 +88,11 @@ impl ArmStore for ArmState {
     fn empty() -> Self {
         ArmState::default()
     }
-    fn apply(&mut self, u: &Update) {
-        ArmState::apply(self, u);
+    fn apply_arm(&mut self, fact: &ArmFact) {
+        ArmState::apply_arm(self, fact);
+    }
+    fn apply_net(&mut self, fact: &NetFact) {
+        ArmState::apply_net(self, fact);
     }
     fn state(&self) -> &ArmState {
         self
@@ -102,7 +110,7 @@ pub struct Vehicle<S = Session> {
     /// Facts of the network only: what a new arm's session starts from, and what shows
     /// while no arm is known.
     network: S,
-    /// The arm last named by [`Update::Selected`].
+    /// The arm last named by [`NetFact::Selected`].
     focused: Option<ComponentId>,
     /// Updates about arms past [`MAX_ARMS`], not kept.
     refused_arms: u64,
@@ -140,30 +148,33 @@ impl<S: ArmStore> Vehicle<S> {
     /// Applies one update to the sessions it concerns (see the module's routing rules).
     pub fn apply(&mut self, u: &Update) {
         match u {
-            Update::Arm { arm, update } => {
-                if let Some(s) = self.arm_session(*arm, update.t()) {
-                    s.apply(update);
+            Update::Arm { arm, fact } => {
+                if let Some(s) = self.arm_session(*arm, fact.t()) {
+                    s.apply_arm(fact);
                 }
             }
-            Update::Selected { t, id } => {
+            Update::Net(fact) => self.apply_net(fact),
+        }
+    }
+
+    /// Applies a fact of the network: the focus, or news for every arm.
+    fn apply_net(&mut self, fact: &NetFact) {
+        match fact {
+            NetFact::Selected { t, id } => {
                 self.focused = Some(*id);
-                self.network.apply(u);
+                self.network.apply_net(fact);
                 if let Some(s) = self.arm_session(*id, *t) {
-                    s.apply(u);
+                    s.apply_net(fact);
                 }
             }
-            u if u.is_arm_fact() => match self.focused {
-                Some(id) => {
-                    if let Some(s) = self.arm_session(id, u.t()) {
-                        s.apply(u);
-                    }
-                }
-                None => self.network.apply(u),
-            },
-            u => {
-                self.network.apply(u);
+            NetFact::Component { .. }
+            | NetFact::ComponentLost { .. }
+            | NetFact::Identity { .. }
+            | NetFact::Stats { .. }
+            | NetFact::Remark(_) => {
+                self.network.apply_net(fact);
                 for s in self.arms.values_mut() {
-                    s.apply(u);
+                    s.apply_net(fact);
                 }
                 self.network_grew();
             }
@@ -210,12 +221,12 @@ impl<S: ArmStore> Vehicle<S> {
             s.set_force_threshold(self.force_threshold);
             let known = self.network.state();
             for (info, lost) in known.components.values() {
-                s.apply(&Update::Component {
+                s.apply_net(&NetFact::Component {
                     t,
                     info: info.clone(),
                 });
                 if *lost {
-                    s.apply(&Update::ComponentLost {
+                    s.apply_net(&NetFact::ComponentLost {
                         t,
                         id: info.id,
                         lost: true,
@@ -223,27 +234,27 @@ impl<S: ArmStore> Vehicle<S> {
                 }
             }
             if let Some(id) = known.ocu_id {
-                s.apply(&Update::Identity {
+                s.apply_net(&NetFact::Identity {
                     t,
                     id,
                     conflict: known.id_conflict.clone(),
                     suspect: known.id_suspect.clone(),
                 });
             }
-            s.apply(&Update::Stats {
+            s.apply_net(&NetFact::Stats {
                 t,
                 stats: known.stats,
             });
             // The arm's own state names it (`ArmState::selected`) from the start.
-            s.apply(&Update::Selected { t, id: arm });
+            s.apply_net(&NetFact::Selected { t, id: arm });
             // Facts of the vehicle written before the arm was seen (notes, recording start):
             // every arm's timeline and log has them.
             for m in self.network.marks() {
-                s.apply(&Update::Mark {
+                s.apply_net(&NetFact::Remark(Remark::Mark {
                     t: m.t,
                     kind: m.kind,
                     label: m.label.clone(),
-                });
+                }));
             }
             self.arms.insert(arm, s);
             self.split_budget();
@@ -251,7 +262,7 @@ impl<S: ArmStore> Vehicle<S> {
         self.arms.get_mut(&arm)
     }
 
-    /// The arm last named by [`Update::Selected`].
+    /// The arm last named by [`NetFact::Selected`].
     pub fn focused_id(&self) -> Option<ComponentId> {
         self.focused
     }
@@ -417,8 +428,8 @@ mod tests {
         ComponentId::new(126, 1, c)
     }
 
-    fn positions(t: f64, v: f64) -> Update {
-        Update::JointPositions {
+    fn positions(t: f64, v: f64) -> ArmFact {
+        ArmFact::JointPositions {
             t,
             values: vec![v, v],
         }
@@ -427,9 +438,9 @@ mod tests {
     #[test]
     fn each_arm_keeps_its_own_samples() {
         let mut v: Vehicle = Vehicle::new();
-        v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
-        v.apply(&Update::for_arm(id(11), positions(1.5, 0.2)));
-        v.apply(&Update::for_arm(id(10), positions(2.0, 0.3)));
+        v.apply(&Update::arm(id(10), positions(1.0, 0.1)));
+        v.apply(&Update::arm(id(11), positions(1.5, 0.2)));
+        v.apply(&Update::arm(id(10), positions(2.0, 0.3)));
         assert_eq!(v.arm_count(), 2);
         assert_eq!(v.arm(id(10)).unwrap().positions.len(), 2);
         assert_eq!(v.arm(id(11)).unwrap().positions.len(), 1);
@@ -440,15 +451,15 @@ mod tests {
     }
 
     #[test]
-    fn unwrapped_arm_facts_go_to_the_focused_arm_and_news_to_every_arm() {
+    fn arm_facts_go_to_their_arm_and_news_to_every_arm() {
         let mut v: Vehicle = Vehicle::new();
-        v.apply(&Update::Selected { t: 0.0, id: id(10) });
-        v.apply(&positions(1.0, 0.1));
-        v.apply(&Update::for_arm(id(11), positions(1.0, 0.2)));
-        v.apply(&Update::Error {
+        v.apply(&Update::net(NetFact::Selected { t: 0.0, id: id(10) }));
+        v.apply(&Update::arm(id(10), positions(1.0, 0.1)));
+        v.apply(&Update::arm(id(11), positions(1.0, 0.2)));
+        v.apply(&Update::net(Remark::Error {
             t: 2.0,
             message: "socket closed".into(),
-        });
+        }));
         assert_eq!(v.focused_id(), Some(id(10)));
         assert_eq!(v.focused().positions.len(), 1);
         for (_, s) in v.arms() {
@@ -460,13 +471,13 @@ mod tests {
     #[test]
     fn a_new_arm_starts_from_what_the_network_knows() {
         let mut v: Vehicle = Vehicle::new();
-        v.apply(&Update::Identity {
+        v.apply(&Update::net(NetFact::Identity {
             t: 0.0,
             id: ComponentId::new(200, 4, 1),
             conflict: None,
             suspect: None,
-        });
-        v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
+        }));
+        v.apply(&Update::arm(id(10), positions(1.0, 0.1)));
         let s = v.arm(id(10)).unwrap();
         assert_eq!(s.latest.ocu_id, Some(ComponentId::new(200, 4, 1)));
         assert_eq!(s.latest.selected, Some(id(10)));
@@ -475,11 +486,11 @@ mod tests {
     #[test]
     fn notes_reach_every_arm_also_arms_seen_later_and_are_added_once() {
         let mut v: Vehicle = Vehicle::new();
-        v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
+        v.apply(&Update::arm(id(10), positions(1.0, 0.1)));
         let note = Note::new(2.0, "valve opened", Some(id(10)));
         assert!(v.add_note(&note));
         assert!(!v.add_note(&note), "the same note twice is kept once");
-        v.apply(&Update::for_arm(id(11), positions(3.0, 0.2)));
+        v.apply(&Update::arm(id(11), positions(3.0, 0.2)));
         for arm in [10, 11] {
             let notes = events::notes(v.arm(id(arm)).unwrap());
             assert_eq!(notes.len(), 1, "arm {arm}");
@@ -492,7 +503,7 @@ mod tests {
     fn arms_past_the_bound_are_counted_not_kept() {
         let mut v: Vehicle = Vehicle::new();
         for c in 0..=u8::try_from(MAX_ARMS).unwrap() {
-            v.apply(&Update::for_arm(id(c + 1), positions(1.0, 0.0)));
+            v.apply(&Update::arm(id(c + 1), positions(1.0, 0.0)));
         }
         assert_eq!(v.arm_count(), MAX_ARMS);
         assert_eq!(v.refused_arms(), 1);
@@ -504,21 +515,21 @@ mod tests {
         let mut v: Vehicle = Vehicle::new();
         v.set_memory_budget(Some(budget));
         assert_eq!(v.memory_budget(), Some(budget));
-        let sample = |t: f64| Update::JointPositions {
+        let sample = |t: f64| ArmFact::JointPositions {
             t,
             values: vec![t.sin(); 7],
         };
         for i in 0..240_000 {
             let t = f64::from(i) * 0.001;
-            v.apply(&Update::for_arm(id(10), sample(t)));
+            v.apply(&Update::arm(id(10), sample(t)));
             if i >= 120_000 {
-                v.apply(&Update::for_arm(id(11), sample(t)));
+                v.apply(&Update::arm(id(11), sample(t)));
             }
             if i % 1000 == 0 {
-                v.apply(&Update::Error {
+                v.apply(&Update::net(Remark::Error {
                     t,
                     message: "news for every arm".into(),
-                });
+                }));
             }
             assert!(v.memory_bytes() <= budget, "{} at {i}", v.memory_bytes());
         }

@@ -21,9 +21,8 @@
 //! one arm); in `/jaus/events` it is present exactly when the event is about one arm (control,
 //! status, emergency, transitions, gaps, link, outcomes of commands to it).
 //!
-//! The recorder gets every per-arm fact from the observer wrapped in [`Update::Arm`], which is
-//! where `component` comes from; an unwrapped per-arm fact (single-arm producers) is written
-//! without it.
+//! The recorder gets every per-arm fact from the observer as an [`Update::Arm`], which is
+//! where `component` comes from.
 //!
 //! The "arm" metadata: one record per arm, named `arm/S.N.C` ([`arm_metadata_name`]), written
 //! when that arm's first specification is seen, with its `component_id`, `joints` and, when
@@ -44,7 +43,8 @@ use std::net::SocketAddr;
 use crate::model::arm::ArmSpec;
 use crate::model::arm::JointType;
 use crate::model::update::{
-    ComponentId, ControlState, ManagementState, Outcome, PoseState, Signal, Update,
+    ArmFact, ComponentId, ControlState, ManagementState, NetFact, Outcome, PoseState, Remark,
+    Signal, Update,
 };
 use crate::net::tap::Direction;
 
@@ -406,25 +406,41 @@ pub fn parse_note(bytes: &[u8]) -> Option<crate::model::events::Note> {
 
 /// Writes `update` as one JSON message (UTF-8) of its decoded topic into `out` (cleared first) and
 /// returns the topic; `None` (and `out` empty) for updates that have no decoded channel
-/// (presets, tool offset, delivery, counters). A fact wrapped in [`Update::Arm`] carries its
+/// (presets, tool offset, delivery, counters). A fact about an arm ([`Update::Arm`]) carries its
 /// arm as `"component"` (see the module's doc).
 pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic> {
     out.clear();
-    let (arm, update) = update.split();
-    let topic = match update {
-        Update::JointPositions { t, values } => {
+    let (arm, fact) = match update {
+        Update::Arm { arm, fact } => (*arm, fact),
+        Update::Net(fact) => {
+            return match fact {
+                NetFact::Stats { .. } => None,
+                NetFact::Component { .. }
+                | NetFact::ComponentLost { .. }
+                | NetFact::Selected { .. }
+                | NetFact::Identity { .. }
+                | NetFact::Remark(_) => {
+                    event(out, update);
+                    Some(DecodedTopic::Events)
+                }
+            };
+        }
+    };
+    let arm = Some(arm);
+    let topic = match fact {
+        ArmFact::JointPositions { t, values } => {
             joints(out, DecodedTopic::JointPositions, *t, arm, values)
         }
-        Update::JointVelocities { t, values } => {
+        ArmFact::JointVelocities { t, values } => {
             joints(out, DecodedTopic::JointVelocities, *t, arm, values)
         }
-        Update::JointEfforts { t, values } => {
+        ArmFact::JointEfforts { t, values } => {
             joints(out, DecodedTopic::JointEfforts, *t, arm, values)
         }
-        Update::JointForceTorques { t, values } => {
+        ArmFact::JointForceTorques { t, values } => {
             joints(out, DecodedTopic::JointForceTorques, *t, arm, values)
         }
-        Update::ForceTorque { t, force, torque } => {
+        ArmFact::ForceTorque { t, force, torque } => {
             start(out, *t, arm);
             out.extend_from_slice(b",\"force\":");
             xyz(out, force);
@@ -433,16 +449,22 @@ pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic>
             out.push(b'}');
             DecodedTopic::ForceTorque
         }
-        Update::Specification { t, spec } => {
+        ArmFact::Specification { t, spec } => {
             specification(out, *t, arm, spec);
             DecodedTopic::Specification
         }
-        Update::Presets { .. }
-        | Update::ToolOffset { .. }
-        | Update::Delivery { .. }
-        | Update::Stats { .. } => return None,
-        _ => {
-            event(out, arm, update);
+        ArmFact::Presets { .. } | ArmFact::ToolOffset { .. } | ArmFact::Delivery { .. } => {
+            return None;
+        }
+        ArmFact::Link { .. }
+        | ArmFact::CurrentPose { .. }
+        | ArmFact::Status { .. }
+        | ArmFact::Control { .. }
+        | ArmFact::Controller { .. }
+        | ArmFact::ControlLost { .. }
+        | ArmFact::Stale { .. }
+        | ArmFact::Remark(_) => {
+            event(out, update);
             DecodedTopic::Events
         }
     };
@@ -680,10 +702,17 @@ fn signal_key(s: Signal) -> &'static str {
 /// samples, the specification, and the updates without an event. Labels are built with
 /// `format!`: events are rare next to samples.
 pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
-    Some(match update {
+    match update {
         // The label is the fact's; which arm goes beside it (`component`, the log's name).
-        Update::Arm { update, .. } => return event_label(update),
-        Update::Control { state, .. } => (
+        Update::Arm { fact, .. } => arm_event_label(fact),
+        Update::Net(fact) => net_event_label(fact),
+    }
+}
+
+/// [`event_label`] of a fact about an arm.
+fn arm_event_label(fact: &ArmFact) -> Option<(&'static str, String)> {
+    Some(match fact {
+        ArmFact::Control { state, .. } => (
             "control",
             match state {
                 ControlState::Released => "control released".to_owned(),
@@ -693,22 +722,22 @@ pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
                 }
             },
         ),
-        Update::Controller { controller, .. } => (
+        ArmFact::Controller { controller, .. } => (
             "control",
             match controller.id {
                 Some(_) => format!("control held by {controller}"),
                 None => "control free".to_owned(),
             },
         ),
-        Update::ControlLost { reason, .. } => ("control", format!("control lost: {reason}")),
-        Update::Status { state, .. } => {
+        ArmFact::ControlLost { reason, .. } => ("control", format!("control lost: {reason}")),
+        ArmFact::Status { state, .. } => {
             if *state == ManagementState::Emergency {
                 ("emergency", "emergency stop".to_owned())
             } else {
                 ("status", format!("status {}", management_name(*state)))
             }
         }
-        Update::CurrentPose { pose, .. } => (
+        ArmFact::CurrentPose { pose, .. } => (
             "transition",
             match pose {
                 PoseState::Unknown => "pose unknown".to_owned(),
@@ -718,7 +747,56 @@ pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
                 }
             },
         ),
-        Update::CommandOutcome {
+        ArmFact::Link { state, .. } => ("link", format!("link {}", state.name())),
+        ArmFact::Stale { signal, stale, .. } => (
+            "stale",
+            format!(
+                "{} {}",
+                signal.name(),
+                if *stale { "stale" } else { "fresh again" }
+            ),
+        ),
+        ArmFact::Remark(r) => remark_label(r),
+        ArmFact::Specification { .. }
+        | ArmFact::ToolOffset { .. }
+        | ArmFact::Presets { .. }
+        | ArmFact::JointPositions { .. }
+        | ArmFact::JointVelocities { .. }
+        | ArmFact::JointEfforts { .. }
+        | ArmFact::JointForceTorques { .. }
+        | ArmFact::ForceTorque { .. }
+        | ArmFact::Delivery { .. } => return None,
+    })
+}
+
+/// [`event_label`] of a fact of the network.
+fn net_event_label(fact: &NetFact) -> Option<(&'static str, String)> {
+    Some(match fact {
+        NetFact::Component { info, .. } => (
+            "component",
+            match &info.identification {
+                Some(s) => format!("found {} \"{s}\" at {}", info.id, info.address),
+                None => format!("found {} at {}", info.id, info.address),
+            },
+        ),
+        NetFact::ComponentLost { id, lost, .. } => (
+            "component",
+            if *lost {
+                format!("{id} lost")
+            } else {
+                format!("{id} heard again")
+            },
+        ),
+        NetFact::Selected { id, .. } => ("component", format!("selected {id}")),
+        NetFact::Remark(r) => remark_label(r),
+        NetFact::Identity { .. } | NetFact::Stats { .. } => return None,
+    })
+}
+
+/// [`event_label`] of what is said about an arm or the network.
+fn remark_label(r: &Remark) -> (&'static str, String) {
+    match r {
+        Remark::CommandOutcome {
             command, outcome, ..
         } => {
             let (name, reason) = outcome_name(outcome);
@@ -732,35 +810,9 @@ pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
                 },
             )
         }
-        Update::Component { info, .. } => (
-            "component",
-            match &info.identification {
-                Some(s) => format!("found {} \"{s}\" at {}", info.id, info.address),
-                None => format!("found {} at {}", info.id, info.address),
-            },
-        ),
-        Update::ComponentLost { id, lost, .. } => (
-            "component",
-            if *lost {
-                format!("{id} lost")
-            } else {
-                format!("{id} heard again")
-            },
-        ),
-        Update::Selected { id, .. } => ("component", format!("selected {id}")),
-        Update::Link { state, .. } => ("link", format!("link {}", state.name())),
-        Update::Stale { signal, stale, .. } => (
-            "stale",
-            format!(
-                "{} {}",
-                signal.name(),
-                if *stale { "stale" } else { "fresh again" }
-            ),
-        ),
-        Update::Mark { kind, label, .. } => (kind.name(), label.clone()),
-        Update::Error { message, .. } => ("error", message.clone()),
-        _ => return None,
-    })
+        Remark::Mark { kind, label, .. } => (kind.name(), label.clone()),
+        Remark::Error { message, .. } => ("error", message.clone()),
+    }
 }
 
 /// An outcome's name and, when it has one, its reason.
@@ -775,51 +827,88 @@ fn outcome_name(outcome: &Outcome) -> (&'static str, Option<&str>) {
     }
 }
 
-/// Discrete updates as `/jaus/events` messages: [`event_label`] and the fields of each kind;
-/// `arm` the arm the event is about, if it is about one.
-fn event(out: &mut Vec<u8>, arm: Option<ComponentId>, update: &Update) {
-    let t = update.t();
+/// Discrete updates as `/jaus/events` messages: [`event_label`] and the fields of each kind,
+/// with `component` when the event is about one arm.
+fn event(out: &mut Vec<u8>, update: &Update) {
+    let (t, arm) = (update.t(), update.arm_id());
     let Some((kind, label)) = event_label(update) else {
         // Samples, the specification and the updates without a channel are handled by
-        // `encode_update`; anything else lands here only if a variant is added without a
-        // mapping, and still gets a readable event.
+        // `encode_update`; a fact without a label (our identity) still gets a readable event.
         event_head(out, t, arm, "error", &format!("unmapped update {update:?}"));
         out.push(b'}');
         return;
     };
     event_head(out, t, arm, kind, &label);
     match update {
-        Update::Control { state, .. } => {
-            let (name, authority) = match state {
-                ControlState::Released => ("released", None),
-                ControlState::Requested => ("requested", None),
-                ControlState::Held { authority } => ("held", Some(*authority)),
-            };
-            str_field(out, "state", name);
-            key(out, "authority");
-            match authority {
-                Some(a) => {
-                    let _ = write!(out, "{a}");
+        Update::Arm { fact, .. } => match fact {
+            ArmFact::Control { state, .. } => {
+                let (name, authority) = match state {
+                    ControlState::Released => ("released", None),
+                    ControlState::Requested => ("requested", None),
+                    ControlState::Held { authority } => ("held", Some(*authority)),
+                };
+                str_field(out, "state", name);
+                key(out, "authority");
+                match authority {
+                    Some(a) => {
+                        let _ = write!(out, "{a}");
+                    }
+                    None => out.extend_from_slice(b"null"),
                 }
-                None => out.extend_from_slice(b"null"),
             }
-        }
-        Update::Status { state, .. } => str_field(out, "state", management_name(*state)),
-        Update::CurrentPose { pose, .. } => match pose {
-            PoseState::Unknown => {
-                str_field(out, "state", "unknown");
-                out.extend_from_slice(b",\"pose\":null");
+            ArmFact::Status { state, .. } => str_field(out, "state", management_name(*state)),
+            ArmFact::CurrentPose { pose, .. } => match pose {
+                PoseState::Unknown => {
+                    str_field(out, "state", "unknown");
+                    out.extend_from_slice(b",\"pose\":null");
+                }
+                PoseState::At(p) => {
+                    str_field(out, "state", "at");
+                    let _ = write!(out, ",\"pose\":{p}");
+                }
+                PoseState::Moving { from, to } => {
+                    str_field(out, "state", "moving");
+                    let _ = write!(out, ",\"from\":{from},\"to\":{to}");
+                }
+            },
+            ArmFact::Link { state, .. } => str_field(out, "state", state.name()),
+            ArmFact::Stale { signal, stale, .. } => {
+                str_field(out, "signal", signal_key(*signal));
+                let _ = write!(out, ",\"stale\":{stale}");
             }
-            PoseState::At(p) => {
-                str_field(out, "state", "at");
-                let _ = write!(out, ",\"pose\":{p}");
-            }
-            PoseState::Moving { from, to } => {
-                str_field(out, "state", "moving");
-                let _ = write!(out, ",\"from\":{from},\"to\":{to}");
-            }
+            ArmFact::Remark(r) => remark_fields(out, r),
+            _ => {}
         },
-        Update::CommandOutcome {
+        Update::Net(fact) => match fact {
+            NetFact::Component { info, .. } => {
+                str_field(out, "id", &info.id.to_string());
+                str_field(out, "address", &info.address.to_string());
+                key(out, "identification");
+                match &info.identification {
+                    Some(s) => string(out, s),
+                    None => out.extend_from_slice(b"null"),
+                }
+                out.extend_from_slice(b",\"lost\":false");
+            }
+            NetFact::ComponentLost { id, lost, .. } => {
+                str_field(out, "id", &id.to_string());
+                let _ = write!(out, ",\"lost\":{lost}");
+            }
+            NetFact::Selected { id, .. } => {
+                str_field(out, "id", &id.to_string());
+                str_field(out, "state", "selected");
+            }
+            NetFact::Remark(r) => remark_fields(out, r),
+            _ => {}
+        },
+    }
+    out.push(b'}');
+}
+
+/// The fields of an outcome event (marks and errors have only their label).
+fn remark_fields(out: &mut Vec<u8>, r: &Remark) {
+    match r {
+        Remark::CommandOutcome {
             command, outcome, ..
         } => {
             let (name, reason) = outcome_name(outcome);
@@ -829,32 +918,8 @@ fn event(out: &mut Vec<u8>, arm: Option<ComponentId>, update: &Update) {
                 str_field(out, "reason", r);
             }
         }
-        Update::Component { info, .. } => {
-            str_field(out, "id", &info.id.to_string());
-            str_field(out, "address", &info.address.to_string());
-            key(out, "identification");
-            match &info.identification {
-                Some(s) => string(out, s),
-                None => out.extend_from_slice(b"null"),
-            }
-            out.extend_from_slice(b",\"lost\":false");
-        }
-        Update::ComponentLost { id, lost, .. } => {
-            str_field(out, "id", &id.to_string());
-            let _ = write!(out, ",\"lost\":{lost}");
-        }
-        Update::Selected { id, .. } => {
-            str_field(out, "id", &id.to_string());
-            str_field(out, "state", "selected");
-        }
-        Update::Link { state, .. } => str_field(out, "state", state.name()),
-        Update::Stale { signal, stale, .. } => {
-            str_field(out, "signal", signal_key(*signal));
-            let _ = write!(out, ",\"stale\":{stale}");
-        }
-        _ => {}
+        Remark::Mark { .. } | Remark::Error { .. } => {}
     }
-    out.push(b'}');
 }
 
 #[cfg(test)]
