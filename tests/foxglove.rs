@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use jaus_ocu::model::arm::ArmSpec;
 use jaus_ocu::model::kinematics;
-use jaus_ocu::model::update::{MarkKind, Update};
+use jaus_ocu::model::update::*;
 use jaus_ocu::record::foxglove::{self, ArmFrames, LogLevel, SceneLook};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::scene::ScenePalette;

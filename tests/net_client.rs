@@ -32,10 +32,7 @@ use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, JointKind, Message};
 use jaus_ocu::model::arm::{ArmSpec, Joint};
 use jaus_ocu::model::state::ArmState;
-use jaus_ocu::model::update::{
-    Command, CommandKind, ControlLoss, ControlState, Controller, Delivery, LinkState, MAX_ARMS,
-    ManagementState, Outcome, PoseState, Signal, Update,
-};
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID, Rates};
 use jaus_ocu::net::fault::Faults;
 use jaus_ocu::net::tap::Direction;
@@ -341,14 +338,20 @@ impl Net {
 
     fn link(&self) -> Option<LinkState> {
         self.updates.iter().rev().find_map(|u| match u {
-            Update::Link { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Link { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
     }
 
     fn control(&self) -> Option<ControlState> {
         self.updates.iter().rev().find_map(|u| match u {
-            Update::Control { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Control { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
     }
@@ -358,11 +361,20 @@ impl Net {
         self.updates[mark..]
             .iter()
             .filter_map(|u| match u {
-                Update::CommandOutcome {
+                Update::Arm {
+                    fact:
+                        ArmFact::Remark(Remark::CommandOutcome {
+                            t,
+                            command,
+                            outcome,
+                        }),
+                    ..
+                }
+                | Update::Net(NetFact::Remark(Remark::CommandOutcome {
                     t,
                     command,
                     outcome,
-                } => Some((*t, *command, outcome.clone())),
+                })) => Some((*t, *command, outcome.clone())),
                 _ => None,
             })
             .collect()
@@ -387,7 +399,10 @@ impl Net {
         self.updates[mark..]
             .iter()
             .filter_map(|u| match u {
-                Update::JointPositions { t, values } => Some((*t, values.clone())),
+                Update::Arm {
+                    fact: ArmFact::JointPositions { t, values },
+                    ..
+                } => Some((*t, values.clone())),
                 _ => None,
             })
             .collect()
@@ -397,7 +412,9 @@ impl Net {
     fn samples(&self, signal: Signal, from: f64, to: f64) -> usize {
         self.updates
             .iter()
-            .filter(|u| u.signal_key() == Some(signal) && u.t() > from && u.t() <= to)
+            .filter(|u| {
+                u.coalesce_key().map(|k| k.1) == Some(signal) && u.t() > from && u.t() <= to
+            })
             .count()
     }
 
@@ -413,7 +430,9 @@ impl Net {
     fn discrete_updates(&self, mark: usize) -> Vec<&Update> {
         self.updates[mark..]
             .iter()
-            .filter(|u| u.coalesce_key().is_none() && !matches!(u, Update::Stats { .. }))
+            .filter(|u| {
+                u.coalesce_key().is_none() && !matches!(u, Update::Net(NetFact::Stats { .. }))
+            })
             .collect()
     }
 
@@ -452,7 +471,7 @@ impl Net {
     /// The last `Identity` update's conflict (`None` when there is no conflict).
     fn conflict(&self) -> Option<jaus_ocu::model::update::IdConflict> {
         self.updates.iter().rev().find_map(|u| match u {
-            Update::Identity { conflict, .. } => Some(conflict.clone()),
+            Update::Net(NetFact::Identity { conflict, .. }) => Some(conflict.clone()),
             _ => None,
         })?
     }
@@ -460,7 +479,7 @@ impl Net {
     /// The last `Identity` update's suspicion (datagrams with our ID from a stranger).
     fn suspect(&self) -> Option<jaus_ocu::model::update::IdConflict> {
         self.updates.iter().rev().find_map(|u| match u {
-            Update::Identity { suspect, .. } => Some(suspect.clone()),
+            Update::Net(NetFact::Identity { suspect, .. }) => Some(suspect.clone()),
             _ => None,
         })?
     }
@@ -473,11 +492,11 @@ impl Net {
     /// When the conflict over our ID was first published since update `mark`.
     fn conflict_at(&self, mark: usize) -> Option<f64> {
         self.updates[mark..].iter().find_map(|u| match u {
-            Update::Identity {
+            Update::Net(NetFact::Identity {
                 t,
                 conflict: Some(_),
                 ..
-            } => Some(*t),
+            }) => Some(*t),
             _ => None,
         })
     }
@@ -550,7 +569,9 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Component { info, .. } if info.id == SIM_ID.into() => Some(info.clone()),
+            Update::Net(NetFact::Component { info, .. }) if info.id == SIM_ID.into() => {
+                Some(info.clone())
+            }
             _ => None,
         })
         .expect("Update::Component for the sim");
@@ -559,9 +580,9 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
     assert_eq!(info.services, services);
     assert!(info.identification.unwrap().contains(&arm.name));
     assert!(
-        net.updates
-            .iter()
-            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_ID.into()))
+        net.updates.iter().any(
+            |u| matches!(u, Update::Net(NetFact::Selected { id, .. }) if *id == SIM_ID.into())
+        )
     );
     assert_eq!(net.client.selected(), Some(SIM_ID));
 
@@ -584,7 +605,10 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Specification { t, spec } => Some((*t, spec.clone())),
+            Update::Arm {
+                fact: ArmFact::Specification { t, spec },
+                ..
+            } => Some((*t, spec.clone())),
             _ => None,
         })
         .expect("Specification");
@@ -599,7 +623,10 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Link { t, state } => Some((*t, *state)),
+            Update::Arm {
+                fact: ArmFact::Link { t, state },
+                ..
+            } => Some((*t, *state)),
             _ => None,
         })
         .collect();
@@ -613,7 +640,10 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::ToolOffset { point, .. } => Some(*point),
+            Update::Arm {
+                fact: ArmFact::ToolOffset { point, .. },
+                ..
+            } => Some(*point),
             _ => None,
         })
         .expect("ToolOffset");
@@ -625,7 +655,10 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .iter()
         .rev()
         .find_map(|u| match u {
-            Update::Presets { presets, .. } => Some(presets.clone()),
+            Update::Arm {
+                fact: ArmFact::Presets { presets, .. },
+                ..
+            } => Some(presets.clone()),
             _ => None,
         })
         .expect("Presets");
@@ -649,8 +682,11 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Delivery {
-                signal, delivery, ..
+            Update::Arm {
+                fact: ArmFact::Delivery {
+                    signal, delivery, ..
+                },
+                ..
             } => Some((*signal, *delivery)),
             _ => None,
         })
@@ -673,15 +709,21 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
     }
     assert!(net.updates.iter().any(|u| matches!(
         u,
-        Update::Status {
-            state: ManagementState::Ready,
+        Update::Arm {
+            fact: ArmFact::Status {
+                state: ManagementState::Ready,
+                ..
+            },
             ..
         }
     )));
     assert!(net.updates.iter().any(|u| matches!(
         u,
-        Update::CurrentPose {
-            pose: PoseState::At(1),
+        Update::Arm {
+            fact: ArmFact::CurrentPose {
+                pose: PoseState::At(1),
+                ..
+            },
             ..
         }
     )));
@@ -698,16 +740,31 @@ fn setup_completes_over_a_lossy_link() {
     net.connect();
     net.run(3.0);
     let has = |f: fn(&Update) -> bool| net.updates.iter().any(f);
-    assert!(has(|u| matches!(u, Update::Specification { .. })));
-    assert!(has(|u| matches!(u, Update::ToolOffset { .. })));
+    assert!(has(|u| matches!(
+        u,
+        Update::Arm {
+            fact: ArmFact::Specification { .. },
+            ..
+        }
+    )));
+    assert!(has(|u| matches!(
+        u,
+        Update::Arm {
+            fact: ArmFact::ToolOffset { .. },
+            ..
+        }
+    )));
     assert!(has(
-        |u| matches!(u, Update::Presets { presets, .. } if presets.iter().all(|p| p.positions.is_some()))
+        |u| matches!(u, Update::Arm { fact: ArmFact::Presets { presets, .. }, .. } if presets.iter().all(|p| p.positions.is_some()))
     ));
     let signals: BTreeSet<Signal> = net
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Delivery { signal, .. } => Some(*signal),
+            Update::Arm {
+                fact: ArmFact::Delivery { signal, .. },
+                ..
+            } => Some(*signal),
             _ => None,
         })
         .collect();
@@ -783,11 +840,13 @@ fn subscriptions_are_renewed_before_the_peers_event_timeout() {
         renewals.len()
     );
     assert_eq!(net.peers[0].sim.subscriptions(), 3);
-    assert!(
-        !net.updates
-            .iter()
-            .any(|u| matches!(u, Update::Stale { stale: true, .. }))
-    );
+    assert!(!net.updates.iter().any(|u| matches!(
+        u,
+        Update::Arm {
+            fact: ArmFact::Stale { stale: true, .. },
+            ..
+        }
+    )));
 }
 
 #[test]
@@ -834,7 +893,13 @@ fn an_event_the_peer_cancelled_for_want_of_renewal_is_re_created() {
          stale updates: {:?}",
         net.updates
             .iter()
-            .filter(|u| matches!(u, Update::Stale { .. }))
+            .filter(|u| matches!(
+                u,
+                Update::Arm {
+                    fact: ArmFact::Stale { .. },
+                    ..
+                }
+            ))
             .collect::<Vec<_>>()
     );
 }
@@ -858,8 +923,11 @@ fn rejected_subscriptions_fall_back_to_polling() {
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Delivery {
-                signal, delivery, ..
+            Update::Arm {
+                fact: ArmFact::Delivery {
+                    signal, delivery, ..
+                },
+                ..
             } => Some((*signal, *delivery)),
             _ => None,
         })
@@ -914,10 +982,14 @@ fn unanswered_subscriptions_fall_back_to_polling_after_three_tries() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Delivery {
-                t,
-                signal: Signal::JointPositions,
-                delivery,
+            Update::Arm {
+                fact:
+                    ArmFact::Delivery {
+                        t,
+                        signal: Signal::JointPositions,
+                        delivery,
+                    },
+                ..
             } => Some((*t, *delivery)),
             _ => None,
         })
@@ -956,7 +1028,10 @@ fn a_silent_signal_goes_stale_after_three_periods_at_least_half_a_second_and_its
     let stale: Vec<(f64, Signal, bool)> = net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Stale { t, signal, stale } => Some((*t, *signal, *stale)),
+            Update::Arm {
+                fact: ArmFact::Stale { t, signal, stale },
+                ..
+            } => Some((*t, *signal, *stale)),
             _ => None,
         })
         .collect();
@@ -987,10 +1062,14 @@ fn a_silent_signal_goes_stale_after_three_periods_at_least_half_a_second_and_its
     cut.set(false);
     net.run(0.5);
     let fresh = net.updates[mark..].iter().find_map(|u| match u {
-        Update::Stale {
-            t,
-            signal: Signal::JointPositions,
-            stale: false,
+        Update::Arm {
+            fact:
+                ArmFact::Stale {
+                    t,
+                    signal: Signal::JointPositions,
+                    stale: false,
+                },
+            ..
         } => Some(*t),
         _ => None,
     });
@@ -1014,7 +1093,7 @@ fn a_stale_event_is_re_created_at_most_once_a_second() {
         .updates
         .iter()
         .filter(
-            |u| matches!(u, Update::Delivery { t, signal: Signal::JointPositions, .. } if *t > t0),
+            |u| matches!(u, Update::Arm { fact: ArmFact::Delivery { t, signal: Signal::JointPositions, .. }, .. } if *t > t0),
         )
         .count();
     assert!(
@@ -1036,9 +1115,13 @@ fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
     let lost = net.updates[mark..]
         .iter()
         .find_map(|u| match u {
-            Update::Link {
-                t,
-                state: LinkState::Lost,
+            Update::Arm {
+                fact:
+                    ArmFact::Link {
+                        t,
+                        state: LinkState::Lost,
+                    },
+                ..
             } => Some(*t),
             _ => None,
         })
@@ -1051,7 +1134,9 @@ fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
     let gone = net.updates[mark..]
         .iter()
         .find_map(|u| match u {
-            Update::ComponentLost { t, id, lost: true } if *id == SIM_ID.into() => Some(*t),
+            Update::Net(NetFact::ComponentLost { t, id, lost: true }) if *id == SIM_ID.into() => {
+                Some(*t)
+            }
             _ => None,
         })
         .expect("ComponentLost");
@@ -1071,7 +1156,10 @@ fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
     let links: Vec<LinkState> = net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Link { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Link { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
         .collect();
@@ -1079,7 +1167,7 @@ fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
     assert!(
         net.updates[mark..]
             .iter()
-            .any(|u| matches!(u, Update::ComponentLost { lost: false, .. }))
+            .any(|u| matches!(u, Update::Net(NetFact::ComponentLost { lost: false, .. })))
     );
     net.run(1.0);
     let t3 = net.now();
@@ -1119,7 +1207,10 @@ fn a_restarted_peer_is_set_up_again_and_control_held_again() {
     let controls: Vec<ControlState> = net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Control { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Control { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
         .collect();
@@ -1144,7 +1235,10 @@ fn control_is_requested_held_and_kept_past_the_peers_timeout() {
     let controls: Vec<ControlState> = net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Control { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Control { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
         .collect();
@@ -1173,11 +1267,13 @@ fn control_is_requested_held_and_kept_past_the_peers_timeout() {
         );
     }
     assert_eq!(net.control(), Some(ControlState::Held { authority: 10 }));
-    assert!(
-        !net.updates[mark..]
-            .iter()
-            .any(|u| matches!(u, Update::Error { .. }))
-    );
+    assert!(!net.updates[mark..].iter().any(|u| matches!(
+        u,
+        Update::Arm {
+            fact: ArmFact::Remark(Remark::Error { .. }),
+            ..
+        } | Update::Net(NetFact::Remark(Remark::Error { .. }))
+    )));
     let requests = net
         .sent_since(t0, |m| matches!(m, Message::RequestControl(_)))
         .len();
@@ -1235,7 +1331,10 @@ fn a_higher_authority_takes_control_and_the_client_reports_the_loss() {
     // Issue 18: the loss says it was taken, and by whom (the arm's ReportControl, asked
     // when its RejectControl came).
     let lost = net.updates[mark..].iter().find_map(|u| match u {
-        Update::ControlLost { reason, .. } => Some(*reason),
+        Update::Arm {
+            fact: ArmFact::ControlLost { reason, .. },
+            ..
+        } => Some(*reason),
         _ => None,
     });
     assert_eq!(
@@ -1246,7 +1345,10 @@ fn a_higher_authority_takes_control_and_the_client_reports_the_loss() {
         })
     );
     let holder = net.updates[mark..].iter().rev().find_map(|u| match u {
-        Update::Controller { controller, .. } => Some(*controller),
+        Update::Arm {
+            fact: ArmFact::Controller { controller, .. },
+            ..
+        } => Some(*controller),
         _ => None,
     });
     assert_eq!(
@@ -1370,13 +1472,16 @@ fn go_to_preset_completes_at_the_preset() {
     assert_positions_close(&last, &arm.presets[1].positions, &arm.spec);
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::CurrentPose {
-            pose: PoseState::Moving { from: 1, to: 2 },
+        Update::Arm {
+            fact: ArmFact::CurrentPose {
+                pose: PoseState::Moving { from: 1, to: 2 },
+                ..
+            },
             ..
         }
     )));
     assert!(net.updates[mark..].iter().any(
-        |u| matches!(u, Update::CurrentPose { t: tp, pose: PoseState::At(2) } if *tp <= t + 0.001)
+        |u| matches!(u, Update::Arm { fact: ArmFact::CurrentPose { t: tp, pose: PoseState::At(2) }, .. } if *tp <= t + 0.001)
     ));
 }
 
@@ -1419,8 +1524,11 @@ fn emergency_set_and_clear_are_confirmed_by_the_status() {
     assert_eq!(net.peers[0].sim.status(), Status::Emergency);
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::Status {
-            state: ManagementState::Emergency,
+        Update::Arm {
+            fact: ArmFact::Status {
+                state: ManagementState::Emergency,
+                ..
+            },
             ..
         }
     )));
@@ -1433,8 +1541,11 @@ fn emergency_set_and_clear_are_confirmed_by_the_status() {
     );
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::Status {
-            state: ManagementState::Standby,
+        Update::Arm {
+            fact: ArmFact::Status {
+                state: ManagementState::Standby,
+                ..
+            },
             ..
         }
     )));
@@ -1460,8 +1571,11 @@ fn standby_and_resume_are_confirmed_with_control() {
     assert_eq!(net.peers[0].sim.status(), Status::Ready);
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::Status {
-            state: ManagementState::Ready,
+        Update::Arm {
+            fact: ArmFact::Status {
+                state: ManagementState::Ready,
+                ..
+            },
             ..
         }
     )));
@@ -1550,7 +1664,7 @@ fn sees_status(net: &mut Net, mark: usize, state: ManagementState, secs: f64) ->
     let seen = |n: &Net| {
         n.updates[mark..]
             .iter()
-            .any(|u| matches!(u, Update::Status { state: s, .. } if *s == state))
+            .any(|u| matches!(u, Update::Arm { fact: ArmFact::Status { state: s, .. }, .. } if *s == state))
     };
     seen(net) || net.run_until(secs, seen)
 }
@@ -1654,11 +1768,47 @@ fn duplicated_datagrams_are_applied_once() {
     let t0 = net.now();
     net.run(5.0);
     let count = |f: fn(&Update) -> bool| net.updates.iter().filter(|u| f(u)).count();
-    assert_eq!(count(|u| matches!(u, Update::Specification { .. })), 1);
-    assert_eq!(count(|u| matches!(u, Update::ToolOffset { .. })), 1);
+    assert_eq!(
+        count(|u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::Specification { .. },
+                ..
+            }
+        )),
+        1
+    );
+    assert_eq!(
+        count(|u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::ToolOffset { .. },
+                ..
+            }
+        )),
+        1
+    );
     // One for the capabilities, one for the specifications.
-    assert_eq!(count(|u| matches!(u, Update::Presets { .. })), 2);
-    assert_eq!(count(|u| matches!(u, Update::Delivery { .. })), 7);
+    assert_eq!(
+        count(|u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::Presets { .. },
+                ..
+            }
+        )),
+        2
+    );
+    assert_eq!(
+        count(|u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::Delivery { .. },
+                ..
+            }
+        )),
+        7
+    );
     assert_eq!(net.outcomes(mark).len(), 1);
     let n = net.samples(Signal::JointPositions, t0, t0 + 5.0);
     assert!((245..=255).contains(&n), "{n} samples in 5 s at 50 Hz");
@@ -1783,7 +1933,10 @@ fn a_multi_packet_specification_is_reassembled() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Specification { spec, .. } => Some(spec.clone()),
+            Update::Arm {
+                fact: ArmFact::Specification { spec, .. },
+                ..
+            } => Some(spec.clone()),
             _ => None,
         })
         .expect("Specification");
@@ -1830,7 +1983,10 @@ fn every_block_of_a_datagram_is_handled() {
         .unwrap();
     net.inject(SIM, &w.finish());
     let tool = net.updates[mark..].iter().find_map(|u| match u {
-        Update::ToolOffset { point, .. } => Some(*point),
+        Update::Arm {
+            fact: ArmFact::ToolOffset { point, .. },
+            ..
+        } => Some(*point),
         _ => None,
     });
     assert!(
@@ -1904,11 +2060,10 @@ fn reports_from_another_component_are_counted_never_applied() {
         assert_positions_close(&values, &home, &spec);
     }
     assert_eq!(net.client.selected(), Some(SIM_ID));
-    assert!(
-        !net.updates[mark..]
-            .iter()
-            .any(|u| matches!(u, Update::Component { .. } | Update::Selected { .. }))
-    );
+    assert!(!net.updates[mark..].iter().any(|u| matches!(
+        u,
+        Update::Net(NetFact::Component { .. }) | Update::Net(NetFact::Selected { .. })
+    )));
 }
 
 /// A datagram that is wrong in one of many ways; never from the selected component.
@@ -2029,15 +2184,23 @@ fn random_datagrams_change_nothing_but_counters() {
     // Only samples from the sim, counters and (fake) components found.
     for u in &net.updates[mark..] {
         match u {
-            Update::JointPositions { values, .. } => {
+            Update::Arm {
+                fact: ArmFact::JointPositions { values, .. },
+                ..
+            } => {
                 assert_positions_close(values, &home, &ArmFile::demo().spec);
             }
-            Update::Component { info, .. } => assert_ne!(info.id, SIM_ID.into()),
-            Update::ComponentLost { id, .. } => assert_ne!(*id, SIM_ID.into()),
+            Update::Net(NetFact::Component { info, .. }) => assert_ne!(info.id, SIM_ID.into()),
+            Update::Net(NetFact::ComponentLost { id, .. }) => assert_ne!(*id, SIM_ID.into()),
             u if u.coalesce_key().is_some() => {}
-            Update::Stats { .. } => {}
+            Update::Net(NetFact::Stats { .. }) => {}
             // Random bytes that happen to carry a discovery report's ID: said once in the log.
-            Update::Error { message, .. } if message.contains("no query of ours asked for") => {}
+            Update::Arm {
+                fact: ArmFact::Remark(Remark::Error { message, .. }),
+                ..
+            }
+            | Update::Net(NetFact::Remark(Remark::Error { message, .. }))
+                if message.contains("no query of ours asked for") => {}
             u => panic!("unexpected update {u:?}"),
         }
     }
@@ -2139,7 +2302,7 @@ fn two_arms() -> (Net, usize, usize) {
     let live = |n: &Net, id: JausId| {
         n.facts_of(id.into(), 0)
             .filter_map(|u| match u {
-                Update::Link { state, .. } => Some(*state),
+                ArmFact::Link { state, .. } => Some(*state),
                 _ => None,
             })
             .last()
@@ -2158,7 +2321,7 @@ fn two_arms() -> (Net, usize, usize) {
 fn last_positions_of(net: &Net, arm: JausId, mark: usize) -> Option<Vec<f64>> {
     net.facts_of(arm.into(), mark)
         .filter_map(|u| match u {
-            Update::JointPositions { values, .. } => Some(values.clone()),
+            ArmFact::JointPositions { values, .. } => Some(values.clone()),
             _ => None,
         })
         .last()
@@ -2186,17 +2349,11 @@ fn every_manipulator_found_is_followed_each_with_its_own_subscriptions_and_facts
         from_a.iter().any(|q| (q - 0.5).abs() > 0.05),
         "A's positions are A's own: {from_a:?}"
     );
-    // Per-arm facts never arrive unwrapped.
-    for (u, arm) in net.updates.iter().zip(&net.update_arms) {
-        assert!(
-            !u.is_arm_fact() || arm.is_some(),
-            "a fact about an arm arrived without its ID: {u:?}"
-        );
-    }
+    // Per-arm facts never arrive without their arm: the type says so (`Update::Arm`).
     assert!(
-        net.updates
-            .iter()
-            .all(|u| !matches!(u, Update::Selected { id, .. } if *id == SIM_B_ID.into())),
+        net.updates.iter().all(
+            |u| !matches!(u, Update::Net(NetFact::Selected { id, .. }) if *id == SIM_B_ID.into())
+        ),
         "B was followed, never focused"
     );
 }
@@ -2213,9 +2370,9 @@ fn commands_go_only_to_the_focused_arm_and_focus_moves_without_dropping_the_othe
     net.command(Command::Select(SIM_B_ID.into()));
     assert_eq!(net.client.selected(), Some(SIM_B_ID));
     assert!(
-        net.updates[mark..]
-            .iter()
-            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_B_ID.into()))
+        net.updates[mark..].iter().any(
+            |u| matches!(u, Update::Net(NetFact::Selected { id, .. }) if *id == SIM_B_ID.into())
+        )
     );
     net.command(Command::SetEmergency);
     net.run(0.5);
@@ -2241,11 +2398,11 @@ fn commands_go_only_to_the_focused_arm_and_focus_moves_without_dropping_the_othe
     assert!(
         net.facts_of(SIM_B_ID.into(), mark).any(|u| matches!(
             u,
-            Update::CommandOutcome {
+            ArmFact::Remark(Remark::CommandOutcome {
                 command: CommandKind::SetEmergency,
                 outcome: Outcome::Confirmed,
                 ..
-            }
+            })
         )),
         "{:?}",
         net.discrete_updates(mark)
@@ -2269,11 +2426,11 @@ fn stop_all_sends_set_emergency_to_every_arm_of_the_vehicle() {
         assert!(
             net.run_until(2.0, |n| n.facts_of(arm.into(), mark).any(|u| matches!(
                 u,
-                Update::CommandOutcome {
+                ArmFact::Remark(Remark::CommandOutcome {
                     command: CommandKind::SetEmergency,
                     outcome: Outcome::Confirmed,
                     ..
-                }
+                })
             ))),
             "{arm}: its own confirmed outcome"
         );
@@ -2290,7 +2447,7 @@ fn a_silent_arm_is_lost_alone_and_probed_slowly_while_the_other_stays_live() {
         n.facts_of(SIM_B_ID.into(), mark).any(|u| {
             matches!(
                 u,
-                Update::Link {
+                ArmFact::Link {
                     state: LinkState::Lost,
                     ..
                 }
@@ -2301,7 +2458,7 @@ fn a_silent_arm_is_lost_alone_and_probed_slowly_while_the_other_stays_live() {
     assert!(
         !net.facts_of(SIM_ID.into(), mark).any(|u| matches!(
             u,
-            Update::Link {
+            ArmFact::Link {
                 state: LinkState::Lost,
                 ..
             }
@@ -2310,7 +2467,7 @@ fn a_silent_arm_is_lost_alone_and_probed_slowly_while_the_other_stays_live() {
     );
     let a_samples = net
         .facts_of(SIM_ID.into(), mark)
-        .filter(|u| matches!(u, Update::JointPositions { .. }))
+        .filter(|u| matches!(u, ArmFact::JointPositions { .. }))
         .count();
     assert!(a_samples > 400, "A's positions keep coming: {a_samples}");
     // Towards the silent arm: at most one query a second (the re-probe and discovery).
@@ -2397,7 +2554,7 @@ fn arms_past_the_bound_are_listed_but_not_followed_and_the_operator_is_told() {
         .updates
         .iter()
         .filter(
-            |u| matches!(u, Update::Error { message, .. } if message.contains("followed already")),
+            |u| matches!(u, Update::Arm { fact: ArmFact::Remark(Remark::Error { message, .. }), .. } | Update::Net(NetFact::Remark(Remark::Error { message, .. })) if message.contains("followed already")),
         )
         .count();
     assert_eq!(told, 1, "said once");
@@ -2405,7 +2562,7 @@ fn arms_past_the_bound_are_listed_but_not_followed_and_the_operator_is_told() {
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Component { info, .. } if info.manipulator => Some(info.id),
+            Update::Net(NetFact::Component { info, .. }) if info.manipulator => Some(info.id),
             _ => None,
         })
         .collect::<BTreeSet<_>>();
@@ -2476,7 +2633,10 @@ fn identification_queries_are_answered_from_anyone() {
 /// The management state last published.
 fn status_of(net: &Net) -> Option<ManagementState> {
     net.updates.iter().rev().find_map(|u| match u {
-        Update::Status { state, .. } => Some(*state),
+        Update::Arm {
+            fact: ArmFact::Status { state, .. },
+            ..
+        } => Some(*state),
         _ => None,
     })
 }
@@ -2663,9 +2823,13 @@ fn a_silent_arm_costs_a_few_wake_ups_and_at_most_one_query_a_second() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Link {
-                t,
-                state: LinkState::Lost,
+            Update::Arm {
+                fact:
+                    ArmFact::Link {
+                        t,
+                        state: LinkState::Lost,
+                    },
+                ..
             } if *t > silent => Some(*t),
             _ => None,
         })
@@ -2718,8 +2882,11 @@ fn losing_the_link_says_control_is_no_longer_known_to_be_held() {
     assert_eq!(net.control(), Some(ControlState::Requested));
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::ControlLost {
-            reason: ControlLoss::LinkLost,
+        Update::Arm {
+            fact: ArmFact::ControlLost {
+                reason: ControlLoss::LinkLost,
+                ..
+            },
             ..
         }
     )));
@@ -2735,9 +2902,13 @@ fn a_stale_signal_leaves_no_deadline_behind() {
     assert!(wakeups <= 10 * 30, "{wakeups} wake-ups in 30 s");
     assert_eq!(
         net.updates.iter().rev().find_map(|u| match u {
-            Update::Stale {
-                signal: Signal::JointPositions,
-                stale,
+            Update::Arm {
+                fact:
+                    ArmFact::Stale {
+                        signal: Signal::JointPositions,
+                        stale,
+                        ..
+                    },
                 ..
             } => Some(*stale),
             _ => None,
@@ -2769,12 +2940,12 @@ fn at_30_percent_loss_the_link_word_changes_at_most_once_a_second() {
     net.run(60.0);
     let mut state = ArmState::default();
     for u in &net.updates[..mark] {
-        state.apply(u);
+        apply_one_arm(&mut state, u);
     }
     let mut word = state.freshness().word();
     let mut changes = Vec::new();
     for u in &net.updates[mark..] {
-        state.apply(u);
+        apply_one_arm(&mut state, u);
         let w = state.freshness().word();
         if w != word {
             changes.push((u.t(), w));
@@ -2809,10 +2980,16 @@ fn a_refused_request_says_who_holds_control_and_at_what_authority() {
     // it from the state).
     let holder_at = net.updates[mark..]
         .iter()
-        .position(|u| matches!(u, Update::Controller { controller, .. } if controller.id == Some(OTHER_ID.into())));
-    let outcome_at = net.updates[mark..]
-        .iter()
-        .position(|u| matches!(u, Update::CommandOutcome { .. }));
+        .position(|u| matches!(u, Update::Arm { fact: ArmFact::Controller { controller, .. }, .. } if controller.id == Some(OTHER_ID.into())));
+    let outcome_at = net.updates[mark..].iter().position(|u| {
+        matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::Remark(Remark::CommandOutcome { .. }),
+                ..
+            } | Update::Net(NetFact::Remark(Remark::CommandOutcome { .. }))
+        )
+    });
     assert!(holder_at < outcome_at, "{holder_at:?} {outcome_at:?}");
     assert_eq!(net.control(), Some(ControlState::Released));
 }
@@ -2965,7 +3142,10 @@ fn spec_joint_counts(net: &Net, mark: usize) -> Vec<usize> {
     net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Specification { spec, .. } => Some(spec.joint_count()),
+            Update::Arm {
+                fact: ArmFact::Specification { spec, .. },
+                ..
+            } => Some(spec.joint_count()),
             _ => None,
         })
         .collect()
@@ -3007,7 +3187,7 @@ fn spoofed_facts_from_another_address_never_rewrite_the_arm() {
     // Said once, not once per datagram.
     let said = net.updates[mark..]
         .iter()
-        .filter(|u| matches!(u, Update::Error { message, .. } if message.contains("not applied")))
+        .filter(|u| matches!(u, Update::Arm { fact: ArmFact::Remark(Remark::Error { message, .. }), .. } | Update::Net(NetFact::Remark(Remark::Error { message, .. })) if message.contains("not applied")))
         .count();
     assert_eq!(said, 1);
     // Where we send to the arm did not move.
@@ -3043,7 +3223,7 @@ fn an_arm_that_moved_is_re_pinned_once_it_answers_our_query_at_its_new_address()
     );
     let told = net.updates[mark..]
         .iter()
-        .any(|u| matches!(u, Update::Error { message, .. } if message.contains("moved") && message.contains(&SIM_B.to_string())));
+        .any(|u| matches!(u, Update::Arm { fact: ArmFact::Remark(Remark::Error { message, .. }), .. } | Update::Net(NetFact::Remark(Remark::Error { message, .. })) if message.contains("moved") && message.contains(&SIM_B.to_string())));
     assert!(
         told,
         "the operator was not told: {:?}",
@@ -3080,7 +3260,7 @@ fn a_live_arm_is_never_re_pinned_by_a_stranger_answering_for_it() {
     assert!(
         !net.updates[mark..]
             .iter()
-            .any(|u| matches!(u, Update::Error { message, .. } if message.contains(" moved: "))),
+            .any(|u| matches!(u, Update::Arm { fact: ArmFact::Remark(Remark::Error { message, .. }), .. } | Update::Net(NetFact::Remark(Remark::Error { message, .. })) if message.contains(" moved: "))),
     );
     // Nothing was asked of the stranger either: the arm is not silent.
     assert!(net.sent_since(0.0, |_| true).iter().all(|s| s.to != OTHER));
@@ -3115,7 +3295,7 @@ fn unsolicited_discovery_reports_never_take_a_slot() {
     assert!(net.client_stats().unsolicited >= 40);
     let components = net.updates[mark..]
         .iter()
-        .filter(|u| matches!(u, Update::Component { .. }))
+        .filter(|u| matches!(u, Update::Net(NetFact::Component { .. })))
         .count();
     assert_eq!(components, 0, "unsolicited components published");
     // A second real arm answering our own discovery is followed as before.
@@ -3283,9 +3463,15 @@ fn the_arm_releasing_control_itself_is_no_conflict() {
         ..Faults::default()
     });
     assert!(net.run_until(5.0, |n| {
-        n.updates[mark..]
-            .iter()
-            .any(|u| matches!(u, Update::ControlLost { .. }))
+        n.updates[mark..].iter().any(|u| {
+            matches!(
+                u,
+                Update::Arm {
+                    fact: ArmFact::ControlLost { .. },
+                    ..
+                }
+            )
+        })
     }));
     net.harness.set_faults_from_client(Faults::default());
     net.run(3.0);
@@ -3297,7 +3483,10 @@ fn controller_is_the_arms_latest_answer_after_request_preemption_and_release() {
     let mut net = Net::live(sim_cfg(), client_cfg());
     let controller = |n: &Net| {
         n.updates.iter().rev().find_map(|u| match u {
-            Update::Controller { controller, .. } => Some(*controller),
+            Update::Arm {
+                fact: ArmFact::Controller { controller, .. },
+                ..
+            } => Some(*controller),
             _ => None,
         })
     };
@@ -3406,4 +3595,13 @@ fn go_to_in_standby_is_refused_before_anything_is_sent_with_the_step_to_take() {
         !net.sent_since(t, |m| matches!(m, Message::SetCurrentPose(_)))
             .is_empty()
     );
+}
+
+/// Applies `u` to `state`: the suite's session has one arm, whose facts and the network's go
+/// into one state.
+fn apply_one_arm(state: &mut ArmState, u: &Update) {
+    match u {
+        Update::Arm { fact, .. } => state.apply_arm(fact),
+        Update::Net(fact) => state.apply_net(fact),
+    }
 }

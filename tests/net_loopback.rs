@@ -247,7 +247,7 @@ fn discovery_specification_and_live_updates() {
         seen.see(&rec);
     }
     for u in updates.try_iter() {
-        s.apply(&u);
+        common::apply(&mut s, &u);
     }
     // Nothing the simulator sent on the subscription was lost on the way...
     assert_eq!(
@@ -295,7 +295,11 @@ fn live_through_loss_duplication_and_reordering() {
     let mut samples = 0;
     assert!(
         pump(&h, &mut s, Duration::from_mins(1), |_, u| {
-            if let Update::JointPositions { t, .. } = u {
+            if let Update::Arm {
+                fact: ArmFact::JointPositions { t, .. },
+                ..
+            } = u
+            {
                 assert!(*t >= last_t);
                 last_t = *t;
                 samples += 1;
@@ -349,7 +353,10 @@ fn back_to_live_within_five_seconds_after_the_sim_restarts() {
     let mut fresh = None;
     assert!(
         pump(&h, &mut s, Duration::from_secs(30), |s, u| {
-            if let Update::JointPositions { t, .. } = u
+            if let Update::Arm {
+                fact: ArmFact::JointPositions { t, .. },
+                ..
+            } = u
                 && s.link == LinkState::Live
             {
                 fresh = Some(*t);
@@ -375,11 +382,20 @@ fn preset_needs_control_then_completes() {
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
     let mut outcome = None;
     pump(&h, &mut s, Duration::from_secs(2), |_, u| match u {
-        Update::CommandOutcome {
+        Update::Arm {
+            fact:
+                ArmFact::Remark(Remark::CommandOutcome {
+                    command: CommandKind::GoToPreset,
+                    outcome: o,
+                    ..
+                }),
+            ..
+        }
+        | Update::Net(NetFact::Remark(Remark::CommandOutcome {
             command: CommandKind::GoToPreset,
             outcome: o,
             ..
-        } => {
+        })) => {
             outcome = Some(o.clone());
             true
         }
@@ -397,11 +413,20 @@ fn preset_needs_control_then_completes() {
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
     let mut outcome = None;
     pump(&h, &mut s, Duration::from_mins(1), |_, u| match u {
-        Update::CommandOutcome {
+        Update::Arm {
+            fact:
+                ArmFact::Remark(Remark::CommandOutcome {
+                    command: CommandKind::GoToPreset,
+                    outcome: o,
+                    ..
+                }),
+            ..
+        }
+        | Update::Net(NetFact::Remark(Remark::CommandOutcome {
             command: CommandKind::GoToPreset,
             outcome: o,
             ..
-        } => {
+        })) => {
             outcome = Some(o.clone());
             true
         }
@@ -467,7 +492,11 @@ fn a_foreign_component_flooding_valid_reports_cannot_move_the_displayed_arm() {
     // Until the counters (published once a second) show the flood was handled.
     let mut moved = false;
     pump(&h, &mut s, Duration::from_secs(30), |s, u| {
-        if let Update::JointPositions { values, .. } = u {
+        if let Update::Arm {
+            fact: ArmFact::JointPositions { values, .. },
+            ..
+        } = u
+        {
             moved |= values.iter().zip(&truth).any(|(a, b)| (a - b).abs() > 1e-6);
         }
         s.stats.foreign_reports >= 1000
@@ -506,7 +535,11 @@ fn a_hostile_sender_of_random_datagrams_changes_nothing_but_counters() {
     // Until the counters (published once a second) show the flood was handled.
     let mut moved = false;
     pump(&h, &mut s, Duration::from_secs(30), |s, u| {
-        if let Update::JointPositions { values, .. } = u {
+        if let Update::Arm {
+            fact: ArmFact::JointPositions { values, .. },
+            ..
+        } = u
+        {
             moved |= values.iter().zip(&truth).any(|(a, b)| (a - b).abs() > 1e-6);
         }
         s.stats.malformed + s.stats.foreign_version + s.stats.not_for_us >= 2500
@@ -646,11 +679,20 @@ fn twenty_preset_moves_at_30_percent_loss_each_end_with_the_right_outcome() {
         h.send(Command::RequestControl { authority: 10 }).unwrap();
         let mut outcome = None;
         pump(&h, &mut s, Duration::from_secs(10), |_, u| match u {
-            Update::CommandOutcome {
+            Update::Arm {
+                fact:
+                    ArmFact::Remark(Remark::CommandOutcome {
+                        command: CommandKind::RequestControl,
+                        outcome: o,
+                        ..
+                    }),
+                ..
+            }
+            | Update::Net(NetFact::Remark(Remark::CommandOutcome {
                 command: CommandKind::RequestControl,
                 outcome: o,
                 ..
-            } => {
+            })) => {
                 outcome = Some(o.clone());
                 true
             }
@@ -671,9 +713,16 @@ fn twenty_preset_moves_at_30_percent_loss_each_end_with_the_right_outcome() {
         h.send(Command::GoToPreset { pose_id: pose }).unwrap();
         let mut outcomes = Vec::new();
         pump(&h, &mut s, Duration::from_mins(1), |_, u| match u {
-            Update::CommandOutcome {
+            Update::Arm {
+                fact:
+                    ArmFact::Remark(Remark::CommandOutcome {
+                        command, outcome, ..
+                    }),
+                ..
+            }
+            | Update::Net(NetFact::Remark(Remark::CommandOutcome {
                 command, outcome, ..
-            } => {
+            })) => {
                 outcomes.push((*command, outcome.clone()));
                 *command == CommandKind::GoToPreset
             }

@@ -23,9 +23,7 @@ use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
 use jaus_ocu::jaus::{Dialect, EmbeddedMessage, JausId, Message};
 use jaus_ocu::model::arm::Mount;
 use jaus_ocu::model::session::Session;
-use jaus_ocu::model::update::{
-    Command, ControlState, LinkState, MAX_ARMS, ManagementState, MarkKind, Update,
-};
+use jaus_ocu::model::update::*;
 use jaus_ocu::model::vehicle::Vehicle;
 use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID};
 use jaus_ocu::net::tap::{Direction, WireRecord};

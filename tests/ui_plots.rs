@@ -15,7 +15,7 @@ use eframe::egui::vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use jaus_ocu::model::signals::{PlotLayout, PlotSpec, Series, SignalRef, Units};
-use jaus_ocu::model::update::{MarkKind, Signal, Update};
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;

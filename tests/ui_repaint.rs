@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use eframe::egui::{Event, Modifiers, PointerButton};
 use egui_kittest::Harness;
-use jaus_ocu::model::update::{ComponentId, ManagementState, NetStats, Update};
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::{NetHandle, is_urgent, wakes_window};

@@ -19,9 +19,7 @@ use std::time::{Duration, Instant};
 use eframe::egui::{Rect, pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
-use jaus_ocu::model::update::{
-    ComponentId, ControlState, ManagementState, MarkKind, Signal, Update,
-};
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;

@@ -1,5 +1,5 @@
 //! The latest known facts about the network and the selected arm, changed only by applying
-//! [`Update`]s. `probe` prints it; the GUI draws from it (with the time-indexed history that
+//! facts ([`ArmFact`]s about the arm, [`NetFact`]s of the network). `probe` prints it; the GUI draws from it (with the time-indexed history that
 //! the recording work adds beside it).
 
 use std::collections::BTreeMap;
@@ -516,7 +516,7 @@ mod tests {
     fn the_empty_state_names_components_when_none_is_a_manipulator() {
         let mut s = ArmState::default();
         assert!(!s.none_is_a_manipulator(), "nobody answered yet");
-        s.apply(&Update::Component {
+        s.apply_net(&NetFact::Component {
             t: 0.0,
             info: ComponentInfo {
                 id: ComponentId::new(9, 1, 1),
@@ -537,15 +537,15 @@ mod tests {
 
     fn selected(link: LinkState) -> ArmState {
         let mut s = ArmState::default();
-        s.apply(&Update::Selected {
+        s.apply_net(&NetFact::Selected {
             t: 0.0,
             id: ComponentId::new(1, 1, 1),
         });
-        s.apply(&Update::Link {
+        s.apply_arm(&ArmFact::Link {
             t: 0.0,
             state: link,
         });
-        s.apply(&Update::JointPositions {
+        s.apply_arm(&ArmFact::JointPositions {
             t: 1.5,
             values: vec![0.0],
         });
@@ -557,7 +557,7 @@ mod tests {
         assert_eq!(ArmState::default().freshness(), Freshness::Waiting);
         assert_eq!(selected(LinkState::Live).freshness(), Freshness::Live);
         let mut s = selected(LinkState::Live);
-        s.apply(&Update::Stale {
+        s.apply_arm(&ArmFact::Stale {
             t: 2.0,
             signal: Signal::JointPositions,
             stale: true,
@@ -576,7 +576,7 @@ mod tests {
         let mut s = selected(LinkState::Live);
         let failed = Outcome::Failed("TRANSITION_FAILED".into());
         assert_eq!(outcome_text(&failed, &s), "failed: no control");
-        s.apply(&Update::Control {
+        s.apply_arm(&ArmFact::Control {
             t: 0.0,
             state: ControlState::Held { authority: 1 },
         });
@@ -584,7 +584,7 @@ mod tests {
             outcome_text(&failed, &s),
             "failed: the arm refused the pose"
         );
-        s.apply(&Update::Status {
+        s.apply_arm(&ArmFact::Status {
             t: 0.0,
             state: ManagementState::Emergency,
         });

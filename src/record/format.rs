@@ -925,6 +925,8 @@ fn remark_fields(out: &mut Vec<u8>, r: &Remark) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ARM: ComponentId = ComponentId::new(126, 1, 10);
     use crate::model::arm::{Joint, Mount};
     use crate::model::update::{CommandKind, ComponentId, ComponentInfo, LinkState, MarkKind};
 
@@ -955,10 +957,13 @@ mod tests {
     #[test]
     fn joint_samples_become_arrays_with_null_for_non_finite() {
         let mut s = Vec::new();
-        let u = Update::JointPositions {
-            t: 1.5,
-            values: vec![0.1, -2.0, f64::NAN, 1e-7, 3e20],
-        };
+        let u = Update::arm(
+            ARM,
+            ArmFact::JointPositions {
+                t: 1.5,
+                values: vec![0.1, -2.0, f64::NAN, 1e-7, 3e20],
+            },
+        );
         assert_eq!(
             encode_update(&u, &mut s),
             Some(DecodedTopic::JointPositions)
@@ -970,20 +975,26 @@ mod tests {
         assert!(v["positions"][2].is_null());
         assert_eq!(v["positions"][3], 1e-7);
         assert_eq!(v["positions"][4], 3e20);
-        let u = Update::JointVelocities {
-            t: 0.25,
-            values: vec![0.123_456_789_012_345, -4.999_999_999_7, 2.3e-9],
-        };
+        let u = Update::arm(
+            ARM,
+            ArmFact::JointVelocities {
+                t: 0.25,
+                values: vec![0.123_456_789_012_345, -4.999_999_999_7, 2.3e-9],
+            },
+        );
         encode_update(&u, &mut s);
         assert_eq!(
             std::str::from_utf8(&s).unwrap(),
-            r#"{"t":0.25,"velocities":[0.123456789,-5.0,2e-9]}"#,
+            r#"{"t":0.25,"component":"126.1.10","velocities":[0.123456789,-5.0,2e-9]}"#,
             "samples are rounded to 1e-9"
         );
-        let u = Update::JointForceTorques {
-            t: 0.0,
-            values: vec![],
-        };
+        let u = Update::arm(
+            ARM,
+            ArmFact::JointForceTorques {
+                t: 0.0,
+                values: vec![],
+            },
+        );
         assert_eq!(
             encode_update(&u, &mut s),
             Some(DecodedTopic::JointForceTorques)
@@ -994,11 +1005,14 @@ mod tests {
     #[test]
     fn force_torque_has_xyz_objects_with_null_for_absent_parts() {
         let mut s = Vec::new();
-        let u = Update::ForceTorque {
-            t: 2.0,
-            force: [Some(1.0), None, Some(-3.5)],
-            torque: [None, Some(0.25), None],
-        };
+        let u = Update::arm(
+            ARM,
+            ArmFact::ForceTorque {
+                t: 2.0,
+                force: [Some(1.0), None, Some(-3.5)],
+                torque: [None, Some(0.25), None],
+            },
+        );
         assert_eq!(encode_update(&u, &mut s), Some(DecodedTopic::ForceTorque));
         let v = parse(&s);
         assert_eq!(v["force"]["x"], 1.0);
@@ -1020,7 +1034,7 @@ mod tests {
             joints: vec![named, Joint::prismatic(0.0, 0.0, 0.3, 0.0, 0.5)],
         };
         let mut s = Vec::new();
-        let u = Update::Specification { t: 0.5, spec };
+        let u = Update::arm(ARM, ArmFact::Specification { t: 0.5, spec });
         assert_eq!(encode_update(&u, &mut s), Some(DecodedTopic::Specification));
         let v = parse(&s);
         assert_eq!(v["mount"]["position"][2], 3.0);
@@ -1040,43 +1054,55 @@ mod tests {
         let id = ComponentId::new(1, 2, 3);
         let cases = [
             (
-                Update::Control {
-                    t: 1.0,
-                    state: ControlState::Held { authority: 200 },
-                },
+                Update::arm(
+                    ARM,
+                    ArmFact::Control {
+                        t: 1.0,
+                        state: ControlState::Held { authority: 200 },
+                    },
+                ),
                 "control",
             ),
             (
-                Update::Status {
-                    t: 1.0,
-                    state: ManagementState::Emergency,
-                },
+                Update::arm(
+                    ARM,
+                    ArmFact::Status {
+                        t: 1.0,
+                        state: ManagementState::Emergency,
+                    },
+                ),
                 "emergency",
             ),
             (
-                Update::Status {
-                    t: 1.0,
-                    state: ManagementState::Ready,
-                },
+                Update::arm(
+                    ARM,
+                    ArmFact::Status {
+                        t: 1.0,
+                        state: ManagementState::Ready,
+                    },
+                ),
                 "status",
             ),
             (
-                Update::CurrentPose {
-                    t: 1.0,
-                    pose: PoseState::Moving { from: 1, to: 2 },
-                },
+                Update::arm(
+                    ARM,
+                    ArmFact::CurrentPose {
+                        t: 1.0,
+                        pose: PoseState::Moving { from: 1, to: 2 },
+                    },
+                ),
                 "transition",
             ),
             (
-                Update::CommandOutcome {
+                Update::net(Remark::CommandOutcome {
                     t: 1.0,
                     command: CommandKind::GoToPreset,
                     outcome: Outcome::Rejected("not \\ controlled\n".into()),
-                },
+                }),
                 "outcome",
             ),
             (
-                Update::Component {
+                Update::net(NetFact::Component {
                     t: 1.0,
                     info: ComponentInfo {
                         id,
@@ -1085,45 +1111,51 @@ mod tests {
                         services: vec![],
                         manipulator: true,
                     },
-                },
+                }),
                 "component",
             ),
             (
-                Update::ComponentLost {
+                Update::net(NetFact::ComponentLost {
                     t: 1.0,
                     id,
                     lost: true,
-                },
+                }),
                 "component",
             ),
             (
-                Update::Link {
-                    t: 1.0,
-                    state: LinkState::Lost,
-                },
+                Update::arm(
+                    ARM,
+                    ArmFact::Link {
+                        t: 1.0,
+                        state: LinkState::Lost,
+                    },
+                ),
                 "link",
             ),
             (
-                Update::Stale {
-                    t: 1.0,
-                    signal: Signal::JointPositions,
-                    stale: true,
-                },
+                Update::arm(
+                    ARM,
+                    ArmFact::Stale {
+                        t: 1.0,
+                        signal: Signal::JointPositions,
+                        stale: true,
+                    },
+                ),
                 "stale",
             ),
             (
-                Update::Mark {
+                Update::net(Remark::Mark {
                     t: 1.0,
                     kind: MarkKind::Gap,
                     label: "no traffic for 2.0 s".into(),
-                },
+                }),
                 "gap",
             ),
             (
-                Update::Error {
+                Update::net(Remark::Error {
                     t: 1.0,
                     message: "bad".into(),
-                },
+                }),
                 "error",
             ),
         ];
@@ -1135,10 +1167,13 @@ mod tests {
             assert_eq!(v["t"], 1.0);
             assert!(!v["label"].as_str().unwrap().is_empty());
         }
-        let u = Update::ToolOffset {
-            t: 0.0,
-            point: [0.0; 3],
-        };
+        let u = Update::arm(
+            ARM,
+            ArmFact::ToolOffset {
+                t: 0.0,
+                point: [0.0; 3],
+            },
+        );
         assert_eq!(encode_update(&u, &mut s), None);
         assert!(s.is_empty());
     }
@@ -1147,9 +1182,9 @@ mod tests {
     fn a_fact_about_one_arm_names_its_component_and_validates() {
         let arm = ComponentId::new(126, 1, 11);
         let mut s = Vec::new();
-        let u = Update::for_arm(
+        let u = Update::arm(
             arm,
-            Update::JointPositions {
+            ArmFact::JointPositions {
                 t: 0.5,
                 values: vec![0.25],
             },
@@ -1167,26 +1202,26 @@ mod tests {
             joints: vec![Joint::revolute(0.0, 0.0, 0.1)],
         };
         let cases = [
-            Update::for_arm(arm, Update::Specification { t: 1.0, spec }),
-            Update::for_arm(
+            Update::arm(arm, ArmFact::Specification { t: 1.0, spec }),
+            Update::arm(
                 arm,
-                Update::ForceTorque {
+                ArmFact::ForceTorque {
                     t: 1.0,
                     force: [Some(1.0); 3],
                     torque: [None; 3],
                 },
             ),
-            Update::for_arm(
+            Update::arm(
                 arm,
-                Update::Mark {
+                Remark::Mark {
                     t: 1.0,
                     kind: MarkKind::Gap,
                     label: "no traffic from 126.1.11 for 3.0 s".into(),
                 },
             ),
-            Update::for_arm(
+            Update::arm(
                 arm,
-                Update::Link {
+                ArmFact::Link {
                     t: 1.0,
                     state: LinkState::Live,
                 },
@@ -1208,10 +1243,10 @@ mod tests {
             );
         }
         // A fact of the network names none.
-        let u = Update::Error {
+        let u = Update::net(Remark::Error {
             t: 1.0,
             message: "x".into(),
-        };
+        });
         encode_update(&u, &mut s);
         assert!(parse(&s).get("component").is_none());
         assert_eq!(arm_metadata_name(arm), "arm/126.1.11");
@@ -1222,9 +1257,9 @@ mod tests {
             ComponentId::new(0, 0, 0),
         ] {
             encode_update(
-                &Update::for_arm(
+                &Update::arm(
                     id,
-                    Update::Link {
+                    ArmFact::Link {
                         t: 0.0,
                         state: LinkState::Live,
                     },

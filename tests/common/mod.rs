@@ -21,6 +21,19 @@ pub fn wait_until(deadline: Duration, what: &str, mut cond: impl FnMut() -> bool
     }
 }
 
+/// Applies `u` to `state`: one arm in the suites that use it, so its facts and the network's
+/// go into one state.
+#[allow(
+    dead_code,
+    reason = "shared by the loopback suites; other suites use only wait_until"
+)]
+pub fn apply(state: &mut jaus_ocu::model::state::ArmState, u: &jaus_ocu::model::update::Update) {
+    match u {
+        jaus_ocu::model::update::Update::Arm { fact, .. } => state.apply_arm(fact),
+        jaus_ocu::model::update::Update::Net(fact) => state.apply_net(fact),
+    }
+}
+
 /// Applies a live network side's updates to `state` until `done` holds or `timeout` passes;
 /// returns whether it held.
 #[allow(
@@ -39,9 +52,8 @@ pub fn pump(
             .updates()
             .recv_timeout(left.min(Duration::from_millis(50)))
         {
-            // One arm in these suites: its facts, unwrapped from `Update::Arm`.
-            state.apply(&u);
-            if done(state, u.split().1) {
+            apply(state, &u);
+            if done(state, &u) {
                 return true;
             }
         }
@@ -62,10 +74,10 @@ pub fn outcome_of(
     timeout: Duration,
 ) -> Option<jaus_ocu::model::update::Outcome> {
     let mut o = None;
-    pump(h, state, timeout, |_, u| match u {
-        jaus_ocu::model::update::Update::CommandOutcome {
+    pump(h, state, timeout, |_, u| match u.remark() {
+        Some(jaus_ocu::model::update::Remark::CommandOutcome {
             command, outcome, ..
-        } if *command == kind => {
+        }) if *command == kind => {
             o = Some(outcome.clone());
             true
         }
