@@ -40,6 +40,9 @@ use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{self, Component, SimConfig};
 use jaus_ocu::sim::harness::{Passage, SimNet, Verdict, WireTap};
 
+mod common;
+use common::Feed;
+
 const fn local(port: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
 }
@@ -2940,12 +2943,12 @@ fn at_30_percent_loss_the_link_word_changes_at_most_once_a_second() {
     net.run(60.0);
     let mut state = ArmState::default();
     for u in &net.updates[..mark] {
-        apply_one_arm(&mut state, u);
+        state.apply(u);
     }
     let mut word = state.freshness().word();
     let mut changes = Vec::new();
     for u in &net.updates[mark..] {
-        apply_one_arm(&mut state, u);
+        state.apply(u);
         let w = state.freshness().word();
         if w != word {
             changes.push((u.t(), w));
@@ -3595,13 +3598,4 @@ fn go_to_in_standby_is_refused_before_anything_is_sent_with_the_step_to_take() {
         !net.sent_since(t, |m| matches!(m, Message::SetCurrentPose(_)))
             .is_empty()
     );
-}
-
-/// Applies `u` to `state`: the suite's session has one arm, whose facts and the network's go
-/// into one state.
-fn apply_one_arm(state: &mut ArmState, u: &Update) {
-    match u {
-        Update::Arm { fact, .. } => state.apply_arm(fact),
-        Update::Net(fact) => state.apply_net(fact),
-    }
 }

@@ -28,7 +28,7 @@ use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::host::{self, SimHandle};
 
 mod common;
-use common::wait_until;
+use common::{Feed, wait_until};
 use common::{outcome_of, pump};
 
 fn start_sim(arm: ArmFile, cfg: SimConfig, faults: Faults, bind: &str) -> SimHandle {
@@ -247,7 +247,7 @@ fn discovery_specification_and_live_updates() {
         seen.see(&rec);
     }
     for u in updates.try_iter() {
-        common::apply(&mut s, &u);
+        s.apply(&u);
     }
     // Nothing the simulator sent on the subscription was lost on the way...
     assert_eq!(

@@ -21,16 +21,32 @@ pub fn wait_until(deadline: Duration, what: &str, mut cond: impl FnMut() -> bool
     }
 }
 
-/// Applies `u` to `state`: one arm in the suites that use it, so its facts and the network's
-/// go into one state.
+/// A store of one arm fed whole updates: the suites that use it speak to one arm, so its facts
+/// and the network's go into one store (in the application `model::vehicle` routes them).
 #[allow(
     dead_code,
-    reason = "shared by the loopback suites; other suites use only wait_until"
+    reason = "shared by the suites of one arm; others use only wait_until"
 )]
-pub fn apply(state: &mut jaus_ocu::model::state::ArmState, u: &jaus_ocu::model::update::Update) {
-    match u {
-        jaus_ocu::model::update::Update::Arm { fact, .. } => state.apply_arm(fact),
-        jaus_ocu::model::update::Update::Net(fact) => state.apply_net(fact),
+pub trait Feed {
+    /// Applies `u`, whichever arm it names.
+    fn apply(&mut self, u: &jaus_ocu::model::update::Update);
+}
+
+impl Feed for jaus_ocu::model::session::Session {
+    fn apply(&mut self, u: &jaus_ocu::model::update::Update) {
+        match u {
+            jaus_ocu::model::update::Update::Arm { fact, .. } => self.apply_arm(fact),
+            jaus_ocu::model::update::Update::Net(fact) => self.apply_net(fact),
+        }
+    }
+}
+
+impl Feed for jaus_ocu::model::state::ArmState {
+    fn apply(&mut self, u: &jaus_ocu::model::update::Update) {
+        match u {
+            jaus_ocu::model::update::Update::Arm { fact, .. } => self.apply_arm(fact),
+            jaus_ocu::model::update::Update::Net(fact) => self.apply_net(fact),
+        }
     }
 }
 
@@ -52,7 +68,7 @@ pub fn pump(
             .updates()
             .recv_timeout(left.min(Duration::from_millis(50)))
         {
-            apply(state, &u);
+            state.apply(&u);
             if done(state, &u) {
                 return true;
             }
