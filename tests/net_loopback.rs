@@ -622,6 +622,126 @@ fn emergency_and_control_outcomes_come_back_as_updates() {
 /// Issue 12: at 30 % loss (plus duplicates, reordering and 50 ms of delay) both ways over
 /// real UDP, the OCU knows the management state within 3 s of its start, and 20 preset moves
 /// in a row each end in one outcome, `Completed`, never contradicting the state.
+/// The first of the commands `kinds` the OCU sent, in the order it sent them, among `records`.
+fn first_sent(
+    records: &[jaus_ocu::net::tap::WireRecord],
+    kinds: &[fn(&Message) -> bool],
+) -> Option<Message> {
+    use jaus_ocu::jaus::judp::{AckNak, DataFlags, Datagram};
+    records
+        .iter()
+        .filter(|r| r.direction == jaus_ocu::net::tap::Direction::Tx)
+        .filter_map(|r| Datagram::new_checked(&r.bytes[..]).ok())
+        .flat_map(|dg| {
+            dg.blocks()
+                .map_while(Result::ok)
+                .filter_map(|b| {
+                    let h = Header::parse(&b.block);
+                    (h.data_flags == DataFlags::Single && h.ack_nak == AckNak::None)
+                        .then(|| Message::parse(b.block.payload()).ok())
+                        .flatten()
+                })
+                .collect::<Vec<_>>()
+        })
+        .find(|m| kinds.iter().any(|k| k(m)))
+}
+
+#[test]
+fn an_emergency_stop_is_accepted_and_sent_first_with_the_command_queue_full() {
+    use jaus_ocu::net::thread::{COMMAND_QUEUE, Waker};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let sim = start_sim(
+        ArmFile::demo(),
+        SimConfig::default(),
+        Faults::default(),
+        "127.0.0.1:0",
+    );
+    let (wire_tx, wire) = crossbeam_channel::unbounded();
+    let tap = jaus_ocu::net::tap::Tap::new();
+    tap.connect(wire_tx);
+    // The network thread calls its waker after publishing: once `stall` is set, the next call
+    // says so on `stalled` and waits there for `release`, and the thread takes no command.
+    let stall = Arc::new(AtomicBool::new(false));
+    let (stalled_tx, stalled) = crossbeam_channel::bounded::<()>(1);
+    let (release, release_rx) = crossbeam_channel::bounded::<()>(1);
+    let waker: Waker = Arc::new({
+        let stall = stall.clone();
+        move || {
+            if stall.swap(false, Ordering::SeqCst) {
+                let _ = stalled_tx.send(());
+                let _ = release_rx.recv();
+            }
+        }
+    });
+    let h = NetHandle::spawn(NetConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        client: ClientConfig {
+            connect: vec![sim.local_addr()],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        tap,
+        waker: Some(waker.clone()),
+        urgent_waker: Some(waker),
+        ..NetConfig::default()
+    })
+    .unwrap();
+    let mut s = ArmState::default();
+    assert!(pump(&h, &mut s, Duration::from_secs(10), |s, _| s
+        .is_complete()
+        && s.link == LinkState::Live));
+
+    stall.store(true, Ordering::SeqCst);
+    stalled
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the network thread publishes (and so stalls) within 10 s");
+    // The ordinary queue fills: every command past its room is refused.
+    let mut queued = 0;
+    while h.send(Command::RequestControl { authority: 10 }).is_ok() {
+        queued += 1;
+        assert!(queued <= COMMAND_QUEUE, "the queue is bounded");
+    }
+    assert_eq!(queued, COMMAND_QUEUE);
+    assert!(h.send(Command::Resume).is_err(), "a full queue refuses");
+    // The emergency stops are accepted all the same...
+    h.send(Command::SetEmergency)
+        .expect("an emergency stop is never refused for a full queue");
+    h.send(Command::SetEmergencyAll)
+        .expect("stop all is never refused for a full queue");
+    let is_stop: fn(&Message) -> bool = |m| matches!(m, Message::SetEmergency(_));
+    let is_request: fn(&Message) -> bool = |m| matches!(m, Message::RequestControl(_));
+    let mut seen: Vec<jaus_ocu::net::tap::WireRecord> = wire.try_iter().collect();
+    assert!(
+        first_sent(&seen, &[is_stop, is_request]).is_none(),
+        "nothing commanded yet"
+    );
+    // ...and leave before every command queued ahead of them.
+    release.send(()).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let first = loop {
+        seen.extend(wire.try_iter());
+        if let Some(m) = first_sent(&seen, &[is_stop, is_request]) {
+            break m;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no command left within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(
+        matches!(first, Message::SetEmergency(_)),
+        "the emergency stop left first, not {first:?}"
+    );
+    assert!(
+        pump(&h, &mut s, Duration::from_secs(10), |s, _| s.status
+            == ManagementState::Emergency),
+        "the arm is stopped"
+    );
+}
+
 #[test]
 fn twenty_preset_moves_at_30_percent_loss_each_end_with_the_right_outcome() {
     let faults = Faults {

@@ -1,5 +1,5 @@
 //! `jaus-ocu control`: commands the arm from a terminal with the GUI's client and outcome logic
-//! (`NetHandle`, `Command`, `Update::CommandOutcome`). Each action waits for its true outcome;
+//! (`NetHandle`, `Command`, `Remark::CommandOutcome`). Each action waits for its true outcome;
 //! the exit status is 0 only when every action happened.
 //!
 //! Actions run in the order given, in one session: control is held from the first action that

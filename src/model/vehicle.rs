@@ -551,4 +551,305 @@ mod tests {
         v.set_memory_budget(None);
         assert_eq!(v.arm(id(10)).unwrap().memory_budget(), None);
     }
+
+    // The routing of every kind of fact, by its type. `arm_kind` and `net_kind` name every
+    // variant (no `_`): a new kind does not compile here until it is named, and then fails
+    // `every_kind_is_routed_*` until a sample of it is listed.
+
+    use crate::model::arm::{ArmSpec, Joint};
+    use crate::model::update::{
+        CommandKind, ComponentInfo, ControlLoss, ControlState, Controller, Delivery, LinkState,
+        ManagementState, NetStats, Outcome, PoseState, PresetInfo, Signal,
+    };
+    use std::collections::BTreeSet;
+
+    fn remark_kind(r: &Remark) -> &'static str {
+        match r {
+            Remark::CommandOutcome { .. } => "CommandOutcome",
+            Remark::Mark { .. } => "Mark",
+            Remark::Error { .. } => "Error",
+        }
+    }
+
+    fn arm_kind(f: &ArmFact) -> &'static str {
+        match f {
+            ArmFact::Link { .. } => "Link",
+            ArmFact::Specification { .. } => "Specification",
+            ArmFact::ToolOffset { .. } => "ToolOffset",
+            ArmFact::Presets { .. } => "Presets",
+            ArmFact::JointPositions { .. } => "JointPositions",
+            ArmFact::JointVelocities { .. } => "JointVelocities",
+            ArmFact::JointEfforts { .. } => "JointEfforts",
+            ArmFact::JointForceTorques { .. } => "JointForceTorques",
+            ArmFact::ForceTorque { .. } => "ForceTorque",
+            ArmFact::CurrentPose { .. } => "CurrentPose",
+            ArmFact::Status { .. } => "Status",
+            ArmFact::Control { .. } => "Control",
+            ArmFact::Controller { .. } => "Controller",
+            ArmFact::ControlLost { .. } => "ControlLost",
+            ArmFact::Stale { .. } => "Stale",
+            ArmFact::Delivery { .. } => "Delivery",
+            ArmFact::Remark(r) => remark_kind(r),
+        }
+    }
+
+    fn net_kind(f: &NetFact) -> &'static str {
+        match f {
+            NetFact::Component { .. } => "Component",
+            NetFact::ComponentLost { .. } => "ComponentLost",
+            NetFact::Selected { .. } => "Selected",
+            NetFact::Identity { .. } => "Identity",
+            NetFact::Stats { .. } => "Stats",
+            NetFact::Remark(r) => remark_kind(r),
+        }
+    }
+
+    /// Said about an arm or the network alike.
+    fn remarks(t: f64) -> [Remark; 3] {
+        [
+            Remark::CommandOutcome {
+                t,
+                command: CommandKind::Resume,
+                outcome: Outcome::Rejected("not held".into()),
+            },
+            Remark::Mark {
+                t,
+                kind: MarkKind::Gap,
+                label: "no traffic for 5 s".into(),
+            },
+            Remark::Error {
+                t,
+                message: "something went wrong".into(),
+            },
+        ]
+    }
+
+    /// One fact of every kind about an arm (none of them what an empty state holds).
+    fn every_arm_fact(t: f64) -> Vec<ArmFact> {
+        let values = vec![0.1, 0.2];
+        let mut facts = vec![
+            ArmFact::Link {
+                t,
+                state: LinkState::Lost,
+            },
+            ArmFact::Specification {
+                t,
+                spec: ArmSpec {
+                    mount: None,
+                    joints: vec![Joint::revolute(0.5, 0.0, 0.0); 2],
+                },
+            },
+            ArmFact::ToolOffset {
+                t,
+                point: [0.0, 0.0, 0.1],
+            },
+            ArmFact::Presets {
+                t,
+                presets: vec![PresetInfo {
+                    id: 1,
+                    name: "home".into(),
+                    positions: None,
+                }],
+            },
+            ArmFact::JointPositions {
+                t,
+                values: values.clone(),
+            },
+            ArmFact::JointVelocities {
+                t,
+                values: values.clone(),
+            },
+            ArmFact::JointEfforts {
+                t,
+                values: values.clone(),
+            },
+            ArmFact::JointForceTorques { t, values },
+            ArmFact::ForceTorque {
+                t,
+                force: [Some(1.0); 3],
+                torque: [None; 3],
+            },
+            ArmFact::CurrentPose {
+                t,
+                pose: PoseState::At(1),
+            },
+            ArmFact::Status {
+                t,
+                state: ManagementState::Emergency,
+            },
+            ArmFact::Control {
+                t,
+                state: ControlState::Requested,
+            },
+            ArmFact::Controller {
+                t,
+                controller: Controller {
+                    id: Some(ComponentId::new(200, 7, 3)),
+                    authority: 200,
+                },
+            },
+            ArmFact::ControlLost {
+                t,
+                reason: ControlLoss::TimedOut,
+            },
+            ArmFact::Stale {
+                t,
+                signal: Signal::JointPositions,
+                stale: true,
+            },
+            ArmFact::Delivery {
+                t,
+                signal: Signal::JointPositions,
+                delivery: Delivery::Polling(10.0),
+            },
+        ];
+        facts.extend(remarks(t).map(ArmFact::Remark));
+        facts
+    }
+
+    /// One fact of every kind of the network (`Selected` names `selected`).
+    fn every_net_fact(t: f64, selected: ComponentId) -> Vec<NetFact> {
+        let mut facts = vec![
+            NetFact::Component {
+                t,
+                info: ComponentInfo {
+                    id: ComponentId::new(126, 1, 30),
+                    address: "127.0.0.1:3794".parse().unwrap(),
+                    identification: Some("camera".into()),
+                    services: Vec::new(),
+                    manipulator: false,
+                },
+            },
+            NetFact::ComponentLost {
+                t,
+                id: ComponentId::new(126, 1, 30),
+                lost: true,
+            },
+            NetFact::Selected { t, id: selected },
+            NetFact::Identity {
+                t,
+                id: ComponentId::new(200, 4, 1),
+                conflict: None,
+                suspect: None,
+            },
+            NetFact::Stats {
+                t,
+                stats: NetStats {
+                    datagrams: 7,
+                    ..NetStats::default()
+                },
+            },
+        ];
+        facts.extend(remarks(t).map(NetFact::Remark));
+        facts
+    }
+
+    /// What a session holds: discrete facts, marks, samples, and its latest state in words.
+    fn footprint(s: &Session) -> (usize, usize, usize, String) {
+        let samples = s.positions.len()
+            + s.velocities.len()
+            + s.efforts.len()
+            + s.joint_force_torques.len()
+            + s.ft.len();
+        (
+            s.discrete_updates(),
+            s.marks.len(),
+            samples,
+            format!("{:?}", s.latest),
+        )
+    }
+
+    /// Arms 10 (focused) and 11 known, each with a sample, and the network's session.
+    fn two_arm_vehicle() -> Vehicle {
+        let mut v: Vehicle = Vehicle::new();
+        v.apply(&Update::net(NetFact::Selected { t: 0.0, id: id(10) }));
+        v.apply(&Update::arm(id(10), positions(0.5, 0.0)));
+        v.apply(&Update::arm(id(11), positions(0.5, 0.0)));
+        v
+    }
+
+    #[test]
+    fn every_kind_is_routed_a_fact_about_an_arm_to_that_arm_alone() {
+        let kinds: BTreeSet<&str> = every_arm_fact(1.0).iter().map(arm_kind).collect();
+        assert_eq!(kinds.len(), every_arm_fact(1.0).len(), "one sample of each");
+        assert_eq!(
+            kinds.len(),
+            19,
+            "every kind of ArmFact has a sample: {kinds:?}"
+        );
+        for fact in every_arm_fact(1.0) {
+            let kind = arm_kind(&fact);
+            let mut v = two_arm_vehicle();
+            let (a, b, net) = (
+                footprint(v.arm(id(10)).unwrap()),
+                footprint(v.arm(id(11)).unwrap()),
+                footprint(v.network()),
+            );
+            v.apply(&Update::arm(id(11), fact));
+            assert_eq!(v.arm_count(), 2, "{kind}");
+            assert_ne!(
+                footprint(v.arm(id(11)).unwrap()),
+                b,
+                "{kind}: its arm has it"
+            );
+            assert_eq!(
+                footprint(v.arm(id(10)).unwrap()),
+                a,
+                "{kind}: not another arm"
+            );
+            assert_eq!(footprint(v.network()), net, "{kind}: not the network's");
+            assert_eq!(v.focused_id(), Some(id(10)), "{kind}: the focus stays");
+        }
+    }
+
+    #[test]
+    fn every_kind_is_routed_a_fact_of_the_network_to_the_network_and_every_arm() {
+        let kinds: BTreeSet<&str> = every_net_fact(1.0, id(11)).iter().map(net_kind).collect();
+        assert_eq!(kinds.len(), every_net_fact(1.0, id(11)).len());
+        assert_eq!(
+            kinds.len(),
+            8,
+            "every kind of NetFact has a sample: {kinds:?}"
+        );
+        for fact in every_net_fact(1.0, id(11)) {
+            let kind = net_kind(&fact);
+            let selects = matches!(fact, NetFact::Selected { .. });
+            let mut v = two_arm_vehicle();
+            let (a, b, net) = (
+                footprint(v.arm(id(10)).unwrap()),
+                footprint(v.arm(id(11)).unwrap()),
+                footprint(v.network()),
+            );
+            v.apply(&Update::net(fact));
+            assert_eq!(v.arm_count(), 2, "{kind}");
+            assert_ne!(footprint(v.network()), net, "{kind}: the network's");
+            assert_ne!(footprint(v.arm(id(11)).unwrap()), b, "{kind}: arm 11's");
+            if selects {
+                // The focus: the network's and the arm it names, no other.
+                assert_eq!(footprint(v.arm(id(10)).unwrap()), a, "{kind}");
+                assert_eq!(v.focused_id(), Some(id(11)));
+            } else {
+                // News for every arm.
+                assert_ne!(footprint(v.arm(id(10)).unwrap()), a, "{kind}: arm 10's");
+                assert_eq!(v.focused_id(), Some(id(10)), "{kind}: the focus stays");
+            }
+        }
+    }
+
+    #[test]
+    fn only_samples_of_an_arm_coalesce_keyed_by_their_arm() {
+        for fact in every_arm_fact(1.0) {
+            let signal = fact.signal();
+            let u = Update::arm(id(11), fact);
+            assert_eq!(u.coalesce_key(), signal.map(|s| (id(11), s)));
+        }
+        let samples = every_arm_fact(1.0)
+            .iter()
+            .filter(|f| f.signal().is_some())
+            .count();
+        assert_eq!(samples, 5, "positions, velocities, efforts, joint F/T, F/T");
+        for fact in every_net_fact(1.0, id(11)) {
+            assert_eq!(Update::net(fact).coalesce_key(), None);
+        }
+    }
 }

@@ -429,13 +429,16 @@ impl CommandSender {
     }
 }
 
-/// Hands every emergency stop waiting on the lane to the client.
-fn take_emergencies(client: &mut Client, commands: &Commands, now: f64, out: &mut Output) {
+/// Hands every emergency stop waiting on the lane to the client; whether there was one.
+fn take_emergencies(client: &mut Client, commands: &Commands, now: f64, out: &mut Output) -> bool {
+    let mut took = false;
     while commands.emergency_waiting() {
         if let Ok(inbound) = commands.next() {
             hand_over(client, now, inbound, out);
+            took = true;
         }
     }
+    took
 }
 
 /// Hands `inbound` to the client: an ordinary `ClearEmergency` that an emergency stop
@@ -570,9 +573,19 @@ impl NetHandle {
                         deadline = deadline.min(now + 0.002);
                     }
                     let wait = Duration::from_secs_f64((deadline - now).max(0.0));
-                    // The emergency lane first, whatever else is ready; one pressed while this
-                    // thread waited wakes it at once (`Commands::wake`).
-                    take_emergencies(&mut client, &commands, clock(Instant::now()), &mut out);
+                    // The emergency lane first, whatever else is ready (a stop taken now is
+                    // sent without waiting); one pressed while this thread waits wakes it at
+                    // once (`Commands::wake`).
+                    let wait = if take_emergencies(
+                        &mut client,
+                        &commands,
+                        clock(Instant::now()),
+                        &mut out,
+                    ) {
+                        Duration::ZERO
+                    } else {
+                        wait
+                    };
                     match ready.ready_timeout(wait) {
                         Ok(i) if i == ready_datagrams => {
                             // Take what else is queued (up to about 256 datagrams) before
@@ -603,7 +616,8 @@ impl NetHandle {
                         }
                         Err(_) => {}
                     }
-                    take_emergencies(&mut client, &commands, clock(Instant::now()), &mut out);
+                    let _ =
+                        take_emergencies(&mut client, &commands, clock(Instant::now()), &mut out);
                     let now = clock(Instant::now());
                     if now >= client.next_deadline() {
                         client.tick(now, &mut out);

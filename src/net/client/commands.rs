@@ -1,5 +1,5 @@
 //! Operator commands and control. Every command ends in exactly one
-//! [`Update::CommandOutcome`] that tells the truth about the arm:
+//! [`Remark::CommandOutcome`] that tells the truth about the arm:
 //! - A command is sent again (with backoff: 0.25 s, 0.5 s, 1 s, …, within the command's time)
 //!   until its effect is observed — `ConfirmControl`/`RejectControl` or a `ReportControl` naming
 //!   us for control, the status (event or answer to the `QueryStatus` sent with each try) for
