@@ -1152,14 +1152,11 @@ fn loopback(variant: &Variant) -> Summary {
             } => {
                 events.push((*t, format!("{signal:?} stale={stale}")));
             }
-            Update::Arm {
-                fact: ArmFact::Remark(Remark::Error { t, message }),
-                ..
+            u => {
+                if let Some(Remark::Error { t, message }) = u.remark() {
+                    events.push((*t, format!("error {message}")));
+                }
             }
-            | Update::Net(NetFact::Remark(Remark::Error { t, message })) => {
-                events.push((*t, format!("error {message}")))
-            }
-            _ => {}
         }
         if done_at.is_none() && shared.done.load(Ordering::Relaxed) {
             done_at = Some(start.elapsed().as_secs_f64());

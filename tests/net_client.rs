@@ -363,21 +363,12 @@ impl Net {
     fn outcomes(&self, mark: usize) -> Vec<(f64, CommandKind, Outcome)> {
         self.updates[mark..]
             .iter()
-            .filter_map(|u| match u {
-                Update::Arm {
-                    fact:
-                        ArmFact::Remark(Remark::CommandOutcome {
-                            t,
-                            command,
-                            outcome,
-                        }),
-                    ..
-                }
-                | Update::Net(NetFact::Remark(Remark::CommandOutcome {
+            .filter_map(|u| match u.remark() {
+                Some(Remark::CommandOutcome {
                     t,
                     command,
                     outcome,
-                })) => Some((*t, *command, outcome.clone())),
+                }) => Some((*t, *command, outcome.clone())),
                 _ => None,
             })
             .collect()
@@ -1270,13 +1261,11 @@ fn control_is_requested_held_and_kept_past_the_peers_timeout() {
         );
     }
     assert_eq!(net.control(), Some(ControlState::Held { authority: 10 }));
-    assert!(!net.updates[mark..].iter().any(|u| matches!(
-        u,
-        Update::Arm {
-            fact: ArmFact::Remark(Remark::Error { .. }),
-            ..
-        } | Update::Net(NetFact::Remark(Remark::Error { .. }))
-    )));
+    assert!(
+        !net.updates[mark..]
+            .iter()
+            .any(|u| matches!(u.remark(), Some(Remark::Error { .. })))
+    );
     let requests = net
         .sent_since(t0, |m| matches!(m, Message::RequestControl(_)))
         .len();
@@ -2198,12 +2187,10 @@ fn random_datagrams_change_nothing_but_counters() {
             u if u.coalesce_key().is_some() => {}
             Update::Net(NetFact::Stats { .. }) => {}
             // Random bytes that happen to carry a discovery report's ID: said once in the log.
-            Update::Arm {
-                fact: ArmFact::Remark(Remark::Error { message, .. }),
-                ..
-            }
-            | Update::Net(NetFact::Remark(Remark::Error { message, .. }))
-                if message.contains("no query of ours asked for") => {}
+            u if matches!(
+                u.remark(),
+                Some(Remark::Error { message, .. }) if message.contains("no query of ours asked for")
+            ) => {}
             u => panic!("unexpected update {u:?}"),
         }
     }
@@ -2557,7 +2544,7 @@ fn arms_past_the_bound_are_listed_but_not_followed_and_the_operator_is_told() {
         .updates
         .iter()
         .filter(
-            |u| matches!(u, Update::Arm { fact: ArmFact::Remark(Remark::Error { message, .. }), .. } | Update::Net(NetFact::Remark(Remark::Error { message, .. })) if message.contains("followed already")),
+            |u| matches!(u.remark(), Some(Remark::Error { message, .. }) if message.contains("followed already")),
         )
         .count();
     assert_eq!(told, 1, "said once");
@@ -2984,15 +2971,9 @@ fn a_refused_request_says_who_holds_control_and_at_what_authority() {
     let holder_at = net.updates[mark..]
         .iter()
         .position(|u| matches!(u, Update::Arm { fact: ArmFact::Controller { controller, .. }, .. } if controller.id == Some(OTHER_ID.into())));
-    let outcome_at = net.updates[mark..].iter().position(|u| {
-        matches!(
-            u,
-            Update::Arm {
-                fact: ArmFact::Remark(Remark::CommandOutcome { .. }),
-                ..
-            } | Update::Net(NetFact::Remark(Remark::CommandOutcome { .. }))
-        )
-    });
+    let outcome_at = net.updates[mark..]
+        .iter()
+        .position(|u| matches!(u.remark(), Some(Remark::CommandOutcome { .. })));
     assert!(holder_at < outcome_at, "{holder_at:?} {outcome_at:?}");
     assert_eq!(net.control(), Some(ControlState::Released));
 }
@@ -3190,7 +3171,7 @@ fn spoofed_facts_from_another_address_never_rewrite_the_arm() {
     // Said once, not once per datagram.
     let said = net.updates[mark..]
         .iter()
-        .filter(|u| matches!(u, Update::Arm { fact: ArmFact::Remark(Remark::Error { message, .. }), .. } | Update::Net(NetFact::Remark(Remark::Error { message, .. })) if message.contains("not applied")))
+        .filter(|u| matches!(u.remark(), Some(Remark::Error { message, .. }) if message.contains("not applied")))
         .count();
     assert_eq!(said, 1);
     // Where we send to the arm did not move.
@@ -3226,7 +3207,7 @@ fn an_arm_that_moved_is_re_pinned_once_it_answers_our_query_at_its_new_address()
     );
     let told = net.updates[mark..]
         .iter()
-        .any(|u| matches!(u, Update::Arm { fact: ArmFact::Remark(Remark::Error { message, .. }), .. } | Update::Net(NetFact::Remark(Remark::Error { message, .. })) if message.contains("moved") && message.contains(&SIM_B.to_string())));
+        .any(|u| matches!(u.remark(), Some(Remark::Error { message, .. }) if message.contains("moved") && message.contains(&SIM_B.to_string())));
     assert!(
         told,
         "the operator was not told: {:?}",
@@ -3263,7 +3244,7 @@ fn a_live_arm_is_never_re_pinned_by_a_stranger_answering_for_it() {
     assert!(
         !net.updates[mark..]
             .iter()
-            .any(|u| matches!(u, Update::Arm { fact: ArmFact::Remark(Remark::Error { message, .. }), .. } | Update::Net(NetFact::Remark(Remark::Error { message, .. })) if message.contains(" moved: "))),
+            .any(|u| matches!(u.remark(), Some(Remark::Error { message, .. }) if message.contains(" moved: "))),
     );
     // Nothing was asked of the stranger either: the arm is not silent.
     assert!(net.sent_since(0.0, |_| true).iter().all(|s| s.to != OTHER));

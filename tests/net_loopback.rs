@@ -381,25 +381,18 @@ fn preset_needs_control_then_completes() {
         && !s.presets.is_empty()));
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
     let mut outcome = None;
-    pump(&h, &mut s, Duration::from_secs(2), |_, u| match u {
-        Update::Arm {
-            fact:
-                ArmFact::Remark(Remark::CommandOutcome {
-                    command: CommandKind::GoToPreset,
-                    outcome: o,
-                    ..
-                }),
-            ..
+    pump(&h, &mut s, Duration::from_secs(2), |_, u| {
+        match u.remark() {
+            Some(Remark::CommandOutcome {
+                command: CommandKind::GoToPreset,
+                outcome: o,
+                ..
+            }) => {
+                outcome = Some(o.clone());
+                true
+            }
+            _ => false,
         }
-        | Update::Net(NetFact::Remark(Remark::CommandOutcome {
-            command: CommandKind::GoToPreset,
-            outcome: o,
-            ..
-        })) => {
-            outcome = Some(o.clone());
-            true
-        }
-        _ => false,
     });
     assert!(
         matches!(outcome, Some(Outcome::Rejected(ref r)) if r.contains("control")),
@@ -412,25 +405,18 @@ fn preset_needs_control_then_completes() {
     )));
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
     let mut outcome = None;
-    pump(&h, &mut s, Duration::from_mins(1), |_, u| match u {
-        Update::Arm {
-            fact:
-                ArmFact::Remark(Remark::CommandOutcome {
-                    command: CommandKind::GoToPreset,
-                    outcome: o,
-                    ..
-                }),
-            ..
+    pump(&h, &mut s, Duration::from_mins(1), |_, u| {
+        match u.remark() {
+            Some(Remark::CommandOutcome {
+                command: CommandKind::GoToPreset,
+                outcome: o,
+                ..
+            }) => {
+                outcome = Some(o.clone());
+                true
+            }
+            _ => false,
         }
-        | Update::Net(NetFact::Remark(Remark::CommandOutcome {
-            command: CommandKind::GoToPreset,
-            outcome: o,
-            ..
-        })) => {
-            outcome = Some(o.clone());
-            true
-        }
-        _ => false,
     });
     assert_eq!(outcome, Some(Outcome::Completed));
     // Control was kept (the sim's timeout is 5 s; the transition takes longer).
@@ -798,25 +784,18 @@ fn twenty_preset_moves_at_30_percent_loss_each_end_with_the_right_outcome() {
     for _ in 0..5 {
         h.send(Command::RequestControl { authority: 10 }).unwrap();
         let mut outcome = None;
-        pump(&h, &mut s, Duration::from_secs(10), |_, u| match u {
-            Update::Arm {
-                fact:
-                    ArmFact::Remark(Remark::CommandOutcome {
-                        command: CommandKind::RequestControl,
-                        outcome: o,
-                        ..
-                    }),
-                ..
+        pump(&h, &mut s, Duration::from_secs(10), |_, u| {
+            match u.remark() {
+                Some(Remark::CommandOutcome {
+                    command: CommandKind::RequestControl,
+                    outcome: o,
+                    ..
+                }) => {
+                    outcome = Some(o.clone());
+                    true
+                }
+                _ => false,
             }
-            | Update::Net(NetFact::Remark(Remark::CommandOutcome {
-                command: CommandKind::RequestControl,
-                outcome: o,
-                ..
-            })) => {
-                outcome = Some(o.clone());
-                true
-            }
-            _ => false,
         });
         let outcome = outcome.expect("every command ends in an outcome");
         if outcome == Outcome::Confirmed {
@@ -832,21 +811,16 @@ fn twenty_preset_moves_at_30_percent_loss_each_end_with_the_right_outcome() {
         let pose = poses[i % 2];
         h.send(Command::GoToPreset { pose_id: pose }).unwrap();
         let mut outcomes = Vec::new();
-        pump(&h, &mut s, Duration::from_mins(1), |_, u| match u {
-            Update::Arm {
-                fact:
-                    ArmFact::Remark(Remark::CommandOutcome {
-                        command, outcome, ..
-                    }),
-                ..
+        pump(&h, &mut s, Duration::from_mins(1), |_, u| {
+            match u.remark() {
+                Some(Remark::CommandOutcome {
+                    command, outcome, ..
+                }) => {
+                    outcomes.push((*command, outcome.clone()));
+                    *command == CommandKind::GoToPreset
+                }
+                _ => false,
             }
-            | Update::Net(NetFact::Remark(Remark::CommandOutcome {
-                command, outcome, ..
-            })) => {
-                outcomes.push((*command, outcome.clone()));
-                *command == CommandKind::GoToPreset
-            }
-            _ => false,
         });
         assert_eq!(
             outcomes.last(),

@@ -594,21 +594,12 @@ fn silence_of_the_selected_component_is_a_gap_with_lost_and_live() {
     assert!((gap.start - 0.99).abs() < 1e-9 && (gap.end - 5.99).abs() < 1e-9);
     let marks: Vec<(f64, String)> = updates
         .iter()
-        .filter_map(|u| match u {
-            Update::Arm {
-                fact:
-                    ArmFact::Remark(Remark::Mark {
-                        t,
-                        kind: MarkKind::Gap,
-                        label,
-                    }),
-                ..
-            }
-            | Update::Net(NetFact::Remark(Remark::Mark {
+        .filter_map(|u| match u.remark() {
+            Some(Remark::Mark {
                 t,
                 kind: MarkKind::Gap,
                 label,
-            })) => Some((*t, label.clone())),
+            }) => Some((*t, label.clone())),
             _ => None,
         })
         .collect();
@@ -950,21 +941,12 @@ fn one_silent_arm_is_a_gap_of_its_own_while_the_other_talks_on() {
     assert_eq!((lost(ARM_A), lost(ARM_B)), (0, 1));
     let gap_marks: Vec<String> = facts_of(&updates, ARM_B)
         .into_iter()
-        .filter_map(|u| match u {
-            Update::Arm {
-                fact:
-                    ArmFact::Remark(Remark::Mark {
-                        kind: MarkKind::Gap,
-                        label,
-                        ..
-                    }),
-                ..
-            }
-            | Update::Net(NetFact::Remark(Remark::Mark {
+        .filter_map(|u| match u.remark() {
+            Some(Remark::Mark {
                 kind: MarkKind::Gap,
                 label,
                 ..
-            })) => Some(label),
+            }) => Some(label.clone()),
             _ => None,
         })
         .collect();
@@ -1016,12 +998,8 @@ fn arms_past_the_bound_are_counted_and_said_once_not_followed() {
     assert_eq!(obs.stats().arms.len(), MAX_ARMS);
     let errors: Vec<&str> = updates
         .iter()
-        .filter_map(|u| match u {
-            Update::Arm {
-                fact: ArmFact::Remark(Remark::Error { message, .. }),
-                ..
-            }
-            | Update::Net(NetFact::Remark(Remark::Error { message, .. })) => Some(message.as_str()),
+        .filter_map(|u| match u.remark() {
+            Some(Remark::Error { message, .. }) => Some(message.as_str()),
             _ => None,
         })
         .collect();

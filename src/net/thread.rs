@@ -616,8 +616,7 @@ impl NetHandle {
                         }
                         Err(_) => {}
                     }
-                    let _ =
-                        take_emergencies(&mut client, &commands, clock(Instant::now()), &mut out);
+                    take_emergencies(&mut client, &commands, clock(Instant::now()), &mut out);
                     let now = clock(Instant::now());
                     if now >= client.next_deadline() {
                         client.tick(now, &mut out);
