@@ -82,7 +82,8 @@ impl Outbox {
             .any(|c| matches!(c, Command::GoToPreset { .. }))
     }
 
-    /// Every command sent so far.
+    /// Every command sent so far, in the order the network side takes them (an emergency
+    /// stop ahead of what waited before it).
     fn sent(&mut self) -> &[Command] {
         self.seen.extend(self.rx.try_iter());
         &self.seen
@@ -2124,9 +2125,11 @@ mod many_ocus {
                 .collect();
             seen.push((mode, available, buttons));
             // C asks for control of the live arm, E stops it, whatever is drawn.
+            // (Taken after each key: an emergency stop overtakes what waits in the queue.)
             let before = out.sent().len();
             h.key_press(egui::Key::C);
             h.step();
+            out.sent();
             h.key_press(egui::Key::E);
             h.step();
             assert_eq!(
@@ -2463,6 +2466,7 @@ mod vehicle_flows {
         let (mut h, mut out, end) = vehicle(&[]);
         open_list(&mut h);
         pick(&mut h, b);
+        assert_eq!(out.sent(), [Command::Select(b)]);
         network_focuses(&mut h, b, end);
         h.get_by_label("E-STOP 126.1.11").click();
         h.step();

@@ -441,6 +441,18 @@ fn take_emergencies(client: &mut Client, commands: &Commands, now: f64, out: &mu
     took
 }
 
+/// Hands the client one command (a stop waiting on the lane first, else the oldest queued
+/// one), or `Shutdown` once the handle is gone.
+fn take_command(client: &mut Client, commands: &Commands, now: f64, out: &mut Output) {
+    let _ = commands.wake.try_recv();
+    match commands.next() {
+        Ok(inbound) => hand_over(client, now, inbound, out),
+        Err(TryRecvError::Empty) => {}
+        // The handle is gone: leave politely.
+        Err(TryRecvError::Disconnected) => client.handle_command(now, Command::Shutdown, out),
+    }
+}
+
 /// Hands `inbound` to the client: an ordinary `ClearEmergency` that an emergency stop
 /// overtook on the lane is refused (applied after the stop, it would undo what the operator
 /// pressed last); everything else goes to [`Client::handle_command`].
@@ -603,16 +615,7 @@ impl NetHandle {
                             }
                         }
                         Ok(_) => {
-                            let _ = commands.wake.try_recv();
-                            let now = clock(Instant::now());
-                            match commands.next() {
-                                Ok(inbound) => hand_over(&mut client, now, inbound, &mut out),
-                                Err(TryRecvError::Empty) => {}
-                                // The handle is gone: leave politely.
-                                Err(TryRecvError::Disconnected) => {
-                                    client.handle_command(now, Command::Shutdown, &mut out);
-                                }
-                            }
+                            take_command(&mut client, &commands, clock(Instant::now()), &mut out)
                         }
                         Err(_) => {}
                     }
