@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use jaus_ocu::model::session::Session;
-use jaus_ocu::model::update::*;
+use jaus_ocu::model::update::{ArmFact, ComponentId, Update};
 use jaus_ocu::model::vehicle::Vehicle;
 
 const ARM: ComponentId = ComponentId::new(126, 1, 10);

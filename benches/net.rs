@@ -93,7 +93,9 @@ use jaus_ocu::jaus::judp::{Datagram, Header};
 use jaus_ocu::jaus::manipulator::POSITION;
 use jaus_ocu::jaus::wire::Scale;
 use jaus_ocu::jaus::{DecodeContext, JausId, Message};
-use jaus_ocu::model::update::*;
+use jaus_ocu::model::update::{
+    ArmFact, ComponentId, Delivery, LinkState, NetFact, NetStats, Remark, Signal, Update,
+};
 use jaus_ocu::net::client::{Client, ClientConfig, Output};
 use jaus_ocu::net::endpoint::{Endpoint, InboundKind, Numbering, SeqWindow};
 use jaus_ocu::net::fault::Faults;

@@ -61,7 +61,7 @@ use jaus_ocu::jaus::judp::{DatagramWriter, Header};
 use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions, ReportJointVelocity};
 use jaus_ocu::jaus::message::Message;
 use jaus_ocu::jaus::{JausId, JointKind};
-use jaus_ocu::model::update::*;
+use jaus_ocu::model::update::{ArmFact, Update};
 use jaus_ocu::net::tap::{Direction, WireRecord};
 use jaus_ocu::record::format;
 use jaus_ocu::record::recorder::{RecordCompression, Recorder, RecorderConfig};

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use eframe::egui;
 use jaus_ocu::model::signals::{PlotLayout, PlotSpec, Series, SignalRef};
-use jaus_ocu::model::update::*;
+use jaus_ocu::model::update::{ArmFact, ComponentId, NetFact, PresetInfo, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
 use jaus_ocu::ui::app::OcuApp;

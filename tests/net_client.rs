@@ -2054,7 +2054,7 @@ fn reports_from_another_component_are_counted_never_applied() {
     assert_eq!(net.client.selected(), Some(SIM_ID));
     assert!(!net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::Net(NetFact::Component { .. }) | Update::Net(NetFact::Selected { .. })
+        Update::Net(NetFact::Component { .. } | NetFact::Selected { .. })
     )));
 }
 

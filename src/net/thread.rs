@@ -429,6 +429,63 @@ impl CommandSender {
     }
 }
 
+/// What the network thread waits on: the emergency lane and the command queue, and the
+/// datagrams (`datagrams_index` in the thread's `Select`).
+struct Inputs<'a> {
+    commands: &'a Commands,
+    datagrams: &'a Receiver<Batch>,
+    datagrams_index: usize,
+}
+
+impl Inputs<'_> {
+    /// One wait of the network thread: the emergency lane first (a stop taken then is sent
+    /// without waiting), then at most `wait` for datagrams or a command (one pressed meanwhile
+    /// wakes it at once: `Commands::wake`), then the lane again.
+    fn take(
+        &self,
+        client: &mut Client,
+        ready: &mut Select<'_>,
+        wait: Duration,
+        clock: impl Fn(Instant) -> f64 + Copy,
+        record: &impl Fn(Instant, Direction, SocketAddr, Vec<u8>),
+        out: &mut Output,
+    ) {
+        let took = take_emergencies(client, self.commands, clock(Instant::now()), out);
+        let wait = if took { Duration::ZERO } else { wait };
+        match ready.ready_timeout(wait) {
+            Ok(i) if i == self.datagrams_index => {
+                take_datagrams(client, self.datagrams, self.commands, clock, record, out);
+            }
+            Ok(_) => take_command(client, self.commands, clock(Instant::now()), out),
+            Err(_) => {}
+        }
+        take_emergencies(client, self.commands, clock(Instant::now()), out);
+    }
+}
+
+/// Hands the client the datagrams waiting, up to about 256 (then the updates they gave are
+/// published), each recorded as received; stops early for an emergency stop pressed meanwhile.
+fn take_datagrams(
+    client: &mut Client,
+    datagrams: &Receiver<Batch>,
+    commands: &Commands,
+    clock: impl Fn(Instant) -> f64,
+    record: &impl Fn(Instant, Direction, SocketAddr, Vec<u8>),
+    out: &mut Output,
+) {
+    let (mut next, mut taken) = (datagrams.try_recv().ok(), 0);
+    while let Some(batch) = next.take() {
+        taken += batch.len();
+        for (at, from, bytes) in batch {
+            client.handle_datagram(clock(at), from, &bytes, out);
+            record(at, Direction::Rx, from, bytes);
+        }
+        if taken < 256 && !commands.emergency_waiting() {
+            next = datagrams.try_recv().ok();
+        }
+    }
+}
+
 /// Hands every emergency stop waiting on the lane to the client; whether there was one.
 fn take_emergencies(client: &mut Client, commands: &Commands, now: f64, out: &mut Output) -> bool {
     let mut took = false;
@@ -571,7 +628,11 @@ impl NetHandle {
                 let mut ready = Select::new();
                 ready.recv(&commands.wake);
                 ready.recv(&commands.queue);
-                let ready_datagrams = ready.recv(&dg_rx);
+                let inputs = Inputs {
+                    commands: &commands,
+                    datagrams: &dg_rx,
+                    datagrams_index: ready.recv(&dg_rx),
+                };
                 loop {
                     if loop_stop.load(Ordering::Relaxed) {
                         break;
@@ -585,41 +646,8 @@ impl NetHandle {
                         deadline = deadline.min(now + 0.002);
                     }
                     let wait = Duration::from_secs_f64((deadline - now).max(0.0));
-                    // The emergency lane first, whatever else is ready (a stop taken now is
-                    // sent without waiting); one pressed while this thread waits wakes it at
-                    // once (`Commands::wake`).
-                    let wait = if take_emergencies(
-                        &mut client,
-                        &commands,
-                        clock(Instant::now()),
-                        &mut out,
-                    ) {
-                        Duration::ZERO
-                    } else {
-                        wait
-                    };
-                    match ready.ready_timeout(wait) {
-                        Ok(i) if i == ready_datagrams => {
-                            // Take what else is queued (up to about 256 datagrams) before
-                            // publishing; an emergency stop pressed meanwhile goes first.
-                            let (mut next, mut taken) = (dg_rx.try_recv().ok(), 0);
-                            while let Some(batch) = next.take() {
-                                taken += batch.len();
-                                for (at, from, bytes) in batch {
-                                    client.handle_datagram(clock(at), from, &bytes, &mut out);
-                                    record(at, Direction::Rx, from, bytes);
-                                }
-                                if taken < 256 && !commands.emergency_waiting() {
-                                    next = dg_rx.try_recv().ok();
-                                }
-                            }
-                        }
-                        Ok(_) => {
-                            take_command(&mut client, &commands, clock(Instant::now()), &mut out)
-                        }
-                        Err(_) => {}
-                    }
-                    take_emergencies(&mut client, &commands, clock(Instant::now()), &mut out);
+                    // The emergency lane first, whatever else is ready.
+                    inputs.take(&mut client, &mut ready, wait, clock, &record, &mut out);
                     let now = clock(Instant::now());
                     if now >= client.next_deadline() {
                         client.tick(now, &mut out);

@@ -1052,45 +1052,34 @@ mod tests {
     #[test]
     fn discrete_updates_become_events_with_kind_and_label() {
         let id = ComponentId::new(1, 2, 3);
+        let arm = |fact: ArmFact| Update::arm(ARM, fact);
         let cases = [
             (
-                Update::arm(
-                    ARM,
-                    ArmFact::Control {
-                        t: 1.0,
-                        state: ControlState::Held { authority: 200 },
-                    },
-                ),
+                arm(ArmFact::Control {
+                    t: 1.0,
+                    state: ControlState::Held { authority: 200 },
+                }),
                 "control",
             ),
             (
-                Update::arm(
-                    ARM,
-                    ArmFact::Status {
-                        t: 1.0,
-                        state: ManagementState::Emergency,
-                    },
-                ),
+                arm(ArmFact::Status {
+                    t: 1.0,
+                    state: ManagementState::Emergency,
+                }),
                 "emergency",
             ),
             (
-                Update::arm(
-                    ARM,
-                    ArmFact::Status {
-                        t: 1.0,
-                        state: ManagementState::Ready,
-                    },
-                ),
+                arm(ArmFact::Status {
+                    t: 1.0,
+                    state: ManagementState::Ready,
+                }),
                 "status",
             ),
             (
-                Update::arm(
-                    ARM,
-                    ArmFact::CurrentPose {
-                        t: 1.0,
-                        pose: PoseState::Moving { from: 1, to: 2 },
-                    },
-                ),
+                arm(ArmFact::CurrentPose {
+                    t: 1.0,
+                    pose: PoseState::Moving { from: 1, to: 2 },
+                }),
                 "transition",
             ),
             (
@@ -1123,24 +1112,18 @@ mod tests {
                 "component",
             ),
             (
-                Update::arm(
-                    ARM,
-                    ArmFact::Link {
-                        t: 1.0,
-                        state: LinkState::Lost,
-                    },
-                ),
+                arm(ArmFact::Link {
+                    t: 1.0,
+                    state: LinkState::Lost,
+                }),
                 "link",
             ),
             (
-                Update::arm(
-                    ARM,
-                    ArmFact::Stale {
-                        t: 1.0,
-                        signal: Signal::JointPositions,
-                        stale: true,
-                    },
-                ),
+                arm(ArmFact::Stale {
+                    t: 1.0,
+                    signal: Signal::JointPositions,
+                    stale: true,
+                }),
                 "stale",
             ),
             (
@@ -1167,13 +1150,10 @@ mod tests {
             assert_eq!(v["t"], 1.0);
             assert!(!v["label"].as_str().unwrap().is_empty());
         }
-        let u = Update::arm(
-            ARM,
-            ArmFact::ToolOffset {
-                t: 0.0,
-                point: [0.0; 3],
-            },
-        );
+        let u = arm(ArmFact::ToolOffset {
+            t: 0.0,
+            point: [0.0; 3],
+        });
         assert_eq!(encode_update(&u, &mut s), None);
         assert!(s.is_empty());
     }

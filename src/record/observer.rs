@@ -713,7 +713,7 @@ impl Observer {
                     } else {
                         Outcome::Failed(r.transition_status.to_string())
                     },
-                })))
+                })));
             }
             report => {
                 if let Some((_, u)) = reports::report_update(t, &report) {

@@ -354,7 +354,7 @@ impl Client {
                 let kind = cmd.kind();
                 let sent = self
                     .focus
-                    .and_then(|id| self.with_arm(id, out, |c, out| c.arm_command(now, cmd, out)));
+                    .and_then(|id| self.with_arm(id, out, |c, out| c.arm_command(now, &cmd, out)));
                 if sent.is_none() {
                     Self::outcome(
                         out,
@@ -434,17 +434,17 @@ impl Client {
         }
         for id in ids {
             self.with_arm(id, out, |c, out| {
-                c.arm_command(now, Command::SetEmergency, out);
+                c.arm_command(now, &Command::SetEmergency, out);
             });
         }
     }
 
     /// A command for the arm in hand (the focused one).
-    fn arm_command(&mut self, now: f64, cmd: Command, out: &mut Output) {
+    fn arm_command(&mut self, now: f64, cmd: &Command, out: &mut Output) {
         let Some(s) = &mut self.arm else { return };
         let id = s.id;
         let held = matches!(s.control, ControlState::Held { .. });
-        match cmd {
+        match *cmd {
             Command::RequestControl { authority } => {
                 if let Some(previous) = s.wanted_authority
                     && previous != authority

@@ -43,10 +43,7 @@ impl OcuApp {
             self.view.preview = None;
         }
         if self.drawn.is_none() && self.shown() == Shown::Live {
-            if live.focused_id() != focused {
-                // Another arm is focused: the drawn state is its own, whole.
-                self.state = live.focused().latest.clone();
-            } else {
+            if live.focused_id() == focused {
                 match u {
                     // The focused arm's facts; another arm's stay in its own session.
                     Update::Arm { arm, fact } => {
@@ -57,6 +54,9 @@ impl OcuApp {
                     // News for every arm.
                     Update::Net(fact) => self.state.apply_net(fact),
                 }
+            } else {
+                // Another arm is focused: the drawn state is its own, whole.
+                self.state = live.focused().latest.clone();
             }
         }
     }
