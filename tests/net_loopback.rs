@@ -380,20 +380,7 @@ fn preset_needs_control_then_completes() {
         .is_complete()
         && !s.presets.is_empty()));
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
-    let mut outcome = None;
-    pump(&h, &mut s, Duration::from_secs(2), |_, u| {
-        match u.remark() {
-            Some(Remark::CommandOutcome {
-                command: CommandKind::GoToPreset,
-                outcome: o,
-                ..
-            }) => {
-                outcome = Some(o.clone());
-                true
-            }
-            _ => false,
-        }
-    });
+    let outcome = outcome_of(&h, &mut s, CommandKind::GoToPreset, Duration::from_secs(2));
     assert!(
         matches!(outcome, Some(Outcome::Rejected(ref r)) if r.contains("control")),
         "{outcome:?}"
@@ -404,20 +391,7 @@ fn preset_needs_control_then_completes() {
         ControlState::Held { .. }
     )));
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
-    let mut outcome = None;
-    pump(&h, &mut s, Duration::from_mins(1), |_, u| {
-        match u.remark() {
-            Some(Remark::CommandOutcome {
-                command: CommandKind::GoToPreset,
-                outcome: o,
-                ..
-            }) => {
-                outcome = Some(o.clone());
-                true
-            }
-            _ => false,
-        }
-    });
+    let outcome = outcome_of(&h, &mut s, CommandKind::GoToPreset, Duration::from_mins(1));
     assert_eq!(outcome, Some(Outcome::Completed));
     // Control was kept (the sim's timeout is 5 s; the transition takes longer).
     assert!(matches!(s.control, ControlState::Held { .. }));
