@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use jaus_ocu::model::session::Session;
-use jaus_ocu::model::update::{ComponentId, Update};
+use jaus_ocu::model::update::{ArmFact, ComponentId, Update};
 use jaus_ocu::model::vehicle::Vehicle;
 
 const ARM: ComponentId = ComponentId::new(126, 1, 10);
@@ -75,8 +75,8 @@ fn updates(i: u64, noise: &mut Noise) -> [Update; 2] {
     let force = [f(1.0, noise), f(-0.5, noise), f(0.25, noise)];
     let torque = [f(0.01, noise), f(0.02, noise), f(-0.01, noise)];
     [
-        Update::for_arm(ARM, Update::JointPositions { t, values }),
-        Update::for_arm(ARM, Update::ForceTorque { t, force, torque }),
+        Update::arm(ARM, ArmFact::JointPositions { t, values }),
+        Update::arm(ARM, ArmFact::ForceTorque { t, force, torque }),
     ]
 }
 
@@ -204,18 +204,18 @@ fn push_cost(iters: u64, budget: Option<usize>) -> Duration {
     // Ten minutes held first (the 8 MiB budget holds about three exact), so the figure is
     // the steady state, not an empty session's.
     let warm = 600_000;
-    let wrench = |i: u64, n: &mut Noise| Update::ForceTorque {
+    let wrench = |i: u64, n: &mut Noise| ArmFact::ForceTorque {
         t: i as f64 * 0.001,
         force: [Some(n.next()), Some(1.0), Some(2.0)],
         torque: [Some(0.1), Some(0.2), Some(n.next())],
     };
     for i in 0..warm {
-        s.apply(&wrench(i, &mut noise));
+        s.apply_arm(&wrench(i, &mut noise));
     }
     // Made in the loop (no heap: the wrench is inline), a few ns of the figure.
     let start = Instant::now();
     for i in warm..warm + iters {
-        s.apply(black_box(&wrench(i, &mut noise)));
+        s.apply_arm(black_box(&wrench(i, &mut noise)));
     }
     let took = start.elapsed();
     black_box(s.memory_bytes());

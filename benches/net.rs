@@ -93,7 +93,9 @@ use jaus_ocu::jaus::judp::{Datagram, Header};
 use jaus_ocu::jaus::manipulator::POSITION;
 use jaus_ocu::jaus::wire::Scale;
 use jaus_ocu::jaus::{DecodeContext, JausId, Message};
-use jaus_ocu::model::update::{ComponentId, Delivery, LinkState, NetStats, Signal, Update};
+use jaus_ocu::model::update::{
+    ArmFact, ComponentId, Delivery, LinkState, NetFact, NetStats, Remark, Signal, Update,
+};
 use jaus_ocu::net::client::{Client, ClientConfig, Output};
 use jaus_ocu::net::endpoint::{Endpoint, InboundKind, Numbering, SeqWindow};
 use jaus_ocu::net::fault::Faults;
@@ -243,12 +245,14 @@ fn live_vehicle(n: usize) -> (Client, Vec<Stream>) {
                 }
             }
         });
-        for (u, arm) in net.updates.drain(..).zip(net.update_arms.drain(..)) {
-            let Some(arm) = arm else { continue };
+        for u in net.updates.drain(..) {
+            let Update::Arm { arm, fact } = u else {
+                continue;
+            };
             let entry = live.entry(arm).or_default();
-            match u {
-                Update::Link { state, .. } => entry.0 = state == LinkState::Live,
-                Update::Delivery {
+            match fact {
+                ArmFact::Link { state, .. } => entry.0 = state == LinkState::Live,
+                ArmFact::Delivery {
                     signal: Signal::JointPositions,
                     delivery: Delivery::Event(_),
                     ..
@@ -323,7 +327,15 @@ fn stream_is_applied_in_full() {
         positions += out
             .updates
             .iter()
-            .filter(|u| matches!(u.split().1, Update::JointPositions { .. }))
+            .filter(|u| {
+                matches!(
+                    u,
+                    Update::Arm {
+                        fact: ArmFact::JointPositions { .. },
+                        ..
+                    }
+                )
+            })
             .count() as u64;
         out.clear();
     }
@@ -358,7 +370,15 @@ fn loss_burst_discards_valid_events() {
             applied += out
                 .updates
                 .iter()
-                .filter(|u| matches!(u.split().1, Update::JointPositions { .. }))
+                .filter(|u| {
+                    matches!(
+                        u,
+                        Update::Arm {
+                            fact: ArmFact::JointPositions { .. },
+                            ..
+                        }
+                    )
+                })
                 .count();
             out.clear();
         }
@@ -424,7 +444,13 @@ fn in_memory(c: &mut Criterion) {
                 client.handle_datagram(now, from, dg, &mut out);
                 out.datagrams.clear();
                 for u in out.updates.drain(..) {
-                    applied += usize::from(matches!(u.split().1, Update::JointPositions { .. }));
+                    applied += usize::from(matches!(
+                        u,
+                        Update::Arm {
+                            fact: ArmFact::JointPositions { .. },
+                            ..
+                        }
+                    ));
                     publisher.publish(u);
                 }
                 drain(&rx)
@@ -543,10 +569,13 @@ fn in_memory(c: &mut Criterion) {
     {
         let (tx, rx) = bounded::<Update>(4096);
         let mut publisher = Publisher::new(tx, 4096);
-        let u = Update::JointPositions {
-            t: 1.0,
-            values: vec![0.1; 7],
-        };
+        let u = Update::arm(
+            ComponentId::new(126, 1, 10),
+            ArmFact::JointPositions {
+                t: 1.0,
+                values: vec![0.1; 7],
+            },
+        );
         g.bench_function("part_clone_publish_drain", |b| {
             b.iter(|| {
                 publisher.publish(u.clone());
@@ -1042,18 +1071,22 @@ fn loopback(variant: &Variant) -> Summary {
             Instant::now() < setup_deadline,
             "the OCU did not go Live with an active joint-position event in 15 s"
         );
-        // One arm: its facts, unwrapped from `Update::Arm`.
-        match updates
-            .recv_timeout(Duration::from_millis(50))
-            .map(|u| u.split().1.clone())
-        {
-            Ok(Update::Link { state, .. }) => live = state == LinkState::Live,
-            Ok(Update::Delivery {
-                signal: Signal::JointPositions,
-                delivery: Delivery::Event(_),
+        // One arm: its facts, and the network's counters.
+        match updates.recv_timeout(Duration::from_millis(50)) {
+            Ok(Update::Arm {
+                fact: ArmFact::Link { state, .. },
+                ..
+            }) => live = state == LinkState::Live,
+            Ok(Update::Arm {
+                fact:
+                    ArmFact::Delivery {
+                        signal: Signal::JointPositions,
+                        delivery: Delivery::Event(_),
+                        ..
+                    },
                 ..
             }) => subscribed = true,
-            Ok(Update::Stats { stats: s, .. }) => stats = s,
+            Ok(Update::Net(NetFact::Stats { stats: s, .. })) => stats = s,
             _ => {}
         }
     }
@@ -1091,8 +1124,11 @@ fn loopback(variant: &Variant) -> Summary {
             continue;
         };
         let now = Instant::now();
-        match u.split().1 {
-            Update::JointPositions { t, values } => {
+        match &u {
+            Update::Arm {
+                fact: ArmFact::JointPositions { t, values },
+                ..
+            } => {
                 match scale
                     .encode(values[0])
                     .ok()
@@ -1103,13 +1139,26 @@ fn loopback(variant: &Variant) -> Summary {
                 }
             }
             // The first counters taken 0.2 s after the proxy stopped sending are final.
-            Update::Stats { t, stats: s } if done_at.is_some_and(|d| *t > d + 0.2) => break *s,
-            Update::Link { t, state } => events.push((*t, format!("link {state:?}"))),
-            Update::Stale { t, signal, stale } => {
+            Update::Net(NetFact::Stats { t, stats: s })
+                if done_at.is_some_and(|d| *t > d + 0.2) =>
+            {
+                break *s;
+            }
+            Update::Arm {
+                fact: ArmFact::Link { t, state },
+                ..
+            } => events.push((*t, format!("link {state:?}"))),
+            Update::Arm {
+                fact: ArmFact::Stale { t, signal, stale },
+                ..
+            } => {
                 events.push((*t, format!("{signal:?} stale={stale}")));
             }
-            Update::Error { t, message } => events.push((*t, format!("error {message}"))),
-            _ => {}
+            u => {
+                if let Some(Remark::Error { t, message }) = u.remark() {
+                    events.push((*t, format!("error {message}")));
+                }
+            }
         }
         if done_at.is_none() && shared.done.load(Ordering::Relaxed) {
             done_at = Some(start.elapsed().as_secs_f64());

@@ -61,7 +61,7 @@ use jaus_ocu::jaus::judp::{DatagramWriter, Header};
 use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions, ReportJointVelocity};
 use jaus_ocu::jaus::message::Message;
 use jaus_ocu::jaus::{JausId, JointKind};
-use jaus_ocu::model::update::Update;
+use jaus_ocu::model::update::{ArmFact, Update};
 use jaus_ocu::net::tap::{Direction, WireRecord};
 use jaus_ocu::record::format;
 use jaus_ocu::record::recorder::{RecordCompression, Recorder, RecorderConfig};
@@ -391,9 +391,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("format");
     g.throughput(Throughput::Elements(1));
     // As the observer hands it over: about one arm (the message names its component).
-    let sample = Update::for_arm(
+    let sample = Update::arm(
         jaus_ocu::model::update::ComponentId::new(126, 1, 10),
-        Update::JointPositions {
+        ArmFact::JointPositions {
             t: 1234.567,
             values: vec![0.123_456_7, -1.25, 0.6, 2.0943, -0.000_123_4, 3.1, 0.5],
         },

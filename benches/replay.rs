@@ -41,6 +41,7 @@ use jaus_ocu::jaus::judp::{self, Header};
 use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, Message};
 use jaus_ocu::model::session::Session;
+use jaus_ocu::model::update::Update;
 use jaus_ocu::net::rng::Rng;
 use jaus_ocu::net::tap::{Direction, WireRecord};
 use jaus_ocu::record::observer::Observer;
@@ -218,12 +219,12 @@ fn main() {
             n += 1;
             if n.is_multiple_of(4096) {
                 for u in updates.drain(..) {
-                    session.apply(&u);
+                    apply(&mut session, &u);
                 }
             }
         }
         for u in updates.drain(..) {
-            session.apply(&u);
+            apply(&mut session, &u);
         }
         one_thread.push(t.elapsed().as_secs_f64());
         assert_eq!(n, datagrams);
@@ -296,4 +297,13 @@ fn main() {
         session.discrete_updates()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One arm's session fed the observer's updates (the one-thread load of before: a session, not
+/// a vehicle).
+fn apply(session: &mut Session, u: &Update) {
+    match u {
+        Update::Arm { fact, .. } => session.apply_arm(fact),
+        Update::Net(fact) => session.apply_net(fact),
+    }
 }

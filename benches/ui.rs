@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use eframe::egui;
 use jaus_ocu::model::signals::{PlotLayout, PlotSpec, Series, SignalRef};
-use jaus_ocu::model::update::{PresetInfo, Update};
+use jaus_ocu::model::update::{ArmFact, ComponentId, NetFact, PresetInfo, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
 use jaus_ocu::ui::app::OcuApp;
@@ -50,34 +50,46 @@ fn app(window_s: f64) -> OcuApp {
             ..Settings::default()
         },
     );
-    app.apply(&Update::Selected {
+    app.apply(&Update::net(NetFact::Selected {
         t: 0.0,
         id: jaus_ocu::sim::component::DEFAULT_ID.into(),
-    });
-    app.apply(&Update::Specification {
-        t: 0.0,
-        spec: arm.spec.clone(),
-    });
-    app.apply(&Update::ToolOffset {
-        t: 0.0,
-        point: arm.tool_point,
-    });
-    app.apply(&Update::Presets {
-        t: 0.0,
-        presets: arm
-            .presets
-            .iter()
-            .map(|p| PresetInfo {
-                id: p.id,
-                name: p.name.clone(),
-                positions: Some(p.positions.clone()),
-            })
-            .collect(),
-    });
-    app.apply(&Update::JointPositions {
-        t: 0.0,
-        values: arm.home.clone(),
-    });
+    }));
+    app.apply(&Update::arm(
+        arm_id(),
+        ArmFact::Specification {
+            t: 0.0,
+            spec: arm.spec.clone(),
+        },
+    ));
+    app.apply(&Update::arm(
+        arm_id(),
+        ArmFact::ToolOffset {
+            t: 0.0,
+            point: arm.tool_point,
+        },
+    ));
+    app.apply(&Update::arm(
+        arm_id(),
+        ArmFact::Presets {
+            t: 0.0,
+            presets: arm
+                .presets
+                .iter()
+                .map(|p| PresetInfo {
+                    id: p.id,
+                    name: p.name.clone(),
+                    positions: Some(p.positions.clone()),
+                })
+                .collect(),
+        },
+    ));
+    app.apply(&Update::arm(
+        arm_id(),
+        ArmFact::JointPositions {
+            t: 0.0,
+            values: arm.home.clone(),
+        },
+    ));
     let n = (HOURS * 3600.0 * RATE) as usize;
     let joints = arm.spec.joints.len();
     // Into the focused arm's histories through the session, as the live drain puts it.
@@ -86,30 +98,45 @@ fn app(window_s: f64) -> OcuApp {
         let q: Vec<f64> = (0..joints)
             .map(|k| (t * 0.01 * (k + 1) as f64).sin())
             .collect();
-        app.apply(&Update::JointPositions {
-            t,
-            values: q.clone(),
-        });
-        app.apply(&Update::JointVelocities {
-            t,
-            values: q.iter().map(|v| v * 0.1).collect(),
-        });
-        app.apply(&Update::JointEfforts {
-            t,
-            values: q.iter().map(|v| v * 40.0).collect(),
-        });
-        app.apply(&Update::JointForceTorques { t, values: q });
+        app.apply(&Update::arm(
+            arm_id(),
+            ArmFact::JointPositions {
+                t,
+                values: q.clone(),
+            },
+        ));
+        app.apply(&Update::arm(
+            arm_id(),
+            ArmFact::JointVelocities {
+                t,
+                values: q.iter().map(|v| v * 0.1).collect(),
+            },
+        ));
+        app.apply(&Update::arm(
+            arm_id(),
+            ArmFact::JointEfforts {
+                t,
+                values: q.iter().map(|v| v * 40.0).collect(),
+            },
+        ));
+        app.apply(&Update::arm(
+            arm_id(),
+            ArmFact::JointForceTorques { t, values: q },
+        ));
         let f = [
             (t * 0.7).sin() * 5.0,
             (t * 1.3).cos() * 3.0,
             14.7 + (t * 0.1).sin(),
         ];
         let tq = [0.1 * (t * 2.0).sin(), 0.05, -0.02];
-        app.apply(&Update::ForceTorque {
-            t,
-            force: f.map(Some),
-            torque: tq.map(Some),
-        });
+        app.apply(&Update::arm(
+            arm_id(),
+            ArmFact::ForceTorque {
+                t,
+                force: f.map(Some),
+                torque: tq.map(Some),
+            },
+        ));
     }
     app
 }
@@ -317,3 +344,7 @@ fn vehicle(c: &mut Criterion) {
 
 criterion_group!(benches, bench, vehicle);
 criterion_main!(benches);
+/// The simulated arm the app's facts are about.
+fn arm_id() -> ComponentId {
+    jaus_ocu::sim::component::DEFAULT_ID.into()
+}

@@ -281,7 +281,7 @@ fn json_uses_spec_field_names_and_si_values() {
 mod tolerated {
     use std::net::SocketAddr;
 
-    use jaus_ocu::model::update::{ComponentId, Tolerated, Update};
+    use jaus_ocu::model::update::*;
     use jaus_ocu::net::tap::{Direction, WireRecord};
     use jaus_ocu::record::observer::Observer;
 
@@ -376,7 +376,7 @@ mod tolerated {
         let ids: Vec<ComponentId> = updates
             .iter()
             .filter_map(|u| match u {
-                Update::Component { info, .. } => Some(info.id),
+                Update::Net(NetFact::Component { info, .. }) => Some(info.id),
                 _ => None,
             })
             .collect();
@@ -403,7 +403,7 @@ mod services_per_record {
     use jaus_ocu::jaus::core::{ComponentServices, NodeServices, ReportServices, ServiceRec};
     use jaus_ocu::jaus::judp::{self, Header};
     use jaus_ocu::jaus::{JausId, Message};
-    use jaus_ocu::model::update::{ComponentInfo, Delivery, Update};
+    use jaus_ocu::model::update::*;
     use jaus_ocu::net::client::ClientConfig;
     use jaus_ocu::net::tap::{Direction, WireRecord};
     use jaus_ocu::record::observer::Observer;
@@ -435,7 +435,9 @@ mod services_per_record {
     /// The last thing said of `id` in `updates`.
     fn last_info(updates: &[Update], id: JausId) -> Option<ComponentInfo> {
         updates.iter().rev().find_map(|u| match u {
-            Update::Component { info, .. } if info.id == id.into() => Some(info.clone()),
+            Update::Net(NetFact::Component { info, .. }) if info.id == id.into() => {
+                Some(info.clone())
+            }
             _ => None,
         })
     }
@@ -487,8 +489,11 @@ mod services_per_record {
             subscribed = net.updates.iter().any(|u| {
                 matches!(
                     u,
-                    Update::Delivery {
-                        delivery: Delivery::Event(_),
+                    Update::Arm {
+                        fact: ArmFact::Delivery {
+                            delivery: Delivery::Event(_),
+                            ..
+                        },
                         ..
                     }
                 )
@@ -498,9 +503,9 @@ mod services_per_record {
             }
         }
         assert!(
-            net.updates
-                .iter()
-                .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_ID.into())),
+            net.updates.iter().any(
+                |u| matches!(u, Update::Net(NetFact::Selected { id, .. }) if *id == SIM_ID.into())
+            ),
             "not selected; components: {:?}",
             last_info(&net.updates, SIM_ID)
         );

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use jaus_ocu::model::arm::ArmSpec;
 use jaus_ocu::model::kinematics;
-use jaus_ocu::model::update::{MarkKind, Update};
+use jaus_ocu::model::update::*;
 use jaus_ocu::record::foxglove::{self, ArmFrames, LogLevel, SceneLook};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::scene::ScenePalette;
@@ -300,16 +300,19 @@ fn log_messages_are_valid_at_every_level_with_any_text() {
     bad["level"] = 2.into();
     assert!(!schema.is_valid(&bad), "file is required");
     // Which session events are logged, at what level.
-    let gap = Update::Mark {
+    let gap = Update::net(Remark::Mark {
         t: 1.0,
         kind: MarkKind::Gap,
         label: "gap 3 s".into(),
-    };
+    });
     assert_eq!(foxglove::event_level(&gap), Some(LogLevel::Warning));
-    let sample = Update::JointPositions {
-        t: 1.0,
-        values: vec![0.0],
-    };
+    let sample = Update::arm(
+        ComponentId::new(126, 1, 10),
+        ArmFact::JointPositions {
+            t: 1.0,
+            values: vec![0.0],
+        },
+    );
     assert_eq!(foxglove::event_level(&sample), None);
 }
 
@@ -444,32 +447,35 @@ fn a_stream_of_two_arms_draws_one_frame_tree_and_one_scene_per_arm() {
             })
             .unwrap();
     };
-    feed(Update::Selected { t: 0.0, id: a }, 0, &mut out);
+    feed(
+        Update::net(NetFact::Selected { t: 0.0, id: a }),
+        0,
+        &mut out,
+    );
     for (id, arm) in [(a, &left), (b, &right)] {
-        let spec = Update::Specification {
+        let spec = ArmFact::Specification {
             t: 0.0,
             spec: arm.spec.clone(),
         };
-        feed(Update::for_arm(id, spec), 0, &mut out);
-        let tool = Update::ToolOffset {
+        feed(Update::arm(id, spec), 0, &mut out);
+        let tool = ArmFact::ToolOffset {
             t: 0.0,
             point: arm.tool_point,
         };
-        feed(Update::for_arm(id, tool), 0, &mut out);
+        feed(Update::arm(id, tool), 0, &mut out);
     }
-    let positions = |arm: &ArmFile| Update::JointPositions {
+    let positions = |arm: &ArmFile| ArmFact::JointPositions {
         t: 0.0,
         values: arm.home.clone(),
     };
-    feed(Update::for_arm(b, positions(&right)), 1_000, &mut out);
-    // Unwrapped (a single-arm producer): the focused arm's.
-    feed(positions(&left), 2_000, &mut out);
-    let gap = Update::Mark {
+    feed(Update::arm(b, positions(&right)), 1_000, &mut out);
+    feed(Update::arm(a, positions(&left)), 2_000, &mut out);
+    let gap = Remark::Mark {
         t: 0.0,
         kind: MarkKind::Gap,
         label: "no traffic from 126.1.11 for 3.0 s".into(),
     };
-    feed(Update::for_arm(b, gap), 3_000, &mut out);
+    feed(Update::arm(b, gap), 3_000, &mut out);
 
     let transforms: Vec<&Value> = out
         .iter()

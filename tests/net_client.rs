@@ -32,16 +32,16 @@ use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, JointKind, Message};
 use jaus_ocu::model::arm::{ArmSpec, Joint};
 use jaus_ocu::model::state::ArmState;
-use jaus_ocu::model::update::{
-    Command, CommandKind, ControlLoss, ControlState, Controller, Delivery, LinkState, MAX_ARMS,
-    ManagementState, Outcome, PoseState, Signal, Update,
-};
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID, Rates};
 use jaus_ocu::net::fault::Faults;
 use jaus_ocu::net::tap::Direction;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{self, Component, SimConfig};
 use jaus_ocu::sim::harness::{Passage, SimNet, Verdict, WireTap};
+
+mod common;
+use common::Feed;
 
 const fn local(port: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
@@ -341,14 +341,20 @@ impl Net {
 
     fn link(&self) -> Option<LinkState> {
         self.updates.iter().rev().find_map(|u| match u {
-            Update::Link { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Link { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
     }
 
     fn control(&self) -> Option<ControlState> {
         self.updates.iter().rev().find_map(|u| match u {
-            Update::Control { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Control { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
     }
@@ -357,12 +363,12 @@ impl Net {
     fn outcomes(&self, mark: usize) -> Vec<(f64, CommandKind, Outcome)> {
         self.updates[mark..]
             .iter()
-            .filter_map(|u| match u {
-                Update::CommandOutcome {
+            .filter_map(|u| match u.remark() {
+                Some(Remark::CommandOutcome {
                     t,
                     command,
                     outcome,
-                } => Some((*t, *command, outcome.clone())),
+                }) => Some((*t, *command, outcome.clone())),
                 _ => None,
             })
             .collect()
@@ -387,7 +393,10 @@ impl Net {
         self.updates[mark..]
             .iter()
             .filter_map(|u| match u {
-                Update::JointPositions { t, values } => Some((*t, values.clone())),
+                Update::Arm {
+                    fact: ArmFact::JointPositions { t, values },
+                    ..
+                } => Some((*t, values.clone())),
                 _ => None,
             })
             .collect()
@@ -397,7 +406,9 @@ impl Net {
     fn samples(&self, signal: Signal, from: f64, to: f64) -> usize {
         self.updates
             .iter()
-            .filter(|u| u.signal_key() == Some(signal) && u.t() > from && u.t() <= to)
+            .filter(|u| {
+                u.coalesce_key().map(|k| k.1) == Some(signal) && u.t() > from && u.t() <= to
+            })
             .count()
     }
 
@@ -413,7 +424,9 @@ impl Net {
     fn discrete_updates(&self, mark: usize) -> Vec<&Update> {
         self.updates[mark..]
             .iter()
-            .filter(|u| u.coalesce_key().is_none() && !matches!(u, Update::Stats { .. }))
+            .filter(|u| {
+                u.coalesce_key().is_none() && !matches!(u, Update::Net(NetFact::Stats { .. }))
+            })
             .collect()
     }
 
@@ -452,7 +465,7 @@ impl Net {
     /// The last `Identity` update's conflict (`None` when there is no conflict).
     fn conflict(&self) -> Option<jaus_ocu::model::update::IdConflict> {
         self.updates.iter().rev().find_map(|u| match u {
-            Update::Identity { conflict, .. } => Some(conflict.clone()),
+            Update::Net(NetFact::Identity { conflict, .. }) => Some(conflict.clone()),
             _ => None,
         })?
     }
@@ -460,7 +473,7 @@ impl Net {
     /// The last `Identity` update's suspicion (datagrams with our ID from a stranger).
     fn suspect(&self) -> Option<jaus_ocu::model::update::IdConflict> {
         self.updates.iter().rev().find_map(|u| match u {
-            Update::Identity { suspect, .. } => Some(suspect.clone()),
+            Update::Net(NetFact::Identity { suspect, .. }) => Some(suspect.clone()),
             _ => None,
         })?
     }
@@ -473,11 +486,11 @@ impl Net {
     /// When the conflict over our ID was first published since update `mark`.
     fn conflict_at(&self, mark: usize) -> Option<f64> {
         self.updates[mark..].iter().find_map(|u| match u {
-            Update::Identity {
+            Update::Net(NetFact::Identity {
                 t,
                 conflict: Some(_),
                 ..
-            } => Some(*t),
+            }) => Some(*t),
             _ => None,
         })
     }
@@ -550,7 +563,9 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Component { info, .. } if info.id == SIM_ID.into() => Some(info.clone()),
+            Update::Net(NetFact::Component { info, .. }) if info.id == SIM_ID.into() => {
+                Some(info.clone())
+            }
             _ => None,
         })
         .expect("Update::Component for the sim");
@@ -559,9 +574,9 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
     assert_eq!(info.services, services);
     assert!(info.identification.unwrap().contains(&arm.name));
     assert!(
-        net.updates
-            .iter()
-            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_ID.into()))
+        net.updates.iter().any(
+            |u| matches!(u, Update::Net(NetFact::Selected { id, .. }) if *id == SIM_ID.into())
+        )
     );
     assert_eq!(net.client.selected(), Some(SIM_ID));
 
@@ -584,7 +599,10 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Specification { t, spec } => Some((*t, spec.clone())),
+            Update::Arm {
+                fact: ArmFact::Specification { t, spec },
+                ..
+            } => Some((*t, spec.clone())),
             _ => None,
         })
         .expect("Specification");
@@ -599,7 +617,10 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Link { t, state } => Some((*t, *state)),
+            Update::Arm {
+                fact: ArmFact::Link { t, state },
+                ..
+            } => Some((*t, *state)),
             _ => None,
         })
         .collect();
@@ -613,7 +634,10 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::ToolOffset { point, .. } => Some(*point),
+            Update::Arm {
+                fact: ArmFact::ToolOffset { point, .. },
+                ..
+            } => Some(*point),
             _ => None,
         })
         .expect("ToolOffset");
@@ -625,7 +649,10 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .iter()
         .rev()
         .find_map(|u| match u {
-            Update::Presets { presets, .. } => Some(presets.clone()),
+            Update::Arm {
+                fact: ArmFact::Presets { presets, .. },
+                ..
+            } => Some(presets.clone()),
             _ => None,
         })
         .expect("Presets");
@@ -649,8 +676,11 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Delivery {
-                signal, delivery, ..
+            Update::Arm {
+                fact: ArmFact::Delivery {
+                    signal, delivery, ..
+                },
+                ..
             } => Some((*signal, *delivery)),
             _ => None,
         })
@@ -673,15 +703,21 @@ fn discovery_selects_the_manipulator_retries_the_specification_and_goes_live() {
     }
     assert!(net.updates.iter().any(|u| matches!(
         u,
-        Update::Status {
-            state: ManagementState::Ready,
+        Update::Arm {
+            fact: ArmFact::Status {
+                state: ManagementState::Ready,
+                ..
+            },
             ..
         }
     )));
     assert!(net.updates.iter().any(|u| matches!(
         u,
-        Update::CurrentPose {
-            pose: PoseState::At(1),
+        Update::Arm {
+            fact: ArmFact::CurrentPose {
+                pose: PoseState::At(1),
+                ..
+            },
             ..
         }
     )));
@@ -698,16 +734,31 @@ fn setup_completes_over_a_lossy_link() {
     net.connect();
     net.run(3.0);
     let has = |f: fn(&Update) -> bool| net.updates.iter().any(f);
-    assert!(has(|u| matches!(u, Update::Specification { .. })));
-    assert!(has(|u| matches!(u, Update::ToolOffset { .. })));
+    assert!(has(|u| matches!(
+        u,
+        Update::Arm {
+            fact: ArmFact::Specification { .. },
+            ..
+        }
+    )));
+    assert!(has(|u| matches!(
+        u,
+        Update::Arm {
+            fact: ArmFact::ToolOffset { .. },
+            ..
+        }
+    )));
     assert!(has(
-        |u| matches!(u, Update::Presets { presets, .. } if presets.iter().all(|p| p.positions.is_some()))
+        |u| matches!(u, Update::Arm { fact: ArmFact::Presets { presets, .. }, .. } if presets.iter().all(|p| p.positions.is_some()))
     ));
     let signals: BTreeSet<Signal> = net
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Delivery { signal, .. } => Some(*signal),
+            Update::Arm {
+                fact: ArmFact::Delivery { signal, .. },
+                ..
+            } => Some(*signal),
             _ => None,
         })
         .collect();
@@ -783,11 +834,13 @@ fn subscriptions_are_renewed_before_the_peers_event_timeout() {
         renewals.len()
     );
     assert_eq!(net.peers[0].sim.subscriptions(), 3);
-    assert!(
-        !net.updates
-            .iter()
-            .any(|u| matches!(u, Update::Stale { stale: true, .. }))
-    );
+    assert!(!net.updates.iter().any(|u| matches!(
+        u,
+        Update::Arm {
+            fact: ArmFact::Stale { stale: true, .. },
+            ..
+        }
+    )));
 }
 
 #[test]
@@ -834,7 +887,13 @@ fn an_event_the_peer_cancelled_for_want_of_renewal_is_re_created() {
          stale updates: {:?}",
         net.updates
             .iter()
-            .filter(|u| matches!(u, Update::Stale { .. }))
+            .filter(|u| matches!(
+                u,
+                Update::Arm {
+                    fact: ArmFact::Stale { .. },
+                    ..
+                }
+            ))
             .collect::<Vec<_>>()
     );
 }
@@ -858,8 +917,11 @@ fn rejected_subscriptions_fall_back_to_polling() {
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Delivery {
-                signal, delivery, ..
+            Update::Arm {
+                fact: ArmFact::Delivery {
+                    signal, delivery, ..
+                },
+                ..
             } => Some((*signal, *delivery)),
             _ => None,
         })
@@ -914,10 +976,14 @@ fn unanswered_subscriptions_fall_back_to_polling_after_three_tries() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Delivery {
-                t,
-                signal: Signal::JointPositions,
-                delivery,
+            Update::Arm {
+                fact:
+                    ArmFact::Delivery {
+                        t,
+                        signal: Signal::JointPositions,
+                        delivery,
+                    },
+                ..
             } => Some((*t, *delivery)),
             _ => None,
         })
@@ -956,7 +1022,10 @@ fn a_silent_signal_goes_stale_after_three_periods_at_least_half_a_second_and_its
     let stale: Vec<(f64, Signal, bool)> = net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Stale { t, signal, stale } => Some((*t, *signal, *stale)),
+            Update::Arm {
+                fact: ArmFact::Stale { t, signal, stale },
+                ..
+            } => Some((*t, *signal, *stale)),
             _ => None,
         })
         .collect();
@@ -987,10 +1056,14 @@ fn a_silent_signal_goes_stale_after_three_periods_at_least_half_a_second_and_its
     cut.set(false);
     net.run(0.5);
     let fresh = net.updates[mark..].iter().find_map(|u| match u {
-        Update::Stale {
-            t,
-            signal: Signal::JointPositions,
-            stale: false,
+        Update::Arm {
+            fact:
+                ArmFact::Stale {
+                    t,
+                    signal: Signal::JointPositions,
+                    stale: false,
+                },
+            ..
         } => Some(*t),
         _ => None,
     });
@@ -1014,7 +1087,7 @@ fn a_stale_event_is_re_created_at_most_once_a_second() {
         .updates
         .iter()
         .filter(
-            |u| matches!(u, Update::Delivery { t, signal: Signal::JointPositions, .. } if *t > t0),
+            |u| matches!(u, Update::Arm { fact: ArmFact::Delivery { t, signal: Signal::JointPositions, .. }, .. } if *t > t0),
         )
         .count();
     assert!(
@@ -1036,9 +1109,13 @@ fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
     let lost = net.updates[mark..]
         .iter()
         .find_map(|u| match u {
-            Update::Link {
-                t,
-                state: LinkState::Lost,
+            Update::Arm {
+                fact:
+                    ArmFact::Link {
+                        t,
+                        state: LinkState::Lost,
+                    },
+                ..
             } => Some(*t),
             _ => None,
         })
@@ -1051,7 +1128,9 @@ fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
     let gone = net.updates[mark..]
         .iter()
         .find_map(|u| match u {
-            Update::ComponentLost { t, id, lost: true } if *id == SIM_ID.into() => Some(*t),
+            Update::Net(NetFact::ComponentLost { t, id, lost: true }) if *id == SIM_ID.into() => {
+                Some(*t)
+            }
             _ => None,
         })
         .expect("ComponentLost");
@@ -1071,7 +1150,10 @@ fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
     let links: Vec<LinkState> = net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Link { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Link { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
         .collect();
@@ -1079,7 +1161,7 @@ fn silence_marks_the_link_then_the_component_lost_and_both_recover() {
     assert!(
         net.updates[mark..]
             .iter()
-            .any(|u| matches!(u, Update::ComponentLost { lost: false, .. }))
+            .any(|u| matches!(u, Update::Net(NetFact::ComponentLost { lost: false, .. })))
     );
     net.run(1.0);
     let t3 = net.now();
@@ -1119,7 +1201,10 @@ fn a_restarted_peer_is_set_up_again_and_control_held_again() {
     let controls: Vec<ControlState> = net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Control { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Control { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
         .collect();
@@ -1144,7 +1229,10 @@ fn control_is_requested_held_and_kept_past_the_peers_timeout() {
     let controls: Vec<ControlState> = net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Control { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Control { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
         .collect();
@@ -1176,7 +1264,7 @@ fn control_is_requested_held_and_kept_past_the_peers_timeout() {
     assert!(
         !net.updates[mark..]
             .iter()
-            .any(|u| matches!(u, Update::Error { .. }))
+            .any(|u| matches!(u.remark(), Some(Remark::Error { .. })))
     );
     let requests = net
         .sent_since(t0, |m| matches!(m, Message::RequestControl(_)))
@@ -1235,7 +1323,10 @@ fn a_higher_authority_takes_control_and_the_client_reports_the_loss() {
     // Issue 18: the loss says it was taken, and by whom (the arm's ReportControl, asked
     // when its RejectControl came).
     let lost = net.updates[mark..].iter().find_map(|u| match u {
-        Update::ControlLost { reason, .. } => Some(*reason),
+        Update::Arm {
+            fact: ArmFact::ControlLost { reason, .. },
+            ..
+        } => Some(*reason),
         _ => None,
     });
     assert_eq!(
@@ -1246,7 +1337,10 @@ fn a_higher_authority_takes_control_and_the_client_reports_the_loss() {
         })
     );
     let holder = net.updates[mark..].iter().rev().find_map(|u| match u {
-        Update::Controller { controller, .. } => Some(*controller),
+        Update::Arm {
+            fact: ArmFact::Controller { controller, .. },
+            ..
+        } => Some(*controller),
         _ => None,
     });
     assert_eq!(
@@ -1370,13 +1464,16 @@ fn go_to_preset_completes_at_the_preset() {
     assert_positions_close(&last, &arm.presets[1].positions, &arm.spec);
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::CurrentPose {
-            pose: PoseState::Moving { from: 1, to: 2 },
+        Update::Arm {
+            fact: ArmFact::CurrentPose {
+                pose: PoseState::Moving { from: 1, to: 2 },
+                ..
+            },
             ..
         }
     )));
     assert!(net.updates[mark..].iter().any(
-        |u| matches!(u, Update::CurrentPose { t: tp, pose: PoseState::At(2) } if *tp <= t + 0.001)
+        |u| matches!(u, Update::Arm { fact: ArmFact::CurrentPose { t: tp, pose: PoseState::At(2) }, .. } if *tp <= t + 0.001)
     ));
 }
 
@@ -1419,8 +1516,11 @@ fn emergency_set_and_clear_are_confirmed_by_the_status() {
     assert_eq!(net.peers[0].sim.status(), Status::Emergency);
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::Status {
-            state: ManagementState::Emergency,
+        Update::Arm {
+            fact: ArmFact::Status {
+                state: ManagementState::Emergency,
+                ..
+            },
             ..
         }
     )));
@@ -1433,8 +1533,11 @@ fn emergency_set_and_clear_are_confirmed_by_the_status() {
     );
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::Status {
-            state: ManagementState::Standby,
+        Update::Arm {
+            fact: ArmFact::Status {
+                state: ManagementState::Standby,
+                ..
+            },
             ..
         }
     )));
@@ -1460,8 +1563,11 @@ fn standby_and_resume_are_confirmed_with_control() {
     assert_eq!(net.peers[0].sim.status(), Status::Ready);
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::Status {
-            state: ManagementState::Ready,
+        Update::Arm {
+            fact: ArmFact::Status {
+                state: ManagementState::Ready,
+                ..
+            },
             ..
         }
     )));
@@ -1550,7 +1656,7 @@ fn sees_status(net: &mut Net, mark: usize, state: ManagementState, secs: f64) ->
     let seen = |n: &Net| {
         n.updates[mark..]
             .iter()
-            .any(|u| matches!(u, Update::Status { state: s, .. } if *s == state))
+            .any(|u| matches!(u, Update::Arm { fact: ArmFact::Status { state: s, .. }, .. } if *s == state))
     };
     seen(net) || net.run_until(secs, seen)
 }
@@ -1654,11 +1760,47 @@ fn duplicated_datagrams_are_applied_once() {
     let t0 = net.now();
     net.run(5.0);
     let count = |f: fn(&Update) -> bool| net.updates.iter().filter(|u| f(u)).count();
-    assert_eq!(count(|u| matches!(u, Update::Specification { .. })), 1);
-    assert_eq!(count(|u| matches!(u, Update::ToolOffset { .. })), 1);
+    assert_eq!(
+        count(|u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::Specification { .. },
+                ..
+            }
+        )),
+        1
+    );
+    assert_eq!(
+        count(|u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::ToolOffset { .. },
+                ..
+            }
+        )),
+        1
+    );
     // One for the capabilities, one for the specifications.
-    assert_eq!(count(|u| matches!(u, Update::Presets { .. })), 2);
-    assert_eq!(count(|u| matches!(u, Update::Delivery { .. })), 7);
+    assert_eq!(
+        count(|u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::Presets { .. },
+                ..
+            }
+        )),
+        2
+    );
+    assert_eq!(
+        count(|u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::Delivery { .. },
+                ..
+            }
+        )),
+        7
+    );
     assert_eq!(net.outcomes(mark).len(), 1);
     let n = net.samples(Signal::JointPositions, t0, t0 + 5.0);
     assert!((245..=255).contains(&n), "{n} samples in 5 s at 50 Hz");
@@ -1783,7 +1925,10 @@ fn a_multi_packet_specification_is_reassembled() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Specification { spec, .. } => Some(spec.clone()),
+            Update::Arm {
+                fact: ArmFact::Specification { spec, .. },
+                ..
+            } => Some(spec.clone()),
             _ => None,
         })
         .expect("Specification");
@@ -1830,7 +1975,10 @@ fn every_block_of_a_datagram_is_handled() {
         .unwrap();
     net.inject(SIM, &w.finish());
     let tool = net.updates[mark..].iter().find_map(|u| match u {
-        Update::ToolOffset { point, .. } => Some(*point),
+        Update::Arm {
+            fact: ArmFact::ToolOffset { point, .. },
+            ..
+        } => Some(*point),
         _ => None,
     });
     assert!(
@@ -1904,11 +2052,10 @@ fn reports_from_another_component_are_counted_never_applied() {
         assert_positions_close(&values, &home, &spec);
     }
     assert_eq!(net.client.selected(), Some(SIM_ID));
-    assert!(
-        !net.updates[mark..]
-            .iter()
-            .any(|u| matches!(u, Update::Component { .. } | Update::Selected { .. }))
-    );
+    assert!(!net.updates[mark..].iter().any(|u| matches!(
+        u,
+        Update::Net(NetFact::Component { .. } | NetFact::Selected { .. })
+    )));
 }
 
 /// A datagram that is wrong in one of many ways; never from the selected component.
@@ -2029,15 +2176,21 @@ fn random_datagrams_change_nothing_but_counters() {
     // Only samples from the sim, counters and (fake) components found.
     for u in &net.updates[mark..] {
         match u {
-            Update::JointPositions { values, .. } => {
+            Update::Arm {
+                fact: ArmFact::JointPositions { values, .. },
+                ..
+            } => {
                 assert_positions_close(values, &home, &ArmFile::demo().spec);
             }
-            Update::Component { info, .. } => assert_ne!(info.id, SIM_ID.into()),
-            Update::ComponentLost { id, .. } => assert_ne!(*id, SIM_ID.into()),
+            Update::Net(NetFact::Component { info, .. }) => assert_ne!(info.id, SIM_ID.into()),
+            Update::Net(NetFact::ComponentLost { id, .. }) => assert_ne!(*id, SIM_ID.into()),
             u if u.coalesce_key().is_some() => {}
-            Update::Stats { .. } => {}
+            Update::Net(NetFact::Stats { .. }) => {}
             // Random bytes that happen to carry a discovery report's ID: said once in the log.
-            Update::Error { message, .. } if message.contains("no query of ours asked for") => {}
+            u if matches!(
+                u.remark(),
+                Some(Remark::Error { message, .. }) if message.contains("no query of ours asked for")
+            ) => {}
             u => panic!("unexpected update {u:?}"),
         }
     }
@@ -2139,7 +2292,7 @@ fn two_arms() -> (Net, usize, usize) {
     let live = |n: &Net, id: JausId| {
         n.facts_of(id.into(), 0)
             .filter_map(|u| match u {
-                Update::Link { state, .. } => Some(*state),
+                ArmFact::Link { state, .. } => Some(*state),
                 _ => None,
             })
             .last()
@@ -2158,7 +2311,7 @@ fn two_arms() -> (Net, usize, usize) {
 fn last_positions_of(net: &Net, arm: JausId, mark: usize) -> Option<Vec<f64>> {
     net.facts_of(arm.into(), mark)
         .filter_map(|u| match u {
-            Update::JointPositions { values, .. } => Some(values.clone()),
+            ArmFact::JointPositions { values, .. } => Some(values.clone()),
             _ => None,
         })
         .last()
@@ -2186,17 +2339,11 @@ fn every_manipulator_found_is_followed_each_with_its_own_subscriptions_and_facts
         from_a.iter().any(|q| (q - 0.5).abs() > 0.05),
         "A's positions are A's own: {from_a:?}"
     );
-    // Per-arm facts never arrive unwrapped.
-    for (u, arm) in net.updates.iter().zip(&net.update_arms) {
-        assert!(
-            !u.is_arm_fact() || arm.is_some(),
-            "a fact about an arm arrived without its ID: {u:?}"
-        );
-    }
+    // Per-arm facts never arrive without their arm: the type says so (`Update::Arm`).
     assert!(
-        net.updates
-            .iter()
-            .all(|u| !matches!(u, Update::Selected { id, .. } if *id == SIM_B_ID.into())),
+        net.updates.iter().all(
+            |u| !matches!(u, Update::Net(NetFact::Selected { id, .. }) if *id == SIM_B_ID.into())
+        ),
         "B was followed, never focused"
     );
 }
@@ -2213,9 +2360,9 @@ fn commands_go_only_to_the_focused_arm_and_focus_moves_without_dropping_the_othe
     net.command(Command::Select(SIM_B_ID.into()));
     assert_eq!(net.client.selected(), Some(SIM_B_ID));
     assert!(
-        net.updates[mark..]
-            .iter()
-            .any(|u| matches!(u, Update::Selected { id, .. } if *id == SIM_B_ID.into()))
+        net.updates[mark..].iter().any(
+            |u| matches!(u, Update::Net(NetFact::Selected { id, .. }) if *id == SIM_B_ID.into())
+        )
     );
     net.command(Command::SetEmergency);
     net.run(0.5);
@@ -2241,11 +2388,11 @@ fn commands_go_only_to_the_focused_arm_and_focus_moves_without_dropping_the_othe
     assert!(
         net.facts_of(SIM_B_ID.into(), mark).any(|u| matches!(
             u,
-            Update::CommandOutcome {
+            ArmFact::Remark(Remark::CommandOutcome {
                 command: CommandKind::SetEmergency,
                 outcome: Outcome::Confirmed,
                 ..
-            }
+            })
         )),
         "{:?}",
         net.discrete_updates(mark)
@@ -2269,11 +2416,11 @@ fn stop_all_sends_set_emergency_to_every_arm_of_the_vehicle() {
         assert!(
             net.run_until(2.0, |n| n.facts_of(arm.into(), mark).any(|u| matches!(
                 u,
-                Update::CommandOutcome {
+                ArmFact::Remark(Remark::CommandOutcome {
                     command: CommandKind::SetEmergency,
                     outcome: Outcome::Confirmed,
                     ..
-                }
+                })
             ))),
             "{arm}: its own confirmed outcome"
         );
@@ -2290,7 +2437,7 @@ fn a_silent_arm_is_lost_alone_and_probed_slowly_while_the_other_stays_live() {
         n.facts_of(SIM_B_ID.into(), mark).any(|u| {
             matches!(
                 u,
-                Update::Link {
+                ArmFact::Link {
                     state: LinkState::Lost,
                     ..
                 }
@@ -2301,7 +2448,7 @@ fn a_silent_arm_is_lost_alone_and_probed_slowly_while_the_other_stays_live() {
     assert!(
         !net.facts_of(SIM_ID.into(), mark).any(|u| matches!(
             u,
-            Update::Link {
+            ArmFact::Link {
                 state: LinkState::Lost,
                 ..
             }
@@ -2310,7 +2457,7 @@ fn a_silent_arm_is_lost_alone_and_probed_slowly_while_the_other_stays_live() {
     );
     let a_samples = net
         .facts_of(SIM_ID.into(), mark)
-        .filter(|u| matches!(u, Update::JointPositions { .. }))
+        .filter(|u| matches!(u, ArmFact::JointPositions { .. }))
         .count();
     assert!(a_samples > 400, "A's positions keep coming: {a_samples}");
     // Towards the silent arm: at most one query a second (the re-probe and discovery).
@@ -2397,7 +2544,7 @@ fn arms_past_the_bound_are_listed_but_not_followed_and_the_operator_is_told() {
         .updates
         .iter()
         .filter(
-            |u| matches!(u, Update::Error { message, .. } if message.contains("followed already")),
+            |u| matches!(u.remark(), Some(Remark::Error { message, .. }) if message.contains("followed already")),
         )
         .count();
     assert_eq!(told, 1, "said once");
@@ -2405,7 +2552,7 @@ fn arms_past_the_bound_are_listed_but_not_followed_and_the_operator_is_told() {
         .updates
         .iter()
         .filter_map(|u| match u {
-            Update::Component { info, .. } if info.manipulator => Some(info.id),
+            Update::Net(NetFact::Component { info, .. }) if info.manipulator => Some(info.id),
             _ => None,
         })
         .collect::<BTreeSet<_>>();
@@ -2476,7 +2623,10 @@ fn identification_queries_are_answered_from_anyone() {
 /// The management state last published.
 fn status_of(net: &Net) -> Option<ManagementState> {
     net.updates.iter().rev().find_map(|u| match u {
-        Update::Status { state, .. } => Some(*state),
+        Update::Arm {
+            fact: ArmFact::Status { state, .. },
+            ..
+        } => Some(*state),
         _ => None,
     })
 }
@@ -2663,9 +2813,13 @@ fn a_silent_arm_costs_a_few_wake_ups_and_at_most_one_query_a_second() {
         .updates
         .iter()
         .find_map(|u| match u {
-            Update::Link {
-                t,
-                state: LinkState::Lost,
+            Update::Arm {
+                fact:
+                    ArmFact::Link {
+                        t,
+                        state: LinkState::Lost,
+                    },
+                ..
             } if *t > silent => Some(*t),
             _ => None,
         })
@@ -2718,8 +2872,11 @@ fn losing_the_link_says_control_is_no_longer_known_to_be_held() {
     assert_eq!(net.control(), Some(ControlState::Requested));
     assert!(net.updates[mark..].iter().any(|u| matches!(
         u,
-        Update::ControlLost {
-            reason: ControlLoss::LinkLost,
+        Update::Arm {
+            fact: ArmFact::ControlLost {
+                reason: ControlLoss::LinkLost,
+                ..
+            },
             ..
         }
     )));
@@ -2735,9 +2892,13 @@ fn a_stale_signal_leaves_no_deadline_behind() {
     assert!(wakeups <= 10 * 30, "{wakeups} wake-ups in 30 s");
     assert_eq!(
         net.updates.iter().rev().find_map(|u| match u {
-            Update::Stale {
-                signal: Signal::JointPositions,
-                stale,
+            Update::Arm {
+                fact:
+                    ArmFact::Stale {
+                        signal: Signal::JointPositions,
+                        stale,
+                        ..
+                    },
                 ..
             } => Some(*stale),
             _ => None,
@@ -2809,10 +2970,10 @@ fn a_refused_request_says_who_holds_control_and_at_what_authority() {
     // it from the state).
     let holder_at = net.updates[mark..]
         .iter()
-        .position(|u| matches!(u, Update::Controller { controller, .. } if controller.id == Some(OTHER_ID.into())));
+        .position(|u| matches!(u, Update::Arm { fact: ArmFact::Controller { controller, .. }, .. } if controller.id == Some(OTHER_ID.into())));
     let outcome_at = net.updates[mark..]
         .iter()
-        .position(|u| matches!(u, Update::CommandOutcome { .. }));
+        .position(|u| matches!(u.remark(), Some(Remark::CommandOutcome { .. })));
     assert!(holder_at < outcome_at, "{holder_at:?} {outcome_at:?}");
     assert_eq!(net.control(), Some(ControlState::Released));
 }
@@ -2965,7 +3126,10 @@ fn spec_joint_counts(net: &Net, mark: usize) -> Vec<usize> {
     net.updates[mark..]
         .iter()
         .filter_map(|u| match u {
-            Update::Specification { spec, .. } => Some(spec.joint_count()),
+            Update::Arm {
+                fact: ArmFact::Specification { spec, .. },
+                ..
+            } => Some(spec.joint_count()),
             _ => None,
         })
         .collect()
@@ -3007,7 +3171,7 @@ fn spoofed_facts_from_another_address_never_rewrite_the_arm() {
     // Said once, not once per datagram.
     let said = net.updates[mark..]
         .iter()
-        .filter(|u| matches!(u, Update::Error { message, .. } if message.contains("not applied")))
+        .filter(|u| matches!(u.remark(), Some(Remark::Error { message, .. }) if message.contains("not applied")))
         .count();
     assert_eq!(said, 1);
     // Where we send to the arm did not move.
@@ -3043,7 +3207,7 @@ fn an_arm_that_moved_is_re_pinned_once_it_answers_our_query_at_its_new_address()
     );
     let told = net.updates[mark..]
         .iter()
-        .any(|u| matches!(u, Update::Error { message, .. } if message.contains("moved") && message.contains(&SIM_B.to_string())));
+        .any(|u| matches!(u.remark(), Some(Remark::Error { message, .. }) if message.contains("moved") && message.contains(&SIM_B.to_string())));
     assert!(
         told,
         "the operator was not told: {:?}",
@@ -3080,7 +3244,7 @@ fn a_live_arm_is_never_re_pinned_by_a_stranger_answering_for_it() {
     assert!(
         !net.updates[mark..]
             .iter()
-            .any(|u| matches!(u, Update::Error { message, .. } if message.contains(" moved: "))),
+            .any(|u| matches!(u.remark(), Some(Remark::Error { message, .. }) if message.contains(" moved: "))),
     );
     // Nothing was asked of the stranger either: the arm is not silent.
     assert!(net.sent_since(0.0, |_| true).iter().all(|s| s.to != OTHER));
@@ -3115,7 +3279,7 @@ fn unsolicited_discovery_reports_never_take_a_slot() {
     assert!(net.client_stats().unsolicited >= 40);
     let components = net.updates[mark..]
         .iter()
-        .filter(|u| matches!(u, Update::Component { .. }))
+        .filter(|u| matches!(u, Update::Net(NetFact::Component { .. })))
         .count();
     assert_eq!(components, 0, "unsolicited components published");
     // A second real arm answering our own discovery is followed as before.
@@ -3283,9 +3447,15 @@ fn the_arm_releasing_control_itself_is_no_conflict() {
         ..Faults::default()
     });
     assert!(net.run_until(5.0, |n| {
-        n.updates[mark..]
-            .iter()
-            .any(|u| matches!(u, Update::ControlLost { .. }))
+        n.updates[mark..].iter().any(|u| {
+            matches!(
+                u,
+                Update::Arm {
+                    fact: ArmFact::ControlLost { .. },
+                    ..
+                }
+            )
+        })
     }));
     net.harness.set_faults_from_client(Faults::default());
     net.run(3.0);
@@ -3297,7 +3467,10 @@ fn controller_is_the_arms_latest_answer_after_request_preemption_and_release() {
     let mut net = Net::live(sim_cfg(), client_cfg());
     let controller = |n: &Net| {
         n.updates.iter().rev().find_map(|u| match u {
-            Update::Controller { controller, .. } => Some(*controller),
+            Update::Arm {
+                fact: ArmFact::Controller { controller, .. },
+                ..
+            } => Some(*controller),
             _ => None,
         })
     };

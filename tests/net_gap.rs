@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use jaus_ocu::jaus::judp::{Datagram, Header};
 use jaus_ocu::jaus::{DecodeContext, Message};
-use jaus_ocu::model::update::Update;
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::{ClientConfig, Rates};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
@@ -68,7 +68,10 @@ fn positions_resume_at_once_after_a_burst_of_200_lost_events() {
         net.step();
     }
     let first_after_gap = net.updates.iter().find_map(|u| match u {
-        Update::JointPositions { t, .. } if *t >= gap_end => Some(*t),
+        Update::Arm {
+            fact: ArmFact::JointPositions { t, .. },
+            ..
+        } if *t >= gap_end => Some(*t),
         _ => None,
     });
     let dropped = dropped.get();

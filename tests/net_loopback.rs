@@ -28,7 +28,7 @@ use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::host::{self, SimHandle};
 
 mod common;
-use common::wait_until;
+use common::{Feed, wait_until};
 use common::{outcome_of, pump};
 
 fn start_sim(arm: ArmFile, cfg: SimConfig, faults: Faults, bind: &str) -> SimHandle {
@@ -295,7 +295,11 @@ fn live_through_loss_duplication_and_reordering() {
     let mut samples = 0;
     assert!(
         pump(&h, &mut s, Duration::from_mins(1), |_, u| {
-            if let Update::JointPositions { t, .. } = u {
+            if let Update::Arm {
+                fact: ArmFact::JointPositions { t, .. },
+                ..
+            } = u
+            {
                 assert!(*t >= last_t);
                 last_t = *t;
                 samples += 1;
@@ -349,7 +353,10 @@ fn back_to_live_within_five_seconds_after_the_sim_restarts() {
     let mut fresh = None;
     assert!(
         pump(&h, &mut s, Duration::from_secs(30), |s, u| {
-            if let Update::JointPositions { t, .. } = u
+            if let Update::Arm {
+                fact: ArmFact::JointPositions { t, .. },
+                ..
+            } = u
                 && s.link == LinkState::Live
             {
                 fresh = Some(*t);
@@ -373,18 +380,7 @@ fn preset_needs_control_then_completes() {
         .is_complete()
         && !s.presets.is_empty()));
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
-    let mut outcome = None;
-    pump(&h, &mut s, Duration::from_secs(2), |_, u| match u {
-        Update::CommandOutcome {
-            command: CommandKind::GoToPreset,
-            outcome: o,
-            ..
-        } => {
-            outcome = Some(o.clone());
-            true
-        }
-        _ => false,
-    });
+    let outcome = outcome_of(&h, &mut s, CommandKind::GoToPreset, Duration::from_secs(2));
     assert!(
         matches!(outcome, Some(Outcome::Rejected(ref r)) if r.contains("control")),
         "{outcome:?}"
@@ -395,18 +391,7 @@ fn preset_needs_control_then_completes() {
         ControlState::Held { .. }
     )));
     h.send(Command::GoToPreset { pose_id: goal.id }).unwrap();
-    let mut outcome = None;
-    pump(&h, &mut s, Duration::from_mins(1), |_, u| match u {
-        Update::CommandOutcome {
-            command: CommandKind::GoToPreset,
-            outcome: o,
-            ..
-        } => {
-            outcome = Some(o.clone());
-            true
-        }
-        _ => false,
-    });
+    let outcome = outcome_of(&h, &mut s, CommandKind::GoToPreset, Duration::from_mins(1));
     assert_eq!(outcome, Some(Outcome::Completed));
     // Control was kept (the sim's timeout is 5 s; the transition takes longer).
     assert!(matches!(s.control, ControlState::Held { .. }));
@@ -467,7 +452,11 @@ fn a_foreign_component_flooding_valid_reports_cannot_move_the_displayed_arm() {
     // Until the counters (published once a second) show the flood was handled.
     let mut moved = false;
     pump(&h, &mut s, Duration::from_secs(30), |s, u| {
-        if let Update::JointPositions { values, .. } = u {
+        if let Update::Arm {
+            fact: ArmFact::JointPositions { values, .. },
+            ..
+        } = u
+        {
             moved |= values.iter().zip(&truth).any(|(a, b)| (a - b).abs() > 1e-6);
         }
         s.stats.foreign_reports >= 1000
@@ -506,7 +495,11 @@ fn a_hostile_sender_of_random_datagrams_changes_nothing_but_counters() {
     // Until the counters (published once a second) show the flood was handled.
     let mut moved = false;
     pump(&h, &mut s, Duration::from_secs(30), |s, u| {
-        if let Update::JointPositions { values, .. } = u {
+        if let Update::Arm {
+            fact: ArmFact::JointPositions { values, .. },
+            ..
+        } = u
+        {
             moved |= values.iter().zip(&truth).any(|(a, b)| (a - b).abs() > 1e-6);
         }
         s.stats.malformed + s.stats.foreign_version + s.stats.not_for_us >= 2500
@@ -589,6 +582,126 @@ fn emergency_and_control_outcomes_come_back_as_updates() {
 /// Issue 12: at 30 % loss (plus duplicates, reordering and 50 ms of delay) both ways over
 /// real UDP, the OCU knows the management state within 3 s of its start, and 20 preset moves
 /// in a row each end in one outcome, `Completed`, never contradicting the state.
+/// The first of the commands `kinds` the OCU sent, in the order it sent them, among `records`.
+fn first_sent(
+    records: &[jaus_ocu::net::tap::WireRecord],
+    kinds: &[fn(&Message) -> bool],
+) -> Option<Message> {
+    use jaus_ocu::jaus::judp::{AckNak, DataFlags, Datagram};
+    records
+        .iter()
+        .filter(|r| r.direction == jaus_ocu::net::tap::Direction::Tx)
+        .filter_map(|r| Datagram::new_checked(&r.bytes[..]).ok())
+        .flat_map(|dg| {
+            dg.blocks()
+                .map_while(Result::ok)
+                .filter_map(|b| {
+                    let h = Header::parse(&b.block);
+                    (h.data_flags == DataFlags::Single && h.ack_nak == AckNak::None)
+                        .then(|| Message::parse(b.block.payload()).ok())
+                        .flatten()
+                })
+                .collect::<Vec<_>>()
+        })
+        .find(|m| kinds.iter().any(|k| k(m)))
+}
+
+#[test]
+fn an_emergency_stop_is_accepted_and_sent_first_with_the_command_queue_full() {
+    use jaus_ocu::net::thread::{COMMAND_QUEUE, Waker};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let sim = start_sim(
+        ArmFile::demo(),
+        SimConfig::default(),
+        Faults::default(),
+        "127.0.0.1:0",
+    );
+    let (wire_tx, wire) = crossbeam_channel::unbounded();
+    let tap = jaus_ocu::net::tap::Tap::new();
+    tap.connect(wire_tx);
+    // The network thread calls its waker after publishing: once `stall` is set, the next call
+    // says so on `stalled` and waits there for `release`, and the thread takes no command.
+    let stall = Arc::new(AtomicBool::new(false));
+    let (stalled_tx, stalled) = crossbeam_channel::bounded::<()>(1);
+    let (release, release_rx) = crossbeam_channel::bounded::<()>(1);
+    let waker: Waker = Arc::new({
+        let stall = stall.clone();
+        move || {
+            if stall.swap(false, Ordering::SeqCst) {
+                let _ = stalled_tx.send(());
+                let _ = release_rx.recv();
+            }
+        }
+    });
+    let h = NetHandle::spawn(NetConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        client: ClientConfig {
+            connect: vec![sim.local_addr()],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        tap,
+        waker: Some(waker.clone()),
+        urgent_waker: Some(waker),
+        ..NetConfig::default()
+    })
+    .unwrap();
+    let mut s = ArmState::default();
+    assert!(pump(&h, &mut s, Duration::from_secs(10), |s, _| s
+        .is_complete()
+        && s.link == LinkState::Live));
+
+    stall.store(true, Ordering::SeqCst);
+    stalled
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the network thread publishes (and so stalls) within 10 s");
+    // The ordinary queue fills: every command past its room is refused.
+    let mut queued = 0;
+    while h.send(Command::RequestControl { authority: 10 }).is_ok() {
+        queued += 1;
+        assert!(queued <= COMMAND_QUEUE, "the queue is bounded");
+    }
+    assert_eq!(queued, COMMAND_QUEUE);
+    assert!(h.send(Command::Resume).is_err(), "a full queue refuses");
+    // The emergency stops are accepted all the same...
+    h.send(Command::SetEmergency)
+        .expect("an emergency stop is never refused for a full queue");
+    h.send(Command::SetEmergencyAll)
+        .expect("stop all is never refused for a full queue");
+    let is_stop: fn(&Message) -> bool = |m| matches!(m, Message::SetEmergency(_));
+    let is_request: fn(&Message) -> bool = |m| matches!(m, Message::RequestControl(_));
+    let mut seen: Vec<jaus_ocu::net::tap::WireRecord> = wire.try_iter().collect();
+    assert!(
+        first_sent(&seen, &[is_stop, is_request]).is_none(),
+        "nothing commanded yet"
+    );
+    // ...and leave before every command queued ahead of them.
+    release.send(()).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let first = loop {
+        seen.extend(wire.try_iter());
+        if let Some(m) = first_sent(&seen, &[is_stop, is_request]) {
+            break m;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no command left within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(
+        matches!(first, Message::SetEmergency(_)),
+        "the emergency stop left first, not {first:?}"
+    );
+    assert!(
+        pump(&h, &mut s, Duration::from_secs(10), |s, _| s.status
+            == ManagementState::Emergency),
+        "the arm is stopped"
+    );
+}
+
 #[test]
 fn twenty_preset_moves_at_30_percent_loss_each_end_with_the_right_outcome() {
     let faults = Faults {
@@ -645,16 +758,18 @@ fn twenty_preset_moves_at_30_percent_loss_each_end_with_the_right_outcome() {
     for _ in 0..5 {
         h.send(Command::RequestControl { authority: 10 }).unwrap();
         let mut outcome = None;
-        pump(&h, &mut s, Duration::from_secs(10), |_, u| match u {
-            Update::CommandOutcome {
-                command: CommandKind::RequestControl,
-                outcome: o,
-                ..
-            } => {
-                outcome = Some(o.clone());
-                true
+        pump(&h, &mut s, Duration::from_secs(10), |_, u| {
+            match u.remark() {
+                Some(Remark::CommandOutcome {
+                    command: CommandKind::RequestControl,
+                    outcome: o,
+                    ..
+                }) => {
+                    outcome = Some(o.clone());
+                    true
+                }
+                _ => false,
             }
-            _ => false,
         });
         let outcome = outcome.expect("every command ends in an outcome");
         if outcome == Outcome::Confirmed {
@@ -670,14 +785,16 @@ fn twenty_preset_moves_at_30_percent_loss_each_end_with_the_right_outcome() {
         let pose = poses[i % 2];
         h.send(Command::GoToPreset { pose_id: pose }).unwrap();
         let mut outcomes = Vec::new();
-        pump(&h, &mut s, Duration::from_mins(1), |_, u| match u {
-            Update::CommandOutcome {
-                command, outcome, ..
-            } => {
-                outcomes.push((*command, outcome.clone()));
-                *command == CommandKind::GoToPreset
+        pump(&h, &mut s, Duration::from_mins(1), |_, u| {
+            match u.remark() {
+                Some(Remark::CommandOutcome {
+                    command, outcome, ..
+                }) => {
+                    outcomes.push((*command, outcome.clone()));
+                    *command == CommandKind::GoToPreset
+                }
+                _ => false,
             }
-            _ => false,
         });
         assert_eq!(
             outcomes.last(),

@@ -23,9 +23,7 @@ use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
 use jaus_ocu::jaus::{Dialect, EmbeddedMessage, JausId, Message};
 use jaus_ocu::model::arm::Mount;
 use jaus_ocu::model::session::Session;
-use jaus_ocu::model::update::{
-    Command, ControlState, LinkState, MAX_ARMS, ManagementState, MarkKind, Update,
-};
+use jaus_ocu::model::update::*;
 use jaus_ocu::model::vehicle::Vehicle;
 use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID};
 use jaus_ocu::net::tap::{Direction, WireRecord};
@@ -35,6 +33,9 @@ use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{self, Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
 use proptest::prelude::*;
+
+mod common;
+use common::Feed;
 
 const fn local(port: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
@@ -62,11 +63,6 @@ fn capture_records(path: &str) -> Vec<WireRecord> {
         .collect()
 }
 
-/// The facts among `updates`, unwrapped (what a test of one arm asserts on).
-fn facts(updates: &[Update]) -> Vec<Update> {
-    updates.iter().map(|u| u.split().1.clone()).collect()
-}
-
 fn observe_all(records: &[WireRecord], start_ns: u64) -> (Observer, Vec<Update>) {
     let mut obs = Observer::new(start_ns);
     let mut out = Vec::new();
@@ -87,17 +83,23 @@ fn sae_capture_gives_control_status_emergency_and_gap_marks() {
     // Every fact about the arm names it; the rest are facts of the network.
     let arm = JausId::new(126, 1, 10);
     for u in &wrapped {
-        let (about, fact) = u.split();
-        if fact.is_arm_fact() || matches!(fact, Update::Mark { .. }) {
-            assert_eq!(about, Some(arm.into()), "{u:?}");
+        if let Update::Arm { arm: about, .. } = u {
+            assert_eq!(*about, arm.into(), "{u:?}");
+        }
+        if let Some(Remark::Mark { .. }) = u.remark() {
+            assert_eq!(
+                u.arm_id(),
+                Some(arm.into()),
+                "a mark is about the arm: {u:?}"
+            );
         }
     }
-    let updates = facts(&wrapped);
+    let updates = wrapped.clone();
 
     let selected: Vec<JausId> = updates
         .iter()
         .filter_map(|u| match u {
-            Update::Selected { id, .. } => Some(JausId::from(*id)),
+            Update::Net(NetFact::Selected { id, .. }) => Some(JausId::from(*id)),
             _ => None,
         })
         .collect();
@@ -110,7 +112,10 @@ fn sae_capture_gives_control_status_emergency_and_gap_marks() {
     let control: Vec<ControlState> = updates
         .iter()
         .filter_map(|u| match u {
-            Update::Control { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Control { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
         .collect();
@@ -129,7 +134,10 @@ fn sae_capture_gives_control_status_emergency_and_gap_marks() {
     let status: Vec<ManagementState> = updates
         .iter()
         .filter_map(|u| match u {
-            Update::Status { state, .. } => Some(*state),
+            Update::Arm {
+                fact: ArmFact::Status { state, .. },
+                ..
+            } => Some(*state),
             _ => None,
         })
         .collect();
@@ -260,11 +268,22 @@ fn report_facts(updates: &[Update]) -> Vec<Update> {
             u.coalesce_key().is_some()
                 || matches!(
                     u,
-                    Update::Status { .. }
-                        | Update::CurrentPose { .. }
-                        | Update::Specification { .. }
-                        | Update::ToolOffset { .. }
-                        | Update::Presets { .. }
+                    Update::Arm {
+                        fact: ArmFact::Status { .. },
+                        ..
+                    } | Update::Arm {
+                        fact: ArmFact::CurrentPose { .. },
+                        ..
+                    } | Update::Arm {
+                        fact: ArmFact::Specification { .. },
+                        ..
+                    } | Update::Arm {
+                        fact: ArmFact::ToolOffset { .. },
+                        ..
+                    } | Update::Arm {
+                        fact: ArmFact::Presets { .. },
+                        ..
+                    }
                 )
         })
         .cloned()
@@ -277,21 +296,49 @@ fn assert_replay_equals_live(dialect: Dialect) {
     assert!(
         wrapped
             .iter()
-            .all(|u| !u.split().1.is_arm_fact() || u.split().0 == Some(SIM_ID.into())),
+            .all(|u| u.arm_id().is_none_or(|arm| arm == SIM_ID.into())),
         "every per-arm fact names the arm"
     );
-    let replayed = facts(&wrapped);
+    let replayed = wrapped.clone();
     let want = report_facts(&live.updates);
     let got = report_facts(&replayed);
     let count = |v: &[Update], f: fn(&Update) -> bool| v.iter().filter(|u| f(u)).count();
     assert!(
-        count(&want, |u| matches!(u, Update::JointPositions { .. })) > 300,
+        count(&want, |u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::JointPositions { .. },
+                ..
+            }
+        )) > 300,
         "the live session received positions"
     );
-    assert!(count(&want, |u| matches!(u, Update::ForceTorque { .. })) > 300);
-    assert!(count(&want, |u| matches!(u, Update::Specification { .. })) >= 1);
     assert!(
-        count(&want, |u| matches!(u, Update::CurrentPose { .. })) >= 2,
+        count(&want, |u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::ForceTorque { .. },
+                ..
+            }
+        )) > 300
+    );
+    assert!(
+        count(&want, |u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::Specification { .. },
+                ..
+            }
+        )) >= 1
+    );
+    assert!(
+        count(&want, |u| matches!(
+            u,
+            Update::Arm {
+                fact: ArmFact::CurrentPose { .. },
+                ..
+            }
+        )) >= 2,
         "the preset transition was reported"
     );
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -305,7 +352,10 @@ fn assert_replay_equals_live(dialect: Dialect) {
     let control = |v: &[Update]| -> Vec<ControlState> {
         v.iter()
             .filter_map(|u| match u {
-                Update::Control { state, .. } if *state != ControlState::Released => Some(*state),
+                Update::Arm {
+                    fact: ArmFact::Control { state, .. },
+                    ..
+                } if *state != ControlState::Released => Some(*state),
                 _ => None,
             })
             .collect()
@@ -408,10 +458,14 @@ fn reports_decode_with_the_senders_specification() {
     }
     .into();
     let first_position = |records: &[WireRecord]| {
-        facts(&observe_all(records, START_NS).1)
+        observe_all(records, START_NS)
+            .1
             .iter()
             .find_map(|u| match u {
-                Update::JointPositions { values, .. } => Some(values[0]),
+                Update::Arm {
+                    fact: ArmFact::JointPositions { values, .. },
+                    ..
+                } => Some(values[0]),
                 _ => None,
             })
     };
@@ -442,10 +496,17 @@ fn duplicates_within_two_seconds_are_dropped_and_later_repeats_kept() {
         record(2500, SIM_ID, ocu, 7, status(Status::Standby)),
     ];
     let (obs, updates) = observe_all(&records, START_NS);
-    let updates = facts(&updates);
     let n = updates
         .iter()
-        .filter(|u| matches!(u, Update::Status { .. }))
+        .filter(|u| {
+            matches!(
+                u,
+                Update::Arm {
+                    fact: ArmFact::Status { .. },
+                    ..
+                }
+            )
+        })
         .count();
     assert_eq!(n, 3);
     assert_eq!(obs.stats().duplicates, 1);
@@ -467,11 +528,13 @@ fn reordered_events_are_dropped_like_the_live_client_does() {
         record(40, SIM_ID, ocu, 5, ev(8, 0.8)),
     ];
     let (_, updates) = observe_all(&records, START_NS);
-    let updates = facts(&updates);
     let got: Vec<f64> = updates
         .iter()
         .filter_map(|u| match u {
-            Update::JointPositions { values, .. } => Some(values[0]),
+            Update::Arm {
+                fact: ArmFact::JointPositions { values, .. },
+                ..
+            } => Some(values[0]),
             _ => None,
         })
         .collect();
@@ -508,12 +571,14 @@ fn silence_of_the_selected_component_is_a_gap_with_lost_and_live() {
         obs.observe(r, &mut updates);
     }
     obs.finish(START_NS + 9_980_000_000, &mut updates);
-    let updates = facts(&updates);
 
     let links: Vec<(f64, LinkState)> = updates
         .iter()
         .filter_map(|u| match u {
-            Update::Link { t, state } => Some((*t, *state)),
+            Update::Arm {
+                fact: ArmFact::Link { t, state },
+                ..
+            } => Some((*t, *state)),
             _ => None,
         })
         .collect();
@@ -529,12 +594,12 @@ fn silence_of_the_selected_component_is_a_gap_with_lost_and_live() {
     assert!((gap.start - 0.99).abs() < 1e-9 && (gap.end - 5.99).abs() < 1e-9);
     let marks: Vec<(f64, String)> = updates
         .iter()
-        .filter_map(|u| match u {
-            Update::Mark {
+        .filter_map(|u| match u.remark() {
+            Some(Remark::Mark {
                 t,
                 kind: MarkKind::Gap,
                 label,
-            } => Some((*t, label.clone())),
+            }) => Some((*t, label.clone())),
             _ => None,
         })
         .collect();
@@ -598,7 +663,7 @@ fn components_are_reported_with_the_senders_address() {
     let info = updates
         .iter()
         .find_map(|u| match u {
-            Update::Component { info, .. } => Some(info.clone()),
+            Update::Net(NetFact::Component { info, .. }) => Some(info.clone()),
             _ => None,
         })
         .expect("a component update");
@@ -708,17 +773,17 @@ fn two_arm_session(seconds: u64) -> TwoArms {
     }
     TwoArms {
         records,
-        a: facts(&a.updates),
-        b: facts(&b.updates),
+        a: a.updates,
+        b: b.updates,
     }
 }
 
-/// The facts about `arm` among the observer's updates, unwrapped.
+/// The facts about `arm` among the observer's updates.
 fn facts_of(updates: &[Update], arm: JausId) -> Vec<Update> {
     updates
         .iter()
-        .filter(|u| u.split().0 == Some(arm.into()))
-        .map(|u| u.split().1.clone())
+        .filter(|u| u.arm_id() == Some(arm.into()))
+        .cloned()
         .collect()
 }
 
@@ -728,14 +793,11 @@ fn two_arms_replay_each_with_its_own_facts_equal_to_its_live_session() {
     let (obs, replayed) = observe_all(&live.records, START_NS);
     assert_eq!(obs.arms().collect::<Vec<_>>(), vec![ARM_A, ARM_B]);
     assert_eq!(obs.stats().malformed, 0);
-    // Every per-arm fact is wrapped, and only the first arm is focused.
-    for u in &replayed {
-        assert!(!u.is_arm_fact(), "unwrapped per-arm fact {u:?}");
-    }
+    // Only the first arm is focused (every per-arm fact names its arm: `Update::Arm`).
     let selected: Vec<_> = replayed
         .iter()
         .filter_map(|u| match u {
-            Update::Selected { id, .. } => Some(*id),
+            Update::Net(NetFact::Selected { id, .. }) => Some(*id),
             _ => None,
         })
         .collect();
@@ -747,7 +809,13 @@ fn two_arms_replay_each_with_its_own_facts_equal_to_its_live_session() {
         let want = report_facts(want);
         assert!(
             want.iter()
-                .filter(|u| matches!(u, Update::JointPositions { .. }))
+                .filter(|u| matches!(
+                    u,
+                    Update::Arm {
+                        fact: ArmFact::JointPositions { .. },
+                        ..
+                    }
+                ))
                 .count()
                 > 200,
             "{arm}: the live session received positions"
@@ -859,8 +927,11 @@ fn one_silent_arm_is_a_gap_of_its_own_while_the_other_talks_on() {
             .filter(|u| {
                 matches!(
                     u,
-                    Update::Link {
-                        state: LinkState::Lost,
+                    Update::Arm {
+                        fact: ArmFact::Link {
+                            state: LinkState::Lost,
+                            ..
+                        },
                         ..
                     }
                 )
@@ -870,12 +941,12 @@ fn one_silent_arm_is_a_gap_of_its_own_while_the_other_talks_on() {
     assert_eq!((lost(ARM_A), lost(ARM_B)), (0, 1));
     let gap_marks: Vec<String> = facts_of(&updates, ARM_B)
         .into_iter()
-        .filter_map(|u| match u {
-            Update::Mark {
+        .filter_map(|u| match u.remark() {
+            Some(Remark::Mark {
                 kind: MarkKind::Gap,
                 label,
                 ..
-            } => Some(label),
+            }) => Some(label.clone()),
             _ => None,
         })
         .collect();
@@ -927,8 +998,8 @@ fn arms_past_the_bound_are_counted_and_said_once_not_followed() {
     assert_eq!(obs.stats().arms.len(), MAX_ARMS);
     let errors: Vec<&str> = updates
         .iter()
-        .filter_map(|u| match u {
-            Update::Error { message, .. } => Some(message.as_str()),
+        .filter_map(|u| match u.remark() {
+            Some(Remark::Error { message, .. }) => Some(message.as_str()),
             _ => None,
         })
         .collect();
@@ -936,7 +1007,15 @@ fn arms_past_the_bound_are_counted_and_said_once_not_followed() {
     assert!(errors[0].contains("126.1.17"), "{errors:?}");
     let specs = updates
         .iter()
-        .filter(|u| matches!(u.split().1, Update::Specification { .. }))
+        .filter(|u| {
+            matches!(
+                u,
+                Update::Arm {
+                    fact: ArmFact::Specification { .. },
+                    ..
+                }
+            )
+        })
         .count();
     assert_eq!(specs, MAX_ARMS);
 }
@@ -995,7 +1074,7 @@ fn the_focus_moves_once_to_the_first_arm_whose_specification_is_seen() {
     let selected: Vec<_> = updates
         .iter()
         .filter_map(|u| match u {
-            Update::Selected { id, .. } => Some(JausId::from(*id)),
+            Update::Net(NetFact::Selected { id, .. }) => Some(JausId::from(*id)),
             _ => None,
         })
         .collect();

@@ -32,6 +32,7 @@ use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::host;
 
 mod common;
+use common::Feed;
 use common::wait_until;
 
 fn temp_path(name: &str) -> PathBuf {
@@ -45,22 +46,25 @@ fn records(path: &Path) -> (Vec<WireRecord>, WireSource) {
     (recs, source)
 }
 
-/// The sampled facts of a stream of updates, in order, unwrapped (one arm): what the model's
-/// history is made of.
-fn samples(updates: &[Update]) -> Vec<Update> {
+/// The sampled facts of a stream of updates, in order (one arm): what the model's history is
+/// made of.
+fn samples(updates: &[Update]) -> Vec<ArmFact> {
     updates
         .iter()
-        .map(|u| u.split().1)
+        .filter_map(|u| match u {
+            Update::Arm { fact, .. } => Some(fact),
+            Update::Net(_) => None,
+        })
         .filter(|u| {
             matches!(
                 u,
-                Update::JointPositions { .. }
-                    | Update::JointVelocities { .. }
-                    | Update::JointEfforts { .. }
-                    | Update::JointForceTorques { .. }
-                    | Update::ForceTorque { .. }
-                    | Update::CurrentPose { .. }
-                    | Update::Status { .. }
+                ArmFact::JointPositions { .. }
+                    | ArmFact::JointVelocities { .. }
+                    | ArmFact::JointEfforts { .. }
+                    | ArmFact::JointForceTorques { .. }
+                    | ArmFact::ForceTorque { .. }
+                    | ArmFact::CurrentPose { .. }
+                    | ArmFact::Status { .. }
             )
         })
         .cloned()
@@ -72,20 +76,20 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 /// Same kind, same values, same time (to the ns the recording stores).
-fn same_sample(live: &Update, replay: &Update) -> bool {
+fn same_sample(live: &ArmFact, replay: &ArmFact) -> bool {
     if !close(live.t(), replay.t()) {
         return false;
     }
-    let strip = |u: &Update| {
+    let strip = |u: &ArmFact| {
         let mut u = u.clone();
         match &mut u {
-            Update::JointPositions { t, .. }
-            | Update::JointVelocities { t, .. }
-            | Update::JointEfforts { t, .. }
-            | Update::JointForceTorques { t, .. }
-            | Update::ForceTorque { t, .. }
-            | Update::CurrentPose { t, .. }
-            | Update::Status { t, .. } => *t = 0.0,
+            ArmFact::JointPositions { t, .. }
+            | ArmFact::JointVelocities { t, .. }
+            | ArmFact::JointEfforts { t, .. }
+            | ArmFact::JointForceTorques { t, .. }
+            | ArmFact::ForceTorque { t, .. }
+            | ArmFact::CurrentPose { t, .. }
+            | ArmFact::Status { t, .. } => *t = 0.0,
             _ => {}
         }
         u
@@ -151,9 +155,13 @@ fn replay_of_a_recorded_sim_session_equals_the_live_session() {
                 state.apply(&u);
                 last_t = u.t();
                 first_t.get_or_insert(last_t);
-                // (Per-arm facts come wrapped in Update::Arm from a client that follows
-                // every arm.)
-                if matches!(u.split().1, Update::JointPositions { .. }) {
+                if matches!(
+                    u,
+                    Update::Arm {
+                        fact: ArmFact::JointPositions { .. },
+                        ..
+                    }
+                ) {
                     positions += 1;
                     first_position_t.get_or_insert(last_t);
                 }
@@ -193,7 +201,7 @@ fn replay_of_a_recorded_sim_session_equals_the_live_session() {
         .iter()
         .rev()
         .find_map(|u| match u {
-            Update::Stats { stats, .. } => Some(*stats),
+            Update::Net(NetFact::Stats { stats, .. }) => Some(*stats),
             _ => None,
         })
         .expect("network counters were published");
@@ -230,7 +238,7 @@ fn replay_of_a_recorded_sim_session_equals_the_live_session() {
     assert!(
         live_samples
             .iter()
-            .filter(|u| matches!(u, Update::JointPositions { .. }))
+            .filter(|u| matches!(u, ArmFact::JointPositions { .. }))
             .count()
             > 100,
         "a few seconds of positions"

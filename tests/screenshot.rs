@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use jaus_ocu::model::update::{ComponentId, Update};
+use jaus_ocu::model::update::*;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
 use jaus_ocu::ui::app::OcuApp;

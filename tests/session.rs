@@ -10,13 +10,22 @@
 use jaus_ocu::model::session::{CHECKPOINT_EVERY, EPISODE_MERGE_S, FT_CHANNELS, Mark, Session};
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;
+
+/// The arm of this suite's sessions.
+const ARM: ComponentId = ComponentId::new(126, 1, 1);
+
+mod common;
+use common::Feed;
 use proptest::prelude::*;
 
 fn positions(t: f64, values: &[f64]) -> Update {
-    Update::JointPositions {
-        t,
-        values: values.to_vec(),
-    }
+    Update::arm(
+        ARM,
+        ArmFact::JointPositions {
+            t,
+            values: values.to_vec(),
+        },
+    )
 }
 
 fn id(c: u8) -> ComponentId {
@@ -26,14 +35,17 @@ fn id(c: u8) -> ComponentId {
 #[test]
 fn state_at_gives_the_last_sample_at_or_before_the_time() {
     let mut s = Session::new();
-    s.apply(&Update::Selected { t: 0.0, id: id(1) });
+    s.apply(&Update::net(NetFact::Selected { t: 0.0, id: id(1) }));
     s.apply(&positions(1.0, &[0.5, -0.25]));
     s.apply(&positions(2.0, &[1.5, 0.75]));
-    s.apply(&Update::ForceTorque {
-        t: 1.5,
-        force: [Some(1.0), None, Some(-2.0)],
-        torque: [Some(0.5), Some(0.25), Some(0.125)],
-    });
+    s.apply(&Update::arm(
+        ARM,
+        ArmFact::ForceTorque {
+            t: 1.5,
+            force: [Some(1.0), None, Some(-2.0)],
+            torque: [Some(0.5), Some(0.25), Some(0.125)],
+        },
+    ));
 
     let before = s.state_at(0.5);
     assert_eq!(before.selected, Some(id(1)));
@@ -69,16 +81,22 @@ fn state_at_gives_the_last_sample_at_or_before_the_time() {
 #[test]
 fn force_magnitude_channel_is_nan_when_a_force_part_is_absent() {
     let mut s = Session::new();
-    s.apply(&Update::ForceTorque {
-        t: 1.0,
-        force: [Some(3.0), Some(4.0), Some(0.0)],
-        torque: [None; 3],
-    });
-    s.apply(&Update::ForceTorque {
-        t: 2.0,
-        force: [Some(3.0), None, Some(0.0)],
-        torque: [None; 3],
-    });
+    s.apply(&Update::arm(
+        ARM,
+        ArmFact::ForceTorque {
+            t: 1.0,
+            force: [Some(3.0), Some(4.0), Some(0.0)],
+            torque: [None; 3],
+        },
+    ));
+    s.apply(&Update::arm(
+        ARM,
+        ArmFact::ForceTorque {
+            t: 2.0,
+            force: [Some(3.0), None, Some(0.0)],
+            torque: [None; 3],
+        },
+    ));
     assert_eq!(s.ft.channels(), FT_CHANNELS.len());
     assert_eq!(s.ft.value_at(6, 1.0), Some((1.0, 5.0)));
     assert!(s.ft.value_at(6, 2.0).unwrap().1.is_nan());
@@ -123,9 +141,9 @@ fn another_joint_count_starts_a_fresh_history_and_keeps_the_old_samples_reachabl
 #[test]
 fn samples_from_before_a_selection_change_are_not_shown_for_the_new_arm() {
     let mut s = Session::new();
-    s.apply(&Update::Selected { t: 0.0, id: id(1) });
+    s.apply(&Update::net(NetFact::Selected { t: 0.0, id: id(1) }));
     s.apply(&positions(1.0, &[1.0]));
-    s.apply(&Update::Selected { t: 2.0, id: id(2) });
+    s.apply(&Update::net(NetFact::Selected { t: 2.0, id: id(2) }));
     assert_eq!(s.state_at(1.5).positions.map(|p| p.t), Some(1.0));
     let after = s.state_at(2.5);
     assert_eq!(after.selected, Some(id(2)));
@@ -140,17 +158,23 @@ fn next_and_prev_report_step_over_every_signal_strictly() {
         s.apply(&positions(t, &[t]));
     }
     for t in [0.5, 1.5] {
-        s.apply(&Update::ForceTorque {
-            t,
-            force: [Some(t); 3],
-            torque: [None; 3],
-        });
+        s.apply(&Update::arm(
+            ARM,
+            ArmFact::ForceTorque {
+                t,
+                force: [Some(t); 3],
+                torque: [None; 3],
+            },
+        ));
     }
     // A discrete update is not a report.
-    s.apply(&Update::Status {
-        t: 1.2,
-        state: ManagementState::Ready,
-    });
+    s.apply(&Update::arm(
+        ARM,
+        ArmFact::Status {
+            t: 1.2,
+            state: ManagementState::Ready,
+        },
+    ));
     assert_eq!(s.next_report(1.0), Some(1.5));
     assert_eq!(s.prev_report(1.0), Some(0.5));
     assert_eq!(s.next_report(-5.0), Some(0.0));
@@ -161,11 +185,11 @@ fn next_and_prev_report_step_over_every_signal_strictly() {
 }
 
 fn control(t: f64, state: ControlState) -> Update {
-    Update::Control { t, state }
+    Update::arm(ARM, ArmFact::Control { t, state })
 }
 
 fn status(t: f64, state: ManagementState) -> Update {
-    Update::Status { t, state }
+    Update::arm(ARM, ArmFact::Status { t, state })
 }
 
 #[test]
@@ -181,48 +205,66 @@ fn marks_are_derived_from_state_changes_only() {
         status(4.0, ManagementState::Emergency),
         status(4.5, ManagementState::Emergency),
         status(5.0, ManagementState::Ready),
-        Update::CurrentPose {
-            t: 6.0,
-            pose: PoseState::Moving { from: 1, to: 2 },
-        },
-        Update::CurrentPose {
-            t: 6.1,
-            pose: PoseState::Moving { from: 1, to: 2 },
-        },
-        Update::CommandOutcome {
+        Update::arm(
+            ARM,
+            ArmFact::CurrentPose {
+                t: 6.0,
+                pose: PoseState::Moving { from: 1, to: 2 },
+            },
+        ),
+        Update::arm(
+            ARM,
+            ArmFact::CurrentPose {
+                t: 6.1,
+                pose: PoseState::Moving { from: 1, to: 2 },
+            },
+        ),
+        Update::net(Remark::CommandOutcome {
             t: 7.0,
             command: CommandKind::GoToPreset,
             outcome: Outcome::Completed,
-        },
-        Update::CommandOutcome {
+        }),
+        Update::net(Remark::CommandOutcome {
             t: 7.1,
             command: CommandKind::Resume,
             outcome: Outcome::Confirmed,
-        },
-        Update::Link {
-            t: 8.0,
-            state: LinkState::Lost,
-        },
-        Update::Link {
-            t: 8.5,
-            state: LinkState::Lost,
-        },
-        Update::Stale {
-            t: 9.0,
-            signal: Signal::JointPositions,
-            stale: true,
-        },
-        Update::Stale {
-            t: 9.5,
-            signal: Signal::JointPositions,
-            stale: false,
-        },
+        }),
+        Update::arm(
+            ARM,
+            ArmFact::Link {
+                t: 8.0,
+                state: LinkState::Lost,
+            },
+        ),
+        Update::arm(
+            ARM,
+            ArmFact::Link {
+                t: 8.5,
+                state: LinkState::Lost,
+            },
+        ),
+        Update::arm(
+            ARM,
+            ArmFact::Stale {
+                t: 9.0,
+                signal: Signal::JointPositions,
+                stale: true,
+            },
+        ),
+        Update::arm(
+            ARM,
+            ArmFact::Stale {
+                t: 9.5,
+                signal: Signal::JointPositions,
+                stale: false,
+            },
+        ),
         control(10.0, ControlState::Released),
-        Update::Mark {
+        Update::net(Remark::Mark {
             t: 11.0,
             kind: MarkKind::Emergency,
             label: "SetEmergency from 126.1.20".into(),
-        },
+        }),
     ];
     for u in &updates {
         s.apply(u);
@@ -252,35 +294,44 @@ fn marks_are_derived_from_state_changes_only() {
 #[test]
 fn an_explicit_mark_replaces_the_derived_one_for_the_same_change_and_late_marks_sort_in() {
     let mut s = Session::new();
-    s.apply(&Update::Link {
-        t: 5.0,
-        state: LinkState::Lost,
-    });
-    s.apply(&Update::Link {
-        t: 9.0,
-        state: LinkState::Live,
-    });
-    s.apply(&Update::Status {
-        t: 9.5,
-        state: ManagementState::Ready,
-    });
+    s.apply(&Update::arm(
+        ARM,
+        ArmFact::Link {
+            t: 5.0,
+            state: LinkState::Lost,
+        },
+    ));
+    s.apply(&Update::arm(
+        ARM,
+        ArmFact::Link {
+            t: 9.0,
+            state: LinkState::Live,
+        },
+    ));
+    s.apply(&Update::arm(
+        ARM,
+        ArmFact::Status {
+            t: 9.5,
+            state: ManagementState::Ready,
+        },
+    ));
     // The observer knows the gap's length only when traffic resumes.
-    s.apply(&Update::Mark {
+    s.apply(&Update::net(Remark::Mark {
         t: 5.0,
         kind: MarkKind::Gap,
         label: "no traffic for 7.0 s".into(),
-    });
-    s.apply(&Update::Mark {
+    }));
+    s.apply(&Update::net(Remark::Mark {
         t: 1.0,
         kind: MarkKind::Control,
         label: "RequestControl from 126.1.20".into(),
-    });
+    }));
     // Derived after an explicit mark of the same change: still one mark.
-    s.apply(&Update::Mark {
+    s.apply(&Update::net(Remark::Mark {
         t: 12.0,
         kind: MarkKind::Control,
         label: "control granted to 126.1.20 (authority 200)".into(),
-    });
+    }));
     s.apply(&control(12.0, ControlState::Held { authority: 200 }));
     let got: Vec<(f64, &str)> = s.marks.iter().map(|m| (m.t, m.label.as_str())).collect();
     assert_eq!(
@@ -300,10 +351,10 @@ fn an_explicit_mark_replaces_the_derived_one_for_the_same_change_and_late_marks_
 fn a_discrete_update_stamped_late_takes_effect_when_it_arrived() {
     let mut s = Session::new();
     s.apply(&status(5.0, ManagementState::Ready));
-    s.apply(&Update::Error {
+    s.apply(&Update::net(Remark::Error {
         t: 0.0,
         message: "could not encode".into(),
-    });
+    }));
     assert!(s.state_at(4.0).errors.is_empty());
     assert_eq!(s.state_at(5.0).errors.len(), 1);
     assert_eq!(s.latest.errors.len(), 1);
@@ -353,64 +404,82 @@ fn updates(ops: &[Op]) -> Vec<Update> {
                 Op::Sample(kind) => {
                     let values: Vec<f64> = (0..joints).map(v).collect();
                     match kind {
-                        0 => Update::JointPositions { t, values },
-                        1 => Update::JointVelocities { t, values },
-                        2 => Update::JointEfforts { t, values },
-                        3 => Update::JointForceTorques { t, values },
-                        _ => Update::ForceTorque {
-                            t,
-                            force: [Some(v(0)), (i % 3 != 0).then(|| v(1)), Some(v(2))],
-                            torque: [Some(v(3)), Some(v(4)), (i % 5 != 0).then(|| v(5))],
-                        },
+                        0 => Update::arm(ARM, ArmFact::JointPositions { t, values }),
+                        1 => Update::arm(ARM, ArmFact::JointVelocities { t, values }),
+                        2 => Update::arm(ARM, ArmFact::JointEfforts { t, values }),
+                        3 => Update::arm(ARM, ArmFact::JointForceTorques { t, values }),
+                        _ => Update::arm(
+                            ARM,
+                            ArmFact::ForceTorque {
+                                t,
+                                force: [Some(v(0)), (i % 3 != 0).then(|| v(1)), Some(v(2))],
+                                torque: [Some(v(3)), Some(v(4)), (i % 5 != 0).then(|| v(5))],
+                            },
+                        ),
                     }
                 }
                 Op::Select(c) => {
                     joints = if c == 2 { 7 } else { 6 };
-                    Update::Selected { t, id: id(c) }
+                    Update::net(NetFact::Selected { t, id: id(c) })
                 }
-                Op::Control(k) => Update::Control {
-                    t,
-                    state: match k {
-                        0 => ControlState::Released,
-                        1 => ControlState::Requested,
-                        _ => ControlState::Held { authority: 200 },
+                Op::Control(k) => Update::arm(
+                    ARM,
+                    ArmFact::Control {
+                        t,
+                        state: match k {
+                            0 => ControlState::Released,
+                            1 => ControlState::Requested,
+                            _ => ControlState::Held { authority: 200 },
+                        },
                     },
-                },
-                Op::Status(k) => Update::Status {
-                    t,
-                    state: [
-                        ManagementState::Unknown,
-                        ManagementState::Initialize,
-                        ManagementState::Ready,
-                        ManagementState::Standby,
-                        ManagementState::Shutdown,
-                        ManagementState::Failure,
-                        ManagementState::Emergency,
-                    ][k as usize],
-                },
-                Op::Link(k) => Update::Link {
-                    t,
-                    state: [
-                        LinkState::Idle,
-                        LinkState::Connecting,
-                        LinkState::Live,
-                        LinkState::Lost,
-                    ][k as usize],
-                },
-                Op::Stale(stale) => Update::Stale {
-                    t,
-                    signal: Signal::JointPositions,
-                    stale,
-                },
-                Op::Pose(a, b) => Update::CurrentPose {
-                    t,
-                    pose: if a == b {
-                        PoseState::At(a)
-                    } else {
-                        PoseState::Moving { from: a, to: b }
+                ),
+                Op::Status(k) => Update::arm(
+                    ARM,
+                    ArmFact::Status {
+                        t,
+                        state: [
+                            ManagementState::Unknown,
+                            ManagementState::Initialize,
+                            ManagementState::Ready,
+                            ManagementState::Standby,
+                            ManagementState::Shutdown,
+                            ManagementState::Failure,
+                            ManagementState::Emergency,
+                        ][k as usize],
                     },
-                },
-                Op::Outcome(ok) => Update::CommandOutcome {
+                ),
+                Op::Link(k) => Update::arm(
+                    ARM,
+                    ArmFact::Link {
+                        t,
+                        state: [
+                            LinkState::Idle,
+                            LinkState::Connecting,
+                            LinkState::Live,
+                            LinkState::Lost,
+                        ][k as usize],
+                    },
+                ),
+                Op::Stale(stale) => Update::arm(
+                    ARM,
+                    ArmFact::Stale {
+                        t,
+                        signal: Signal::JointPositions,
+                        stale,
+                    },
+                ),
+                Op::Pose(a, b) => Update::arm(
+                    ARM,
+                    ArmFact::CurrentPose {
+                        t,
+                        pose: if a == b {
+                            PoseState::At(a)
+                        } else {
+                            PoseState::Moving { from: a, to: b }
+                        },
+                    },
+                ),
+                Op::Outcome(ok) => Update::net(Remark::CommandOutcome {
                     t,
                     command: CommandKind::GoToPreset,
                     outcome: if ok {
@@ -418,19 +487,19 @@ fn updates(ops: &[Op]) -> Vec<Update> {
                     } else {
                         Outcome::Failed("blocked".into())
                     },
-                },
-                Op::Stats(n) => Update::Stats {
+                }),
+                Op::Stats(n) => Update::net(NetFact::Stats {
                     t,
                     stats: NetStats {
                         datagrams: u64::from(n),
                         ..NetStats::default()
                     },
-                },
-                Op::Mark => Update::Mark {
+                }),
+                Op::Mark => Update::net(Remark::Mark {
                     t,
                     kind: MarkKind::Control,
                     label: format!("mark {i}"),
-                },
+                }),
             }
         })
         .collect()
@@ -476,15 +545,18 @@ proptest! {
 #[test]
 fn arriving_at_a_preset_is_a_transition_mark_but_the_starting_pose_is_not() {
     let mut s = Session::new();
-    s.apply(&Update::Presets {
-        t: 0.0,
-        presets: vec![PresetInfo {
-            id: 2,
-            name: "Deploy".into(),
-            positions: None,
-        }],
-    });
-    let pose = |t: f64, pose: PoseState| Update::CurrentPose { t, pose };
+    s.apply(&Update::arm(
+        ARM,
+        ArmFact::Presets {
+            t: 0.0,
+            presets: vec![PresetInfo {
+                id: 2,
+                name: "Deploy".into(),
+                positions: None,
+            }],
+        },
+    ));
+    let pose = |t: f64, pose: PoseState| Update::arm(ARM, ArmFact::CurrentPose { t, pose });
     for u in [
         pose(0.5, PoseState::At(1)),
         pose(1.0, PoseState::Unknown),
@@ -517,10 +589,15 @@ fn marks(s: &Session) -> Vec<(f64, MarkKind, &str)> {
 fn a_flapping_signal_gives_one_mark_per_stale_episode_with_its_duration() {
     let mut s = Session::new();
     s.apply(&control(0.5, ControlState::Held { authority: 200 }));
-    let stale = |t: f64, stale: bool| Update::Stale {
-        t,
-        signal: Signal::EndEffectorForceTorque,
-        stale,
+    let stale = |t: f64, stale: bool| {
+        Update::arm(
+            ARM,
+            ArmFact::Stale {
+                t,
+                signal: Signal::EndEffectorForceTorque,
+                stale,
+            },
+        )
     };
     // 300 stale/fresh flips 0.3 s apart (30 % loss): one episode of flapping.
     let mut t = 1.0;
@@ -569,11 +646,14 @@ fn stale_episodes_further_apart_than_the_merge_window_are_marked_apart() {
     for k in 0..5 {
         let t = f64::from(k) * (EPISODE_MERGE_S + 1.0);
         for (dt, stale) in [(0.0, true), (0.5, false)] {
-            s.apply(&Update::Stale {
-                t: t + dt,
-                signal: Signal::JointPositions,
-                stale,
-            });
+            s.apply(&Update::arm(
+                ARM,
+                ArmFact::Stale {
+                    t: t + dt,
+                    signal: Signal::JointPositions,
+                    stale,
+                },
+            ));
         }
     }
     assert_eq!(s.marks.len(), 5);
@@ -585,11 +665,14 @@ fn stale_episodes_further_apart_than_the_merge_window_are_marked_apart() {
 }
 
 fn wrench(t: f64, fz: f64) -> Update {
-    Update::ForceTorque {
-        t,
-        force: [Some(0.0), Some(0.0), Some(fz)],
-        torque: [Some(0.0); 3],
-    }
+    Update::arm(
+        ARM,
+        ArmFact::ForceTorque {
+            t,
+            force: [Some(0.0), Some(0.0), Some(fz)],
+            torque: [Some(0.0); 3],
+        },
+    )
 }
 
 #[test]
@@ -633,11 +716,14 @@ fn reserving_for_the_rest_of_a_file_grows_each_history_once_and_keeps_every_samp
         for k in from..to {
             let t = k as f64 * 0.001;
             s.apply(&positions(t, &[t.sin(), -0.5, 0.25]));
-            s.apply(&Update::ForceTorque {
-                t: t + 0.0005,
-                force: [Some(t), None, Some(-t)],
-                torque: [Some(0.5), Some(0.25), None],
-            });
+            s.apply(&Update::arm(
+                ARM,
+                ArmFact::ForceTorque {
+                    t: t + 0.0005,
+                    force: [Some(t), None, Some(-t)],
+                    torque: [Some(0.5), Some(0.25), None],
+                },
+            ));
         }
     };
     let mut plain = Session::new();

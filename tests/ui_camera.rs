@@ -15,7 +15,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use glam::DVec3;
 use jaus_ocu::model::kinematics::forward;
-use jaus_ocu::model::update::Update;
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
@@ -48,8 +48,11 @@ fn harness(size: [f32; 2]) -> Harness<'static, OcuApp> {
 }
 
 fn positions_of(u: &Update) -> Option<(f64, &[f64])> {
-    match u.split().1 {
-        Update::JointPositions { t, values } => Some((*t, values.as_slice())),
+    match u {
+        Update::Arm {
+            fact: ArmFact::JointPositions { t, values },
+            ..
+        } => Some((*t, values.as_slice())),
         _ => None,
     }
 }

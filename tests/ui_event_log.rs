@@ -25,31 +25,43 @@ fn app() -> OcuApp {
     let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), settings);
     let arm = ComponentId::new(126, 1, 10);
     for u in [
-        Update::Selected { t: 0.5, id: arm },
-        Update::JointPositions {
-            t: 1.0,
-            values: vec![0.0; 3],
-        },
-        Update::Status {
-            t: 1.5,
-            state: ManagementState::Ready,
-        },
-        Update::CommandOutcome {
+        Update::net(NetFact::Selected { t: 0.5, id: arm }),
+        Update::arm(
+            arm,
+            ArmFact::JointPositions {
+                t: 1.0,
+                values: vec![0.0; 3],
+            },
+        ),
+        Update::arm(
+            arm,
+            ArmFact::Status {
+                t: 1.5,
+                state: ManagementState::Ready,
+            },
+        ),
+        Update::net(Remark::CommandOutcome {
             t: 2.0,
             command: CommandKind::ClearEmergency,
             outcome: Outcome::Confirmed,
-        },
-        Update::Controller {
-            t: 3.0,
-            controller: Controller {
-                id: Some(ComponentId::new(200, 7, 3)),
-                authority: 200,
+        }),
+        Update::arm(
+            arm,
+            ArmFact::Controller {
+                t: 3.0,
+                controller: Controller {
+                    id: Some(ComponentId::new(200, 7, 3)),
+                    authority: 200,
+                },
             },
-        },
-        Update::JointPositions {
-            t: 9.0,
-            values: vec![0.1; 3],
-        },
+        ),
+        Update::arm(
+            arm,
+            ArmFact::JointPositions {
+                t: 9.0,
+                values: vec![0.1; 3],
+            },
+        ),
     ] {
         app.apply(&u);
     }

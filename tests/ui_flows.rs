@@ -30,6 +30,9 @@ use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::sources::LiveKind;
 
+/// The arm of the simulated sessions (the simulator's default ID): what their facts are about.
+const ARM: ComponentId = ComponentId::new(126, 1, 10);
+
 /// Updates from `seconds` of an in-memory session between the real client and the simulator.
 fn recorded(seconds: f64, extra: Option<(JausIdLike, ArmFile)>) -> Vec<Update> {
     let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
@@ -67,7 +70,7 @@ struct JausIdLike(ComponentId);
 
 /// The commands an app sent, read at its network handle.
 struct Outbox {
-    rx: crossbeam_channel::Receiver<Command>,
+    rx: jaus_ocu::net::thread::Commands,
     seen: Vec<Command>,
 }
 
@@ -79,7 +82,8 @@ impl Outbox {
             .any(|c| matches!(c, Command::GoToPreset { .. }))
     }
 
-    /// Every command sent so far.
+    /// Every command sent so far, in the order the network side takes them (an emergency
+    /// stop ahead of what waited before it).
     fn sent(&mut self) -> &[Command] {
         self.seen.extend(self.rx.try_iter());
         &self.seen
@@ -184,10 +188,13 @@ fn preset_previewed_with_control() -> (
     jaus_ocu::sim::arm_file::Preset,
 ) {
     let mut updates = recorded(1.0, None);
-    updates.push(Update::Control {
-        t: 1.0,
-        state: ControlState::Held { authority: 100 },
-    });
+    updates.push(Update::arm(
+        crate::ARM,
+        ArmFact::Control {
+            t: 1.0,
+            state: ControlState::Held { authority: 100 },
+        },
+    ));
     let (app, out) = live_app(&updates);
     let mut h = harness(app);
     h.step();
@@ -229,22 +236,31 @@ fn a_confirmation_never_goes_to_an_arm_selected_while_it_was_open() {
     // Another arm is selected while the question is open, and it too would accept the move
     // (live, READY, control held): only the arm the question named may receive it.
     for u in [
-        Update::Selected {
+        Update::net(NetFact::Selected {
             t: 1.1,
             id: ComponentId::new(126, 1, 11),
-        },
-        Update::Link {
-            t: 1.1,
-            state: LinkState::Live,
-        },
-        Update::Status {
-            t: 1.1,
-            state: ManagementState::Ready,
-        },
-        Update::Control {
-            t: 1.1,
-            state: ControlState::Held { authority: 100 },
-        },
+        }),
+        Update::arm(
+            ComponentId::new(126, 1, 11),
+            ArmFact::Link {
+                t: 1.1,
+                state: LinkState::Live,
+            },
+        ),
+        Update::arm(
+            ComponentId::new(126, 1, 11),
+            ArmFact::Status {
+                t: 1.1,
+                state: ManagementState::Ready,
+            },
+        ),
+        Update::arm(
+            ComponentId::new(126, 1, 11),
+            ArmFact::Control {
+                t: 1.1,
+                state: ControlState::Held { authority: 100 },
+            },
+        ),
     ] {
         h.state_mut().apply(&u);
     }
@@ -1370,7 +1386,7 @@ mod trust {
     }
 
     fn status(t: f64, state: ManagementState) -> Update {
-        Update::Status { t, state }
+        Update::arm(crate::ARM, ArmFact::Status { t, state })
     }
 
     /// 3 s of the simulated arm with an emergency at 2.0–2.5 s, READY again after; the clock
@@ -1456,11 +1472,11 @@ mod trust {
         h.step();
         assert_eq!(out.sent(), [Command::ClearEmergency]);
         // The past is drawn, so the live outcome is told where the operator looks.
-        h.state_mut().apply(&Update::CommandOutcome {
+        h.state_mut().apply(&Update::net(Remark::CommandOutcome {
             t: end + 0.4,
             command: CommandKind::ClearEmergency,
             outcome: Outcome::Confirmed,
-        });
+        }));
         h.step();
         assert!(
             h.query_by_label("live arm 126.1.10: ClearEmergency confirmed")
@@ -1525,10 +1541,13 @@ mod trust {
     fn standby_disables_go_to_with_the_step_to_take() {
         let mut updates = recorded(3.0, None);
         let end = last_t(&updates);
-        updates.push(Update::Control {
-            t: end,
-            state: ControlState::Held { authority: 100 },
-        });
+        updates.push(Update::arm(
+            crate::ARM,
+            ArmFact::Control {
+                t: end,
+                state: ControlState::Held { authority: 100 },
+            },
+        ));
         updates.push(status(end + 0.1, ManagementState::Standby));
         let (app, mut out) = live_app(&updates);
         let mut h = harness(app);
@@ -1562,10 +1581,13 @@ mod trust {
     fn an_emergency_is_a_banner_and_disables_go_to_with_the_reason() {
         let mut updates = recorded(3.0, None);
         let end = last_t(&updates);
-        updates.push(Update::Control {
-            t: end,
-            state: ControlState::Held { authority: 100 },
-        });
+        updates.push(Update::arm(
+            crate::ARM,
+            ArmFact::Control {
+                t: end,
+                state: ControlState::Held { authority: 100 },
+            },
+        ));
         updates.push(status(end + 0.1, ManagementState::Emergency));
         let (app, _out) = live_app(&updates);
         let mut h = harness(app);
@@ -1584,11 +1606,11 @@ mod trust {
             "Go to says why it is disabled"
         );
         // A refusal given as a code is said in words, from the state now.
-        h.state_mut().apply(&Update::CommandOutcome {
+        h.state_mut().apply(&Update::net(Remark::CommandOutcome {
             t: end + 0.2,
             command: CommandKind::GoToPreset,
             outcome: Outcome::Failed("TRANSITION_FAILED".into()),
-        });
+        }));
         h.step();
         assert!(
             h.query(By::new().label_contains("GoToPreset: failed: the arm is in EMERGENCY"))
@@ -1643,7 +1665,15 @@ mod trust {
         let updates = recorded(3.0, None);
         let cut = updates
             .iter()
-            .position(|u| matches!(u, Update::Presets { .. }))
+            .position(|u| {
+                matches!(
+                    u,
+                    Update::Arm {
+                        fact: ArmFact::Presets { .. },
+                        ..
+                    }
+                )
+            })
             .expect("presets reported");
         let mut h = harness(live_app(&updates[..cut]).0);
         h.step();
@@ -1688,10 +1718,13 @@ mod trust {
     fn check_layout(w: f32, hgt: f32) {
         let mut updates = recorded(3.0, None);
         let end = last_t(&updates);
-        updates.push(Update::Control {
-            t: end,
-            state: ControlState::Held { authority: 100 },
-        });
+        updates.push(Update::arm(
+            crate::ARM,
+            ArmFact::Control {
+                t: end,
+                state: ControlState::Held { authority: 100 },
+            },
+        ));
         updates.push(status(end, ManagementState::Standby));
         let (app, _out) = live_app(&updates);
         let mut h = harness_sized(app, w, hgt);
@@ -1758,17 +1791,23 @@ mod trust {
         let record = |h: &Harness<'_, OcuApp>| h.get_by_label("Record").rect();
         let before = record(&h);
         for u in [
-            Update::Control {
-                t: end,
-                state: ControlState::Held { authority: 100 },
-            },
+            Update::arm(
+                crate::ARM,
+                ArmFact::Control {
+                    t: end,
+                    state: ControlState::Held { authority: 100 },
+                },
+            ),
             status(end, ManagementState::Standby),
             status(end, ManagementState::Emergency),
             status(end, ManagementState::Ready),
-            Update::Control {
-                t: end,
-                state: ControlState::Requested,
-            },
+            Update::arm(
+                crate::ARM,
+                ArmFact::Control {
+                    t: end,
+                    state: ControlState::Requested,
+                },
+            ),
         ] {
             h.state_mut().apply(&u);
             h.step();
@@ -1786,7 +1825,7 @@ fn the_status_bar_shows_kernel_drops_and_tolerated_deviations_only_when_there_ar
         kernel_dropped: Some(0),
         ..NetStats::default()
     };
-    updates.push(Update::Stats { t: 1.0, stats });
+    updates.push(Update::net(NetFact::Stats { t: 1.0, stats }));
     let mut h = harness(app_with(&updates));
     h.step();
     assert!(h.query_by_label_contains("kernel dropped").is_none());
@@ -1801,7 +1840,8 @@ fn the_status_bar_shows_kernel_drops_and_tolerated_deviations_only_when_there_ar
         },
         ..NetStats::default()
     };
-    h.state_mut().apply(&Update::Stats { t: 1.5, stats });
+    h.state_mut()
+        .apply(&Update::net(NetFact::Stats { t: 1.5, stats }));
     h.step();
     h.get_by_label("kernel dropped 7");
     h.get_by_label("tolerated 2");
@@ -1889,7 +1929,7 @@ mod many_ocus {
         fn pump(&mut self) {
             let sent = self.out.sent().to_vec();
             for cmd in &sent[self.forwarded..] {
-                self.net.command(*cmd);
+                self.net.command(cmd.clone());
             }
             self.forwarded = sent.len();
             self.net.run_with(0.05, &mut |_| {});
@@ -2049,10 +2089,13 @@ mod many_ocus {
     fn live_buttons_and_keys_act_on_the_live_arm_alike_scrubbed_back_and_over_a_replay() {
         let mut updates = recorded(3.0, None);
         let end = updates.last().map_or(0.0, Update::t);
-        updates.push(Update::Status {
-            t: end,
-            state: ManagementState::Emergency,
-        });
+        updates.push(Update::arm(
+            crate::ARM,
+            ArmFact::Status {
+                t: end,
+                state: ManagementState::Emergency,
+            },
+        ));
         let (mut app, mut out) = live_app(&updates);
         app.freeze_clock(end + 0.5);
         let mut h = Harness::builder()
@@ -2082,9 +2125,11 @@ mod many_ocus {
                 .collect();
             seen.push((mode, available, buttons));
             // C asks for control of the live arm, E stops it, whatever is drawn.
+            // (Taken after each key: an emergency stop overtakes what waits in the queue.)
             let before = out.sent().len();
             h.key_press(egui::Key::C);
             h.step();
+            out.sent();
             h.key_press(egui::Key::E);
             h.step();
             assert_eq!(
@@ -2111,10 +2156,13 @@ mod many_ocus {
     fn going_to_a_preset_is_refused_while_the_past_is_shown_with_a_notice() {
         let mut updates = recorded(3.0, None);
         let end = updates.last().map_or(0.0, Update::t);
-        updates.push(Update::Control {
-            t: end,
-            state: ControlState::Held { authority: 100 },
-        });
+        updates.push(Update::arm(
+            crate::ARM,
+            ArmFact::Control {
+                t: end,
+                state: ControlState::Held { authority: 100 },
+            },
+        ));
         let (mut app, mut out) = live_app(&updates);
         app.freeze_clock(end + 0.5);
         let mut h = Harness::builder()
@@ -2176,7 +2224,7 @@ mod many_ocus {
         h.step();
         assert!(h.query_by_label("OCU 200.1.1").is_some(), "our ID, always");
         assert_eq!(enabled(&h, "Request control"), Some(true));
-        h.state_mut().apply(&Update::Identity {
+        h.state_mut().apply(&Update::net(NetFact::Identity {
             t: end,
             id: ComponentId::new(200, 1, 1),
             conflict: Some(IdConflict {
@@ -2184,7 +2232,7 @@ mod many_ocus {
                 evidence: "a datagram from 200.1.1 that we did not send".into(),
             }),
             suspect: None,
-        });
+        }));
         h.step();
         assert!(
             h.query(By::new().label_contains(
@@ -2216,7 +2264,7 @@ mod many_ocus {
         // Resolved: the banner goes, the buttons come back.
         // Only a stranger's datagram with our ID (the arm confirms nothing): said, nothing
         // refused.
-        h.state_mut().apply(&Update::Identity {
+        h.state_mut().apply(&Update::net(NetFact::Identity {
             t: end + 1.0,
             id: ComponentId::new(200, 1, 1),
             conflict: None,
@@ -2224,7 +2272,7 @@ mod many_ocus {
                 address: Some("10.0.0.5:41234".parse().unwrap()),
                 evidence: "a datagram from 10.0.0.5:41234 carried our ID".into(),
             }),
-        });
+        }));
         h.step();
         assert!(h.query(By::new().label_contains("ANOTHER OCU")).is_none());
         assert!(
@@ -2308,7 +2356,8 @@ mod vehicle_flows {
 
     /// The network side focuses `id` (what it says after `Command::Select`).
     fn network_focuses(h: &mut Harness<'_, OcuApp>, id: ComponentId, t: f64) {
-        h.state_mut().apply(&Update::Selected { t, id });
+        h.state_mut()
+            .apply(&Update::net(NetFact::Selected { t, id }));
         h.step();
         h.step();
     }
@@ -2342,16 +2391,16 @@ mod vehicle_flows {
         let other = ComponentId::new(200, 7, 3);
         let t = 1.0;
         let (mut h, _, _) = vehicle(&[
-            Update::for_arm(
+            Update::arm(
                 b,
-                Update::Status {
+                ArmFact::Status {
                     t,
                     state: ManagementState::Emergency,
                 },
             ),
-            Update::for_arm(
+            Update::arm(
                 b,
-                Update::Controller {
+                ArmFact::Controller {
                     t,
                     controller: Controller {
                         id: Some(other),
@@ -2400,9 +2449,9 @@ mod vehicle_flows {
         assert_eq!(h.state().view.arm.drawn_arms(), [b, a]);
         assert!(h.query_by_label("E-STOP 126.1.11").is_some());
         // Another arm's facts do not reach the drawn state.
-        h.state_mut().apply(&Update::for_arm(
+        h.state_mut().apply(&Update::arm(
             a,
-            Update::Status {
+            ArmFact::Status {
                 t: end + 0.1,
                 state: ManagementState::Emergency,
             },
@@ -2417,6 +2466,7 @@ mod vehicle_flows {
         let (mut h, mut out, end) = vehicle(&[]);
         open_list(&mut h);
         pick(&mut h, b);
+        assert_eq!(out.sent(), [Command::Select(b)]);
         network_focuses(&mut h, b, end);
         h.get_by_label("E-STOP 126.1.11").click();
         h.step();
@@ -2427,9 +2477,9 @@ mod vehicle_flows {
     fn a_confirmation_opened_on_one_arm_sends_nothing_after_focusing_another() {
         let (a, b) = ids();
         let held = |id| {
-            Update::for_arm(
+            Update::arm(
                 id,
-                Update::Control {
+                ArmFact::Control {
                     t: 1.0,
                     state: ControlState::Held { authority: 100 },
                 },
@@ -2481,9 +2531,9 @@ mod vehicle_flows {
             "nobody stopped yet"
         );
         // b (not focused) reports EMERGENCY: a STOP ALL, or another OCU's stop.
-        h.state_mut().apply(&Update::for_arm(
+        h.state_mut().apply(&Update::arm(
             b,
-            Update::Status {
+            ArmFact::Status {
                 t: end + 0.1,
                 state: ManagementState::Emergency,
             },
@@ -2502,9 +2552,9 @@ mod vehicle_flows {
         let (a, b) = ids();
         let (mut h, mut out, end) = vehicle(&[]);
         // b goes into emergency after the drawn time.
-        h.state_mut().apply(&Update::for_arm(
+        h.state_mut().apply(&Update::arm(
             b,
-            Update::Status {
+            ArmFact::Status {
                 t: end + 0.5,
                 state: ManagementState::Emergency,
             },

@@ -15,7 +15,7 @@ use eframe::egui::vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use jaus_ocu::model::signals::{PlotLayout, PlotSpec, Series, SignalRef, Units};
-use jaus_ocu::model::update::{MarkKind, Signal, Update};
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
@@ -30,11 +30,20 @@ use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
 use jaus_ocu::ui::time_control::Shown;
 
+/// The arm the apps' facts are about (focused first, as the network side does).
+const ARM: ComponentId = ComponentId::new(126, 1, 10);
+
+/// Gives `app` a fact about [`ARM`].
+fn feed(app: &mut OcuApp, fact: ArmFact) {
+    app.apply(&Update::arm(ARM, fact));
+}
+
 /// A live app (detached network handle) fed 20 s of a wrench at 100 Hz whose Fz rises
 /// through 60 N at 10 s and falls back at 12 s, and a signal flapping stale 100 times.
 fn app(settings: Settings) -> OcuApp {
     let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
     let mut app = OcuApp::new(LiveKind::Simulated, Some(net), Vec::new(), settings);
+    app.apply(&Update::net(NetFact::Selected { t: 0.0, id: ARM }));
     for i in 0..2000 {
         let t = f64::from(i) * 0.01;
         let fz = if (10.0..12.0).contains(&t) {
@@ -42,17 +51,23 @@ fn app(settings: Settings) -> OcuApp {
         } else {
             5.0 * t.sin()
         };
-        app.apply(&Update::ForceTorque {
-            t,
-            force: [Some(1.0), Some(-2.0), Some(fz)],
-            torque: [Some(0.1), Some(0.2), Some(0.3)],
-        });
+        feed(
+            &mut app,
+            ArmFact::ForceTorque {
+                t,
+                force: [Some(1.0), Some(-2.0), Some(fz)],
+                torque: [Some(0.1), Some(0.2), Some(0.3)],
+            },
+        );
         if i % 10 == 0 {
-            app.apply(&Update::Stale {
-                t: t + 0.001,
-                signal: Signal::JointPositions,
-                stale: i % 20 == 0,
-            });
+            feed(
+                &mut app,
+                ArmFact::Stale {
+                    t: t + 0.001,
+                    signal: Signal::JointPositions,
+                    stale: i % 20 == 0,
+                },
+            );
         }
     }
     app.freeze_clock(20.0);
@@ -412,27 +427,37 @@ fn a_plots_panel_dragged_taller_keeps_its_height() {
 fn arm_app(settings: Settings) -> OcuApp {
     let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
     let mut app = OcuApp::new(LiveKind::Simulated, Some(net), Vec::new(), settings);
+    app.apply(&Update::net(NetFact::Selected { t: 0.0, id: ARM }));
     let arm = ArmFile::demo();
-    app.apply(&Update::Specification {
-        t: 0.0,
-        spec: arm.spec.clone(),
-    });
+    feed(
+        &mut app,
+        ArmFact::Specification {
+            t: 0.0,
+            spec: arm.spec.clone(),
+        },
+    );
     for i in 0..2000 {
         let t = f64::from(i) * 0.01;
         if (8.0..10.0).contains(&t) {
             continue;
         }
         let q: Vec<f64> = (0..7).map(|k| f64::from(k + 1) * 0.05 * t).collect();
-        app.apply(&Update::JointPositions {
-            t,
-            values: q.clone(),
-        });
-        app.apply(&Update::JointVelocities { t, values: q });
-        app.apply(&Update::ForceTorque {
-            t,
-            force: [Some(1.0), Some(-2.0), Some(3.0)],
-            torque: [Some(0.1), Some(0.2), Some(0.3)],
-        });
+        feed(
+            &mut app,
+            ArmFact::JointPositions {
+                t,
+                values: q.clone(),
+            },
+        );
+        feed(&mut app, ArmFact::JointVelocities { t, values: q });
+        feed(
+            &mut app,
+            ArmFact::ForceTorque {
+                t,
+                force: [Some(1.0), Some(-2.0), Some(3.0)],
+                torque: [Some(0.1), Some(0.2), Some(0.3)],
+            },
+        );
     }
     app.freeze_clock(20.0);
     app
@@ -716,11 +741,15 @@ fn plots_that_do_not_fit_are_left_out_and_said_so() {
 fn full_arm_app(settings: Settings) -> OcuApp {
     let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
     let mut app = OcuApp::new(LiveKind::Simulated, Some(net), Vec::new(), settings);
+    app.apply(&Update::net(NetFact::Selected { t: 0.0, id: ARM }));
     let arm = ArmFile::demo();
-    app.apply(&Update::Specification {
-        t: 0.0,
-        spec: arm.spec.clone(),
-    });
+    feed(
+        &mut app,
+        ArmFact::Specification {
+            t: 0.0,
+            spec: arm.spec.clone(),
+        },
+    );
     for i in 0..2000 {
         let t = f64::from(i) * 0.01;
         let wave = |k: i32, a: f64| -> Vec<f64> {
@@ -728,27 +757,42 @@ fn full_arm_app(settings: Settings) -> OcuApp {
                 .map(|j| a * f64::from(j + k).mul_add(0.1, (t + f64::from(j)).sin()))
                 .collect()
         };
-        app.apply(&Update::JointPositions {
-            t,
-            values: wave(0, 0.5),
-        });
-        app.apply(&Update::JointVelocities {
-            t,
-            values: wave(1, 0.2),
-        });
-        app.apply(&Update::JointEfforts {
-            t,
-            values: wave(2, 40.0),
-        });
-        app.apply(&Update::JointForceTorques {
-            t,
-            values: wave(3, 12.0),
-        });
-        app.apply(&Update::ForceTorque {
-            t,
-            force: [Some(t.sin()), Some(-2.0), Some(5.0 * t.cos())],
-            torque: [Some(0.1), Some(0.2 * t.sin()), Some(0.3)],
-        });
+        feed(
+            &mut app,
+            ArmFact::JointPositions {
+                t,
+                values: wave(0, 0.5),
+            },
+        );
+        feed(
+            &mut app,
+            ArmFact::JointVelocities {
+                t,
+                values: wave(1, 0.2),
+            },
+        );
+        feed(
+            &mut app,
+            ArmFact::JointEfforts {
+                t,
+                values: wave(2, 40.0),
+            },
+        );
+        feed(
+            &mut app,
+            ArmFact::JointForceTorques {
+                t,
+                values: wave(3, 12.0),
+            },
+        );
+        feed(
+            &mut app,
+            ArmFact::ForceTorque {
+                t,
+                force: [Some(t.sin()), Some(-2.0), Some(5.0 * t.cos())],
+                torque: [Some(0.1), Some(0.2 * t.sin()), Some(0.3)],
+            },
+        );
     }
     app.freeze_clock(20.0);
     app

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use eframe::egui::{Event, Modifiers, PointerButton};
 use egui_kittest::Harness;
-use jaus_ocu::model::update::{ComponentId, ManagementState, NetStats, Update};
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::{NetHandle, is_urgent, wakes_window};
@@ -66,27 +66,32 @@ fn harness(updates: &[Update]) -> Harness<'static, OcuApp> {
 }
 
 fn time_of(u: &Update) -> Option<f64> {
-    match u.split().1 {
-        Update::JointPositions { t, .. } => Some(*t),
+    match u {
+        Update::Arm {
+            fact: ArmFact::JointPositions { t, .. },
+            ..
+        } => Some(*t),
         _ => None,
     }
 }
 
 /// The focused arm's last joint positions in `updates`, wrapped as they came.
-fn last_positions(updates: &[Update]) -> (Option<ComponentId>, f64, Vec<f64>) {
+fn last_positions(updates: &[Update]) -> (ComponentId, f64, Vec<f64>) {
     updates
         .iter()
         .rev()
-        .find_map(|u| match u.split() {
-            (arm, Update::JointPositions { t, values }) => Some((arm, *t, values.clone())),
+        .find_map(|u| match u {
+            Update::Arm {
+                arm,
+                fact: ArmFact::JointPositions { t, values },
+            } => Some((*arm, *t, values.clone())),
             _ => None,
         })
         .expect("joint positions in the session")
 }
 
-fn positions(arm: Option<ComponentId>, t: f64, values: Vec<f64>) -> Update {
-    let u = Update::JointPositions { t, values };
-    arm.map_or(u.clone(), |id| Update::for_arm(id, u))
+fn positions(arm: ComponentId, t: f64, values: Vec<f64>) -> Update {
+    Update::arm(arm, ArmFact::JointPositions { t, values })
 }
 
 #[test]
@@ -174,31 +179,43 @@ fn a_drag_in_the_3d_view_redraws_it_at_once() {
 #[test]
 fn discrete_facts_wake_the_window_at_once_samples_do_not() {
     let arm = ComponentId::new(126, 1, 10);
-    let emergency = Update::Status {
-        t: 1.0,
-        state: ManagementState::Emergency,
-    };
+    let emergency = Update::arm(
+        arm,
+        ArmFact::Status {
+            t: 1.0,
+            state: ManagementState::Emergency,
+        },
+    );
     assert!(is_urgent(&emergency));
-    assert!(is_urgent(&Update::for_arm(arm, emergency.clone())));
-    let sample = Update::JointPositions {
-        t: 1.0,
-        values: vec![0.0; 6],
-    };
+    let sample = Update::arm(
+        arm,
+        ArmFact::JointPositions {
+            t: 1.0,
+            values: vec![0.0; 6],
+        },
+    );
     assert!(!is_urgent(&sample));
-    assert!(!is_urgent(&Update::for_arm(arm, sample)));
-    let wrench = Update::ForceTorque {
-        t: 1.0,
-        force: [Some(1.0); 3],
-        torque: [None; 3],
-    };
+    let wrench = Update::arm(
+        arm,
+        ArmFact::ForceTorque {
+            t: 1.0,
+            force: [Some(1.0); 3],
+            torque: [None; 3],
+        },
+    );
     assert!(!is_urgent(&wrench));
+    let error = Update::net(Remark::Error {
+        t: 1.0,
+        message: "socket closed".into(),
+    });
+    assert!(is_urgent(&error));
     // Samples ask for a frame (at the readable pace); the counters (once a second) ride on
     // the next one, so a lost link's window is not drawn once a second for them.
     assert!(wakes_window(&wrench) && wakes_window(&emergency));
-    let counters = Update::Stats {
+    let counters = Update::net(NetFact::Stats {
         t: 1.0,
         stats: NetStats::default(),
-    };
+    });
     assert!(!is_urgent(&counters));
     assert!(!wakes_window(&counters));
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 use eframe::egui::{Rect, pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
-use jaus_ocu::model::update::{ComponentId, ManagementState, Update};
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
@@ -185,9 +185,9 @@ fn at_1920x1080_the_default_layout_shows_twelve_joints() {
 /// The live arm in emergency.
 fn emergency(app: &mut OcuApp) {
     let t = app.now();
-    app.apply(&Update::for_arm(
+    app.apply(&Update::arm(
         arm_id(),
-        Update::Status {
+        ArmFact::Status {
             t,
             state: ManagementState::Emergency,
         },
@@ -444,23 +444,23 @@ fn the_layout_survives_a_save_and_load_and_a_corrupt_one_loads_as_the_default() 
 /// Control taken by another OCU: the live area says so without a row of its own.
 fn take_control(app: &mut OcuApp) {
     let t = app.now();
-    app.apply(&Update::for_arm(
+    app.apply(&Update::arm(
         arm_id(),
-        Update::Control {
+        ArmFact::Control {
             t,
             state: jaus_ocu::model::update::ControlState::Held { authority: 100 },
         },
     ));
-    app.apply(&Update::for_arm(
+    app.apply(&Update::arm(
         arm_id(),
-        Update::Control {
+        ArmFact::Control {
             t: t + 0.001,
             state: jaus_ocu::model::update::ControlState::Released,
         },
     ));
-    app.apply(&Update::for_arm(
+    app.apply(&Update::arm(
         arm_id(),
-        Update::ControlLost {
+        ArmFact::ControlLost {
             t: t + 0.001,
             reason: jaus_ocu::model::update::ControlLoss::Taken {
                 by: ComponentId::new(200, 7, 3),
@@ -488,9 +488,9 @@ fn losing_control_adds_no_row_and_needs_control_is_whole_beside_resume() {
         assert_eq!(view(&h), before, "{size:?}: the tiles moved");
         // STANDBY without control: the disabled Resume and "needs control" both whole.
         let t = h.state().now();
-        h.state_mut().apply(&Update::for_arm(
+        h.state_mut().apply(&Update::arm(
             arm_id(),
-            Update::Status {
+            ArmFact::Status {
                 t,
                 state: ManagementState::Standby,
             },

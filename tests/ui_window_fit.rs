@@ -19,9 +19,7 @@ use std::time::{Duration, Instant};
 use eframe::egui::{Rect, pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
-use jaus_ocu::model::update::{
-    ComponentId, ControlState, ManagementState, MarkKind, Signal, Update,
-};
+use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
@@ -76,30 +74,30 @@ fn live_app() -> OcuApp {
     let end = updates.last().map_or(0.0, Update::t);
     let arm = arm();
     let extra = [
-        Update::Control {
+        ArmFact::Control {
             t: end - 2.0,
             state: ControlState::Held { authority: 100 },
         },
-        Update::Status {
+        ArmFact::Status {
             t: end - 1.5,
             state: ManagementState::Standby,
         },
-        Update::Status {
+        ArmFact::Status {
             t: end - 1.0,
             state: ManagementState::Ready,
         },
-        Update::Stale {
+        ArmFact::Stale {
             t: end - 0.8,
             signal: Signal::JointVelocities,
             stale: true,
         },
-        Update::Stale {
+        ArmFact::Stale {
             t: end - 0.5,
             signal: Signal::JointVelocities,
             stale: false,
         },
     ];
-    updates.extend(extra.into_iter().map(|u| Update::for_arm(arm, u)));
+    updates.extend(extra.into_iter().map(|u| Update::arm(arm, u)));
     let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
     let mut app = OcuApp::new(
         LiveKind::Simulated,
@@ -295,9 +293,9 @@ fn nothing_moves_under_the_pointer_when_an_emergency_begins_a_long_message_arriv
                 .collect()
         };
         let t = h.state().now();
-        h.state_mut().apply(&Update::for_arm(
+        h.state_mut().apply(&Update::arm(
             arm(),
-            Update::Status {
+            ArmFact::Status {
                 t,
                 state: ManagementState::Emergency,
             },
@@ -321,9 +319,9 @@ fn nothing_moves_under_the_pointer_when_an_emergency_begins_a_long_message_arriv
         let long = "the arm refused the command because the joint 4 brake reported a fault \
                     while the controller was switching its drive power stage, twice in a row, \
                     and asked for a manual inspection of the drive before any further motion";
-        h.state_mut().apply(&Update::for_arm(
+        h.state_mut().apply(&Update::arm(
             arm(),
-            Update::Error {
+            Remark::Error {
                 t,
                 message: long.into(),
             },
@@ -379,9 +377,9 @@ fn view3d(h: &Harness<'_, OcuApp>) -> Rect {
 fn at_800x600_in_an_emergency_the_3d_view_keeps_its_minimum_height_and_the_plots_give_way() {
     let mut app = live_app();
     let t = app.now();
-    app.apply(&Update::for_arm(
+    app.apply(&Update::arm(
         arm(),
-        Update::Status {
+        ArmFact::Status {
             t,
             state: ManagementState::Emergency,
         },

@@ -1,5 +1,5 @@
 //! `jaus-ocu control`: commands the arm from a terminal with the GUI's client and outcome logic
-//! (`NetHandle`, `Command`, `Update::CommandOutcome`). Each action waits for its true outcome;
+//! (`NetHandle`, `Command`, `Remark::CommandOutcome`). Each action waits for its true outcome;
 //! the exit status is 0 only when every action happened.
 //!
 //! Actions run in the order given, in one session: control is held from the first action that
@@ -18,7 +18,9 @@ use serde_json::{Value, json};
 use super::probe::{NetArgs, components_text, controller_json};
 use crate::jaus::JausId;
 use crate::model::state::ArmState;
-use crate::model::update::{Command, ComponentId, ControlState, ManagementState, Outcome, Update};
+use crate::model::update::{
+    Command, ComponentId, ControlState, ManagementState, Outcome, Remark, Update,
+};
 use crate::model::vehicle::Vehicle;
 use crate::net::thread::NetHandle;
 
@@ -143,22 +145,21 @@ impl Session {
             {
                 Ok(u) => {
                     self.vehicle.apply(&u);
-                    let (arm, fact) = u.split();
                     // What is said about another arm is not about this command's.
-                    if arm.is_some() && arm != self.vehicle.focused_id() {
+                    if u.arm_id().is_some() && u.arm_id() != self.vehicle.focused_id() {
                         continue;
                     }
-                    if done(self.vehicle.focused(), fact) {
+                    if done(self.vehicle.focused(), &u) {
                         return true;
                     }
                 }
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                     if done(
                         self.vehicle.focused(),
-                        &Update::Error {
+                        &Update::net(Remark::Error {
                             t: 0.0,
                             message: String::new(),
-                        },
+                        }),
                     ) {
                         return true;
                     }
@@ -175,12 +176,12 @@ impl Session {
             .send(cmd)
             .map_err(|e| anyhow::anyhow!("the network side refused the command: {e}"))?;
         let mut outcome = None;
-        self.pump(timeout, |_, u| match u {
-            Update::CommandOutcome {
+        self.pump(timeout, |_, u| match u.remark() {
+            Some(Remark::CommandOutcome {
                 command,
                 outcome: o,
                 ..
-            } if *command == kind => {
+            }) if *command == kind => {
                 outcome = Some(o.clone());
                 true
             }

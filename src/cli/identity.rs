@@ -17,7 +17,7 @@
 //!
 //! What cannot be prevented here (another machine with the same subsystem and node) is
 //! detected on the wire: the client refuses commands while it sees another user of its ID
-//! (`net::client`, `Update::Identity`).
+//! (`net::client`, `NetFact::Identity`).
 
 use std::fs::{self, File};
 use std::io::Write as _;

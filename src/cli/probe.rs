@@ -14,7 +14,7 @@ use super::identity::{self, Identity, Role};
 use crate::jaus::{JausId, judp};
 use crate::model::arm::{ArmSpec, JointType};
 use crate::model::state::ArmState;
-use crate::model::update::{ControlState, LinkState, PoseState, Signal, Update};
+use crate::model::update::{ControlState, LinkState, NetFact, PoseState, Signal, Update};
 use crate::model::vehicle::Vehicle;
 use crate::net::client::ClientConfig;
 use crate::net::thread::{NetConfig, NetHandle};
@@ -568,7 +568,8 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
                 // producer coalesces and counts when it is full).
                 let budget = Instant::now() + DRAIN_BUDGET;
                 for u in std::iter::once(u).chain(handle.updates().try_iter()) {
-                    fresh_stats |= settled_at.is_some() && matches!(u, Update::Stats { .. });
+                    fresh_stats |=
+                        settled_at.is_some() && matches!(u, Update::Net(NetFact::Stats { .. }));
                     vehicle.apply(&u);
                     if Instant::now() >= budget {
                         break;

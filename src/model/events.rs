@@ -9,7 +9,7 @@
 //! session code). The log of one arm is its session's marks: news for every arm (errors,
 //! recording, notes) is in every arm's session.
 //!
-//! A note is an [`Update::Mark`] of kind [`MarkKind::Note`] whose label is the operator's
+//! A note is a [`Remark::Mark`] of kind [`MarkKind::Note`] whose label is the operator's
 //! text, or [`BOOKMARK`] for a note without text. Notes are facts of the vehicle (not of one
 //! arm): the [`crate::model::vehicle::Vehicle`] gives them to every arm's session, also to
 //! arms seen later. A replay's notes added in the window are saved to a sidecar file beside
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::session::{Mark, Session};
-use super::update::{ComponentId, MarkKind, Update};
+use super::update::{ComponentId, MarkKind, Remark, Update};
 
 /// The label of a note without text (a bookmark).
 pub const BOOKMARK: &str = "bookmark";
@@ -106,11 +106,11 @@ impl Note {
 
     /// The update that puts the note on the timeline and in the log (news for every arm).
     pub fn update(&self) -> Update {
-        Update::Mark {
+        Update::net(Remark::Mark {
             t: self.t,
             kind: MarkKind::Note,
             label: self.label(),
-        }
+        })
     }
 
     /// The note a note mark stands for (the arm is not kept in marks).
@@ -204,14 +204,19 @@ impl NotesFile {
 mod tests {
     use super::*;
     use crate::model::update::{
-        CommandKind, ControlLoss, ControlState, Controller, LinkState, ManagementState, NetStats,
-        Outcome, Tolerated,
+        ArmFact, CommandKind, ControlLoss, ControlState, Controller, LinkState, ManagementState,
+        NetFact, NetStats, Outcome, Tolerated,
     };
+
+    const ARM: ComponentId = ComponentId::new(126, 1, 10);
 
     fn session(updates: &[Update]) -> Session {
         let mut s = Session::new();
         for u in updates {
-            s.apply(u);
+            match u {
+                Update::Arm { fact, .. } => s.apply_arm(fact),
+                Update::Net(fact) => s.apply_net(fact),
+            }
         }
         s
     }
@@ -226,16 +231,16 @@ mod tests {
     #[test]
     fn command_outcomes_are_events_in_words() {
         let s = session(&[
-            Update::CommandOutcome {
+            Update::net(Remark::CommandOutcome {
                 t: 1.0,
                 command: CommandKind::ClearEmergency,
                 outcome: Outcome::Confirmed,
-            },
-            Update::CommandOutcome {
+            }),
+            Update::net(Remark::CommandOutcome {
                 t: 2.0,
                 command: CommandKind::Resume,
                 outcome: Outcome::Rejected("the arm is in EMERGENCY".into()),
-            },
+            }),
         ]);
         assert_eq!(
             texts(&s, MarkKind::Command),
@@ -253,25 +258,37 @@ mod tests {
             id: Some(other),
             authority: 200,
         };
-        let held = Update::Control {
-            t: 1.0,
-            state: ControlState::Held { authority: 100 },
-        };
-        let released = Update::Control {
-            t: 2.0,
-            state: ControlState::Released,
-        };
-        let controller = Update::Controller {
-            t: 2.1,
-            controller: taken,
-        };
-        let lost = Update::ControlLost {
-            t: 2.2,
-            reason: ControlLoss::Taken {
-                by: other,
-                authority: 200,
+        let held = Update::arm(
+            ARM,
+            ArmFact::Control {
+                t: 1.0,
+                state: ControlState::Held { authority: 100 },
             },
-        };
+        );
+        let released = Update::arm(
+            ARM,
+            ArmFact::Control {
+                t: 2.0,
+                state: ControlState::Released,
+            },
+        );
+        let controller = Update::arm(
+            ARM,
+            ArmFact::Controller {
+                t: 2.1,
+                controller: taken,
+            },
+        );
+        let lost = Update::arm(
+            ARM,
+            ArmFact::ControlLost {
+                t: 2.2,
+                reason: ControlLoss::Taken {
+                    by: other,
+                    authority: 200,
+                },
+            },
+        );
         // Both orders the client may say it in: the arm's RejectControl first, or its
         // ReportControl naming the taker first.
         for order in [
@@ -296,20 +313,26 @@ mod tests {
         // Another client's control, seen while we hold none (a loss of ours is said by its
         // own mark: a_pre_emption_is_one_mark_naming_the_taker).
         let s = session(&[
-            Update::Controller {
-                t: 2.0,
-                controller: Controller {
-                    id: Some(other),
-                    authority: 200,
+            Update::arm(
+                ARM,
+                ArmFact::Controller {
+                    t: 2.0,
+                    controller: Controller {
+                        id: Some(other),
+                        authority: 200,
+                    },
                 },
-            },
-            Update::Controller {
-                t: 3.0,
-                controller: Controller {
-                    id: None,
-                    authority: 0,
+            ),
+            Update::arm(
+                ARM,
+                ArmFact::Controller {
+                    t: 3.0,
+                    controller: Controller {
+                        id: None,
+                        authority: 0,
+                    },
                 },
-            },
+            ),
         ]);
         assert_eq!(
             texts(&s, MarkKind::Control),
@@ -320,31 +343,49 @@ mod tests {
     #[test]
     fn status_emergency_link_and_stale_are_events() {
         let s = session(&[
-            Update::Link {
-                t: 0.5,
-                state: LinkState::Live,
-            },
-            Update::Status {
-                t: 1.0,
-                state: ManagementState::Ready,
-            },
-            Update::Status {
-                t: 2.0,
-                state: ManagementState::Emergency,
-            },
-            Update::Link {
-                t: 3.0,
-                state: LinkState::Lost,
-            },
-            Update::Link {
-                t: 4.0,
-                state: LinkState::Live,
-            },
-            Update::Stale {
-                t: 5.0,
-                signal: crate::model::update::Signal::JointPositions,
-                stale: true,
-            },
+            Update::arm(
+                ARM,
+                ArmFact::Link {
+                    t: 0.5,
+                    state: LinkState::Live,
+                },
+            ),
+            Update::arm(
+                ARM,
+                ArmFact::Status {
+                    t: 1.0,
+                    state: ManagementState::Ready,
+                },
+            ),
+            Update::arm(
+                ARM,
+                ArmFact::Status {
+                    t: 2.0,
+                    state: ManagementState::Emergency,
+                },
+            ),
+            Update::arm(
+                ARM,
+                ArmFact::Link {
+                    t: 3.0,
+                    state: LinkState::Lost,
+                },
+            ),
+            Update::arm(
+                ARM,
+                ArmFact::Link {
+                    t: 4.0,
+                    state: LinkState::Live,
+                },
+            ),
+            Update::arm(
+                ARM,
+                ArmFact::Stale {
+                    t: 5.0,
+                    signal: crate::model::update::Signal::JointPositions,
+                    stale: true,
+                },
+            ),
         ]);
         assert_eq!(texts(&s, MarkKind::Status), ["READY"]);
         assert_eq!(texts(&s, MarkKind::Emergency), ["EMERGENCY"]);
@@ -363,22 +404,22 @@ mod tests {
             ..NetStats::default()
         };
         let s = session(&[
-            Update::Error {
+            Update::net(Remark::Error {
                 t: 1.0,
                 message: "socket closed".into(),
-            },
-            Update::Stats {
+            }),
+            Update::net(NetFact::Stats {
                 t: 2.0,
                 stats: stats(0),
-            },
-            Update::Stats {
+            }),
+            Update::net(NetFact::Stats {
                 t: 3.0,
                 stats: stats(2),
-            },
-            Update::Stats {
+            }),
+            Update::net(NetFact::Stats {
                 t: 4.0,
                 stats: stats(5),
-            },
+            }),
         ]);
         assert_eq!(
             texts(&s, MarkKind::Network),

@@ -3,6 +3,7 @@
 
 pub mod arm;
 pub mod clock;
+pub mod command;
 pub mod events;
 pub mod history;
 pub mod kinematics;

@@ -16,7 +16,7 @@
 //! signal are refused (and counted, [`Session::refused_samples`]).
 //!
 //! Timeline marks are derived from state changes (control, status, emergency, preset
-//! transitions, link lost, staleness) and taken from explicit [`Update::Mark`]s. An explicit
+//! transitions, link lost, staleness) and taken from explicit [`Remark::Mark`]s. An explicit
 //! mark describes the same change better (who sent the command, how long the gap was), so an
 //! explicit mark and a derived one of the same kind at the same time are kept once, with the
 //! explicit label.
@@ -27,8 +27,8 @@ use super::arm::{ArmSpec, Joint};
 use super::history::History;
 use super::state::{ArmState, Stamped, outcome_text};
 use super::update::{
-    CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, LinkState, ManagementState,
-    MarkKind, Outcome, PoseState, PresetInfo, Signal, Update,
+    ArmFact, CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, LinkState,
+    ManagementState, MarkKind, NetFact, NetStats, Outcome, PoseState, PresetInfo, Remark, Signal,
 };
 
 /// Force/torque channels of [`Session::ft`].
@@ -142,7 +142,7 @@ pub struct Session {
     /// Whether `marks[i]` was derived from a state change (else explicit).
     derived: Vec<bool>,
     /// Discrete updates in arrival order, with their (non-decreasing) index times.
-    log: Vec<Update>,
+    log: Vec<Logged>,
     log_t: Vec<f64>,
     /// `checkpoints[k]` = the discrete state after the first `(k + 1) * CHECKPOINT_EVERY`
     /// updates of the log (sampled fields empty).
@@ -180,20 +180,19 @@ pub struct Session {
 const LOSS_REASON_WAIT: f64 = 2.0;
 
 /// The marks of the events the log tells beside the timeline's classic ones: the link live
-/// (again), who holds control, command outcomes in words, errors and tolerated peer
-/// deviations (`before`: the discrete state before `u`).
-fn event_mark(before: &ArmState, u: &Update) -> Option<(f64, MarkKind, String)> {
-    match u {
+/// (again) and who holds control (`before`: the discrete state before `fact`).
+fn event_mark(before: &ArmState, fact: &ArmFact) -> Option<(f64, MarkKind, String)> {
+    match fact {
         // The end of a lost link completes the story the log tells ("link lost" is the gap's
         // mark; the first "live" is the start of every session, not news). A kind of its own
         // (the network's), so the gap marks stay one per gap.
-        Update::Link {
+        ArmFact::Link {
             t,
             state: LinkState::Live,
         } if before.link == LinkState::Lost => {
             Some((*t, MarkKind::Network, "link live again".to_string()))
         }
-        Update::Controller { t, controller } if before.controller != Some(*controller) => Some((
+        ArmFact::Controller { t, controller } if before.controller != Some(*controller) => Some((
             *t,
             MarkKind::Control,
             match controller.id {
@@ -201,8 +200,32 @@ fn event_mark(before: &ArmState, u: &Update) -> Option<(f64, MarkKind, String)> 
                 None => "control free".to_string(),
             },
         )),
-        // Outcomes of every other command, as the status bar words them.
-        Update::CommandOutcome {
+        _ => None,
+    }
+}
+
+/// The mark of what is said (about the arm or the network alike): a preset move's outcome
+/// as a transition, every other command's outcome in words as the status bar words it, an
+/// error. Explicit marks are not derived ([`Session::apply_arm`] keeps them as they come).
+fn remark_mark(before: &ArmState, r: &Remark) -> Option<(f64, MarkKind, String)> {
+    match r {
+        Remark::CommandOutcome {
+            t,
+            command: CommandKind::GoToPreset,
+            outcome,
+        } => Some((
+            *t,
+            MarkKind::Transition,
+            match outcome {
+                Outcome::Completed => "transition completed".to_string(),
+                Outcome::Failed(why) => format!("transition failed: {why}"),
+                Outcome::TimedOut => "transition timed out".to_string(),
+                Outcome::Rejected(why) => format!("go to preset refused: {why}"),
+                Outcome::Confirmed => "go to preset confirmed".to_string(),
+                no_answer @ Outcome::NoAnswer { .. } => format!("go to preset: {no_answer}"),
+            },
+        )),
+        Remark::CommandOutcome {
             t,
             command,
             outcome,
@@ -211,28 +234,45 @@ fn event_mark(before: &ArmState, u: &Update) -> Option<(f64, MarkKind, String)> 
             MarkKind::Command,
             format!("{}: {}", command.name(), outcome_text(outcome, before)),
         )),
-        Update::Error { t, message } => Some((*t, MarkKind::Network, message.clone())),
-        Update::Stats { t, stats } => {
-            // A kind of peer deviation tolerated for the first time (the counters rise
-            // with every datagram: one mark per kind, not per datagram).
-            let was = before.stats.tolerated.named();
-            let text: Vec<String> = stats
-                .tolerated
-                .named()
-                .into_iter()
-                .zip(was)
-                .filter(|((_, now), (_, was))| *now > 0 && *was == 0)
-                .map(|((name, _), _)| deviation_words(name).to_string())
-                .collect();
-            (!text.is_empty()).then(|| {
-                (
-                    *t,
-                    MarkKind::Network,
-                    format!("peer deviation tolerated: {}", text.join("; ")),
-                )
-            })
+        Remark::Error { t, message } => Some((*t, MarkKind::Network, message.clone())),
+        Remark::Mark { .. } => None,
+    }
+}
+
+/// The mark of a kind of peer deviation tolerated for the first time (the counters rise with
+/// every datagram: one mark per kind, not per datagram).
+fn deviation_mark(before: &ArmState, t: f64, stats: &NetStats) -> Option<(f64, MarkKind, String)> {
+    let was = before.stats.tolerated.named();
+    let text: Vec<String> = stats
+        .tolerated
+        .named()
+        .into_iter()
+        .zip(was)
+        .filter(|((_, now), (_, was))| *now > 0 && *was == 0)
+        .map(|((name, _), _)| deviation_words(name).to_string())
+        .collect();
+    (!text.is_empty()).then(|| {
+        (
+            t,
+            MarkKind::Network,
+            format!("peer deviation tolerated: {}", text.join("; ")),
+        )
+    })
+}
+
+/// A discrete fact as one arm's session keeps it in its log (the arm is the session's).
+#[derive(Debug, Clone)]
+enum Logged {
+    Arm(ArmFact),
+    Net(NetFact),
+}
+
+impl Logged {
+    fn apply_to(&self, s: &mut ArmState) {
+        match self {
+            Logged::Arm(fact) => s.apply_arm(fact),
+            Logged::Net(fact) => s.apply_net(fact),
         }
-        _ => None,
     }
 }
 
@@ -332,71 +372,105 @@ impl Session {
         self.log.len()
     }
 
-    /// Applies one update (times must not go backwards; older samples are refused).
-    pub fn apply(&mut self, u: &Update) {
-        // One arm's session: the vehicle routed the fact here (`model::vehicle`).
-        let u = u.split().1;
-        let t = u.t();
+    /// Applies a fact about this session's arm (the vehicle routed it here: see
+    /// `model::vehicle`). Times must not go backwards; older samples are refused.
+    pub fn apply_arm(&mut self, fact: &ArmFact) {
+        let t = fact.t();
         if !t.is_finite() {
             return;
         }
         let mut ft = [0.0; 7];
-        match sample(u, &mut ft) {
-            Some((slot, values)) => {
-                if !self.push_sample(slot, t, values) {
-                    self.refused += 1;
-                    return;
-                }
-                if slot == 4 {
-                    self.threshold_sample(t, ft[6]);
-                }
-                self.latest.apply(u);
+        if let Some((slot, values)) = sample(fact, &mut ft) {
+            if !self.push_sample(slot, t, values) {
+                self.refused += 1;
+                return;
             }
-            None => {
-                if let Update::Mark { t, kind, label } = u {
-                    self.add_mark(*t, *kind, label.clone(), false);
-                } else {
-                    self.derive_mark(u);
-                    let index_t = self.log_t.last().map_or(t, |last| last.max(t));
-                    if let Update::Selected { id, .. } = u
-                        && self.discrete.selected != Some(*id)
-                    {
-                        self.selections.push(index_t);
-                    }
-                    self.discrete.apply(u);
-                    self.latest.apply(u);
-                    let grows = self.budget.is_some() && self.log.len() == self.log.capacity();
-                    if grows {
-                        // A quarter more, not double: the budget plans for this step.
-                        let more = self.log.len() / 4 + 64;
-                        let _ = self.log.try_reserve_exact(more);
-                        let _ = self.log_t.try_reserve_exact(more);
-                    }
-                    self.log_heap += update_heap_bytes(u);
-                    self.log.push(u.clone());
-                    self.log_t.push(index_t);
-                    if self.log.len().is_multiple_of(CHECKPOINT_EVERY) {
-                        if self.budget.is_some()
-                            && self.checkpoints.len() == self.checkpoints.capacity()
-                        {
-                            let _ = self
-                                .checkpoints
-                                .try_reserve_exact(self.checkpoints.len() / 4 + 4);
-                        }
-                        let c = self.discrete.clone();
-                        self.checkpoint_heap += state_heap_bytes(&c);
-                        self.checkpoints.push(c);
-                    }
-                    if grows {
-                        self.rebalance();
-                    }
-                }
+            if slot == 4 {
+                self.threshold_sample(t, ft[6]);
             }
+            self.latest.apply_arm(fact);
+        } else if let ArmFact::Remark(r) = fact {
+            self.remark(r, || Logged::Arm(fact.clone()));
+        } else {
+            self.derive_mark(fact);
+            self.keep(t, Logged::Arm(fact.clone()));
         }
+        self.widen_span(t);
+    }
+
+    /// Applies a fact of the network: news for this arm's session as for every other.
+    pub fn apply_net(&mut self, fact: &NetFact) {
+        let t = fact.t();
+        if !t.is_finite() {
+            return;
+        }
+        if let NetFact::Remark(r) = fact {
+            self.remark(r, || Logged::Net(fact.clone()));
+        } else {
+            if let NetFact::Stats { t, stats } = fact
+                && let Some((t, kind, label)) = deviation_mark(&self.discrete, *t, stats)
+            {
+                self.add_mark(t, kind, label, true);
+            }
+            self.keep(t, Logged::Net(fact.clone()));
+        }
+        self.widen_span(t);
+    }
+
+    /// What is said, about the arm or the network: an explicit mark goes on the timeline as
+    /// it is; an outcome or an error is marked and kept in the log (`logged`).
+    fn remark(&mut self, r: &Remark, logged: impl FnOnce() -> Logged) {
+        if let Remark::Mark { t, kind, label } = r {
+            self.add_mark(*t, *kind, label.clone(), false);
+            return;
+        }
+        if let Some((t, kind, label)) = remark_mark(&self.discrete, r) {
+            self.add_mark(t, kind, label, true);
+        }
+        self.keep(r.t(), logged());
+    }
+
+    fn widen_span(&mut self, t: f64) {
         self.span = Some(match self.span {
             Some((a, b)) => (a.min(t), b.max(t)),
             None => (t, t),
         });
+    }
+
+    /// Keeps a discrete fact at `t` in the log (with a checkpoint every
+    /// [`CHECKPOINT_EVERY`]) and applies it to the discrete and latest states.
+    fn keep(&mut self, t: f64, logged: Logged) {
+        let index_t = self.log_t.last().map_or(t, |last| last.max(t));
+        if let Logged::Net(NetFact::Selected { id, .. }) = &logged
+            && self.discrete.selected != Some(*id)
+        {
+            self.selections.push(index_t);
+        }
+        logged.apply_to(&mut self.discrete);
+        logged.apply_to(&mut self.latest);
+        let grows = self.budget.is_some() && self.log.len() == self.log.capacity();
+        if grows {
+            // A quarter more, not double: the budget plans for this step.
+            let more = self.log.len() / 4 + 64;
+            let _ = self.log.try_reserve_exact(more);
+            let _ = self.log_t.try_reserve_exact(more);
+        }
+        self.log_heap += logged_heap_bytes(&logged);
+        self.log.push(logged);
+        self.log_t.push(index_t);
+        if self.log.len().is_multiple_of(CHECKPOINT_EVERY) {
+            if self.budget.is_some() && self.checkpoints.len() == self.checkpoints.capacity() {
+                let _ = self
+                    .checkpoints
+                    .try_reserve_exact(self.checkpoints.len() / 4 + 4);
+            }
+            let c = self.discrete.clone();
+            self.checkpoint_heap += state_heap_bytes(&c);
+            self.checkpoints.push(c);
+        }
+        if grows {
+            self.rebalance();
+        }
     }
 
     fn push_sample(&mut self, slot: usize, t: f64, values: &[f64]) -> bool {
@@ -435,9 +509,9 @@ impl Session {
         self.history_mut(slot).push(t, values)
     }
 
-    fn derive_mark(&mut self, u: &Update) {
+    fn derive_mark(&mut self, u: &ArmFact) {
         let pose_seen = self.pose_seen;
-        if matches!(u, Update::CurrentPose { .. }) {
+        if matches!(u, ArmFact::CurrentPose { .. }) {
             self.pose_seen = true;
         }
         let held_before = matches!(self.discrete.control, ControlState::Held { .. });
@@ -446,12 +520,12 @@ impl Session {
         let mark = match u {
             // Who holds it now is said by the loss that follows ("taken by …"): another
             // named while we hold control, or after control we held went.
-            Update::Controller { controller, .. }
+            ArmFact::Controller { controller, .. }
                 if loss_unexplained || held_before && controller.id != before.ocu_id =>
             {
                 None
             }
-            Update::Control { t, state } if *state != before.control => Some((
+            ArmFact::Control { t, state } if *state != before.control => Some((
                 *t,
                 MarkKind::Control,
                 match state {
@@ -462,8 +536,8 @@ impl Session {
                     ControlState::Requested => "control requested".to_string(),
                 },
             )),
-            Update::ControlLost { t, reason } => self.loss_mark(*t, *reason),
-            Update::Status { t, state } if *state != before.status => {
+            ArmFact::ControlLost { t, reason } => self.loss_mark(*t, *reason),
+            ArmFact::Status { t, state } if *state != before.status => {
                 Some(if *state == ManagementState::Emergency {
                     (*t, MarkKind::Emergency, "EMERGENCY".to_string())
                 } else if before.status == ManagementState::Emergency {
@@ -476,7 +550,7 @@ impl Session {
                     (*t, MarkKind::Status, status_name(*state).to_string())
                 })
             }
-            Update::CurrentPose {
+            ArmFact::CurrentPose {
                 t,
                 pose: pose @ PoseState::Moving { from, to },
             } if *pose != before.pose => {
@@ -495,7 +569,7 @@ impl Session {
             }
             // Arriving at a preset ends a transition, commanded or not (a tour, another
             // OCU's command): worth a mark. The first report of where the arm is is not news.
-            Update::CurrentPose {
+            ArmFact::CurrentPose {
                 t,
                 pose: pose @ PoseState::At(id),
             } if *pose != before.pose && pose_seen => {
@@ -506,29 +580,13 @@ impl Session {
                     .map_or_else(|| format!("pose {id}"), |p| format!("{} ({id})", p.name));
                 Some((*t, MarkKind::Transition, format!("at preset {name}")))
             }
-            Update::CommandOutcome {
-                t,
-                command: CommandKind::GoToPreset,
-                outcome,
-            } => Some((
-                *t,
-                MarkKind::Transition,
-                match outcome {
-                    Outcome::Completed => "transition completed".to_string(),
-                    Outcome::Failed(why) => format!("transition failed: {why}"),
-                    Outcome::TimedOut => "transition timed out".to_string(),
-                    Outcome::Rejected(why) => format!("go to preset refused: {why}"),
-                    Outcome::Confirmed => "go to preset confirmed".to_string(),
-                    no_answer @ Outcome::NoAnswer { .. } => format!("go to preset: {no_answer}"),
-                },
-            )),
-            Update::Link {
+            ArmFact::Link {
                 t,
                 state: LinkState::Lost,
             } if before.link != LinkState::Lost => {
                 Some((*t, MarkKind::Gap, "link lost".to_string()))
             }
-            Update::Stale {
+            ArmFact::Stale {
                 t,
                 signal,
                 stale: true,
@@ -537,7 +595,7 @@ impl Session {
                 self.episode_start(Episode::Stale(*signal), *t, MarkKind::Stale, label);
                 None
             }
-            Update::Stale {
+            ArmFact::Stale {
                 t,
                 signal,
                 stale: false,
@@ -554,17 +612,17 @@ impl Session {
 
     /// Notes control we held going (a loss whose reason is yet to come) from `u`; whether a
     /// loss is waiting for its reason after `u`.
-    fn note_loss(&mut self, u: &Update, held_before: bool) -> bool {
+    fn note_loss(&mut self, u: &ArmFact, held_before: bool) -> bool {
         match u {
-            Update::Control {
+            ArmFact::Control {
                 state: ControlState::Released,
                 ..
             } if held_before => self.loss_unexplained = true,
-            Update::Control {
+            ArmFact::Control {
                 state: ControlState::Held { .. },
                 ..
             }
-            | Update::ControlLost { .. } => self.loss_unexplained = false,
+            | ArmFact::ControlLost { .. } => self.loss_unexplained = false,
             _ => {}
         }
         self.loss_unexplained
@@ -755,7 +813,7 @@ impl Session {
             None => ArmState::default(),
         };
         for u in &self.log[(k * CHECKPOINT_EVERY).min(n)..n] {
-            s.apply(u);
+            u.apply_to(&mut s);
         }
         // Samples from before the last selection change belong to another arm.
         let since = {
@@ -866,7 +924,7 @@ impl Session {
     /// next growth step, a checkpoint and the checkpoints' next step, and room for marks.
     fn growth_margin(&self) -> usize {
         let state = std::mem::size_of::<ArmState>() + state_heap_bytes(&self.discrete);
-        (self.log.len() / 4 + 64) * (std::mem::size_of::<Update>() + 8)
+        (self.log.len() / 4 + 64) * (std::mem::size_of::<Logged>() + 8)
             + (self.checkpoints.len() / 4 + 6) * state
             + 64 * 1024
     }
@@ -925,7 +983,7 @@ impl Session {
             .flat_map(|slot| self.histories(slot))
             .map(History::memory_bytes)
             .sum();
-        let log = self.log.capacity() * std::mem::size_of::<Update>()
+        let log = self.log.capacity() * std::mem::size_of::<Logged>()
             + self.log_t.capacity() * 8
             + self.log_heap;
         let checkpoints =
@@ -945,14 +1003,14 @@ impl Session {
 }
 
 /// The history slot and channel values of a sampled update (F/T written into `ft`).
-fn sample<'a>(u: &'a Update, ft: &'a mut [f64; 7]) -> Option<(usize, &'a [f64])> {
-    let slot = slot_of(u.signal_key()?)?;
+fn sample<'a>(u: &'a ArmFact, ft: &'a mut [f64; 7]) -> Option<(usize, &'a [f64])> {
+    let slot = slot_of(u.signal()?)?;
     let values: &[f64] = match u {
-        Update::JointPositions { values, .. }
-        | Update::JointVelocities { values, .. }
-        | Update::JointEfforts { values, .. }
-        | Update::JointForceTorques { values, .. } => values,
-        Update::ForceTorque { force, torque, .. } => {
+        ArmFact::JointPositions { values, .. }
+        | ArmFact::JointVelocities { values, .. }
+        | ArmFact::JointEfforts { values, .. }
+        | ArmFact::JointForceTorques { values, .. } => values,
+        ArmFact::ForceTorque { force, torque, .. } => {
             let f = force.map(|x| x.unwrap_or(f64::NAN));
             let tq = torque.map(|x| x.unwrap_or(f64::NAN));
             // NaN if any force part is absent: a magnitude of two parts would mislead.
@@ -965,10 +1023,19 @@ fn sample<'a>(u: &'a Update, ft: &'a mut [f64; 7]) -> Option<(usize, &'a [f64])>
     Some((slot, values))
 }
 
-/// Rough heap bytes of a discrete update (vectors and strings it owns).
-fn update_heap_bytes(u: &Update) -> usize {
+/// Rough heap bytes of a discrete fact kept in the log (vectors and strings it owns).
+fn logged_heap_bytes(u: &Logged) -> usize {
+    let remark = |r: &Remark| match r {
+        Remark::CommandOutcome {
+            outcome: Outcome::Rejected(s) | Outcome::Failed(s),
+            ..
+        } => s.capacity(),
+        Remark::Mark { label, .. } => label.capacity(),
+        Remark::Error { message, .. } => message.capacity(),
+        Remark::CommandOutcome { .. } => 0,
+    };
     match u {
-        Update::Component { info, .. } => {
+        Logged::Net(NetFact::Component { info, .. }) => {
             info.identification.as_ref().map_or(0, String::capacity)
                 + info
                     .services
@@ -976,8 +1043,8 @@ fn update_heap_bytes(u: &Update) -> usize {
                     .map(|s| std::mem::size_of_val(s) + s.0.capacity())
                     .sum::<usize>()
         }
-        Update::Specification { spec, .. } => spec_heap_bytes(spec),
-        Update::Presets { presets, .. } => presets
+        Logged::Arm(ArmFact::Specification { spec, .. }) => spec_heap_bytes(spec),
+        Logged::Arm(ArmFact::Presets { presets, .. }) => presets
             .iter()
             .map(|p| {
                 std::mem::size_of_val(p)
@@ -985,13 +1052,8 @@ fn update_heap_bytes(u: &Update) -> usize {
                     + p.positions.as_ref().map_or(0, |v| v.capacity() * 8)
             })
             .sum(),
-        Update::CommandOutcome {
-            outcome: Outcome::Rejected(s) | Outcome::Failed(s),
-            ..
-        } => s.capacity(),
-        Update::Mark { label, .. } => label.capacity(),
-        Update::Error { message, .. } => message.capacity(),
-        _ => 0,
+        Logged::Arm(ArmFact::Remark(r)) | Logged::Net(NetFact::Remark(r)) => remark(r),
+        Logged::Arm(_) | Logged::Net(_) => 0,
     }
 }
 
@@ -1034,9 +1096,9 @@ mod tests {
         for i in 0..n {
             let t = start + i as f64 / hz;
             let q: Vec<f64> = (0..7).map(|j| (t * 0.1 + f64::from(j)).sin()).collect();
-            s.apply(&Update::JointPositions { t, values: q });
+            s.apply_arm(&ArmFact::JointPositions { t, values: q });
             let f = (t * 0.3).sin() * 20.0;
-            s.apply(&Update::ForceTorque {
+            s.apply_arm(&ArmFact::ForceTorque {
                 t,
                 force: [Some(f), Some(-f), Some(1.0)],
                 torque: [Some(0.1), None, Some(t.cos())],
@@ -1047,11 +1109,11 @@ mod tests {
                 } else {
                     ManagementState::Standby
                 };
-                s.apply(&Update::Status { t, state });
-                s.apply(&Update::Error {
+                s.apply_arm(&ArmFact::Status { t, state });
+                s.apply_net(&NetFact::Remark(Remark::Error {
                     t,
                     message: format!("note {i}"),
-                });
+                }));
             }
             check(s);
         }
@@ -1140,7 +1202,7 @@ mod tests {
             assert!(s.state_at(30.0).positions.is_some());
             // Refused as before.
             let before = s.refused_samples();
-            s.apply(&Update::JointPositions {
+            s.apply_arm(&ArmFact::JointPositions {
                 t: 1.0,
                 values: vec![0.0; 7],
             });

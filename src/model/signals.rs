@@ -444,7 +444,7 @@ impl PlotLayout {
 mod tests {
     use super::*;
     use crate::model::arm::{ArmSpec, Joint};
-    use crate::model::update::Update;
+    use crate::model::update::ArmFact;
 
     fn arm(joints: usize, prismatic_at: Option<usize>) -> Session {
         let mut s = Session::new();
@@ -457,7 +457,7 @@ mod tests {
                 }
             })
             .collect();
-        s.apply(&Update::Specification {
+        s.apply_arm(&ArmFact::Specification {
             t: 0.0,
             spec: ArmSpec {
                 mount: None,
@@ -512,7 +512,7 @@ mod tests {
         // Without a specification, the joint count comes from the samples.
         let mut bare = Session::new();
         assert!(describe(&bare, SignalRef::new(Series::Positions, 0)).is_none());
-        bare.apply(&Update::JointPositions {
+        bare.apply_arm(&ArmFact::JointPositions {
             t: 1.0,
             values: vec![0.0; 4],
         });

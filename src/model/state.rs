@@ -1,5 +1,5 @@
 //! The latest known facts about the network and the selected arm, changed only by applying
-//! [`Update`]s. `probe` prints it; the GUI draws from it (with the time-indexed history that
+//! facts ([`ArmFact`]s about the arm, [`NetFact`]s of the network). `probe` prints it; the GUI draws from it (with the time-indexed history that
 //! the recording work adds beside it).
 
 use std::collections::BTreeMap;
@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use super::arm::ArmSpec;
 use super::kinematics;
 use super::update::{
-    CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, Controller, Delivery,
-    IdConflict, LinkState, MAX_COMPONENTS, ManagementState, NetStats, Outcome, PoseState,
-    PresetInfo, Signal, Update,
+    ArmFact, CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, Controller,
+    Delivery, IdConflict, LinkState, MAX_COMPONENTS, ManagementState, NetFact, NetStats, Outcome,
+    PoseState, PresetInfo, Remark, Signal,
 };
 
 /// A value and when it arrived.
@@ -279,18 +279,16 @@ impl ArmState {
             .filter(|c| c.id.is_some() && c.id != self.ocu_id)
     }
 
-    /// Applies one update.
-    pub fn apply(&mut self, u: &Update) {
-        match u {
-            // The session routes facts to their arm's state; the state takes the fact.
-            Update::Arm { update, .. } => self.apply(update),
-            Update::Component { info, .. } => insert_component(&mut self.components, info),
-            Update::ComponentLost { id, lost, .. } => {
+    /// Applies a fact of the network (or news for every arm).
+    pub fn apply_net(&mut self, fact: &NetFact) {
+        match fact {
+            NetFact::Component { info, .. } => insert_component(&mut self.components, info),
+            NetFact::ComponentLost { id, lost, .. } => {
                 if let Some(c) = self.components.get_mut(id) {
                     c.1 = *lost;
                 }
             }
-            Update::Selected { id, .. } => {
+            NetFact::Selected { id, .. } => {
                 if self.selected != Some(*id) {
                     // A different arm: nothing of the previous one applies.
                     *self = ArmState {
@@ -306,62 +304,7 @@ impl ArmState {
                     self.selected = Some(*id);
                 }
             }
-            Update::Link { state, .. } => self.link = *state,
-            Update::Specification { spec, .. } => self.spec = Some(spec.clone()),
-            Update::ToolOffset { point, .. } => self.tool_point = Some(*point),
-            Update::Presets { presets, .. } => {
-                self.presets.clone_from(presets);
-                self.presets_reported = true;
-            }
-            Update::JointPositions { t, values } => {
-                self.positions = Some(Stamped {
-                    t: *t,
-                    value: values.clone(),
-                });
-                *self.counts.entry(Signal::JointPositions).or_default() += 1;
-            }
-            Update::JointVelocities { t, values } => {
-                self.velocities = Some(Stamped {
-                    t: *t,
-                    value: values.clone(),
-                });
-                *self.counts.entry(Signal::JointVelocities).or_default() += 1;
-            }
-            Update::JointEfforts { t, values } => {
-                self.efforts = Some(Stamped {
-                    t: *t,
-                    value: values.clone(),
-                });
-                *self.counts.entry(Signal::JointEfforts).or_default() += 1;
-            }
-            Update::JointForceTorques { t, values } => {
-                self.joint_force_torques = Some(Stamped {
-                    t: *t,
-                    value: values.clone(),
-                });
-                *self.counts.entry(Signal::JointForceTorques).or_default() += 1;
-            }
-            Update::ForceTorque { t, force, torque } => {
-                self.force_torque = Some(Stamped {
-                    t: *t,
-                    value: (*force, *torque),
-                });
-                *self
-                    .counts
-                    .entry(Signal::EndEffectorForceTorque)
-                    .or_default() += 1;
-            }
-            Update::CurrentPose { pose, .. } => self.pose = *pose,
-            Update::Status { state, .. } => self.status = *state,
-            Update::Control { state, .. } => {
-                self.control = *state;
-                if matches!(state, ControlState::Held { .. }) {
-                    self.control_loss = None;
-                }
-            }
-            Update::Controller { controller, .. } => self.controller = Some(*controller),
-            Update::ControlLost { t, reason } => self.control_loss = Some((*t, *reason)),
-            Update::Identity {
+            NetFact::Identity {
                 id,
                 conflict,
                 suspect,
@@ -371,23 +314,92 @@ impl ArmState {
                 self.id_conflict.clone_from(conflict);
                 self.id_suspect.clone_from(suspect);
             }
-            Update::CommandOutcome {
-                t,
-                command,
-                outcome,
-            } => push_bounded(&mut self.outcomes, (*t, *command, outcome.clone())),
-            Update::Stale { signal, stale, .. } => {
+            NetFact::Stats { stats, .. } => self.stats = *stats,
+            NetFact::Remark(r) => self.apply_remark(r),
+        }
+    }
+
+    /// Applies a fact about the arm.
+    pub fn apply_arm(&mut self, fact: &ArmFact) {
+        match fact {
+            ArmFact::Link { state, .. } => self.link = *state,
+            ArmFact::Specification { spec, .. } => self.spec = Some(spec.clone()),
+            ArmFact::ToolOffset { point, .. } => self.tool_point = Some(*point),
+            ArmFact::Presets { presets, .. } => {
+                self.presets.clone_from(presets);
+                self.presets_reported = true;
+            }
+            ArmFact::JointPositions { t, values } => {
+                self.positions = Some(Stamped {
+                    t: *t,
+                    value: values.clone(),
+                });
+                *self.counts.entry(Signal::JointPositions).or_default() += 1;
+            }
+            ArmFact::JointVelocities { t, values } => {
+                self.velocities = Some(Stamped {
+                    t: *t,
+                    value: values.clone(),
+                });
+                *self.counts.entry(Signal::JointVelocities).or_default() += 1;
+            }
+            ArmFact::JointEfforts { t, values } => {
+                self.efforts = Some(Stamped {
+                    t: *t,
+                    value: values.clone(),
+                });
+                *self.counts.entry(Signal::JointEfforts).or_default() += 1;
+            }
+            ArmFact::JointForceTorques { t, values } => {
+                self.joint_force_torques = Some(Stamped {
+                    t: *t,
+                    value: values.clone(),
+                });
+                *self.counts.entry(Signal::JointForceTorques).or_default() += 1;
+            }
+            ArmFact::ForceTorque { t, force, torque } => {
+                self.force_torque = Some(Stamped {
+                    t: *t,
+                    value: (*force, *torque),
+                });
+                *self
+                    .counts
+                    .entry(Signal::EndEffectorForceTorque)
+                    .or_default() += 1;
+            }
+            ArmFact::CurrentPose { pose, .. } => self.pose = *pose,
+            ArmFact::Status { state, .. } => self.status = *state,
+            ArmFact::Control { state, .. } => {
+                self.control = *state;
+                if matches!(state, ControlState::Held { .. }) {
+                    self.control_loss = None;
+                }
+            }
+            ArmFact::Controller { controller, .. } => self.controller = Some(*controller),
+            ArmFact::ControlLost { t, reason } => self.control_loss = Some((*t, *reason)),
+            ArmFact::Stale { signal, stale, .. } => {
                 self.stale.insert(*signal, *stale);
             }
-            Update::Delivery {
+            ArmFact::Delivery {
                 signal, delivery, ..
             } => {
                 self.delivery.insert(*signal, *delivery);
             }
-            Update::Stats { stats, .. } => self.stats = *stats,
-            // Marks live on the session's timeline, not in the latest state.
-            Update::Mark { .. } => {}
-            Update::Error { t, message } => push_bounded(&mut self.errors, (*t, message.clone())),
+            ArmFact::Remark(r) => self.apply_remark(r),
+        }
+    }
+
+    /// Applies what is said about the arm or the network (marks live on the session's
+    /// timeline, not in the latest state).
+    fn apply_remark(&mut self, r: &Remark) {
+        match r {
+            Remark::CommandOutcome {
+                t,
+                command,
+                outcome,
+            } => push_bounded(&mut self.outcomes, (*t, *command, outcome.clone())),
+            Remark::Mark { .. } => {}
+            Remark::Error { t, message } => push_bounded(&mut self.errors, (*t, message.clone())),
         }
     }
 
@@ -504,7 +516,7 @@ mod tests {
     fn the_empty_state_names_components_when_none_is_a_manipulator() {
         let mut s = ArmState::default();
         assert!(!s.none_is_a_manipulator(), "nobody answered yet");
-        s.apply(&Update::Component {
+        s.apply_net(&NetFact::Component {
             t: 0.0,
             info: ComponentInfo {
                 id: ComponentId::new(9, 1, 1),
@@ -525,15 +537,15 @@ mod tests {
 
     fn selected(link: LinkState) -> ArmState {
         let mut s = ArmState::default();
-        s.apply(&Update::Selected {
+        s.apply_net(&NetFact::Selected {
             t: 0.0,
             id: ComponentId::new(1, 1, 1),
         });
-        s.apply(&Update::Link {
+        s.apply_arm(&ArmFact::Link {
             t: 0.0,
             state: link,
         });
-        s.apply(&Update::JointPositions {
+        s.apply_arm(&ArmFact::JointPositions {
             t: 1.5,
             values: vec![0.0],
         });
@@ -545,7 +557,7 @@ mod tests {
         assert_eq!(ArmState::default().freshness(), Freshness::Waiting);
         assert_eq!(selected(LinkState::Live).freshness(), Freshness::Live);
         let mut s = selected(LinkState::Live);
-        s.apply(&Update::Stale {
+        s.apply_arm(&ArmFact::Stale {
             t: 2.0,
             signal: Signal::JointPositions,
             stale: true,
@@ -564,7 +576,7 @@ mod tests {
         let mut s = selected(LinkState::Live);
         let failed = Outcome::Failed("TRANSITION_FAILED".into());
         assert_eq!(outcome_text(&failed, &s), "failed: no control");
-        s.apply(&Update::Control {
+        s.apply_arm(&ArmFact::Control {
             t: 0.0,
             state: ControlState::Held { authority: 1 },
         });
@@ -572,7 +584,7 @@ mod tests {
             outcome_text(&failed, &s),
             "failed: the arm refused the pose"
         );
-        s.apply(&Update::Status {
+        s.apply_arm(&ArmFact::Status {
             t: 0.0,
             state: ManagementState::Emergency,
         });

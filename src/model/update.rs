@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 
 use super::arm::ArmSpec;
+pub use super::command::{Command, CommandKind};
 
 /// A component's address on the JAUS network: subsystem.node.component. The domain's own
 /// type (the codec has its `JausId`; `net::reports` converts at the boundary).
@@ -38,96 +39,6 @@ impl std::fmt::Display for ComponentId {
 impl serde::Serialize for ComponentId {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
-    }
-}
-
-/// The operator's intent, sent to the network thread.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Command {
-    /// Focus this manipulator: the commands that follow go to it. Every manipulator found
-    /// stays followed (subscriptions, link, control) whichever is focused.
-    Select(ComponentId),
-    /// Ask for control with this authority (kept by re-requesting before the peer's timeout).
-    RequestControl {
-        /// Authority code 0..=255.
-        authority: u8,
-    },
-    /// Give control back.
-    ReleaseControl,
-    /// Go to a preset pose (refused locally unless control is held).
-    GoToPreset {
-        /// `PoseID`.
-        pose_id: u8,
-    },
-    /// Emergency stop of the focused arm (accepted by the peer whoever holds control).
-    SetEmergency,
-    /// Emergency stop of every arm followed on the focused arm's subsystem (the vehicle):
-    /// `SetEmergency` to each, each with its own outcome.
-    SetEmergencyAll,
-    /// Clear our emergency stop.
-    ClearEmergency,
-    /// Management Resume (STANDBY → READY).
-    Resume,
-    /// Management Standby.
-    Standby,
-    /// Cancel subscriptions, release control, stop the thread.
-    Shutdown,
-}
-
-impl Command {
-    /// Which kind of command this is (what its outcome is reported as).
-    pub fn kind(&self) -> CommandKind {
-        match self {
-            Command::Select(_) => CommandKind::Select,
-            Command::RequestControl { .. } => CommandKind::RequestControl,
-            Command::ReleaseControl => CommandKind::ReleaseControl,
-            Command::GoToPreset { .. } => CommandKind::GoToPreset,
-            Command::SetEmergency | Command::SetEmergencyAll => CommandKind::SetEmergency,
-            Command::ClearEmergency => CommandKind::ClearEmergency,
-            Command::Resume => CommandKind::Resume,
-            Command::Standby => CommandKind::Standby,
-            Command::Shutdown => CommandKind::Shutdown,
-        }
-    }
-}
-
-/// Which command an outcome belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CommandKind {
-    /// [`Command::Select`].
-    Select,
-    /// [`Command::RequestControl`].
-    RequestControl,
-    /// [`Command::ReleaseControl`].
-    ReleaseControl,
-    /// [`Command::GoToPreset`].
-    GoToPreset,
-    /// [`Command::SetEmergency`].
-    SetEmergency,
-    /// [`Command::ClearEmergency`].
-    ClearEmergency,
-    /// [`Command::Resume`].
-    Resume,
-    /// [`Command::Standby`].
-    Standby,
-    /// [`Command::Shutdown`].
-    Shutdown,
-}
-
-impl CommandKind {
-    /// The command's name as the operator knows it (its JAUS-like name: `"GoToPreset"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            CommandKind::Select => "Select",
-            CommandKind::RequestControl => "RequestControl",
-            CommandKind::ReleaseControl => "ReleaseControl",
-            CommandKind::GoToPreset => "GoToPreset",
-            CommandKind::SetEmergency => "SetEmergency",
-            CommandKind::ClearEmergency => "ClearEmergency",
-            CommandKind::Resume => "Resume",
-            CommandKind::Standby => "Standby",
-            CommandKind::Shutdown => "Shutdown",
-        }
     }
 }
 
@@ -245,7 +156,7 @@ impl std::fmt::Display for ControlLoss {
 }
 
 /// Another JAUS client uses our ID: the arm cannot tell us apart, so commands are refused
-/// until it has been quiet for a while ([`Update::Identity`]).
+/// until it has been quiet for a while ([`NetFact::Identity`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdConflict {
     /// Where the other user of our ID was seen, when a datagram showed it.
@@ -614,52 +525,40 @@ pub const MAX_COMPONENTS: usize = 256;
 
 /// A fact from the network, stamped `t` = receive time in seconds since the session started.
 ///
-/// Facts about one manipulator travel wrapped in [`Update::Arm`], which names the arm: the
-/// network side and the replay observer follow every manipulator they find, and nothing of
-/// one arm may show under another. The rest (components found, counters, our identity,
-/// errors of the network side) are facts of the network. A per-arm fact that arrives
-/// unwrapped belongs to the arm last named by [`Update::Selected`] (single-arm producers:
-/// tests, files decoded before issue 19).
+/// The type routes it: a fact about one manipulator is an [`Update::Arm`], which names the
+/// arm and holds an [`ArmFact`]; a fact of the network (components found, counters, our
+/// identity, the focus, news for every arm) is an [`Update::Net`]. The network side and the
+/// replay observer follow every manipulator they find, and nothing of one arm may show under
+/// another, so there is no unwrapped per-arm fact: a producer that speaks for one arm (a
+/// test, a file decoded before issue 19) wraps its facts at its boundary. Neither part can
+/// hold an `Update`, so nothing nests, and nothing is boxed per sample. A new kind of fact
+/// goes into [`ArmFact`] or [`NetFact`], and every `match` that routes them (no `_` arm
+/// there) fails to compile until it says where the new kind goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Update {
-    /// A fact about one manipulator (never nested: see [`Update::for_arm`]).
+    /// A fact about one manipulator.
     Arm {
         /// The manipulator.
         arm: ComponentId,
         /// The fact.
-        update: Box<Update>,
+        fact: ArmFact,
     },
-    /// A component was found or its services changed.
-    Component {
-        /// Receive time.
-        t: f64,
-        /// What we know of it.
-        info: ComponentInfo,
-    },
-    /// A component went silent (kept, marked lost) or came back.
-    ComponentLost {
-        /// Receive time.
-        t: f64,
-        /// Which.
-        id: ComponentId,
-        /// `true` when lost, `false` when heard again.
-        lost: bool,
-    },
-    /// The focused manipulator: where the operator's commands go, what the gauges show.
-    Selected {
-        /// Receive time.
-        t: f64,
-        /// Which.
-        id: ComponentId,
-    },
-    /// Reachability of the selected manipulator.
+    /// A fact of the network, or news for every arm.
+    Net(NetFact),
+}
+
+/// A fact that can only be about one manipulator: its link, specification, samples, state,
+/// control, signals, and what is said about it ([`Remark`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArmFact {
+    /// Reachability of the arm.
     Link {
         /// Receive time.
         t: f64,
         /// State.
         state: LinkState,
     },
-    /// The selected manipulator's specification.
+    /// The arm's specification.
     Specification {
         /// Receive time.
         t: f64,
@@ -731,14 +630,14 @@ pub enum Update {
         /// State.
         state: ManagementState,
     },
-    /// Our control of the selected manipulator.
+    /// Our control of the arm.
     Control {
         /// Receive time.
         t: f64,
         /// State.
         state: ControlState,
     },
-    /// Who holds control of the selected manipulator, as the arm reports it.
+    /// Who holds control of the arm, as the arm reports it.
     Controller {
         /// Receive time.
         t: f64,
@@ -751,29 +650,6 @@ pub enum Update {
         t: f64,
         /// Why.
         reason: ControlLoss,
-    },
-    /// Our own JAUS ID, and whether another client uses it too (published at start and on
-    /// every change).
-    Identity {
-        /// Time.
-        t: f64,
-        /// Our JAUS ID.
-        id: ComponentId,
-        /// `Some` while another client is seen with the same ID: commands are refused.
-        conflict: Option<IdConflict>,
-        /// `Some` while datagrams carrying our ID come from a stranger's address (not the
-        /// arm's, so anyone could have forged them): shown and counted, nothing is refused
-        /// unless the arm's own messages confirm it (then `conflict` is set).
-        suspect: Option<IdConflict>,
-    },
-    /// How a command ended.
-    CommandOutcome {
-        /// Receive time.
-        t: f64,
-        /// Which command.
-        command: CommandKind,
-        /// Result.
-        outcome: Outcome,
     },
     /// A signal became stale (overdue by 3 periods) or fresh again.
     Stale {
@@ -793,6 +669,51 @@ pub enum Update {
         /// How.
         delivery: Delivery,
     },
+    /// A command's outcome, a mark or an error about this arm.
+    Remark(Remark),
+}
+
+/// A fact of the network: components found or lost, the focus, our identity, counters, and
+/// what is said about no arm in particular ([`Remark`]: news for every arm).
+#[derive(Debug, Clone, PartialEq)]
+pub enum NetFact {
+    /// A component was found or its services changed.
+    Component {
+        /// Receive time.
+        t: f64,
+        /// What we know of it.
+        info: ComponentInfo,
+    },
+    /// A component went silent (kept, marked lost) or came back.
+    ComponentLost {
+        /// Receive time.
+        t: f64,
+        /// Which.
+        id: ComponentId,
+        /// `true` when lost, `false` when heard again.
+        lost: bool,
+    },
+    /// The focused manipulator: where the operator's commands go, what the gauges show.
+    Selected {
+        /// Receive time.
+        t: f64,
+        /// Which.
+        id: ComponentId,
+    },
+    /// Our own JAUS ID, and whether another client uses it too (published at start and on
+    /// every change).
+    Identity {
+        /// Time.
+        t: f64,
+        /// Our JAUS ID.
+        id: ComponentId,
+        /// `Some` while another client is seen with the same ID: commands are refused.
+        conflict: Option<IdConflict>,
+        /// `Some` while datagrams carrying our ID come from a stranger's address (not the
+        /// arm's, so anyone could have forged them): shown and counted, nothing is refused
+        /// unless the arm's own messages confirm it (then `conflict` is set).
+        suspect: Option<IdConflict>,
+    },
     /// Network counters.
     Stats {
         /// Time.
@@ -800,7 +721,24 @@ pub enum Update {
         /// Counters.
         stats: NetStats,
     },
-    /// Something seen on the wire that deserves a timeline mark and is not a fact above
+    /// A command's outcome, a mark or an error about no arm in particular.
+    Remark(Remark),
+}
+
+/// What is said about an arm ([`ArmFact::Remark`]) or the network ([`NetFact::Remark`]):
+/// the same words either way, only where they are kept differs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Remark {
+    /// How a command ended.
+    CommandOutcome {
+        /// Receive time.
+        t: f64,
+        /// Which command.
+        command: CommandKind,
+        /// Result.
+        outcome: Outcome,
+    },
+    /// Something seen on the wire that deserves a timeline mark and is not a fact of its own
     /// (a command another OCU sent, a gap in traffic). The replay observer emits these.
     Mark {
         /// Time.
@@ -820,97 +758,146 @@ pub enum Update {
 }
 
 impl Update {
+    /// `fact` about `arm`.
+    pub fn arm(arm: ComponentId, fact: impl Into<ArmFact>) -> Update {
+        Update::Arm {
+            arm,
+            fact: fact.into(),
+        }
+    }
+
+    /// `fact` of the network.
+    pub fn net(fact: impl Into<NetFact>) -> Update {
+        Update::Net(fact.into())
+    }
+
     /// The update's time stamp.
     pub fn t(&self) -> f64 {
         match self {
-            Update::Arm { update, .. } => update.t(),
-            Update::Component { t, .. }
-            | Update::ComponentLost { t, .. }
-            | Update::Selected { t, .. }
-            | Update::Link { t, .. }
-            | Update::Specification { t, .. }
-            | Update::ToolOffset { t, .. }
-            | Update::Presets { t, .. }
-            | Update::JointPositions { t, .. }
-            | Update::JointVelocities { t, .. }
-            | Update::JointEfforts { t, .. }
-            | Update::JointForceTorques { t, .. }
-            | Update::ForceTorque { t, .. }
-            | Update::CurrentPose { t, .. }
-            | Update::Status { t, .. }
-            | Update::Control { t, .. }
-            | Update::Controller { t, .. }
-            | Update::ControlLost { t, .. }
-            | Update::Identity { t, .. }
-            | Update::CommandOutcome { t, .. }
-            | Update::Stale { t, .. }
-            | Update::Delivery { t, .. }
-            | Update::Stats { t, .. }
-            | Update::Mark { t, .. }
-            | Update::Error { t, .. } => *t,
+            Update::Arm { fact, .. } => fact.t(),
+            Update::Net(fact) => fact.t(),
         }
     }
 
-    /// `u` as a fact about `arm` (a fact already about an arm is re-addressed, never nested).
-    pub fn for_arm(arm: ComponentId, u: Update) -> Update {
-        let update = match u {
-            Update::Arm { update, .. } => update,
-            u => Box::new(u),
-        };
-        Update::Arm { arm, update }
-    }
-
-    /// The arm this fact is about (when wrapped) and the fact itself.
-    pub fn split(&self) -> (Option<ComponentId>, &Update) {
+    /// The arm this fact is about; `None` for a fact of the network.
+    pub fn arm_id(&self) -> Option<ComponentId> {
         match self {
-            Update::Arm { arm, update } => (Some(*arm), update),
-            u => (None, u),
+            Update::Arm { arm, .. } => Some(*arm),
+            Update::Net(_) => None,
         }
     }
 
-    /// Whether this (unwrapped) fact can only be about one manipulator (its state, its
-    /// samples). The others are facts of the network or news for every arm (components,
-    /// counters, identity, errors, marks, command outcomes) unless [`Update::Arm`] names one.
-    pub fn is_arm_fact(&self) -> bool {
-        matches!(
-            self,
-            Update::Link { .. }
-                | Update::Specification { .. }
-                | Update::ToolOffset { .. }
-                | Update::Presets { .. }
-                | Update::JointPositions { .. }
-                | Update::JointVelocities { .. }
-                | Update::JointEfforts { .. }
-                | Update::JointForceTorques { .. }
-                | Update::ForceTorque { .. }
-                | Update::CurrentPose { .. }
-                | Update::Status { .. }
-                | Update::Control { .. }
-                | Update::Controller { .. }
-                | Update::ControlLost { .. }
-                | Update::Stale { .. }
-                | Update::Delivery { .. }
-        )
+    /// What is said in this update (an outcome, a mark, an error), about an arm or not.
+    pub fn remark(&self) -> Option<&Remark> {
+        match self {
+            Update::Arm {
+                fact: ArmFact::Remark(r),
+                ..
+            }
+            | Update::Net(NetFact::Remark(r)) => Some(r),
+            Update::Arm { .. } | Update::Net(_) => None,
+        }
     }
 
     /// The arm and signal a sample belongs to, for updates that may be coalesced (only the
     /// newest of each arm's signal matters when the UI falls behind). Discrete facts return
     /// `None` and are never coalesced.
-    pub fn coalesce_key(&self) -> Option<(Option<ComponentId>, Signal)> {
-        let (arm, u) = self.split();
-        Some((arm, u.signal_key()?))
+    pub fn coalesce_key(&self) -> Option<(ComponentId, Signal)> {
+        match self {
+            Update::Arm { arm, fact } => Some((*arm, fact.signal()?)),
+            Update::Net(_) => None,
+        }
+    }
+}
+
+impl From<NetFact> for Update {
+    fn from(fact: NetFact) -> Self {
+        Update::Net(fact)
+    }
+}
+
+impl From<Remark> for ArmFact {
+    fn from(r: Remark) -> Self {
+        ArmFact::Remark(r)
+    }
+}
+
+impl From<Remark> for NetFact {
+    fn from(r: Remark) -> Self {
+        NetFact::Remark(r)
+    }
+}
+
+impl ArmFact {
+    /// The fact's time stamp.
+    pub fn t(&self) -> f64 {
+        match self {
+            ArmFact::Link { t, .. }
+            | ArmFact::Specification { t, .. }
+            | ArmFact::ToolOffset { t, .. }
+            | ArmFact::Presets { t, .. }
+            | ArmFact::JointPositions { t, .. }
+            | ArmFact::JointVelocities { t, .. }
+            | ArmFact::JointEfforts { t, .. }
+            | ArmFact::JointForceTorques { t, .. }
+            | ArmFact::ForceTorque { t, .. }
+            | ArmFact::CurrentPose { t, .. }
+            | ArmFact::Status { t, .. }
+            | ArmFact::Control { t, .. }
+            | ArmFact::Controller { t, .. }
+            | ArmFact::ControlLost { t, .. }
+            | ArmFact::Stale { t, .. }
+            | ArmFact::Delivery { t, .. } => *t,
+            ArmFact::Remark(r) => r.t(),
+        }
     }
 
-    /// The signal of a sample (unwrapped): what [`Update::coalesce_key`] and the session's
-    /// histories key on.
-    pub fn signal_key(&self) -> Option<Signal> {
+    /// The signal of a sample (`None` for a discrete fact): what [`Update::coalesce_key`]
+    /// and the session's histories key on. Every kind named, so a new one is placed here.
+    pub fn signal(&self) -> Option<Signal> {
         match self {
-            Update::JointPositions { .. } => Some(Signal::JointPositions),
-            Update::JointVelocities { .. } => Some(Signal::JointVelocities),
-            Update::JointEfforts { .. } => Some(Signal::JointEfforts),
-            Update::JointForceTorques { .. } => Some(Signal::JointForceTorques),
-            Update::ForceTorque { .. } => Some(Signal::EndEffectorForceTorque),
-            _ => None,
+            ArmFact::JointPositions { .. } => Some(Signal::JointPositions),
+            ArmFact::JointVelocities { .. } => Some(Signal::JointVelocities),
+            ArmFact::JointEfforts { .. } => Some(Signal::JointEfforts),
+            ArmFact::JointForceTorques { .. } => Some(Signal::JointForceTorques),
+            ArmFact::ForceTorque { .. } => Some(Signal::EndEffectorForceTorque),
+            ArmFact::Link { .. }
+            | ArmFact::Specification { .. }
+            | ArmFact::ToolOffset { .. }
+            | ArmFact::Presets { .. }
+            | ArmFact::CurrentPose { .. }
+            | ArmFact::Status { .. }
+            | ArmFact::Control { .. }
+            | ArmFact::Controller { .. }
+            | ArmFact::ControlLost { .. }
+            | ArmFact::Stale { .. }
+            | ArmFact::Delivery { .. }
+            | ArmFact::Remark(_) => None,
+        }
+    }
+}
+
+impl NetFact {
+    /// The fact's time stamp.
+    pub fn t(&self) -> f64 {
+        match self {
+            NetFact::Component { t, .. }
+            | NetFact::ComponentLost { t, .. }
+            | NetFact::Selected { t, .. }
+            | NetFact::Identity { t, .. }
+            | NetFact::Stats { t, .. } => *t,
+            NetFact::Remark(r) => r.t(),
+        }
+    }
+}
+
+impl Remark {
+    /// The remark's time stamp.
+    pub fn t(&self) -> f64 {
+        match self {
+            Remark::CommandOutcome { t, .. } | Remark::Mark { t, .. } | Remark::Error { t, .. } => {
+                *t
+            }
         }
     }
 }

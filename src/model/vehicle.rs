@@ -1,18 +1,18 @@
 //! Every manipulator of a session: one [`Session`] (state and histories) per arm, so nothing
 //! of one arm shows under another, and the facts of the network beside them.
 //!
-//! Routing, one rule per kind of update (see [`Update`]):
+//! Routing, one rule per kind of update, decided by the type (see [`Update`]; the matches
+//! below name every kind, so a new one does not compile until it is routed):
 //! - [`Update::Arm`] goes to its arm's session, created on first sight (at most
 //!   [`MAX_ARMS`]; facts of further arms are counted in [`Vehicle::refused_arms`], not kept);
-//! - [`Update::Selected`] names the focused arm (where live commands go, what the gauges
+//! - [`NetFact::Selected`] names the focused arm (where live commands go, what the gauges
 //!   show by default);
-//! - an unwrapped per-arm fact ([`Update::is_arm_fact`]) belongs to the focused arm
-//!   (single-arm producers);
-//! - everything else (components, counters, identity, errors, marks, outcomes that name no
-//!   arm) is news for every arm: applied to the network's own session and to every arm's.
+//! - every other [`NetFact`] (components, counters, identity, errors, marks, outcomes that
+//!   name no arm) is news for every arm: applied to the network's own session and to every
+//!   arm's.
 //!
 //! A new arm's session starts from what the network already knows (components, identity,
-//! counters), applied through the same [`Session::apply`] as every later update.
+//! counters), applied through the same [`Session::apply_net`] as every later fact.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -20,7 +20,7 @@ use std::sync::{Arc, RwLock};
 use super::events::{self, Note};
 use super::session::{Mark, Session};
 use super::state::ArmState;
-use super::update::{ComponentId, MAX_ARMS, MarkKind, Update};
+use super::update::{ArmFact, ComponentId, MAX_ARMS, MarkKind, NetFact, Remark, Update};
 
 /// What a [`Vehicle`] keeps per arm: a [`Session`] (state and histories, the UI and replay)
 /// or only the latest [`ArmState`] (the headless tools, which run for hours and draw no
@@ -28,8 +28,10 @@ use super::update::{ComponentId, MAX_ARMS, MarkKind, Update};
 pub trait ArmStore {
     /// An empty store.
     fn empty() -> Self;
-    /// Applies one (unwrapped) update.
-    fn apply(&mut self, u: &Update);
+    /// Applies a fact about the store's arm.
+    fn apply_arm(&mut self, fact: &ArmFact);
+    /// Applies a fact of the network.
+    fn apply_net(&mut self, fact: &NetFact);
     /// The state after every update applied.
     fn state(&self) -> &ArmState;
     /// The force threshold crossings are marked against (stores without marks ignore it).
@@ -51,8 +53,11 @@ impl ArmStore for Session {
     fn empty() -> Self {
         Session::new()
     }
-    fn apply(&mut self, u: &Update) {
-        Session::apply(self, u);
+    fn apply_arm(&mut self, fact: &ArmFact) {
+        Session::apply_arm(self, fact);
+    }
+    fn apply_net(&mut self, fact: &NetFact) {
+        Session::apply_net(self, fact);
     }
     fn state(&self) -> &ArmState {
         &self.latest
@@ -83,8 +88,11 @@ impl ArmStore for ArmState {
     fn empty() -> Self {
         ArmState::default()
     }
-    fn apply(&mut self, u: &Update) {
-        ArmState::apply(self, u);
+    fn apply_arm(&mut self, fact: &ArmFact) {
+        ArmState::apply_arm(self, fact);
+    }
+    fn apply_net(&mut self, fact: &NetFact) {
+        ArmState::apply_net(self, fact);
     }
     fn state(&self) -> &ArmState {
         self
@@ -102,7 +110,7 @@ pub struct Vehicle<S = Session> {
     /// Facts of the network only: what a new arm's session starts from, and what shows
     /// while no arm is known.
     network: S,
-    /// The arm last named by [`Update::Selected`].
+    /// The arm last named by [`NetFact::Selected`].
     focused: Option<ComponentId>,
     /// Updates about arms past [`MAX_ARMS`], not kept.
     refused_arms: u64,
@@ -140,30 +148,33 @@ impl<S: ArmStore> Vehicle<S> {
     /// Applies one update to the sessions it concerns (see the module's routing rules).
     pub fn apply(&mut self, u: &Update) {
         match u {
-            Update::Arm { arm, update } => {
-                if let Some(s) = self.arm_session(*arm, update.t()) {
-                    s.apply(update);
+            Update::Arm { arm, fact } => {
+                if let Some(s) = self.arm_session(*arm, fact.t()) {
+                    s.apply_arm(fact);
                 }
             }
-            Update::Selected { t, id } => {
+            Update::Net(fact) => self.apply_net(fact),
+        }
+    }
+
+    /// Applies a fact of the network: the focus, or news for every arm.
+    fn apply_net(&mut self, fact: &NetFact) {
+        match fact {
+            NetFact::Selected { t, id } => {
                 self.focused = Some(*id);
-                self.network.apply(u);
+                self.network.apply_net(fact);
                 if let Some(s) = self.arm_session(*id, *t) {
-                    s.apply(u);
+                    s.apply_net(fact);
                 }
             }
-            u if u.is_arm_fact() => match self.focused {
-                Some(id) => {
-                    if let Some(s) = self.arm_session(id, u.t()) {
-                        s.apply(u);
-                    }
-                }
-                None => self.network.apply(u),
-            },
-            u => {
-                self.network.apply(u);
+            NetFact::Component { .. }
+            | NetFact::ComponentLost { .. }
+            | NetFact::Identity { .. }
+            | NetFact::Stats { .. }
+            | NetFact::Remark(_) => {
+                self.network.apply_net(fact);
                 for s in self.arms.values_mut() {
-                    s.apply(u);
+                    s.apply_net(fact);
                 }
                 self.network_grew();
             }
@@ -210,12 +221,12 @@ impl<S: ArmStore> Vehicle<S> {
             s.set_force_threshold(self.force_threshold);
             let known = self.network.state();
             for (info, lost) in known.components.values() {
-                s.apply(&Update::Component {
+                s.apply_net(&NetFact::Component {
                     t,
                     info: info.clone(),
                 });
                 if *lost {
-                    s.apply(&Update::ComponentLost {
+                    s.apply_net(&NetFact::ComponentLost {
                         t,
                         id: info.id,
                         lost: true,
@@ -223,27 +234,27 @@ impl<S: ArmStore> Vehicle<S> {
                 }
             }
             if let Some(id) = known.ocu_id {
-                s.apply(&Update::Identity {
+                s.apply_net(&NetFact::Identity {
                     t,
                     id,
                     conflict: known.id_conflict.clone(),
                     suspect: known.id_suspect.clone(),
                 });
             }
-            s.apply(&Update::Stats {
+            s.apply_net(&NetFact::Stats {
                 t,
                 stats: known.stats,
             });
             // The arm's own state names it (`ArmState::selected`) from the start.
-            s.apply(&Update::Selected { t, id: arm });
+            s.apply_net(&NetFact::Selected { t, id: arm });
             // Facts of the vehicle written before the arm was seen (notes, recording start):
             // every arm's timeline and log has them.
             for m in self.network.marks() {
-                s.apply(&Update::Mark {
+                s.apply_net(&NetFact::Remark(Remark::Mark {
                     t: m.t,
                     kind: m.kind,
                     label: m.label.clone(),
-                });
+                }));
             }
             self.arms.insert(arm, s);
             self.split_budget();
@@ -251,7 +262,7 @@ impl<S: ArmStore> Vehicle<S> {
         self.arms.get_mut(&arm)
     }
 
-    /// The arm last named by [`Update::Selected`].
+    /// The arm last named by [`NetFact::Selected`].
     pub fn focused_id(&self) -> Option<ComponentId> {
         self.focused
     }
@@ -417,8 +428,8 @@ mod tests {
         ComponentId::new(126, 1, c)
     }
 
-    fn positions(t: f64, v: f64) -> Update {
-        Update::JointPositions {
+    fn positions(t: f64, v: f64) -> ArmFact {
+        ArmFact::JointPositions {
             t,
             values: vec![v, v],
         }
@@ -427,9 +438,9 @@ mod tests {
     #[test]
     fn each_arm_keeps_its_own_samples() {
         let mut v: Vehicle = Vehicle::new();
-        v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
-        v.apply(&Update::for_arm(id(11), positions(1.5, 0.2)));
-        v.apply(&Update::for_arm(id(10), positions(2.0, 0.3)));
+        v.apply(&Update::arm(id(10), positions(1.0, 0.1)));
+        v.apply(&Update::arm(id(11), positions(1.5, 0.2)));
+        v.apply(&Update::arm(id(10), positions(2.0, 0.3)));
         assert_eq!(v.arm_count(), 2);
         assert_eq!(v.arm(id(10)).unwrap().positions.len(), 2);
         assert_eq!(v.arm(id(11)).unwrap().positions.len(), 1);
@@ -440,15 +451,15 @@ mod tests {
     }
 
     #[test]
-    fn unwrapped_arm_facts_go_to_the_focused_arm_and_news_to_every_arm() {
+    fn arm_facts_go_to_their_arm_and_news_to_every_arm() {
         let mut v: Vehicle = Vehicle::new();
-        v.apply(&Update::Selected { t: 0.0, id: id(10) });
-        v.apply(&positions(1.0, 0.1));
-        v.apply(&Update::for_arm(id(11), positions(1.0, 0.2)));
-        v.apply(&Update::Error {
+        v.apply(&Update::net(NetFact::Selected { t: 0.0, id: id(10) }));
+        v.apply(&Update::arm(id(10), positions(1.0, 0.1)));
+        v.apply(&Update::arm(id(11), positions(1.0, 0.2)));
+        v.apply(&Update::net(Remark::Error {
             t: 2.0,
             message: "socket closed".into(),
-        });
+        }));
         assert_eq!(v.focused_id(), Some(id(10)));
         assert_eq!(v.focused().positions.len(), 1);
         for (_, s) in v.arms() {
@@ -460,13 +471,13 @@ mod tests {
     #[test]
     fn a_new_arm_starts_from_what_the_network_knows() {
         let mut v: Vehicle = Vehicle::new();
-        v.apply(&Update::Identity {
+        v.apply(&Update::net(NetFact::Identity {
             t: 0.0,
             id: ComponentId::new(200, 4, 1),
             conflict: None,
             suspect: None,
-        });
-        v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
+        }));
+        v.apply(&Update::arm(id(10), positions(1.0, 0.1)));
         let s = v.arm(id(10)).unwrap();
         assert_eq!(s.latest.ocu_id, Some(ComponentId::new(200, 4, 1)));
         assert_eq!(s.latest.selected, Some(id(10)));
@@ -475,11 +486,11 @@ mod tests {
     #[test]
     fn notes_reach_every_arm_also_arms_seen_later_and_are_added_once() {
         let mut v: Vehicle = Vehicle::new();
-        v.apply(&Update::for_arm(id(10), positions(1.0, 0.1)));
+        v.apply(&Update::arm(id(10), positions(1.0, 0.1)));
         let note = Note::new(2.0, "valve opened", Some(id(10)));
         assert!(v.add_note(&note));
         assert!(!v.add_note(&note), "the same note twice is kept once");
-        v.apply(&Update::for_arm(id(11), positions(3.0, 0.2)));
+        v.apply(&Update::arm(id(11), positions(3.0, 0.2)));
         for arm in [10, 11] {
             let notes = events::notes(v.arm(id(arm)).unwrap());
             assert_eq!(notes.len(), 1, "arm {arm}");
@@ -492,7 +503,7 @@ mod tests {
     fn arms_past_the_bound_are_counted_not_kept() {
         let mut v: Vehicle = Vehicle::new();
         for c in 0..=u8::try_from(MAX_ARMS).unwrap() {
-            v.apply(&Update::for_arm(id(c + 1), positions(1.0, 0.0)));
+            v.apply(&Update::arm(id(c + 1), positions(1.0, 0.0)));
         }
         assert_eq!(v.arm_count(), MAX_ARMS);
         assert_eq!(v.refused_arms(), 1);
@@ -504,21 +515,21 @@ mod tests {
         let mut v: Vehicle = Vehicle::new();
         v.set_memory_budget(Some(budget));
         assert_eq!(v.memory_budget(), Some(budget));
-        let sample = |t: f64| Update::JointPositions {
+        let sample = |t: f64| ArmFact::JointPositions {
             t,
             values: vec![t.sin(); 7],
         };
         for i in 0..240_000 {
             let t = f64::from(i) * 0.001;
-            v.apply(&Update::for_arm(id(10), sample(t)));
+            v.apply(&Update::arm(id(10), sample(t)));
             if i >= 120_000 {
-                v.apply(&Update::for_arm(id(11), sample(t)));
+                v.apply(&Update::arm(id(11), sample(t)));
             }
             if i % 1000 == 0 {
-                v.apply(&Update::Error {
+                v.apply(&Update::net(Remark::Error {
                     t,
                     message: "news for every arm".into(),
-                });
+                }));
             }
             assert!(v.memory_bytes() <= budget, "{} at {i}", v.memory_bytes());
         }
@@ -539,5 +550,306 @@ mod tests {
         );
         v.set_memory_budget(None);
         assert_eq!(v.arm(id(10)).unwrap().memory_budget(), None);
+    }
+
+    // The routing of every kind of fact, by its type. `arm_kind` and `net_kind` name every
+    // variant (no `_`): a new kind does not compile here until it is named, and then fails
+    // `every_kind_is_routed_*` until a sample of it is listed.
+
+    use crate::model::arm::{ArmSpec, Joint};
+    use crate::model::update::{
+        CommandKind, ComponentInfo, ControlLoss, ControlState, Controller, Delivery, LinkState,
+        ManagementState, NetStats, Outcome, PoseState, PresetInfo, Signal,
+    };
+    use std::collections::BTreeSet;
+
+    fn remark_kind(r: &Remark) -> &'static str {
+        match r {
+            Remark::CommandOutcome { .. } => "CommandOutcome",
+            Remark::Mark { .. } => "Mark",
+            Remark::Error { .. } => "Error",
+        }
+    }
+
+    fn arm_kind(f: &ArmFact) -> &'static str {
+        match f {
+            ArmFact::Link { .. } => "Link",
+            ArmFact::Specification { .. } => "Specification",
+            ArmFact::ToolOffset { .. } => "ToolOffset",
+            ArmFact::Presets { .. } => "Presets",
+            ArmFact::JointPositions { .. } => "JointPositions",
+            ArmFact::JointVelocities { .. } => "JointVelocities",
+            ArmFact::JointEfforts { .. } => "JointEfforts",
+            ArmFact::JointForceTorques { .. } => "JointForceTorques",
+            ArmFact::ForceTorque { .. } => "ForceTorque",
+            ArmFact::CurrentPose { .. } => "CurrentPose",
+            ArmFact::Status { .. } => "Status",
+            ArmFact::Control { .. } => "Control",
+            ArmFact::Controller { .. } => "Controller",
+            ArmFact::ControlLost { .. } => "ControlLost",
+            ArmFact::Stale { .. } => "Stale",
+            ArmFact::Delivery { .. } => "Delivery",
+            ArmFact::Remark(r) => remark_kind(r),
+        }
+    }
+
+    fn net_kind(f: &NetFact) -> &'static str {
+        match f {
+            NetFact::Component { .. } => "Component",
+            NetFact::ComponentLost { .. } => "ComponentLost",
+            NetFact::Selected { .. } => "Selected",
+            NetFact::Identity { .. } => "Identity",
+            NetFact::Stats { .. } => "Stats",
+            NetFact::Remark(r) => remark_kind(r),
+        }
+    }
+
+    /// Said about an arm or the network alike.
+    fn remarks(t: f64) -> [Remark; 3] {
+        [
+            Remark::CommandOutcome {
+                t,
+                command: CommandKind::Resume,
+                outcome: Outcome::Rejected("not held".into()),
+            },
+            Remark::Mark {
+                t,
+                kind: MarkKind::Gap,
+                label: "no traffic for 5 s".into(),
+            },
+            Remark::Error {
+                t,
+                message: "something went wrong".into(),
+            },
+        ]
+    }
+
+    /// One fact of every kind about an arm (none of them what an empty state holds).
+    fn every_arm_fact(t: f64) -> Vec<ArmFact> {
+        let values = vec![0.1, 0.2];
+        let mut facts = vec![
+            ArmFact::Link {
+                t,
+                state: LinkState::Lost,
+            },
+            ArmFact::Specification {
+                t,
+                spec: ArmSpec {
+                    mount: None,
+                    joints: vec![Joint::revolute(0.5, 0.0, 0.0); 2],
+                },
+            },
+            ArmFact::ToolOffset {
+                t,
+                point: [0.0, 0.0, 0.1],
+            },
+            ArmFact::Presets {
+                t,
+                presets: vec![PresetInfo {
+                    id: 1,
+                    name: "home".into(),
+                    positions: None,
+                }],
+            },
+            ArmFact::JointPositions {
+                t,
+                values: values.clone(),
+            },
+            ArmFact::JointVelocities {
+                t,
+                values: values.clone(),
+            },
+            ArmFact::JointEfforts {
+                t,
+                values: values.clone(),
+            },
+            ArmFact::JointForceTorques { t, values },
+            ArmFact::ForceTorque {
+                t,
+                force: [Some(1.0); 3],
+                torque: [None; 3],
+            },
+            ArmFact::CurrentPose {
+                t,
+                pose: PoseState::At(1),
+            },
+            ArmFact::Status {
+                t,
+                state: ManagementState::Emergency,
+            },
+            ArmFact::Control {
+                t,
+                state: ControlState::Requested,
+            },
+            ArmFact::Controller {
+                t,
+                controller: Controller {
+                    id: Some(ComponentId::new(200, 7, 3)),
+                    authority: 200,
+                },
+            },
+            ArmFact::ControlLost {
+                t,
+                reason: ControlLoss::TimedOut,
+            },
+            ArmFact::Stale {
+                t,
+                signal: Signal::JointPositions,
+                stale: true,
+            },
+            ArmFact::Delivery {
+                t,
+                signal: Signal::JointPositions,
+                delivery: Delivery::Polling(10.0),
+            },
+        ];
+        facts.extend(remarks(t).map(ArmFact::Remark));
+        facts
+    }
+
+    /// One fact of every kind of the network (`Selected` names `selected`).
+    fn every_net_fact(t: f64, selected: ComponentId) -> Vec<NetFact> {
+        let mut facts = vec![
+            NetFact::Component {
+                t,
+                info: ComponentInfo {
+                    id: ComponentId::new(126, 1, 30),
+                    address: "127.0.0.1:3794".parse().unwrap(),
+                    identification: Some("camera".into()),
+                    services: Vec::new(),
+                    manipulator: false,
+                },
+            },
+            NetFact::ComponentLost {
+                t,
+                id: ComponentId::new(126, 1, 30),
+                lost: true,
+            },
+            NetFact::Selected { t, id: selected },
+            NetFact::Identity {
+                t,
+                id: ComponentId::new(200, 4, 1),
+                conflict: None,
+                suspect: None,
+            },
+            NetFact::Stats {
+                t,
+                stats: NetStats {
+                    datagrams: 7,
+                    ..NetStats::default()
+                },
+            },
+        ];
+        facts.extend(remarks(t).map(NetFact::Remark));
+        facts
+    }
+
+    /// What a session holds: discrete facts, marks, samples, and its latest state in words.
+    fn footprint(s: &Session) -> (usize, usize, usize, String) {
+        let samples = s.positions.len()
+            + s.velocities.len()
+            + s.efforts.len()
+            + s.joint_force_torques.len()
+            + s.ft.len();
+        (
+            s.discrete_updates(),
+            s.marks.len(),
+            samples,
+            format!("{:?}", s.latest),
+        )
+    }
+
+    /// Arms 10 (focused) and 11 known, each with a sample, and the network's session.
+    fn two_arm_vehicle() -> Vehicle {
+        let mut v: Vehicle = Vehicle::new();
+        v.apply(&Update::net(NetFact::Selected { t: 0.0, id: id(10) }));
+        v.apply(&Update::arm(id(10), positions(0.5, 0.0)));
+        v.apply(&Update::arm(id(11), positions(0.5, 0.0)));
+        v
+    }
+
+    #[test]
+    fn every_kind_is_routed_a_fact_about_an_arm_to_that_arm_alone() {
+        let kinds: BTreeSet<&str> = every_arm_fact(1.0).iter().map(arm_kind).collect();
+        assert_eq!(kinds.len(), every_arm_fact(1.0).len(), "one sample of each");
+        assert_eq!(
+            kinds.len(),
+            19,
+            "every kind of ArmFact has a sample: {kinds:?}"
+        );
+        for fact in every_arm_fact(1.0) {
+            let kind = arm_kind(&fact);
+            let mut v = two_arm_vehicle();
+            let (a, b, net) = (
+                footprint(v.arm(id(10)).unwrap()),
+                footprint(v.arm(id(11)).unwrap()),
+                footprint(v.network()),
+            );
+            v.apply(&Update::arm(id(11), fact));
+            assert_eq!(v.arm_count(), 2, "{kind}");
+            assert_ne!(
+                footprint(v.arm(id(11)).unwrap()),
+                b,
+                "{kind}: its arm has it"
+            );
+            assert_eq!(
+                footprint(v.arm(id(10)).unwrap()),
+                a,
+                "{kind}: not another arm"
+            );
+            assert_eq!(footprint(v.network()), net, "{kind}: not the network's");
+            assert_eq!(v.focused_id(), Some(id(10)), "{kind}: the focus stays");
+        }
+    }
+
+    #[test]
+    fn every_kind_is_routed_a_fact_of_the_network_to_the_network_and_every_arm() {
+        let kinds: BTreeSet<&str> = every_net_fact(1.0, id(11)).iter().map(net_kind).collect();
+        assert_eq!(kinds.len(), every_net_fact(1.0, id(11)).len());
+        assert_eq!(
+            kinds.len(),
+            8,
+            "every kind of NetFact has a sample: {kinds:?}"
+        );
+        for fact in every_net_fact(1.0, id(11)) {
+            let kind = net_kind(&fact);
+            let selects = matches!(fact, NetFact::Selected { .. });
+            let mut v = two_arm_vehicle();
+            let (a, b, net) = (
+                footprint(v.arm(id(10)).unwrap()),
+                footprint(v.arm(id(11)).unwrap()),
+                footprint(v.network()),
+            );
+            v.apply(&Update::net(fact));
+            assert_eq!(v.arm_count(), 2, "{kind}");
+            assert_ne!(footprint(v.network()), net, "{kind}: the network's");
+            assert_ne!(footprint(v.arm(id(11)).unwrap()), b, "{kind}: arm 11's");
+            if selects {
+                // The focus: the network's and the arm it names, no other.
+                assert_eq!(footprint(v.arm(id(10)).unwrap()), a, "{kind}");
+                assert_eq!(v.focused_id(), Some(id(11)));
+            } else {
+                // News for every arm.
+                assert_ne!(footprint(v.arm(id(10)).unwrap()), a, "{kind}: arm 10's");
+                assert_eq!(v.focused_id(), Some(id(10)), "{kind}: the focus stays");
+            }
+        }
+    }
+
+    #[test]
+    fn only_samples_of_an_arm_coalesce_keyed_by_their_arm() {
+        for fact in every_arm_fact(1.0) {
+            let signal = fact.signal();
+            let u = Update::arm(id(11), fact);
+            assert_eq!(u.coalesce_key(), signal.map(|s| (id(11), s)));
+        }
+        let samples = every_arm_fact(1.0)
+            .iter()
+            .filter(|f| f.signal().is_some())
+            .count();
+        assert_eq!(samples, 5, "positions, velocities, efforts, joint F/T, F/T");
+        for fact in every_net_fact(1.0, id(11)) {
+            assert_eq!(Update::net(fact).coalesce_key(), None);
+        }
     }
 }

@@ -16,7 +16,7 @@ use crate::jaus::manipulator::{
 };
 use crate::jaus::{DecodeContext, JausId, JointKind, Message};
 use crate::model::arm::{ArmSpec, Joint, JointType, Mount};
-use crate::model::update::{ComponentId, ManagementState, PoseState, PresetInfo, Signal, Update};
+use crate::model::update::{ArmFact, ComponentId, ManagementState, PoseState, PresetInfo, Signal};
 
 impl From<JausId> for ComponentId {
     fn from(id: JausId) -> Self {
@@ -205,42 +205,42 @@ pub fn status_of(s: Status) -> ManagementState {
     }
 }
 
-/// The update a report (received directly or inside an Event) means, stamped `now`, with the
+/// The fact about its arm a report (received directly or inside an Event) means, stamped `now`, with the
 /// signal it belongs to; `None` for messages that are not such reports.
-pub fn report_update(now: f64, report: &Message) -> Option<(Signal, Update)> {
+pub fn report_update(now: f64, report: &Message) -> Option<(Signal, ArmFact)> {
     let values = |v: &[JointValue]| v.iter().map(|x| x.value).collect::<Vec<f64>>();
     Some(match report {
         Message::ReportJointPositions(r) => (
             Signal::JointPositions,
-            Update::JointPositions {
+            ArmFact::JointPositions {
                 t: now,
                 values: values(&r.joint_positions),
             },
         ),
         Message::ReportJointVelocity(r) => (
             Signal::JointVelocities,
-            Update::JointVelocities {
+            ArmFact::JointVelocities {
                 t: now,
                 values: values(&r.joint_velocities),
             },
         ),
         Message::ReportJointEffort(r) => (
             Signal::JointEfforts,
-            Update::JointEfforts {
+            ArmFact::JointEfforts {
                 t: now,
                 values: r.joint_efforts.clone(),
             },
         ),
         Message::ReportJointForceTorques(r) => (
             Signal::JointForceTorques,
-            Update::JointForceTorques {
+            ArmFact::JointForceTorques {
                 t: now,
                 values: values(&r.joint_force_torques),
             },
         ),
         Message::ReportManipulatorEndEffectorForceTorque(r) => (
             Signal::EndEffectorForceTorque,
-            Update::ForceTorque {
+            ArmFact::ForceTorque {
                 t: now,
                 force: [r.force_x, r.force_y, r.force_z],
                 torque: [r.torque_x, r.torque_y, r.torque_z],
@@ -248,7 +248,7 @@ pub fn report_update(now: f64, report: &Message) -> Option<(Signal, Update)> {
         ),
         Message::ReportCurrentPose(r) => (
             Signal::CurrentPose,
-            Update::CurrentPose {
+            ArmFact::CurrentPose {
                 t: now,
                 pose: match *r {
                     // 255: the arm is at none of its presets.
@@ -270,7 +270,7 @@ pub fn report_update(now: f64, report: &Message) -> Option<(Signal, Update)> {
         ),
         Message::ReportStatus(r) => (
             Signal::Status,
-            Update::Status {
+            ArmFact::Status {
                 t: now,
                 state: status_of(r.status),
             },

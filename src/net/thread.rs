@@ -16,35 +16,38 @@ use super::fault::{FaultInjector, Faults};
 use super::priority;
 use super::socket::{self, Batch, KernelDrops, Membership, Sink, spawn_batch_receiver};
 use super::tap::{Direction, Epoch, Tap};
-use crate::model::update::{Command, ComponentId, Signal, Update};
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
+use crate::model::command::{Command, CommandKind};
+use crate::model::update::{ArmFact, ComponentId, NetFact, Remark, Signal, Update};
+use crossbeam_channel::Select;
+use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError, bounded};
 use tracing::{debug, info, warn};
 
 /// The updates an operator's log should hold (the terminal of `gui`, `demo`, `probe`):
 /// errors in words, staleness, the link, control lost, and a conflict over our JAUS ID.
 fn log_update(u: &Update) {
-    let (arm, u) = u.split();
-    // "126.1.10: " before what is about one arm.
-    let arm = arm.map(|a| format!("{a}: ")).unwrap_or_default();
     match u {
-        Update::Error { message, .. } => warn!("net: {arm}{message}"),
-        Update::Stale { t, signal, stale } => {
-            info!(
-                "net: {arm}{} {} at {t:.3} s",
-                signal.name(),
-                if *stale { "stale" } else { "fresh again" }
-            );
-        }
-        Update::Link { t, state } => info!("net: {arm}link {} at {t:.3} s", state.name()),
-        Update::ControlLost { t, reason } => {
-            warn!("net: {arm}control lost at {t:.3} s: {reason}");
-        }
-        Update::Identity {
+        Update::Arm { arm, fact } => match fact {
+            ArmFact::Remark(Remark::Error { message, .. }) => warn!("net: {arm}: {message}"),
+            ArmFact::Stale { t, signal, stale } => {
+                info!(
+                    "net: {arm}: {} {} at {t:.3} s",
+                    signal.name(),
+                    if *stale { "stale" } else { "fresh again" }
+                );
+            }
+            ArmFact::Link { t, state } => info!("net: {arm}: link {} at {t:.3} s", state.name()),
+            ArmFact::ControlLost { t, reason } => {
+                warn!("net: {arm}: control lost at {t:.3} s: {reason}");
+            }
+            _ => {}
+        },
+        Update::Net(NetFact::Remark(Remark::Error { message, .. })) => warn!("net: {message}"),
+        Update::Net(NetFact::Identity {
             id,
             conflict,
             suspect,
             ..
-        } => match (conflict, suspect) {
+        }) => match (conflict, suspect) {
             (Some(c), _) => warn!(
                 "net: JAUS ID {id} is also used by another client: {}",
                 c.evidence
@@ -55,7 +58,7 @@ fn log_update(u: &Update) {
             ),
             (None, None) => info!("net: JAUS ID {id}"),
         },
-        _ => {}
+        Update::Net(_) => {}
     }
 }
 
@@ -123,16 +126,19 @@ impl Default for NetConfig {
 /// Whether a window shows `u` at once ([`NetConfig::urgent_waker`]): a discrete fact, not a
 /// sample, the end-effector pose or the counters (once a second).
 pub fn is_urgent(u: &Update) -> bool {
-    let (_, fact) = u.split();
-    fact.signal_key().is_none()
-        && !matches!(fact, Update::CurrentPose { .. } | Update::Stats { .. })
+    match u {
+        Update::Arm { fact, .. } => {
+            fact.signal().is_none() && !matches!(fact, ArmFact::CurrentPose { .. })
+        }
+        Update::Net(fact) => !matches!(fact, NetFact::Stats { .. }),
+    }
 }
 
 /// Whether `u` asks the window for a frame at all: everything but the counters (once a
 /// second), which the next frame shows. A lost link's window then draws at its own idle pace
 /// (`ui::pace`), not once a second for counters that do not move.
 pub fn wakes_window(u: &Update) -> bool {
-    !matches!(u.split().1, Update::Stats { .. })
+    !matches!(u, Update::Net(NetFact::Stats { .. }))
 }
 
 impl std::fmt::Debug for NetConfig {
@@ -153,7 +159,7 @@ impl std::fmt::Debug for NetConfig {
 #[derive(Debug)]
 pub struct Publisher {
     tx: Sender<Update>,
-    latest: BTreeMap<(Option<ComponentId>, Signal), Update>,
+    latest: BTreeMap<(ComponentId, Signal), Update>,
     backlog: VecDeque<Update>,
     capacity: usize,
     /// Samples replaced by newer ones.
@@ -183,7 +189,7 @@ impl Publisher {
     /// Publishes `u` now if there is room (and nothing older is waiting), else keeps it.
     pub fn publish(&mut self, mut u: Update) {
         log_update(&u);
-        if let Update::Stats { stats, .. } = &mut u {
+        if let Update::Net(NetFact::Stats { stats, .. }) = &mut u {
             stats.updates_coalesced = self.coalesced;
             stats.updates_dropped = self.dropped;
         }
@@ -285,9 +291,244 @@ fn prepare_socket(
     (kernel_drops, buffer)
 }
 
+/// Room in the ordinary command queue ([`NetHandle::send`]).
+pub const COMMAND_QUEUE: usize = 256;
+
+/// The emergency lane: the emergency stops waiting for the network thread, beside (never in)
+/// the ordinary command queue, so a full queue can neither refuse nor delay them. Presses of
+/// the same stop not yet taken are one stop (stopping twice stops once).
+#[derive(Debug, Default)]
+struct EmergencyLane {
+    /// A [`Command::SetEmergency`] is waiting.
+    stop: AtomicBool,
+    /// A [`Command::SetEmergencyAll`] is waiting.
+    stop_all: AtomicBool,
+    /// Emergency stops put on the lane so far: every ordinary command is queued with this
+    /// count, so one sent before a stop that overtook it is known ([`Inbound::overtaken`]).
+    raised: AtomicU64,
+}
+
+/// An ordinary command in the queue, with the emergency stops raised before it was sent.
+#[derive(Debug)]
+struct Queued {
+    cmd: Command,
+    raised: u64,
+}
+
+/// A command as the network thread takes it.
+#[derive(Debug)]
+struct Inbound {
+    cmd: Command,
+    /// An emergency stop sent after this (ordinary) command reached the network thread
+    /// before it.
+    overtaken: bool,
+}
+
+/// Where the network side takes the operator's commands from, in the one order every taker
+/// sees: a waiting emergency stop first ([`Command::SetEmergency`], then
+/// [`Command::SetEmergencyAll`]), then the ordinary queue, oldest first. The network thread
+/// owns one; [`NetHandle::detached`] hands one to the caller.
+#[derive(Debug)]
+pub struct Commands {
+    lane: Arc<EmergencyLane>,
+    queue: Receiver<Queued>,
+    /// Ready when the lane holds a stop (one slot: a wake already waiting is enough).
+    wake: Receiver<()>,
+}
+
+impl Commands {
+    /// The next command, emergency stops first; `Err(Disconnected)` once the handle is gone
+    /// and nothing waits.
+    pub fn try_recv(&self) -> Result<Command, TryRecvError> {
+        self.next().map(|i| i.cmd)
+    }
+
+    /// Every command waiting now, in the order [`Commands::try_recv`] gives them.
+    pub fn try_iter(&self) -> impl Iterator<Item = Command> + '_ {
+        std::iter::from_fn(|| self.try_recv().ok())
+    }
+
+    /// Whether an emergency stop waits on the lane.
+    fn emergency_waiting(&self) -> bool {
+        self.lane.stop.load(Ordering::Acquire) || self.lane.stop_all.load(Ordering::Acquire)
+    }
+
+    fn next(&self) -> Result<Inbound, TryRecvError> {
+        let emergency = if self.lane.stop.swap(false, Ordering::AcqRel) {
+            Some(Command::SetEmergency)
+        } else if self.lane.stop_all.swap(false, Ordering::AcqRel) {
+            Some(Command::SetEmergencyAll)
+        } else {
+            None
+        };
+        if let Some(cmd) = emergency {
+            return Ok(Inbound {
+                cmd,
+                overtaken: false,
+            });
+        }
+        let q = self.queue.try_recv()?;
+        Ok(Inbound {
+            overtaken: self.lane.raised.load(Ordering::Acquire) > q.raised,
+            cmd: q.cmd,
+        })
+    }
+}
+
+/// The sending half of [`Commands`].
+#[derive(Debug, Clone)]
+struct CommandSender {
+    lane: Arc<EmergencyLane>,
+    queue: Sender<Queued>,
+    wake: Sender<()>,
+}
+
+impl CommandSender {
+    /// A sender and its [`Commands`], the queue [`COMMAND_QUEUE`] long.
+    fn new() -> (CommandSender, Commands) {
+        let lane = Arc::new(EmergencyLane::default());
+        let (queue_tx, queue_rx) = bounded::<Queued>(COMMAND_QUEUE);
+        let (wake_tx, wake_rx) = bounded::<()>(1);
+        (
+            CommandSender {
+                lane: lane.clone(),
+                queue: queue_tx,
+                wake: wake_tx,
+            },
+            Commands {
+                lane,
+                queue: queue_rx,
+                wake: wake_rx,
+            },
+        )
+    }
+
+    /// An emergency stop on the lane (never refused: the flag is set before the wake, and a
+    /// full wake slot means a wake is already waiting); anything else queued.
+    fn send(&self, cmd: Command) -> Result<(), TrySendError<Command>> {
+        let flag = match cmd {
+            Command::SetEmergency => Some(&self.lane.stop),
+            Command::SetEmergencyAll => Some(&self.lane.stop_all),
+            _ => None,
+        };
+        if let Some(flag) = flag {
+            self.lane.raised.fetch_add(1, Ordering::AcqRel);
+            flag.store(true, Ordering::Release);
+            return match self.wake.try_send(()) {
+                Err(TrySendError::Disconnected(())) => Err(TrySendError::Disconnected(cmd)),
+                Ok(()) | Err(TrySendError::Full(())) => Ok(()),
+            };
+        }
+        let raised = self.lane.raised.load(Ordering::Acquire);
+        self.queue
+            .try_send(Queued { cmd, raised })
+            .map_err(|e| match e {
+                TrySendError::Full(q) => TrySendError::Full(q.cmd),
+                TrySendError::Disconnected(q) => TrySendError::Disconnected(q.cmd),
+            })
+    }
+}
+
+/// What the network thread waits on: the emergency lane and the command queue, and the
+/// datagrams (`datagrams_index` in the thread's `Select`).
+struct Inputs<'a> {
+    commands: &'a Commands,
+    datagrams: &'a Receiver<Batch>,
+    datagrams_index: usize,
+}
+
+impl Inputs<'_> {
+    /// One wait of the network thread: the emergency lane first (a stop taken then is sent
+    /// without waiting), then at most `wait` for datagrams or a command (one pressed meanwhile
+    /// wakes it at once: `Commands::wake`), then the lane again.
+    fn take(
+        &self,
+        client: &mut Client,
+        ready: &mut Select<'_>,
+        wait: Duration,
+        clock: impl Fn(Instant) -> f64 + Copy,
+        record: &impl Fn(Instant, Direction, SocketAddr, Vec<u8>),
+        out: &mut Output,
+    ) {
+        let took = take_emergencies(client, self.commands, clock(Instant::now()), out);
+        let wait = if took { Duration::ZERO } else { wait };
+        match ready.ready_timeout(wait) {
+            Ok(i) if i == self.datagrams_index => {
+                take_datagrams(client, self.datagrams, self.commands, clock, record, out);
+            }
+            Ok(_) => take_command(client, self.commands, clock(Instant::now()), out),
+            Err(_) => {}
+        }
+        take_emergencies(client, self.commands, clock(Instant::now()), out);
+    }
+}
+
+/// Hands the client the datagrams waiting, up to about 256 (then the updates they gave are
+/// published), each recorded as received; stops early for an emergency stop pressed meanwhile.
+fn take_datagrams(
+    client: &mut Client,
+    datagrams: &Receiver<Batch>,
+    commands: &Commands,
+    clock: impl Fn(Instant) -> f64,
+    record: &impl Fn(Instant, Direction, SocketAddr, Vec<u8>),
+    out: &mut Output,
+) {
+    let (mut next, mut taken) = (datagrams.try_recv().ok(), 0);
+    while let Some(batch) = next.take() {
+        taken += batch.len();
+        for (at, from, bytes) in batch {
+            client.handle_datagram(clock(at), from, &bytes, out);
+            record(at, Direction::Rx, from, bytes);
+        }
+        if taken < 256 && !commands.emergency_waiting() {
+            next = datagrams.try_recv().ok();
+        }
+    }
+}
+
+/// Hands every emergency stop waiting on the lane to the client; whether there was one.
+fn take_emergencies(client: &mut Client, commands: &Commands, now: f64, out: &mut Output) -> bool {
+    let mut took = false;
+    while commands.emergency_waiting() {
+        if let Ok(inbound) = commands.next() {
+            hand_over(client, now, inbound, out);
+            took = true;
+        }
+    }
+    took
+}
+
+/// Hands the client one command (a stop waiting on the lane first, else the oldest queued
+/// one), or `Shutdown` once the handle is gone.
+fn take_command(client: &mut Client, commands: &Commands, now: f64, out: &mut Output) {
+    let _ = commands.wake.try_recv();
+    match commands.next() {
+        Ok(inbound) => hand_over(client, now, inbound, out),
+        Err(TryRecvError::Empty) => {}
+        // The handle is gone: leave politely.
+        Err(TryRecvError::Disconnected) => client.handle_command(now, Command::Shutdown, out),
+    }
+}
+
+/// Hands `inbound` to the client: an ordinary `ClearEmergency` that an emergency stop
+/// overtook on the lane is refused (applied after the stop, it would undo what the operator
+/// pressed last); everything else goes to [`Client::handle_command`].
+fn hand_over(client: &mut Client, now: f64, inbound: Inbound, out: &mut Output) {
+    if inbound.overtaken && inbound.cmd == Command::ClearEmergency {
+        client.refuse(
+            now,
+            CommandKind::ClearEmergency,
+            "an emergency stop pressed after it went first; clear the emergency again".into(),
+            out,
+        );
+    } else {
+        client.handle_command(now, inbound.cmd, out);
+    }
+}
+
 /// A running network side: send commands, receive updates.
 pub struct NetHandle {
-    commands: Sender<Command>,
+    commands: CommandSender,
     updates: Receiver<Update>,
     start: Instant,
     start_unix_ns: u64,
@@ -315,7 +556,7 @@ impl NetHandle {
         let epoch = cfg.epoch.unwrap_or_else(Epoch::now);
         let (start, start_unix_ns) = (epoch.instant, epoch.unix_ns);
         let stop = Arc::new(AtomicBool::new(false));
-        let (cmd_tx, cmd_rx) = bounded::<Command>(256);
+        let (cmd_tx, commands) = CommandSender::new();
         let (upd_tx, upd_rx) = bounded::<Update>(cfg.update_capacity.max(1));
         // Up to 8192 datagrams wait in the queue, as they did one datagram a slot: a batch takes
         // a slot however full it is, so the slots are 8192 / batch, at least 128. When it is
@@ -343,89 +584,81 @@ impl NetHandle {
             epoch,
         };
         let mut link = FaultInjector::new(wire, cfg.faults, cfg.fault_seed).with_label("net");
-        let worker = std::thread::Builder::new().name("jaus-net".into()).spawn(move || {
-            let scheduling = priority::raise_network_thread(cfg.raise_priority);
-            let clock = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
-            // The recording's clock is the client's: replay times equal live times.
-            let record = |at: Instant, direction: Direction, peer: SocketAddr, bytes: Vec<u8>| {
-                tap.offer_owned(epoch.unix_ns_at(at), direction, peer, bytes);
-            };
-            let mut client = Client::new(client_cfg).with_local_addr(local_addr);
-            let mut publisher = Publisher::new(upd_tx, backlog);
-            let mut out = Output::default();
-            let run = |out: &mut Output, publisher: &mut Publisher, link: &mut FaultInjector<Wire>| {
-                let now = clock(Instant::now());
-                for (addr, bytes) in out.datagrams.drain(..) {
-                    link.send(now, addr, bytes);
-                }
-                link.poll(now);
-                let woke = out.updates.iter().any(wakes_window);
-                let wake = if out.updates.iter().any(is_urgent) { &cfg.urgent_waker } else { &waker };
-                for mut u in out.updates.drain(..) {
-                    if let Update::Stats { stats, .. } = &mut u {
-                        stats.queue_dropped = queue_dropped.load(Ordering::Relaxed);
-                        stats.send_errors = link.stats().send_errors;
-                        stats.kernel_dropped = kernel_drops.read();
-                        stats.scheduling = scheduling;
+        let worker = std::thread::Builder::new()
+            .name("jaus-net".into())
+            .spawn(move || {
+                let scheduling = priority::raise_network_thread(cfg.raise_priority);
+                let clock = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
+                // The recording's clock is the client's: replay times equal live times.
+                let record =
+                    |at: Instant, direction: Direction, peer: SocketAddr, bytes: Vec<u8>| {
+                        tap.offer_owned(epoch.unix_ns_at(at), direction, peer, bytes);
+                    };
+                let mut client = Client::new(client_cfg).with_local_addr(local_addr);
+                let mut publisher = Publisher::new(upd_tx, backlog);
+                let mut out = Output::default();
+                let run = |out: &mut Output,
+                           publisher: &mut Publisher,
+                           link: &mut FaultInjector<Wire>| {
+                    let now = clock(Instant::now());
+                    for (addr, bytes) in out.datagrams.drain(..) {
+                        link.send(now, addr, bytes);
                     }
-                    publisher.publish(u);
-                }
-                publisher.flush();
-                if woke && let Some(w) = wake.as_ref().or(waker.as_ref()) {
-                    w();
-                }
-            };
-            loop {
-                if loop_stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let now = clock(Instant::now());
-                let mut deadline = client
-                    .next_deadline()
-                    .min(link.next_release())
-                    .min(now + 0.05);
-                if publisher.has_backlog() {
-                    deadline = deadline.min(now + 0.002);
-                }
-                let wait = Duration::from_secs_f64((deadline - now).max(0.0));
-                select! {
-                    recv(dg_rx) -> msg => {
-                        // Take what else is queued (up to about 256 datagrams) before
-                        // publishing.
-                        let (mut next, mut taken) = (msg.ok(), 0);
-                        while let Some(batch) = next.take() {
-                            taken += batch.len();
-                            for (at, from, bytes) in batch {
-                                client.handle_datagram(clock(at), from, &bytes, &mut out);
-                                record(at, Direction::Rx, from, bytes);
-                            }
-                            if taken < 256 {
-                                next = dg_rx.try_recv().ok();
-                            }
+                    link.poll(now);
+                    let woke = out.updates.iter().any(wakes_window);
+                    let wake = if out.updates.iter().any(is_urgent) {
+                        &cfg.urgent_waker
+                    } else {
+                        &waker
+                    };
+                    for mut u in out.updates.drain(..) {
+                        if let Update::Net(NetFact::Stats { stats, .. }) = &mut u {
+                            stats.queue_dropped = queue_dropped.load(Ordering::Relaxed);
+                            stats.send_errors = link.stats().send_errors;
+                            stats.kernel_dropped = kernel_drops.read();
+                            stats.scheduling = scheduling;
                         }
+                        publisher.publish(u);
                     }
-                    recv(cmd_rx) -> cmd => match cmd {
-                        Ok(cmd) => {
-                            client.handle_command(clock(Instant::now()), cmd, &mut out);
-                        }
-                        Err(_) => {
-                            // The handle is gone: leave politely.
-                            client.handle_command(clock(Instant::now()), Command::Shutdown, &mut out);
-                        }
-                    },
-                    default(wait) => {}
+                    publisher.flush();
+                    if woke && let Some(w) = wake.as_ref().or(waker.as_ref()) {
+                        w();
+                    }
+                };
+                let mut ready = Select::new();
+                ready.recv(&commands.wake);
+                ready.recv(&commands.queue);
+                let inputs = Inputs {
+                    commands: &commands,
+                    datagrams: &dg_rx,
+                    datagrams_index: ready.recv(&dg_rx),
+                };
+                loop {
+                    if loop_stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let now = clock(Instant::now());
+                    let mut deadline = client
+                        .next_deadline()
+                        .min(link.next_release())
+                        .min(now + 0.05);
+                    if publisher.has_backlog() {
+                        deadline = deadline.min(now + 0.002);
+                    }
+                    let wait = Duration::from_secs_f64((deadline - now).max(0.0));
+                    // The emergency lane first, whatever else is ready.
+                    inputs.take(&mut client, &mut ready, wait, clock, &record, &mut out);
+                    let now = clock(Instant::now());
+                    if now >= client.next_deadline() {
+                        client.tick(now, &mut out);
+                    }
+                    run(&mut out, &mut publisher, &mut link);
+                    if client.is_shut_down() {
+                        loop_stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
                 }
-                let now = clock(Instant::now());
-                if now >= client.next_deadline() {
-                    client.tick(now, &mut out);
-                }
-                run(&mut out, &mut publisher, &mut link);
-                if client.is_shut_down() {
-                    loop_stop.store(true, Ordering::Relaxed);
-                    break;
-                }
-            }
-        })?;
+            })?;
 
         Ok(NetHandle {
             commands: cmd_tx,
@@ -440,9 +673,12 @@ impl NetHandle {
         })
     }
 
-    /// Sends a command; fails only if the network thread is gone or hopelessly behind.
+    /// Sends a command; fails only if the network thread is gone or hopelessly behind (its
+    /// queue of [`COMMAND_QUEUE`] full). An emergency stop ([`Command::is_emergency`]) is
+    /// never refused for a full queue nor waits behind it: it goes on the emergency lane,
+    /// which the network thread empties first, woken at once.
     pub fn send(&self, cmd: Command) -> Result<(), String> {
-        self.commands.try_send(cmd).map_err(|e| match e {
+        self.commands.send(cmd).map_err(|e| match e {
             TrySendError::Full(_) => {
                 "the network thread is not keeping up; command dropped".to_string()
             }
@@ -504,7 +740,7 @@ impl NetHandle {
         if let Some(advice) = self.drops_advice() {
             warn!("net: {advice}");
         }
-        let _ = self.commands.try_send(Command::Shutdown);
+        let _ = self.commands.send(Command::Shutdown);
         let until = Instant::now() + grace;
         while Instant::now() < until && !self.stop.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(5));
@@ -520,11 +756,11 @@ impl NetHandle {
     }
 
     /// A handle with no socket and no threads: the caller is the network side. Commands sent
-    /// through the handle arrive on the returned receiver; updates sent on the returned sender
+    /// through the handle arrive on the returned [`Commands`] (emergency stops first); updates sent on the returned sender
     /// reach [`NetHandle::updates`]. Channel sizes are those of [`NetHandle::spawn`]. For
     /// tests of the UI, which observe its commands where they leave it.
-    pub fn detached(epoch: Epoch) -> (NetHandle, Receiver<Command>, Sender<Update>) {
-        let (cmd_tx, cmd_rx) = bounded::<Command>(256);
+    pub fn detached(epoch: Epoch) -> (NetHandle, Commands, Sender<Update>) {
+        let (cmd_tx, cmd_rx) = CommandSender::new();
         let (upd_tx, upd_rx) = bounded::<Update>(NetConfig::default().update_capacity.max(1));
         let handle = NetHandle {
             commands: cmd_tx,
@@ -545,7 +781,7 @@ impl NetHandle {
 impl Drop for NetHandle {
     fn drop(&mut self) {
         if !self.threads.is_empty() {
-            let _ = self.commands.try_send(Command::Shutdown);
+            let _ = self.commands.send(Command::Shutdown);
             std::thread::sleep(Duration::from_millis(20));
             self.finish();
         }
@@ -555,22 +791,28 @@ impl Drop for NetHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::update::Outcome;
+
+    const ARM: ComponentId = ComponentId::new(126, 1, 10);
 
     #[test]
     fn publisher_coalesces_samples_and_keeps_discrete_updates_when_full() {
         let (tx, rx) = bounded(2);
         let mut p = Publisher::new(tx, 3);
         for i in 0..10 {
-            p.publish(Update::JointPositions {
-                t: f64::from(i),
-                values: vec![f64::from(i)],
-            });
+            p.publish(Update::arm(
+                ARM,
+                ArmFact::JointPositions {
+                    t: f64::from(i),
+                    values: vec![f64::from(i)],
+                },
+            ));
         }
         for i in 0..5 {
-            p.publish(Update::Error {
+            p.publish(Update::net(Remark::Error {
                 t: f64::from(i),
                 message: format!("e{i}"),
-            });
+            }));
         }
         // Two fit; eight positions went to the coalescing slot (seven replaced).
         assert_eq!(p.coalesced, 7);
@@ -588,8 +830,61 @@ mod tests {
         // The newest position is delivered last, never lost.
         assert!(
             all.iter()
-                .any(|u| matches!(u, Update::JointPositions { t, .. } if *t == 9.0))
+                .any(|u| matches!(u, Update::Arm { fact: ArmFact::JointPositions { t, .. }, .. } if *t == 9.0))
         );
         assert!(!p.has_backlog());
+    }
+
+    #[test]
+    fn emergency_stops_are_accepted_and_taken_first_with_the_queue_full() {
+        let (tx, rx) = CommandSender::new();
+        for i in 0..COMMAND_QUEUE {
+            let pose_id = u8::try_from(i % 200).unwrap();
+            tx.send(Command::GoToPreset { pose_id }).unwrap();
+        }
+        assert!(matches!(
+            tx.send(Command::Resume),
+            Err(TrySendError::Full(Command::Resume))
+        ));
+        tx.send(Command::SetEmergencyAll).unwrap();
+        tx.send(Command::SetEmergency).unwrap();
+        // A second press of a waiting stop is the same stop.
+        tx.send(Command::SetEmergency).unwrap();
+        assert!(rx.wake.try_recv().is_ok(), "the network thread is woken");
+        let taken: Vec<Command> = rx.try_iter().collect();
+        assert_eq!(
+            taken[..2],
+            [Command::SetEmergency, Command::SetEmergencyAll]
+        );
+        assert_eq!(taken.len(), 2 + COMMAND_QUEUE);
+        assert!(matches!(taken[2], Command::GoToPreset { pose_id: 0 }));
+    }
+
+    #[test]
+    fn a_clear_sent_before_a_stop_that_overtook_it_is_refused() {
+        let (tx, rx) = CommandSender::new();
+        tx.send(Command::ClearEmergency).unwrap();
+        tx.send(Command::SetEmergency).unwrap();
+        tx.send(Command::ClearEmergency).unwrap();
+        let stop = rx.next().unwrap();
+        assert_eq!((stop.cmd, stop.overtaken), (Command::SetEmergency, false));
+        let early = rx.next().unwrap();
+        assert_eq!(early.cmd, Command::ClearEmergency);
+        assert!(early.overtaken);
+        let late = rx.next().unwrap();
+        assert_eq!((late.cmd, late.overtaken), (Command::ClearEmergency, false));
+
+        let mut client = Client::new(ClientConfig::default());
+        let mut out = Output::default();
+        hand_over(&mut client, 1.0, early, &mut out);
+        assert!(out.datagrams.is_empty(), "nothing sent for it");
+        assert!(matches!(
+            out.updates[..],
+            [Update::Net(NetFact::Remark(Remark::CommandOutcome {
+                command: CommandKind::ClearEmergency,
+                outcome: Outcome::Rejected(_),
+                ..
+            }))]
+        ));
     }
 }

@@ -177,7 +177,7 @@ fn write_sessions(
 mod tests {
     use super::*;
     use crate::model::arm::{ArmSpec, Joint};
-    use crate::model::update::Update;
+    use crate::model::update::{ArmFact, Update};
 
     fn csv(s: &Session, t0: f64, t1: f64) -> (usize, Vec<String>) {
         let mut out = Vec::new();
@@ -190,17 +190,17 @@ mod tests {
     fn merges_sample_times_and_leaves_cells_empty_where_a_series_has_no_sample() {
         let mut s = Session::new();
         for (t, q) in [(1.0, [0.5, -0.25]), (2.0, [1.5, 0.75]), (3.0, [2.5, 0.125])] {
-            s.apply(&Update::JointPositions {
+            s.apply_arm(&ArmFact::JointPositions {
                 t,
                 values: q.to_vec(),
             });
         }
-        s.apply(&Update::ForceTorque {
+        s.apply_arm(&ArmFact::ForceTorque {
             t: 2.0,
             force: [Some(1.0), None, Some(-2.0)],
             torque: [Some(0.5); 3],
         });
-        s.apply(&Update::ForceTorque {
+        s.apply_arm(&ArmFact::ForceTorque {
             t: 2.5,
             force: [Some(0.1); 3],
             torque: [None; 3],
@@ -221,22 +221,22 @@ mod tests {
             name: Some(name.into()),
             ..Joint::revolute(0.0, 0.0, 0.0)
         };
-        s.apply(&Update::Specification {
+        s.apply_arm(&ArmFact::Specification {
             t: 0.0,
             spec: ArmSpec {
                 mount: None,
                 joints: vec![joint("turret"), joint("upper arm")],
             },
         });
-        s.apply(&Update::JointPositions {
+        s.apply_arm(&ArmFact::JointPositions {
             t: 1.0,
             values: vec![1.0, 2.0],
         });
-        s.apply(&Update::JointVelocities {
+        s.apply_arm(&ArmFact::JointVelocities {
             t: 1.0,
             values: vec![3.0, 4.0],
         });
-        s.apply(&Update::JointEfforts {
+        s.apply_arm(&ArmFact::JointEfforts {
             t: 1.0,
             values: vec![5.0, 6.0, 7.0],
         });
@@ -252,7 +252,7 @@ mod tests {
     #[test]
     fn an_empty_or_reversed_range_writes_only_the_header() {
         let mut s = Session::new();
-        s.apply(&Update::JointPositions {
+        s.apply_arm(&ArmFact::JointPositions {
             t: 1.0,
             values: vec![1.0],
         });
@@ -265,16 +265,16 @@ mod tests {
     fn several_arms_get_prefixed_columns_and_merged_rows() {
         let (a, b) = (ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11));
         let mut v: Vehicle = Vehicle::new();
-        v.apply(&Update::for_arm(
+        v.apply(&Update::arm(
             a,
-            Update::JointPositions {
+            ArmFact::JointPositions {
                 t: 1.0,
                 values: vec![0.5],
             },
         ));
-        v.apply(&Update::for_arm(
+        v.apply(&Update::arm(
             b,
-            Update::JointPositions {
+            ArmFact::JointPositions {
                 t: 1.5,
                 values: vec![0.25, 0.75],
             },

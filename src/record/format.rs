@@ -21,9 +21,8 @@
 //! one arm); in `/jaus/events` it is present exactly when the event is about one arm (control,
 //! status, emergency, transitions, gaps, link, outcomes of commands to it).
 //!
-//! The recorder gets every per-arm fact from the observer wrapped in [`Update::Arm`], which is
-//! where `component` comes from; an unwrapped per-arm fact (single-arm producers) is written
-//! without it.
+//! The recorder gets every per-arm fact from the observer as an [`Update::Arm`], which is
+//! where `component` comes from.
 //!
 //! The "arm" metadata: one record per arm, named `arm/S.N.C` ([`arm_metadata_name`]), written
 //! when that arm's first specification is seen, with its `component_id`, `joints` and, when
@@ -44,7 +43,8 @@ use std::net::SocketAddr;
 use crate::model::arm::ArmSpec;
 use crate::model::arm::JointType;
 use crate::model::update::{
-    ComponentId, ControlState, ManagementState, Outcome, PoseState, Signal, Update,
+    ArmFact, ComponentId, ControlState, ManagementState, NetFact, Outcome, PoseState, Remark,
+    Signal, Update,
 };
 use crate::net::tap::Direction;
 
@@ -406,25 +406,41 @@ pub fn parse_note(bytes: &[u8]) -> Option<crate::model::events::Note> {
 
 /// Writes `update` as one JSON message (UTF-8) of its decoded topic into `out` (cleared first) and
 /// returns the topic; `None` (and `out` empty) for updates that have no decoded channel
-/// (presets, tool offset, delivery, counters). A fact wrapped in [`Update::Arm`] carries its
+/// (presets, tool offset, delivery, counters). A fact about an arm ([`Update::Arm`]) carries its
 /// arm as `"component"` (see the module's doc).
 pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic> {
     out.clear();
-    let (arm, update) = update.split();
-    let topic = match update {
-        Update::JointPositions { t, values } => {
+    let (arm, fact) = match update {
+        Update::Arm { arm, fact } => (*arm, fact),
+        Update::Net(fact) => {
+            return match fact {
+                NetFact::Stats { .. } => None,
+                NetFact::Component { .. }
+                | NetFact::ComponentLost { .. }
+                | NetFact::Selected { .. }
+                | NetFact::Identity { .. }
+                | NetFact::Remark(_) => {
+                    event(out, update);
+                    Some(DecodedTopic::Events)
+                }
+            };
+        }
+    };
+    let arm = Some(arm);
+    let topic = match fact {
+        ArmFact::JointPositions { t, values } => {
             joints(out, DecodedTopic::JointPositions, *t, arm, values)
         }
-        Update::JointVelocities { t, values } => {
+        ArmFact::JointVelocities { t, values } => {
             joints(out, DecodedTopic::JointVelocities, *t, arm, values)
         }
-        Update::JointEfforts { t, values } => {
+        ArmFact::JointEfforts { t, values } => {
             joints(out, DecodedTopic::JointEfforts, *t, arm, values)
         }
-        Update::JointForceTorques { t, values } => {
+        ArmFact::JointForceTorques { t, values } => {
             joints(out, DecodedTopic::JointForceTorques, *t, arm, values)
         }
-        Update::ForceTorque { t, force, torque } => {
+        ArmFact::ForceTorque { t, force, torque } => {
             start(out, *t, arm);
             out.extend_from_slice(b",\"force\":");
             xyz(out, force);
@@ -433,16 +449,22 @@ pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic>
             out.push(b'}');
             DecodedTopic::ForceTorque
         }
-        Update::Specification { t, spec } => {
+        ArmFact::Specification { t, spec } => {
             specification(out, *t, arm, spec);
             DecodedTopic::Specification
         }
-        Update::Presets { .. }
-        | Update::ToolOffset { .. }
-        | Update::Delivery { .. }
-        | Update::Stats { .. } => return None,
-        _ => {
-            event(out, arm, update);
+        ArmFact::Presets { .. } | ArmFact::ToolOffset { .. } | ArmFact::Delivery { .. } => {
+            return None;
+        }
+        ArmFact::Link { .. }
+        | ArmFact::CurrentPose { .. }
+        | ArmFact::Status { .. }
+        | ArmFact::Control { .. }
+        | ArmFact::Controller { .. }
+        | ArmFact::ControlLost { .. }
+        | ArmFact::Stale { .. }
+        | ArmFact::Remark(_) => {
+            event(out, update);
             DecodedTopic::Events
         }
     };
@@ -680,10 +702,17 @@ fn signal_key(s: Signal) -> &'static str {
 /// samples, the specification, and the updates without an event. Labels are built with
 /// `format!`: events are rare next to samples.
 pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
-    Some(match update {
+    match update {
         // The label is the fact's; which arm goes beside it (`component`, the log's name).
-        Update::Arm { update, .. } => return event_label(update),
-        Update::Control { state, .. } => (
+        Update::Arm { fact, .. } => arm_event_label(fact),
+        Update::Net(fact) => net_event_label(fact),
+    }
+}
+
+/// [`event_label`] of a fact about an arm.
+fn arm_event_label(fact: &ArmFact) -> Option<(&'static str, String)> {
+    Some(match fact {
+        ArmFact::Control { state, .. } => (
             "control",
             match state {
                 ControlState::Released => "control released".to_owned(),
@@ -693,22 +722,22 @@ pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
                 }
             },
         ),
-        Update::Controller { controller, .. } => (
+        ArmFact::Controller { controller, .. } => (
             "control",
             match controller.id {
                 Some(_) => format!("control held by {controller}"),
                 None => "control free".to_owned(),
             },
         ),
-        Update::ControlLost { reason, .. } => ("control", format!("control lost: {reason}")),
-        Update::Status { state, .. } => {
+        ArmFact::ControlLost { reason, .. } => ("control", format!("control lost: {reason}")),
+        ArmFact::Status { state, .. } => {
             if *state == ManagementState::Emergency {
                 ("emergency", "emergency stop".to_owned())
             } else {
                 ("status", format!("status {}", management_name(*state)))
             }
         }
-        Update::CurrentPose { pose, .. } => (
+        ArmFact::CurrentPose { pose, .. } => (
             "transition",
             match pose {
                 PoseState::Unknown => "pose unknown".to_owned(),
@@ -718,7 +747,56 @@ pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
                 }
             },
         ),
-        Update::CommandOutcome {
+        ArmFact::Link { state, .. } => ("link", format!("link {}", state.name())),
+        ArmFact::Stale { signal, stale, .. } => (
+            "stale",
+            format!(
+                "{} {}",
+                signal.name(),
+                if *stale { "stale" } else { "fresh again" }
+            ),
+        ),
+        ArmFact::Remark(r) => remark_label(r),
+        ArmFact::Specification { .. }
+        | ArmFact::ToolOffset { .. }
+        | ArmFact::Presets { .. }
+        | ArmFact::JointPositions { .. }
+        | ArmFact::JointVelocities { .. }
+        | ArmFact::JointEfforts { .. }
+        | ArmFact::JointForceTorques { .. }
+        | ArmFact::ForceTorque { .. }
+        | ArmFact::Delivery { .. } => return None,
+    })
+}
+
+/// [`event_label`] of a fact of the network.
+fn net_event_label(fact: &NetFact) -> Option<(&'static str, String)> {
+    Some(match fact {
+        NetFact::Component { info, .. } => (
+            "component",
+            match &info.identification {
+                Some(s) => format!("found {} \"{s}\" at {}", info.id, info.address),
+                None => format!("found {} at {}", info.id, info.address),
+            },
+        ),
+        NetFact::ComponentLost { id, lost, .. } => (
+            "component",
+            if *lost {
+                format!("{id} lost")
+            } else {
+                format!("{id} heard again")
+            },
+        ),
+        NetFact::Selected { id, .. } => ("component", format!("selected {id}")),
+        NetFact::Remark(r) => remark_label(r),
+        NetFact::Identity { .. } | NetFact::Stats { .. } => return None,
+    })
+}
+
+/// [`event_label`] of what is said about an arm or the network.
+fn remark_label(r: &Remark) -> (&'static str, String) {
+    match r {
+        Remark::CommandOutcome {
             command, outcome, ..
         } => {
             let (name, reason) = outcome_name(outcome);
@@ -732,35 +810,9 @@ pub fn event_label(update: &Update) -> Option<(&'static str, String)> {
                 },
             )
         }
-        Update::Component { info, .. } => (
-            "component",
-            match &info.identification {
-                Some(s) => format!("found {} \"{s}\" at {}", info.id, info.address),
-                None => format!("found {} at {}", info.id, info.address),
-            },
-        ),
-        Update::ComponentLost { id, lost, .. } => (
-            "component",
-            if *lost {
-                format!("{id} lost")
-            } else {
-                format!("{id} heard again")
-            },
-        ),
-        Update::Selected { id, .. } => ("component", format!("selected {id}")),
-        Update::Link { state, .. } => ("link", format!("link {}", state.name())),
-        Update::Stale { signal, stale, .. } => (
-            "stale",
-            format!(
-                "{} {}",
-                signal.name(),
-                if *stale { "stale" } else { "fresh again" }
-            ),
-        ),
-        Update::Mark { kind, label, .. } => (kind.name(), label.clone()),
-        Update::Error { message, .. } => ("error", message.clone()),
-        _ => return None,
-    })
+        Remark::Mark { kind, label, .. } => (kind.name(), label.clone()),
+        Remark::Error { message, .. } => ("error", message.clone()),
+    }
 }
 
 /// An outcome's name and, when it has one, its reason.
@@ -775,51 +827,88 @@ fn outcome_name(outcome: &Outcome) -> (&'static str, Option<&str>) {
     }
 }
 
-/// Discrete updates as `/jaus/events` messages: [`event_label`] and the fields of each kind;
-/// `arm` the arm the event is about, if it is about one.
-fn event(out: &mut Vec<u8>, arm: Option<ComponentId>, update: &Update) {
-    let t = update.t();
+/// Discrete updates as `/jaus/events` messages: [`event_label`] and the fields of each kind,
+/// with `component` when the event is about one arm.
+fn event(out: &mut Vec<u8>, update: &Update) {
+    let (t, arm) = (update.t(), update.arm_id());
     let Some((kind, label)) = event_label(update) else {
         // Samples, the specification and the updates without a channel are handled by
-        // `encode_update`; anything else lands here only if a variant is added without a
-        // mapping, and still gets a readable event.
+        // `encode_update`; a fact without a label (our identity) still gets a readable event.
         event_head(out, t, arm, "error", &format!("unmapped update {update:?}"));
         out.push(b'}');
         return;
     };
     event_head(out, t, arm, kind, &label);
     match update {
-        Update::Control { state, .. } => {
-            let (name, authority) = match state {
-                ControlState::Released => ("released", None),
-                ControlState::Requested => ("requested", None),
-                ControlState::Held { authority } => ("held", Some(*authority)),
-            };
-            str_field(out, "state", name);
-            key(out, "authority");
-            match authority {
-                Some(a) => {
-                    let _ = write!(out, "{a}");
+        Update::Arm { fact, .. } => match fact {
+            ArmFact::Control { state, .. } => {
+                let (name, authority) = match state {
+                    ControlState::Released => ("released", None),
+                    ControlState::Requested => ("requested", None),
+                    ControlState::Held { authority } => ("held", Some(*authority)),
+                };
+                str_field(out, "state", name);
+                key(out, "authority");
+                match authority {
+                    Some(a) => {
+                        let _ = write!(out, "{a}");
+                    }
+                    None => out.extend_from_slice(b"null"),
                 }
-                None => out.extend_from_slice(b"null"),
             }
-        }
-        Update::Status { state, .. } => str_field(out, "state", management_name(*state)),
-        Update::CurrentPose { pose, .. } => match pose {
-            PoseState::Unknown => {
-                str_field(out, "state", "unknown");
-                out.extend_from_slice(b",\"pose\":null");
+            ArmFact::Status { state, .. } => str_field(out, "state", management_name(*state)),
+            ArmFact::CurrentPose { pose, .. } => match pose {
+                PoseState::Unknown => {
+                    str_field(out, "state", "unknown");
+                    out.extend_from_slice(b",\"pose\":null");
+                }
+                PoseState::At(p) => {
+                    str_field(out, "state", "at");
+                    let _ = write!(out, ",\"pose\":{p}");
+                }
+                PoseState::Moving { from, to } => {
+                    str_field(out, "state", "moving");
+                    let _ = write!(out, ",\"from\":{from},\"to\":{to}");
+                }
+            },
+            ArmFact::Link { state, .. } => str_field(out, "state", state.name()),
+            ArmFact::Stale { signal, stale, .. } => {
+                str_field(out, "signal", signal_key(*signal));
+                let _ = write!(out, ",\"stale\":{stale}");
             }
-            PoseState::At(p) => {
-                str_field(out, "state", "at");
-                let _ = write!(out, ",\"pose\":{p}");
-            }
-            PoseState::Moving { from, to } => {
-                str_field(out, "state", "moving");
-                let _ = write!(out, ",\"from\":{from},\"to\":{to}");
-            }
+            ArmFact::Remark(r) => remark_fields(out, r),
+            _ => {}
         },
-        Update::CommandOutcome {
+        Update::Net(fact) => match fact {
+            NetFact::Component { info, .. } => {
+                str_field(out, "id", &info.id.to_string());
+                str_field(out, "address", &info.address.to_string());
+                key(out, "identification");
+                match &info.identification {
+                    Some(s) => string(out, s),
+                    None => out.extend_from_slice(b"null"),
+                }
+                out.extend_from_slice(b",\"lost\":false");
+            }
+            NetFact::ComponentLost { id, lost, .. } => {
+                str_field(out, "id", &id.to_string());
+                let _ = write!(out, ",\"lost\":{lost}");
+            }
+            NetFact::Selected { id, .. } => {
+                str_field(out, "id", &id.to_string());
+                str_field(out, "state", "selected");
+            }
+            NetFact::Remark(r) => remark_fields(out, r),
+            _ => {}
+        },
+    }
+    out.push(b'}');
+}
+
+/// The fields of an outcome event (marks and errors have only their label).
+fn remark_fields(out: &mut Vec<u8>, r: &Remark) {
+    match r {
+        Remark::CommandOutcome {
             command, outcome, ..
         } => {
             let (name, reason) = outcome_name(outcome);
@@ -829,37 +918,15 @@ fn event(out: &mut Vec<u8>, arm: Option<ComponentId>, update: &Update) {
                 str_field(out, "reason", r);
             }
         }
-        Update::Component { info, .. } => {
-            str_field(out, "id", &info.id.to_string());
-            str_field(out, "address", &info.address.to_string());
-            key(out, "identification");
-            match &info.identification {
-                Some(s) => string(out, s),
-                None => out.extend_from_slice(b"null"),
-            }
-            out.extend_from_slice(b",\"lost\":false");
-        }
-        Update::ComponentLost { id, lost, .. } => {
-            str_field(out, "id", &id.to_string());
-            let _ = write!(out, ",\"lost\":{lost}");
-        }
-        Update::Selected { id, .. } => {
-            str_field(out, "id", &id.to_string());
-            str_field(out, "state", "selected");
-        }
-        Update::Link { state, .. } => str_field(out, "state", state.name()),
-        Update::Stale { signal, stale, .. } => {
-            str_field(out, "signal", signal_key(*signal));
-            let _ = write!(out, ",\"stale\":{stale}");
-        }
-        _ => {}
+        Remark::Mark { .. } | Remark::Error { .. } => {}
     }
-    out.push(b'}');
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ARM: ComponentId = ComponentId::new(126, 1, 10);
     use crate::model::arm::{Joint, Mount};
     use crate::model::update::{CommandKind, ComponentId, ComponentInfo, LinkState, MarkKind};
 
@@ -890,10 +957,13 @@ mod tests {
     #[test]
     fn joint_samples_become_arrays_with_null_for_non_finite() {
         let mut s = Vec::new();
-        let u = Update::JointPositions {
-            t: 1.5,
-            values: vec![0.1, -2.0, f64::NAN, 1e-7, 3e20],
-        };
+        let u = Update::arm(
+            ARM,
+            ArmFact::JointPositions {
+                t: 1.5,
+                values: vec![0.1, -2.0, f64::NAN, 1e-7, 3e20],
+            },
+        );
         assert_eq!(
             encode_update(&u, &mut s),
             Some(DecodedTopic::JointPositions)
@@ -905,20 +975,26 @@ mod tests {
         assert!(v["positions"][2].is_null());
         assert_eq!(v["positions"][3], 1e-7);
         assert_eq!(v["positions"][4], 3e20);
-        let u = Update::JointVelocities {
-            t: 0.25,
-            values: vec![0.123_456_789_012_345, -4.999_999_999_7, 2.3e-9],
-        };
+        let u = Update::arm(
+            ARM,
+            ArmFact::JointVelocities {
+                t: 0.25,
+                values: vec![0.123_456_789_012_345, -4.999_999_999_7, 2.3e-9],
+            },
+        );
         encode_update(&u, &mut s);
         assert_eq!(
             std::str::from_utf8(&s).unwrap(),
-            r#"{"t":0.25,"velocities":[0.123456789,-5.0,2e-9]}"#,
+            r#"{"t":0.25,"component":"126.1.10","velocities":[0.123456789,-5.0,2e-9]}"#,
             "samples are rounded to 1e-9"
         );
-        let u = Update::JointForceTorques {
-            t: 0.0,
-            values: vec![],
-        };
+        let u = Update::arm(
+            ARM,
+            ArmFact::JointForceTorques {
+                t: 0.0,
+                values: vec![],
+            },
+        );
         assert_eq!(
             encode_update(&u, &mut s),
             Some(DecodedTopic::JointForceTorques)
@@ -929,11 +1005,14 @@ mod tests {
     #[test]
     fn force_torque_has_xyz_objects_with_null_for_absent_parts() {
         let mut s = Vec::new();
-        let u = Update::ForceTorque {
-            t: 2.0,
-            force: [Some(1.0), None, Some(-3.5)],
-            torque: [None, Some(0.25), None],
-        };
+        let u = Update::arm(
+            ARM,
+            ArmFact::ForceTorque {
+                t: 2.0,
+                force: [Some(1.0), None, Some(-3.5)],
+                torque: [None, Some(0.25), None],
+            },
+        );
         assert_eq!(encode_update(&u, &mut s), Some(DecodedTopic::ForceTorque));
         let v = parse(&s);
         assert_eq!(v["force"]["x"], 1.0);
@@ -955,7 +1034,7 @@ mod tests {
             joints: vec![named, Joint::prismatic(0.0, 0.0, 0.3, 0.0, 0.5)],
         };
         let mut s = Vec::new();
-        let u = Update::Specification { t: 0.5, spec };
+        let u = Update::arm(ARM, ArmFact::Specification { t: 0.5, spec });
         assert_eq!(encode_update(&u, &mut s), Some(DecodedTopic::Specification));
         let v = parse(&s);
         assert_eq!(v["mount"]["position"][2], 3.0);
@@ -973,45 +1052,46 @@ mod tests {
     #[test]
     fn discrete_updates_become_events_with_kind_and_label() {
         let id = ComponentId::new(1, 2, 3);
+        let arm = |fact: ArmFact| Update::arm(ARM, fact);
         let cases = [
             (
-                Update::Control {
+                arm(ArmFact::Control {
                     t: 1.0,
                     state: ControlState::Held { authority: 200 },
-                },
+                }),
                 "control",
             ),
             (
-                Update::Status {
+                arm(ArmFact::Status {
                     t: 1.0,
                     state: ManagementState::Emergency,
-                },
+                }),
                 "emergency",
             ),
             (
-                Update::Status {
+                arm(ArmFact::Status {
                     t: 1.0,
                     state: ManagementState::Ready,
-                },
+                }),
                 "status",
             ),
             (
-                Update::CurrentPose {
+                arm(ArmFact::CurrentPose {
                     t: 1.0,
                     pose: PoseState::Moving { from: 1, to: 2 },
-                },
+                }),
                 "transition",
             ),
             (
-                Update::CommandOutcome {
+                Update::net(Remark::CommandOutcome {
                     t: 1.0,
                     command: CommandKind::GoToPreset,
                     outcome: Outcome::Rejected("not \\ controlled\n".into()),
-                },
+                }),
                 "outcome",
             ),
             (
-                Update::Component {
+                Update::net(NetFact::Component {
                     t: 1.0,
                     info: ComponentInfo {
                         id,
@@ -1020,45 +1100,45 @@ mod tests {
                         services: vec![],
                         manipulator: true,
                     },
-                },
+                }),
                 "component",
             ),
             (
-                Update::ComponentLost {
+                Update::net(NetFact::ComponentLost {
                     t: 1.0,
                     id,
                     lost: true,
-                },
+                }),
                 "component",
             ),
             (
-                Update::Link {
+                arm(ArmFact::Link {
                     t: 1.0,
                     state: LinkState::Lost,
-                },
+                }),
                 "link",
             ),
             (
-                Update::Stale {
+                arm(ArmFact::Stale {
                     t: 1.0,
                     signal: Signal::JointPositions,
                     stale: true,
-                },
+                }),
                 "stale",
             ),
             (
-                Update::Mark {
+                Update::net(Remark::Mark {
                     t: 1.0,
                     kind: MarkKind::Gap,
                     label: "no traffic for 2.0 s".into(),
-                },
+                }),
                 "gap",
             ),
             (
-                Update::Error {
+                Update::net(Remark::Error {
                     t: 1.0,
                     message: "bad".into(),
-                },
+                }),
                 "error",
             ),
         ];
@@ -1070,10 +1150,10 @@ mod tests {
             assert_eq!(v["t"], 1.0);
             assert!(!v["label"].as_str().unwrap().is_empty());
         }
-        let u = Update::ToolOffset {
+        let u = arm(ArmFact::ToolOffset {
             t: 0.0,
             point: [0.0; 3],
-        };
+        });
         assert_eq!(encode_update(&u, &mut s), None);
         assert!(s.is_empty());
     }
@@ -1082,9 +1162,9 @@ mod tests {
     fn a_fact_about_one_arm_names_its_component_and_validates() {
         let arm = ComponentId::new(126, 1, 11);
         let mut s = Vec::new();
-        let u = Update::for_arm(
+        let u = Update::arm(
             arm,
-            Update::JointPositions {
+            ArmFact::JointPositions {
                 t: 0.5,
                 values: vec![0.25],
             },
@@ -1102,26 +1182,26 @@ mod tests {
             joints: vec![Joint::revolute(0.0, 0.0, 0.1)],
         };
         let cases = [
-            Update::for_arm(arm, Update::Specification { t: 1.0, spec }),
-            Update::for_arm(
+            Update::arm(arm, ArmFact::Specification { t: 1.0, spec }),
+            Update::arm(
                 arm,
-                Update::ForceTorque {
+                ArmFact::ForceTorque {
                     t: 1.0,
                     force: [Some(1.0); 3],
                     torque: [None; 3],
                 },
             ),
-            Update::for_arm(
+            Update::arm(
                 arm,
-                Update::Mark {
+                Remark::Mark {
                     t: 1.0,
                     kind: MarkKind::Gap,
                     label: "no traffic from 126.1.11 for 3.0 s".into(),
                 },
             ),
-            Update::for_arm(
+            Update::arm(
                 arm,
-                Update::Link {
+                ArmFact::Link {
                     t: 1.0,
                     state: LinkState::Live,
                 },
@@ -1143,10 +1223,10 @@ mod tests {
             );
         }
         // A fact of the network names none.
-        let u = Update::Error {
+        let u = Update::net(Remark::Error {
             t: 1.0,
             message: "x".into(),
-        };
+        });
         encode_update(&u, &mut s);
         assert!(parse(&s).get("component").is_none());
         assert_eq!(arm_metadata_name(arm), "arm/126.1.11");
@@ -1157,9 +1237,9 @@ mod tests {
             ComponentId::new(0, 0, 0),
         ] {
             encode_update(
-                &Update::for_arm(
+                &Update::arm(
                     id,
-                    Update::Link {
+                    ArmFact::Link {
                         t: 0.0,
                         state: LinkState::Live,
                     },

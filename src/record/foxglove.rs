@@ -44,7 +44,8 @@ use crate::model::arm::ArmSpec;
 use crate::model::kinematics::{self, CylinderKind, KinematicsError};
 use crate::model::limits::limit_tint;
 use crate::model::update::{
-    ComponentId, LinkState, MAX_ARMS, ManagementState, MarkKind, Outcome, Update,
+    ArmFact, ComponentId, LinkState, MAX_ARMS, ManagementState, MarkKind, NetFact, Outcome, Remark,
+    Update,
 };
 
 /// Schema name of the transforms channel.
@@ -370,21 +371,36 @@ pub fn log(out: &mut Vec<u8>, t_ns: u64, level: LogLevel, name: &str, message: &
 /// warnings), timeline marks (gaps and staleness as warnings), link changes (lost as a
 /// warning) and errors; `None` for samples and the other facts.
 pub fn event_level(update: &Update) -> Option<LogLevel> {
-    Some(match update {
-        Update::Arm { update, .. } => return event_level(update),
-        Update::Control { .. } | Update::CurrentPose { .. } => LogLevel::Info,
-        Update::Status { state, .. } => match state {
-            ManagementState::Emergency | ManagementState::Failure => LogLevel::Error,
-            _ => LogLevel::Info,
-        },
-        Update::CommandOutcome { outcome, .. } => match outcome {
+    match update {
+        Update::Arm { fact, .. } => Some(match fact {
+            ArmFact::Control { .. } | ArmFact::CurrentPose { .. } => LogLevel::Info,
+            ArmFact::Status { state, .. } => match state {
+                ManagementState::Emergency | ManagementState::Failure => LogLevel::Error,
+                _ => LogLevel::Info,
+            },
+            ArmFact::Link { state, .. } => match state {
+                LinkState::Lost => LogLevel::Warning,
+                _ => LogLevel::Info,
+            },
+            ArmFact::Remark(r) => remark_level(r),
+            _ => return None,
+        }),
+        Update::Net(NetFact::Remark(r)) => Some(remark_level(r)),
+        Update::Net(_) => None,
+    }
+}
+
+/// [`event_level`] of what is said about an arm or the network.
+fn remark_level(r: &Remark) -> LogLevel {
+    match r {
+        Remark::CommandOutcome { outcome, .. } => match outcome {
             Outcome::Confirmed | Outcome::Completed => LogLevel::Info,
             Outcome::Rejected(_)
             | Outcome::TimedOut
             | Outcome::Failed(_)
             | Outcome::NoAnswer { .. } => LogLevel::Warning,
         },
-        Update::Mark { kind, .. } => match kind {
+        Remark::Mark { kind, .. } => match kind {
             MarkKind::Emergency => LogLevel::Error,
             MarkKind::Gap | MarkKind::Stale | MarkKind::Threshold | MarkKind::Network => {
                 LogLevel::Warning
@@ -396,13 +412,8 @@ pub fn event_level(update: &Update) -> Option<LogLevel> {
             | MarkKind::Recording
             | MarkKind::Note => LogLevel::Info,
         },
-        Update::Link { state, .. } => match state {
-            LinkState::Lost => LogLevel::Warning,
-            _ => LogLevel::Info,
-        },
-        Update::Error { .. } => LogLevel::Error,
-        _ => return None,
-    })
+        Remark::Error { .. } => LogLevel::Error,
+    }
 }
 
 fn entity_head(out: &mut Vec<u8>, t_ns: u64, frame: &str, prefix: &str, id: &str) {
@@ -616,14 +627,12 @@ pub fn arm_prefix(id: Option<ComponentId>) -> String {
 /// millimetre or a joint's near-limit colour by a step of 1/20 (at most every
 /// [`SCENE_INTERVAL_NS`]), and every [`SCENE_REFRESH_NS`]; and a log line for each event
 /// [`event_level`] names (its `name` is `S.N.C/kind` for an event about one arm, the kind
-/// otherwise). Facts come wrapped in [`Update::Arm`]; an unwrapped per-arm fact belongs to the
-/// arm [`Update::Selected`] named last (single-arm producers). At most [`MAX_ARMS`] arms are
+/// otherwise). Facts about an arm come as [`Update::Arm`], which names it. At most [`MAX_ARMS`] arms are
 /// drawn (the observer follows no more). Sans-I/O: the recorder writes what it is handed.
 #[derive(Debug, Clone)]
 pub struct FoxgloveStream {
     look: SceneLook,
     arms: Vec<ArmScene>,
-    focus: Option<ComponentId>,
     /// The key of the newest sample, kept between samples to avoid an allocation each.
     key_buf: Vec<i64>,
     buf: Vec<u8>,
@@ -635,7 +644,6 @@ impl FoxgloveStream {
         Self {
             look,
             arms: Vec::new(),
-            focus: None,
             key_buf: Vec::new(),
             buf: Vec::new(),
         }
@@ -661,33 +669,41 @@ impl FoxgloveStream {
         t_ns: u64,
         emit: &mut Emit<'_, E>,
     ) -> Result<(), E> {
-        let (arm, fact) = update.split();
-        match fact {
-            Update::Selected { id, .. } => self.focus = Some(*id),
-            Update::Specification { spec, .. } => {
-                if let Some(i) = self.arm(arm.or(self.focus)) {
+        let arm = update.arm_id();
+        match update {
+            Update::Arm {
+                arm,
+                fact: ArmFact::Specification { spec, .. },
+            } => {
+                if let Some(i) = self.arm(Some(*arm)) {
                     let a = &mut self.arms[i];
                     a.frames = ArmFrames::new(&arm_prefix(a.id), spec.joint_count());
                     a.spec = Some(spec.clone());
                     a.changed = true;
                 }
             }
-            Update::ToolOffset { point, .. } => {
-                if let Some(i) = self.arm(arm.or(self.focus)) {
+            Update::Arm {
+                arm,
+                fact: ArmFact::ToolOffset { point, .. },
+            } => {
+                if let Some(i) = self.arm(Some(*arm)) {
                     self.arms[i].tool_point = *point;
                     self.arms[i].changed = true;
                 }
             }
-            Update::JointPositions { values, .. } => {
-                return match self.arm(arm.or(self.focus)) {
+            Update::Arm {
+                arm,
+                fact: ArmFact::JointPositions { values, .. },
+            } => {
+                return match self.arm(Some(*arm)) {
                     Some(i) => self.positions(i, values, t_ns, emit),
                     None => Ok(()),
                 };
             }
             _ => {}
         }
-        if let Some(level) = event_level(fact)
-            && let Some((kind, label)) = crate::record::format::event_label(fact)
+        if let Some(level) = event_level(update)
+            && let Some((kind, label)) = crate::record::format::event_label(update)
         {
             match arm {
                 Some(arm) => log(&mut self.buf, t_ns, level, &format!("{arm}/{kind}"), &label),

@@ -5,8 +5,8 @@
 //!
 //! It follows every manipulator it sees, as the live client does: each arm has its own state
 //! (decode context, event streams, presets, control as seen on the wire, gap detection), and
-//! every fact about one arm comes out wrapped in [`Update::Arm`] naming it
-//! ([`Update::for_arm`]), so a replay shows each arm in the
+//! every fact about one arm comes out as an [`Update::Arm`] naming it, so a replay shows each
+//! arm in the
 //! [`Vehicle`](crate::model::vehicle::Vehicle) and nothing of one arm under another.
 //!
 //! Rules, in the order a datagram meets them:
@@ -20,7 +20,7 @@
 //!   forgotten first.
 //! - Decoding: each source's messages decode with the context of that source's own
 //!   specification (joint kinds settle the unit codes of dialects, §9 C1).
-//! - Components: `ReportIdentification` and `ReportServices` give [`Update::Component`], with the
+//! - Components: `ReportIdentification` and `ReportServices` give [`NetFact::Component`], with the
 //!   address of the sender (received datagrams only: a sent one names the receiver); the
 //!   records of one component within a report merged and a report's list replacing the last
 //!   one's, as live ([`reports::listed_services`], [`reports::take_services`]). Facts of the
@@ -34,10 +34,10 @@
 //!
 //!   At most [`MAX_ARMS`] are followed. A further manipulator is not followed: its messages
 //!   are counted (framing, names, peers) but not applied, it is counted in
-//!   [`ObserverStats::arms_not_followed`], and one [`Update::Error`] says so the first time.
+//!   [`ObserverStats::arms_not_followed`], and one [`Remark::Error`] says so the first time.
 //!   The bound keeps a capture full of manipulators (or a hostile one) from growing the
 //!   per-arm state without end.
-//! - Focus: [`Update::Selected`] names the first arm followed (the focus a replay opens on);
+//! - Focus: [`NetFact::Selected`] names the first arm followed (the focus a replay opens on);
 //!   it moves once to the first arm whose specification is seen if the first was found by
 //!   its traffic only (the arm an OCU asked the specification of is the one it worked with).
 //! - Each arm: specification, tool offset, presets as the live client takes them; its reports,
@@ -48,11 +48,11 @@
 //! - Control of each arm, as seen on the wire: `RequestControl` from an OCU → `Requested` (a
 //!   re-request by the holder is a keep-alive, not news); `ConfirmControl` accepted → `Held`
 //!   with the authority that OCU asked for, and so is a `ReportControl` naming an OCU that
-//!   asked; refused, or `RejectControl` to the holder → `Released`. Each change also gets a [`Update::Mark`] that says which OCU.
+//!   asked; refused, or `RejectControl` to the holder → `Released`. Each change also gets a [`Remark::Mark`] that says which OCU.
 //! - Commands to an arm that are not facts get marks about that arm:
 //!   SetEmergency/ClearEmergency (emergency), Resume/Standby/Shutdown (status),
 //!   RequestControl/ReleaseControl (control), `SetCurrentPose` (transition).
-//!   `ReportTransitionCompleted` → [`Update::CommandOutcome`] for `GoToPreset`.
+//!   `ReportTransitionCompleted` → [`Remark::CommandOutcome`] for `GoToPreset`.
 //! - Gaps, per arm: when an arm is silent for longer than its gap threshold
 //!   (`max(GAP_S, GAP_MEDIANS × the median of its last 31 intervals)`, so a slow talker is not
 //!   a string of gaps), `Link{Lost}` at silence start + threshold as soon as any later record
@@ -73,8 +73,8 @@ use crate::jaus::judp::Header;
 use crate::jaus::message::message_name;
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::update::{
-    CommandKind, ComponentId, ComponentInfo, ControlState, Controller, LinkState, MAX_ARMS,
-    MarkKind, Outcome, PresetInfo, Tolerated, Update,
+    ArmFact, CommandKind, ComponentId, ComponentInfo, ControlState, Controller, LinkState,
+    MAX_ARMS, MarkKind, NetFact, Outcome, PresetInfo, Remark, Tolerated, Update,
 };
 use crate::net::endpoint::{Endpoint, InboundKind};
 use crate::net::reports;
@@ -142,7 +142,7 @@ pub struct ObserverStats {
     pub tolerated: Tolerated,
     /// Every followed arm, by ID.
     pub arms: BTreeMap<ComponentId, ArmStats>,
-    /// The arm [`Update::Selected`] names last (the focus a replay opens on).
+    /// The arm [`NetFact::Selected`] names last (the focus a replay opens on).
     pub focus: Option<ComponentId>,
     /// Manipulators seen but not followed: [`MAX_ARMS`] were followed already.
     pub arms_not_followed: u64,
@@ -249,7 +249,7 @@ pub struct Observer {
     /// The arms followed, in the order they were found (at most [`MAX_ARMS`]: a linear search
     /// over a handful of IDs beats hashing for every block).
     arms: Vec<Arm>,
-    /// The arm [`Update::Selected`] named, and whether by its specification.
+    /// The arm [`NetFact::Selected`] named, and whether by its specification.
     focus: Option<JausId>,
     focus_by_spec: bool,
     /// Components that sent a command: OCUs, never followed by their traffic alone.
@@ -361,7 +361,7 @@ impl Observer {
         (i128::from(t_ns) - i128::from(self.start_ns)) as f64 / 1e9
     }
 
-    /// The focused arm: the one [`Update::Selected`] named last.
+    /// The focused arm: the one [`NetFact::Selected`] named last.
     pub fn selected(&self) -> Option<JausId> {
         self.focus
     }
@@ -503,7 +503,7 @@ impl Observer {
                         services: known.services.clone(),
                         manipulator: reports::is_manipulator(&known.services),
                     };
-                    out.push(Update::Component { t, info });
+                    out.push(Update::net(NetFact::Component { t, info }));
                 }
             }
             Message::ReportManipulatorSpecifications(r) => {
@@ -513,7 +513,7 @@ impl Observer {
                 if let Some(i) = self.follow(t, src, true, out) {
                     let arm = &mut self.arms[i];
                     arm.joints = Some(spec.joint_count());
-                    out.push(Update::for_arm(arm.cid, Update::Specification { t, spec }));
+                    out.push(Update::arm(arm.cid, ArmFact::Specification { t, spec }));
                 }
                 return;
             }
@@ -575,13 +575,13 @@ impl Observer {
                     }
                     if !self.told_not_followed {
                         self.told_not_followed = true;
-                        out.push(Update::Error {
+                        out.push(Update::net(Remark::Error {
                             t,
                             message: format!(
                                 "more than {MAX_ARMS} manipulators: {id} and any found after it \
                                  are not shown (their traffic is counted, not decoded)"
                             ),
-                        });
+                        }));
                     }
                     return None;
                 }
@@ -590,9 +590,9 @@ impl Observer {
                 if self.focus.is_none() {
                     self.set_focus(t, id, by_spec, out);
                 }
-                out.push(Update::for_arm(
+                out.push(Update::arm(
                     id.into(),
-                    Update::Link {
+                    ArmFact::Link {
                         t,
                         state: LinkState::Connecting,
                     },
@@ -611,29 +611,29 @@ impl Observer {
     fn set_focus(&mut self, t: f64, id: JausId, by_spec: bool, out: &mut Vec<Update>) {
         self.focus = Some(id);
         self.focus_by_spec = by_spec;
-        out.push(Update::Selected { t, id: id.into() });
+        out.push(Update::net(NetFact::Selected { t, id: id.into() }));
     }
 
     /// A message from followed arm `i` to `to`.
     fn sent_by_arm(&mut self, i: usize, t: f64, to: JausId, m: Message, out: &mut Vec<Update>) {
         let arm = &mut self.arms[i];
         let (id, cid) = (arm.id, arm.cid);
-        let fact = |u: Update| Update::for_arm(cid, u);
+        let fact = |fact: ArmFact| Update::Arm { arm: cid, fact };
         match m {
-            Message::ReportToolOffset(r) => out.push(fact(Update::ToolOffset {
+            Message::ReportToolOffset(r) => out.push(fact(ArmFact::ToolOffset {
                 t,
                 point: [r.x, r.y, r.z],
             })),
             Message::ReportPresetPoseCapabilities(r) => {
                 reports::merge_preset_capabilities(&mut arm.presets, &r);
-                out.push(fact(Update::Presets {
+                out.push(fact(ArmFact::Presets {
                     t,
                     presets: arm.presets.clone(),
                 }));
             }
             Message::ReportPresetPoseSpecifications(r) => {
                 reports::merge_preset_specifications(&mut arm.presets, &r, id);
-                out.push(fact(Update::Presets {
+                out.push(fact(ArmFact::Presets {
                     t,
                     presets: arm.presets.clone(),
                 }));
@@ -685,11 +685,11 @@ impl Observer {
                     if arm.holder == Some(to) && arm.control != ControlState::Released {
                         set_control(arm, t, ControlState::Released, None, label, out);
                     } else {
-                        out.push(fact(Update::Mark {
+                        out.push(fact(ArmFact::Remark(Remark::Mark {
                             t,
                             kind: MarkKind::Control,
                             label,
-                        }));
+                        })));
                     }
                 }
             }
@@ -704,15 +704,17 @@ impl Observer {
                 }
             }
             Message::ReportControl(r) => report_control(arm, t, r, out),
-            Message::ReportTransitionCompleted(r) => out.push(fact(Update::CommandOutcome {
-                t,
-                command: CommandKind::GoToPreset,
-                outcome: if r.transition_status == TransitionStatus::Completed {
-                    Outcome::Completed
-                } else {
-                    Outcome::Failed(r.transition_status.to_string())
-                },
-            })),
+            Message::ReportTransitionCompleted(r) => {
+                out.push(fact(ArmFact::Remark(Remark::CommandOutcome {
+                    t,
+                    command: CommandKind::GoToPreset,
+                    outcome: if r.transition_status == TransitionStatus::Completed {
+                        Outcome::Completed
+                    } else {
+                        Outcome::Failed(r.transition_status.to_string())
+                    },
+                })));
+            }
             report => {
                 if let Some((_, u)) = reports::report_update(t, &report) {
                     out.push(fact(u));
@@ -725,7 +727,7 @@ impl Observer {
     fn sent_to_arm(&mut self, i: usize, t: f64, from: JausId, m: &Message, out: &mut Vec<Update>) {
         let arm = &mut self.arms[i];
         let (id, cid) = (arm.id, arm.cid);
-        let mark = |kind, label: String| Update::for_arm(cid, Update::Mark { t, kind, label });
+        let mark = |kind, label: String| Update::arm(cid, Remark::Mark { t, kind, label });
         match m {
             Message::RequestControl(r) => {
                 let authority = r.authority_code;
@@ -801,9 +803,9 @@ impl Observer {
             if t - last > threshold {
                 arm.gap_open = true;
                 arm.link_live = false;
-                out.push(Update::for_arm(
+                out.push(Update::arm(
                     arm.cid,
-                    Update::Link {
+                    ArmFact::Link {
                         t: last + threshold,
                         state: LinkState::Lost,
                     },
@@ -836,9 +838,9 @@ impl Observer {
         let arm = &mut self.arms[i];
         if !arm.link_live {
             arm.link_live = true;
-            out.push(Update::for_arm(
+            out.push(Update::arm(
                 arm.cid,
-                Update::Link {
+                ArmFact::Link {
                     t,
                     state: LinkState::Live,
                 },
@@ -862,18 +864,18 @@ impl Observer {
         let at = last + threshold;
         if !arm.gap_open {
             arm.link_live = false;
-            out.push(Update::for_arm(
+            out.push(Update::arm(
                 arm.cid,
-                Update::Link {
+                ArmFact::Link {
                     t: at,
                     state: LinkState::Lost,
                 },
             ));
         }
         arm.gap_open = true;
-        out.push(Update::for_arm(
+        out.push(Update::arm(
             arm.cid,
-            Update::Mark {
+            Remark::Mark {
                 t: at,
                 kind: MarkKind::Gap,
                 label: format!("no traffic from {} for {:.1} s{note}", arm.id, end - last),
@@ -946,11 +948,11 @@ impl Observer {
 /// this recording.
 fn report_control(arm: &mut Arm, t: f64, r: ReportControl, out: &mut Vec<Update>) {
     let cid = arm.cid;
-    let fact = |u: Update| Update::for_arm(cid, u);
+    let fact = |fact: ArmFact| Update::Arm { arm: cid, fact };
     let (controller, _) = reports::controller_of(&r, |c| {
         arm.requests.contains_key(&c) || arm.holder == Some(c)
     });
-    out.push(fact(Update::Controller {
+    out.push(fact(ArmFact::Controller {
         t,
         controller: Controller {
             id: controller.map(Into::into),
@@ -995,13 +997,13 @@ fn set_control(
 ) {
     arm.control = state;
     arm.holder = holder;
-    out.push(Update::for_arm(
+    out.push(Update::arm(
         arm.cid,
-        Update::Mark {
+        Remark::Mark {
             t,
             kind: MarkKind::Control,
             label,
         },
     ));
-    out.push(Update::for_arm(arm.cid, Update::Control { t, state }));
+    out.push(Update::arm(arm.cid, ArmFact::Control { t, state }));
 }

@@ -471,14 +471,7 @@ impl Replay {
 
 /// Whether `u` is a sample of a sampled signal (what a session keeps in its histories).
 fn is_sample(u: &Update) -> bool {
-    matches!(
-        u.split().1,
-        Update::JointPositions { .. }
-            | Update::JointVelocities { .. }
-            | Update::JointEfforts { .. }
-            | Update::JointForceTorques { .. }
-            | Update::ForceTorque { .. }
-    )
+    u.coalesce_key().is_some()
 }
 
 /// Reads `path` again for the exact samples of `[t0, t1]` (session seconds): a replay whose

@@ -39,7 +39,7 @@ use mcap::records::{MessageHeader, Metadata};
 use mcap::write::{WriteOptions, Writer};
 
 use crate::model::events::Note;
-use crate::model::update::{ComponentId, Update};
+use crate::model::update::{ArmFact, ComponentId, NetFact, Signal, Update};
 use crate::net::tap::{Direction, Tap, WireRecord};
 use crate::record::format::{self, DecodedTopic};
 use crate::record::foxglove::{FoxgloveStream, FoxgloveTopic, LogLevel, SceneLook};
@@ -662,9 +662,8 @@ impl<W: Write + Seek> RecordingFile<W> {
         };
         let mut updates = std::mem::take(&mut d.updates);
         for u in updates.drain(..) {
-            let (arm, fact) = u.split();
-            match fact {
-                Update::Component { info, .. } => {
+            match &u {
+                Update::Net(NetFact::Component { info, .. }) => {
                     if let Some(name) = &info.identification {
                         if d.names.len() >= 1024 && !d.names.contains_key(&info.id) {
                             // Bounded as the observer's own tables (hostile input only).
@@ -673,10 +672,11 @@ impl<W: Write + Seek> RecordingFile<W> {
                         d.names.insert(info.id, name.clone());
                     }
                 }
-                Update::Specification { spec, .. }
-                    if let Some(id) = arm
-                        && !d.arms_written.contains(&id) =>
-                {
+                Update::Arm {
+                    arm: id,
+                    fact: ArmFact::Specification { spec, .. },
+                } if !d.arms_written.contains(id) => {
+                    let id = *id;
                     d.arms_written.push(id);
                     let mut meta = BTreeMap::from([
                         (
@@ -706,8 +706,9 @@ impl<W: Write + Seek> RecordingFile<W> {
                 })?;
             }
             if self.behind
-                && let Some(topic) = sample_topic(fact)
+                && let Some(topic) = sample_topic(&u)
             {
+                let arm = u.arm_id();
                 let i = d
                     .last_sample_ns
                     .iter()
@@ -1021,14 +1022,14 @@ fn write_batch<W: Write + Seek>(
 
 /// The decoded channel of a sample update (the updates thinning may leave out), if it is one.
 fn sample_topic(u: &Update) -> Option<DecodedTopic> {
-    match u {
-        Update::JointPositions { .. } => Some(DecodedTopic::JointPositions),
-        Update::JointVelocities { .. } => Some(DecodedTopic::JointVelocities),
-        Update::JointEfforts { .. } => Some(DecodedTopic::JointEfforts),
-        Update::JointForceTorques { .. } => Some(DecodedTopic::JointForceTorques),
-        Update::ForceTorque { .. } => Some(DecodedTopic::ForceTorque),
-        _ => None,
-    }
+    Some(match u.coalesce_key()?.1 {
+        Signal::JointPositions => DecodedTopic::JointPositions,
+        Signal::JointVelocities => DecodedTopic::JointVelocities,
+        Signal::JointEfforts => DecodedTopic::JointEfforts,
+        Signal::JointForceTorques => DecodedTopic::JointForceTorques,
+        Signal::EndEffectorForceTorque => DecodedTopic::ForceTorque,
+        Signal::CurrentPose | Signal::Status => return None,
+    })
 }
 
 fn set_error(shared: &Mutex<Shared>, path: &Path, detail: String) {

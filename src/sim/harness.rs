@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use crate::jaus::judp::{self, AckNak, DataFlags, Datagram, Header};
 use crate::jaus::{JausId, Message};
-use crate::model::update::{ComponentId, Update};
+use crate::model::update::{ArmFact, ComponentId, Update};
 use crate::net::client::{Client, ClientConfig, Output};
 use crate::net::fault::{FaultInjector, Faults};
 use crate::net::socket::Outgoing;
@@ -119,13 +119,10 @@ pub struct SimNet {
     pub drop_to_client: Option<DropHook>,
     /// Extra delay of each datagram from peers to the client.
     pub delay_to_client: Option<DelayHook>,
-    /// Every fact the client published, in order, unwrapped: what a test of one arm asserts
-    /// on ([`SimNet::update_arms`] says which arm each is about; [`SimNet::published`] gives
-    /// them as published).
+    /// Every update the client published, in order (per-arm facts as [`Update::Arm`]): what
+    /// the network thread sends the UI, and what a test asserts on ([`SimNet::facts_of`] for
+    /// one arm's facts).
     pub updates: Vec<Update>,
-    /// The arm each of [`SimNet::updates`] is about (the [`Update::Arm`] it came in), `None`
-    /// for facts of the network.
-    pub update_arms: Vec<Option<ComponentId>>,
     /// Datagrams peers sent to addresses other than the client's.
     pub stray: Vec<Outgoing>,
 }
@@ -170,7 +167,6 @@ impl SimNet {
             drop_to_client: None,
             delay_to_client: None,
             updates: Vec::new(),
-            update_arms: Vec::new(),
             stray: Vec::new(),
         }
     }
@@ -218,42 +214,23 @@ impl SimNet {
     }
 
     fn collect(&mut self) {
-        for u in self.out.updates.drain(..) {
-            match u {
-                Update::Arm { arm, update } => {
-                    self.updates.push(*update);
-                    self.update_arms.push(Some(arm));
-                }
-                u => {
-                    self.updates.push(u);
-                    self.update_arms.push(None);
-                }
-            }
-        }
+        self.updates.append(&mut self.out.updates);
     }
 
     /// The updates from the `from`-th on, as the client published them (per-arm facts in
     /// [`Update::Arm`]): what the network thread sends the UI.
     pub fn published(&self, from: usize) -> Vec<Update> {
-        self.updates
-            .iter()
-            .zip(&self.update_arms)
-            .skip(from)
-            .map(|(u, arm)| match arm {
-                Some(arm) => Update::for_arm(*arm, u.clone()),
-                None => u.clone(),
-            })
-            .collect()
+        self.updates[from.min(self.updates.len())..].to_vec()
     }
 
-    /// The facts about arm `arm` from the `from`-th update on, unwrapped.
-    pub fn facts_of(&self, arm: ComponentId, from: usize) -> impl Iterator<Item = &Update> {
-        self.updates
+    /// The facts about arm `arm` from the `from`-th update on.
+    pub fn facts_of(&self, arm: ComponentId, from: usize) -> impl Iterator<Item = &ArmFact> {
+        self.updates[from.min(self.updates.len())..]
             .iter()
-            .zip(&self.update_arms)
-            .skip(from)
-            .filter(move |(_, a)| **a == Some(arm))
-            .map(|(u, _)| u)
+            .filter_map(move |u| match u {
+                Update::Arm { arm: a, fact } if *a == arm => Some(fact),
+                Update::Arm { .. } | Update::Net(_) => None,
+            })
     }
 
     /// Runs the client's timers now.
@@ -547,8 +524,11 @@ mod tests {
         net.updates.iter().any(|u| {
             matches!(
                 u,
-                Update::Link {
-                    state: LinkState::Live,
+                Update::Arm {
+                    fact: ArmFact::Link {
+                        state: LinkState::Live,
+                        ..
+                    },
                     ..
                 }
             )

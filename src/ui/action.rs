@@ -6,8 +6,8 @@ use super::commands::UiCommand;
 use super::time_control::TimeCommand;
 use crate::model::update::{Command, ComponentId};
 
-/// A request from a panel, a dialog or a key.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A request from a panel, a dialog or a key (not `Copy`: it may carry a [`Command`]).
+#[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// A command of the table.
     Ui(UiCommand),

@@ -164,23 +164,23 @@ pub fn stop_all_reach(rows: &[ArmRow], focus: Option<ComponentId>) -> Option<(us
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::update::{ControlState, ManagementState, Update};
+    use crate::model::update::{ArmFact, ControlState, ManagementState, NetFact};
 
     fn arm(c: u8, link: LinkState, status: ManagementState) -> (ComponentId, ArmState) {
         let id = ComponentId::new(126, 1, c);
         let mut s = ArmState::default();
-        for u in [
-            Update::Selected { t: 0.0, id },
-            Update::Link {
+        s.apply_net(&NetFact::Selected { t: 0.0, id });
+        for fact in [
+            ArmFact::Link {
                 t: 0.0,
                 state: link,
             },
-            Update::Status {
+            ArmFact::Status {
                 t: 0.0,
                 state: status,
             },
         ] {
-            s.apply(&u);
+            s.apply_arm(&fact);
         }
         (id, s)
     }

@@ -369,12 +369,12 @@ mod tests {
     use super::*;
     use crate::model::arm::{ArmSpec, Joint};
     use crate::model::signals::{PlotSpec, SignalRef};
-    use crate::model::update::Update;
+    use crate::model::update::ArmFact;
 
     #[test]
     fn the_csv_holds_the_plotted_signals_in_shown_units_hidden_ones_left_out() {
         let mut s = Session::new();
-        s.apply(&Update::Specification {
+        s.apply_arm(&ArmFact::Specification {
             t: 0.0,
             spec: ArmSpec {
                 mount: None,
@@ -385,12 +385,12 @@ mod tests {
             },
         });
         for (t, q) in [(1.0, [0.5, 0.25]), (2.0, [1.0, 0.5]), (3.0, [1.5, 0.75])] {
-            s.apply(&Update::JointPositions {
+            s.apply_arm(&ArmFact::JointPositions {
                 t,
                 values: q.to_vec(),
             });
         }
-        s.apply(&Update::ForceTorque {
+        s.apply_arm(&ArmFact::ForceTorque {
             t: 2.5,
             force: [Some(1.0), None, Some(-2.0)],
             torque: [Some(0.5); 3],

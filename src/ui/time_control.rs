@@ -496,7 +496,7 @@ impl TimeControl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::update::{MarkKind, Update};
+    use crate::model::update::{ArmFact, MarkKind, NetFact, Remark};
 
     const SPAN: Option<(f64, f64)> = Some((2.0, 12.0));
 
@@ -651,16 +651,16 @@ mod tests {
     fn session() -> Session {
         let mut s = Session::new();
         for i in 1..=10 {
-            s.apply(&Update::JointPositions {
+            s.apply_arm(&ArmFact::JointPositions {
                 t: f64::from(i),
                 values: vec![f64::from(i)],
             });
             if i == 4 {
-                s.apply(&Update::Mark {
+                s.apply_net(&NetFact::Remark(Remark::Mark {
                     t: 4.0,
                     kind: MarkKind::Status,
                     label: "status".into(),
-                });
+                }));
             }
         }
         s

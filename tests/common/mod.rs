@@ -21,6 +21,35 @@ pub fn wait_until(deadline: Duration, what: &str, mut cond: impl FnMut() -> bool
     }
 }
 
+/// A store of one arm fed whole updates: the suites that use it speak to one arm, so its facts
+/// and the network's go into one store (in the application `model::vehicle` routes them).
+#[allow(
+    dead_code,
+    reason = "shared by the suites of one arm; others use only wait_until"
+)]
+pub trait Feed {
+    /// Applies `u`, whichever arm it names.
+    fn apply(&mut self, u: &jaus_ocu::model::update::Update);
+}
+
+impl Feed for jaus_ocu::model::session::Session {
+    fn apply(&mut self, u: &jaus_ocu::model::update::Update) {
+        match u {
+            jaus_ocu::model::update::Update::Arm { fact, .. } => self.apply_arm(fact),
+            jaus_ocu::model::update::Update::Net(fact) => self.apply_net(fact),
+        }
+    }
+}
+
+impl Feed for jaus_ocu::model::state::ArmState {
+    fn apply(&mut self, u: &jaus_ocu::model::update::Update) {
+        match u {
+            jaus_ocu::model::update::Update::Arm { fact, .. } => self.apply_arm(fact),
+            jaus_ocu::model::update::Update::Net(fact) => self.apply_net(fact),
+        }
+    }
+}
+
 /// Applies a live network side's updates to `state` until `done` holds or `timeout` passes;
 /// returns whether it held.
 #[allow(
@@ -39,9 +68,8 @@ pub fn pump(
             .updates()
             .recv_timeout(left.min(Duration::from_millis(50)))
         {
-            // One arm in these suites: its facts, unwrapped from `Update::Arm`.
             state.apply(&u);
-            if done(state, u.split().1) {
+            if done(state, &u) {
                 return true;
             }
         }
@@ -62,10 +90,10 @@ pub fn outcome_of(
     timeout: Duration,
 ) -> Option<jaus_ocu::model::update::Outcome> {
     let mut o = None;
-    pump(h, state, timeout, |_, u| match u {
-        jaus_ocu::model::update::Update::CommandOutcome {
+    pump(h, state, timeout, |_, u| match u.remark() {
+        Some(jaus_ocu::model::update::Remark::CommandOutcome {
             command, outcome, ..
-        } if *command == kind => {
+        }) if *command == kind => {
             o = Some(outcome.clone());
             true
         }

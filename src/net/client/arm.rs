@@ -16,8 +16,8 @@ use crate::jaus::manipulator::{QueryManipulatorSpecifications, QueryToolOffset};
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::arm::ArmSpec;
 use crate::model::update::{
-    ComponentId, ControlLoss, ControlState, Controller, LinkState, ManagementState, PoseState,
-    PresetInfo, Signal, Update,
+    ArmFact, ComponentId, ControlLoss, ControlState, Controller, LinkState, ManagementState,
+    PoseState, PresetInfo, Signal,
 };
 use crate::net::reports;
 
@@ -247,11 +247,11 @@ impl Client {
                 s.control = ControlState::Requested;
                 s.control_renew_at = now;
             }
-            out.updates.push(Update::Link {
+            out.fact(ArmFact::Link {
                 t: now,
                 state: LinkState::Connecting,
             });
-            out.updates.push(Update::Control {
+            out.fact(ArmFact::Control {
                 t: now,
                 state: s.control,
             });
@@ -269,7 +269,7 @@ impl Client {
             s.link = LinkState::Lost;
             s.live_announced = false;
             s.probe_next = now;
-            out.updates.push(Update::Link {
+            out.fact(ArmFact::Link {
                 t: now,
                 state: LinkState::Lost,
             });
@@ -281,11 +281,11 @@ impl Client {
                 } else {
                     ControlState::Released
                 };
-                out.updates.push(Update::Control {
+                out.fact(ArmFact::Control {
                     t: now,
                     state: s.control,
                 });
-                out.updates.push(Update::ControlLost {
+                out.fact(ArmFact::ControlLost {
                     t: now,
                     reason: ControlLoss::LinkLost,
                 });
@@ -394,14 +394,14 @@ impl Client {
                 s.ctx = reports::decode_context(&spec);
                 let first = s.spec.is_none();
                 s.spec = Some(spec.clone());
-                out.updates.push(Update::Specification { t: now, spec });
+                out.fact(ArmFact::Specification { t: now, spec });
                 if first {
                     self.start_subscriptions(now, out);
                 }
             }
             Message::ReportToolOffset(t) => {
                 s.tool.answered = true;
-                out.updates.push(Update::ToolOffset {
+                out.fact(ArmFact::ToolOffset {
                     t: now,
                     point: [t.x, t.y, t.z],
                 });
@@ -409,7 +409,7 @@ impl Client {
             Message::ReportPresetPoseCapabilities(r) => {
                 s.capabilities.answered = true;
                 reports::merge_preset_capabilities(&mut s.presets, &r);
-                out.updates.push(Update::Presets {
+                out.fact(ArmFact::Presets {
                     t: now,
                     presets: s.presets.clone(),
                 });
@@ -417,7 +417,7 @@ impl Client {
             Message::ReportPresetPoseSpecifications(r) => {
                 s.preset_specs.answered = true;
                 reports::merge_preset_specifications(&mut s.presets, &r, from);
-                out.updates.push(Update::Presets {
+                out.fact(ArmFact::Presets {
                     t: now,
                     presets: s.presets.clone(),
                 });
@@ -454,7 +454,7 @@ impl Client {
                 s.stale.insert(signal, false);
                 s.stale_changed.insert(signal, now);
                 s.stale_check.remove(&signal);
-                out.updates.push(Update::Stale {
+                out.fact(ArmFact::Stale {
                     t: now,
                     signal,
                     stale: false,
@@ -470,7 +470,7 @@ impl Client {
         if !s.live_announced && s.link != LinkState::Lost && s.spec.is_some() {
             s.live_announced = true;
             s.link = LinkState::Live;
-            out.updates.push(Update::Link {
+            out.fact(ArmFact::Link {
                 t: now,
                 state: LinkState::Live,
             });
@@ -484,19 +484,28 @@ impl Client {
         direct: bool,
         out: &mut Output,
     ) {
-        let Some((signal, update)) = reports::report_update(now, report) else {
+        let Some((signal, fact)) = reports::report_update(now, report) else {
             if !reports::is_ignored_report(report) {
                 self.stats.unexpected += 1;
             }
             return;
         };
         // The update first: an outcome follows the state it is judged by.
-        out.updates.push(update.clone());
+        let status = match &fact {
+            ArmFact::Status { state, .. } => Some(*state),
+            _ => None,
+        };
+        let pose = match &fact {
+            ArmFact::CurrentPose { pose, .. } => Some(*pose),
+            _ => None,
+        };
+        out.fact(fact);
         self.sample(now, signal, out);
-        match update {
-            Update::Status { state, .. } => self.status_observed(now, state, direct, out),
-            Update::CurrentPose { pose, .. } => self.pose_observed(now, pose, out),
-            _ => {}
+        if let Some(state) = status {
+            self.status_observed(now, state, direct, out);
+        }
+        if let Some(pose) = pose {
+            self.pose_observed(now, pose, out);
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Operator commands and control. Every command ends in exactly one
-//! [`Update::CommandOutcome`] that tells the truth about the arm:
+//! [`Remark::CommandOutcome`] that tells the truth about the arm:
 //! - A command is sent again (with backoff: 0.25 s, 0.5 s, 1 s, …, within the command's time)
 //!   until its effect is observed — `ConfirmControl`/`RejectControl` or a `ReportControl` naming
 //!   us for control, the status (event or answer to the `QueryStatus` sent with each try) for
@@ -26,8 +26,8 @@ use crate::jaus::iop::{
 };
 use crate::jaus::{JausId, Message};
 use crate::model::update::{
-    Command, CommandKind, ControlLoss, ControlState, Controller, LinkState, ManagementState,
-    Outcome, PoseState, Update,
+    ArmFact, Command, CommandKind, ControlLoss, ControlState, Controller, LinkState,
+    ManagementState, Outcome, PoseState, Remark,
 };
 use crate::net::reports;
 
@@ -213,11 +213,11 @@ fn lose_control(s: &mut FollowedArm, now: f64, reason: ControlLoss, out: &mut Ou
     s.last_loss = Some(reason);
     // Who holds it now is asked at once (the arm's latest answer is what is shown).
     s.control_query_next = now;
-    out.updates.push(Update::Control {
+    out.fact(ArmFact::Control {
         t: now,
         state: s.control,
     });
-    out.updates.push(Update::ControlLost { t: now, reason });
+    out.fact(ArmFact::ControlLost { t: now, reason });
 }
 
 /// Judges a loss of control and a refused request waiting for their reason, on what is known
@@ -226,7 +226,7 @@ fn judge_control_waits(s: &mut FollowedArm, now: f64, out: &mut Output) {
     if s.loss_pending.take().is_some() {
         let reason = loss_reason(s, now);
         s.last_loss = Some(reason);
-        out.updates.push(Update::ControlLost { t: now, reason });
+        out.fact(ArmFact::ControlLost { t: now, reason });
     }
     if let Some((_, code)) = s.refusal_pending.take() {
         let why = refusal_words(s, &code);
@@ -347,30 +347,38 @@ impl Client {
             Command::Select(id) => self.select(now, JausId::from(id), out),
             Command::SetEmergencyAll => self.stop_all(now, out),
             cmd => {
-                if let Some(why) = self.refused_for_conflict(cmd) {
-                    let outcome = Update::CommandOutcome {
-                        t: now,
-                        command: cmd.kind(),
-                        outcome: Outcome::Rejected(why),
-                    };
-                    out.updates.push(match self.focus {
-                        Some(id) => Update::for_arm(id.into(), outcome),
-                        None => outcome,
-                    });
+                if let Some(why) = self.refused_for_conflict(&cmd) {
+                    self.refuse(now, cmd.kind(), why, out);
                     return;
                 }
+                let kind = cmd.kind();
                 let sent = self
                     .focus
-                    .and_then(|id| self.with_arm(id, out, |c, out| c.arm_command(now, cmd, out)));
+                    .and_then(|id| self.with_arm(id, out, |c, out| c.arm_command(now, &cmd, out)));
                 if sent.is_none() {
                     Self::outcome(
                         out,
                         now,
-                        cmd.kind(),
+                        kind,
                         Outcome::Rejected("no manipulator selected".into()),
                     );
                 }
             }
+        }
+    }
+
+    /// Refuses a command of `kind` before it reaches an arm (`why` in words): its outcome,
+    /// about the focused arm when there is one. Also for the network thread, which refuses a
+    /// `ClearEmergency` that an emergency stop overtook (`net::thread`).
+    pub fn refuse(&mut self, now: f64, kind: CommandKind, why: String, out: &mut Output) {
+        let outcome = Remark::CommandOutcome {
+            t: now,
+            command: kind,
+            outcome: Outcome::Rejected(why),
+        };
+        match self.focus {
+            Some(id) => out.arm(id, outcome),
+            None => out.net(outcome),
         }
     }
 
@@ -384,29 +392,28 @@ impl Client {
                 self.endpoint.insert_peer(id, addr, now);
             }
             if !self.follow(now, id, out) {
-                let outcome = Update::CommandOutcome {
+                out.net(Remark::CommandOutcome {
                     t: now,
                     command: CommandKind::Select,
                     outcome: Outcome::Rejected(format!(
                         "{} arms are followed already, the most at once",
                         crate::model::update::MAX_ARMS
                     )),
-                };
-                out.updates.push(outcome);
+                });
                 return;
             }
         }
         if self.focus != Some(id) {
             self.focus_on(now, id, out);
         }
-        out.updates.push(Update::for_arm(
-            id.into(),
-            Update::CommandOutcome {
+        out.arm(
+            id,
+            Remark::CommandOutcome {
                 t: now,
                 command: CommandKind::Select,
                 outcome: Outcome::Confirmed,
             },
-        ));
+        );
     }
 
     /// `SetEmergencyAll`: `SetEmergency` to every followed arm of the focused arm's subsystem
@@ -427,17 +434,17 @@ impl Client {
         }
         for id in ids {
             self.with_arm(id, out, |c, out| {
-                c.arm_command(now, Command::SetEmergency, out);
+                c.arm_command(now, &Command::SetEmergency, out);
             });
         }
     }
 
     /// A command for the arm in hand (the focused one).
-    fn arm_command(&mut self, now: f64, cmd: Command, out: &mut Output) {
+    fn arm_command(&mut self, now: f64, cmd: &Command, out: &mut Output) {
         let Some(s) = &mut self.arm else { return };
         let id = s.id;
         let held = matches!(s.control, ControlState::Held { .. });
-        match cmd {
+        match *cmd {
             Command::RequestControl { authority } => {
                 if let Some(previous) = s.wanted_authority
                     && previous != authority
@@ -452,7 +459,7 @@ impl Client {
                 s.control_renew_at = f64::INFINITY;
                 s.last_control_request = now;
                 s.requested_authority = Some(authority);
-                out.updates.push(Update::Control {
+                out.fact(ArmFact::Control {
                     t: now,
                     state: ControlState::Requested,
                 });
@@ -644,7 +651,7 @@ impl Client {
             self.stats.tolerated.controller_id_order += 1;
             if !self.warned_controller_order {
                 self.warned_controller_order = true;
-                out.updates.push(Update::Error {
+                out.remark(Remark::Error {
                     t: now,
                     message: format!(
                         "the arm's ReportControl names its controller in another byte order \
@@ -666,7 +673,7 @@ impl Client {
         };
         if s.controller != Some(reported) {
             s.controller = Some(reported);
-            out.updates.push(Update::Controller {
+            out.fact(ArmFact::Controller {
                 t: now,
                 controller: reported,
             });
@@ -729,7 +736,7 @@ impl Client {
                 s.control = ControlState::Held { authority };
                 s.last_control_confirmed = now;
                 s.control_renew_at = now + s.control_renew_interval();
-                out.updates.push(Update::Control {
+                out.fact(ArmFact::Control {
                     t: now,
                     state: s.control,
                 });
@@ -738,7 +745,7 @@ impl Client {
             Some(p) if p.kind == CommandKind::ReleaseControl && !ours => {
                 s.control_pending = None;
                 s.control = ControlState::Released;
-                out.updates.push(Update::Control {
+                out.fact(ArmFact::Control {
                     t: now,
                     state: s.control,
                 });
@@ -814,7 +821,7 @@ impl Client {
                             // request, is what `controller` shows.
                             s.control_query_next = now;
                             s.last_loss = None;
-                            out.updates.push(Update::Control {
+                            out.fact(ArmFact::Control {
                                 t: now,
                                 state: s.control,
                             });
@@ -833,7 +840,7 @@ impl Client {
                         s.control = ControlState::Released;
                         s.control_renew_at = f64::INFINITY;
                         s.wanted_authority = None;
-                        out.updates.push(Update::Control {
+                        out.fact(ArmFact::Control {
                             t: now,
                             state: s.control,
                         });
@@ -870,7 +877,7 @@ impl Client {
                 let was_held = matches!(s.control, ControlState::Held { .. });
                 s.control = ControlState::Released;
                 s.control_renew_at = f64::INFINITY;
-                out.updates.push(Update::Control {
+                out.fact(ArmFact::Control {
                     t: now,
                     state: s.control,
                 });
@@ -982,7 +989,7 @@ impl Client {
                 if p.kind == CommandKind::RequestControl {
                     s.wanted_authority = None;
                 }
-                out.updates.push(Update::Control {
+                out.fact(ArmFact::Control {
                     t: now,
                     state: s.control,
                 });

@@ -29,7 +29,9 @@ use crate::jaus::core::{
     CancelEvent, QueryIdentification, QueryServices, QueryServicesNode, QueryType, ReleaseControl,
     ReportIdentification, ReportServices,
 };
-use crate::model::update::{ComponentId, ComponentInfo, ControlState, LinkState, MAX_ARMS, Update};
+use crate::model::update::{
+    ArmFact, ComponentId, ComponentInfo, ControlState, LinkState, MAX_ARMS, NetFact, Remark,
+};
 use crate::net::endpoint::PeerData;
 use crate::net::reports;
 
@@ -56,7 +58,7 @@ pub(super) struct Known {
     pub(super) lost: bool,
     /// When it last answered a services query of ours (valued until [`VALUED_FOR`] after).
     pub(super) answered: f64,
-    /// What was last published of it ([`Update::Component`] goes out only on a change).
+    /// What was last published of it ([`NetFact::Component`] goes out only on a change).
     pub(super) published: Option<ComponentInfo>,
 }
 
@@ -98,7 +100,7 @@ impl Client {
             && p.data.lost
         {
             p.data.lost = false;
-            out.updates.push(Update::ComponentLost {
+            out.net(NetFact::ComponentLost {
                 t: now,
                 id: id.into(),
                 lost: false,
@@ -262,7 +264,7 @@ impl Client {
             // the UI nothing.
             if peer.data.published.as_ref() != Some(&info) {
                 peer.data.published = Some(info.clone());
-                out.updates.push(Update::Component { t: now, info });
+                out.net(NetFact::Component { t: now, info });
             }
             if ask_specifically {
                 // The peer echoed our wildcards and listed nothing: ask with its own node
@@ -361,16 +363,16 @@ impl Client {
             if let Some(p) = self.endpoint.peer_mut(id) {
                 p.data.answered = now;
             }
-            out.updates.push(Update::for_arm(
-                id.into(),
-                Update::Error {
+            out.arm(
+                id,
+                Remark::Error {
                     t: now,
                     message: format!(
                         "arm {id} moved: silent at {pinned} for {silent:.1} s, it answered our \
                          query at {addr}; followed there from now on"
                     ),
                 },
-            ));
+            );
             self.heard(now, id, out);
             return;
         }
@@ -394,7 +396,7 @@ impl Client {
             self.stats.arms_not_followed += 1;
             if !self.warned_too_many {
                 self.warned_too_many = true;
-                out.updates.push(Update::Error {
+                out.remark(Remark::Error {
                     t: now,
                     message: format!(
                         "manipulator {id} found, but {MAX_ARMS} arms are followed already (the \
@@ -410,27 +412,27 @@ impl Client {
         let pinned: Vec<JausId> = self.arms.keys().copied().collect();
         self.endpoint.pin(&pinned);
         let arm = ComponentId::from(id);
-        out.updates.push(Update::for_arm(
+        out.arm(
             arm,
-            Update::Link {
+            ArmFact::Link {
                 t: now,
                 state: LinkState::Connecting,
             },
-        ));
-        out.updates.push(Update::for_arm(
+        );
+        out.arm(
             arm,
-            Update::Control {
+            ArmFact::Control {
                 t: now,
                 state: ControlState::Released,
             },
-        ));
+        );
         true
     }
 
     /// Focuses followed arm `id`: the operator's commands go to it from now on.
     pub(super) fn focus_on(&mut self, now: f64, id: JausId, out: &mut Output) {
         self.focus = Some(id);
-        out.updates.push(Update::Selected {
+        out.net(NetFact::Selected {
             t: now,
             id: id.into(),
         });
@@ -529,7 +531,7 @@ impl Client {
                 && (!p.services.is_empty() || p.identification.is_some())
             {
                 p.lost = true;
-                out.updates.push(Update::ComponentLost {
+                out.net(NetFact::ComponentLost {
                     t: now,
                     id: id.into(),
                     lost: true,

@@ -22,7 +22,7 @@
 //!   everything said about it is wrapped in [`Update::Arm`]. Its specification is queried
 //!   until answered (every `retry` s); then tool offset, presets, control and event timeouts
 //!   (a few tries each), then one subscription per signal.
-//! - Focus: the configured component, else the first manipulator found ([`Update::Selected`]);
+//! - Focus: the configured component, else the first manipulator found ([`NetFact::Selected`]);
 //!   [`Command::Select`] moves it. Commands go to the focused arm only;
 //!   [`Command::SetEmergencyAll`] stops every followed arm of the focused arm's subsystem.
 //! - Subscriptions: `CreateEvent` (periodic for samples, every-change for pose and status);
@@ -36,14 +36,14 @@
 //!   (and re-requests control if we held it).
 //! - Deadlines: [`Client::next_deadline`] is never left in the past by a tick (the network
 //!   thread sleeps until it); tests count wake-ups with a fake clock.
-//! - Identity: our ID in [`Update::Identity`] at the first tick. The arm's own words decide
+//! - Identity: our ID in [`NetFact::Identity`] at the first tick. The arm's own words decide
 //!   whether another client uses it: a `ReportControl` naming our ID that we did not cause
 //!   (no request of ours, or an authority we did not ask for), a `ConfirmControl` we did not
 //!   request, or control we held and kept alive gone to nobody without our release and
 //!   without the arm's `RejectControl` — each a conflict at once (the arm is asked who holds
 //!   control every 1.5 s, every 1 s while we want it, so within 2 s): every command but the
 //!   emergency stop is refused until 15 s pass without another sign. A datagram with our ID
-//!   from a stranger's address is only a suspicion (`Update::Identity::suspect`, counted in
+//!   from a stranger's address is only a suspicion (`NetFact::Identity::suspect`, counted in
 //!   `NetStats::same_id_strangers`): anyone can forge it, and a forger must not lock the
 //!   operator out. Request IDs start at a random value per process.
 //! - JUDP, through the shared [`Endpoint`]: ACK requests answered; duplicates (same source and
@@ -56,16 +56,16 @@
 //! The rules live in one file per concern: `discovery` (peers, selection, liveness of
 //! components), `arm` (a followed arm's setup queries, its link, its reports),
 //! `subscriptions` (events, polling, staleness), `commands` (operator commands and control).
-//! - Commands: each ends in one true [`Update::CommandOutcome`]: sent again with backoff until
+//! - Commands: each ends in one true [`Remark::CommandOutcome`]: sent again with backoff until
 //!   its effect is seen (control reports, the status, the current pose), refusals in words,
 //!   `NoAnswer { tries, state }` after the last try (then the state is queried). The status is
 //!   queried until known. Control is kept by re-requesting at a third of the peer's timeout
 //!   (sooner while a keep-alive is unanswered). `GoToPreset`, Resume and Standby are refused
 //!   locally unless control is held. Control is shown held only on the arm's word
 //!   (`ConfirmControl`, `ReportControl` naming us); who holds it is the arm's `ReportControl`
-//!   ([`Update::Controller`], asked every 1.5 s and after every change we make or see); a
+//!   ([`ArmFact::Controller`], asked every 1.5 s and after every change we make or see); a
 //!   loss says why
-//!   ([`Update::ControlLost`]: taken by whom, timed out, released, link lost) and a refusal
+//!   ([`ArmFact::ControlLost`]: taken by whom, timed out, released, link lost) and a refusal
 //!   names the holder, each waiting up to a second for the arm's answer to `QueryControl`.
 //! - Tolerated deviations (wire reference §9) are counted in [`NetStats::tolerated`].
 
@@ -82,7 +82,8 @@ use crate::jaus::judp::{self, Broadcast};
 use crate::jaus::message::ids;
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
 use crate::model::update::{
-    Command, CommandKind, ComponentId, IdConflict, NetStats, Outcome, Update,
+    ArmFact, Command, CommandKind, ComponentId, IdConflict, NetFact, NetStats, Outcome, Remark,
+    Update,
 };
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 use crate::net::rng::Rng;
@@ -213,6 +214,9 @@ pub struct Output {
     pub datagrams: Vec<(SocketAddr, Vec<u8>)>,
     /// Updates for the UI.
     pub updates: Vec<Update>,
+    /// The arm in hand during a step about one arm ([`Client::with_arm`]): what the per-arm
+    /// rules say is about it.
+    in_hand: Option<ComponentId>,
 }
 
 impl Output {
@@ -220,6 +224,35 @@ impl Output {
     pub fn clear(&mut self) {
         self.datagrams.clear();
         self.updates.clear();
+    }
+
+    /// Says `fact` about `arm`.
+    fn arm(&mut self, arm: impl Into<ComponentId>, fact: impl Into<ArmFact>) {
+        self.updates.push(Update::arm(arm.into(), fact));
+    }
+
+    /// Says `fact` about the arm in hand: the per-arm rules run only with an arm in hand
+    /// ([`Client::with_arm`]); said with none, the fact is about no known arm and is
+    /// dropped (a bug, caught by the tests' debug assertion).
+    fn fact(&mut self, fact: impl Into<ArmFact>) {
+        debug_assert!(self.in_hand.is_some(), "a per-arm fact with no arm in hand");
+        if let Some(arm) = self.in_hand {
+            self.arm(arm, fact);
+        }
+    }
+
+    /// Says `fact` of the network.
+    fn net(&mut self, fact: impl Into<NetFact>) {
+        self.updates.push(Update::net(fact));
+    }
+
+    /// Says `r` about the arm in hand, else about the network: what the client says during
+    /// a step about one arm (an error, an outcome) is about that arm.
+    fn remark(&mut self, r: Remark) {
+        match self.in_hand {
+            Some(arm) => self.arm(arm, r),
+            None => self.net(r),
+        }
     }
 }
 
@@ -276,29 +309,6 @@ pub struct Client {
 
 fn label<T: std::fmt::Display>(v: T) -> String {
     v.to_string()
-}
-
-/// Wraps the per-arm facts among `updates` in [`Update::Arm`] naming `arm`: what the
-/// client says while an arm is in hand is about that arm (news such as errors, marks and
-/// outcomes included); facts of the network (components, counters, identity, focus) are not.
-fn tag_arm_facts(updates: &mut [Update], arm: ComponentId) {
-    for u in updates {
-        let about_arm = u.is_arm_fact()
-            || matches!(
-                u,
-                Update::Error { .. } | Update::Mark { .. } | Update::CommandOutcome { .. }
-            );
-        if about_arm {
-            let fact = std::mem::replace(
-                u,
-                Update::Error {
-                    t: 0.0,
-                    message: String::new(),
-                },
-            );
-            *u = Update::for_arm(arm, fact);
-        }
-    }
 }
 
 impl Client {
@@ -366,7 +376,7 @@ impl Client {
             return;
         }
         let conflict = IdConflict { address, evidence };
-        out.updates.push(Update::Error {
+        out.remark(Remark::Error {
             t: now,
             message: format!(
                 "another JAUS client uses this OCU's ID {}: {}. The arm cannot tell the two \
@@ -417,12 +427,12 @@ impl Client {
             return;
         }
         self.warned.push(kind);
-        out.updates.push(Update::Error { t: now, message });
+        out.remark(Remark::Error { t: now, message });
     }
 
     fn announce_identity(&mut self, now: f64, out: &mut Output) {
         self.identity_announced = true;
-        out.updates.push(Update::Identity {
+        out.net(NetFact::Identity {
             t: now,
             id: self.cfg.id.into(),
             conflict: self.id_conflict().cloned(),
@@ -488,9 +498,9 @@ impl Client {
         self.arms.contains_key(&id) || self.arm.as_ref().is_some_and(|s| s.id == id)
     }
 
-    /// Runs `f` with arm `id` in hand (`self.arm`), then puts it back; every per-arm fact `f`
-    /// published is wrapped in [`Update::Arm`] naming `id` (facts of the network it published,
-    /// such as our identity, stay as they are). `None` when `id` is not followed.
+    /// Runs `f` with arm `id` in hand (`self.arm`, and `out`'s arm in hand), then puts it
+    /// back; every per-arm fact and remark `f` says is about `id` (facts of the network it
+    /// says, such as our identity, stay the network's). `None` when `id` is not followed.
     fn with_arm<R>(
         &mut self,
         id: JausId,
@@ -500,12 +510,12 @@ impl Client {
         debug_assert!(self.arm.is_none(), "one arm in hand at a time");
         let arm = self.arms.remove(&id)?;
         self.arm = Some(arm);
-        let start = out.updates.len();
+        let outer = out.in_hand.replace(id.into());
         let r = f(self, out);
+        out.in_hand = outer;
         if let Some(arm) = self.arm.take() {
             self.arms.insert(arm.id, arm);
         }
-        tag_arm_facts(&mut out.updates[start..], id.into());
         Some(r)
     }
 
@@ -561,7 +571,7 @@ impl Client {
             })
         });
         if let Err(e) = sent {
-            out.updates.push(Update::Error {
+            out.remark(Remark::Error {
                 t: 0.0,
                 message: format!("could not encode {}: {e}", m.name()),
             });
@@ -660,7 +670,7 @@ impl Client {
     }
 
     fn outcome(out: &mut Output, now: f64, command: CommandKind, outcome: Outcome) {
-        out.updates.push(Update::CommandOutcome {
+        out.remark(Remark::CommandOutcome {
             t: now,
             command,
             outcome,
@@ -705,7 +715,7 @@ impl Client {
             && now >= last + CONFLICT_QUIET
         {
             self.conflict = None;
-            out.updates.push(Update::Error {
+            out.remark(Remark::Error {
                 t: now,
                 message: format!(
                     "no sign of another client using our ID {} for {CONFLICT_QUIET:.0} s: \
@@ -737,7 +747,7 @@ impl Client {
         }
         if now >= self.next_stats {
             self.next_stats = now + 1.0;
-            out.updates.push(Update::Stats {
+            out.net(NetFact::Stats {
                 t: now,
                 stats: self.stats(),
             });
@@ -765,7 +775,7 @@ impl Client {
 
     /// Whether `cmd` is refused because another client uses our ID (the emergency stop
     /// never is: any client may stop the arm).
-    fn refused_for_conflict(&self, cmd: Command) -> Option<String> {
+    fn refused_for_conflict(&self, cmd: &Command) -> Option<String> {
         let (c, _) = self.conflict.as_ref()?;
         if matches!(
             cmd,

@@ -13,7 +13,7 @@ use crate::jaus::manipulator::{
     QueryJointEffort, QueryJointForceTorques, QueryJointPositions, QueryJointVelocity,
 };
 use crate::jaus::{EmbeddedMessage, JausId, Message};
-use crate::model::update::{Delivery, LinkState, Signal, Update};
+use crate::model::update::{ArmFact, Delivery, LinkState, Signal};
 
 /// The least time a signal is overdue before it is called stale, s: shorter gaps are loss an
 /// operator cannot see (at 30 % loss a 10 Hz signal misses three in a row every few seconds),
@@ -226,7 +226,7 @@ impl Client {
                         };
                         s.subs[i].state = SubState::Polling { next: now, rate };
                         s.subs[i].since = now;
-                        out.updates.push(Update::Delivery {
+                        out.fact(ArmFact::Delivery {
                             t: now,
                             signal: sub.signal,
                             delivery: Delivery::Polling(rate),
@@ -300,7 +300,7 @@ impl Client {
                         };
                         if !was_active {
                             sub.since = now;
-                            out.updates.push(Update::Delivery {
+                            out.fact(ArmFact::Delivery {
                                 t: now,
                                 signal: sub.signal,
                                 delivery: if sub.kind == EventType::Periodic {
@@ -332,7 +332,7 @@ impl Client {
                     };
                     sub.state = SubState::Polling { next: now, rate };
                     sub.since = now;
-                    out.updates.push(Update::Delivery {
+                    out.fact(ArmFact::Delivery {
                         t: now,
                         signal: sub.signal,
                         delivery: Delivery::Polling(rate),
@@ -429,7 +429,7 @@ impl Client {
             let stale = if overdue != was && may_change {
                 s.stale.insert(sub.signal, overdue);
                 s.stale_changed.insert(sub.signal, now);
-                out.updates.push(Update::Stale {
+                out.fact(ArmFact::Stale {
                     t: now,
                     signal: sub.signal,
                     stale: overdue,

@@ -7,7 +7,7 @@
 
 use super::OcuApp;
 use crate::model::state::{ArmState, outcome_text};
-use crate::model::update::{CommandKind, ComponentId, ControlState, ManagementState, Update};
+use crate::model::update::{CommandKind, ComponentId, ControlState, ManagementState, Remark};
 use crate::ui::arms::{ArmRow, rows};
 use crate::ui::panels::notices::NoticeLevel;
 
@@ -67,8 +67,8 @@ impl OcuApp {
     /// would not see it otherwise: one sent while the past was drawn (the status bar shows
     /// the past then), and a refused control request (its reason says who holds control at
     /// what authority, and ours). `live` is the live arm's state with `u` applied.
-    pub(crate) fn outcome_notice(&mut self, live: &ArmState, u: &Update) {
-        let Update::CommandOutcome {
+    pub(crate) fn outcome_notice(&mut self, live: &ArmState, u: &Remark) {
+        let Remark::CommandOutcome {
             command, outcome, ..
         } = u
         else {

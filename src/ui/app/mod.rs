@@ -27,7 +27,9 @@ use std::time::{Duration, Instant};
 use eframe::egui;
 
 use crate::model::state::ArmState;
-use crate::model::update::{Command, CommandKind, ComponentId, ControlState, Outcome, Update};
+use crate::model::update::{
+    Command, CommandKind, ComponentId, ControlState, NetFact, Outcome, Remark,
+};
 use crate::model::vehicle::SharedVehicle;
 use crate::net::thread::NetHandle;
 use crate::sim::host::SimHandle;
@@ -439,7 +441,7 @@ impl OcuApp {
         }
         let live = self.live_state();
         // An emergency stop is never refused here.
-        if !matches!(cmd, Command::SetEmergency | Command::SetEmergencyAll)
+        if !cmd.is_emergency()
             && let Some(why) = live.as_ref().and_then(crate::ui::words::conflict_refusal)
         {
             self.notify(NoticeLevel::Error, why);
@@ -448,6 +450,7 @@ impl OcuApp {
         let Some(net) = self.sources.net() else {
             return false;
         };
+        let kind = cmd.kind();
         match net.send(cmd) {
             Ok(()) => {
                 if shown.is_past() {
@@ -455,7 +458,7 @@ impl OcuApp {
                         self.view.awaited.remove(0);
                     }
                     self.view.awaited.push(Awaited {
-                        kind: cmd.kind(),
+                        kind,
                         arm: live.and_then(|l| l.selected),
                     });
                 }
@@ -463,7 +466,8 @@ impl OcuApp {
             }
             Err(e) => {
                 let t = self.now();
-                self.state.apply(&Update::Error { t, message: e });
+                self.state
+                    .apply_net(&NetFact::Remark(Remark::Error { t, message: e }));
                 false
             }
         }

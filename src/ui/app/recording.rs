@@ -3,7 +3,7 @@
 //! `Recording` state and the record button are `ui/recording.rs`.
 
 use super::OcuApp;
-use crate::model::update::{MarkKind, Update};
+use crate::model::update::{MarkKind, Remark, Update};
 use crate::record::format;
 use crate::record::recorder::{Recorder, RecorderConfig};
 use crate::ui::files::Task;
@@ -91,11 +91,11 @@ impl OcuApp {
             Recording::Idle => return,
         };
         let t = self.now();
-        self.apply(&Update::Mark {
+        self.apply(&Update::net(Remark::Mark {
             t,
             kind: MarkKind::Recording,
             label: format!("{what}: {file}"),
-        });
+        }));
     }
 
     /// Stops recording: the tap is disconnected at once, the file is finished off the UI
@@ -127,11 +127,11 @@ impl OcuApp {
             if was_active && !self.recording.is_active() {
                 // Stopped by a write error: the log says so where it happened.
                 let t = self.now();
-                self.apply(&Update::Mark {
+                self.apply(&Update::net(Remark::Mark {
                     t,
                     kind: MarkKind::Recording,
                     label: "recording stopped by a write error".to_owned(),
-                });
+                }));
             }
             self.notify(n.level, n.text);
         }

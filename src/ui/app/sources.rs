@@ -6,7 +6,7 @@
 use super::OcuApp;
 use crate::model::session::Session;
 use crate::model::state::ArmState;
-use crate::model::update::{Command, ComponentId, Update};
+use crate::model::update::{Command, ComponentId, NetFact, Remark, Update};
 use crate::model::vehicle::Vehicle;
 use crate::record::player::{LoadWaker, Replay};
 use crate::ui::format::format_hms;
@@ -31,23 +31,32 @@ impl OcuApp {
     fn apply_to(&mut self, live: &mut Vehicle, u: &Update) {
         let focused = live.focused_id();
         live.apply(u);
-        let (arm, fact) = u.split();
-        if let Update::CommandOutcome { .. } = fact {
+        if let Some(r @ Remark::CommandOutcome { .. }) = u.remark() {
             // The outcome of a command to one arm is told with that arm's state.
-            let state = arm.and_then(|id| live.arm(id)).unwrap_or(live.focused());
-            self.outcome_notice(&state.latest, fact);
+            let state = u
+                .arm_id()
+                .and_then(|id| live.arm(id))
+                .unwrap_or(live.focused());
+            self.outcome_notice(&state.latest, r);
         }
-        if let Update::Selected { .. } = fact {
+        if let Update::Net(NetFact::Selected { .. }) = u {
             self.view.preview = None;
         }
         if self.drawn.is_none() && self.shown() == Shown::Live {
-            if live.focused_id() != focused {
+            if live.focused_id() == focused {
+                match u {
+                    // The focused arm's facts; another arm's stay in its own session.
+                    Update::Arm { arm, fact } => {
+                        if Some(*arm) == focused {
+                            self.state.apply_arm(fact);
+                        }
+                    }
+                    // News for every arm.
+                    Update::Net(fact) => self.state.apply_net(fact),
+                }
+            } else {
                 // Another arm is focused: the drawn state is its own, whole.
                 self.state = live.focused().latest.clone();
-            } else if arm.is_none_or(|id| Some(id) == focused) {
-                // The focused arm's facts and the news for every arm; another arm's facts
-                // stay in its own session.
-                self.state.apply(u);
             }
         }
     }

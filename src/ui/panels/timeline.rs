@@ -338,13 +338,13 @@ fn bar_range(input: &TimelineInput<'_>) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::update::Update;
+    use crate::model::update::ArmFact;
 
     #[test]
     fn live_the_time_never_reads_past_the_end_and_a_replay_keeps_its_cursor() {
         let mut session = Session::new();
         for i in 0..=10 {
-            session.apply(&Update::JointPositions {
+            session.apply_arm(&ArmFact::JointPositions {
                 t: f64::from(i) * 0.1,
                 values: vec![0.0],
             });
