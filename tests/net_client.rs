@@ -2403,6 +2403,60 @@ fn commands_go_only_to_the_focused_arm_and_focus_moves_without_dropping_the_othe
 }
 
 #[test]
+fn an_arm_named_by_its_stop_is_stopped_whichever_arm_is_focused() {
+    // The window's E-STOP names its arm: the stop overtakes a queued `Select`, so the
+    // focus when the network side takes it must not decide which arm stops.
+    // A is focused (`component: Some(SIM_ID)`).
+    let (mut net, a, b) = two_arms();
+    let mark = net.mark();
+    net.command(Command::SetEmergencyOf(SIM_B_ID.into()));
+    assert!(
+        net.run_until(2.0, |n| n.peers[b].sim.status() == Status::Emergency),
+        "B stopped"
+    );
+    net.run(1.0);
+    assert_ne!(
+        net.peers[a].sim.status(),
+        Status::Emergency,
+        "A not stopped"
+    );
+    assert!(
+        !net.updates[mark..]
+            .iter()
+            .any(|u| matches!(u, Update::Net(NetFact::Selected { .. }))),
+        "the focus stays on A"
+    );
+    assert!(
+        net.facts_of(SIM_B_ID.into(), mark).any(|u| matches!(
+            u,
+            ArmFact::Remark(Remark::CommandOutcome {
+                command: CommandKind::SetEmergency,
+                outcome: Outcome::Confirmed,
+                ..
+            })
+        )),
+        "B's own outcome: {:?}",
+        net.discrete_updates(mark)
+    );
+    // An arm that is not followed: refused in words, nothing stopped.
+    let mark = net.mark();
+    net.command(Command::SetEmergencyOf(ComponentId::new(126, 9, 9)));
+    net.run(0.5);
+    assert!(
+        net.updates[mark..].iter().any(|u| matches!(
+            u.remark(),
+            Some(Remark::CommandOutcome {
+                command: CommandKind::SetEmergency,
+                outcome: Outcome::Rejected(why),
+                ..
+            }) if why.contains("126.9.9 is not followed")
+        )),
+        "{:?}",
+        net.discrete_updates(mark)
+    );
+}
+
+#[test]
 fn stop_all_sends_set_emergency_to_every_arm_of_the_vehicle() {
     let (mut net, a, b) = two_arms();
     let mark = net.mark();

@@ -130,7 +130,7 @@ fn emergency_stop_is_one_click() {
     h.get_by_label_contains("E-STOP").click();
     h.step();
     assert!(
-        out.sent().contains(&Command::SetEmergency),
+        out.sent().contains(&Command::SetEmergencyOf(ARM)),
         "{:?}",
         out.sent()
     );
@@ -890,7 +890,7 @@ mod replay_flows {
         h.step();
         h.key_press(egui::Key::E);
         h.step();
-        assert!(out.sent().contains(&Command::SetEmergency));
+        assert!(out.sent().contains(&Command::SetEmergencyOf(super::ARM)));
     }
 
     #[test]
@@ -1257,14 +1257,14 @@ mod replay_flows {
         h.key_press(egui::Key::Space);
         h.step();
         assert!(
-            !out.sent().contains(&Command::SetEmergency),
+            !out.sent().contains(&Command::SetEmergencyOf(super::ARM)),
             "Space plays the replay"
         );
         h.key_press(egui::Key::E);
         h.step();
         assert_eq!(
             out.sent(),
-            [Command::SetEmergency],
+            [Command::SetEmergencyOf(super::ARM)],
             "E stops the live arm underneath, and nothing else is sent"
         );
     }
@@ -1527,14 +1527,14 @@ mod trust {
         h.key_press(egui::Key::Space);
         h.step();
         assert!(
-            !out.sent().contains(&Command::SetEmergency),
+            !out.sent().contains(&Command::SetEmergencyOf(super::ARM)),
             "{:?}",
             out.sent()
         );
         // E is the emergency stop, over the replay too.
         h.key_press(egui::Key::E);
         h.step();
-        assert_eq!(out.sent(), [Command::SetEmergency]);
+        assert_eq!(out.sent(), [Command::SetEmergencyOf(super::ARM)]);
     }
 
     #[test]
@@ -2136,7 +2136,7 @@ mod many_ocus {
                 out.sent()[before..],
                 [
                     Command::RequestControl { authority: 100 },
-                    Command::SetEmergency
+                    Command::SetEmergencyOf(super::ARM)
                 ],
                 "{mode}"
             );
@@ -2260,7 +2260,7 @@ mod many_ocus {
         );
         h.key_press(egui::Key::E);
         h.step();
-        assert_eq!(out.sent(), [Command::SetEmergency]);
+        assert_eq!(out.sent(), [Command::SetEmergencyOf(super::ARM)]);
         // Resolved: the banner goes, the buttons come back.
         // Only a stranger's datagram with our ID (the arm confirms nothing): said, nothing
         // refused.
@@ -2470,7 +2470,7 @@ mod vehicle_flows {
         network_focuses(&mut h, b, end);
         h.get_by_label("E-STOP 126.1.11").click();
         h.step();
-        assert_eq!(out.sent(), [Command::Select(b), Command::SetEmergency]);
+        assert_eq!(out.sent(), [Command::Select(b), Command::SetEmergencyOf(b)]);
     }
 
     #[test]

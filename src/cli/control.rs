@@ -305,6 +305,14 @@ fn refuse_unnamed_arm(args: &ControlArgs, s: &Session) -> Option<i32> {
     Some(EXIT_WHICH_ARM)
 }
 
+/// The emergency stop of the arm this run acts on, named (the stop overtakes queued commands,
+/// so it must not depend on the focus when the network side takes it).
+fn stop_of_focused(vehicle: &Vehicle<ArmState>) -> Command {
+    vehicle
+        .focused_id()
+        .map_or(Command::SetEmergency, Command::SetEmergencyOf)
+}
+
 /// Runs the subcommand.
 pub fn run(args: &ControlArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -384,7 +392,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                 command_wait,
             ),
             Action::Release => (Command::ReleaseControl, command_wait),
-            Action::SetEmergency => (Command::SetEmergency, command_wait),
+            Action::SetEmergency => (stop_of_focused(&s.vehicle), command_wait),
             Action::ClearEmergency => (Command::ClearEmergency, command_wait),
             Action::Resume => (Command::Resume, command_wait),
             Action::Standby => (Command::Standby, command_wait),

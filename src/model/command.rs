@@ -27,8 +27,15 @@ pub enum Command {
         /// `PoseID`.
         pose_id: u8,
     },
-    /// Emergency stop of the focused arm (accepted by the peer whoever holds control).
+    /// Emergency stop of the focused arm (accepted by the peer whoever holds control): the
+    /// arm the network side has focused when it takes the stop. The stops travel ahead of
+    /// every queued command, a `Select` too, so a window names its arm
+    /// ([`Command::SetEmergencyOf`]).
     SetEmergency,
+    /// Emergency stop of this arm, whichever is focused when the stop is taken: what the
+    /// window's E-STOP sends, for the arm its label names (a `Select` still queued behind the
+    /// stop cannot turn it onto another arm).
+    SetEmergencyOf(ComponentId),
     /// Emergency stop of every arm followed on the focused arm's subsystem (the vehicle):
     /// `SetEmergency` to each, each with its own outcome.
     SetEmergencyAll,
@@ -46,7 +53,10 @@ impl Command {
     /// Whether this is an emergency stop (of the focused arm or of every arm): it travels on
     /// the emergency lane, ahead of every other command.
     pub fn is_emergency(&self) -> bool {
-        matches!(self, Command::SetEmergency | Command::SetEmergencyAll)
+        matches!(
+            self,
+            Command::SetEmergency | Command::SetEmergencyOf(_) | Command::SetEmergencyAll
+        )
     }
 
     /// Which kind of command this is (what its outcome is reported as).
@@ -56,7 +66,9 @@ impl Command {
             Command::RequestControl { .. } => CommandKind::RequestControl,
             Command::ReleaseControl => CommandKind::ReleaseControl,
             Command::GoToPreset { .. } => CommandKind::GoToPreset,
-            Command::SetEmergency | Command::SetEmergencyAll => CommandKind::SetEmergency,
+            Command::SetEmergency | Command::SetEmergencyOf(_) | Command::SetEmergencyAll => {
+                CommandKind::SetEmergency
+            }
             Command::ClearEmergency => CommandKind::ClearEmergency,
             Command::Resume => CommandKind::Resume,
             Command::Standby => CommandKind::Standby,

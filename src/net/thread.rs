@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -294,6 +294,12 @@ fn prepare_socket(
 /// Room in the ordinary command queue ([`NetHandle::send`]).
 pub const COMMAND_QUEUE: usize = 256;
 
+/// The most arms whose own stops ([`Command::SetEmergencyOf`]) wait on the lane at once: the
+/// window sends one per press of E-STOP and the network thread takes them within a wake-up.
+/// A press beyond them (a runaway caller) stops the focused arm and every arm of its
+/// subsystem instead: more than was asked, never less.
+pub const STOPS_OF_ARMS: usize = 4 * crate::model::update::MAX_ARMS;
+
 /// The emergency lane: the emergency stops waiting for the network thread, beside (never in)
 /// the ordinary command queue, so a full queue can neither refuse nor delay them. Presses of
 /// the same stop not yet taken are one stop (stopping twice stops once).
@@ -303,6 +309,10 @@ struct EmergencyLane {
     stop: AtomicBool,
     /// A [`Command::SetEmergencyAll`] is waiting.
     stop_all: AtomicBool,
+    /// The arms of the [`Command::SetEmergencyOf`]s waiting, each once, oldest first (at most
+    /// [`STOPS_OF_ARMS`]); `stop_of_waiting` says whether there are any without the lock.
+    stop_of: Mutex<Vec<ComponentId>>,
+    stop_of_waiting: AtomicBool,
     /// Emergency stops put on the lane so far: every ordinary command is queued with this
     /// count, so one sent before a stop that overtook it is known ([`Inbound::overtaken`]).
     raised: AtomicU64,
@@ -325,8 +335,9 @@ struct Inbound {
 }
 
 /// Where the network side takes the operator's commands from, in the one order every taker
-/// sees: a waiting emergency stop first ([`Command::SetEmergency`], then
-/// [`Command::SetEmergencyAll`]), then the ordinary queue, oldest first. The network thread
+/// sees: a waiting emergency stop first ([`Command::SetEmergency`], then each
+/// [`Command::SetEmergencyOf`], then [`Command::SetEmergencyAll`]), then the ordinary queue,
+/// oldest first. The network thread
 /// owns one; [`NetHandle::detached`] hands one to the caller.
 #[derive(Debug)]
 pub struct Commands {
@@ -350,12 +361,33 @@ impl Commands {
 
     /// Whether an emergency stop waits on the lane.
     fn emergency_waiting(&self) -> bool {
-        self.lane.stop.load(Ordering::Acquire) || self.lane.stop_all.load(Ordering::Acquire)
+        self.lane.stop.load(Ordering::Acquire)
+            || self.lane.stop_of_waiting.load(Ordering::Acquire)
+            || self.lane.stop_all.load(Ordering::Acquire)
+    }
+
+    /// The oldest arm's own stop waiting on the lane.
+    fn take_stop_of(&self) -> Option<ComponentId> {
+        if !self.lane.stop_of_waiting.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut arms = self
+            .lane
+            .stop_of
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let first = (!arms.is_empty()).then(|| arms.remove(0));
+        self.lane
+            .stop_of_waiting
+            .store(!arms.is_empty(), Ordering::Release);
+        first
     }
 
     fn next(&self) -> Result<Inbound, TryRecvError> {
         let emergency = if self.lane.stop.swap(false, Ordering::AcqRel) {
             Some(Command::SetEmergency)
+        } else if let Some(arm) = self.take_stop_of() {
+            Some(Command::SetEmergencyOf(arm))
         } else if self.lane.stop_all.swap(false, Ordering::AcqRel) {
             Some(Command::SetEmergencyAll)
         } else {
@@ -409,6 +441,22 @@ impl CommandSender {
         let flag = match cmd {
             Command::SetEmergency => Some(&self.lane.stop),
             Command::SetEmergencyAll => Some(&self.lane.stop_all),
+            Command::SetEmergencyOf(arm) => {
+                let mut arms = self
+                    .lane
+                    .stop_of
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if arms.contains(&arm) {
+                    Some(&self.lane.stop_of_waiting)
+                } else if arms.len() < STOPS_OF_ARMS {
+                    arms.push(arm);
+                    Some(&self.lane.stop_of_waiting)
+                } else {
+                    self.lane.stop.store(true, Ordering::Release);
+                    Some(&self.lane.stop_all)
+                }
+            }
             _ => None,
         };
         if let Some(flag) = flag {
@@ -858,6 +906,36 @@ mod tests {
         );
         assert_eq!(taken.len(), 2 + COMMAND_QUEUE);
         assert!(matches!(taken[2], Command::GoToPreset { pose_id: 0 }));
+    }
+
+    #[test]
+    fn an_arms_own_stop_overtakes_a_queued_select_and_keeps_its_arm() {
+        let (tx, rx) = CommandSender::new();
+        let (a, b) = (ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11));
+        tx.send(Command::Select(a)).unwrap();
+        tx.send(Command::SetEmergencyOf(b)).unwrap();
+        tx.send(Command::SetEmergencyOf(a)).unwrap();
+        // Pressed again before it was taken: one stop.
+        tx.send(Command::SetEmergencyOf(b)).unwrap();
+        let taken: Vec<Command> = rx.try_iter().collect();
+        assert_eq!(
+            taken,
+            [
+                Command::SetEmergencyOf(b),
+                Command::SetEmergencyOf(a),
+                Command::Select(a)
+            ]
+        );
+        // More arms' stops than the lane keeps: the rest stop more, never less.
+        for i in 0..=STOPS_OF_ARMS {
+            let node = u8::try_from(i % 250).unwrap();
+            let arm = ComponentId::new(u16::try_from(i / 250 + 1).unwrap(), node, 1);
+            tx.send(Command::SetEmergencyOf(arm)).unwrap();
+        }
+        let taken: Vec<Command> = rx.try_iter().collect();
+        assert_eq!(taken[0], Command::SetEmergency);
+        assert_eq!(taken.len(), STOPS_OF_ARMS + 2);
+        assert_eq!(taken[STOPS_OF_ARMS + 1], Command::SetEmergencyAll);
     }
 
     #[test]

@@ -346,6 +346,7 @@ impl Client {
             }
             Command::Select(id) => self.select(now, JausId::from(id), out),
             Command::SetEmergencyAll => self.stop_all(now, out),
+            Command::SetEmergencyOf(id) => self.stop_arm(now, JausId::from(id), out),
             cmd => {
                 if let Some(why) = self.refused_for_conflict(&cmd) {
                     self.refuse(now, cmd.kind(), why, out);
@@ -414,6 +415,25 @@ impl Client {
                 outcome: Outcome::Confirmed,
             },
         );
+    }
+
+    /// `SetEmergencyOf(id)`: `SetEmergency` to arm `id` whichever is focused; refused (in
+    /// words) only when `id` is not followed, so nothing on the wire could stop it.
+    fn stop_arm(&mut self, now: f64, id: JausId, out: &mut Output) {
+        if self.follows(id) {
+            self.with_arm(id, out, |c, out| {
+                c.arm_command(now, &Command::SetEmergency, out);
+            });
+        } else {
+            out.net(Remark::CommandOutcome {
+                t: now,
+                command: CommandKind::SetEmergency,
+                outcome: Outcome::Rejected(format!(
+                    "{id} is not followed (not found, or lost and forgotten): nothing was sent. \
+                     Use the arm's own emergency stop"
+                )),
+            });
+        }
     }
 
     /// `SetEmergencyAll`: `SetEmergency` to every followed arm of the focused arm's subsystem
@@ -501,7 +521,10 @@ impl Client {
                 // The answer is the status that follows.
                 self.send(id, QueryStatus, out);
             }
-            Command::Select(_) | Command::SetEmergencyAll | Command::Shutdown => {}
+            Command::Select(_)
+            | Command::SetEmergencyOf(_)
+            | Command::SetEmergencyAll
+            | Command::Shutdown => {}
         }
     }
 

@@ -780,6 +780,7 @@ impl Client {
         if matches!(
             cmd,
             Command::SetEmergency
+                | Command::SetEmergencyOf(_)
                 | Command::SetEmergencyAll
                 | Command::Select(_)
                 | Command::Shutdown

@@ -72,8 +72,10 @@ impl OcuApp {
                 self.view.preview = None;
             }
             UiCommand::EmergencyStop => {
-                // The emergency stop never asks twice.
-                self.command(Command::SetEmergency);
+                // The emergency stop never asks twice. It stops the arm its label names: the
+                // stop overtakes a `Select` still queued, so the arm goes with it.
+                let arm = self.live_state().and_then(|s| s.selected);
+                self.command(arm.map_or(Command::SetEmergency, Command::SetEmergencyOf));
             }
             UiCommand::EmergencyStopAll => {
                 // Nor does stopping every arm.
