@@ -339,42 +339,24 @@ impl GlPicture {
                 .bind_framebuffer(glow::READ_FRAMEBUFFER, read_before);
         }
     }
-}
 
-impl GlPicture {
     /// Copies this picture's colour, pixel for pixel, over the whole of `into` (a picture of
     /// the same size; of another size the copy is cut or leaves an edge), whatever scissor box
-    /// is set. The caller's framebuffer bindings and scissor test are kept.
+    /// is set: [`GlPicture::blit`] with `into` bound for drawing. The caller's draw binding and
+    /// scissor test are kept.
     pub fn copy_into(&self, into: &GlPicture) {
-        let (w, h) = (self.width as i32, self.height as i32);
         // SAFETY: both pictures belong to the context current on this thread (the type's
-        // contract); both framebuffers are complete, the rectangle lies within this picture
-        // (GL clips the destination), and the two bindings and the scissor test are restored.
+        // contract) and `into`'s framebuffer is complete; the draw binding and the scissor
+        // test are restored after the blit.
         unsafe {
             let gl = &self.gl;
-            let before = (
-                gl.get_parameter_framebuffer(glow::DRAW_FRAMEBUFFER_BINDING),
-                gl.get_parameter_framebuffer(glow::READ_FRAMEBUFFER_BINDING),
-                gl.is_enabled(glow::SCISSOR_TEST),
-            );
+            let draw_before = gl.get_parameter_framebuffer(glow::DRAW_FRAMEBUFFER_BINDING);
+            let scissor_before = gl.is_enabled(glow::SCISSOR_TEST);
             gl.disable(glow::SCISSOR_TEST);
-            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(self.framebuffer));
             gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, Some(into.framebuffer));
-            gl.blit_framebuffer(
-                0,
-                0,
-                w,
-                h,
-                0,
-                0,
-                w,
-                h,
-                glow::COLOR_BUFFER_BIT,
-                glow::NEAREST,
-            );
-            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, before.0);
-            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, before.1);
-            if before.2 {
+            self.blit(0, 0);
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, draw_before);
+            if scissor_before {
                 gl.enable(glow::SCISSOR_TEST);
             }
         }

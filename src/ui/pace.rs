@@ -235,6 +235,7 @@ mod tests {
     use super::*;
 
     const FLOOR: Duration = Duration::from_millis(100);
+    const IDLE_FLOOR: Duration = Duration::from_secs(1);
 
     #[test]
     fn shapes_are_antialiased_on_a_gpu_and_not_in_software() {
@@ -257,9 +258,11 @@ mod tests {
             assert!(!antialias_shapes(gpu, Some("off")), "{gpu}");
         }
         // An unknown override leaves the choice to the renderer.
-        assert!(antialias_shapes("llvmpipe", Some("yes")) == antialias_shapes("llvmpipe", None));
+        assert_eq!(
+            antialias_shapes("llvmpipe", Some("yes")),
+            antialias_shapes("llvmpipe", None)
+        );
     }
-    const IDLE_FLOOR: Duration = Duration::from_secs(1);
 
     /// Runs `pace` for `spans` spans of a process costing `base` (share of a core) plus
     /// `per_frame` of CPU per frame at the pace's spacing for `mode`; the spacing after.

@@ -200,6 +200,7 @@ struct Ground {
     camera: Camera,
     dark: bool,
 }
+
 /// The GPU side: created once from the GL context (its programs and buffers belong to it);
 /// kept in `Arc<Mutex<..>>` for the paint callback.
 pub struct Scene {
@@ -327,10 +328,9 @@ impl Scene {
                     height,
                     frame.framebuffer(),
                 );
-                if self.ground_for(width, height, input.dark, camera) {
-                    if let Some(ground) = &self.ground {
-                        ground.frame.copy_into(&frame);
-                    }
+                let ground = self.ground_for(width, height, input.dark, camera);
+                if let Some(ground) = ground {
+                    ground.copy_into(&frame);
                     into.clear_partially(whole.into(), ClearState::depth(1.0));
                     let Ok(_) =
                         into.write_partially::<std::convert::Infallible>(whole.into(), || {
@@ -353,16 +353,21 @@ impl Scene {
         self.picture = Some(picture);
     }
 
-    /// Makes [`Scene::ground`] show the background and grid of `camera` at `width` ×
-    /// `height` in the theme, rendering it when it does not; `false` when the driver refuses
-    /// a picture for it (then the view is rendered whole).
-    fn ground_for(&mut self, width: u32, height: u32, dark: bool, camera: &Camera) -> bool {
-        if let Some(g) = &self.ground
-            && g.frame.size() == (width, height)
-            && g.dark == dark
-            && g.camera == *camera
-        {
-            return true;
+    /// The picture of the background and grid of `camera` at `width` × `height` in the
+    /// theme, rendered when the kept one shows another; `None` when the driver refuses a
+    /// picture for it (then the view is rendered whole).
+    fn ground_for(
+        &mut self,
+        width: u32,
+        height: u32,
+        dark: bool,
+        camera: &Camera,
+    ) -> Option<&GlPicture> {
+        let kept = self.ground.as_ref().is_some_and(|g| {
+            g.frame.size() == (width, height) && g.dark == dark && g.camera == *camera
+        });
+        if kept {
+            return self.ground.as_ref().map(|g| &g.frame);
         }
         let frame = match self.ground.take() {
             Some(g) if g.frame.size() == (width, height) => g.frame,
@@ -370,7 +375,7 @@ impl Scene {
                 Ok(frame) => frame,
                 Err(e) => {
                     tracing::warn!("3D view drawn without its ground picture: {e}");
-                    return false;
+                    return None;
                 }
             },
         };
@@ -379,20 +384,18 @@ impl Scene {
             RenderTarget::from_framebuffer(&self.context, width, height, frame.framebuffer());
         into.clear_partially(whole.into(), Self::clear_state(dark));
         let Ok(_) = into.write_partially::<std::convert::Infallible>(whole.into(), || {
-            let aspect = f64::from(width) / f64::from(height);
-            let palette = ScenePalette::new(dark);
-            self.draw_grid(camera.view_projection(aspect), camera, &palette, whole);
+            self.draw_grid(camera, dark, whole);
             Ok(())
         });
         // The framebuffer is the picture's: three-d must not delete it.
         let _ = into.into_framebuffer();
         self.ground_renders += 1;
-        self.ground = Some(Ground {
+        let ground = self.ground.insert(Ground {
             frame,
             camera: *camera,
             dark,
         });
-        true
+        Some(&ground.frame)
     }
 
     /// How many grounds (background and grid) [`Scene::paint_cached`] rendered: one per
@@ -413,9 +416,7 @@ impl Scene {
         if viewport.width == 0 || viewport.height == 0 {
             return;
         }
-        let aspect = f64::from(viewport.width) / f64::from(viewport.height);
-        let palette = ScenePalette::new(input.dark);
-        self.draw_grid(camera.view_projection(aspect), camera, &palette, viewport);
+        self.draw_grid(camera, input.dark, viewport);
         self.render_parts(viewport, input, camera);
     }
 
@@ -501,13 +502,11 @@ impl Scene {
         program.draw_elements(states, viewport, &mesh.indices);
     }
 
-    fn draw_grid(
-        &self,
-        view_projection: DMat4,
-        camera: &Camera,
-        palette: &ScenePalette,
-        viewport: Viewport,
-    ) {
+    /// The ground grid of `camera` in `viewport`, blended over what is there.
+    fn draw_grid(&self, camera: &Camera, dark: bool, viewport: Viewport) {
+        let aspect = f64::from(viewport.width) / f64::from(viewport.height);
+        let view_projection = camera.view_projection(aspect);
+        let palette = ScenePalette::new(dark);
         let distance = camera.distance.max(0.01);
         // Minor lines a power of ten apart, about a tenth of the view.
         let spacing = 10f64.powf(distance.log10().floor()) / 10.0;
