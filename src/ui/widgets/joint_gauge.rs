@@ -3,8 +3,8 @@
 //! [`crate::model::limits`]: within 5 % of the range).
 
 use eframe::egui::{
-    Align2, Color32, FontId, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2, WidgetInfo, pos2,
-    vec2,
+    Align2, Color32, FontId, Painter, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2,
+    WidgetInfo, pos2, vec2,
 };
 
 pub use crate::model::limits::{LimitState, NEAR_LIMIT};
@@ -205,25 +205,8 @@ pub fn joint_row(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
     if ui.is_rect_visible(rect) {
         let colour = value_colour(d, theme);
         let p = ui.painter();
-        let font = FontId::proportional(13.0);
         let small = FontId::proportional(10.5);
-        let value = d.value.map_or("—".to_string(), |v| d.format(v));
-        let value_rect = p.text(
-            rect.right_top(),
-            Align2::RIGHT_TOP,
-            &value,
-            font.clone(),
-            colour,
-        );
-        // The name gives way to the value: cut where they would meet.
-        let name_clip = Rect::from_min_max(rect.min, pos2(value_rect.left() - 4.0, rect.bottom()));
-        p.with_clip_rect(name_clip.intersect(p.clip_rect())).text(
-            rect.left_top(),
-            Align2::LEFT_TOP,
-            &d.label,
-            font,
-            ui.visuals().text_color(),
-        );
+        name_and_value(p, rect, d, colour, ui.visuals().text_color(), "");
         let limits = match (d.min, d.max) {
             (Some(a), Some(b)) => format!("{} … {}", d.format(a), d.format(b)),
             _ => "continuous".to_string(),
@@ -259,6 +242,47 @@ pub fn joint_row(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
     response.on_hover_text(d.tooltip())
 }
 
+/// The first line of a gauge or a compact row: the value at the right in `colour`, `warn`
+/// (if any) beside it in the same colour (never under a long name), and the joint's name at
+/// the left, cut where it would meet them (the tooltip has it whole).
+fn name_and_value(
+    p: &Painter,
+    rect: Rect,
+    d: &GaugeData,
+    colour: Color32,
+    text_colour: Color32,
+    warn: &str,
+) {
+    let font = FontId::proportional(13.0);
+    let value = d.value.map_or("—".to_string(), |v| d.format(v));
+    let value_rect = p.text(
+        rect.right_top(),
+        Align2::RIGHT_TOP,
+        &value,
+        font.clone(),
+        colour,
+    );
+    let mut name_end = value_rect.left() - 6.0;
+    if !warn.is_empty() {
+        let warn_rect = p.text(
+            pos2(name_end, rect.top() + 1.5),
+            Align2::RIGHT_TOP,
+            warn,
+            FontId::proportional(11.0),
+            colour,
+        );
+        name_end = warn_rect.left() - 6.0;
+    }
+    let name_clip = Rect::from_min_max(rect.min, pos2(name_end, rect.top() + 16.0));
+    p.with_clip_rect(name_clip.intersect(p.clip_rect())).text(
+        rect.left_top(),
+        Align2::LEFT_TOP,
+        &d.label,
+        font,
+        text_colour,
+    );
+}
+
 /// Draws a gauge; returns its response (hover shows the details).
 pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
     // 1. Size.
@@ -273,17 +297,6 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
         let state = d.limit_state();
         let colour = value_colour(d, theme);
         let p = ui.painter();
-        let font = FontId::proportional(13.0);
-        let small = FontId::proportional(11.0);
-        let text_colour = ui.visuals().text_color();
-        let value = d.value.map_or("—".to_string(), |v| d.format(v));
-        let value_rect = p.text(
-            rect.right_top(),
-            Align2::RIGHT_TOP,
-            &value,
-            font.clone(),
-            colour,
-        );
         let warn_text = match state {
             LimitState::NearMin | LimitState::NearMax | LimitState::AtLimit if d.at_rest => {
                 "rest position"
@@ -294,27 +307,7 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
             LimitState::Unlimited if d.min.is_none() && !d.prismatic => "continuous",
             _ => "",
         };
-        // The warning beside the value (never under a long name); the name gives way to
-        // both, cut where they would meet (the tooltip has it whole).
-        let mut name_end = value_rect.left() - 6.0;
-        if !warn_text.is_empty() {
-            let warn_rect = p.text(
-                pos2(name_end, rect.top() + 1.5),
-                Align2::RIGHT_TOP,
-                warn_text,
-                small.clone(),
-                colour,
-            );
-            name_end = warn_rect.left() - 6.0;
-        }
-        let name_clip = Rect::from_min_max(rect.min, pos2(name_end, rect.top() + 16.0));
-        p.with_clip_rect(name_clip.intersect(p.clip_rect())).text(
-            rect.left_top(),
-            Align2::LEFT_TOP,
-            &d.label,
-            font,
-            text_colour,
-        );
+        name_and_value(p, rect, d, colour, ui.visuals().text_color(), warn_text);
         paint_track(ui, rect, d, colour, theme);
         // Speed and effort.
         let half = (rect.width() - 8.0) / 2.0;
