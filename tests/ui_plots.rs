@@ -421,21 +421,26 @@ fn a_plots_panel_dragged_taller_keeps_its_height() {
     );
 }
 
-/// A live app fed 20 s of the demo arm (7 joints): joint positions at 100 Hz, joint `k` at
-/// `(k + 1) · 0.05 · t` rad, nothing from 8 s to 10 s (a gap); velocities alike; a small
-/// wrench.
-fn arm_app(settings: Settings) -> OcuApp {
+/// A live app whose network side focused the demo arm (7 joints) and gave its specification.
+fn demo_arm_app(settings: Settings) -> OcuApp {
     let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
     let mut app = OcuApp::new(LiveKind::Simulated, Some(net), Vec::new(), settings);
     app.apply(&Update::net(NetFact::Selected { t: 0.0, id: ARM }));
-    let arm = ArmFile::demo();
     feed(
         &mut app,
         ArmFact::Specification {
             t: 0.0,
-            spec: arm.spec.clone(),
+            spec: ArmFile::demo().spec,
         },
     );
+    app
+}
+
+/// A live app fed 20 s of the demo arm (7 joints): joint positions at 100 Hz, joint `k` at
+/// `(k + 1) · 0.05 · t` rad, nothing from 8 s to 10 s (a gap); velocities alike; a small
+/// wrench.
+fn arm_app(settings: Settings) -> OcuApp {
+    let mut app = demo_arm_app(settings);
     for i in 0..2000 {
         let t = f64::from(i) * 0.01;
         if (8.0..10.0).contains(&t) {
@@ -739,17 +744,7 @@ fn plots_that_do_not_fit_are_left_out_and_said_so() {
 /// A live app fed 20 s of the demo arm (7 joints, the telescope J4 prismatic) with every
 /// series at 100 Hz: positions, velocities, efforts, joint torques/forces and a wrench.
 fn full_arm_app(settings: Settings) -> OcuApp {
-    let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
-    let mut app = OcuApp::new(LiveKind::Simulated, Some(net), Vec::new(), settings);
-    app.apply(&Update::net(NetFact::Selected { t: 0.0, id: ARM }));
-    let arm = ArmFile::demo();
-    feed(
-        &mut app,
-        ArmFact::Specification {
-            t: 0.0,
-            spec: arm.spec.clone(),
-        },
-    );
+    let mut app = demo_arm_app(settings);
     for i in 0..2000 {
         let t = f64::from(i) * 0.01;
         let wave = |k: i32, a: f64| -> Vec<f64> {
