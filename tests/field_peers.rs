@@ -29,10 +29,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use jaus_ocu::model::command::{Command, CommandKind};
 use jaus_ocu::model::state::ArmState;
-use jaus_ocu::model::update::{
-    Command, CommandKind, ComponentId, ControlState, ManagementState, Outcome,
-};
+use jaus_ocu::model::update::{ComponentId, ControlState, ManagementState, Outcome};
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::thread::{NetConfig, NetHandle};
 use jaus_ocu::sim::arm_file::ArmFile;

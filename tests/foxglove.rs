@@ -320,7 +320,7 @@ fn log_messages_are_valid_at_every_level_with_any_text() {
 /// its clearing) made by the real recorder with the Foxglove channels on.
 fn eventful_recording(path: &Path) {
     use jaus_ocu::jaus::judp;
-    use jaus_ocu::model::update::Command;
+    use jaus_ocu::model::command::Command;
     use jaus_ocu::net::client::ClientConfig;
     use jaus_ocu::net::tap::Tap;
     use jaus_ocu::record::recorder::{Recorder, RecorderConfig};

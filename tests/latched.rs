@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use jaus_ocu::jaus::judp;
-use jaus_ocu::model::update::{Command, ControlState, ManagementState};
+use jaus_ocu::model::command::Command;
+use jaus_ocu::model::update::{ControlState, ManagementState};
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Tap;
 use jaus_ocu::record::player::Replay;

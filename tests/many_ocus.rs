@@ -16,8 +16,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use jaus_ocu::cli::identity::{self, Role};
+use jaus_ocu::model::command::{Command, CommandKind};
 use jaus_ocu::model::state::ArmState;
-use jaus_ocu::model::update::{Command, CommandKind, ControlState, Outcome};
+use jaus_ocu::model::update::{ControlState, Outcome};
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::thread::{NetConfig, NetHandle};
 use jaus_ocu::sim::arm_file::ArmFile;

@@ -31,6 +31,7 @@ use jaus_ocu::jaus::message::ids;
 use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, JointKind, Message};
 use jaus_ocu::model::arm::{ArmSpec, Joint};
+use jaus_ocu::model::command::*;
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID, Rates};

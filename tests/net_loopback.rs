@@ -17,6 +17,7 @@ use jaus_ocu::jaus::core::Event;
 use jaus_ocu::jaus::judp::{self, Header};
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, Message};
+use jaus_ocu::model::command::*;
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::ClientConfig;

@@ -22,6 +22,7 @@ use jaus_ocu::jaus::judp::{self, Header};
 use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
 use jaus_ocu::jaus::{Dialect, EmbeddedMessage, JausId, Message};
 use jaus_ocu::model::arm::Mount;
+use jaus_ocu::model::command::Command;
 use jaus_ocu::model::session::Session;
 use jaus_ocu::model::update::*;
 use jaus_ocu::model::vehicle::Vehicle;

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
+use jaus_ocu::model::command::*;
 use jaus_ocu::model::session::Session;
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;

@@ -7,6 +7,7 @@
     reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
 )]
 
+use jaus_ocu::model::command::*;
 use jaus_ocu::model::session::{CHECKPOINT_EVERY, EPISODE_MERGE_S, FT_CHANNELS, Mark, Session};
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;

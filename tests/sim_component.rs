@@ -18,7 +18,7 @@ use jaus_ocu::jaus::iop::*;
 use jaus_ocu::jaus::judp::{self, AckNak, Datagram, DatagramWriter, Header};
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::{DecodeContext, EmbeddedMessage, JausId, Message};
-use jaus_ocu::model::update::Command;
+use jaus_ocu::model::command::Command;
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::fault::Faults;
 use jaus_ocu::sim::arm_file::ArmFile;

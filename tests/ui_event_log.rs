@@ -11,6 +11,7 @@
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use jaus_ocu::model::command::*;
 use jaus_ocu::model::update::*;
 use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::settings::Settings;

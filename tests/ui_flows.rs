@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use jaus_ocu::model::command::*;
 use jaus_ocu::model::update::*;
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Epoch;
@@ -332,6 +333,7 @@ mod replay_flows {
     use eframe::egui;
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
+    use jaus_ocu::model::command::*;
     use jaus_ocu::model::update::*;
     use jaus_ocu::net::client::ClientConfig;
     use jaus_ocu::net::fault::Faults;
@@ -1359,6 +1361,7 @@ mod trust {
     use eframe::egui;
     use egui_kittest::Harness;
     use egui_kittest::kittest::{By, NodeT, Queryable};
+    use jaus_ocu::model::command::*;
     use jaus_ocu::model::update::*;
     use jaus_ocu::sim::arm_file::ArmFile;
     use jaus_ocu::ui::action::Action;
@@ -1861,6 +1864,7 @@ mod many_ocus {
     use egui_kittest::kittest::{By, NodeT, Queryable};
     use jaus_ocu::jaus::JausId;
     use jaus_ocu::jaus::core::RequestControl;
+    use jaus_ocu::model::command::*;
     use jaus_ocu::model::update::*;
     use jaus_ocu::net::client::ClientConfig;
     use jaus_ocu::sim::arm_file::ArmFile;
@@ -2291,6 +2295,7 @@ mod vehicle_flows {
     use eframe::egui;
     use egui_kittest::Harness;
     use egui_kittest::kittest::{NodeT, Queryable};
+    use jaus_ocu::model::command::*;
     use jaus_ocu::model::update::*;
     use jaus_ocu::sim::arm_file::ArmFile;
     use jaus_ocu::sim::vehicle::vehicle_updates;

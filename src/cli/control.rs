@@ -17,10 +17,9 @@ use serde_json::{Value, json};
 
 use super::probe::{NetArgs, components_text, controller_json};
 use crate::jaus::JausId;
+use crate::model::command::Command;
 use crate::model::state::ArmState;
-use crate::model::update::{
-    Command, ComponentId, ControlState, ManagementState, Outcome, Remark, Update,
-};
+use crate::model::update::{ComponentId, ControlState, ManagementState, Outcome, Remark, Update};
 use crate::model::vehicle::Vehicle;
 use crate::net::thread::NetHandle;
 

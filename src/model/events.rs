@@ -203,9 +203,10 @@ impl NotesFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::command::CommandKind;
     use crate::model::update::{
-        ArmFact, CommandKind, ControlLoss, ControlState, Controller, LinkState, ManagementState,
-        NetFact, NetStats, Outcome, Tolerated,
+        ArmFact, ControlLoss, ControlState, Controller, LinkState, ManagementState, NetFact,
+        NetStats, Outcome, Tolerated,
     };
 
     const ARM: ComponentId = ComponentId::new(126, 1, 10);

@@ -24,11 +24,12 @@
 use std::fmt::Write as _;
 
 use super::arm::{ArmSpec, Joint};
+use super::command::CommandKind;
 use super::history::History;
 use super::state::{ArmState, Stamped, outcome_text};
 use super::update::{
-    ArmFact, CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, LinkState,
-    ManagementState, MarkKind, NetFact, NetStats, Outcome, PoseState, PresetInfo, Remark, Signal,
+    ArmFact, ComponentId, ComponentInfo, ControlLoss, ControlState, LinkState, ManagementState,
+    MarkKind, NetFact, NetStats, Outcome, PoseState, PresetInfo, Remark, Signal,
 };
 
 /// Force/torque channels of [`Session::ft`].

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 
 use super::arm::ArmSpec;
+use super::command::CommandKind;
 use super::kinematics;
 use super::update::{
-    ArmFact, CommandKind, ComponentId, ComponentInfo, ControlLoss, ControlState, Controller,
-    Delivery, IdConflict, LinkState, MAX_COMPONENTS, ManagementState, NetFact, NetStats, Outcome,
-    PoseState, PresetInfo, Remark, Signal,
+    ArmFact, ComponentId, ComponentInfo, ControlLoss, ControlState, Controller, Delivery,
+    IdConflict, LinkState, MAX_COMPONENTS, ManagementState, NetFact, NetStats, Outcome, PoseState,
+    PresetInfo, Remark, Signal,
 };
 
 /// A value and when it arrived.

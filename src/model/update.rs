@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 
 use super::arm::ArmSpec;
-pub use super::command::{Command, CommandKind};
+use super::command::CommandKind;
 
 /// A component's address on the JAUS network: subsystem.node.component. The domain's own
 /// type (the codec has its `JausId`; `net::reports` converts at the boundary).

@@ -557,9 +557,10 @@ mod tests {
     // `every_kind_is_routed_*` until a sample of it is listed.
 
     use crate::model::arm::{ArmSpec, Joint};
+    use crate::model::command::CommandKind;
     use crate::model::update::{
-        CommandKind, ComponentInfo, ControlLoss, ControlState, Controller, Delivery, LinkState,
-        ManagementState, NetStats, Outcome, PoseState, PresetInfo, Signal,
+        ComponentInfo, ControlLoss, ControlState, Controller, Delivery, LinkState, ManagementState,
+        NetStats, Outcome, PoseState, PresetInfo, Signal,
     };
     use std::collections::BTreeSet;
 

@@ -928,7 +928,8 @@ mod tests {
 
     const ARM: ComponentId = ComponentId::new(126, 1, 10);
     use crate::model::arm::{Joint, Mount};
-    use crate::model::update::{CommandKind, ComponentId, ComponentInfo, LinkState, MarkKind};
+    use crate::model::command::CommandKind;
+    use crate::model::update::{ComponentId, ComponentInfo, LinkState, MarkKind};
 
     fn parse(s: impl AsRef<[u8]>) -> serde_json::Value {
         let s = s.as_ref();

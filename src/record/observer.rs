@@ -72,9 +72,10 @@ use crate::jaus::iop::TransitionStatus;
 use crate::jaus::judp::Header;
 use crate::jaus::message::message_name;
 use crate::jaus::{DecodeContext, JausId, Message};
+use crate::model::command::CommandKind;
 use crate::model::update::{
-    ArmFact, CommandKind, ComponentId, ComponentInfo, ControlState, Controller, LinkState,
-    MAX_ARMS, MarkKind, NetFact, Outcome, PresetInfo, Remark, Tolerated, Update,
+    ArmFact, ComponentId, ComponentInfo, ControlState, Controller, LinkState, MAX_ARMS, MarkKind,
+    NetFact, Outcome, PresetInfo, Remark, Tolerated, Update,
 };
 use crate::net::endpoint::{Endpoint, InboundKind};
 use crate::net::reports;

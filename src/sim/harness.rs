@@ -241,7 +241,7 @@ impl SimNet {
     }
 
     /// Gives the client a command now (what it sends goes out at the next delivery).
-    pub fn command(&mut self, cmd: crate::model::update::Command) {
+    pub fn command(&mut self, cmd: crate::model::command::Command) {
         let now = self.now();
         self.client.handle_command(now, cmd, &mut self.out);
         self.collect();

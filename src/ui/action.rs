@@ -4,7 +4,8 @@
 
 use super::commands::UiCommand;
 use super::time_control::TimeCommand;
-use crate::model::update::{Command, ComponentId};
+use crate::model::command::Command;
+use crate::model::update::ComponentId;
 
 /// A request from a panel, a dialog or a key (not `Copy`: it may carry a [`Command`]).
 #[derive(Debug, Clone, PartialEq)]

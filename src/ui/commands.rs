@@ -7,7 +7,7 @@
 use eframe::egui::{self, InputState, Key, Modifiers};
 
 use super::time_control::Shown;
-use crate::model::update::Command;
+use crate::model::command::Command;
 
 /// Everything the operator can ask of the UI by name (menus, buttons, keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,6 +1,6 @@
 //! The operator UI: an eframe (glow) application, one panel per file, widgets in `widgets/`,
 //! the three-d scene in `scene`. The UI never imports the wire codec: data arrives as
-//! [`crate::model::update::Update`]s, intent leaves as [`crate::model::update::Command`]s.
+//! [`crate::model::update::Update`]s, intent leaves as [`crate::model::command::Command`]s.
 //!
 //! Three tiers, imports running down (ARCHITECTURE.md, "ui/ map"): `app/` holds
 //! [`app::OcuApp`] (its struct and one file per concern of its `impl`); `panels/` one panel

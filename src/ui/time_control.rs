@@ -14,8 +14,8 @@
 //!   The operator-trust rule "what you see is what you command" is [`Shown::allows`], the
 //!   one place that says which commands may leave in which mode.
 
+use crate::model::command::Command;
 use crate::model::session::{Mark, Session};
-use crate::model::update::Command;
 
 /// The speeds offered, × real time.
 pub const SPEEDS: [f64; 7] = [0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0];

@@ -7,8 +7,9 @@ use std::path::Path;
 use super::format::{format_hms, wall_ns};
 use super::time_control::Shown;
 use crate::model::clock::format_utc_time;
+use crate::model::command::CommandKind;
 use crate::model::state::{ArmState, Freshness};
-use crate::model::update::{CommandKind, ManagementState, Outcome};
+use crate::model::update::{ManagementState, Outcome};
 
 /// The live arm as dialogs and notices name it: `the live arm 126.1.10`.
 pub fn live_arm_words(live: Option<&ArmState>) -> String {

@@ -86,7 +86,7 @@ pub fn pump(
 pub fn outcome_of(
     h: &jaus_ocu::net::thread::NetHandle,
     state: &mut jaus_ocu::model::state::ArmState,
-    kind: jaus_ocu::model::update::CommandKind,
+    kind: jaus_ocu::model::command::CommandKind,
     timeout: Duration,
 ) -> Option<jaus_ocu::model::update::Outcome> {
     let mut o = None;

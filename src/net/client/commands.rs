@@ -25,9 +25,10 @@ use crate::jaus::iop::{
     QueryCurrentPose, ReportTransitionCompleted, SetCurrentPose, TransitionStatus,
 };
 use crate::jaus::{JausId, Message};
+use crate::model::command::{Command, CommandKind};
 use crate::model::update::{
-    ArmFact, Command, CommandKind, ControlLoss, ControlState, Controller, LinkState,
-    ManagementState, Outcome, PoseState, Remark,
+    ArmFact, ControlLoss, ControlState, Controller, LinkState, ManagementState, Outcome, PoseState,
+    Remark,
 };
 use crate::net::reports;
 

@@ -81,9 +81,9 @@ use crate::jaus::core::{IdentificationType, ReportHeartbeatPulse, ReportIdentifi
 use crate::jaus::judp::{self, Broadcast};
 use crate::jaus::message::ids;
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
+use crate::model::command::{Command, CommandKind};
 use crate::model::update::{
-    ArmFact, Command, CommandKind, ComponentId, IdConflict, NetFact, NetStats, Outcome, Remark,
-    Update,
+    ArmFact, ComponentId, IdConflict, NetFact, NetStats, Outcome, Remark, Update,
 };
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
 use crate::net::rng::Rng;

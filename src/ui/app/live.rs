@@ -6,8 +6,9 @@
 //! area with the time it is at ([`past_label`]), with no buttons beside it.
 
 use super::OcuApp;
+use crate::model::command::CommandKind;
 use crate::model::state::{ArmState, outcome_text};
-use crate::model::update::{CommandKind, ComponentId, ControlState, ManagementState, Remark};
+use crate::model::update::{ComponentId, ControlState, ManagementState, Remark};
 use crate::ui::arms::{ArmRow, rows};
 use crate::ui::panels::notices::NoticeLevel;
 

@@ -26,10 +26,9 @@ use std::time::{Duration, Instant};
 
 use eframe::egui;
 
+use crate::model::command::{Command, CommandKind};
 use crate::model::state::ArmState;
-use crate::model::update::{
-    Command, CommandKind, ComponentId, ControlState, NetFact, Outcome, Remark,
-};
+use crate::model::update::{ComponentId, ControlState, NetFact, Outcome, Remark};
 use crate::model::vehicle::SharedVehicle;
 use crate::net::thread::NetHandle;
 use crate::sim::host::SimHandle;

@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use super::OcuApp;
-use crate::model::update::{Command, ControlState, ManagementState};
+use crate::model::command::Command;
+use crate::model::update::{ControlState, ManagementState};
 use crate::ui::action::{Action, Confirm};
 use crate::ui::commands::{self, UiCommand};
 use crate::ui::export;

@@ -4,9 +4,10 @@
 //! live side shut down. The `Sources` types are `ui/sources.rs`.
 
 use super::OcuApp;
+use crate::model::command::Command;
 use crate::model::session::Session;
 use crate::model::state::ArmState;
-use crate::model::update::{Command, ComponentId, NetFact, Remark, Update};
+use crate::model::update::{ComponentId, NetFact, Remark, Update};
 use crate::model::vehicle::Vehicle;
 use crate::record::player::{LoadWaker, Replay};
 use crate::ui::format::format_hms;

@@ -6,7 +6,8 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::model::update::{Command, ComponentId};
+use crate::model::command::Command;
+use crate::model::update::ComponentId;
 use crate::ui::action::Action;
 use crate::ui::arms::ArmRow;
 use crate::ui::theme::Theme;

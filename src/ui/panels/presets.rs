@@ -5,10 +5,9 @@
 use eframe::egui::{self, RichText};
 
 use super::arm_list::naming;
+use crate::model::command::{Command, CommandKind};
 use crate::model::state::{ArmState, outcome_text};
-use crate::model::update::{
-    Command, CommandKind, ControlState, ManagementState, Outcome, PoseState,
-};
+use crate::model::update::{ControlState, ManagementState, Outcome, PoseState};
 use crate::ui::action::Action;
 use crate::ui::action::Confirm;
 use crate::ui::commands::{UiCommand, refusal};

@@ -22,8 +22,9 @@
 use eframe::egui::{self, RichText};
 
 use super::arm_list::{self, naming};
+use crate::model::command::Command;
 use crate::model::state::{ArmState, Freshness};
-use crate::model::update::{Command, ControlState, LinkState, ManagementState};
+use crate::model::update::{ControlState, LinkState, ManagementState};
 use crate::ui::action::Action;
 use crate::ui::arms::ArmRow;
 use crate::ui::commands::UiCommand;
