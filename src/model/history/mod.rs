@@ -47,6 +47,15 @@
 /// Samples per block at each summary level (each level is 8 blocks of the one below).
 const LEVELS: [usize; 4] = [8, 64, 512, 4096];
 
+// Block starts are found with masks (`History::push`): every size is a power of two.
+const _: () = {
+    let mut k = 0;
+    while k < LEVELS.len() {
+        assert!(LEVELS[k].is_power_of_two());
+        k += 1;
+    }
+};
+
 /// The coarsest block: the exact tier starts and is dropped in whole blocks of this size.
 const TOP: usize = LEVELS[3];
 
@@ -70,10 +79,9 @@ impl MinMax {
         max: f32::NEG_INFINITY,
     };
 
+    /// Takes `v` in; a missing value (NaN) changes nothing (`f32::min` and `max` return the
+    /// other operand when one is NaN: no branch on the hot path).
     fn add(&mut self, v: f32) {
-        if v.is_nan() {
-            return;
-        }
         self.min = self.min.min(v);
         self.max = self.max.max(v);
     }
@@ -90,7 +98,10 @@ struct Channel {
     /// Exact tier: the value of every exact sample.
     values: Vec<f32>,
     /// Block summaries per level. Levels at or above the floor cover every block since the
-    /// first sample; levels below it only the exact tier's (from `base / size`).
+    /// first sample; levels below it only the exact tier's (from `base / size`). Every
+    /// complete block is exact; a level's last block, while incomplete, holds only the
+    /// complete blocks below it (a block is merged upwards when it completes: `push`), so
+    /// readers take whole blocks only, the raw values for the rest (`range_min_max`).
     levels: [Vec<MinMax>; 4],
     /// Envelope tier: the value of each floor block's last sample.
     last: Vec<f32>,
@@ -520,6 +531,11 @@ impl History {
         } else {
             self.t.push(t);
         }
+        // Which levels start a block with this sample, and which complete one: found once
+        // for every channel, with masks (the sizes are powers of two; a division per level
+        // and channel was a third of this function's time in a replay load).
+        let starts = LEVELS.map(|size| i & (size - 1) == 0);
+        let completes = LEVELS.map(|size| (i + 1) & (size - 1) == 0);
         for (k, c) in self.channels.iter_mut().enumerate() {
             let v = values.get(k).copied().unwrap_or(f64::NAN) as f32;
             if planned {
@@ -527,16 +543,32 @@ impl History {
             } else {
                 c.values.push(v);
             }
-            for (level, size) in c.levels.iter_mut().zip(LEVELS) {
-                if i.is_multiple_of(size) {
+            for (level, &start) in c.levels.iter_mut().zip(&starts) {
+                if start {
                     if planned {
                         push_planned(level, MinMax::EMPTY);
                     } else {
                         level.push(MinMax::EMPTY);
                     }
                 }
-                if let Some(b) = level.last_mut() {
-                    b.add(v);
+            }
+            // The sample goes into its level-0 block; a block complete at one level is
+            // merged into the block above (the `levels` invariant: complete blocks exact).
+            let [l0, upper @ ..] = &mut c.levels;
+            let Some(b) = l0.last_mut() else { continue };
+            b.add(v);
+            let mut below = *b;
+            for (level, (&done, &up_done)) in
+                upper.iter_mut().zip(completes.iter().zip(&completes[1..]))
+            {
+                if !done {
+                    break;
+                }
+                let Some(up) = level.last_mut() else { break };
+                up.merge(below);
+                below = *up;
+                if !up_done {
+                    break;
                 }
             }
         }
