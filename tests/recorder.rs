@@ -354,7 +354,17 @@ fn a_corrupt_chunk_is_skipped_and_reported_and_reading_goes_on() {
     let bad = temp("corrupt-copy");
     std::fs::write(&bad, &bytes).unwrap();
 
+    // Before the damage: every chunk decompressed whole (the fast path), the same records.
+    let (intact, src) = read_all(&path);
+    assert!(intact == recs);
+    assert_eq!(src.chunks_read_whole(), summary.chunk_indexes.len() as u64);
+
     let (got, src) = read_all(&bad);
+    // The damaged chunk alone is left to the streaming reader, which reports it.
+    assert_eq!(
+        src.chunks_read_whole(),
+        summary.chunk_indexes.len() as u64 - 1
+    );
     let expected: Vec<_> = recs
         .iter()
         .filter(|r| !(chunk.message_start_time..=chunk.message_end_time).contains(&r.t_ns))

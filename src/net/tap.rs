@@ -50,6 +50,20 @@ pub struct WireRecord {
     pub latched: Option<u64>,
 }
 
+impl WireRecord {
+    /// A record with no bytes (at time 0, from 0.0.0.0:0): a slot that a reader fills again
+    /// and again, reusing its byte buffer.
+    pub fn empty() -> WireRecord {
+        WireRecord {
+            t_ns: 0,
+            direction: Direction::Rx,
+            peer: SocketAddr::from(([0, 0, 0, 0], 0)),
+            bytes: Vec::new(),
+            latched: None,
+        }
+    }
+}
+
 /// The time origin of a session: one instant on the monotonic clock and the same moment as
 /// ns since the Unix epoch. Live update times are seconds since `instant`; recorded datagram
 /// times are `unix_ns` plus the same elapsed time, so replay times equal live times.

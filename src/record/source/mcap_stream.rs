@@ -1,6 +1,8 @@
 //! Streams an MCAP recording: the summary first (time range, datagram count, metadata), then
-//! the data section front to back, chunk by chunk, each through its own sans-I/O reader, with
-//! the byte offset of every top-level record for the problems and the stop it reports.
+//! the data section front to back, chunk by chunk, with the byte offset of every top-level
+//! record for the problems and the stop it reports. An intact chunk is decompressed whole
+//! into a reused buffer and its records read from there ([`Flat`]); one that does not check
+//! out goes through its own sans-I/O reader ([`Chunk`]), which says what is wrong with it.
 
 use std::fs::File;
 use std::io::ErrorKind;
@@ -50,6 +52,43 @@ pub(super) struct Chunk {
     len: u64,
 }
 
+impl Chunk {
+    /// A chunk read by its own reader, given chunk record `data` (at byte `at` of the file)
+    /// as a one-record stream: it checks the CRC before yielding anything from it.
+    fn streamed(data: &[u8], at: u64) -> Chunk {
+        let mut reader = LinearReader::new_with_options(
+            LinearReaderOptions::default()
+                .with_skip_start_magic(true)
+                .with_skip_end_magic(true)
+                .with_prevalidate_chunk_crcs(true)
+                .with_record_length_limit(MAX_RECORD_LEN),
+        );
+        let len = 9 + data.len();
+        let buf = reader.insert(len);
+        buf[0] = op::CHUNK;
+        buf[1..9].copy_from_slice(&(data.len() as u64).to_le_bytes());
+        buf[9..].copy_from_slice(data);
+        reader.notify_read(len);
+        Chunk {
+            reader,
+            offset: at,
+            len: len as u64,
+        }
+    }
+}
+
+/// A chunk decompressed whole into [`McapReader::flat`], its records read from there: one
+/// zstd call per chunk into a buffer reused from chunk to chunk, instead of a sans-I/O reader
+/// per chunk streaming it through its own buffers (the streaming decoder copied every byte
+/// once more; this is the replay reader thread's hot path). Only a chunk whose CRC and size
+/// check out is read this way; any other goes through [`Chunk`], which says what is wrong.
+pub(super) struct Flat {
+    /// Position of the next record in `flat`.
+    pos: usize,
+    /// Byte offset of the chunk record in the file.
+    offset: u64,
+}
+
 /// Streams an MCAP file.
 pub(super) struct McapReader {
     file: File,
@@ -58,6 +97,12 @@ pub(super) struct McapReader {
     pub(super) chunk: Option<Chunk>,
     /// Channels by ID.
     channels: Vec<ChannelKind>,
+    /// The chunk being read from `flat`, when it was decompressed whole (see [`Flat`]).
+    flat_chunk: Option<Flat>,
+    /// The records of the chunk being read, decompressed (a buffer reused chunk after chunk).
+    flat: Vec<u8>,
+    /// The zstd context chunks are decompressed with (made once).
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
     /// Offset of the next top-level record: everything before it has been handled.
     pub(super) offset: u64,
     /// Bytes given to `outer` so far.
@@ -80,6 +125,9 @@ impl McapReader {
             ),
             chunk: None,
             channels: Vec::new(),
+            flat_chunk: None,
+            flat: Vec::new(),
+            zstd: None,
             // The outer reader checks the magic itself; records start after it.
             offset: MCAP_MAGIC.len() as u64,
             fed: 0,
@@ -218,8 +266,47 @@ impl McapReader {
         self.channels[i] = kind;
     }
 
-    pub(super) fn next(&mut self, info: &mut SourceInfo, log: &mut Log) -> Option<WireRecord> {
+    /// The next datagram of the chunk decompressed whole into `slot`: `true`, or `false` at
+    /// the chunk's end (which ends [`McapReader::flat_chunk`]).
+    fn next_from_flat(&mut self, log: &mut Log, slot: &mut WireRecord) -> bool {
+        let Some(f) = &mut self.flat_chunk else {
+            return false;
+        };
+        // Records: opcode u8, length u64, data (checked to tile the chunk when decompressed).
+        while let Some((head, body)) = self.flat[f.pos..].split_first_chunk::<9>() {
+            let len = u64::from_le_bytes(head[1..9].try_into().unwrap_or_default());
+            let len = usize::try_from(len).unwrap_or(usize::MAX).min(body.len());
+            f.pos += 9 + len;
+            if record(
+                &mut self.channels,
+                head[0],
+                &body[..len],
+                f.offset,
+                log,
+                slot,
+            ) {
+                return true;
+            }
+        }
+        self.flat_chunk = None;
+        false
+    }
+
+    /// The next datagram into `slot` (its byte buffer reused: no allocation per datagram once
+    /// the buffers have grown); `false` at the end.
+    pub(super) fn next_into(
+        &mut self,
+        info: &mut SourceInfo,
+        log: &mut Log,
+        slot: &mut WireRecord,
+    ) -> bool {
         loop {
+            if self.flat_chunk.is_some() {
+                if self.next_from_flat(log, slot) {
+                    return true;
+                }
+                continue;
+            }
             if let Some(chunk) = &mut self.chunk {
                 match chunk.reader.next_event() {
                     None => self.chunk = None,
@@ -227,10 +314,8 @@ impl McapReader {
                     // chunk is over (or ends inside a record, which the end of input reports).
                     Some(Ok(LinearReadEvent::ReadRequest(_))) => chunk.reader.notify_read(0),
                     Some(Ok(LinearReadEvent::Record { opcode, data })) => {
-                        if let Some(rec) =
-                            record(&mut self.channels, opcode, data, chunk.offset, log)
-                        {
-                            return Some(rec);
+                        if record(&mut self.channels, opcode, data, chunk.offset, log, slot) {
+                            return true;
                         }
                     }
                     Some(Err(e)) => {
@@ -245,7 +330,7 @@ impl McapReader {
                 continue;
             }
             if self.done {
-                return None;
+                return false;
             }
             match self.outer.next_event() {
                 None => self.done = true,
@@ -284,28 +369,11 @@ impl McapReader {
                     let at = self.offset;
                     self.offset += 9 + data.len() as u64;
                     match opcode {
-                        op::CHUNK => {
-                            // The chunk's own reader gets the chunk record as a one-record
-                            // stream and checks its CRC before yielding anything from it.
-                            let mut reader = LinearReader::new_with_options(
-                                LinearReaderOptions::default()
-                                    .with_skip_start_magic(true)
-                                    .with_skip_end_magic(true)
-                                    .with_prevalidate_chunk_crcs(true)
-                                    .with_record_length_limit(MAX_RECORD_LEN),
-                            );
-                            let len = 9 + data.len();
-                            let buf = reader.insert(len);
-                            buf[0] = opcode;
-                            buf[1..9].copy_from_slice(&(data.len() as u64).to_le_bytes());
-                            buf[9..].copy_from_slice(data);
-                            reader.notify_read(len);
-                            self.chunk = Some(Chunk {
-                                reader,
-                                offset: at,
-                                len: len as u64,
-                            });
+                        op::CHUNK if decompress_whole(&mut self.flat, &mut self.zstd, data) => {
+                            self.flat_chunk = Some(Flat { pos: 0, offset: at });
+                            log.whole_chunks += 1;
                         }
+                        op::CHUNK => self.chunk = Some(Chunk::streamed(data, at)),
                         op::DATA_END | op::FOOTER => self.done = true,
                         op::METADATA => match parse_record(opcode, data) {
                             Ok(Record::Metadata(m)) => {
@@ -329,8 +397,8 @@ impl McapReader {
                         | op::SUMMARY_OFFSET
                         | 0x80.. => {}
                         op::CHANNEL | op::MESSAGE => {
-                            if let Some(rec) = record(&mut self.channels, opcode, data, at, log) {
-                                return Some(rec);
+                            if record(&mut self.channels, opcode, data, at, log, slot) {
+                                return true;
                             }
                         }
                         other => log.problem(format!(
@@ -351,6 +419,7 @@ impl McapReader {
     fn stop(&mut self, log: &mut Log, why: &str) {
         self.done = true;
         self.chunk = None;
+        self.flat_chunk = None;
         log.stopped = Some(format!("{why}; {} datagrams read", log.yielded));
     }
 
@@ -430,15 +499,88 @@ fn channel_kind(c: &mcap::records::Channel) -> ChannelKind {
     }
 }
 
-/// A channel or message record from inside a chunk or at the top level; messages on raw
-/// channels become wire records. `at` is the offset of the enclosing top-level record.
+/// Decompresses the records of chunk record `data` (zstd or uncompressed) into `flat`, with the
+/// reused context `zstd`, when everything checks out: the header parses, the size is as stated and
+/// within [`MAX_RECORD_LEN`], the CRC (when written) matches, and the records tile the buffer
+/// exactly. `false` otherwise (and for lz4): the chunk is then read by a [`Chunk`], which reports
+/// what is wrong with it.
+fn decompress_whole(
+    flat: &mut Vec<u8>,
+    zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
+    data: &[u8],
+) -> bool {
+    fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+        Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    }
+    fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+        Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    }
+    // Chunk: start time u64, end time u64, uncompressed size u64, uncompressed CRC u32,
+    // compression (u32 length + UTF-8), records (u64 length + bytes).
+    let parsed = (|| {
+        let size = usize::try_from(u64_at(data, 16)?).ok()?;
+        let crc = u32_at(data, 24)?;
+        let name_len = u32_at(data, 28)? as usize;
+        let name = data.get(32..32usize.checked_add(name_len)?)?;
+        let at = 32 + name_len;
+        let len = usize::try_from(u64_at(data, at)?).ok()?;
+        let records = data.get(at + 8..(at + 8).checked_add(len)?)?;
+        Some((size, crc, name, records))
+    })();
+    let Some((size, crc, name, records)) = parsed else {
+        return false;
+    };
+    if size > MAX_RECORD_LEN {
+        return false;
+    }
+    flat.clear();
+    match name {
+        b"zstd" => {
+            if zstd.is_none() {
+                *zstd = zstd::bulk::Decompressor::new().ok();
+            }
+            let Some(z) = zstd.as_mut() else {
+                return false;
+            };
+            flat.reserve(size);
+            if z.decompress_to_buffer(records, flat).is_err() {
+                return false;
+            }
+        }
+        b"" => flat.extend_from_slice(records),
+        _ => return false,
+    }
+    if flat.len() != size || (crc != 0 && crc32fast::hash(flat) != crc) {
+        return false;
+    }
+    // The records must tile the chunk: none may claim bytes past its end.
+    let mut pos = 0usize;
+    while pos < flat.len() {
+        let Some(len) = u64_at(flat, pos + 1) else {
+            return false;
+        };
+        match usize::try_from(len)
+            .ok()
+            .and_then(|l| (pos + 9).checked_add(l))
+        {
+            Some(end) if end <= flat.len() => pos = end,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// A channel or message record from inside a chunk or at the top level; messages on raw channels
+/// become wire records (written into `slot`: `true`). `at` is the offset of the enclosing top-level
+/// record.
 fn record(
     channels: &mut Vec<ChannelKind>,
     opcode: u8,
     data: &[u8],
     at: u64,
     log: &mut Log,
-) -> Option<WireRecord> {
+    slot: &mut WireRecord,
+) -> bool {
     match opcode {
         op::MESSAGE => {
             // Message: channel ID u16, sequence u32, log time u64, publish time u64, data.
@@ -449,7 +591,7 @@ fn record(
                      header: skipped",
                     data.len()
                 ));
-                return None;
+                return false;
             };
             let id = u16::from_le_bytes([head[0], head[1]]);
             let mut t = [0u8; 8];
@@ -462,22 +604,24 @@ fn record(
                 .copied()
                 .unwrap_or(ChannelKind::Unknown);
             match kind {
-                ChannelKind::Raw(direction, peer) => Some(WireRecord {
-                    t_ns: log_time,
-                    direction,
-                    peer,
-                    bytes: payload.to_vec(),
+                ChannelKind::Raw(direction, peer) => {
+                    slot.t_ns = log_time;
+                    slot.direction = direction;
+                    slot.peer = peer;
+                    slot.bytes.clear();
+                    slot.bytes.extend_from_slice(payload);
                     // Latched datagrams are written at the recording's start with their own
                     // time as the publish time (net::latch).
-                    latched: (publish_time < log_time).then_some(publish_time),
-                }),
+                    slot.latched = (publish_time < log_time).then_some(publish_time);
+                    true
+                }
                 ChannelKind::Unknown => {
                     log.problem(format!(
                         "messages on channel {id} (first in the record at byte {at}) have no \
                          channel record (lost in a damaged chunk?): skipped"
                     ));
                     set(channels, id, ChannelKind::Reported);
-                    None
+                    false
                 }
                 ChannelKind::Notes => {
                     match format::parse_note(payload) {
@@ -486,9 +630,9 @@ fn record(
                             "a note in the record at byte {at} does not parse: skipped"
                         )),
                     }
-                    None
+                    false
                 }
-                ChannelKind::Reported | ChannelKind::Other => None,
+                ChannelKind::Reported | ChannelKind::Other => false,
             }
         }
         op::CHANNEL => {
@@ -501,9 +645,9 @@ fn record(
                     "a channel record in the record at byte {at} does not parse: skipped"
                 )),
             }
-            None
+            false
         }
-        _ => None,
+        _ => false,
     }
 }
 

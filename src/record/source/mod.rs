@@ -139,6 +139,8 @@ struct Log {
     notes: Vec<Note>,
     /// Notes read in all (at most [`MAX_NOTES`] are kept).
     notes_read: usize,
+    /// MCAP chunks decompressed whole ([`WireSource::chunks_read_whole`]).
+    whole_chunks: u64,
 }
 
 /// Most operator notes read from one recording (a hostile file must not fill the timeline).
@@ -302,6 +304,13 @@ impl WireSource {
         }
     }
 
+    /// MCAP chunks read by decompressing them whole into a reused buffer, the fast path
+    /// every intact zstd or uncompressed chunk takes; the others (damaged, lz4) are read by a
+    /// streaming reader that says what is wrong with them. For tests and diagnostics.
+    pub fn chunks_read_whole(&self) -> u64 {
+        self.log.whole_chunks
+    }
+
     /// What the file held, for a file that yielded no JUDP datagram (`None` once one was
     /// read): the operator learns why nothing shows and what to try.
     pub fn held_no_judp(&self) -> Option<String> {
@@ -323,29 +332,44 @@ impl WireSource {
     }
 }
 
+impl WireSource {
+    /// The next datagram into `slot`, reusing its byte buffer (the replay's reader thread
+    /// recycles its records: no allocation per datagram); `false` at the end, `slot` then
+    /// unchanged. The same records as the iterator.
+    pub fn next_into(&mut self, slot: &mut WireRecord) -> bool {
+        let got = match &mut self.inner {
+            Inner::Mcap(m) => m.next_into(&mut self.info, &mut self.log, slot),
+            Inner::Capture(c) => match next_capture(c, &mut self.log) {
+                Some(rec) => {
+                    *slot = rec;
+                    true
+                }
+                None => false,
+            },
+            Inner::Done => false,
+        };
+        if got {
+            self.log.yielded += 1;
+        } else {
+            if let Inner::Capture(c) = &self.inner {
+                self.log.capture_stats = Some(*c.stats());
+            }
+            if let Inner::Mcap(m) = &self.inner {
+                // Keep the final position for progress bars.
+                self.info.total_bytes = self.info.total_bytes.max(m.offset);
+            }
+            self.inner = Inner::Done;
+        }
+        got
+    }
+}
+
 impl Iterator for WireSource {
     type Item = WireRecord;
 
     fn next(&mut self) -> Option<WireRecord> {
-        let rec = match &mut self.inner {
-            Inner::Mcap(m) => m.next(&mut self.info, &mut self.log),
-            Inner::Capture(c) => next_capture(c, &mut self.log),
-            Inner::Done => None,
-        };
-        match &rec {
-            Some(_) => self.log.yielded += 1,
-            None => {
-                if let Inner::Capture(c) = &self.inner {
-                    self.log.capture_stats = Some(*c.stats());
-                }
-                if let Inner::Mcap(m) = &self.inner {
-                    // Keep the final position for progress bars.
-                    self.info.total_bytes = self.info.total_bytes.max(m.offset);
-                }
-                self.inner = Inner::Done;
-            }
-        }
-        rec
+        let mut slot = WireRecord::empty();
+        self.next_into(&mut slot).then_some(slot)
     }
 }
 
