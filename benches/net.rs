@@ -1086,7 +1086,7 @@ fn loopback(variant: &Variant) -> Summary {
                     },
                 ..
             }) => subscribed = true,
-            Ok(Update::Net(NetFact::Stats { stats: s, .. })) => stats = s,
+            Ok(Update::Net(NetFact::Stats { stats: s, .. })) => stats = *s,
             _ => {}
         }
     }
@@ -1142,7 +1142,7 @@ fn loopback(variant: &Variant) -> Summary {
             Update::Net(NetFact::Stats { t, stats: s })
                 if done_at.is_some_and(|d| *t > d + 0.2) =>
             {
-                break *s;
+                break **s;
             }
             Update::Arm {
                 fact: ArmFact::Link { t, state },

@@ -160,7 +160,7 @@ fn over_the_wire(spec: &ArmSpec) -> (usize, ArmSpec) {
         .emit()
         .unwrap_or_else(|e| panic!("encode: {e}"));
     let report: ReportManipulatorSpecifications = match Message::parse(&bytes) {
-        Ok(Message::ReportManipulatorSpecifications(r)) => r,
+        Ok(Message::ReportManipulatorSpecifications(r)) => *r,
         other => panic!("decoded as {other:?}"),
     };
     (bytes.len(), jaus_ocu::net::reports::arm_spec(&report))

@@ -202,7 +202,7 @@ fn replay_of_a_recorded_sim_session_equals_the_live_session() {
         .iter()
         .rev()
         .find_map(|u| match u {
-            Update::Net(NetFact::Stats { stats, .. }) => Some(*stats),
+            Update::Net(NetFact::Stats { stats, .. }) => Some(**stats),
             _ => None,
         })
         .expect("network counters were published");

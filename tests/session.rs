@@ -491,10 +491,10 @@ fn updates(ops: &[Op]) -> Vec<Update> {
                 }),
                 Op::Stats(n) => Update::net(NetFact::Stats {
                     t,
-                    stats: NetStats {
+                    stats: Box::new(NetStats {
                         datagrams: u64::from(n),
                         ..NetStats::default()
-                    },
+                    }),
                 }),
                 Op::Mark => Update::net(Remark::Mark {
                     t,

@@ -1828,7 +1828,10 @@ fn the_status_bar_shows_kernel_drops_and_tolerated_deviations_only_when_there_ar
         kernel_dropped: Some(0),
         ..NetStats::default()
     };
-    updates.push(Update::net(NetFact::Stats { t: 1.0, stats }));
+    updates.push(Update::net(NetFact::Stats {
+        t: 1.0,
+        stats: Box::new(stats),
+    }));
     let mut h = harness(app_with(&updates));
     h.step();
     assert!(h.query_by_label_contains("kernel dropped").is_none());
@@ -1843,8 +1846,10 @@ fn the_status_bar_shows_kernel_drops_and_tolerated_deviations_only_when_there_ar
         },
         ..NetStats::default()
     };
-    h.state_mut()
-        .apply(&Update::net(NetFact::Stats { t: 1.5, stats }));
+    h.state_mut().apply(&Update::net(NetFact::Stats {
+        t: 1.5,
+        stats: Box::new(stats),
+    }));
     h.step();
     h.get_by_label("kernel dropped 7");
     h.get_by_label("tolerated 2");

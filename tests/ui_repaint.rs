@@ -214,7 +214,7 @@ fn discrete_facts_wake_the_window_at_once_samples_do_not() {
     assert!(wakes_window(&wrench) && wakes_window(&emergency));
     let counters = Update::net(NetFact::Stats {
         t: 1.0,
-        stats: NetStats::default(),
+        stats: Box::default(),
     });
     assert!(!is_urgent(&counters));
     assert!(!wakes_window(&counters));

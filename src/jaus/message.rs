@@ -123,13 +123,17 @@ pub fn hex_string(b: &[u8]) -> String {
 }
 
 macro_rules! messages {
-    ($( $variant:ident = $id:literal ),* $(,)?) => {
+    // The type a variant holds: the body itself, or boxed (`boxed` after the ID) when it is
+    // much bigger than the rest, so that every message is small to move.
+    (@ty $variant:ident) => { $variant };
+    (@ty $variant:ident boxed) => { Box<$variant> };
+    ($( $variant:ident = $id:literal $($boxed:ident)? ),* $(,)?) => {
         /// Every JAUS message jaus-ocu speaks, plus `Unknown` for the rest.
         #[derive(Debug, Clone, PartialEq)]
         pub enum Message {
             $(
                 #[doc = concat!("`", stringify!($id), "` ", stringify!($variant), ".")]
-                $variant($variant),
+                $variant(messages!(@ty $variant $($boxed)?)),
             )*
             /// A message ID we do not decode; the body is kept as received.
             Unknown {
@@ -165,7 +169,7 @@ macro_rules! messages {
 
             fn parse_body(id: u16, r: &mut Reader<'_>) -> Result<Message, DecodeError> {
                 Ok(match id {
-                    $( $id => Message::$variant(<$variant as Body>::parse(r)?), )*
+                    $( $id => Message::$variant(<$variant as Body>::parse(r)?.into()), )*
                     _ => Message::Unknown { id, body: r.rest().to_vec() },
                 })
             }
@@ -201,7 +205,7 @@ macro_rules! messages {
         $(
             impl From<$variant> for Message {
                 fn from(m: $variant) -> Self {
-                    Message::$variant(m)
+                    Message::$variant(m.into())
                 }
             }
         )*
@@ -269,7 +273,8 @@ messages! {
     QueryJointForceTorques = 0x2605,
     QueryCommandedJointPositions = 0x2608,
     QueryEndEffectorPose = 0x2615,
-    ReportManipulatorSpecifications = 0x4600,
+    // 200 bytes (the next biggest is 96): boxed.
+    ReportManipulatorSpecifications = 0x4600 boxed,
     ReportJointEffort = 0x4601,
     ReportJointPositions = 0x4602,
     ReportJointVelocity = 0x4603,

@@ -411,15 +411,15 @@ mod tests {
             }),
             Update::net(NetFact::Stats {
                 t: 2.0,
-                stats: stats(0),
+                stats: Box::new(stats(0)),
             }),
             Update::net(NetFact::Stats {
                 t: 3.0,
-                stats: stats(2),
+                stats: Box::new(stats(2)),
             }),
             Update::net(NetFact::Stats {
                 t: 4.0,
-                stats: stats(5),
+                stats: Box::new(stats(5)),
             }),
         ]);
         assert_eq!(

@@ -315,7 +315,7 @@ impl ArmState {
                 self.id_conflict.clone_from(conflict);
                 self.id_suspect.clone_from(suspect);
             }
-            NetFact::Stats { stats, .. } => self.stats = *stats,
+            NetFact::Stats { stats, .. } => self.stats = **stats,
             NetFact::Remark(r) => self.apply_remark(r),
         }
     }

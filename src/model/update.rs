@@ -718,8 +718,9 @@ pub enum NetFact {
     Stats {
         /// Time.
         t: f64,
-        /// Counters.
-        stats: NetStats,
+        /// Counters (boxed: 232 bytes, once a second, where every other update is at most
+        /// ~120; unboxed they made every update, samples at kHz included, twice as big to move).
+        stats: Box<NetStats>,
     },
     /// A command's outcome, a mark or an error about no arm in particular.
     Remark(Remark),

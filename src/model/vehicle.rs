@@ -243,7 +243,7 @@ impl<S: ArmStore> Vehicle<S> {
             }
             s.apply_net(&NetFact::Stats {
                 t,
-                stats: known.stats,
+                stats: Box::new(known.stats),
             });
             // The arm's own state names it (`ArmState::selected`) from the start.
             s.apply_net(&NetFact::Selected { t, id: arm });
@@ -735,10 +735,10 @@ mod tests {
             },
             NetFact::Stats {
                 t,
-                stats: NetStats {
+                stats: Box::new(NetStats {
                     datagrams: 7,
                     ..NetStats::default()
-                },
+                }),
             },
         ];
         facts.extend(remarks(t).map(NetFact::Remark));

@@ -191,7 +191,10 @@ impl Hostile {
             }
             Kind::SpoofedSpecification => {
                 let spec = spoofed_specification(&mut self.rng);
-                self.message(self.arm, &Message::ReportManipulatorSpecifications(spec))
+                self.message(
+                    self.arm,
+                    &Message::ReportManipulatorSpecifications(Box::new(spec)),
+                )
             }
             Kind::SpoofedPositions => {
                 let n = self.below(SPOOFED_JOINTS) + 1;
@@ -452,8 +455,10 @@ impl Hostile {
         } else {
             self.stranger()
         };
-        let whole = Message::ReportManipulatorSpecifications(spoofed_specification(&mut self.rng))
-            .emit()?;
+        let whole = Message::ReportManipulatorSpecifications(Box::new(spoofed_specification(
+            &mut self.rng,
+        )))
+        .emit()?;
         let header = Header {
             ack_nak: AckNak::None,
             ..self.header(source)

@@ -749,7 +749,7 @@ impl Client {
             self.next_stats = now + 1.0;
             out.net(NetFact::Stats {
                 t: now,
-                stats: self.stats(),
+                stats: Box::new(self.stats()),
             });
         }
         self.endpoint.expire(now);
