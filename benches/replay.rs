@@ -1,5 +1,7 @@
-//! Replay of a long recording (issue 6). Run: `cargo bench --bench replay` (about two
-//! minutes; `REPLAY_BENCH_SECONDS` shortens the recording, default one hour).
+//! Replay of a long recording (issue 6). Run: `cargo bench --bench replay` (about three
+//! minutes; `REPLAY_BENCH_SECONDS` shortens the recording, default one hour;
+//! `REPLAY_BENCH_OUT=FILE` writes the recording there and keeps it, `REPLAY_BENCH_IN=FILE`
+//! loads one kept before instead of recording; `REPLAY_BENCH_NODE=off` skips `@mcap/core`).
 //!
 //! The recording is made once, outside the timed part: a 7-joint arm (the demo arm) reporting
 //! joint positions and end-effector force/torque at 1 kHz each through Events, as the OCU
@@ -15,7 +17,9 @@
 //!   ui`, ~3 ms). The replay is dropped (loader cancelled) outside the timed part.
 //! - (b) full load (printed, 3 runs): `Replay::open` + `wait`, and datagrams/s; before it
 //!   (b0), the same work on one thread as the loader did before issue 14 (`WireSource`,
-//!   `Observer`, `Session::apply` in turn) for the comparison in one run.
+//!   `Observer`, `Session::apply` in turn) for the comparison in one run; after it (b2),
+//!   Foxglove's own reader, `@mcap/core` (Node), iterating every message of the same file
+//!   (`.ci/mcap-iterate.sh`), and the ratio (issue 31: at least 5x).
 //! - (c) seek on the fully loaded session (criterion; target <= 16 ms): `state_at(t)` at
 //!   random times over the hour; `next_report` / `prev_report` at random times.
 //! - (d) memory per hour: `Session::memory_bytes()` of the loaded session, MB, and bytes per
@@ -172,12 +176,27 @@ fn main() {
     let seconds = env_u64("REPLAY_BENCH_SECONDS", 3600);
     let dir = std::env::temp_dir().join(format!("jaus-ocu-bench-replay-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let path: PathBuf = dir.join("hour.mcap");
+    // `REPLAY_BENCH_OUT=FILE` writes the recording there and keeps it (to profile the load or
+    // read it with another tool); by default it is a temporary file, removed at the end.
+    let path: PathBuf =
+        std::env::var_os("REPLAY_BENCH_OUT").map_or_else(|| dir.join("hour.mcap"), PathBuf::from);
     let t = Instant::now();
-    let datagrams = record(&path, seconds);
+    // `REPLAY_BENCH_IN=FILE` loads a recording this bench kept before instead of making one
+    // (to profile the load alone: the datagram count is read from the file).
+    let (path, datagrams, seconds) = match std::env::var_os("REPLAY_BENCH_IN").map(PathBuf::from) {
+        Some(input) => {
+            let n = WireSource::open(&input, PORT).expect("opens").count() as u64;
+            // Two datagrams per millisecond (see `record`).
+            (input, n, n / 2000)
+        }
+        None => {
+            let n = record(&path, seconds);
+            (path, n, seconds)
+        }
+    };
     let size = std::fs::metadata(&path).map_or(0, |m| m.len());
     println!(
-        "recording: {seconds} s at 1 kHz positions + 1 kHz F/T, {datagrams} datagrams, {:.1} MB ({:.1} bytes/datagram), written in {:.1} s",
+        "recording: {seconds} s at 1 kHz positions + 1 kHz F/T, {datagrams} datagrams, {:.1} MB ({:.1} bytes/datagram), made or counted in {:.1} s",
         size as f64 / 1e6,
         size as f64 / datagrams as f64,
         t.elapsed().as_secs_f64()
@@ -257,11 +276,26 @@ fn main() {
         loads[1],
         datagrams as f64 / loads[1]
     );
+    // (b2) Foxglove's own reader on the same file, in the same run: @mcap/core iterating
+    // every message (`.ci/mcap-iterate.sh`; needs Node.js, installs the locked npm packages
+    // once). `REPLAY_BENCH_NODE=off` skips it.
+    if std::env::var("REPLAY_BENCH_NODE").as_deref() == Ok("off") {
+        println!("@mcap/core: skipped (REPLAY_BENCH_NODE=off)");
+    } else {
+        match mcap_core_seconds(&path) {
+            Ok((seconds, messages)) => println!(
+                "@mcap/core (Node) iterating the same file's {messages} messages: {seconds:.2} s; \
+                 full load {:.1}x faster (median)",
+                seconds / loads[1]
+            ),
+            Err(why) => println!("@mcap/core: not measured ({why})"),
+        }
+    }
     let replay = loaded.expect("loaded");
     let vehicle = replay.session.read().unwrap();
     let session: &Session = vehicle.focused();
     let (t0, t1) = session.positions.span().expect("samples");
-    assert!(session.positions.len() as u64 >= seconds * 1000);
+    assert!(session.positions.len() as u64 >= datagrams / 2);
     assert_eq!(session.ft.len(), session.positions.len());
 
     // (c) Seek.
@@ -297,6 +331,30 @@ fn main() {
         session.discrete_updates()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `.ci/mcap-iterate.sh` on `path`: @mcap/core's seconds and message count.
+fn mcap_core_seconds(path: &Path) -> Result<(f64, u64), String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/mcap-iterate.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let line = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(line.trim())
+        .map_err(|e| format!("unexpected output {line:?}: {e}"))?;
+    match (v["seconds"].as_f64(), v["messages"].as_u64()) {
+        (Some(s), Some(n)) => Ok((s, n)),
+        _ => Err(format!("unexpected output {line:?}")),
+    }
 }
 
 /// One arm's session fed the observer's updates (the one-thread load of before: a session, not
