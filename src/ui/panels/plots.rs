@@ -1309,7 +1309,7 @@ fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>) -> (PlotFrame, f32) {
             plot_ui.set_plot_bounds_y(y.0..=y.1);
             if lines_drawn() {
                 let scale = pixels_per_unit(plot_ui.ctx(), lane.data, range, y);
-                draw_lines(plot_ui, &lines, &colours, scale);
+                draw_lines(plot_ui, lines, &colours, scale);
             }
             // No names: the cursor, the hover line and the threshold stay out of any legend.
             if let Some(t) = cursor {
@@ -1396,13 +1396,18 @@ fn pixels_per_unit(ctx: &egui::Context, data: Rect, x: (f64, f64), y: (f64, f64)
 /// run without the points the screen cannot show at `scale` ([`simplify`]).
 fn draw_lines(
     plot_ui: &mut egui_plot::PlotUi<'_>,
-    lines: &[(usize, Lines, bool)],
+    lines: Vec<(usize, Lines, bool)>,
     colours: &[egui::Color32],
     scale: [f64; 2],
 ) {
-    for ((i, l, banded), colour) in lines.iter().zip(colours) {
-        if *banded {
-            plot_ui.add(EnvelopeBand::new(l, *colour, 1.5, ("band", *i)));
+    // The band's tolerance in points (`scale` is in physical pixels).
+    let ppp = plot_ui.ctx().pixels_per_point();
+    for ((i, l, banded), colour) in lines.into_iter().zip(colours) {
+        if banded {
+            plot_ui.add(
+                EnvelopeBand::new(l, *colour, 1.5, ("band", i))
+                    .tolerance(LINE_TOLERANCE_PX as f32 / ppp),
+            );
             continue;
         }
         for (k, run) in l.runs().enumerate() {
@@ -1410,7 +1415,7 @@ fn draw_lines(
             simplify(run, scale, LINE_TOLERANCE_PX, &mut drawn);
             plot_ui.line(
                 Line::new("", PlotPoints::from(drawn))
-                    .id((*i, k))
+                    .id((i, k))
                     .color(*colour)
                     .width(1.5)
                     .allow_hover(false),

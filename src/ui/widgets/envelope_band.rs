@@ -14,7 +14,10 @@
 //! slope so a steep edge is feathered as wide as a flat one), as epaint feathers a shape. A
 //! run of a single column is drawn as a stroke-wide quad. Column x positions are clamped to
 //! the plot's frame (the cache's first and last columns lie partly outside the window).
-//! No point is dropped (no `simplify`): there is one pair per pixel column already.
+//! A column is left out where both the band's top and its bottom pass within a tolerance
+//! (a quarter of a pixel, as [`crate::ui::simplify`] allows a line) of the straight edges
+//! drawn from the last column kept to the next one kept (checked against every column left
+//! out, at most [`MAX_SKIP`] in a row): a flat or steadily changing band is a few quads.
 //!
 //! Raw runs (zoomed in, every sample drawn) keep `egui_plot`'s `Line`.
 
@@ -27,16 +30,19 @@ use crate::model::history::Lines;
 /// column only a pixel wide, the band's fill covers the feathering anyway).
 const MAX_SLOPE_FACTOR: f32 = 4.0;
 
+/// The most columns left out in a row (bounds the work of checking them).
+pub const MAX_SKIP: usize = 32;
+
 /// One signal's decimated runs as a band mesh (module documentation).
 pub struct EnvelopeBand {
     base: PlotItemBase,
     id: ItemId,
-    /// Each column's middle time, min and max, run after run.
-    columns: Vec<[f64; 3]>,
-    /// Where each run after the first starts in `columns`.
-    breaks: Vec<usize>,
+    /// The min/max pair of each column, run after run.
+    lines: Lines,
     colour: Color32,
     width: f32,
+    /// How far a band edge may pass from a column left out, points.
+    tolerance: f32,
     bounds: PlotBounds,
 }
 
@@ -44,56 +50,60 @@ impl EnvelopeBand {
     /// The band of decimated `lines` (min/max pairs, each pair one column), in `colour`,
     /// widened by `width` points (the stroke width a `Line` would have), identified by `id`
     /// within its plot.
-    pub fn new(lines: &Lines, colour: Color32, width: f32, id: impl std::hash::Hash) -> Self {
-        let mut columns = Vec::with_capacity(lines.points.len() / 2);
+    pub fn new(lines: Lines, colour: Color32, width: f32, id: impl std::hash::Hash) -> Self {
         let mut bounds = PlotBounds::NOTHING;
-        for pair in lines.points.chunks_exact(2) {
-            let (lo, hi) = (pair[0][1].min(pair[1][1]), pair[0][1].max(pair[1][1]));
-            columns.push([pair[0][0], lo, hi]);
-            bounds.extend_with(&egui_plot::PlotPoint::new(pair[0][0], lo));
-            bounds.extend_with(&egui_plot::PlotPoint::new(pair[0][0], hi));
+        if let (Some(first), Some(last)) = (lines.points.first(), lines.points.last()) {
+            let (lo, hi) = lines
+                .points
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                    (a.min(p[1]), b.max(p[1]))
+                });
+            bounds.extend_with(&egui_plot::PlotPoint::new(first[0], lo));
+            bounds.extend_with(&egui_plot::PlotPoint::new(last[0], hi));
         }
         Self {
             base: PlotItemBase::new(String::new()),
             id: ItemId::new(id),
-            columns,
-            breaks: lines.breaks.iter().map(|b| b / 2).collect(),
+            lines,
             colour,
             width,
+            tolerance: 0.0,
             bounds,
         }
     }
 
-    /// The runs of columns.
-    fn runs(&self) -> impl Iterator<Item = &[[f64; 3]]> {
-        let starts = std::iter::once(0).chain(self.breaks.iter().copied());
-        let ends = self
-            .breaks
-            .iter()
-            .copied()
-            .chain(std::iter::once(self.columns.len()));
-        starts
-            .zip(ends)
-            .map(|(a, b)| &self.columns[a..b])
-            .filter(|r| !r.is_empty())
+    /// Leaves out columns the band passes within `tolerance` points of (module
+    /// documentation); 0, the default, keeps every column.
+    pub fn tolerance(mut self, tolerance: f32) -> Self {
+        self.tolerance = tolerance.max(0.0);
+        self
     }
 
     /// The mesh drawn through `transform`, feathered `feathering` points wide (0: none).
     pub fn mesh(&self, transform: &PlotTransform, feathering: f32) -> Mesh {
         let frame = *transform.frame();
+        let bounds = transform.bounds();
+        // The transform is affine: two evaluations per axis instead of one call per value.
+        let (x0, y0) = (bounds.min()[0], bounds.min()[1]);
+        let (x1, y1) = (bounds.max()[0], bounds.max()[1]);
+        let sx0 = f64::from(transform.position_from_point_x(x0));
+        let sy0 = f64::from(transform.position_from_point_y(y0));
+        let kx = (f64::from(transform.position_from_point_x(x1)) - sx0) / (x1 - x0);
+        let ky = (f64::from(transform.position_from_point_y(y1)) - sy0) / (y1 - y0);
+        let columns = self.lines.points.len() / 2;
         let mut mesh = Mesh::default();
         let per = if feathering > 0.0 { 4 } else { 2 };
-        mesh.reserve_vertices(per * (self.columns.len() + self.breaks.len() + 1));
-        mesh.reserve_triangles(3 * per * self.columns.len());
-        let mut edges: Vec<(f32, f32, f32)> = Vec::new();
-        for run in self.runs() {
+        mesh.reserve_vertices(per * (columns + self.lines.breaks.len() + 1));
+        mesh.reserve_triangles(3 * per * columns);
+        let mut edges: Vec<(f32, f32, f32)> = Vec::with_capacity(columns.min(4096));
+        let mut kept: Vec<(f32, f32, f32)> = Vec::with_capacity(columns.min(4096));
+        for run in self.lines.runs() {
             edges.clear();
-            for c in run {
-                let x = transform
-                    .position_from_point_x(c[0])
-                    .clamp(frame.left(), frame.right());
-                let a = transform.position_from_point_y(c[2]);
-                let b = transform.position_from_point_y(c[1]);
+            for pair in run.chunks_exact(2) {
+                let x = ((sx0 + (pair[0][0] - x0) * kx) as f32).clamp(frame.left(), frame.right());
+                let a = (sy0 + (pair[0][1] - y0) * ky) as f32;
+                let b = (sy0 + (pair[1][1] - y0) * ky) as f32;
                 let centre = 0.5 * (a + b);
                 let half = 0.5 * ((b - a).abs() + self.width);
                 edges.push((x, centre - half, centre + half));
@@ -103,7 +113,13 @@ impl EnvelopeBand {
                 let w = 0.5 * self.width;
                 edges = vec![(x - w, top, bottom), (x + w, top, bottom)];
             }
-            self.strip(&edges, feathering, &mut mesh);
+            let drawn = if self.tolerance > 0.0 {
+                reduce(&edges, self.tolerance, &mut kept);
+                &kept
+            } else {
+                &edges
+            };
+            self.strip(drawn, feathering, &mut mesh);
         }
         mesh
     }
@@ -158,6 +174,40 @@ impl EnvelopeBand {
                 mesh.add_triangle(b, b + 4, a + 4);
             }
         }
+    }
+}
+
+/// The columns of `edges` (`(x, top, bottom)`, x increasing) to draw into `out`: the first,
+/// the last, and each one without which some column between its neighbours kept would be
+/// more than `tolerance` from the straight top or bottom edge drawn past it.
+fn reduce(edges: &[(f32, f32, f32)], tolerance: f32, out: &mut Vec<(f32, f32, f32)>) {
+    out.clear();
+    let n = edges.len();
+    if n <= 2 {
+        out.extend_from_slice(edges);
+        return;
+    }
+    // Whether every column strictly between `a` and `b` is within the tolerance of the
+    // edges from `a` to `b`.
+    let fits = |a: usize, b: usize| -> bool {
+        let (p, q) = (edges[a], edges[b]);
+        let dx = q.0 - p.0;
+        edges[a + 1..b].iter().all(|c| {
+            let f = if dx > 0.0 { (c.0 - p.0) / dx } else { 0.5 };
+            let top = p.1 + f * (q.1 - p.1);
+            let bottom = p.2 + f * (q.2 - p.2);
+            (c.1 - top).abs() <= tolerance && (c.2 - bottom).abs() <= tolerance
+        })
+    };
+    let mut a = 0;
+    out.push(edges[0]);
+    while a + 1 < n {
+        let mut b = a + 1;
+        while b + 1 < n && b - a <= MAX_SKIP && fits(a, b + 1) {
+            b += 1;
+        }
+        out.push(edges[b]);
+        a = b;
     }
 }
 
