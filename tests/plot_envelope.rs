@@ -216,8 +216,9 @@ fn a_cache_kept_through_compaction_and_coarsening_equals_a_cold_one() {
     for _ in 0..60 {
         let from = small.exact_from();
         let end = small.span().unwrap().1;
-        // The whole history over the plot's width.
-        let range = (0.0, end);
+        // The whole history in a window of a fixed length (one grid: the cache is carried
+        // over from step to step).
+        let range = (end - 6000.0, end);
         for (warm, cols) in warm.iter_mut().zip([WIDTH, 300]) {
             assert!(warm.update(&small, range, cols, &[0]));
             let got = warm.columns(0);
@@ -365,4 +366,19 @@ fn a_band_leaves_out_only_columns_within_the_tolerance() {
     // Without a tolerance every column is drawn.
     let all = EnvelopeBand::new(pairs(true), Color32::RED, 1.5, 0).mesh(&tf, 0.0);
     assert_eq!(all.vertices.len(), 2000);
+}
+
+#[test]
+fn a_cache_handed_another_history_starts_over() {
+    let a = hours(0.5);
+    let mut b = History::new(1);
+    for i in 0..a.len() {
+        let (t, v) = sample(i);
+        b.push(t, &[-v]);
+    }
+    let range = (0.0, 1800.0);
+    let mut c = EnvelopeCache::new();
+    c.update(&a, range, WIDTH, &[0]);
+    assert!(c.update(&b, range, WIDTH, &[0]));
+    same(&c.columns(0), &cold(&b, range, WIDTH), "the second history");
 }
