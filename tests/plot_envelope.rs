@@ -28,7 +28,10 @@ fn sample(i: usize) -> (f64, f64) {
     } else {
         0.0
     };
-    (t, (t * 0.01).sin() + spike - 0.5 * f64::from(u8::from(i % 6007 == 3)))
+    (
+        t,
+        (t * 0.01).sin() + spike - 0.5 * f64::from(u8::from(i % 6007 == 3)),
+    )
 }
 
 /// `hours` of [`sample`] at 100 Hz, pushed one by one.
@@ -185,7 +188,11 @@ fn a_cache_after_a_zoom_a_pan_or_a_narrower_plot_equals_a_cold_one() {
     ];
     for (range, cols) in views {
         warm.update(&h, range, cols, &[0]);
-        same(&warm.columns(0), &cold(&h, range, cols), &format!("{range:?}/{cols}"));
+        same(
+            &warm.columns(0),
+            &cold(&h, range, cols),
+            &format!("{range:?}/{cols}"),
+        );
     }
 }
 
@@ -222,10 +229,18 @@ fn a_cache_kept_through_compaction_and_coarsening_equals_a_cold_one() {
         for (warm, cols) in warm.iter_mut().zip([WIDTH, 300]) {
             assert!(warm.update(&small, range, cols, &[0]));
             let got = warm.columns(0);
-            same(&got, &cold(&small, range, cols), &format!("{cols} at {end} s"));
+            same(
+                &got,
+                &cold(&small, range, cols),
+                &format!("{cols} at {end} s"),
+            );
             if small.floor_block() == 64 {
                 // Before the floor coarsens, the picture of the history without a limit.
-                same(&got, &cold(&full, range, cols), &format!("unlimited at {end}"));
+                same(
+                    &got,
+                    &cold(&full, range, cols),
+                    &format!("unlimited at {end}"),
+                );
             }
         }
         // Forty seconds more per step.
@@ -240,7 +255,11 @@ fn a_cache_kept_through_compaction_and_coarsening_equals_a_cold_one() {
     }
     assert!(compactions >= 3, "{compactions}");
     assert!(coarsened, "floor {}", small.floor_block());
-    assert_ne!(small.generation(), generation, "coarsening changes the generation");
+    assert_ne!(
+        small.generation(),
+        generation,
+        "coarsening changes the generation"
+    );
 }
 
 /// 100 Hz from 0 to 60 s, nothing from 20 s to 25 s, values missing from 40 s to 42 s.
@@ -314,17 +333,31 @@ fn the_band_mesh_has_two_or_four_vertices_a_column_and_stays_inside_the_plot() {
     let soft = band.mesh(&tf, 1.0);
     assert_eq!(soft.vertices.len(), 4 * columns);
     assert_eq!(soft.indices.len(), 3 * 6 * (columns - runs));
-    let transparent = soft.vertices.iter().filter(|v| v.color == Color32::TRANSPARENT);
+    let transparent = soft
+        .vertices
+        .iter()
+        .filter(|v| v.color == Color32::TRANSPARENT);
     assert_eq!(transparent.count(), 2 * columns);
     for m in [&plain, &soft] {
         assert!(m.is_valid());
         for v in &m.vertices {
-            assert!(frame.expand(1.0).contains(v.pos), "{:?} outside {frame:?}", v.pos);
+            assert!(
+                frame.expand(1.0).contains(v.pos),
+                "{:?} outside {frame:?}",
+                v.pos
+            );
         }
     }
     // A flat signal is still a stroke-wide line; a lone column a stroke-wide quad.
     let flat = Lines {
-        points: vec![[10.0, 0.0], [10.0, 0.0], [20.0, 0.0], [20.0, 0.0], [40.0, 0.5], [40.0, 0.5]],
+        points: vec![
+            [10.0, 0.0],
+            [10.0, 0.0],
+            [20.0, 0.0],
+            [20.0, 0.0],
+            [40.0, 0.5],
+            [40.0, 0.5],
+        ],
         breaks: vec![4],
     };
     let m = EnvelopeBand::new(flat, Color32::RED, 1.5, 1).mesh(&tf, 0.0);
@@ -355,7 +388,11 @@ fn a_band_leaves_out_only_columns_within_the_tolerance() {
     let flat = EnvelopeBand::new(pairs(false), Color32::RED, 1.5, 0).tolerance(0.25);
     let m = flat.mesh(&tf, 0.0);
     // Only the run's ends and every MAX_SKIP-th column.
-    assert!(m.vertices.len() <= 2 * (2 + 1000 / 32), "{}", m.vertices.len());
+    assert!(
+        m.vertices.len() <= 2 * (2 + 1000 / 32),
+        "{}",
+        m.vertices.len()
+    );
     let spiky = EnvelopeBand::new(pairs(true), Color32::RED, 1.5, 0).tolerance(0.25);
     let m = spiky.mesh(&tf, 0.0);
     let top_at_spike = m

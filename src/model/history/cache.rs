@@ -157,7 +157,10 @@ impl EnvelopeCache {
             if c < h.channels.len() && !self.held.iter().any(|x| x.channel == c) {
                 let columns = self.edges.windows(2).map(|w| minmax(h, c, w)).collect();
                 self.computed += n;
-                self.held.push(Held { channel: c, columns });
+                self.held.push(Held {
+                    channel: c,
+                    columns,
+                });
             }
         }
         self.extend(h, kb, snap);
@@ -401,7 +404,11 @@ mod tests {
         }
         assert!(floor_changed_at.is_some());
         assert!(h.exact_from().is_some());
-        assert_ne!(h.clone().generation(), h.generation(), "a clone is a history of its own");
+        assert_ne!(
+            h.clone().generation(),
+            h.generation(),
+            "a clone is a history of its own"
+        );
     }
 
     #[test]

@@ -36,7 +36,14 @@ impl History {
     /// absolute index `from`: in the envelope tier rounded up to a block boundary (down, to
     /// take in the block straddling `e`, when `down`); in the exact tier rounded up to a
     /// block boundary when `snap`, else exact.
-    pub(super) fn bound(&self, from: usize, e: f64, inclusive: bool, snap: bool, down: bool) -> usize {
+    pub(super) fn bound(
+        &self,
+        from: usize,
+        e: f64,
+        inclusive: bool,
+        snap: bool,
+        down: bool,
+    ) -> usize {
         let before = |x: f64| if inclusive { x <= e } else { x < e };
         let f = self.floor_block();
         let blocks = self.block_t0.len();

@@ -68,8 +68,8 @@ use crate::ui::commands::UiCommand;
 use crate::ui::settings::Settings;
 use crate::ui::simplify::simplify;
 use crate::ui::theme::Theme;
-use crate::ui::widgets::envelope_band::EnvelopeBand;
 use crate::ui::time_control::Shown;
+use crate::ui::widgets::envelope_band::EnvelopeBand;
 
 /// A lane of the panel: the plot's id and the lane's unit.
 pub type LaneKey = (u32, &'static str);
@@ -785,7 +785,12 @@ fn wanted_channels(slots: &[PlotSlot]) -> Vec<(Series, Vec<usize>)> {
     let mut out: Vec<(Series, Vec<usize>)> = Vec::new();
     for plot in slots {
         for lane in &plot.lanes {
-            for c in lane.lane.channels.iter().filter_map(|&i| plot.channels.get(i)) {
+            for c in lane
+                .lane
+                .channels
+                .iter()
+                .filter_map(|&i| plot.channels.get(i))
+            {
                 if !c.drawn() {
                     continue;
                 }
