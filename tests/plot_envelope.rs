@@ -23,7 +23,7 @@ const WIDTH: usize = 1216;
 /// sample, or a wrong column, loses or moves a spike).
 fn sample(i: usize) -> (f64, f64) {
     let t = i as f64 * 0.01;
-    let spike = if i % 7919 == 0 {
+    let spike = if i.is_multiple_of(7919) {
         50.0 + (i % 13) as f64
     } else {
         0.0
