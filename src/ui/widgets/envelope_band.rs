@@ -17,7 +17,8 @@
 //! A column is left out where both the band's top and its bottom pass within a tolerance
 //! (a quarter of a pixel, as [`crate::ui::simplify`] allows a line) of the straight edges
 //! drawn from the last column kept to the next one kept (checked against every column left
-//! out, at most [`MAX_SKIP`] in a row): a flat or steadily changing band is a few quads.
+//! out, at most [`MAX_SKIP`] in a row, one pass): a flat or steadily changing band is a few
+//! quads.
 //!
 //! Raw runs (zoomed in, every sample drawn) keep `egui_plot`'s `Line`.
 
@@ -30,8 +31,8 @@ use crate::model::history::Lines;
 /// column only a pixel wide, the band's fill covers the feathering anyway).
 const MAX_SLOPE_FACTOR: f32 = 4.0;
 
-/// The most columns left out in a row (bounds the work of checking them).
-pub const MAX_SKIP: usize = 32;
+/// The most columns left out in a row.
+pub const MAX_SKIP: usize = 256;
 
 /// One signal's decimated runs as a band mesh (module documentation).
 pub struct EnvelopeBand {
@@ -179,7 +180,9 @@ impl EnvelopeBand {
 
 /// The columns of `edges` (`(x, top, bottom)`, x increasing) to draw into `out`: the first,
 /// the last, and each one without which some column between its neighbours kept would be
-/// more than `tolerance` from the straight top or bottom edge drawn past it.
+/// more than `tolerance` from the straight top or bottom edge drawn past it. One pass: the
+/// slopes from the last column kept that pass within `tolerance` of every column skipped
+/// since are kept as an interval per edge (the sleeve method of [`crate::ui::simplify`]).
 fn reduce(edges: &[(f32, f32, f32)], tolerance: f32, out: &mut Vec<(f32, f32, f32)>) {
     out.clear();
     let n = edges.len();
@@ -187,23 +190,30 @@ fn reduce(edges: &[(f32, f32, f32)], tolerance: f32, out: &mut Vec<(f32, f32, f3
         out.extend_from_slice(edges);
         return;
     }
-    // Whether every column strictly between `a` and `b` is within the tolerance of the
-    // edges from `a` to `b`.
-    let fits = |a: usize, b: usize| -> bool {
-        let (p, q) = (edges[a], edges[b]);
-        let dx = q.0 - p.0;
-        edges[a + 1..b].iter().all(|c| {
-            let f = if dx > 0.0 { (c.0 - p.0) / dx } else { 0.5 };
-            let top = p.1 + f * (q.1 - p.1);
-            let bottom = p.2 + f * (q.2 - p.2);
-            (c.1 - top).abs() <= tolerance && (c.2 - bottom).abs() <= tolerance
-        })
-    };
     let mut a = 0;
     out.push(edges[0]);
     while a + 1 < n {
+        let p = edges[a];
+        let (mut top_lo, mut top_hi) = (f32::NEG_INFINITY, f32::INFINITY);
+        let (mut bottom_lo, mut bottom_hi) = (f32::NEG_INFINITY, f32::INFINITY);
         let mut b = a + 1;
-        while b + 1 < n && b - a <= MAX_SKIP && fits(a, b + 1) {
+        while b + 1 < n && b - a <= MAX_SKIP {
+            // Column `b` would be skipped: the slopes that pass within the tolerance of it.
+            let c = edges[b];
+            let dx = c.0 - p.0;
+            let q = edges[b + 1];
+            let qx = q.0 - p.0;
+            if dx <= 0.0 || qx <= 0.0 {
+                break;
+            }
+            top_lo = top_lo.max((c.1 - tolerance - p.1) / dx);
+            top_hi = top_hi.min((c.1 + tolerance - p.1) / dx);
+            bottom_lo = bottom_lo.max((c.2 - tolerance - p.2) / dx);
+            bottom_hi = bottom_hi.min((c.2 + tolerance - p.2) / dx);
+            let (top, bottom) = ((q.1 - p.1) / qx, (q.2 - p.2) / qx);
+            if !(top_lo..=top_hi).contains(&top) || !(bottom_lo..=bottom_hi).contains(&bottom) {
+                break;
+            }
             b += 1;
         }
         out.push(edges[b]);
