@@ -14,6 +14,12 @@
 //!   by side in the same run with the layout before it (the 2 force/torque plots), over the
 //!   same session.
 //!
+//! - Issue 31: the six plots independent of the history's length: the same frame over 1 h
+//!   and over 12 h of history (each whole in view) side by side, the ratio of the two
+//!   printed from a measurement that alternates them; the frame while the plots follow live
+//!   (the drawn time advancing 33 ms a frame, the samples of those 33 ms arriving); the frame
+//!   with the envelope caches dropped each time (a zoom or resize: everything computed).
+//!
 //! Run: `cargo bench --bench ui` (`-- vehicle` for the issue 19 rows alone).
 
 #![allow(
@@ -33,6 +39,7 @@ use jaus_ocu::model::update::{ArmFact, ComponentId, NetFact, PresetInfo, Update}
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
 use jaus_ocu::ui::app::OcuApp;
+use jaus_ocu::ui::panels::plots::PlotCaches;
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::sources::LiveKind;
 
@@ -40,6 +47,44 @@ const HOURS: f64 = 8.0;
 const RATE: f64 = 100.0;
 
 fn app(window_s: f64) -> OcuApp {
+    app_of(HOURS, window_s)
+}
+
+/// The joint and force/torque samples of the demo arm at `t` (what `app_of` feeds).
+fn samples_at(t: f64, joints: usize) -> [ArmFact; 5] {
+    let q: Vec<f64> = (0..joints)
+        .map(|k| (t * 0.01 * (k + 1) as f64).sin())
+        .collect();
+    let f = [
+        (t * 0.7).sin() * 5.0,
+        (t * 1.3).cos() * 3.0,
+        14.7 + (t * 0.1).sin(),
+    ];
+    let tq = [0.1 * (t * 2.0).sin(), 0.05, -0.02];
+    [
+        ArmFact::JointPositions {
+            t,
+            values: q.clone(),
+        },
+        ArmFact::JointVelocities {
+            t,
+            values: q.iter().map(|v| v * 0.1).collect(),
+        },
+        ArmFact::JointEfforts {
+            t,
+            values: q.iter().map(|v| v * 40.0).collect(),
+        },
+        ArmFact::JointForceTorques { t, values: q },
+        ArmFact::ForceTorque {
+            t,
+            force: f.map(Some),
+            torque: tq.map(Some),
+        },
+    ]
+}
+
+/// The demo arm with `hours` of 100 Hz history in every series, plots showing `window_s`.
+fn app_of(hours: f64, window_s: f64) -> OcuApp {
     let arm = ArmFile::demo();
     let mut app = OcuApp::new(
         LiveKind::Simulated,
@@ -90,53 +135,13 @@ fn app(window_s: f64) -> OcuApp {
             values: arm.home.clone(),
         },
     ));
-    let n = (HOURS * 3600.0 * RATE) as usize;
+    let n = (hours * 3600.0 * RATE) as usize;
     let joints = arm.spec.joints.len();
     // Into the focused arm's histories through the session, as the live drain puts it.
     for i in 0..n {
-        let t = i as f64 / RATE;
-        let q: Vec<f64> = (0..joints)
-            .map(|k| (t * 0.01 * (k + 1) as f64).sin())
-            .collect();
-        app.apply(&Update::arm(
-            arm_id(),
-            ArmFact::JointPositions {
-                t,
-                values: q.clone(),
-            },
-        ));
-        app.apply(&Update::arm(
-            arm_id(),
-            ArmFact::JointVelocities {
-                t,
-                values: q.iter().map(|v| v * 0.1).collect(),
-            },
-        ));
-        app.apply(&Update::arm(
-            arm_id(),
-            ArmFact::JointEfforts {
-                t,
-                values: q.iter().map(|v| v * 40.0).collect(),
-            },
-        ));
-        app.apply(&Update::arm(
-            arm_id(),
-            ArmFact::JointForceTorques { t, values: q },
-        ));
-        let f = [
-            (t * 0.7).sin() * 5.0,
-            (t * 1.3).cos() * 3.0,
-            14.7 + (t * 0.1).sin(),
-        ];
-        let tq = [0.1 * (t * 2.0).sin(), 0.05, -0.02];
-        app.apply(&Update::arm(
-            arm_id(),
-            ArmFact::ForceTorque {
-                t,
-                force: f.map(Some),
-                torque: tq.map(Some),
-            },
-        ));
+        for fact in samples_at(i as f64 / RATE, joints) {
+            app.apply(&Update::arm(arm_id(), fact));
+        }
     }
     app
 }
@@ -269,6 +274,38 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(frame_sized(&ctx, &mut a, TALL)));
         });
     }
+    // Issue 31: the six plots with their envelope caches dropped every frame (as after a
+    // zoom or a resize: every column of every signal computed).
+    a.settings.plots = six_plots();
+    a.view.plots.decimate = true;
+    let ctx = egui::Context::default();
+    frame_sized(&ctx, &mut a, TALL);
+    g.bench_function("six_plots_cold_cache", |b| {
+        b.iter(|| {
+            a.view.plots.caches = PlotCaches::default();
+            black_box(frame_sized(&ctx, &mut a, TALL))
+        });
+    });
+    // Following live: each frame the drawn time moves on 33 ms and that time's samples
+    // arrive; the 8 h window slides.
+    let joints = ArmFile::demo().spec.joints.len();
+    let mut next = (HOURS * 3600.0 * RATE) as usize;
+    let mut now = HOURS * 3600.0;
+    frame_sized(&ctx, &mut a, TALL);
+    g.bench_function("six_plots_following_live", |b| {
+        b.iter(|| {
+            now += FRAME_S;
+            while (next as f64) / RATE <= now {
+                for fact in samples_at(next as f64 / RATE, joints) {
+                    a.apply(&Update::arm(arm_id(), fact));
+                }
+                next += 1;
+            }
+            a.freeze_clock(now);
+            black_box(frame_sized(&ctx, &mut a, TALL))
+        });
+    });
+    a.freeze_clock(HOURS * 3600.0);
     // The same frame without the plots: what the rest of the UI costs.
     a.settings.show_plots = false;
     let ctx = egui::Context::default();
@@ -306,7 +343,50 @@ fn bench(c: &mut Criterion) {
         s.positions.channels(),
         joints as f64 / 1e6
     );
+    drop(v);
+    drop(a);
+    // The six plots over 1 h and over 12 h of history, each whole in view.
+    let mut by_length: Vec<(f64, OcuApp, egui::Context)> = [1.0, 12.0]
+        .into_iter()
+        .map(|hours| {
+            let mut a = app_of(hours, hours * 3600.0);
+            a.freeze_clock(hours * 3600.0);
+            a.settings.plots = six_plots();
+            let ctx = egui::Context::default();
+            frame_sized(&ctx, &mut a, TALL);
+            frame_sized(&ctx, &mut a, TALL);
+            assert_eq!(a.view.plots.plots_drawn(), 6, "{hours} h: every plot drawn");
+            (hours, a, ctx)
+        })
+        .collect();
+    for (hours, a, ctx) in &mut by_length {
+        g.bench_function(format!("six_plots_{hours}h"), |b| {
+            b.iter(|| black_box(frame_sized(ctx, a, TALL)));
+        });
+    }
     g.finish();
+    // The ratio of the two, from rounds that alternate them (the machine's state shared).
+    let mut per_frame = [Vec::new(), Vec::new()];
+    for _ in 0..5 {
+        for (k, (_, a, ctx)) in by_length.iter_mut().enumerate() {
+            let start = Instant::now();
+            for _ in 0..50 {
+                black_box(frame_sized(ctx, a, TALL));
+            }
+            per_frame[k].push(start.elapsed().as_secs_f64() / 50.0);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (one, twelve) = (median(&mut per_frame[0]), median(&mut per_frame[1]));
+    eprintln!(
+        "six plots, 1 h: {:.3} ms/frame, 12 h: {:.3} ms/frame, 12 h / 1 h = {:.3} (medians of 5 alternated rounds of 50 frames)",
+        one * 1e3,
+        twelve * 1e3,
+        twelve / one
+    );
 }
 
 fn vehicle(c: &mut Criterion) {

@@ -207,7 +207,7 @@ fn push_planned<T>(v: &mut Vec<T>, x: T) {
 }
 
 /// Several channels sampled at the same times (e.g. Fx, Fy, Fz, Tx, Ty, Tz, |F|).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct History {
     /// Exact tier: the time of every exact sample (absolute index `base + i`).
     t: Vec<f64>,
@@ -221,6 +221,34 @@ pub struct History {
     block_t1: Vec<f64>,
     /// Bytes this history may hold (`None`: every sample is kept).
     limit: Option<usize>,
+    /// What an [`EnvelopeCache`] of this history stays valid for: unique to this history
+    /// (taken from [`NEXT_GENERATION`] when it is made), taken anew whenever its past columns
+    /// change (the floor coarsened). Compaction keeps it: snapped columns read the same.
+    generation: u64,
+}
+
+/// The next [`History::generation`]: unique over every history of the process.
+static NEXT_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A generation no history has had yet.
+fn next_generation() -> u64 {
+    NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Clone for History {
+    /// A copy with a generation of its own: the two may take different samples from here.
+    fn clone(&self) -> Self {
+        Self {
+            t: self.t.clone(),
+            channels: self.channels.clone(),
+            base: self.base,
+            floor: self.floor,
+            block_t0: self.block_t0.clone(),
+            block_t1: self.block_t1.clone(),
+            limit: self.limit,
+            generation: next_generation(),
+        }
+    }
 }
 
 impl Default for History {
@@ -240,7 +268,15 @@ impl History {
             block_t0: Vec::new(),
             block_t1: Vec::new(),
             limit: None,
+            generation: next_generation(),
         }
+    }
+
+    /// What identifies this history's past for an [`EnvelopeCache`]: unique to it, and
+    /// changed whenever columns already drawn could read differently (the envelope floor
+    /// coarsened). Appending samples and compacting them keep it.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Number of samples, in both tiers (the exact tier holds [`History::exact_len`]).
@@ -393,6 +429,7 @@ impl History {
             level.shrink_to_fit();
         }
         self.floor = old + 1;
+        self.generation = next_generation();
     }
 
     /// Moves the oldest quarter of the exact tier (whole [`TOP`] blocks, keeping at least
@@ -713,7 +750,9 @@ impl History {
     }
 }
 
+mod cache;
 mod plot;
+pub use cache::{Column, EnvelopeCache, column_width};
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use super::{Envelope, GAP_FLOOR_S, GAP_PERIODS, History, LEVELS, Lines, MinMax, 
 impl History {
     /// The time of absolute sample `a`: exact, or a block's first or last sample (plot
     /// bounds in the envelope tier are whole blocks, so those are the ones asked for).
-    fn abs_time(&self, a: usize) -> f64 {
+    pub(super) fn abs_time(&self, a: usize) -> f64 {
         if a >= self.base {
             return self.t[a - self.base];
         }
@@ -36,7 +36,14 @@ impl History {
     /// absolute index `from`: in the envelope tier rounded up to a block boundary (down, to
     /// take in the block straddling `e`, when `down`); in the exact tier rounded up to a
     /// block boundary when `snap`, else exact.
-    fn bound(&self, from: usize, e: f64, inclusive: bool, snap: bool, down: bool) -> usize {
+    pub(super) fn bound(
+        &self,
+        from: usize,
+        e: f64,
+        inclusive: bool,
+        snap: bool,
+        down: bool,
+    ) -> usize {
         let before = |x: f64| if inclusive { x <= e } else { x < e };
         let f = self.floor_block();
         let blocks = self.block_t0.len();
@@ -97,7 +104,7 @@ impl History {
     /// items at each end are taken one by one, the aligned middle moves up a level (each level
     /// is 8 blocks of the one below), so any range costs at most ~70 cheap steps. Bounds in
     /// the envelope tier are floor-block aligned, so only the levels kept there are read.
-    fn range_min_max(&self, channel: usize, i: usize, j: usize) -> MinMax {
+    pub(super) fn range_min_max(&self, channel: usize, i: usize, j: usize) -> MinMax {
         let c = &self.channels[channel];
         let base = self.base;
         let mut m = MinMax::EMPTY;

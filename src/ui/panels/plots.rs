@@ -35,8 +35,18 @@
 //!
 //! Points are decimated before `egui_plot` sees them (min/max envelope per pixel column over
 //! the time-indexed [`History`] of the session), so hours of 1 kHz data stay fluid; where
-//! samples are missing (a stale episode, a lost link) the line and its band break
-//! ([`History::plot_lines_multi`]), one `Line` per run.
+//! samples are missing (a stale episode, a lost link) the line and its band break.
+//!
+//! **A frame costs what changed, not the history's length** (issue 31). The envelope of each
+//! history drawn is kept from frame to frame ([`PlotCaches`], one
+//! [`crate::model::history::EnvelopeCache`] per series, brought to the frame's range once
+//! for every lane before any is drawn): its columns sit on an absolute time grid, so while
+//! the plots follow only the newest columns are computed (the picture is within a column,
+//! under a pixel, of columns starting at the window's start). A decimated run is drawn as
+//! one mesh ([`EnvelopeBand`]: a triangle strip through each column's min and max widened
+//! by the line width, what `egui_plot`'s band looked like, without its general polygon
+//! tessellation); raw samples (zoomed in) as `Line`s, simplified
+//! ([`History::plot_lines_multi`], [`simplify`]).
 //!
 //! Each plot has its legend above it, one row whatever the number of signals: a chip per
 //! signal with its value at the drawn time (click to hide it); chips that do not fit fold
@@ -51,7 +61,7 @@ use egui_plot::{
 };
 
 use super::plot_picker;
-use crate::model::history::{History, Lines};
+use crate::model::history::{EnvelopeCache, History, Lines};
 use crate::model::session::Session;
 use crate::model::signals::{PlotSpec, Series, SignalInfo, SignalRef, Units, describe};
 use crate::ui::commands::UiCommand;
@@ -59,6 +69,7 @@ use crate::ui::settings::Settings;
 use crate::ui::simplify::simplify;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
+use crate::ui::widgets::envelope_band::EnvelopeBand;
 
 /// A lane of the panel: the plot's id and the lane's unit.
 pub type LaneKey = (u32, &'static str);
@@ -91,6 +102,80 @@ pub struct PlotsView {
     /// The width of the Y label gutter left of every plot, points: the widest label drawn
     /// last frame (at least [`MIN_GUTTER`]), the same for every plot.
     pub gutter: f32,
+    /// The decimated envelope of each history drawn, kept from frame to frame.
+    pub caches: PlotCaches,
+}
+
+/// The envelope caches of the histories the plots draw: one per series of the arm shown
+/// (a cache notices another arm's history by its generation), dropped when no plot draws
+/// the series. Derived data, not state: any two compare equal.
+#[derive(Debug, Clone, Default)]
+pub struct PlotCaches {
+    held: Vec<SeriesCache>,
+}
+
+/// One series' cache and the gap threshold of its view this frame.
+#[derive(Debug, Clone)]
+struct SeriesCache {
+    series: Series,
+    cache: EnvelopeCache,
+    gap: f64,
+}
+
+impl PartialEq for PlotCaches {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl PlotCaches {
+    /// Brings the cache of every series in `wanted` (with the channels of it drawn) to
+    /// `range` over `columns` columns, once per history per frame, and drops the others.
+    pub fn update(
+        &mut self,
+        session: &Session,
+        wanted: &[(Series, Vec<usize>)],
+        range: (f64, f64),
+        columns: usize,
+    ) {
+        self.held
+            .retain(|c| wanted.iter().any(|(s, _)| *s == c.series));
+        for (series, chans) in wanted {
+            let history = series.history(session);
+            let k = match self.held.iter().position(|c| c.series == *series) {
+                Some(k) => k,
+                None => {
+                    self.held.push(SeriesCache {
+                        series: *series,
+                        cache: EnvelopeCache::new(),
+                        gap: f64::INFINITY,
+                    });
+                    self.held.len() - 1
+                }
+            };
+            let held = &mut self.held[k];
+            held.cache.update(history, range, columns, chans);
+            held.gap = history.gap_threshold(range.0, range.1);
+        }
+    }
+
+    /// The cache of `series` and its gap threshold, when it decimates this frame.
+    fn decimated(&self, series: Series) -> Option<(&EnvelopeCache, f64)> {
+        self.held
+            .iter()
+            .find(|c| c.series == series && c.cache.decimated())
+            .map(|c| (&c.cache, c.gap))
+    }
+
+    /// Column min/max pairs computed this frame, every series and channel.
+    pub fn computed(&self) -> usize {
+        self.held.iter().map(|c| c.cache.computed()).sum()
+    }
+
+    /// Bytes the caches hold.
+    pub fn memory_bytes(&self) -> usize {
+        self.held.iter().map(|c| c.cache.memory_bytes()).sum()
+    }
 }
 
 impl PlotsView {
@@ -185,6 +270,7 @@ impl Default for PlotsView {
             column: None,
             value_zoom: Vec::new(),
             gutter: MIN_GUTTER,
+            caches: PlotCaches::default(),
         }
     }
 }
@@ -633,6 +719,122 @@ pub fn plot_lines(
     out
 }
 
+/// Lines of the drawn `channels` over `[t0, t1]` in `columns` columns as
+/// [`plot_lines`], from `caches` where a series decimates (brought to this view by
+/// [`PlotCaches::update`]): `(index into channels, lines, banded)`, banded when the lines are
+/// min/max pairs per column (drawn as an [`EnvelopeBand`]).
+pub fn cached_lines(
+    session: &Session,
+    caches: &PlotCaches,
+    channels: &[Channel],
+    units: Units,
+    range: (f64, f64),
+    columns: usize,
+) -> Vec<(usize, Lines, bool)> {
+    let mut out = Vec::new();
+    let mut raw = Vec::new();
+    for (i, c) in channels.iter().enumerate() {
+        if !c.drawn() {
+            continue;
+        }
+        match caches.decimated(c.signal.series) {
+            Some((cache, gap)) => {
+                let mut l = cache.lines(c.signal.channel, gap);
+                let scale = c.info.as_ref().map_or(1.0, |info| info.scale(units));
+                if scale != 1.0 {
+                    l.points.iter_mut().for_each(|p| p[1] *= scale);
+                }
+                out.push((i, l, true));
+            }
+            None => raw.push(c.clone()),
+        }
+    }
+    if !raw.is_empty() {
+        // Keep the indices into `channels`: the raw ones are drawn as `plot_lines` draws them.
+        let hidden: Vec<Channel> = channels
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                c.hidden |= !raw.iter().any(|r| r.signal == c.signal);
+                c
+            })
+            .collect();
+        out.extend(
+            plot_lines(session, &hidden, units, range, columns)
+                .into_iter()
+                .map(|(i, l)| (i, l, false)),
+        );
+    }
+    out
+}
+
+/// Brings the envelope caches to this frame's `range` for every signal the lanes of `slots`
+/// draw: once per history, every lane being as wide.
+fn update_caches(view: &mut PlotsView, session: &Session, slots: &[PlotSlot], range: (f64, f64)) {
+    if let Some(lane) = slots.first().and_then(|p| p.lanes.first())
+        && view.decimate
+    {
+        let columns = lane_columns(view, lane.data.width());
+        let wanted = wanted_channels(slots);
+        view.caches.update(session, &wanted, range, columns);
+    }
+}
+
+/// The series and channels drawn by the lanes of `slots`, each series once.
+fn wanted_channels(slots: &[PlotSlot]) -> Vec<(Series, Vec<usize>)> {
+    let mut out: Vec<(Series, Vec<usize>)> = Vec::new();
+    for plot in slots {
+        for lane in &plot.lanes {
+            for c in lane
+                .lane
+                .channels
+                .iter()
+                .filter_map(|&i| plot.channels.get(i))
+            {
+                if !c.drawn() {
+                    continue;
+                }
+                let (series, channel) = (c.signal.series, c.signal.channel);
+                match out.iter_mut().find(|(s, _)| *s == series) {
+                    Some((_, chans)) if !chans.contains(&channel) => chans.push(channel),
+                    Some(_) => {}
+                    None => out.push((series, vec![channel])),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The lines of a lane `width` points wide ([`cached_lines`]; every point when the view
+/// does not decimate).
+fn lane_lines(
+    session: &Session,
+    view: &PlotsView,
+    chans: &[Channel],
+    units: Units,
+    range: (f64, f64),
+    width: f32,
+) -> Vec<(usize, Lines, bool)> {
+    let columns = lane_columns(view, width);
+    if view.decimate {
+        return cached_lines(session, &view.caches, chans, units, range, columns);
+    }
+    plot_lines(session, chans, units, range, columns)
+        .into_iter()
+        .map(|(i, l)| (i, l, false))
+        .collect()
+}
+
+/// The pixel columns of a lane whose data area is `width` points wide.
+fn lane_columns(view: &PlotsView, width: f32) -> usize {
+    if view.decimate {
+        width.max(100.0) as usize
+    } else {
+        usize::MAX / 4
+    }
+}
+
 /// The value of `channel` shown at time `t`: the last sample at or before it (`hover`: the
 /// sample nearest it, unless that is farther than a gap away), scaled to shown units.
 pub fn value_at(
@@ -951,6 +1153,7 @@ pub fn show(
     let slots = place(all.into_iter().take(n).collect(), top, h, m);
     let mut range = base_range(input, view, settings.plot_window_s);
     view.hover = pointer(ui, &slots, view, &mut range);
+    update_caches(view, input.session, &slots, range);
     let label = tick_label_height(ui);
     let mut remove = None;
     let mut frames = Vec::with_capacity(lanes_shown);
@@ -1053,16 +1256,11 @@ fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>) -> (PlotFrame, f32) {
         .iter()
         .filter_map(|&i| plot.channels.get(i).cloned())
         .collect();
-    let columns = if view.decimate {
-        (lane.data.width().max(100.0)) as usize
-    } else {
-        usize::MAX / 4
-    };
-    let lines = plot_lines(input.session, &chans, units, range, columns);
+    let lines = lane_lines(input.session, view, &chans, units, range, lane.data.width());
     let threshold = settings.force_threshold.filter(|_| shows_force(&chans));
     let (lo, hi) = lines
         .iter()
-        .flat_map(|(_, l)| l.points.iter().map(|p| p[1]))
+        .flat_map(|(_, l, _)| l.points.iter().map(|p| p[1]))
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
             (a.min(y), b.max(y))
         });
@@ -1078,10 +1276,10 @@ fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>) -> (PlotFrame, f32) {
         .unwrap_or((-1.0, 1.0));
     let colours: Vec<_> = lines
         .iter()
-        .map(|(i, _)| theme.series[chans[*i].colour % theme.series.len()])
+        .map(|(i, _, _)| theme.series[chans[*i].colour % theme.series.len()])
         .collect();
     let last = lane.row.height() > lane.data.height() + 0.5;
-    let points: usize = lines.iter().map(|(_, l)| l.points.len()).sum();
+    let points: usize = lines.iter().map(|(_, l, _)| l.points.len()).sum();
     let plot_rect = Rect::from_min_max(pos2(lane.data.left(), lane.row.top()), lane.row.max);
     let mut child = ui.new_child(UiBuilder::new().max_rect(plot_rect));
     let cursor = input.shown.cursor();
@@ -1116,7 +1314,7 @@ fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>) -> (PlotFrame, f32) {
             plot_ui.set_plot_bounds_y(y.0..=y.1);
             if lines_drawn() {
                 let scale = pixels_per_unit(plot_ui.ctx(), lane.data, range, y);
-                draw_lines(plot_ui, &lines, &colours, scale);
+                draw_lines(plot_ui, lines, &colours, scale);
             }
             // No names: the cursor, the hover line and the threshold stay out of any legend.
             if let Some(t) = cursor {
@@ -1199,21 +1397,30 @@ fn pixels_per_unit(ctx: &egui::Context, data: Rect, x: (f64, f64), y: (f64, f64)
     ]
 }
 
-/// The data lines, each run without the points the screen cannot show at `scale`
-/// ([`simplify`]).
+/// The data lines: decimated ones as one band mesh each ([`EnvelopeBand`]), raw ones run by
+/// run without the points the screen cannot show at `scale` ([`simplify`]).
 fn draw_lines(
     plot_ui: &mut egui_plot::PlotUi<'_>,
-    lines: &[(usize, Lines)],
+    lines: Vec<(usize, Lines, bool)>,
     colours: &[egui::Color32],
     scale: [f64; 2],
 ) {
-    for ((i, l), colour) in lines.iter().zip(colours) {
+    // The band's tolerance in points (`scale` is in physical pixels).
+    let ppp = plot_ui.ctx().pixels_per_point();
+    for ((i, l, banded), colour) in lines.into_iter().zip(colours) {
+        if banded {
+            plot_ui.add(
+                EnvelopeBand::new(l, *colour, 1.5, ("band", i))
+                    .tolerance(LINE_TOLERANCE_PX as f32 / ppp),
+            );
+            continue;
+        }
         for (k, run) in l.runs().enumerate() {
             let mut drawn = Vec::with_capacity(run.len().min(4096));
             simplify(run, scale, LINE_TOLERANCE_PX, &mut drawn);
             plot_ui.line(
                 Line::new("", PlotPoints::from(drawn))
-                    .id((*i, k))
+                    .id((i, k))
                     .color(*colour)
                     .width(1.5)
                     .allow_hover(false),
