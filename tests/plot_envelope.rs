@@ -3,7 +3,8 @@
 //! the raw samples of each anchored column, at a plot's width, over hours of 100 Hz history;
 //! a cache carried through appends, a sliding window, a zoom, compaction and floor
 //! coarsening equals one computed cold; gaps and missing values still break the line; the
-//! mesh has the vertices it should and stays inside the plot.
+//! mesh has the vertices it should and stays inside the plot; a memo keeps a band's mesh
+//! while nothing it is drawn from changed, and a lane's signals share one mesh.
 
 #![allow(
     clippy::unwrap_used,
@@ -11,10 +12,12 @@
     reason = "tests report a failure by panicking"
 )]
 
+use std::sync::Arc;
+
 use eframe::egui::{Color32, Rect, pos2};
 use egui_plot::{PlotBounds, PlotTransform};
 use jaus_ocu::model::history::{Column, EnvelopeCache, History, Lines, column_width};
-use jaus_ocu::ui::widgets::envelope_band::EnvelopeBand;
+use jaus_ocu::ui::widgets::envelope_band::{BandMemo, EnvelopeBand};
 
 /// The plot width of the 8 h bench's lanes, pixel columns.
 const WIDTH: usize = 1216;
@@ -418,4 +421,88 @@ fn a_cache_handed_another_history_starts_over() {
     c.update(&a, range, WIDTH, &[0]);
     assert!(c.update(&b, range, WIDTH, &[0]));
     same(&c.columns(0), &cold(&b, range, WIDTH), "the second history");
+}
+
+#[test]
+fn a_memo_draws_the_same_mesh_until_the_lines_or_the_view_change() {
+    let h = with_a_gap();
+    let mut c = EnvelopeCache::new();
+    let range = (0.0, 59.99);
+    assert!(c.update(&h, range, 300, &[0]));
+    let lines = Arc::new(c.lines(0, h.gap_threshold(0.0, 60.0)));
+    let frame = Rect::from_min_max(pos2(64.0, 10.0), pos2(364.0, 110.0));
+    let tf = transform(frame, range, (-1.2, 1.2));
+    let memo = BandMemo::default();
+    let band = || EnvelopeBand::new(lines.clone(), Color32::RED, 1.5, 0).memo(&memo);
+    let first = band().drawn_mesh(&tf, 1.0);
+    assert_eq!(memo.built(), 1);
+    assert!(Arc::ptr_eq(&first, &band().drawn_mesh(&tf, 1.0)), "reused");
+    assert_eq!(*first, band().mesh(&tf, 1.0), "and the same as one built");
+    // The time axis slid a twentieth of a point: the same mesh; half a point: a new one.
+    let point = (range.1 - range.0) / f64::from(frame.width());
+    let slid = |d: f64| {
+        transform(
+            frame,
+            (range.0 + d * point, range.1 + d * point),
+            (-1.2, 1.2),
+        )
+    };
+    assert!(Arc::ptr_eq(&first, &band().drawn_mesh(&slid(0.05), 1.0)));
+    assert_eq!(memo.built(), 1);
+    let moved = band().drawn_mesh(&slid(0.5), 1.0);
+    assert_eq!(memo.built(), 2);
+    assert_eq!(*moved, band().mesh(&slid(0.5), 1.0));
+    // Other values shown, other feathering, equal lines in another allocation: built again.
+    band().drawn_mesh(&transform(frame, range, (-2.0, 2.0)), 1.0);
+    assert_eq!(memo.built(), 3);
+    band().drawn_mesh(&transform(frame, range, (-2.0, 2.0)), 0.0);
+    assert_eq!(memo.built(), 4);
+    EnvelopeBand::new(Arc::new((*lines).clone()), Color32::RED, 1.5, 0)
+        .memo(&memo)
+        .drawn_mesh(&transform(frame, range, (-2.0, 2.0)), 0.0);
+    assert_eq!(memo.built(), 5);
+    // Without a memo, every call builds.
+    let bare = EnvelopeBand::new(lines.clone(), Color32::RED, 1.5, 0);
+    assert!(!Arc::ptr_eq(
+        &bare.drawn_mesh(&tf, 1.0),
+        &bare.drawn_mesh(&tf, 1.0)
+    ));
+}
+
+#[test]
+fn a_lanes_bands_are_one_mesh_each_signal_in_its_colour_and_scale() {
+    let h = with_a_gap();
+    let mut c = EnvelopeCache::new();
+    let range = (0.0, 59.99);
+    assert!(c.update(&h, range, 300, &[0]));
+    let lines = c.lines(0, h.gap_threshold(0.0, 60.0));
+    let frame = Rect::from_min_max(pos2(64.0, 10.0), pos2(364.0, 110.0));
+    let tf = transform(frame, range, (-2.5, 2.5));
+    let red = EnvelopeBand::new(lines.clone(), Color32::RED, 1.5, 0);
+    let doubled: Lines = Lines {
+        points: lines.points.iter().map(|p| [p[0], 2.0 * p[1]]).collect(),
+        breaks: lines.breaks.clone(),
+    };
+    let blue_doubled = EnvelopeBand::new(doubled, Color32::BLUE, 1.5, 0);
+    let blue_scaled = EnvelopeBand::new(lines.clone(), Color32::BLUE, 1.5, 0).scale(2.0);
+    let (a, b) = (red.mesh(&tf, 1.0), blue_doubled.mesh(&tf, 1.0));
+    let both = EnvelopeBand::new(lines.clone(), Color32::RED, 1.5, 0)
+        .with(blue_scaled)
+        .mesh(&tf, 1.0);
+    assert!(both.is_valid());
+    assert_eq!(both.vertices.len(), a.vertices.len() + b.vertices.len());
+    assert_eq!(both.indices.len(), a.indices.len() + b.indices.len());
+    assert_eq!(both.vertices[..a.vertices.len()], a.vertices[..]);
+    // The second signal's vertices: its colour, its values times its scale.
+    for (got, want) in both.vertices[a.vertices.len()..].iter().zip(&b.vertices) {
+        assert_eq!(got.color, want.color);
+        assert!((got.pos - want.pos).length() < 1e-3, "{got:?} {want:?}");
+    }
+    let offset = a.vertices.len() as u32;
+    assert!(
+        both.indices[a.indices.len()..]
+            .iter()
+            .zip(&b.indices)
+            .all(|(g, w)| *g == w + offset)
+    );
 }

@@ -1118,3 +1118,63 @@ fn tick_labels_stand_whole_a_label_apart_at_every_height_from_the_smallest_plot(
         }
     }
 }
+
+/// Issue 31: a frame whose view of the data did not change builds no band mesh (the plots
+/// draw the meshes kept from the last frame); a sample that changes a column's min/max does.
+#[test]
+fn a_frame_that_changes_no_column_builds_no_band_mesh() {
+    let mut app = demo_arm_app(Settings {
+        plot_window_s: 600.0,
+        ..Settings::default()
+    });
+    // 600 s at 100 Hz: ~50 samples a pixel column, so the plots decimate.
+    for i in 0..60_000 {
+        let t = f64::from(i) * 0.01;
+        let q: Vec<f64> = (0..7)
+            .map(|k| (t * 0.01 * f64::from(k + 1)).sin())
+            .collect();
+        feed(&mut app, ArmFact::JointPositions { t, values: q });
+        feed(
+            &mut app,
+            ArmFact::ForceTorque {
+                t,
+                force: [Some((t * 0.7).sin()), Some(-2.0), Some(3.0)],
+                torque: [Some(0.1), Some(0.2), Some(0.3)],
+            },
+        );
+    }
+    app.freeze_clock(600.0);
+    let mut h = harness(app);
+    h.step();
+    h.step();
+    let caches = |h: &Harness<'_, OcuApp>| {
+        let c = &h.state().view.plot_caches;
+        (c.bands(), c.meshes_built())
+    };
+    let (bands, built) = caches(&h);
+    assert!(
+        bands > 0 && built > 0,
+        "the bands are drawn ({bands}, {built})"
+    );
+    for _ in 0..3 {
+        h.step();
+    }
+    assert_eq!(
+        caches(&h),
+        (bands, built),
+        "an unchanged view builds nothing"
+    );
+    // A force spike in the last column: that column reads differently.
+    feed(
+        h.state_mut(),
+        ArmFact::ForceTorque {
+            t: 599.995,
+            force: [Some(40.0), Some(-2.0), Some(3.0)],
+            torque: [Some(0.1), Some(0.2), Some(0.3)],
+        },
+    );
+    h.step();
+    let (_, after) = caches(&h);
+    assert!(after > built, "the force lane's mesh is built again");
+    assert!(after < built + bands as u64, "only the lanes that changed");
+}

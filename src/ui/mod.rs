@@ -24,6 +24,7 @@ pub mod gl_ffi;
 pub mod memory;
 pub mod pace;
 pub mod panels;
+pub mod plot_caches;
 pub mod recording;
 pub mod scene;
 pub mod screenshot;

@@ -95,6 +95,21 @@ pub struct EnvelopeCache {
     decimated: bool,
     /// Columns whose min/max were computed in the last update (every channel counted).
     computed: usize,
+    /// Counts the updates after which the view read differently ([`Self::revision`]).
+    revision: u64,
+    /// What the view was after the last update: key, first column, column edges, channels.
+    seen: Seen,
+}
+
+/// The view an update left ([`EnvelopeCache::revision`]): with the history append-only and
+/// the key unchanged, equal edges hold equal samples, so equal views read equal columns.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Seen {
+    key: Option<Key>,
+    decimated: bool,
+    k0: i64,
+    edges: Vec<usize>,
+    channels: Vec<usize>,
 }
 
 impl EnvelopeCache {
@@ -129,6 +144,7 @@ impl EnvelopeCache {
             self.clear_columns();
             self.key = None;
             self.decimated = false;
+            self.note_revision();
             return false;
         }
         self.decimated = true;
@@ -164,7 +180,41 @@ impl EnvelopeCache {
             }
         }
         self.extend(h, kb, snap);
+        self.note_revision();
         true
+    }
+
+    /// Counts a new revision when the view differs from the last update's.
+    fn note_revision(&mut self) {
+        let same = self.seen.key == self.key
+            && self.seen.decimated == self.decimated
+            && self.seen.k0 == self.k0
+            && self.seen.edges == self.edges
+            && self.seen.channels.len() == self.held.len()
+            && self
+                .held
+                .iter()
+                .zip(&self.seen.channels)
+                .all(|(h, c)| h.channel == *c);
+        if same {
+            return;
+        }
+        self.revision += 1;
+        self.seen.key = self.key;
+        self.seen.decimated = self.decimated;
+        self.seen.k0 = self.k0;
+        self.seen.edges.clone_from(&self.edges);
+        self.seen.channels.clear();
+        self.seen
+            .channels
+            .extend(self.held.iter().map(|h| h.channel));
+    }
+
+    /// Changes each time an update leaves the view reading differently (other columns,
+    /// other samples in them, other channels): what [`Self::lines`] returns is the same
+    /// while this is. A frame that adds no sample to the view keeps it.
+    pub fn revision(&self) -> u64 {
+        self.revision
     }
 
     /// Drops every column (the key is kept).
@@ -303,6 +353,7 @@ impl EnvelopeCache {
             + self.first.capacity()
             + self.last.capacity())
             * 8
+            + (self.seen.edges.capacity() + self.seen.channels.capacity()) * 8
             + self
                 .held
                 .iter()
@@ -428,5 +479,33 @@ mod tests {
         for (b, t) in c.starts.iter().enumerate() {
             assert_eq!(*t, (b * 64) as f64 * 0.01, "block {b}");
         }
+    }
+
+    #[test]
+    fn the_revision_moves_only_when_the_view_reads_differently() {
+        let mut h = History::new(1);
+        for i in 0..60_000 {
+            h.push(i as f64 * 0.01, &[(i as f64 * 0.001).sin()]);
+        }
+        let mut c = EnvelopeCache::new();
+        let view = (0.0, 600.0);
+        assert!(c.update(&h, view, 1000, &[0]));
+        let r = c.revision();
+        c.update(&h, view, 1000, &[0]);
+        assert_eq!(c.revision(), r, "the same view of the same samples");
+        // A sample inside the view: its column reads differently.
+        h.push(600.0, &[3.0]);
+        c.update(&h, view, 1000, &[0]);
+        assert_ne!(c.revision(), r);
+        let r = c.revision();
+        // Another channel set, another view, a view too narrow to decimate.
+        c.update(&h, view, 1000, &[]);
+        assert_ne!(c.revision(), r);
+        let r = c.revision();
+        c.update(&h, (0.0, 300.0), 1000, &[]);
+        assert_ne!(c.revision(), r);
+        let r = c.revision();
+        assert!(!c.update(&h, (0.0, 1.0), 1000, &[0]));
+        assert_ne!(c.revision(), r);
     }
 }

@@ -100,7 +100,7 @@ impl OcuApp {
             memory: top_bar::MemoryMenu {
                 in_force: self.budget(),
                 automatic: self.automatic_budget(),
-                used: self.sources.memory_bytes() as u64,
+                used: self.memory_used(),
             },
         };
         let settings = &mut self.settings;

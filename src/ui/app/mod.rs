@@ -76,6 +76,8 @@ pub struct ViewState {
     pub show_help: bool,
     /// The plots: following, visible range, decimation, the time under the pointer.
     pub plots: plots::PlotsView,
+    /// What the plots keep from frame to frame (derived: dropping it costs a frame).
+    pub plot_caches: crate::ui::plot_caches::PlotCaches,
     /// Frames drawn (for the status bar).
     pub frames: u64,
     /// Messages for the operator, oldest first.

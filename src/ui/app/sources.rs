@@ -283,13 +283,19 @@ impl OcuApp {
             .want((&r.replay.path, port), range, t, window, envelope, wake);
     }
 
+    /// Bytes held for what the window shows: the sessions' histories and what the plots keep
+    /// from frame to frame (their envelope caches, lines and meshes).
+    pub(crate) fn memory_used(&self) -> u64 {
+        (self.sources.memory_bytes() + self.view.plot_caches.memory_bytes()) as u64
+    }
+
     /// What the status bar says of memory this frame.
     pub(crate) fn memory_line(&self, shown: Shown) -> crate::ui::panels::status_bar::Memory {
         let drawn = read_vehicle(self.sources.vehicle()).envelope_before();
         let t = shown.time(self.now());
         let live_past = !shown.is_replay() && drawn.is_some_and(|e| t < e);
         crate::ui::panels::status_bar::Memory {
-            used: self.sources.memory_bytes() as u64,
+            used: self.memory_used(),
             budget: self.budget(),
             envelope_before: drawn,
             recording_holds_exact: live_past && self.recording.is_active(),

@@ -145,6 +145,7 @@ impl WorkArea<'_> {
             ui,
             &input,
             &mut app.view.plots,
+            &mut app.view.plot_caches,
             &mut app.settings,
             self.theme,
         );

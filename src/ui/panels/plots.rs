@@ -61,15 +61,16 @@ use egui_plot::{
 };
 
 use super::plot_picker;
-use crate::model::history::{EnvelopeCache, History, Lines};
+use crate::model::history::{History, Lines};
 use crate::model::session::Session;
 use crate::model::signals::{PlotSpec, Series, SignalInfo, SignalRef, Units, describe};
 use crate::ui::commands::UiCommand;
+use crate::ui::plot_caches::{BandLines, PlotCaches};
 use crate::ui::settings::Settings;
 use crate::ui::simplify::simplify;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
-use crate::ui::widgets::envelope_band::EnvelopeBand;
+use crate::ui::widgets::envelope_band::{BandMemo, EnvelopeBand};
 
 /// A lane of the panel: the plot's id and the lane's unit.
 pub type LaneKey = (u32, &'static str);
@@ -102,80 +103,6 @@ pub struct PlotsView {
     /// The width of the Y label gutter left of every plot, points: the widest label drawn
     /// last frame (at least [`MIN_GUTTER`]), the same for every plot.
     pub gutter: f32,
-    /// The decimated envelope of each history drawn, kept from frame to frame.
-    pub caches: PlotCaches,
-}
-
-/// The envelope caches of the histories the plots draw: one per series of the arm shown
-/// (a cache notices another arm's history by its generation), dropped when no plot draws
-/// the series. Derived data, not state: any two compare equal.
-#[derive(Debug, Clone, Default)]
-pub struct PlotCaches {
-    held: Vec<SeriesCache>,
-}
-
-/// One series' cache and the gap threshold of its view this frame.
-#[derive(Debug, Clone)]
-struct SeriesCache {
-    series: Series,
-    cache: EnvelopeCache,
-    gap: f64,
-}
-
-impl PartialEq for PlotCaches {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl PlotCaches {
-    /// Brings the cache of every series in `wanted` (with the channels of it drawn) to
-    /// `range` over `columns` columns, once per history per frame, and drops the others.
-    pub fn update(
-        &mut self,
-        session: &Session,
-        wanted: &[(Series, Vec<usize>)],
-        range: (f64, f64),
-        columns: usize,
-    ) {
-        self.held
-            .retain(|c| wanted.iter().any(|(s, _)| *s == c.series));
-        for (series, chans) in wanted {
-            let history = series.history(session);
-            let k = match self.held.iter().position(|c| c.series == *series) {
-                Some(k) => k,
-                None => {
-                    self.held.push(SeriesCache {
-                        series: *series,
-                        cache: EnvelopeCache::new(),
-                        gap: f64::INFINITY,
-                    });
-                    self.held.len() - 1
-                }
-            };
-            let held = &mut self.held[k];
-            held.cache.update(history, range, columns, chans);
-            held.gap = history.gap_threshold(range.0, range.1);
-        }
-    }
-
-    /// The cache of `series` and its gap threshold, when it decimates this frame.
-    fn decimated(&self, series: Series) -> Option<(&EnvelopeCache, f64)> {
-        self.held
-            .iter()
-            .find(|c| c.series == series && c.cache.decimated())
-            .map(|c| (&c.cache, c.gap))
-    }
-
-    /// Column min/max pairs computed this frame, every series and channel.
-    pub fn computed(&self) -> usize {
-        self.held.iter().map(|c| c.cache.computed()).sum()
-    }
-
-    /// Bytes the caches hold.
-    pub fn memory_bytes(&self) -> usize {
-        self.held.iter().map(|c| c.cache.memory_bytes()).sum()
-    }
 }
 
 impl PlotsView {
@@ -270,7 +197,6 @@ impl Default for PlotsView {
             column: None,
             value_zoom: Vec::new(),
             gutter: MIN_GUTTER,
-            caches: PlotCaches::default(),
         }
     }
 }
@@ -719,10 +645,50 @@ pub fn plot_lines(
     out
 }
 
+/// One drawn signal's data in a lane.
+#[derive(Debug, Clone)]
+pub enum LaneData {
+    /// Min/max pairs per pixel column from the caches, drawn as an [`EnvelopeBand`] with
+    /// the values multiplied by `scale` (the shown unit's).
+    Band {
+        /// The pairs and their range, in the history's units.
+        lines: BandLines,
+        /// The shown unit's scale.
+        scale: f64,
+    },
+    /// Points in shown units, drawn as lines.
+    Raw(Lines),
+}
+
+impl LaneData {
+    /// Points held (a band's two per column).
+    pub fn points(&self) -> usize {
+        match self {
+            Self::Band { lines, .. } => lines.lines.points.len(),
+            Self::Raw(l) => l.points.len(),
+        }
+    }
+
+    /// The smallest and largest value shown (`+inf, -inf` when none).
+    pub fn range(&self) -> (f64, f64) {
+        match self {
+            Self::Band { lines, scale } => {
+                let (a, b) = (lines.range.0 * scale, lines.range.1 * scale);
+                (a.min(b), a.max(b))
+            }
+            Self::Raw(l) => l
+                .points
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                    (a.min(p[1]), b.max(p[1]))
+                }),
+        }
+    }
+}
+
 /// Lines of the drawn `channels` over `[t0, t1]` in `columns` columns as
 /// [`plot_lines`], from `caches` where a series decimates (brought to this view by
-/// [`PlotCaches::update`]): `(index into channels, lines, banded)`, banded when the lines are
-/// min/max pairs per column (drawn as an [`EnvelopeBand`]).
+/// [`PlotCaches::update`]): `(index into channels, data)`.
 pub fn cached_lines(
     session: &Session,
     caches: &PlotCaches,
@@ -730,21 +696,17 @@ pub fn cached_lines(
     units: Units,
     range: (f64, f64),
     columns: usize,
-) -> Vec<(usize, Lines, bool)> {
+) -> Vec<(usize, LaneData)> {
     let mut out = Vec::new();
     let mut raw = Vec::new();
     for (i, c) in channels.iter().enumerate() {
         if !c.drawn() {
             continue;
         }
-        match caches.decimated(c.signal.series) {
-            Some((cache, gap)) => {
-                let mut l = cache.lines(c.signal.channel, gap);
+        match caches.band_lines(c.signal) {
+            Some(lines) => {
                 let scale = c.info.as_ref().map_or(1.0, |info| info.scale(units));
-                if scale != 1.0 {
-                    l.points.iter_mut().for_each(|p| p[1] *= scale);
-                }
-                out.push((i, l, true));
+                out.push((i, LaneData::Band { lines, scale }));
             }
             None => raw.push(c.clone()),
         }
@@ -762,7 +724,7 @@ pub fn cached_lines(
         out.extend(
             plot_lines(session, &hidden, units, range, columns)
                 .into_iter()
-                .map(|(i, l)| (i, l, false)),
+                .map(|(i, l)| (i, LaneData::Raw(l))),
         );
     }
     out
@@ -770,13 +732,19 @@ pub fn cached_lines(
 
 /// Brings the envelope caches to this frame's `range` for every signal the lanes of `slots`
 /// draw: once per history, every lane being as wide.
-fn update_caches(view: &mut PlotsView, session: &Session, slots: &[PlotSlot], range: (f64, f64)) {
+fn update_caches(
+    view: &PlotsView,
+    caches: &mut PlotCaches,
+    session: &Session,
+    slots: &[PlotSlot],
+    range: (f64, f64),
+) {
     if let Some(lane) = slots.first().and_then(|p| p.lanes.first())
         && view.decimate
     {
         let columns = lane_columns(view, lane.data.width());
         let wanted = wanted_channels(slots);
-        view.caches.update(session, &wanted, range, columns);
+        caches.update(session, &wanted, range, columns);
     }
 }
 
@@ -811,18 +779,19 @@ fn wanted_channels(slots: &[PlotSlot]) -> Vec<(Series, Vec<usize>)> {
 fn lane_lines(
     session: &Session,
     view: &PlotsView,
+    caches: &PlotCaches,
     chans: &[Channel],
     units: Units,
     range: (f64, f64),
     width: f32,
-) -> Vec<(usize, Lines, bool)> {
+) -> Vec<(usize, LaneData)> {
     let columns = lane_columns(view, width);
     if view.decimate {
-        return cached_lines(session, &view.caches, chans, units, range, columns);
+        return cached_lines(session, caches, chans, units, range, columns);
     }
     plot_lines(session, chans, units, range, columns)
         .into_iter()
-        .map(|(i, l)| (i, l, false))
+        .map(|(i, l)| (i, LaneData::Raw(l)))
         .collect()
 }
 
@@ -1101,11 +1070,12 @@ fn pointer(
 }
 
 /// Draws the panel. The header's controls, the pickers and the legend chips change
-/// `settings`.
+/// `settings`; `caches` keeps what the next frame can reuse.
 pub fn show(
     ui: &mut egui::Ui,
     input: &PlotsInput<'_>,
     view: &mut PlotsView,
+    caches: &mut PlotCaches,
     settings: &mut Settings,
     theme: &Theme,
 ) {
@@ -1153,7 +1123,8 @@ pub fn show(
     let slots = place(all.into_iter().take(n).collect(), top, h, m);
     let mut range = base_range(input, view, settings.plot_window_s);
     view.hover = pointer(ui, &slots, view, &mut range);
-    update_caches(view, input.session, &slots, range);
+    update_caches(view, caches, input.session, &slots, range);
+    let white = band_texture(ui.ctx());
     let label = tick_label_height(ui);
     let mut remove = None;
     let mut frames = Vec::with_capacity(lanes_shown);
@@ -1183,7 +1154,9 @@ pub fn show(
                     lane,
                     range,
                     label,
+                    white,
                 },
+                caches,
             );
             widest = widest.max(drawn.1);
             frames.push(drawn.0);
@@ -1234,11 +1207,53 @@ struct LaneInput<'a> {
     lane: &'a LaneSlot,
     range: (f64, f64),
     label: f64,
+    /// The bands' texture ([`band_texture`]).
+    white: egui::TextureId,
+}
+
+/// A white texel the bands draw with: a texture of their own, so that epaint gives each its
+/// own primitive ([`crate::ui::widgets::envelope_band`]). One per context, kept by egui while
+/// asked for every frame.
+fn band_texture(ctx: &egui::Context) -> egui::TextureId {
+    ctx.load_texture_cached(
+        "plot bands",
+        egui::Id::unique("jaus-ocu plot band texel"),
+        egui::ColorImage::filled([1, 1], egui::Color32::WHITE),
+        egui::TextureOptions::NEAREST,
+    )
+    .id()
+}
+
+/// The value range a lane shows: the operator's zoom, else `lines` fitted with `threshold`
+/// in view and two labelled ticks.
+fn lane_values(
+    view: &PlotsView,
+    lane: &LaneSlot,
+    lines: &[(usize, LaneData)],
+    threshold: Option<f64>,
+    label: f64,
+) -> (f64, f64) {
+    let (lo, hi) = lines
+        .iter()
+        .map(|(_, d)| d.range())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (lo, hi)| {
+            (a.min(lo), b.max(hi))
+        });
+    let height = f64::from(lane.data.height());
+    let zoomed = view
+        .value_zoom
+        .iter()
+        .find(|(k, _)| *k == lane.key)
+        .map(|(_, y)| *y);
+    zoomed
+        .or_else(|| fit_y(lo, hi, threshold, height, label))
+        .or_else(|| fit_y(0.0, 0.0, threshold, height, label))
+        .unwrap_or((-1.0, 1.0))
 }
 
 /// Draws one lane: its lines over `range`, the cursor, the hover line and the threshold, and
 /// its Y tick labels in the gutter. What it showed, and the width of its widest label.
-fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>) -> (PlotFrame, f32) {
+fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>, caches: &mut PlotCaches) -> (PlotFrame, f32) {
     let LaneInput {
         input,
         view,
@@ -1248,6 +1263,7 @@ fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>) -> (PlotFrame, f32) {
         lane,
         range,
         label,
+        white,
     } = *l;
     let units = units(settings);
     let chans: Vec<Channel> = lane
@@ -1256,30 +1272,26 @@ fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>) -> (PlotFrame, f32) {
         .iter()
         .filter_map(|&i| plot.channels.get(i).cloned())
         .collect();
-    let lines = lane_lines(input.session, view, &chans, units, range, lane.data.width());
+    let lines = lane_lines(
+        input.session,
+        view,
+        caches,
+        &chans,
+        units,
+        range,
+        lane.data.width(),
+    );
+    caches.want_band(lane.key);
+    let caches = &*caches;
+    let memo = caches.band(lane.key);
     let threshold = settings.force_threshold.filter(|_| shows_force(&chans));
-    let (lo, hi) = lines
-        .iter()
-        .flat_map(|(_, l, _)| l.points.iter().map(|p| p[1]))
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
-            (a.min(y), b.max(y))
-        });
-    let height = f64::from(lane.data.height());
-    let zoomed = view
-        .value_zoom
-        .iter()
-        .find(|(k, _)| *k == lane.key)
-        .map(|(_, y)| *y);
-    let y = zoomed
-        .or_else(|| fit_y(lo, hi, threshold, height, label))
-        .or_else(|| fit_y(0.0, 0.0, threshold, height, label))
-        .unwrap_or((-1.0, 1.0));
+    let y = lane_values(view, lane, &lines, threshold, label);
     let colours: Vec<_> = lines
         .iter()
-        .map(|(i, _, _)| theme.series[chans[*i].colour % theme.series.len()])
+        .map(|(i, _)| theme.series[chans[*i].colour % theme.series.len()])
         .collect();
     let last = lane.row.height() > lane.data.height() + 0.5;
-    let points: usize = lines.iter().map(|(_, l, _)| l.points.len()).sum();
+    let points: usize = lines.iter().map(|(_, d)| d.points()).sum();
     let plot_rect = Rect::from_min_max(pos2(lane.data.left(), lane.row.top()), lane.row.max);
     let mut child = ui.new_child(UiBuilder::new().max_rect(plot_rect));
     let cursor = input.shown.cursor();
@@ -1314,7 +1326,7 @@ fn draw_lane(ui: &mut egui::Ui, l: &LaneInput<'_>) -> (PlotFrame, f32) {
             plot_ui.set_plot_bounds_y(y.0..=y.1);
             if lines_drawn() {
                 let scale = pixels_per_unit(plot_ui.ctx(), lane.data, range, y);
-                draw_lines(plot_ui, lines, &colours, scale);
+                draw_lines(plot_ui, lines, &colours, memo, white, scale);
             }
             // No names: the cursor, the hover line and the threshold stay out of any legend.
             if let Some(t) = cursor {
@@ -1397,24 +1409,34 @@ fn pixels_per_unit(ctx: &egui::Context, data: Rect, x: (f64, f64), y: (f64, f64)
     ]
 }
 
-/// The data lines: decimated ones as one band mesh each ([`EnvelopeBand`]), raw ones run by
-/// run without the points the screen cannot show at `scale` ([`simplify`]).
-fn draw_lines(
-    plot_ui: &mut egui_plot::PlotUi<'_>,
-    lines: Vec<(usize, Lines, bool)>,
+/// The data lines: the decimated ones as one band mesh ([`EnvelopeBand`], kept in `memo`,
+/// drawn with the texture `white`), raw ones run by run without the points the screen cannot
+/// show at `scale` ([`simplify`]).
+fn draw_lines<'a>(
+    plot_ui: &mut egui_plot::PlotUi<'a>,
+    lines: Vec<(usize, LaneData)>,
     colours: &[egui::Color32],
+    memo: Option<&'a BandMemo>,
+    white: egui::TextureId,
     scale: [f64; 2],
 ) {
     // The band's tolerance in points (`scale` is in physical pixels).
     let ppp = plot_ui.ctx().pixels_per_point();
-    for ((i, l, banded), colour) in lines.into_iter().zip(colours) {
-        if banded {
-            plot_ui.add(
-                EnvelopeBand::new(l, *colour, 1.5, ("band", i))
-                    .tolerance(LINE_TOLERANCE_PX as f32 / ppp),
-            );
-            continue;
-        }
+    let mut bands: Option<EnvelopeBand<'a>> = None;
+    for ((i, data), colour) in lines.into_iter().zip(colours) {
+        let l = match data {
+            LaneData::Band { lines, scale: unit } => {
+                let band =
+                    EnvelopeBand::with_range(lines.lines, lines.range, *colour, 1.5, "bands")
+                        .scale(unit);
+                bands = Some(match bands {
+                    Some(b) => b.with(band),
+                    None => band,
+                });
+                continue;
+            }
+            LaneData::Raw(l) => l,
+        };
         for (k, run) in l.runs().enumerate() {
             let mut drawn = Vec::with_capacity(run.len().min(4096));
             simplify(run, scale, LINE_TOLERANCE_PX, &mut drawn);
@@ -1426,6 +1448,15 @@ fn draw_lines(
                     .allow_hover(false),
             );
         }
+    }
+    if let Some(mut band) = bands {
+        band = band
+            .texture(white)
+            .tolerance(LINE_TOLERANCE_PX as f32 / ppp);
+        if let Some(memo) = memo {
+            band = band.memo(memo);
+        }
+        plot_ui.add(band);
     }
 }
 
