@@ -7,7 +7,7 @@
 //! that queue: `net::thread::NetHandle::send` puts them on a lane of their own that a full
 //! queue can neither delay nor refuse ([`Command::is_emergency`]).
 
-use super::update::ComponentId;
+use super::id::ComponentId;
 
 /// The operator's intent, sent to the network thread.
 #[derive(Debug, Clone, PartialEq)]
