@@ -112,7 +112,7 @@ impl Camera {
         self.fit_points(&points, padding);
     }
 
-    /// Keeps the arms' whole reach in view ([`crate::model::kinematics::reach`]): every
+    /// Keeps every sphere of `reaches` ([`Reach`]: a point and its margin) in view: every
     /// sphere inside both fields of view with the margin, whatever the arm does within its
     /// limits. Keeps yaw and pitch, as [`Camera::fit_all`]; the grid goes just under the
     /// first reach when that arm hangs from its mount and its reach goes below the ground.
@@ -134,25 +134,6 @@ impl Camera {
             0.0
         };
         self.fit_spheres(&spheres);
-    }
-
-    /// Keeps a box of the vehicle frame (`lo`..`hi`, every side grown by `padding`) in view:
-    /// its eight corners, as [`Camera::fit_reach`] keeps spheres. `hangs`: the arm framed
-    /// hangs from its mount (the grid goes just under the box when it reaches below the
-    /// ground).
-    pub fn fit_box(&mut self, lo: DVec3, hi: DVec3, padding: f64, hangs: bool) {
-        let corners: Vec<Reach> = (0..8)
-            .map(|k| Reach {
-                centre: DVec3::new(
-                    if k & 1 == 0 { lo.x } else { hi.x },
-                    if k & 2 == 0 { lo.y } else { hi.y },
-                    if k & 4 == 0 { lo.z } else { hi.z },
-                ),
-                radius: padding,
-                hangs,
-            })
-            .collect();
-        self.fit_reach(&corners);
     }
 
     /// Sets target and distance so every world point (grown by `padding`) is in view.
