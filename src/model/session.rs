@@ -288,19 +288,6 @@ fn deviation_words(name: &str) -> &'static str {
     }
 }
 
-/// Upper-case name of a management state, as marks show it.
-fn status_name(s: ManagementState) -> &'static str {
-    match s {
-        ManagementState::Unknown => "UNKNOWN",
-        ManagementState::Initialize => "INITIALIZE",
-        ManagementState::Ready => "READY",
-        ManagementState::Standby => "STANDBY",
-        ManagementState::Shutdown => "SHUTDOWN",
-        ManagementState::Failure => "FAILURE",
-        ManagementState::Emergency => "EMERGENCY",
-    }
-}
-
 impl Session {
     /// An empty session.
     pub fn new() -> Self {
@@ -545,10 +532,10 @@ impl Session {
                     (
                         *t,
                         MarkKind::Emergency,
-                        format!("emergency cleared ({})", status_name(*state)),
+                        format!("emergency cleared ({})", state.name()),
                     )
                 } else {
-                    (*t, MarkKind::Status, status_name(*state).to_string())
+                    (*t, MarkKind::Status, state.name().to_string())
                 })
             }
             ArmFact::CurrentPose {

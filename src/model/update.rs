@@ -151,6 +151,22 @@ pub enum ManagementState {
     Emergency,
 }
 
+impl ManagementState {
+    /// The state's name in upper case, as the specification writes it (`UNKNOWN` when none
+    /// was reported): what marks and the status show.
+    pub fn name(self) -> &'static str {
+        match self {
+            ManagementState::Unknown => "UNKNOWN",
+            ManagementState::Initialize => "INITIALIZE",
+            ManagementState::Ready => "READY",
+            ManagementState::Standby => "STANDBY",
+            ManagementState::Shutdown => "SHUTDOWN",
+            ManagementState::Failure => "FAILURE",
+            ManagementState::Emergency => "EMERGENCY",
+        }
+    }
+}
+
 /// Where the arm is among its presets (`ReportCurrentPose`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PoseState {

@@ -128,12 +128,7 @@ pub fn last_known(state: &ArmState, start_ns: Option<u64>) -> Option<String> {
 pub fn status_word(state: ManagementState) -> &'static str {
     match state {
         ManagementState::Unknown => "state unknown",
-        ManagementState::Initialize => "INITIALIZE",
-        ManagementState::Ready => "READY",
-        ManagementState::Standby => "STANDBY",
-        ManagementState::Shutdown => "SHUTDOWN",
-        ManagementState::Failure => "FAILURE",
-        ManagementState::Emergency => "EMERGENCY",
+        known => known.name(),
     }
 }
 
