@@ -6,6 +6,7 @@ pub mod clock;
 pub mod command;
 pub mod events;
 pub mod history;
+pub mod jog;
 pub mod kinematics;
 pub mod limits;
 pub mod session;
