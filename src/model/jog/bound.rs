@@ -1,12 +1,12 @@
 //! The stop bound of a position-target jog: where the arm offers the joint position driver
-//! (SetJointPositions), the OCU jogs by sending targets that lead the arm by its stopping
+//! (`SetJointPositions`), the OCU jogs by sending targets that lead the arm by its stopping
 //! distance plus one period of motion. Each target is reachable at jog speed, so the arm
 //! moves smoothly while targets keep coming; when they stop (the OCU killed, the link cut)
 //! the arm runs to the last target and stops there. Its motion after the last command is
 //! then at most [`stop_bound`], by construction, whatever happens to the OCU.
 //!
 //! This holds when the arm's driver moves no faster than `max_speed` and can decelerate at
-//! `max_accel` (the motion profile the OCU sends before a jog, SetJointMotionProfile).
+//! `max_accel` (the motion profile the OCU sends before a jog, `SetJointMotionProfile`).
 
 /// How far ahead of `current` a target is put for a jog at speed `speed` (rad/s or m/s):
 /// the stopping distance at `max_accel`, v²/2a, plus one `period` of motion at v.

@@ -1,7 +1,7 @@
 //! The jog's streaming state machine, one per arm: fed the time, the operator's deflection,
 //! the gates and the arm's positions each tick, it returns the command to put on the wire.
 //!
-//! JAUS velocity commands carry no time-to-live (SetJointVelocity "begins motion
+//! JAUS velocity commands carry no time-to-live (`SetJointVelocity` "begins motion
 //! immediately" and holds), so the OCU owns the stop:
 //! - **Stream, don't latch**: while every gate passes and an axis is deflected, a command
 //!   goes out every period (default 50 ms, 20 Hz), each built from input no older than one
@@ -120,7 +120,7 @@ impl Input {
     }
 }
 
-/// A tool-point velocity: SetEndEffectorVelocityState's linear and angular parts.
+/// A tool-point velocity: the linear and angular parts of `SetEndEffectorVelocityState`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Twist {
     /// Linear velocity, m/s.
