@@ -29,8 +29,10 @@ pub fn stop_bound(max_speed: f64, max_accel: f64, period: f64) -> f64 {
 
 /// The position target (rad or m) for a joint at `current` jogged at `velocity` (signed,
 /// rad/s or m/s, clamped to `max_speed`): `current` plus the lead at that speed, in the
-/// direction of motion. Zero velocity gives `current`: the arm is told to stay where it is.
-/// Clamp the result into the joint's soft limits before sending it.
+/// direction of motion. Zero velocity gives `current`. To stop, re-send the last target
+/// instead (the arm is already braking towards it; the measured position lags the arm, so
+/// sending it would turn the arm back). Clamp the result into the joint's soft limits
+/// before sending it.
 pub fn position_target(
     current: f64,
     velocity: f64,
@@ -62,7 +64,10 @@ mod tests {
         fn step(&mut self, target: f64, dt: f64) {
             let d = target - self.q;
             // The speed from which the arm can still stop at the target, towards it.
-            let want = (2.0 * self.amax * d.abs()).sqrt().min(self.vmax).copysign(d);
+            let want = (2.0 * self.amax * d.abs())
+                .sqrt()
+                .min(self.vmax)
+                .copysign(d);
             let dv = (want - self.v).clamp(-self.amax * dt, self.amax * dt);
             self.v += dv;
             self.q += self.v * dt;

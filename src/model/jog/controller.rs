@@ -248,8 +248,19 @@ pub struct JogController {
 }
 
 impl JogController {
-    /// A silent controller with these settings (the speed scale clamped into 0..1).
-    pub fn new(settings: JogSettings) -> Self {
+    /// A silent controller with these settings: the speed scale and the deadband clamped
+    /// into 0..1, a period that is not a positive number replaced by the default's (a stream
+    /// must have a schedule).
+    pub fn new(mut settings: JogSettings) -> Self {
+        let default = JogSettings::default();
+        if !(settings.period.is_finite() && settings.period > 0.0) {
+            settings.period = default.period;
+        }
+        settings.deadband = if settings.deadband.is_nan() {
+            default.deadband
+        } else {
+            settings.deadband.clamp(0.0, 1.0)
+        };
         let mut c = Self {
             settings,
             phase: Phase::Idle,
@@ -318,15 +329,20 @@ impl JogController {
         }
         let age = now - input.at;
         let fresh = (-TIME_EPS..=self.settings.period + TIME_EPS).contains(&age);
-        let asked = input
-            .deflection
-            .axes()
-            .iter()
-            .any(|d| d.abs() >= self.settings.deadband.max(f64::MIN_POSITIVE));
         let mode = match input.deflection {
             Deflection::Twist { frame, .. } => Mode::Twist(frame),
             _ => Mode::Joints(spec.joints.len()),
         };
+        // Only axes that move something count: a joint deflection past the arm's last joint
+        // does not.
+        let axes = input.deflection.axes();
+        let axes = match mode {
+            Mode::Joints(n) => &axes[..axes.len().min(n)],
+            Mode::Twist(_) => axes,
+        };
+        let asked = axes
+            .iter()
+            .any(|d| d.abs() >= self.settings.deadband.max(f64::MIN_POSITIVE));
         let stop = if let Some(g) = blocking.first() {
             Some(StopReason::Gate(g))
         } else if asked && !fresh {

@@ -56,12 +56,21 @@ fn close(a: &[f64], b: &[f64]) -> bool {
 fn streams_at_the_period_while_deflected() {
     let mut c = JogController::new(JogSettings::default());
     assert_eq!(c.next_due(), None);
-    assert!(c.tick(0.0, &joints(0.0, [1.0, 0.0]), &pass(), &spec(), &Q).is_some());
+    assert!(
+        c.tick(0.0, &joints(0.0, [1.0, 0.0]), &pass(), &spec(), &Q)
+            .is_some()
+    );
     assert_eq!(c.next_due(), Some(T));
     assert!(!c.is_due(0.02));
-    assert_eq!(c.tick(0.02, &joints(0.02, [1.0, 0.0]), &pass(), &spec(), &Q), None);
+    assert_eq!(
+        c.tick(0.02, &joints(0.02, [1.0, 0.0]), &pass(), &spec(), &Q),
+        None
+    );
     assert!(c.is_due(T));
-    assert!(c.tick(T, &joints(T, [1.0, 0.0]), &pass(), &spec(), &Q).is_some());
+    assert!(
+        c.tick(T, &joints(T, [1.0, 0.0]), &pass(), &spec(), &Q)
+            .is_some()
+    );
     assert!(c.is_moving());
     let started: Vec<Event> = c.events().collect();
     assert_eq!(started, [Event::Started { at: 0.0 }]);
@@ -98,7 +107,10 @@ fn release_sends_a_zero_at_once_then_repeats_it_then_falls_silent() {
     // Released between ticks: the zero goes out now, not at the next due time.
     let first = c.tick(0.06, &Input::released(0.06), &pass(), &spec(), &Q);
     assert!(is_zero_stop(first.as_ref()), "{first:?}");
-    assert_eq!(first.map(|o| o.motion), Some(Motion::Joints(vec![0.0, 0.0])));
+    assert_eq!(
+        first.map(|o| o.motion),
+        Some(Motion::Joints(vec![0.0, 0.0]))
+    );
     let mut zeros = 1;
     let mut t = 0.06;
     while t < 1.0 {
@@ -162,7 +174,10 @@ fn every_gate_lost_stops_with_a_zero_at_the_next_tick_and_says_why() {
         for _ in 0..20 {
             t += T;
             let out = c.tick(t, &joints(t, [1.0, 1.0]), &without(g), &spec(), &Q);
-            assert!(out.is_none() || is_zero_stop(out.as_ref()), "{g:?}: {out:?}");
+            assert!(
+                out.is_none() || is_zero_stop(out.as_ref()),
+                "{g:?}: {out:?}"
+            );
         }
         assert!(!c.is_streaming());
         assert_eq!(c.events().count(), 0, "{g:?}: said once");
@@ -211,7 +226,10 @@ fn a_blocked_request_sends_nothing_and_is_said_once_per_gate() {
     let no_control = without(Gate::ControlHeld);
     for i in 0..5 {
         let t = f64::from(i) * T;
-        assert_eq!(c.tick(t, &joints(t, [1.0, 0.0]), &no_control, &spec(), &Q), None);
+        assert_eq!(
+            c.tick(t, &joints(t, [1.0, 0.0]), &no_control, &spec(), &Q),
+            None
+        );
     }
     let events: Vec<Event> = c.events().collect();
     assert_eq!(
@@ -221,10 +239,7 @@ fn a_blocked_request_sends_nothing_and_is_said_once_per_gate() {
             gate: Gate::ControlHeld
         }]
     );
-    assert_eq!(
-        events[0].to_string(),
-        "jog refused: no control of this arm"
-    );
+    assert_eq!(events[0].to_string(), "jog refused: no control of this arm");
     // Control taken: motion starts at once.
     let out = c.tick(0.3, &joints(0.3, [1.0, 0.0]), &pass(), &spec(), &Q);
     assert!(out.is_some_and(|o| !o.stop));
@@ -268,8 +283,14 @@ fn a_joint_without_a_maximum_speed_is_not_moved() {
 #[test]
 fn drift_inside_the_deadband_and_unreadable_axes_are_no_deflection() {
     let mut c = JogController::new(JogSettings::default());
-    assert_eq!(c.tick(0.0, &joints(0.0, [0.01, -0.02]), &pass(), &spec(), &Q), None);
-    assert_eq!(c.tick(0.0, &joints(0.0, [f64::NAN, 0.0]), &pass(), &spec(), &Q), None);
+    assert_eq!(
+        c.tick(0.0, &joints(0.0, [0.01, -0.02]), &pass(), &spec(), &Q),
+        None
+    );
+    assert_eq!(
+        c.tick(0.0, &joints(0.0, [f64::NAN, 0.0]), &pass(), &spec(), &Q),
+        None
+    );
     assert_eq!(c.events().count(), 0);
 }
 
@@ -286,7 +307,13 @@ fn twist(at: f64, axes: [f64; 6]) -> Input {
 #[test]
 fn a_tool_point_twist_is_scaled_and_stopped_in_its_own_frame() {
     let mut c = JogController::new(JogSettings::default());
-    let out = c.tick(0.0, &twist(0.0, [1.0, 0.0, -0.5, 0.0, 0.0, 1.0]), &pass(), &spec(), &Q);
+    let out = c.tick(
+        0.0,
+        &twist(0.0, [1.0, 0.0, -0.5, 0.0, 0.0, 1.0]),
+        &pass(),
+        &spec(),
+        &Q,
+    );
     let Some(JogOut {
         motion: Motion::Twist(t),
         stop: false,
@@ -317,7 +344,10 @@ fn switching_from_joint_to_tool_jog_stops_the_joints_first() {
     c.tick(0.0, &joints(0.0, [1.0, 0.0]), &pass(), &spec(), &Q);
     let d = |t| twist(t, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
     let out = c.tick(T, &d(T), &pass(), &spec(), &Q);
-    assert_eq!(out.as_ref().map(|o| &o.motion), Some(&Motion::Joints(vec![0.0, 0.0])));
+    assert_eq!(
+        out.as_ref().map(|o| &o.motion),
+        Some(&Motion::Joints(vec![0.0, 0.0]))
+    );
     assert!(c.events().any(|e| matches!(
         e,
         Event::Stopped {
@@ -334,8 +364,16 @@ fn switching_from_joint_to_tool_jog_stops_the_joints_first() {
             seen.push(o);
         }
     }
-    assert!(seen[..2].iter().all(|o| o.stop && matches!(o.motion, Motion::Joints(_))));
-    assert!(seen[2..].iter().all(|o| !o.stop && matches!(o.motion, Motion::Twist(_))));
+    assert!(
+        seen[..2]
+            .iter()
+            .all(|o| o.stop && matches!(o.motion, Motion::Joints(_)))
+    );
+    assert!(
+        seen[2..]
+            .iter()
+            .all(|o| !o.stop && matches!(o.motion, Motion::Twist(_)))
+    );
 }
 
 /// A small deterministic generator for the property test below.
@@ -381,14 +419,49 @@ fn never_commands_motion_while_a_gate_blocks_and_always_stops_within_one_period(
         let was_moving = c.is_moving();
         let out = c.tick(t, &input, &gates, &spec(), &Q);
         if blocked || !deflected {
-            assert!(out.is_none() || is_zero_stop(out.as_ref()), "at {t}: {out:?}");
+            assert!(
+                out.is_none() || is_zero_stop(out.as_ref()),
+                "at {t}: {out:?}"
+            );
             if was_moving {
                 // The stop goes out on the tick that first sees the loss.
                 assert!(is_zero_stop(out.as_ref()), "at {t}");
             }
         }
         if let Some(due) = c.next_due() {
-            assert!(due - t <= T + 1e-9, "the next command is at most a period away");
+            assert!(
+                due - t <= T + 1e-9,
+                "the next command is at most a period away"
+            );
         }
+    }
+}
+
+#[test]
+fn a_deflection_past_the_last_joint_asks_for_nothing() {
+    let mut c = JogController::new(JogSettings::default());
+    let extra = Input {
+        at: 0.0,
+        deflection: Deflection::Joints(vec![0.0, 0.0, 1.0]),
+    };
+    assert_eq!(c.tick(0.0, &extra, &pass(), &spec(), &Q), None);
+    let key = Input {
+        at: 0.0,
+        deflection: Deflection::joint(2, 1, -1.0),
+    };
+    let v = velocities(c.tick(0.0, &key, &pass(), &spec(), &Q));
+    assert!(close(&v, &[0.0, -0.02]), "{v:?}");
+}
+
+#[test]
+fn settings_without_a_schedule_get_the_default_period() {
+    for period in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let c = JogController::new(JogSettings {
+            period,
+            speed_scale: 3.0,
+            ..JogSettings::default()
+        });
+        assert_eq!(c.settings().period, T);
+        assert_eq!(c.settings().speed_scale, 1.0);
     }
 }

@@ -157,7 +157,10 @@ impl GateSet {
 /// What the app knows of each gate this tick: `true` where the gate passes. The default
 /// passes none, so a field forgotten blocks motion rather than allowing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[allow(clippy::struct_excessive_bools, reason = "one flag per gate, by design")]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "one flag per gate, by design"
+)]
 pub struct Gates {
     /// Where the jog input comes from (decides whether the gamepad and the window count).
     pub source: Source,
@@ -267,7 +270,10 @@ mod tests {
     #[test]
     fn the_gamepad_gate_counts_only_when_the_gamepad_is_the_source() {
         for s in [Source::Keys, Source::Screen, Source::Terminal] {
-            assert!(failing(Gate::GamepadConnected, s).blocking().is_empty(), "{s:?}");
+            assert!(
+                failing(Gate::GamepadConnected, s).blocking().is_empty(),
+                "{s:?}"
+            );
         }
         assert!(
             failing(Gate::GamepadConnected, Source::Gamepad)
@@ -278,8 +284,16 @@ mod tests {
 
     #[test]
     fn a_script_has_no_window_to_focus() {
-        assert!(failing(Gate::WindowFocused, Source::Terminal).blocking().is_empty());
-        assert!(!failing(Gate::WindowFocused, Source::Keys).blocking().is_empty());
+        assert!(
+            failing(Gate::WindowFocused, Source::Terminal)
+                .blocking()
+                .is_empty()
+        );
+        assert!(
+            !failing(Gate::WindowFocused, Source::Keys)
+                .blocking()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -300,7 +314,10 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for g in Gate::ALL {
             assert!(!g.blocks().is_empty() && !g.remedy().is_empty() && !g.lost().is_empty());
-            assert!(seen.insert(g.blocks()), "{g:?} repeats another gate's words");
+            assert!(
+                seen.insert(g.blocks()),
+                "{g:?} repeats another gate's words"
+            );
             assert_eq!(g.to_string(), format!("{}: {}", g.blocks(), g.remedy()));
         }
         assert_eq!(Gate::ControlHeld.lost(), "control lost");
@@ -334,7 +351,12 @@ mod tests {
             t: 0.0,
             state: ManagementState::Ready,
         });
-        assert!(Gates::all_pass(Source::Keys).with_arm(&s).blocking().is_empty());
+        assert!(
+            Gates::all_pass(Source::Keys)
+                .with_arm(&s)
+                .blocking()
+                .is_empty()
+        );
         s.apply_arm(&ArmFact::Status {
             t: 0.0,
             state: ManagementState::Emergency,
