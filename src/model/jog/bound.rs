@@ -8,6 +8,9 @@
 //! This holds when the arm's driver moves no faster than `max_speed` and can decelerate at
 //! `max_accel` (the motion profile the OCU sends before a jog, `SetJointMotionProfile`).
 
+use super::soft::SoftLimits;
+use crate::model::arm::Joint;
+
 /// How far ahead of `current` a target is put for a jog at speed `speed` (rad/s or m/s):
 /// the stopping distance at `max_accel`, v²/2a, plus one `period` of motion at v.
 fn lead(speed: f64, max_accel: f64, period: f64) -> f64 {
@@ -45,6 +48,27 @@ pub fn position_target(
     }
     let v = velocity.abs().min(max_speed.abs());
     current + lead(v, max_accel, period).copysign(velocity)
+}
+
+/// The position target of a joint at `current` jogged at `velocity` (what the jog
+/// controller commands for it): [`position_target`] at the joint's reduced maximum speed
+/// `max_speed`, kept inside the soft limits' stop line in the direction of motion (a joint
+/// already past it and moving away is not pulled back).
+pub fn joint_target(
+    joint: &Joint,
+    soft: &SoftLimits,
+    current: f64,
+    velocity: f64,
+    max_speed: f64,
+    profile: (f64, f64),
+) -> f64 {
+    let (max_accel, period) = profile;
+    let target = position_target(current, velocity, max_speed, max_accel, period);
+    match soft.stop_lines(joint) {
+        Some((_, hi)) if velocity > 0.0 => target.min(hi.max(current)),
+        Some((lo, _)) if velocity < 0.0 => target.max(lo.min(current)),
+        _ => target,
+    }
 }
 
 #[cfg(test)]
@@ -149,5 +173,27 @@ mod tests {
         }
         // The bound is tight enough to be worth stating: full speed uses most of it.
         assert!(worst > 0.7 * bound, "{worst} of {bound}");
+    }
+
+    #[test]
+    fn a_joint_target_stays_inside_the_stop_line_but_never_pulls_back() {
+        let joint = Joint {
+            min: Some(-1.0),
+            max: Some(1.0),
+            ..Joint::revolute(0.0, 0.0, 0.0)
+        };
+        let soft = SoftLimits::default();
+        let p = (AMAX, T);
+        // Stop lines at ±0.98.
+        assert!((joint_target(&joint, &soft, 0.0, 0.4, VMAX, p) - 0.06).abs() < 1e-12);
+        assert!((joint_target(&joint, &soft, 0.95, 0.4, VMAX, p) - 0.98).abs() < 1e-12);
+        assert!((joint_target(&joint, &soft, -0.95, -0.4, VMAX, p) + 0.98).abs() < 1e-12);
+        // Past the line: motion further is refused, motion away is not pulled back.
+        assert_eq!(joint_target(&joint, &soft, 0.99, 0.4, VMAX, p), 0.99);
+        let away = joint_target(&joint, &soft, 0.99, -0.4, VMAX, p);
+        assert!((away - 0.93).abs() < 1e-12, "{away}");
+        assert_eq!(joint_target(&joint, &soft, 0.99, 0.0, VMAX, p), 0.99);
+        let free = Joint::revolute(0.0, 0.0, 0.0);
+        assert!((joint_target(&free, &soft, 5.0, 0.4, VMAX, p) - 5.06).abs() < 1e-12);
     }
 }

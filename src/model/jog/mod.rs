@@ -5,8 +5,8 @@
 //! jog ([`position_target`], [`stop_bound`]).
 //!
 //! Sans-I/O: no socket, no clock (time is passed in, s), no threads; SI units throughout
-//! (rad, m, rad/s, m/s). Imports run one way: `controller` uses `gate` and `soft`; `enable`,
-//! `gate`, `soft` and `bound` use none of their siblings.
+//! (rad, m, rad/s, m/s). Imports run one way: `controller` and `bound` use `soft`,
+//! `controller` uses `gate`; `enable`, `gate` and `soft` use none of their siblings.
 
 pub mod bound;
 pub mod controller;
@@ -17,7 +17,7 @@ pub mod soft;
 #[cfg(test)]
 mod controller_tests;
 
-pub use bound::{position_target, stop_bound};
+pub use bound::{joint_target, position_target, stop_bound};
 pub use controller::{
     Deflection, Event, Frame, Input, JogController, JogOut, JogSettings, Motion, StopReason, Twist,
 };

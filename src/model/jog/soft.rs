@@ -45,6 +45,14 @@ impl Default for SoftLimits {
 }
 
 impl SoftLimits {
+    /// Where `joint` stops, low and high (rad or m): each limit less the stop distance.
+    /// `None` for a joint without limits.
+    pub fn stop_lines(&self, joint: &Joint) -> Option<(f64, f64)> {
+        let (lo, hi) = (joint.min?, joint.max?);
+        let stop = self.stop.of(hi - lo);
+        Some((lo + stop, hi - stop))
+    }
+
     /// The velocity `v` (rad/s or m/s) allowed for `joint` at `position`, when a command
     /// holds for `period` s: unchanged away from a limit or well inside the range; towards a
     /// limit scaled by the distance left to the stop line over the slowing band, and never
