@@ -299,7 +299,7 @@ impl JogController {
 
     /// When the next command is due, s; `None` when silent (tick on the next input).
     pub fn next_due(&self) -> Option<f64> {
-        (self.phase != Phase::Idle).then(|| self.last_sent + self.settings.period)
+        (self.phase != Phase::Idle).then_some(self.last_sent + self.settings.period)
     }
 
     /// Whether a tick at `now` would send on schedule (always true when silent).
