@@ -7,6 +7,7 @@ pub mod command;
 pub mod events;
 pub mod history;
 pub mod id;
+pub mod jog;
 pub mod kinematics;
 pub mod limits;
 pub mod session;

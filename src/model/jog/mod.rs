@@ -1,0 +1,26 @@
+//! Moving the arm by hand (issue 32), the pure part: the three-position enable ([`Enable`]),
+//! the gates that must all pass for motion ([`Gate`], [`Gates`]), the per-arm streaming state
+//! machine that turns the operator's deflection into the command to send each period
+//! ([`JogController`]), soft limits ([`SoftLimits`]) and the stop bound of a position-target
+//! jog ([`position_target`], [`stop_bound`]).
+//!
+//! Sans-I/O: no socket, no clock (time is passed in, s), no threads; SI units throughout
+//! (rad, m, rad/s, m/s). Imports run one way: `controller` and `bound` use `soft`,
+//! `controller` uses `gate`; `enable`, `gate` and `soft` use none of their siblings.
+
+pub mod bound;
+pub mod controller;
+pub mod enable;
+pub mod gate;
+pub mod soft;
+
+#[cfg(test)]
+mod controller_tests;
+
+pub use bound::{joint_target, position_target, stop_bound};
+pub use controller::{
+    Deflection, Event, Frame, Input, JogController, JogOut, JogSettings, Motion, StopReason, Twist,
+};
+pub use enable::{Enable, EnableState, EnableThresholds};
+pub use gate::{Gate, GateSet, Gates, Source};
+pub use soft::{Margin, SoftLimits};
