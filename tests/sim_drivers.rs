@@ -164,9 +164,13 @@ fn velocity_and_position_commands_are_refused_until_the_controller_sets_a_motion
     assert!(matches!(b.sim.mode(), Mode::Velocity(_)));
     b.run(0.5, 1.0);
     assert!(b.sim.positions()[0] > start[0]);
-    b.send(1.0, A, SetJointPositions {
-        joint_positions: values(&target),
-    });
+    b.send(
+        1.0,
+        A,
+        SetJointPositions {
+            joint_positions: values(&target),
+        },
+    );
     assert!(matches!(b.sim.mode(), Mode::Position(_)));
     assert_eq!(b.sim.stats().refused_without_profile, 2);
 }
@@ -324,7 +328,11 @@ fn query_joint_motion_profile_reports_the_arms_limits_then_the_profile_set() {
     let Some(Message::ReportJointMotionProfile(r)) = b.ask(0.0, B, QueryJointMotionProfile) else {
         panic!()
     };
-    for (got, sent) in r.joint_motion_profiles.iter().zip(&set.joint_motion_profiles) {
+    for (got, sent) in r
+        .joint_motion_profiles
+        .iter()
+        .zip(&set.joint_motion_profiles)
+    {
         assert_eq!(got.joint_type, sent.joint_type);
         assert!((got.max_speed - 0.25).abs() < LSB);
         assert!((got.max_deceleration - 2.0).abs() < LSB);
@@ -360,8 +368,16 @@ fn when_the_controller_stops_renewing_control_the_arm_stops_at_the_timeout() {
     assert_eq!(b.sim.mode(), &Mode::Idle);
     let stopped = b.sim.positions().to_vec();
     b.run(4.05, 5.0);
-    assert_eq!(b.sim.positions(), stopped.as_slice(), "the arm stays stopped");
-    assert!(near(&b.commanded_velocity(5.0, B), &vec![0.0; kinds().len()], LSB));
+    assert_eq!(
+        b.sim.positions(),
+        stopped.as_slice(),
+        "the arm stays stopped"
+    );
+    assert!(near(
+        &b.commanded_velocity(5.0, B),
+        &vec![0.0; kinds().len()],
+        LSB
+    ));
 }
 
 /// The manipulator services `sim` lists.

@@ -368,11 +368,9 @@ fn ours_set_joint_motion_profile_body_follows_the_reference_layout() {
     // §6.3 0x0607: u8 count; per joint a u8 variant tag (0 revolute, 1 prismatic) then
     // JointMaxSpeed, JointMaxAccelerationRate, JointMaxDecelerationRate as u32 over
     // 0..10π (revolute) or 0..5 m/s and 0..20 m/s² (prismatic), round half up.
-    let bytes = hex(
-        "07 06 02 \
+    let bytes = hex("07 06 02 \
          00 b0 09 13 04 5f 13 26 08 be 26 4c 10 \
-         01 52 b8 1e 05 66 66 66 06 cd cc cc 0c",
-    );
+         01 52 b8 1e 05 66 66 66 06 cd cc cc 0c");
     let built = Message::from(SetJointMotionProfile {
         joint_motion_profiles: two_joint_profile(),
     });
@@ -410,7 +408,13 @@ fn motion_profile_errors_name_the_field_and_offset() {
     // A count of two with one entry's bytes.
     let e = Message::parse(&hex("07 06 02 00 b0 09 13 04 5f 13 26 08 be 26 4c 10")).unwrap_err();
     assert_eq!((e.field, e.offset), ("JointMotionProfileList", 3));
-    assert!(matches!(e.kind, DecodeErrorKind::Truncated { needed: 26, available: 13 }));
+    assert!(matches!(
+        e.kind,
+        DecodeErrorKind::Truncated {
+            needed: 26,
+            available: 13
+        }
+    ));
     // A negative speed or a prismatic rate past 20 m/s² is not sent.
     let mut profile = two_joint_profile();
     profile[0].max_speed = -0.1;

@@ -316,7 +316,8 @@ mod tests {
     fn sim_drivers_and_control_timeout_reach_the_component_config() {
         let cfg = sim_config(&[]).unwrap();
         assert_eq!((cfg.drivers, cfg.control_timeout_s), (Drivers::ALL, 5));
-        let cfg = sim_config(&["--drivers", "position,velocity", "--control-timeout", "1"]).unwrap();
+        let cfg =
+            sim_config(&["--drivers", "position,velocity", "--control-timeout", "1"]).unwrap();
         assert_eq!(
             cfg.drivers,
             Drivers {

@@ -18,8 +18,8 @@ use crate::jaus::iop::{
 use crate::jaus::manipulator::{
     FORCE_TORQUE, JointValue, POSITION, Pose, ReportCommandedJointPositions,
     ReportCommandedJointVelocity, ReportEndEffectorPose, ReportJointEffort,
-    ReportJointForceTorques, ReportJointPositions, ReportJointVelocity, ReportToolOffset,
-    VELOCITY, VariableFamily,
+    ReportJointForceTorques, ReportJointPositions, ReportJointVelocity, ReportToolOffset, VELOCITY,
+    VariableFamily,
 };
 use crate::jaus::wire::{Scale, scales};
 use crate::model::kinematics;

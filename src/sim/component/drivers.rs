@@ -14,7 +14,9 @@
 
 use super::Component;
 use crate::jaus::core::ServiceRec;
-use crate::jaus::manipulator::{JointMotionProfile, ReportJointMotionProfile, SetJointMotionProfile};
+use crate::jaus::manipulator::{
+    JointMotionProfile, ReportJointMotionProfile, SetJointMotionProfile,
+};
 use crate::jaus::{JausId, JointKind, Message};
 use crate::sim::motion::Mode;
 
@@ -43,9 +45,7 @@ impl Drivers {
             Message::SetJointPositions(_) | Message::QueryCommandedJointPositions(_) => {
                 self.position
             }
-            Message::SetJointVelocity(_) | Message::QueryCommandedJointVelocity(_) => {
-                self.velocity
-            }
+            Message::SetJointVelocity(_) | Message::QueryCommandedJointVelocity(_) => self.velocity,
             Message::SetJointEffort(_) | Message::QueryJointEffort(_) => self.effort,
             _ => true,
         }
