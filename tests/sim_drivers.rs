@@ -251,7 +251,7 @@ fn motion_stays_within_the_profiles_max_speed() {
         b.run(t, t + 0.02);
         t += 0.02;
         let v = b.sim.velocities();
-        assert!(v.iter().all(|v| v.abs() <= 0.05 + 1e-9), "{v:?}");
+        assert!(v.iter().all(|v| v.abs() <= 0.05 + LSB), "{v:?}");
     }
     // A position move far away goes no faster either.
     let mut target = b.sim.positions().to_vec();
@@ -270,7 +270,7 @@ fn motion_stays_within_the_profiles_max_speed() {
         t += 0.02;
         peak = b.sim.velocities().iter().fold(peak, |p, v| p.max(v.abs()));
     }
-    assert!(peak <= 0.05 + 1e-9 && peak > 0.04, "peak {peak}");
+    assert!(peak <= 0.05 + LSB && peak > 0.04, "peak {peak}");
 }
 
 #[test]
