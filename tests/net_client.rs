@@ -25,7 +25,8 @@ use jaus_ocu::jaus::core::{
 };
 use jaus_ocu::jaus::judp::{self, AckNak, DataFlags, Datagram, DatagramWriter, Header};
 use jaus_ocu::jaus::manipulator::{
-    JointValue, QueryJointPositions, ReportJointPositions, ReportToolOffset, SetJointVelocity,
+    JointMotionProfile, JointValue, QueryJointPositions, ReportJointPositions, ReportToolOffset,
+    SetJointMotionProfile, SetJointVelocity,
 };
 use jaus_ocu::jaus::message::ids;
 use jaus_ocu::jaus::wire::scales;
@@ -1816,8 +1817,23 @@ fn reordered_events_never_move_positions_backwards() {
         ..SimConfig::default()
     };
     let mut net = Net::live(sim, client_cfg());
-    // Someone else drives the turret at a steady +0.5 rad/s.
+    // Someone else drives the turret at a steady +0.5 rad/s (the velocity driver needs a
+    // motion profile first: the arm's own speeds).
     net.send_to_peer(0, OTHER, OTHER_ID, RequestControl { authority_code: 50 });
+    let profile = SetJointMotionProfile {
+        joint_motion_profiles: ArmFile::demo()
+            .spec
+            .joints
+            .iter()
+            .map(|j| JointMotionProfile {
+                joint_type: j.kind.into(),
+                max_speed: j.max_speed.unwrap_or(0.1),
+                max_acceleration: 1.0,
+                max_deceleration: 1.0,
+            })
+            .collect(),
+    };
+    net.send_to_peer(0, OTHER, OTHER_ID, profile);
     let velocities: Vec<JointValue> = ArmFile::demo()
         .spec
         .joints

@@ -70,7 +70,8 @@ known_messages! {
     QueryManipulatorEndEffectorForceTorque, ReportManipulatorEndEffectorForceTorque,
     QueryPresetPoseCapabilities, QueryCurrentPose, SetCurrentPose, QueryPresetPoseSpecifications,
     ReportPresetPoseCapabilities, ReportCurrentPose, ReportTransitionCompleted,
-    ReportPresetPoseSpecifications,
+    ReportPresetPoseSpecifications, SetJointMotionProfile, QueryJointMotionProfile,
+    ReportJointMotionProfile, QueryCommandedJointVelocity, ReportCommandedJointVelocity,
 }
 
 /// Every scale a message uses: the `scales` constants and the variable-field families.
@@ -97,6 +98,9 @@ fn all_scales() -> Vec<(&'static str, Scale)> {
         ("MAX_SPEED_M", scales::MAX_SPEED_M),
         ("MAX_EFFORT", scales::MAX_EFFORT),
         ("RADIUS", scales::RADIUS),
+        ("PROFILE_RAD", scales::PROFILE_RAD),
+        ("PROFILE_SPEED_M", scales::PROFILE_SPEED_M),
+        ("PROFILE_ACCEL_M", scales::PROFILE_ACCEL_M),
         ("POSITION.revolute", POSITION.revolute),
         ("POSITION.prismatic", POSITION.prismatic),
         ("VELOCITY.revolute", VELOCITY.revolute),
@@ -240,6 +244,37 @@ fn joint_value(family: VariableFamily, r: Reals) -> impl Strategy<Value = JointV
 
 fn joint_values(family: VariableFamily, r: Reals) -> impl Strategy<Value = Vec<JointValue>> {
     vec(joint_value(family, r), 0..=8)
+}
+
+/// A joint motion profile: a list of entries of random kinds, each with its kind's scales.
+fn joint_motion_profiles(r: Reals) -> impl Strategy<Value = Vec<JointMotionProfile>> {
+    let entry = (
+        any::<bool>(),
+        (
+            r(scales::PROFILE_RAD),
+            r(scales::PROFILE_RAD),
+            r(scales::PROFILE_RAD),
+        ),
+        (
+            r(scales::PROFILE_SPEED_M),
+            r(scales::PROFILE_ACCEL_M),
+            r(scales::PROFILE_ACCEL_M),
+        ),
+    )
+        .prop_map(|(prismatic, rv, pv)| {
+            let (joint_type, (max_speed, max_acceleration, max_deceleration)) = if prismatic {
+                (JointKind::Prismatic, pv)
+            } else {
+                (JointKind::Revolute, rv)
+            };
+            JointMotionProfile {
+                joint_type,
+                max_speed,
+                max_acceleration,
+                max_deceleration,
+            }
+        });
+    vec(entry, 0..=8)
 }
 
 fn pose(r: Reals) -> impl Strategy<Value = Pose> {
@@ -752,6 +787,26 @@ fn manipulator_generators() -> Vec<Gen> {
                 .prop_map(|joint_positions| ReportCommandedJointPositions { joint_positions }),
         ),
         variant(pose(on_grid).prop_map(|pose| ReportEndEffectorPose { pose })),
+        variant(
+            joint_motion_profiles(on_grid).prop_map(|joint_motion_profiles| {
+                SetJointMotionProfile {
+                    joint_motion_profiles,
+                }
+            }),
+        ),
+        variant(Just(QueryJointMotionProfile)),
+        variant(
+            joint_motion_profiles(on_grid).prop_map(|joint_motion_profiles| {
+                ReportJointMotionProfile {
+                    joint_motion_profiles,
+                }
+            }),
+        ),
+        variant(Just(QueryCommandedJointVelocity)),
+        variant(
+            joint_values(VELOCITY, on_grid)
+                .prop_map(|joint_velocities| ReportCommandedJointVelocity { joint_velocities }),
+        ),
     ]
 }
 
@@ -1296,6 +1351,13 @@ fn joint_value_list_message() -> impl Strategy<Value = (Message, Vec<JointKind>)
         positions().prop_map(move |v| (
             ReportCommandedJointPositions {
                 joint_positions: v.clone()
+            }
+            .into(),
+            kinds(&v)
+        )),
+        velocities().prop_map(move |v| (
+            ReportCommandedJointVelocity {
+                joint_velocities: v.clone()
             }
             .into(),
             kinds(&v)

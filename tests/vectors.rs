@@ -17,7 +17,7 @@ use jaus_ocu::jaus::judp::{
 };
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::wire::{Scale, scales};
-use jaus_ocu::jaus::{DecodeContext, EmbeddedMessage, JausId, Message};
+use jaus_ocu::jaus::{DecodeContext, DecodeErrorKind, EmbeddedMessage, JausId, JointKind, Message};
 
 const C: JausId = JausId::new(126, 1, 20);
 const S: JausId = JausId::new(126, 1, 10);
@@ -342,6 +342,121 @@ fn ours_set_joint_positions_body() {
         panic!()
     };
     assert!((p.joint_positions[0].value - 0.25).abs() <= scales::JOINT_POSITION_RAD.lsb());
+}
+
+/// A revolute and a prismatic joint's profile: 0.5 rad/s, 1 and 2 rad/s²; 0.1 m/s, 0.5 and
+/// 1 m/s².
+fn two_joint_profile() -> Vec<JointMotionProfile> {
+    vec![
+        JointMotionProfile {
+            joint_type: JointKind::Revolute,
+            max_speed: 0.5,
+            max_acceleration: 1.0,
+            max_deceleration: 2.0,
+        },
+        JointMotionProfile {
+            joint_type: JointKind::Prismatic,
+            max_speed: 0.1,
+            max_acceleration: 0.5,
+            max_deceleration: 1.0,
+        },
+    ]
+}
+
+#[test]
+fn ours_set_joint_motion_profile_body_follows_the_reference_layout() {
+    // §6.3 0x0607: u8 count; per joint a u8 variant tag (0 revolute, 1 prismatic) then
+    // JointMaxSpeed, JointMaxAccelerationRate, JointMaxDecelerationRate as u32 over
+    // 0..10π (revolute) or 0..5 m/s and 0..20 m/s² (prismatic), round half up.
+    let bytes = hex("07 06 02 \
+         00 b0 09 13 04 5f 13 26 08 be 26 4c 10 \
+         01 52 b8 1e 05 66 66 66 06 cd cc cc 0c");
+    let built = Message::from(SetJointMotionProfile {
+        joint_motion_profiles: two_joint_profile(),
+    });
+    assert_eq!(built.emit().unwrap(), bytes);
+    // The same body in the OpenJAUS dialect: a variant tag, not a unit code, so no change.
+    assert_eq!(
+        built.emit_with(jaus_ocu::jaus::Dialect::OpenJaus).unwrap(),
+        bytes
+    );
+    let Message::SetJointMotionProfile(p) = Message::parse(&bytes).unwrap() else {
+        panic!()
+    };
+    for (got, sent) in p.joint_motion_profiles.iter().zip(two_joint_profile()) {
+        assert_eq!(got.joint_type, sent.joint_type);
+        let (speed, rate) = JointMotionProfile::scales(sent.joint_type);
+        assert!((got.max_speed - sent.max_speed).abs() <= speed.lsb());
+        assert!((got.max_acceleration - sent.max_acceleration).abs() <= rate.lsb());
+        assert!((got.max_deceleration - sent.max_deceleration).abs() <= rate.lsb());
+    }
+    // The report has the same layout under its own ID.
+    let mut report = bytes.clone();
+    report[1] = 0x46;
+    let Message::ReportJointMotionProfile(r) = Message::parse(&report).unwrap() else {
+        panic!()
+    };
+    assert_eq!(r.joint_motion_profiles, p.joint_motion_profiles);
+}
+
+#[test]
+fn motion_profile_errors_name_the_field_and_offset() {
+    // Tag 2 names no alternative: its length is unknowable.
+    let e = Message::parse(&hex("07 06 01 02 00 00 00 00 00 00 00 00 00 00 00 00")).unwrap_err();
+    assert_eq!((e.field, e.offset), ("JointType", 3));
+    assert_eq!(e.kind, DecodeErrorKind::BadVariantTag(2));
+    // A count of two with one entry's bytes.
+    let e = Message::parse(&hex("07 06 02 00 b0 09 13 04 5f 13 26 08 be 26 4c 10")).unwrap_err();
+    assert_eq!((e.field, e.offset), ("JointMotionProfileList", 3));
+    assert!(matches!(
+        e.kind,
+        DecodeErrorKind::Truncated {
+            needed: 26,
+            available: 13
+        }
+    ));
+    // A negative speed or a prismatic rate past 20 m/s² is not sent.
+    let mut profile = two_joint_profile();
+    profile[0].max_speed = -0.1;
+    let e = Message::from(SetJointMotionProfile {
+        joint_motion_profiles: profile,
+    })
+    .emit()
+    .unwrap_err();
+    assert_eq!(e.field, "JointMaxSpeed");
+    let mut profile = two_joint_profile();
+    profile[1].max_deceleration = 25.0;
+    let e = Message::from(ReportJointMotionProfile {
+        joint_motion_profiles: profile,
+    })
+    .emit()
+    .unwrap_err();
+    assert_eq!(e.field, "JointMaxDecelerationRate");
+}
+
+#[test]
+fn ours_commanded_joint_velocity_query_and_report_bodies() {
+    // §6.3 0x2611 has no body; 0x4611 is SetJointVelocity's list: u8 count, then per joint a
+    // type-and-units code (JSIDL 1 rad/s, 2 m/s) and a u32 over ±10π rad/s or ±5 m/s.
+    assert_eq!(
+        Message::from(QueryCommandedJointVelocity).emit().unwrap(),
+        hex("11 26")
+    );
+    assert_eq!(
+        Message::from(QueryJointMotionProfile).emit().unwrap(),
+        hex("07 26")
+    );
+    let bytes = hex("11 46 02 01 6b c2 04 81 02 eb 51 b8 7e");
+    let built = Message::from(ReportCommandedJointVelocity {
+        joint_velocities: vec![JointValue::revolute(0.25), JointValue::prismatic(-0.05)],
+    });
+    assert_eq!(built.emit().unwrap(), bytes);
+    let Message::ReportCommandedJointVelocity(v) = Message::parse(&bytes).unwrap() else {
+        panic!()
+    };
+    assert_eq!(v.joint_velocities[1].joint_type, JointKind::Prismatic);
+    assert!((v.joint_velocities[0].value - 0.25).abs() <= scales::JOINT_VELOCITY_RAD.lsb());
+    assert!((v.joint_velocities[1].value + 0.05).abs() <= scales::JOINT_VELOCITY_M.lsb());
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::jaus::{Dialect, JausId, judp};
 use crate::model::arm::Mount;
 use crate::net::fault::Faults;
 use crate::sim::arm_file::ArmFile;
-use crate::sim::component::{Component, DEFAULT_ID, SimConfig};
+use crate::sim::component::{Component, DEFAULT_ID, Drivers, SimConfig};
 use crate::sim::host;
 
 /// Which encoding dialect the simulator writes.
@@ -21,6 +21,26 @@ pub enum DialectArg {
     Jsidl,
     /// OpenJAUS: unit codes 0/1, `JointNamesList` always present without its bit.
     Openjaus,
+}
+
+/// A joint driver `sim --drivers` may offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DriverArg {
+    /// `ManipulatorJointPositionDriver` (`SetJointPositions`).
+    Position,
+    /// `ManipulatorJointVelocityDriver` (`SetJointVelocity`).
+    Velocity,
+    /// `PrimitiveManipulator` (`SetJointEffort`).
+    Effort,
+}
+
+/// The drivers `--drivers` lists.
+pub fn drivers(list: &[DriverArg]) -> Drivers {
+    Drivers {
+        position: list.contains(&DriverArg::Position),
+        velocity: list.contains(&DriverArg::Velocity),
+        effort: list.contains(&DriverArg::Effort),
+    }
 }
 
 /// Arguments of `jaus-ocu sim`.
@@ -64,9 +84,22 @@ pub struct SimArgs {
     /// Seed for sensor noise and fault injection (default: from the clock).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Access-control timeout, s (0 = control never lapses).
-    #[arg(long, value_name = "S", default_value_t = 5)]
+    /// Access-control timeout, whole seconds (0 = control never lapses), as `ReportTimeout`
+    /// says: when the controlling client stops renewing control for this long, control lapses
+    /// and the arm stops.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     pub control_timeout: u8,
+    /// The joint drivers to offer (listed in discovery and obeyed; the others' commands are
+    /// not handled), comma-separated. Position and velocity commands need a
+    /// `SetJointMotionProfile` first.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "DRIVER,...",
+        value_delimiter = ',',
+        default_value = "position,velocity,effort"
+    )]
+    pub drivers: Vec<DriverArg>,
     /// Cycle through the presets while nobody holds control.
     #[arg(long)]
     pub tour: bool,
@@ -199,6 +232,7 @@ impl SimArgs {
             control_timeout_s: self.control_timeout,
             event_timeout_min: 1,
             tour: self.tour,
+            drivers: drivers(&self.drivers),
         };
         let faults = Faults {
             loss: probability("loss", self.loss)?,
@@ -220,13 +254,15 @@ pub fn run(args: &SimArgs) -> Result<i32> {
     let socket = host::bind(args.bind)?;
     let addr = socket.local_addr()?;
     eprintln!(
-        "jaus-ocu sim: {} ({} joints, {} presets) as JAUS {} on udp {addr}, {:?} dialect, physics {} Hz{}; Ctrl-C stops",
+        "jaus-ocu sim: {} ({} joints, {} presets) as JAUS {} on udp {addr}, {:?} dialect, physics {} Hz, drivers {}, control timeout {} s{}; Ctrl-C stops",
         arm.name,
         arm.spec.joint_count(),
         arm.presets.len(),
         cfg.id,
         cfg.dialect,
         cfg.rate_hz,
+        cfg.drivers.service_names().join(", "),
+        cfg.control_timeout_s,
         if cfg.hold.is_some() {
             ", joints held"
         } else {
@@ -254,5 +290,46 @@ pub fn run(args: &SimArgs) -> Result<i32> {
             f.duplicated,
             f.reordered
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::app::{Cli, Command};
+    use crate::sim::arm_file::ArmFile;
+    use crate::sim::component::Drivers;
+
+    fn sim_config(words: &[&str]) -> Result<crate::sim::component::SimConfig, String> {
+        let cli = Cli::try_parse_from(["jaus-ocu", "sim"].iter().chain(words))
+            .map_err(|e| e.to_string())?;
+        let Some(Command::Sim(args)) = cli.command else {
+            return Err("not the sim subcommand".into());
+        };
+        args.config(&ArmFile::demo())
+            .map(|(cfg, _)| cfg)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn sim_drivers_and_control_timeout_reach_the_component_config() {
+        let cfg = sim_config(&[]).unwrap();
+        assert_eq!((cfg.drivers, cfg.control_timeout_s), (Drivers::ALL, 5));
+        let cfg =
+            sim_config(&["--drivers", "position,velocity", "--control-timeout", "1"]).unwrap();
+        assert_eq!(
+            cfg.drivers,
+            Drivers {
+                position: true,
+                velocity: true,
+                effort: false
+            }
+        );
+        assert_eq!(cfg.control_timeout_s, 1);
+        let cfg = sim_config(&["--drivers", "velocity"]).unwrap();
+        assert!(cfg.drivers.velocity && !cfg.drivers.position && !cfg.drivers.effort);
+        let e = sim_config(&["--drivers", "velocity,warp"]).unwrap_err();
+        assert!(e.contains("warp"), "{e}");
     }
 }

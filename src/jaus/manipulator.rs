@@ -181,6 +181,8 @@ joint_values_message! {
     ReportJointVelocity { joint_velocities, VELOCITY, "JointVelocityList", "JointVelocity" },
     /// 0x0603 `SetJointVelocity`.
     SetJointVelocity { joint_velocities, VELOCITY, "JointVelocityList", "JointVelocity" },
+    /// 0x4611 `ReportCommandedJointVelocity`: the velocities last commanded (the arm's echo).
+    ReportCommandedJointVelocity { joint_velocities, VELOCITY, "JointVelocityList", "JointVelocity" },
     /// 0x4605 `ReportJointForceTorques`.
     ReportJointForceTorques { joint_force_torques, FORCE_TORQUE, "ActuatorForceTorqueList", "JointForceTorque" },
 }
@@ -336,6 +338,93 @@ impl Body for ReportEndEffectorPose {
     }
 }
 
+/// One joint's limits in a motion profile (`JointMotionProfileList` entry, §6.3 0x0607): a
+/// variant by joint type, tag 0 revolute (rad/s, rad/s²), tag 1 prismatic (m/s, m/s²).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct JointMotionProfile {
+    /// Which alternative, and so which units.
+    pub joint_type: JointKind,
+    /// `JointMaxSpeed`: rad/s 0..10π or m/s 0..5.
+    pub max_speed: f64,
+    /// `JointMaxAccelerationRate`: rad/s² 0..10π or m/s² 0..20.
+    pub max_acceleration: f64,
+    /// `JointMaxDecelerationRate`: rad/s² 0..10π or m/s² 0..20.
+    pub max_deceleration: f64,
+}
+
+impl JointMotionProfile {
+    /// The speed and rate scales of `kind`.
+    pub fn scales(kind: JointKind) -> (Scale, Scale) {
+        match kind {
+            JointKind::Revolute => (scales::PROFILE_RAD, scales::PROFILE_RAD),
+            JointKind::Prismatic => (scales::PROFILE_SPEED_M, scales::PROFILE_ACCEL_M),
+        }
+    }
+
+    fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let joint_type = match r.tag(2, "JointType")? {
+            0 => JointKind::Revolute,
+            _ => JointKind::Prismatic,
+        };
+        let (speed, rate) = Self::scales(joint_type);
+        Ok(Self {
+            joint_type,
+            max_speed: r.scaled(speed, "JointMaxSpeed")?,
+            max_acceleration: r.scaled(rate, "JointMaxAccelerationRate")?,
+            max_deceleration: r.scaled(rate, "JointMaxDecelerationRate")?,
+        })
+    }
+
+    fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        // A variant tag, not a type-and-units code: the same in both dialects.
+        w.u8(match self.joint_type {
+            JointKind::Revolute => 0,
+            JointKind::Prismatic => 1,
+        });
+        let (speed, rate) = Self::scales(self.joint_type);
+        w.scaled(speed, self.max_speed, "JointMaxSpeed")?;
+        w.scaled(rate, self.max_acceleration, "JointMaxAccelerationRate")?;
+        w.scaled(rate, self.max_deceleration, "JointMaxDecelerationRate")
+    }
+}
+
+/// A joint motion profile message: one entry per joint, base to tip.
+macro_rules! motion_profile_message {
+    ($( $(#[$meta:meta])* $name:ident ),*) => {$(
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        pub struct $name {
+            /// `JointMotionProfileList`: one entry per joint, base to tip.
+            pub joint_motion_profiles: Vec<JointMotionProfile>,
+        }
+
+        impl Body for $name {
+            fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+                // Each entry is at least a tag and three u32s.
+                let n = r.count_u8(13, "JointMotionProfileList")?;
+                let mut joint_motion_profiles = Vec::with_capacity(n);
+                for _ in 0..n {
+                    joint_motion_profiles.push(JointMotionProfile::parse(r)?);
+                }
+                Ok(Self { joint_motion_profiles })
+            }
+
+            fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
+                w.count_u8(self.joint_motion_profiles.len(), "JointMotionProfileList")?;
+                self.joint_motion_profiles.iter().try_for_each(|p| p.emit(w))
+            }
+        }
+    )*};
+}
+
+motion_profile_message! {
+    /// 0x0607 `SetJointMotionProfile`: the speed and rate limits the position, velocity and
+    /// tool-point drivers move within.
+    SetJointMotionProfile,
+    /// 0x4607 `ReportJointMotionProfile`.
+    ReportJointMotionProfile
+}
+
 empty_message! {
     /// 0x2601 `QueryJointEffort`.
     QueryJointEffort,
@@ -349,6 +438,10 @@ empty_message! {
     QueryJointForceTorques,
     /// 0x2608 `QueryCommandedJointPositions`.
     QueryCommandedJointPositions,
+    /// 0x2607 `QueryJointMotionProfile`.
+    QueryJointMotionProfile,
+    /// 0x2611 `QueryCommandedJointVelocity`.
+    QueryCommandedJointVelocity,
     /// 0x2615 `QueryEndEffectorPose`.
     QueryEndEffectorPose,
 }

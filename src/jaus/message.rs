@@ -22,12 +22,13 @@ use super::iop::{
     SetCurrentPose,
 };
 use super::manipulator::{
-    QueryCommandedJointPositions, QueryEndEffectorPose, QueryJointEffort, QueryJointForceTorques,
-    QueryJointPositions, QueryJointVelocity, QueryManipulatorSpecifications, QueryToolOffset,
-    ReportCommandedJointPositions, ReportEndEffectorPose, ReportJointEffort,
-    ReportJointForceTorques, ReportJointPositions, ReportJointVelocity,
-    ReportManipulatorSpecifications, ReportToolOffset, SetJointEffort, SetJointPositions,
-    SetJointVelocity, SetToolOffset,
+    QueryCommandedJointPositions, QueryCommandedJointVelocity, QueryEndEffectorPose,
+    QueryJointEffort, QueryJointForceTorques, QueryJointMotionProfile, QueryJointPositions,
+    QueryJointVelocity, QueryManipulatorSpecifications, QueryToolOffset,
+    ReportCommandedJointPositions, ReportCommandedJointVelocity, ReportEndEffectorPose,
+    ReportJointEffort, ReportJointForceTorques, ReportJointMotionProfile, ReportJointPositions,
+    ReportJointVelocity, ReportManipulatorSpecifications, ReportToolOffset, SetJointEffort,
+    SetJointMotionProfile, SetJointPositions, SetJointVelocity, SetToolOffset,
 };
 use super::wire::{DecodeContext, Dialect, Reader, Writer};
 
@@ -265,13 +266,16 @@ messages! {
     SetJointPositions = 0x0602,
     SetJointVelocity = 0x0603,
     SetToolOffset = 0x0604,
+    SetJointMotionProfile = 0x0607,
     QueryManipulatorSpecifications = 0x2600,
     QueryJointEffort = 0x2601,
     QueryJointPositions = 0x2602,
     QueryJointVelocity = 0x2603,
     QueryToolOffset = 0x2604,
     QueryJointForceTorques = 0x2605,
+    QueryJointMotionProfile = 0x2607,
     QueryCommandedJointPositions = 0x2608,
+    QueryCommandedJointVelocity = 0x2611,
     QueryEndEffectorPose = 0x2615,
     // 200 bytes (the next biggest is 96): boxed.
     ReportManipulatorSpecifications = 0x4600 boxed,
@@ -280,7 +284,9 @@ messages! {
     ReportJointVelocity = 0x4603,
     ReportToolOffset = 0x4604,
     ReportJointForceTorques = 0x4605,
+    ReportJointMotionProfile = 0x4607,
     ReportCommandedJointPositions = 0x4608,
+    ReportCommandedJointVelocity = 0x4611,
     ReportEndEffectorPose = 0x4615,
     // IOP v3.
     QueryManipulatorEndEffectorForceTorque = 0xD998,

@@ -121,6 +121,12 @@ pub mod scales {
     pub const MAX_EFFORT: Scale = Scale::new(0.0, 5000.0, 4);
     /// Specification: bounding cylinder radius, m (u16).
     pub const RADIUS: Scale = Scale::new(0.0, 10.0, 2);
+    /// Motion profile: revolute max speed (rad/s), acceleration and deceleration (rad/s²).
+    pub const PROFILE_RAD: Scale = Scale::new(0.0, 10.0 * PI, 4);
+    /// Motion profile: prismatic max speed, m/s.
+    pub const PROFILE_SPEED_M: Scale = Scale::new(0.0, 5.0, 4);
+    /// Motion profile: prismatic acceleration and deceleration, m/s².
+    pub const PROFILE_ACCEL_M: Scale = Scale::new(0.0, 20.0, 4);
 }
 
 /// Which type-and-units codes and `JointNamesList` form an encoder writes (wire reference §9 C1, C2).

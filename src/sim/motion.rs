@@ -57,6 +57,8 @@ pub struct Motion {
     qd: Vec<f64>,
     qdd: Vec<f64>,
     mode: Mode,
+    /// A speed cap per joint below its maximum (a motion profile), `INFINITY` for none.
+    caps: Vec<f64>,
     held: bool,
     rng: Rng,
     contact: Option<Contact>,
@@ -107,6 +109,7 @@ impl Motion {
             qd: vec![0.0; n],
             qdd: vec![0.0; n],
             mode: Mode::Idle,
+            caps: vec![f64::INFINITY; n],
             held,
             rng: Rng::new(seed),
             contact: None,
@@ -160,17 +163,41 @@ impl Motion {
         t
     }
 
-    /// Moves at `velocities` (clamped to each joint's max speed).
+    /// Moves at `velocities` (clamped to each joint's speed, [`Motion::speed`]).
     pub fn move_at(&mut self, velocities: &[f64]) {
         if !self.held {
-            let v = self
-                .joints
+            let v = velocities
                 .iter()
-                .zip(velocities)
-                .map(|(j, &v)| v.clamp(-j.max_speed, j.max_speed))
+                .enumerate()
+                .take(self.joints.len())
+                .map(|(i, &v)| v.clamp(-self.speed(i), self.speed(i)))
                 .collect();
             self.mode = Mode::Velocity(v);
         }
+    }
+
+    /// Caps each joint's speed below its maximum (a motion profile's `JointMaxSpeed`), from
+    /// now on and for the motion under way; `None` lifts the caps.
+    pub fn set_speed_caps(&mut self, caps: Option<&[f64]>) {
+        for (i, c) in self.caps.iter_mut().enumerate() {
+            *c = caps
+                .and_then(|caps| caps.get(i))
+                .map_or(f64::INFINITY, |c| c.max(0.0));
+        }
+        if let Mode::Velocity(v) = &self.mode {
+            let v = v.clone();
+            self.move_at(&v);
+        }
+    }
+
+    /// Joint `i`'s acceleration limit (rad/s² or m/s²), also its deceleration limit.
+    pub fn acceleration(&self, i: usize) -> f64 {
+        self.joints[i].accel
+    }
+
+    /// The speed joint `i` moves at most: its maximum, or its cap when lower (rad/s or m/s).
+    pub fn speed(&self, i: usize) -> f64 {
+        self.joints[i].max_speed.min(self.caps[i])
     }
 
     /// Decelerates every joint to rest at its acceleration limit.
@@ -199,13 +226,14 @@ impl Motion {
             return;
         }
         for i in 0..self.joints.len() {
+            let speed = self.speed(i);
             let j = &self.joints[i];
             let (q, v) = (self.q[i], self.qd[i]);
             let (mut nq, mut nv) = match &self.mode {
                 Mode::Position(t) => {
                     let e = t[i] - q;
                     // Velocity that still stops at the target with the acceleration limit.
-                    let vd = e.signum() * j.max_speed.min((2.0 * j.accel * e.abs()).sqrt());
+                    let vd = e.signum() * speed.min((2.0 * j.accel * e.abs()).sqrt());
                     let nv = v + (vd - v).clamp(-j.accel * dt, j.accel * dt);
                     let nq = q + 0.5 * (v + nv) * dt;
                     // Arrived (or would overshoot): settle exactly on the target.
@@ -359,6 +387,28 @@ mod tests {
         }
         assert!(m.reached());
         assert_eq!(m.positions(), t.as_slice());
+    }
+
+    #[test]
+    fn speed_caps_slow_position_and_velocity_moves_and_lift_again() {
+        let mut m = Motion::new(&arm(), &[0.0, 0.0, 0.0], 1, false);
+        m.set_speed_caps(Some(&[0.25, 0.05, 5.0]));
+        assert_eq!([m.speed(0), m.speed(1), m.speed(2)], [0.25, 0.05, 2.0]);
+        m.move_to(&[0.8, 0.4, -7.0]);
+        for _ in 0..3000 {
+            m.step(0.001);
+            let v = m.velocities();
+            assert!(v[0].abs() <= 0.25 + 1e-9 && v[1].abs() <= 0.05 + 1e-9);
+        }
+        m.move_at(&[-1.0, 1.0, 0.0]);
+        assert_eq!(m.mode(), &Mode::Velocity(vec![-0.25, 0.05, 0.0]));
+        m.set_speed_caps(None);
+        assert_eq!(m.mode(), &Mode::Velocity(vec![-0.25, 0.05, 0.0]));
+        m.move_at(&[-1.0, 1.0, 0.0]);
+        assert_eq!(m.mode(), &Mode::Velocity(vec![-1.0, 0.1, 0.0]));
+        // A cap set during a velocity move slows it at once.
+        m.set_speed_caps(Some(&[0.5, 0.5, 0.5]));
+        assert_eq!(m.mode(), &Mode::Velocity(vec![-0.5, 0.1, 0.0]));
     }
 
     #[test]

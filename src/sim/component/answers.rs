@@ -2,7 +2,7 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
-use super::Component;
+use super::{Component, Drivers};
 use crate::jaus::Message;
 use crate::jaus::core::{
     ComponentInstance, ComponentServices, ConfigurationNode, IdentificationType, NodeServices,
@@ -16,9 +16,10 @@ use crate::jaus::iop::{
     ReportPresetPoseSpecifications, Transition,
 };
 use crate::jaus::manipulator::{
-    FORCE_TORQUE, JointValue, POSITION, Pose, ReportCommandedJointPositions, ReportEndEffectorPose,
-    ReportJointEffort, ReportJointForceTorques, ReportJointPositions, ReportJointVelocity,
-    ReportToolOffset, VELOCITY, VariableFamily,
+    FORCE_TORQUE, JointValue, POSITION, Pose, ReportCommandedJointPositions,
+    ReportCommandedJointVelocity, ReportEndEffectorPose, ReportJointEffort,
+    ReportJointForceTorques, ReportJointPositions, ReportJointVelocity, ReportToolOffset, VELOCITY,
+    VariableFamily,
 };
 use crate::jaus::wire::{Scale, scales};
 use crate::model::kinematics;
@@ -47,7 +48,8 @@ impl Component {
         DMat3::from_quat(mount * ee)
     }
 
-    /// The report answering a query now, or `None` if we do not answer it.
+    /// The report answering a query now, or `None` if we do not answer it (also a query of a
+    /// driver not offered).
     #[allow(
         clippy::too_many_lines,
         reason = "one arm per query, a table read top to bottom; split up, it would be scattered \
@@ -55,6 +57,9 @@ impl Component {
     )]
     pub fn answer(&mut self, now: f64, query: &Message) -> Option<Message> {
         let id = self.cfg.id;
+        if !self.cfg.drivers.handles(query) {
+            return None;
+        }
         Some(match query {
             Message::QueryIdentification(q) => ReportIdentification {
                 query_type: q.query_type,
@@ -181,6 +186,11 @@ impl Component {
                 }
                 .into()
             }
+            Message::QueryCommandedJointVelocity(_) => ReportCommandedJointVelocity {
+                joint_velocities: self.joint_values(&self.commanded_velocities(), VELOCITY),
+            }
+            .into(),
+            Message::QueryJointMotionProfile(_) => self.profile_report().into(),
             Message::QueryJointVelocity(_) => ReportJointVelocity {
                 joint_velocities: self.joint_values(self.motion.velocities(), VELOCITY),
             }
@@ -301,14 +311,19 @@ impl Component {
             components: vec![ComponentServices {
                 component_id: self.cfg.id.component,
                 instance_id: 0,
-                services: services(),
+                services: services_with(self.cfg.drivers),
             }],
         }
     }
 }
 
-/// The services the simulator implements, as `ReportServices` lists them.
+/// The services the simulator implements with every driver, as `ReportServices` lists them.
 pub fn services() -> Vec<ServiceRec> {
+    services_with(Drivers::ALL)
+}
+
+/// The services of a simulator offering `drivers`, as `ReportServices` lists them.
+pub fn services_with(drivers: Drivers) -> Vec<ServiceRec> {
     let core = [
         "Transport",
         "Events",
@@ -321,21 +336,17 @@ pub fn services() -> Vec<ServiceRec> {
         "ManipulatorSpecificationService",
         "ManipulatorJointPositionSensor",
         "ManipulatorJointVelocitySensor",
-        "PrimitiveManipulator",
         "ManipulatorJointForceTorqueSensor",
         "ManipulatorToolOffsetService",
         "ManipulatorEndEffectorPoseSensor",
-        "ManipulatorJointPositionDriver",
-        "ManipulatorJointVelocityDriver",
-    ];
+        "ManipulatorJointMotionProfile",
+    ]
+    .into_iter()
+    .chain(drivers.service_names());
     let iop = ["ManipulatorEndEffectorForceTorqueSensor", "PresetPose"];
     core.iter()
         .map(|s| ServiceRec::new(&format!("urn:jaus:jss:core:{s}"), 1, 1))
-        .chain(
-            manipulator
-                .iter()
-                .map(|s| ServiceRec::new(&format!("urn:jaus:jss:manipulator:{s}"), 2, 0)),
-        )
+        .chain(manipulator.map(|s| ServiceRec::new(&format!("urn:jaus:jss:manipulator:{s}"), 2, 0)))
         .chain(
             iop.iter()
                 .map(|s| ServiceRec::new(&format!("urn:jaus:jss:iop:{s}"), 1, 1)),

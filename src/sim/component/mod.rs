@@ -3,10 +3,12 @@
 //!
 //! Services (listed in ReportServices): core Transport, Events, `AccessControl`, Management,
 //! Liveness, Discovery; Manipulator v2.0 `ManipulatorSpecificationService`,
-//! `ManipulatorJointPositionSensor`, `ManipulatorJointVelocitySensor`, `PrimitiveManipulator`,
+//! `ManipulatorJointPositionSensor`, `ManipulatorJointVelocitySensor`,
 //! `ManipulatorJointForceTorqueSensor`, `ManipulatorToolOffsetService`,
-//! `ManipulatorEndEffectorPoseSensor`, `ManipulatorJointPositionDriver`,
-//! `ManipulatorJointVelocityDriver`; IOP `ManipulatorEndEffectorForceTorqueSensor` and `PresetPose`.
+//! `ManipulatorEndEffectorPoseSensor`, `ManipulatorJointMotionProfile`, and of the drivers
+//! `PrimitiveManipulator`, `ManipulatorJointPositionDriver`, `ManipulatorJointVelocityDriver`
+//! those [`SimConfig::drivers`] offers (all by default); IOP
+//! `ManipulatorEndEffectorForceTorqueSensor` and `PresetPose`.
 //!
 //! Behaviour choices where the standards leave room (documented for operators and tests):
 //! - Commands (`Set…`, `SetCurrentPose`, Standby, Resume, Shutdown, Reset, `SetAuthority`) are
@@ -18,7 +20,12 @@
 //!   STANDBY until a Resume from the controlling client. At most [`MAX_EMERGENCY_SETTERS`]
 //!   setters are remembered; past them the emergency is latched (see the constant).
 //! - Control lapses after the access-control timeout without a new `RequestControl`: the client
-//!   gets `RejectControl` `CONTROL_RELEASED` and any motion it commanded stops.
+//!   gets `RejectControl` `CONTROL_RELEASED`, any motion it commanded stops at once (an OCU that
+//!   dies mid-jog stops the arm within the timeout, `sim --control-timeout`) and its motion
+//!   profile is forgotten.
+//! - `SetJointPositions` and `SetJointVelocity` move the arm only once the controlling client
+//!   has set a joint motion profile, and within its speeds (module `drivers`); before that they
+//!   are refused and counted ([`SimStats::refused_without_profile`]).
 //! - Events v1.1: a subscription not refreshed (CreateEvent/UpdateEvent) within the event
 //!   timeout is cancelled and the client gets `ConfirmEventRequest`, as the Events service says.
 //! - JUDP intake is the shared [`Endpoint`]'s (as the OCU's): ACK requests answered,
@@ -37,7 +44,7 @@
 //!
 //! Files: this one (intake, access control, management, motion commands, the tick),
 //! `events` (the Events service), `answers` (the report for each query), `budget` (the answer
-//! budget).
+//! budget), `drivers` (which drivers are offered, the motion profile guard).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -46,11 +53,14 @@ use tracing::{info, warn};
 
 mod answers;
 mod budget;
+mod drivers;
 mod events;
 
-pub use answers::services;
+pub use answers::{services, services_with};
 pub use budget::{ANSWER_BURST, ANSWERS_PER_SECOND, MAX_ANSWERS_PER_DATAGRAM, MAX_SENDERS};
 use budget::{Answering, Senders};
+use drivers::ActiveProfile;
+pub use drivers::Drivers;
 use events::Subscription;
 pub use events::{MAX_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS_PER_CLIENT};
 
@@ -109,6 +119,8 @@ pub struct SimConfig {
     pub event_timeout_min: u8,
     /// Cycles through the presets while nobody holds control (the demo's idle motion).
     pub tour: bool,
+    /// The joint drivers offered (listed and obeyed).
+    pub drivers: Drivers,
 }
 
 impl Default for SimConfig {
@@ -122,6 +134,7 @@ impl Default for SimConfig {
             control_timeout_s: 5,
             event_timeout_min: 1,
             tour: false,
+            drivers: Drivers::ALL,
         }
     }
 }
@@ -143,6 +156,8 @@ pub struct SimStats {
     pub unhandled: u64,
     /// Commands ignored because the sender does not hold control or the state forbids them.
     pub refused_commands: u64,
+    /// Of those, position and velocity commands from a client that has set no motion profile.
+    pub refused_without_profile: u64,
     /// Datagrams handed to the socket.
     pub sent: u64,
     /// Event messages sent.
@@ -191,6 +206,7 @@ fn is_command(m: &Message) -> bool {
         Message::SetJointPositions(_)
             | Message::SetJointVelocity(_)
             | Message::SetJointEffort(_)
+            | Message::SetJointMotionProfile(_)
             | Message::SetToolOffset(_)
             | Message::SetCurrentPose(_)
             | Message::Standby(_)
@@ -219,6 +235,8 @@ pub struct Component {
     /// Intake (peers, duplicates, reassembly, ACKs) and framing; counts the transport side.
     endpoint: Endpoint,
     transition: Option<ActiveTransition>,
+    /// The motion profile the controlling client set, if it did.
+    profile: Option<ActiveProfile>,
     last_step: Option<f64>,
     tour_index: usize,
     tour_next: f64,
@@ -256,6 +274,7 @@ impl Component {
             events: Vec::new(),
             endpoint,
             transition: None,
+            profile: None,
             last_step: None,
             tour_index: 0,
             tour_next: 1.0,
@@ -307,6 +326,16 @@ impl Component {
     /// Joint positions now.
     pub fn positions(&self) -> &[f64] {
         self.motion.positions()
+    }
+
+    /// Joint velocities now.
+    pub fn velocities(&self) -> &[f64] {
+        self.motion.velocities()
+    }
+
+    /// What the joints are doing.
+    pub fn mode(&self) -> &Mode {
+        self.motion.mode()
     }
 
     /// The client holding control, if any.
@@ -656,7 +685,8 @@ impl Component {
             }
             Message::SetJointPositions(_)
             | Message::SetJointVelocity(_)
-            | Message::SetJointEffort(_) => self.motion_command(m, out),
+            | Message::SetJointEffort(_) => self.motion_command(now, from, m, out),
+            Message::SetJointMotionProfile(s) => self.set_profile(now, from, s),
             Message::SetToolOffset(t) => self.tool_point = [t.x, t.y, t.z],
             Message::SetCurrentPose(s) => self.set_current_pose(from, s, out),
             Message::CreateEvent(_)
@@ -679,8 +709,34 @@ impl Component {
         }
     }
 
-    /// `SetJointPositions`, `SetJointVelocity`, `SetJointEffort` from the controlling client.
-    fn motion_command(&mut self, m: Message, out: &mut Vec<Outgoing>) {
+    /// `SetJointPositions`, `SetJointVelocity`, `SetJointEffort` from the controlling client:
+    /// not handled for a driver not offered, refused without a motion profile (position and
+    /// velocity) or in a state that forbids motion.
+    fn motion_command(&mut self, now: f64, from: JausId, m: Message, out: &mut Vec<Outgoing>) {
+        if !self.cfg.drivers.handles(&m) {
+            self.stats.unhandled += 1;
+            self.warn_limited(
+                now,
+                &format!("ignored {} from {from}: driver not offered", m.name()),
+            );
+            return;
+        }
+        let guarded = matches!(
+            m,
+            Message::SetJointPositions(_) | Message::SetJointVelocity(_)
+        );
+        if guarded && !self.has_profile(from) {
+            self.stats.refused_commands += 1;
+            self.stats.refused_without_profile += 1;
+            self.warn_limited(
+                now,
+                &format!(
+                    "ignored {} from {from}: no SetJointMotionProfile from it yet",
+                    m.name()
+                ),
+            );
+            return;
+        }
         match m {
             Message::SetJointPositions(s) => {
                 if self.can_move(s.joint_positions.len()) {
@@ -790,6 +846,7 @@ impl Component {
             };
             self.send_via(c.id, c.addr, &m.into(), out);
             self.stop_motion(out);
+            self.clear_profile();
         }
     }
 
