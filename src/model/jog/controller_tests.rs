@@ -138,17 +138,7 @@ fn release_sends_a_zero_at_once_then_repeats_it_then_falls_silent() {
 /// `pass()` with gate `g` failing.
 fn without(g: Gate) -> Gates {
     let mut x = pass();
-    match g {
-        Gate::LiveFocusedArm => x.live_focused_arm = false,
-        Gate::NoEmergency => x.no_emergency = false,
-        Gate::ControlHeld => x.control_held = false,
-        Gate::OneSource => x.one_source = false,
-        Gate::Ready => x.ready = false,
-        Gate::FreshJointData => x.fresh_joint_data = false,
-        Gate::WindowFocused => x.window_focused = false,
-        Gate::GamepadConnected => x.gamepad_connected = false,
-        Gate::EnableHeld => x.enable_held = false,
-    }
+    x.set(g, false);
     x
 }
 

@@ -185,6 +185,22 @@ pub struct Gates {
 }
 
 impl Gates {
+    /// Sets whether gate `g` passes.
+    pub fn set(&mut self, g: Gate, passes: bool) {
+        let flag = match g {
+            Gate::LiveFocusedArm => &mut self.live_focused_arm,
+            Gate::NoEmergency => &mut self.no_emergency,
+            Gate::ControlHeld => &mut self.control_held,
+            Gate::OneSource => &mut self.one_source,
+            Gate::Ready => &mut self.ready,
+            Gate::FreshJointData => &mut self.fresh_joint_data,
+            Gate::WindowFocused => &mut self.window_focused,
+            Gate::GamepadConnected => &mut self.gamepad_connected,
+            Gate::EnableHeld => &mut self.enable_held,
+        };
+        *flag = passes;
+    }
+
     /// Every gate passing, for `source` (what tests and a script start from).
     pub fn all_pass(source: Source) -> Gates {
         Gates {
@@ -243,17 +259,7 @@ mod tests {
     /// `gates` with the one gate `g` failing.
     fn failing(g: Gate, source: Source) -> Gates {
         let mut x = Gates::all_pass(source);
-        match g {
-            Gate::LiveFocusedArm => x.live_focused_arm = false,
-            Gate::NoEmergency => x.no_emergency = false,
-            Gate::ControlHeld => x.control_held = false,
-            Gate::OneSource => x.one_source = false,
-            Gate::Ready => x.ready = false,
-            Gate::FreshJointData => x.fresh_joint_data = false,
-            Gate::WindowFocused => x.window_focused = false,
-            Gate::GamepadConnected => x.gamepad_connected = false,
-            Gate::EnableHeld => x.enable_held = false,
-        }
+        x.set(g, false);
         x
     }
 
