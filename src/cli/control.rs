@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::probe::{NetArgs, components_text, controller_json};
 use crate::jaus::JausId;
 use crate::model::command::Command;
+use crate::model::jog::{Deflection, Frame, Input, JogOptions, JogRequest, JogSettings, Source};
 use crate::model::state::ArmState;
 use crate::model::update::{ComponentId, ControlState, ManagementState, Outcome, Remark, Update};
 use crate::model::vehicle::Vehicle;
@@ -42,8 +43,10 @@ pub struct ControlArgs {
     #[command(flatten)]
     pub net: NetArgs,
     /// Actions, in order: `request-control`, `go-to ID|NAME`, `emergency set`,
-    /// `emergency clear`, `resume`, `standby`, `release`.
-    #[arg(required = true, value_name = "ACTION", num_args = 1..)]
+    /// `emergency clear`, `resume`, `standby`, `release`, `jog JOINT SPEED SECONDS` (JOINT a
+    /// 1-based number or a name, SPEED in the joint's units per second: rad/s or m/s),
+    /// `jog tool AXIS SPEED SECONDS` (AXIS x, y, z in m/s or rx, ry, rz in rad/s).
+    #[arg(required = true, value_name = "ACTION", num_args = 1.., allow_negative_numbers = true)]
     pub actions: Vec<String>,
     /// Authority code for control requests.
     #[arg(long, default_value_t = 10)]
@@ -54,10 +57,28 @@ pub struct ControlArgs {
     /// Seconds to wait for the manipulator before giving up (exit status 3).
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub timeout: f64,
+    /// Jog: the fraction of each joint's maximum speed a jog may reach (SPEED is clamped to
+    /// it), 0..1.
+    #[arg(long, value_name = "F", default_value_t = 0.2)]
+    pub speed_scale: f64,
+    /// Jog: accept an arm without the position driver whose access timeout is 0 (never) or
+    /// longer than `--timeout-limit` (it keeps moving that long if this process dies).
+    #[arg(long)]
+    pub acknowledge_timeout: bool,
+    /// Jog: the longest access timeout accepted without `--acknowledge-timeout`, s.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    pub timeout_limit: f64,
+    /// Jog: send efforts as velocities (for arms that read `SetJointEffort` so; off by
+    /// default: on other arms 50 % would mean 50 rad/s).
+    #[arg(long)]
+    pub effort_as_velocity: bool,
+    /// Jog: tool-point axes are the tool's own (default: the arm's base frame).
+    #[arg(long)]
+    pub tool_frame: bool,
 }
 
 /// One action, parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Action {
     RequestControl,
     GoTo(String),
@@ -66,7 +87,14 @@ enum Action {
     Resume,
     Standby,
     Release,
+    /// Joint (number or name), speed (rad/s or m/s), seconds.
+    Jog(String, f64, f64),
+    /// Tool-point axis (0..6: x, y, z, rx, ry, rz), speed, seconds.
+    JogTool(usize, f64, f64),
 }
+
+/// The tool-point axes, in `Deflection::Twist` order.
+const TOOL_AXES: [&str; 6] = ["x", "y", "z", "rx", "ry", "rz"];
 
 impl Action {
     fn name(&self) -> String {
@@ -78,11 +106,20 @@ impl Action {
             Action::Resume => "resume".into(),
             Action::Standby => "standby".into(),
             Action::Release => "release".into(),
+            Action::Jog(j, v, t) => format!("jog {j} {v} {t}"),
+            Action::JogTool(a, v, t) => format!("jog tool {} {v} {t}", TOOL_AXES[*a]),
         }
     }
 
     fn needs_control(&self) -> bool {
-        matches!(self, Action::GoTo(_) | Action::Resume | Action::Standby)
+        matches!(
+            self,
+            Action::GoTo(_)
+                | Action::Resume
+                | Action::Standby
+                | Action::Jog(..)
+                | Action::JogTool(..)
+        )
     }
 }
 
@@ -99,6 +136,7 @@ fn parse_actions(words: &[String]) -> Result<Vec<Action>> {
                 Some(p) => Action::GoTo(p.to_string()),
                 None => bail!("go-to needs a preset: its id or name (e.g. `go-to 2`)"),
             },
+            "jog" => parse_jog(&mut it)?,
             "emergency" => match it.next() {
                 Some("set") => Action::SetEmergency,
                 Some("clear") => Action::ClearEmergency,
@@ -109,11 +147,51 @@ fn parse_actions(words: &[String]) -> Result<Vec<Action>> {
             },
             other => bail!(
                 "unknown action `{other}`: use request-control, go-to ID|NAME, emergency set, \
-                 emergency clear, resume, standby or release"
+                 emergency clear, resume, standby, release, jog JOINT SPEED SECONDS or \
+                 jog tool AXIS SPEED SECONDS"
             ),
         });
     }
     Ok(actions)
+}
+
+/// `jog JOINT SPEED SECONDS` or `jog tool AXIS SPEED SECONDS` (after the word `jog`).
+fn parse_jog<'a>(it: &mut impl Iterator<Item = &'a str>) -> Result<Action> {
+    const USE: &str = "use `jog JOINT SPEED SECONDS` (e.g. `jog 2 0.1 1.5`: joint 2 at \
+                       0.1 rad/s for 1.5 s) or `jog tool AXIS SPEED SECONDS` (AXIS x, y, z, \
+                       rx, ry or rz)";
+    let Some(first) = it.next() else {
+        bail!("jog needs a joint: {USE}");
+    };
+    let axis = if first == "tool" {
+        let Some(a) = it.next() else {
+            bail!("jog tool needs an axis: {USE}");
+        };
+        match TOOL_AXES.iter().position(|x| x.eq_ignore_ascii_case(a)) {
+            Some(i) => Some(i),
+            None => bail!("jog tool: no axis `{a}`: {USE}"),
+        }
+    } else {
+        None
+    };
+    let mut number = |what: &str| -> Result<f64> {
+        let w = it
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("jog needs {what}: {USE}"))?;
+        match w.parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(x),
+            _ => bail!("jog: {what} `{w}` is not a number: {USE}"),
+        }
+    };
+    let speed = number("a speed")?;
+    let seconds = number("a duration in seconds")?;
+    if seconds <= 0.0 {
+        bail!("jog: {seconds} s: give a positive duration");
+    }
+    Ok(match axis {
+        Some(a) => Action::JogTool(a, speed, seconds),
+        None => Action::Jog(first.to_string(), speed, seconds),
+    })
 }
 
 /// The session: the network side and the state its updates built (every arm followed; the
@@ -312,6 +390,191 @@ fn stop_of_focused(vehicle: &Vehicle<ArmState>) -> Command {
         .map_or(Command::SetEmergency, Command::SetEmergencyOf)
 }
 
+/// How often the terminal jog reports its input: well inside one jog period, so the
+/// network side never sees it age while the process runs.
+const JOG_INPUT_EVERY: Duration = Duration::from_millis(20);
+/// How long a jog may stay blocked by a gate before it counts as refused.
+const JOG_BLOCKED_FOR: Duration = Duration::from_millis(700);
+
+/// The deflection a jog action asks for (−1..1 of the reduced speed), or why it cannot.
+fn jog_deflection(
+    spec: &crate::model::arm::ArmSpec,
+    args: &ControlArgs,
+    action: &Action,
+) -> std::result::Result<(Deflection, f64, String), String> {
+    let scale = args.speed_scale.clamp(0.0, 1.0);
+    match action {
+        Action::Jog(joint, speed, seconds) => {
+            let n = spec.joints.len();
+            let index = match joint.parse::<usize>() {
+                Ok(k) if (1..=n).contains(&k) => k - 1,
+                Ok(k) => return Err(format!("the arm has joints 1 to {n}, not {k}")),
+                Err(_) => spec
+                    .joints
+                    .iter()
+                    .position(|j| {
+                        j.name
+                            .as_deref()
+                            .is_some_and(|x| x.eq_ignore_ascii_case(joint))
+                    })
+                    .ok_or_else(|| format!("the arm has no joint named `{joint}`"))?,
+            };
+            let max = spec.joints[index]
+                .max_speed
+                .filter(|v| *v > 0.0)
+                .ok_or_else(|| {
+                    format!(
+                        "joint {} has no maximum speed in its specification",
+                        index + 1
+                    )
+                })?;
+            let reduced = max * scale;
+            let d = if reduced > 0.0 { speed / reduced } else { 0.0 };
+            let what = format!(
+                "joint {} at {:.4}/s (reduced limit {reduced:.4}/s)",
+                index + 1,
+                speed.clamp(-reduced, reduced)
+            );
+            Ok((
+                Deflection::joint(n, index, d.clamp(-1.0, 1.0)),
+                *seconds,
+                what,
+            ))
+        }
+        Action::JogTool(axis, speed, seconds) => {
+            let s = JogSettings::default();
+            let max = if *axis < 3 {
+                s.tool_linear_speed
+            } else {
+                s.tool_angular_speed
+            } * scale;
+            let mut axes = [0.0; 6];
+            axes[*axis] = if max > 0.0 {
+                (speed / max).clamp(-1.0, 1.0)
+            } else {
+                0.0
+            };
+            let frame = if args.tool_frame {
+                Frame::Tool
+            } else {
+                Frame::Base
+            };
+            let what = format!(
+                "tool point along {} at {:.4}/s (reduced limit {max:.4}/s)",
+                TOOL_AXES[*axis],
+                speed.clamp(-max, max)
+            );
+            Ok((Deflection::Twist { axes, frame }, *seconds, what))
+        }
+        _ => Err("not a jog".into()),
+    }
+}
+
+/// A jog from the terminal: hold-to-run for the process's life and at most the seconds
+/// asked. The input goes to the network side every [`JOG_INPUT_EVERY`]; it streams the
+/// commands and stops them itself if this process stops sending (killed, stalled).
+fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> {
+    let st = s.vehicle.focused();
+    let (Some(arm), Some(spec)) = (s.vehicle.focused_id(), st.spec.clone()) else {
+        return Ok(Outcome::Rejected(
+            "no manipulator with a specification".into(),
+        ));
+    };
+    let (deflection, seconds, what) = match jog_deflection(&spec, args, action) {
+        Ok(x) => x,
+        Err(why) => return Ok(Outcome::Rejected(why)),
+    };
+    let options = JogOptions {
+        speed_scale: args.speed_scale.clamp(0.0, 1.0),
+        timeout_limit: args.timeout_limit,
+        acknowledge_timeout: args.acknowledge_timeout,
+        effort_as_velocity: args.effort_as_velocity,
+    };
+    let before = st.positions.as_ref().map(|p| p.value.clone());
+    let request = |s: &Session, deflection: Deflection| {
+        let at = s.handle.start().elapsed().as_secs_f64();
+        Command::Jog(Box::new(JogRequest::new(
+            arm,
+            Source::Terminal,
+            Input { at, deflection },
+            options,
+        )))
+    };
+    eprintln!("jog: {what} for {seconds} s");
+    let started = Instant::now();
+    let until = started + Duration::from_secs_f64(seconds);
+    let mut moved = false;
+    let mut refused: Option<String> = None;
+    while Instant::now() < until {
+        s.handle
+            .send(request(s, deflection.clone()))
+            .map_err(|e| anyhow::anyhow!("the network side refused the jog: {e}"))?;
+        s.pump(JOG_INPUT_EVERY, |_, _| false);
+        let j = &s.vehicle.focused().jog;
+        moved |= j.moving;
+        if !j.moving {
+            if let Some(r) = &j.refusal {
+                refused = Some(r.clone());
+            } else if let Some(g) = j.blocking.first()
+                && started.elapsed() >= JOG_BLOCKED_FOR
+            {
+                refused = Some(g.to_string());
+            }
+        }
+        if refused.is_some() && !moved {
+            break;
+        }
+    }
+    // Let go: the network side stops at once and repeats the zero.
+    let _ = s.handle.send(request(s, Deflection::Released));
+    s.pump(Duration::from_secs(1), |st, _| !st.jog.moving);
+    s.pump(Duration::from_millis(200), |_, _| false);
+    let after = s
+        .vehicle
+        .focused()
+        .positions
+        .as_ref()
+        .map(|p| p.value.clone());
+    if let (Some(a), Some(b)) = (before, after) {
+        let moved_by: Vec<String> = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| format!("{:+.4}", y - x))
+            .collect();
+        eprintln!("jog: joints moved by [{}]", moved_by.join(", "));
+    }
+    Ok(match (moved, refused) {
+        (true, _) => Outcome::Completed,
+        (false, Some(why)) => Outcome::Rejected(why),
+        (false, None) => {
+            Outcome::Rejected("the arm was not moved (no jog command streamed)".into())
+        }
+    })
+}
+
+/// `GoToPreset` of the preset `p` names (its id or name), or the refusal that lists the
+/// arm's presets.
+fn preset_command(st: &ArmState, p: &str) -> std::result::Result<Command, Outcome> {
+    match st
+        .presets
+        .iter()
+        .find(|x| x.id.to_string() == *p || x.name.eq_ignore_ascii_case(p))
+    {
+        Some(x) => Ok(Command::GoToPreset { pose_id: x.id }),
+        None => {
+            let known: Vec<String> = st
+                .presets
+                .iter()
+                .map(|x| format!("{} ({})", x.id, x.name))
+                .collect();
+            Err(Outcome::Rejected(format!(
+                "the arm has no preset `{p}`; it has {}",
+                known.join(", ")
+            )))
+        }
+    }
+}
+
 /// Runs the subcommand.
 pub fn run(args: &ControlArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -383,7 +646,17 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
                 break;
             }
         }
+        if matches!(action, Action::Jog(..) | Action::JogTool(..)) {
+            let o = jog(&mut s, args, action)?;
+            report(args.json, action, &o, s.vehicle.focused());
+            if !o.succeeded() {
+                code = EXIT_NOT_DONE;
+                break;
+            }
+            continue;
+        }
         let (cmd, wait) = match action {
+            Action::Jog(..) | Action::JogTool(..) => continue,
             Action::RequestControl => (
                 Command::RequestControl {
                     authority: args.authority,
@@ -395,33 +668,14 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             Action::ClearEmergency => (Command::ClearEmergency, command_wait),
             Action::Resume => (Command::Resume, command_wait),
             Action::Standby => (Command::Standby, command_wait),
-            Action::GoTo(p) => {
-                let preset = s
-                    .vehicle
-                    .focused()
-                    .presets
-                    .iter()
-                    .find(|x| x.id.to_string() == *p || x.name.eq_ignore_ascii_case(p));
-                match preset {
-                    Some(x) => (Command::GoToPreset { pose_id: x.id }, transition_wait),
-                    None => {
-                        let known: Vec<String> = s
-                            .vehicle
-                            .focused()
-                            .presets
-                            .iter()
-                            .map(|x| format!("{} ({})", x.id, x.name))
-                            .collect();
-                        let o = Outcome::Rejected(format!(
-                            "the arm has no preset `{p}`; it has {}",
-                            known.join(", ")
-                        ));
-                        report(args.json, action, &o, s.vehicle.focused());
-                        code = EXIT_NOT_DONE;
-                        break;
-                    }
+            Action::GoTo(p) => match preset_command(s.vehicle.focused(), p) {
+                Ok(cmd) => (cmd, transition_wait),
+                Err(o) => {
+                    report(args.json, action, &o, s.vehicle.focused());
+                    code = EXIT_NOT_DONE;
+                    break;
                 }
-            }
+            },
         };
         let o = s.run(cmd, wait)?;
         // Let the state that judged it arrive before printing it.

@@ -8,6 +8,7 @@
 //! queue can neither delay nor refuse ([`Command::is_emergency`]).
 
 use super::id::ComponentId;
+use super::jog::JogRequest;
 
 /// The operator's intent, sent to the network thread.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +46,10 @@ pub enum Command {
     Resume,
     /// Management Standby.
     Standby,
+    /// The operator's jog input for an arm, read now (sent at every change and at least
+    /// once per jog period while anything is held; boxed: it carries the deflection). The
+    /// network side streams the commands and stops them itself when this input ages.
+    Jog(Box<JogRequest>),
     /// Cancel subscriptions, release control, stop the thread.
     Shutdown,
 }
@@ -72,6 +77,7 @@ impl Command {
             Command::ClearEmergency => CommandKind::ClearEmergency,
             Command::Resume => CommandKind::Resume,
             Command::Standby => CommandKind::Standby,
+            Command::Jog(_) => CommandKind::Jog,
             Command::Shutdown => CommandKind::Shutdown,
         }
     }
@@ -96,6 +102,8 @@ pub enum CommandKind {
     Resume,
     /// [`Command::Standby`].
     Standby,
+    /// [`Command::Jog`].
+    Jog,
     /// [`Command::Shutdown`].
     Shutdown,
 }
@@ -112,6 +120,7 @@ impl CommandKind {
             CommandKind::ClearEmergency => "ClearEmergency",
             CommandKind::Resume => "Resume",
             CommandKind::Standby => "Standby",
+            CommandKind::Jog => "Jog",
             CommandKind::Shutdown => "Shutdown",
         }
     }

@@ -70,6 +70,8 @@ pub struct ArmState {
     pub stale: BTreeMap<Signal, bool>,
     /// How each signal is delivered.
     pub delivery: BTreeMap<Signal, Delivery>,
+    /// Where a jog of the arm stands, as the network side last said it.
+    pub jog: crate::model::jog::JogStatus,
     /// Latest counters.
     pub stats: NetStats,
     /// Command outcomes, newest last (at most 50 kept).
@@ -386,6 +388,7 @@ impl ArmState {
             } => {
                 self.delivery.insert(*signal, *delivery);
             }
+            ArmFact::Jog { status, .. } => self.jog = (**status).clone(),
             ArmFact::Remark(r) => self.apply_remark(r),
         }
     }

@@ -651,6 +651,14 @@ pub enum ArmFact {
         /// How.
         delivery: Delivery,
     },
+    /// Where a jog of the arm stands (sent by the network side on every change; boxed:
+    /// it carries words).
+    Jog {
+        /// Time.
+        t: f64,
+        /// The jog's state.
+        status: Box<crate::model::jog::JogStatus>,
+    },
     /// A command's outcome, a mark or an error about this arm.
     Remark(Remark),
 }
@@ -830,7 +838,8 @@ impl ArmFact {
             | ArmFact::Controller { t, .. }
             | ArmFact::ControlLost { t, .. }
             | ArmFact::Stale { t, .. }
-            | ArmFact::Delivery { t, .. } => *t,
+            | ArmFact::Delivery { t, .. }
+            | ArmFact::Jog { t, .. } => *t,
             ArmFact::Remark(r) => r.t(),
         }
     }
@@ -855,6 +864,7 @@ impl ArmFact {
             | ArmFact::ControlLost { .. }
             | ArmFact::Stale { .. }
             | ArmFact::Delivery { .. }
+            | ArmFact::Jog { .. }
             | ArmFact::Remark(_) => None,
         }
     }

@@ -590,6 +590,7 @@ mod tests {
             ArmFact::ControlLost { .. } => "ControlLost",
             ArmFact::Stale { .. } => "Stale",
             ArmFact::Delivery { .. } => "Delivery",
+            ArmFact::Jog { .. } => "Jog",
             ArmFact::Remark(r) => remark_kind(r),
         }
     }
@@ -702,6 +703,10 @@ mod tests {
                 t,
                 signal: Signal::JointPositions,
                 delivery: Delivery::Polling(10.0),
+            },
+            ArmFact::Jog {
+                t,
+                status: Box::default(),
             },
         ];
         facts.extend(remarks(t).map(ArmFact::Remark));

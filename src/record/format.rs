@@ -453,7 +453,10 @@ pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic>
             specification(out, *t, arm, spec);
             DecodedTopic::Specification
         }
-        ArmFact::Presets { .. } | ArmFact::ToolOffset { .. } | ArmFact::Delivery { .. } => {
+        ArmFact::Presets { .. }
+        | ArmFact::ToolOffset { .. }
+        | ArmFact::Delivery { .. }
+        | ArmFact::Jog { .. } => {
             return None;
         }
         ArmFact::Link { .. }
@@ -765,7 +768,8 @@ fn arm_event_label(fact: &ArmFact) -> Option<(&'static str, String)> {
         | ArmFact::JointEfforts { .. }
         | ArmFact::JointForceTorques { .. }
         | ArmFact::ForceTorque { .. }
-        | ArmFact::Delivery { .. } => return None,
+        | ArmFact::Delivery { .. }
+        | ArmFact::Jog { .. } => return None,
     })
 }
 

@@ -328,7 +328,9 @@ impl JogController {
             blocking = blocking.with(Gate::FreshJointData);
         }
         let age = now - input.at;
-        let fresh = (-TIME_EPS..=self.settings.period + TIME_EPS).contains(&age);
+        // Input read a little after `now` (the caller's `now` taken before the input arrived)
+        // is fresh; more than a period ahead is a broken clock, and stale.
+        let fresh = (-self.settings.period..=self.settings.period + TIME_EPS).contains(&age);
         let mode = match input.deflection {
             Deflection::Twist { frame, .. } => Mode::Twist(frame),
             _ => Mode::Joints(spec.joints.len()),

@@ -6,12 +6,13 @@
 //!
 //! Sans-I/O: no socket, no clock (time is passed in, s), no threads; SI units throughout
 //! (rad, m, rad/s, m/s). Imports run one way: `controller` and `bound` use `soft`,
-//! `controller` uses `gate`; `enable`, `gate` and `soft` use none of their siblings.
+//! `controller` uses `gate`; `request` uses `controller` and `gate`; `enable`, `gate` and `soft` use none of their siblings.
 
 pub mod bound;
 pub mod controller;
 pub mod enable;
 pub mod gate;
+pub mod request;
 pub mod soft;
 
 #[cfg(test)]
@@ -23,4 +24,5 @@ pub use controller::{
 };
 pub use enable::{Enable, EnableState, EnableThresholds};
 pub use gate::{Gate, GateSet, Gates, Source};
+pub use request::{JogDriver, JogOptions, JogRequest, JogStatus};
 pub use soft::{Margin, SoftLimits};

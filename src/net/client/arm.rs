@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use super::commands::{Pending, Transition};
+use super::jog::ArmJog;
 use super::subscriptions::{STALE_DWELL, Sub, SubState};
 use super::{Client, Output};
 use crate::jaus::core::{QueryEventTimeout, QueryHeartbeatPulse, QueryStatus, QueryTimeout};
@@ -128,6 +129,8 @@ pub(super) struct FollowedArm {
     /// Addresses asked whether the arm moved there (while silent where it was found), with
     /// when; at most [`MOVE_PROBES`].
     pub(super) move_probes: Vec<(std::net::SocketAddr, f64)>,
+    /// The jog of this arm (`jog`): its stream, last input and the positions it builds on.
+    pub(super) jog: ArmJog,
 }
 
 impl FollowedArm {
@@ -182,6 +185,7 @@ impl FollowedArm {
             previous_authority: None,
             last_loss: None,
             move_probes: Vec::new(),
+            jog: ArmJog::default(),
         }
     }
 
@@ -361,7 +365,9 @@ impl Client {
     /// When the selected arm's timers next need a tick: never earlier than what they would
     /// act on (every time here is one a timer moves forward when it fires).
     pub(super) fn arm_deadline(&self, s: &FollowedArm) -> f64 {
-        let mut d = self.command_deadline(s);
+        let mut d = self
+            .command_deadline(s)
+            .min(s.jog.next_due().unwrap_or(f64::INFINITY));
         if s.link == LinkState::Lost {
             // Only the re-probe, and the verdicts of commands already sent.
             return d.min(s.probe_next);
@@ -499,6 +505,9 @@ impl Client {
             ArmFact::CurrentPose { pose, .. } => Some(*pose),
             _ => None,
         };
+        if let (ArmFact::JointPositions { values, .. }, Some(s)) = (&fact, &mut self.arm) {
+            s.jog.positions.clone_from(values);
+        }
         out.fact(fact);
         self.sample(now, signal, out);
         if let Some(state) = status {

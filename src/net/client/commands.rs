@@ -348,6 +348,14 @@ impl Client {
             Command::Select(id) => self.select(now, JausId::from(id), out),
             Command::SetEmergencyAll => self.stop_all(now, out),
             Command::SetEmergencyOf(id) => self.stop_arm(now, JausId::from(id), out),
+            Command::Jog(mut req) => {
+                // While another client uses our ID nothing moves: the input is taken as
+                // released (a jog streaming stops), and the conflict is said elsewhere.
+                if self.conflict.is_some() {
+                    req.input.deflection = crate::model::jog::Deflection::Released;
+                }
+                self.jog_command(now, *req, out);
+            }
             cmd => {
                 if let Some(why) = self.refused_for_conflict(&cmd) {
                     self.refuse(now, cmd.kind(), why, out);
@@ -525,6 +533,7 @@ impl Client {
             Command::Select(_)
             | Command::SetEmergencyOf(_)
             | Command::SetEmergencyAll
+            | Command::Jog(_)
             | Command::Shutdown => {}
         }
     }

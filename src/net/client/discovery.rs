@@ -459,7 +459,9 @@ impl Client {
     }
 
     /// Cancels the events of the arm in hand and releases its control.
-    fn teardown_arm(&mut self, _now: f64, out: &mut Output) {
+    fn teardown_arm(&mut self, now: f64, out: &mut Output) {
+        // A jog streaming is stopped first (an explicit zero), then control released.
+        self.jog_stop_now(now, out);
         let Some(s) = self.arm.take() else { return };
         for sub in &s.subs {
             if let SubState::Active { event_id, .. } = sub.state {

@@ -72,6 +72,7 @@
 mod arm;
 mod commands;
 mod discovery;
+mod jog;
 mod subscriptions;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -90,6 +91,7 @@ use crate::net::rng::Rng;
 
 use arm::FollowedArm;
 use discovery::Known;
+pub use jog::BRAKE_S;
 
 /// The JAUS ID of `ClientConfig::default()` (the in-memory harness, the screenshot session,
 /// tests). OCU processes take one of their own (`cli::identity`): two processes under one ID
@@ -770,6 +772,7 @@ impl Client {
         for m in to_send {
             self.send(id, m, out);
         }
+        self.jog_tick(now, out);
         self.drive_subscriptions(now, out);
     }
 

@@ -1,0 +1,469 @@
+//! Jogging an arm by hand (issue 32): the stream of motion commands runs here, next to the
+//! socket, so a window that stalls cannot leave a command latched.
+//!
+//! - The window (or `jaus-ocu control … jog`) sends [`Command::Jog`] with what the operator
+//!   holds, at every change and at least once a period while anything is held. Each followed
+//!   arm keeps one [`JogController`] (`model::jog`): it streams a command every period while
+//!   every gate passes and the input is younger than one period, and otherwise sends an
+//!   explicit zero at once, repeats it, then goes silent. The arm's timers tick it
+//!   ([`Client::arm_deadline`] includes its schedule), so input that stops arriving stops the
+//!   arm within one period without any new message.
+//! - Gates known here are filled from the arm's own state: the focused, live arm; no
+//!   emergency; control held (the arm's word); READY; joint positions fresh (the staleness
+//!   rule of `subscriptions`); one input at a time. The window's own gates (live view, focus,
+//!   gamepad, enable) come with the input.
+//! - The driver follows the services the arm lists: position targets where it offers
+//!   `ManipulatorJointPositionDriver` (each leads the arm by at most its stopping distance
+//!   plus one period, so a cut link or a dead OCU leaves it stopping within that bound);
+//!   else joint velocities, else efforts. Before the first command of each jog a
+//!   `SetJointMotionProfile` with the reduced speeds goes out (the drivers move only within
+//!   one). A velocity or effort jog first needs the arm's access timeout: unknown, 0 (never)
+//!   or longer than the operator's limit, it is refused unless acknowledged for the session.
+//! - What happens is said: [`ArmFact::Jog`] on every change of the status, and a timeline
+//!   mark for each start, stop (with why) and refusal.
+
+use super::subscriptions::stale_limit;
+use super::{Client, Output};
+use crate::jaus::manipulator::{
+    JointMotionProfile, JointValue, SetJointEffort, SetJointMotionProfile, SetJointPositions,
+    SetJointVelocity,
+};
+use crate::jaus::{JausId, JointKind, Message};
+use crate::model::arm::{ArmSpec, JointType};
+use crate::model::command::CommandKind;
+use crate::model::jog::{
+    Deflection, Gate, Gates, Input, JogController, JogDriver, JogOut, JogRequest, JogSettings,
+    JogStatus, Motion, joint_target, stop_bound,
+};
+use crate::model::update::{
+    ArmFact, ControlState, LinkState, ManagementState, MarkKind, Outcome, Remark, Signal,
+};
+
+/// Seconds in which the motion profile we send lets a joint brake from its reduced speed to
+/// rest: its deceleration rate is the reduced speed over this. A position target leads the
+/// arm by the stopping distance at that rate plus one period of motion.
+pub const BRAKE_S: f64 = 0.25;
+
+/// One arm's jog: the stream's state machine and what it last sent and said.
+#[derive(Debug)]
+pub(super) struct ArmJog {
+    controller: JogController,
+    /// The last input of the source whose jog this is.
+    request: Option<JogRequest>,
+    /// The status last said ([`ArmFact::Jog`]).
+    said: JogStatus,
+    /// Another input asked for motion while this one held the arm (said in the status).
+    other_refused: bool,
+    /// Position targets of the current jog (position driver), joint 1 first.
+    targets: Vec<f64>,
+    /// Commands sent (motion and zeros).
+    sent: u64,
+    /// The speed scale of the motion profile last sent (`NaN`: none yet).
+    profile_scale: f64,
+    /// The arm's joint positions, last reported (rad or m).
+    pub(super) positions: Vec<f64>,
+}
+
+impl Default for ArmJog {
+    fn default() -> Self {
+        Self {
+            controller: JogController::new(JogSettings::default()),
+            request: None,
+            said: JogStatus::default(),
+            other_refused: false,
+            targets: Vec::new(),
+            sent: 0,
+            profile_scale: f64::NAN,
+            positions: Vec::new(),
+        }
+    }
+}
+
+impl ArmJog {
+    /// When the stream next needs a tick (`None`: silent).
+    pub(super) fn next_due(&self) -> Option<f64> {
+        self.controller.next_due()
+    }
+}
+
+/// The driver a jog of this deflection uses on an arm offering `offers`.
+fn choose_driver(
+    offers: &dyn Fn(&str) -> bool,
+    twist: bool,
+    effort_as_velocity: bool,
+) -> Option<JogDriver> {
+    let m = "urn:jaus:jss:manipulator:";
+    if twist {
+        return offers(&format!("{m}ManipulatorEndEffectorVelocityStateDriver"))
+            .then_some(JogDriver::Tool);
+    }
+    if offers(&format!("{m}ManipulatorJointPositionDriver")) {
+        Some(JogDriver::Position)
+    } else if offers(&format!("{m}ManipulatorJointVelocityDriver")) {
+        Some(JogDriver::Velocity)
+    } else if offers(&format!("{m}PrimitiveManipulator")) {
+        Some(if effort_as_velocity {
+            JogDriver::EffortAsVelocity
+        } else {
+            JogDriver::Effort
+        })
+    } else {
+        None
+    }
+}
+
+/// The largest stop bound over the arm's joints at the reduced speeds, in the units of the
+/// joint it belongs to, and whether that joint is revolute.
+fn position_bound(spec: &ArmSpec, scale: f64, period: f64) -> (f64, bool) {
+    spec.joints
+        .iter()
+        .filter_map(|j| {
+            let v = j.max_speed.filter(|v| v.is_finite() && *v > 0.0)? * scale;
+            let b = stop_bound(v, v / BRAKE_S, period);
+            Some((b, j.kind == JointType::Revolute))
+        })
+        .fold((0.0, true), |a, b| if b.0 > a.0 { b } else { a })
+}
+
+/// What a cut link does to a jog with `driver`, and whether that needs the operator's
+/// acknowledgement first (`Err`: refused, in words with what to do).
+fn link_drop_words(
+    driver: JogDriver,
+    spec: &ArmSpec,
+    req: &JogRequest,
+    period: f64,
+    control_timeout: Option<u8>,
+) -> Result<String, String> {
+    if driver.stops_by_itself() {
+        let (b, revolute) = position_bound(spec, req.options.speed_scale, period);
+        let bound = if revolute {
+            format!("{b:.3} rad ({:.1}°)", b.to_degrees())
+        } else {
+            format!("{:.1} mm", b * 1000.0)
+        };
+        return Ok(format!(
+            "if the link drops, the arm stops within {bound} of where it was: each position \
+             target leads it by at most its stopping distance plus one period"
+        ));
+    }
+    let Some(t) = control_timeout else {
+        return Err(format!(
+            "the arm's access timeout is not known yet (QueryTimeout unanswered): a {} jog \
+             would keep moving for an unknown time if this link drops. Wait for the answer, \
+             or jog an arm that offers the position driver",
+            driver.name()
+        ));
+    };
+    let t = f64::from(t);
+    let words = if t == 0.0 {
+        "the arm keeps moving until stopped if this link drops (its access timeout is 0: \
+         never)"
+            .to_string()
+    } else {
+        format!("the arm keeps moving for up to {t:.0} s if this link drops (its access timeout)")
+    };
+    if (t == 0.0 || t > req.options.timeout_limit) && !req.options.acknowledge_timeout {
+        return Err(format!(
+            "{words}, longer than the {:.1} s limit: acknowledge it for this session in the jog \
+             settings (or `--acknowledge-timeout`), or refuse such arms",
+            req.options.timeout_limit
+        ));
+    }
+    Ok(words)
+}
+
+/// A joint value of `kind`'s unit.
+fn joint_value(kind: JointType, value: f64) -> JointValue {
+    match kind {
+        JointType::Revolute => JointValue::revolute(value),
+        JointType::Prismatic => JointValue::prismatic(value),
+    }
+}
+
+/// The motion profile of a jog at `scale`: each joint's reduced speed, braking in
+/// [`BRAKE_S`]. Joints without a known maximum speed get a zero speed (not jogged).
+fn motion_profile(spec: &ArmSpec, scale: f64) -> SetJointMotionProfile {
+    SetJointMotionProfile {
+        joint_motion_profiles: spec
+            .joints
+            .iter()
+            .map(|j| {
+                let v = j
+                    .max_speed
+                    .filter(|v| v.is_finite() && *v > 0.0)
+                    .unwrap_or(0.0)
+                    * scale;
+                JointMotionProfile {
+                    joint_type: match j.kind {
+                        JointType::Revolute => JointKind::Revolute,
+                        JointType::Prismatic => JointKind::Prismatic,
+                    },
+                    max_speed: v,
+                    max_acceleration: v / BRAKE_S,
+                    max_deceleration: v / BRAKE_S,
+                }
+            })
+            .collect(),
+    }
+}
+
+impl Client {
+    /// [`Command::Jog`](crate::model::command::Command::Jog): the operator's input for an
+    /// arm. Refused in words only when the arm is not followed (nothing here could move or
+    /// stop it); otherwise taken, and the stream ticked at once (a release stops now).
+    pub(super) fn jog_command(&mut self, now: f64, req: JogRequest, out: &mut Output) {
+        let id = JausId::from(req.arm);
+        if !self.follows(id) {
+            Self::outcome(
+                out,
+                now,
+                CommandKind::Jog,
+                Outcome::Rejected(format!("{id} is not followed: nothing to jog")),
+            );
+            return;
+        }
+        self.with_arm(id, out, |c, out| {
+            c.jog_input(now, req);
+            c.jog_tick(now, out);
+        });
+    }
+
+    /// Stops the arm in hand's jog now, if one streams (its first zero goes out; the
+    /// process is leaving or the arm is forgotten, so no repeats follow).
+    pub(super) fn jog_stop_now(&mut self, now: f64, out: &mut Output) {
+        let Some(s) = &mut self.arm else { return };
+        if !s.jog.controller.is_streaming() {
+            return;
+        }
+        if let Some(r) = &mut s.jog.request {
+            r.input = Input::released(now);
+        }
+        self.jog_tick(now, out);
+    }
+
+    /// Takes `req` as the arm's jog input, unless another input holds the arm: the jog of
+    /// the input that moves the arm goes on, and the other is said to be refused.
+    fn jog_input(&mut self, now: f64, req: JogRequest) {
+        let Some(s) = &mut self.arm else { return };
+        let j = &mut s.jog;
+        let period = j.controller.settings().period;
+        let holder = j.request.as_ref().filter(|r| {
+            j.controller.is_moving()
+                && r.source != req.source
+                && now - r.input.at <= period
+                && r.input.deflection != Deflection::Released
+        });
+        if holder.is_some() {
+            j.other_refused = req.input.deflection != Deflection::Released;
+            return;
+        }
+        j.other_refused = false;
+        j.request = Some(req);
+    }
+
+    /// The arm in hand's jog at `now`: gates, driver, then the controller's command (if
+    /// any) on the wire; the status and events said.
+    pub(super) fn jog_tick(&mut self, now: f64, out: &mut Output) {
+        let focus = self.focus;
+        let peer = self.arm.as_ref().and_then(|s| self.endpoint.peer(s.id));
+        let peer = peer.map(|p| p.data.clone());
+        let Some(s) = &mut self.arm else { return };
+        let Some(req) = s.jog.request.clone() else {
+            return;
+        };
+        let Some(spec) = s.spec.clone() else { return };
+        let offers = |uri: &str| peer.as_ref().is_none_or(|p| p.offers(uri));
+        let twist = matches!(req.input.deflection, Deflection::Twist { .. });
+        let driver = choose_driver(&offers, twist, req.options.effort_as_velocity);
+        let period = s.jog.controller.settings().period;
+        let words = match driver {
+            Some(d) => link_drop_words(d, &spec, &req, period, s.control_timeout),
+            None if twist => Err("this arm offers no tool-point velocity driver \
+                 (ManipulatorEndEffectorVelocityStateDriver): jog its joints instead"
+                .into()),
+            None => Err(
+                "this arm offers no joint driver (position, velocity or effort): \
+                 it cannot be jogged"
+                    .into(),
+            ),
+        };
+        let positions_fresh = {
+            let limit = s
+                .subs
+                .iter()
+                .find(|x| x.signal == Signal::JointPositions)
+                .and_then(super::subscriptions::Sub::period)
+                .map_or(super::subscriptions::STALE_FLOOR, stale_limit);
+            let last = s.last_sample.get(&Signal::JointPositions).copied();
+            !s.stale
+                .get(&Signal::JointPositions)
+                .copied()
+                .unwrap_or(false)
+                && last.is_some_and(|t| now - t <= limit + self.lateness)
+        };
+        let mut gates = Gates {
+            source: req.source,
+            live_focused_arm: req.live && focus == Some(s.id) && s.link == LinkState::Live,
+            no_emergency: s.status != Some(ManagementState::Emergency),
+            control_held: matches!(s.control, ControlState::Held { .. }),
+            one_source: true,
+            ready: s.status == Some(ManagementState::Ready),
+            fresh_joint_data: positions_fresh,
+            window_focused: req.window_focused,
+            gamepad_connected: req.gamepad_connected,
+            enable_held: req.enable_held,
+        };
+        gates.set(Gate::OneSource, true);
+        let input = if words.is_ok() {
+            req.input.clone()
+        } else {
+            Input::released(req.input.at)
+        };
+        let j = &mut s.jog;
+        j.controller.set_speed_scale(req.options.speed_scale);
+        let starting = !j.controller.is_moving();
+        let sent = j.controller.tick(now, &input, &gates, &spec, &j.positions);
+        let asked = input.deflection != Deflection::Released;
+        let mut blocking = if asked || j.controller.is_streaming() {
+            gates.blocking()
+        } else {
+            crate::model::jog::GateSet::EMPTY
+        };
+        if j.other_refused {
+            blocking = blocking.with(Gate::OneSource);
+        }
+        let events: Vec<_> = j.controller.events().collect();
+        let id = s.id;
+        if let Some(o) = sent {
+            let messages = jog_messages(j, driver, &spec, &o, starting, req.options.speed_scale);
+            j.sent += 1;
+            for m in messages {
+                self.send(id, m, out);
+            }
+        }
+        for e in events {
+            out.remark(Remark::Mark {
+                t: now,
+                kind: MarkKind::Command,
+                label: e.to_string(),
+            });
+        }
+        let Some(s) = &mut self.arm else { return };
+        let j = &mut s.jog;
+        let status = JogStatus {
+            moving: j.controller.is_moving(),
+            source: Some(req.source),
+            blocking,
+            driver,
+            refusal: words.as_ref().err().cloned(),
+            if_link_drops: words.ok(),
+            commands_sent: j.sent,
+        };
+        if status != j.said {
+            j.said = status.clone();
+            out.fact(ArmFact::Jog {
+                t: now,
+                status: Box::new(status),
+            });
+        }
+    }
+}
+
+/// The messages that put `o` on the wire with `driver`: the motion profile first when a jog
+/// starts (the drivers move only within one), then the command.
+fn jog_messages(
+    j: &mut ArmJog,
+    driver: Option<JogDriver>,
+    spec: &ArmSpec,
+    o: &JogOut,
+    starting: bool,
+    scale: f64,
+) -> Vec<Message> {
+    let mut messages = Vec::with_capacity(2);
+    let Some(driver) = driver else {
+        return messages;
+    };
+    if !o.stop && (starting || j.profile_scale != scale) {
+        // Each jog sets its own profile (the arm forgets it when control passes), and a new
+        // scale sets it again.
+        messages.push(motion_profile(spec, scale).into());
+        j.profile_scale = scale;
+    }
+    if starting && !o.stop {
+        j.targets.clone_from(&j.positions);
+    }
+    let Motion::Joints(v) = &o.motion else {
+        return messages;
+    };
+    let kinds = spec.joints.iter().map(|j| j.kind);
+    match driver {
+        JogDriver::Position => {
+            let period = j.controller.settings().period;
+            let soft = j.controller.settings().soft;
+            if j.targets.len() != spec.joints.len() {
+                j.targets.clone_from(&j.positions);
+            }
+            for (i, joint) in spec.joints.iter().enumerate() {
+                let (Some(&vi), Some(&q)) = (v.get(i), j.positions.get(i)) else {
+                    continue;
+                };
+                if vi != 0.0 {
+                    // The target advances one period of the commanded speed from the last
+                    // (never from behind the arm), and never leads the arm by more than its
+                    // stopping distance plus one period (the bound a cut link leaves).
+                    let max = joint.max_speed.unwrap_or(0.0) * scale;
+                    let lead = joint_target(joint, &soft, q, vi, max, (max / BRAKE_S, period));
+                    let last = j.targets[i];
+                    j.targets[i] = if vi > 0.0 {
+                        (last.max(q) + vi * period).min(lead)
+                    } else {
+                        (last.min(q) + vi * period).max(lead)
+                    };
+                }
+            }
+            // A zero re-sends the targets: the arm is braking towards them already.
+            messages.push(
+                SetJointPositions {
+                    joint_positions: kinds
+                        .zip(&j.targets)
+                        .map(|(k, t)| joint_value(k, *t))
+                        .collect(),
+                }
+                .into(),
+            );
+        }
+        JogDriver::Velocity => messages.push(
+            SetJointVelocity {
+                joint_velocities: kinds.zip(v).map(|(k, x)| joint_value(k, *x)).collect(),
+            }
+            .into(),
+        ),
+        JogDriver::Effort | JogDriver::EffortAsVelocity => {
+            let efforts = spec
+                .joints
+                .iter()
+                .zip(v)
+                .map(|(joint, x)| {
+                    let e = if driver == JogDriver::EffortAsVelocity {
+                        *x
+                    } else {
+                        let max = joint
+                            .max_speed
+                            .filter(|m| *m > 0.0)
+                            .unwrap_or(f64::INFINITY);
+                        x / max * 100.0
+                    };
+                    e.clamp(-100.0, 100.0)
+                })
+                .collect();
+            messages.push(
+                SetJointEffort {
+                    joint_efforts: efforts,
+                }
+                .into(),
+            );
+        }
+        JogDriver::Tool => {}
+    }
+    messages
+}
