@@ -706,7 +706,10 @@ mod tests {
             },
             ArmFact::Jog {
                 t,
-                status: Box::default(),
+                status: Box::new(crate::model::jog::JogStatus {
+                    moving: true,
+                    ..Default::default()
+                }),
             },
         ];
         facts.extend(remarks(t).map(ArmFact::Remark));
@@ -780,7 +783,7 @@ mod tests {
         assert_eq!(kinds.len(), every_arm_fact(1.0).len(), "one sample of each");
         assert_eq!(
             kinds.len(),
-            19,
+            20,
             "every kind of ArmFact has a sample: {kinds:?}"
         );
         for fact in every_arm_fact(1.0) {
