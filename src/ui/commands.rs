@@ -77,6 +77,17 @@ pub enum UiCommand {
     AddNote,
     /// Save a replay's notes to the sidecar file beside it.
     SaveNotes,
+    /// Jog the selected joint (or tool-point axis) in its positive direction while the key
+    /// is held (the held key is the enable): read as held, not as a press.
+    JogPlus,
+    /// Jog the selected joint (or tool-point axis) in its negative direction while held.
+    JogMinus,
+    /// Select the previous joint (or tool-point axis) to jog.
+    JogPrevAxis,
+    /// Select the next joint (or tool-point axis) to jog.
+    JogNextAxis,
+    /// Switch between joint jog and tool-point jog.
+    ToggleJogMode,
 }
 
 /// How a shortcut is matched.
@@ -198,7 +209,7 @@ impl UiCommand {
     /// Ctrl+R does not also reset the camera with R), Shift+ and Alt+arrows before plain
     /// arrows. Shift+E (stop all) is matched before E (stop the focused arm), as Shift+R
     /// before R.
-    pub const ALL: [UiCommand; 31] = [
+    pub const ALL: [UiCommand; 36] = [
         UiCommand::Open,
         UiCommand::ToggleRecording,
         UiCommand::ExportCsv,
@@ -230,6 +241,11 @@ impl UiCommand {
         UiCommand::ResetCamera,
         UiCommand::AddNote,
         UiCommand::SaveNotes,
+        UiCommand::JogPrevAxis,
+        UiCommand::JogNextAxis,
+        UiCommand::JogMinus,
+        UiCommand::JogPlus,
+        UiCommand::ToggleJogMode,
     ];
 
     /// The label of its button or menu entry, and what it does.
@@ -336,6 +352,14 @@ impl UiCommand {
                 "Save this replay's notes beside its file (<file>.notes.json, read when the file \
                  is opened again); the recording itself is never changed",
             ),
+            UiCommand::JogPlus => ("Jog +", "Jog the selected joint + while held"),
+            UiCommand::JogMinus => ("Jog −", "Jog the selected joint − while held"),
+            UiCommand::JogPrevAxis => ("◀ axis", "Select the previous joint to jog"),
+            UiCommand::JogNextAxis => ("axis ▶", "Select the next joint to jog"),
+            UiCommand::ToggleJogMode => (
+                "Joint / tool jog",
+                "Switch between joint jog and tool-point jog",
+            ),
         }
     }
 
@@ -407,6 +431,11 @@ impl UiCommand {
             UiCommand::FitView => keys![press(Key::F)],
             UiCommand::ResetCamera => keys![press(Key::R)],
             UiCommand::AddNote => keys![press(Key::N)],
+            UiCommand::JogPlus => keys![press(Key::Equals)],
+            UiCommand::JogMinus => keys![press(Key::Minus)],
+            UiCommand::JogPrevAxis => keys![press(Key::OpenBracket)],
+            UiCommand::JogNextAxis => keys![press(Key::CloseBracket)],
+            UiCommand::ToggleJogMode => keys![press(Key::T)],
             _ => keys![],
         }
     }
@@ -435,6 +464,15 @@ impl UiCommand {
             (_, Some(cmd)) => shown.allows(&cmd),
             (UiCommand::BackToLive, None) => matches!(shown, Shown::ReplayOverLive { .. }),
             (UiCommand::SaveNotes, None) => shown.is_replay(),
+            // Jogging acts on the live arm now, never on the past or a replay.
+            (
+                UiCommand::JogPlus
+                | UiCommand::JogMinus
+                | UiCommand::JogPrevAxis
+                | UiCommand::JogNextAxis
+                | UiCommand::ToggleJogMode,
+                None,
+            ) => shown == Shown::Live,
             _ => true,
         }
     }
@@ -488,6 +526,13 @@ impl UiCommand {
             UiCommand::Home | UiCommand::End => {
                 Some("Start of the session / its end (live: back to live)")
             }
+            UiCommand::JogPrevAxis | UiCommand::JogNextAxis => {
+                Some("Select the previous / next joint (or tool-point axis) to jog")
+            }
+            UiCommand::JogMinus | UiCommand::JogPlus => Some(
+                "Jog the selected joint − / + while held (the held key is the enable; \
+                 control, READY and the live arm needed)",
+            ),
             _ => None,
         }
     }

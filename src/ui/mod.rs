@@ -19,6 +19,7 @@ pub mod commands;
 pub mod exact;
 pub mod export;
 pub mod files;
+pub mod jog;
 pub mod format;
 pub mod gl_ffi;
 pub mod memory;

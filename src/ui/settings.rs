@@ -43,6 +43,16 @@ pub struct Settings {
     /// The work area's tiles: splits, tabs, sizes (older settings files, and a saved tree
     /// that does not load, get the default layout).
     pub tiles: super::tiles::TileLayout,
+    /// Jogging: the fraction of each joint's maximum speed at full deflection, 0..1.
+    pub jog_speed_scale: f64,
+    /// Jogging: the longest access timeout (s) a velocity or effort jog accepts without the
+    /// operator's acknowledgement (asked once per session).
+    pub jog_timeout_limit: f64,
+    /// Jogging: refuse arms whose access timeout is past the limit, without asking.
+    pub jog_refuse_long_timeout: bool,
+    /// Jogging: send efforts as velocities (the compatibility mode for arms that read
+    /// `SetJointEffort` so). Off by default: on other arms 50 % would mean 50 rad/s.
+    pub jog_effort_as_velocity: bool,
 }
 
 impl Settings {
@@ -91,6 +101,10 @@ impl Default for Settings {
             memory_limit: None,
             show_arms: true,
             tiles: super::tiles::TileLayout::default(),
+            jog_speed_scale: 0.2,
+            jog_timeout_limit: 1.0,
+            jog_refuse_long_timeout: false,
+            jog_effort_as_velocity: false,
         }
     }
 }

@@ -128,6 +128,9 @@ pub struct JogStatus {
     /// Why a jog is refused before any gate (no driver, an access timeout too long to
     /// accept without an acknowledgement), in words with what to do.
     pub refusal: Option<String>,
+    /// The refusal is the arm's access timeout, past the limit: the operator's
+    /// acknowledgement (once per session) lets the jog go ahead.
+    pub acknowledgeable: bool,
     /// What happens if the link drops mid-jog, in words (the bound, or the timeout).
     pub if_link_drops: Option<String>,
     /// Jog commands sent to this arm since the session started (motion and zeros).

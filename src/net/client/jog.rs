@@ -133,7 +133,7 @@ fn link_drop_words(
     req: &JogRequest,
     period: f64,
     control_timeout: Option<u8>,
-) -> Result<String, String> {
+) -> Result<String, (String, bool)> {
     if driver.stops_by_itself() {
         let (b, revolute) = position_bound(spec, req.options.speed_scale, period);
         let bound = if revolute {
@@ -141,35 +141,36 @@ fn link_drop_words(
         } else {
             format!("{:.1} mm", b * 1000.0)
         };
-        return Ok(format!(
-            "if the link drops, the arm stops within {bound} of where it was: each position \
-             target leads it by at most its stopping distance plus one period"
-        ));
+        // Each position target leads the arm by at most its stopping distance plus one
+        // period of motion: a cut link leaves it stopping within that.
+        return Ok(format!("if the link drops: the arm stops within {bound}"));
     }
     let Some(t) = control_timeout else {
-        return Err(format!(
+        return Err((format!(
             "the arm's access timeout is not known yet (QueryTimeout unanswered): a {} jog \
              would keep moving for an unknown time if this link drops. Wait for the answer, \
              or jog an arm that offers the position driver",
             driver.name()
-        ));
+        ), false));
     };
     let t = f64::from(t);
-    let words = if t == 0.0 {
-        "the arm keeps moving until stopped if this link drops (its access timeout is 0: \
-         never)"
-            .to_string()
+    let moves_on = if t == 0.0 {
+        "keeps moving until stopped (its access timeout is 0: never)".to_string()
     } else {
-        format!("the arm keeps moving for up to {t:.0} s if this link drops (its access timeout)")
+        format!("keeps moving for up to {t:.0} s (its access timeout)")
     };
     if (t == 0.0 || t > req.options.timeout_limit) && !req.options.acknowledge_timeout {
-        return Err(format!(
-            "{words}, longer than the {:.1} s limit: acknowledge it for this session in the jog \
-             settings (or `--acknowledge-timeout`), or refuse such arms",
-            req.options.timeout_limit
+        return Err((
+            format!(
+                "the arm {moves_on} if this link drops, past the {:.1} s limit: acknowledge \
+                 it for this session (the jog strip's button, or `--acknowledge-timeout`), or \
+                 jog an arm that offers the position driver",
+                req.options.timeout_limit
+            ),
+            true,
         ));
     }
-    Ok(words)
+    Ok(format!("if the link drops: the arm {moves_on}"))
 }
 
 /// A joint value of `kind`'s unit.
@@ -278,14 +279,18 @@ impl Client {
         let period = s.jog.controller.settings().period;
         let words = match driver {
             Some(d) => link_drop_words(d, &spec, &req, period, s.control_timeout),
-            None if twist => Err("this arm offers no tool-point velocity driver \
+            None if twist => Err((
+                "this arm offers no tool-point velocity driver \
                  (ManipulatorEndEffectorVelocityStateDriver): jog its joints instead"
-                .into()),
-            None => Err(
-                "this arm offers no joint driver (position, velocity or effort): \
-                 it cannot be jogged"
                     .into(),
-            ),
+                false,
+            )),
+            None => Err((
+                "this arm offers no joint driver (position, velocity or effort): it cannot \
+                 be jogged"
+                    .into(),
+                false,
+            )),
         };
         let positions_fresh = {
             let limit = s
@@ -355,7 +360,8 @@ impl Client {
             source: Some(req.source),
             blocking,
             driver,
-            refusal: words.as_ref().err().cloned(),
+            refusal: words.as_ref().err().map(|(w, _)| w.clone()),
+            acknowledgeable: words.as_ref().err().is_some_and(|(_, a)| *a),
             if_link_drops: words.ok(),
             commands_sent: j.sent,
         };

@@ -47,6 +47,8 @@ impl OcuApp {
         for a in actions {
             self.perform(a);
         }
+        // After the panels: the buttons held this frame are known.
+        self.jog_frame(&ctx);
     }
 
     /// Work that must happen every frame before drawing: background jobs, loading progress,

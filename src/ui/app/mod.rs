@@ -16,6 +16,7 @@
 
 mod event_log;
 mod frame;
+mod jog;
 mod live;
 mod perform;
 mod recording;
@@ -90,6 +91,8 @@ pub struct ViewState {
     pub log: crate::ui::panels::event_log::LogView,
     /// Where each visible tile's pane was drawn in the last frame.
     pub tile_rects: Vec<(crate::ui::tiles::Pane, egui::Rect)>,
+    /// The jog: mode, selected axis, the button held, the session's acknowledgement.
+    pub jog: crate::ui::jog::JogUi,
 }
 
 /// The application.
@@ -605,7 +608,16 @@ impl eframe::App for OcuApp {
         let needs = self.repaint_needs();
         self.pace
             .observe(pace_mode(&needs), Instant::now(), pace::process_cpu_time);
-        if let Some(after) = repaint_after_with(needs, self.pace.busy(), self.pace.idle()) {
+        let mut after = repaint_after_with(needs, self.pace.busy(), self.pace.idle());
+        if self.view.jog.is_active() {
+            // Input first: while a jog input is held the window reports it every
+            // JOG_FRAME whatever its CPU budget (the network side stops a jog whose input
+            // ages past one period).
+            after = Some(after.map_or(crate::ui::jog::JOG_FRAME, |a| {
+                a.min(crate::ui::jog::JOG_FRAME)
+            }));
+        }
+        if let Some(after) = after {
             ui.ctx().request_repaint_after(after);
         }
         self.log_frame_rate();

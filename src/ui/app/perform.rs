@@ -117,6 +117,14 @@ impl OcuApp {
                 self.time_command(TimeCommand::FollowLive);
             }
             UiCommand::ToggleUnits => self.settings.degrees = !self.settings.degrees,
+            // Held, not pressed: read each frame by `jog_frame`.
+            UiCommand::JogPlus | UiCommand::JogMinus => {}
+            UiCommand::JogPrevAxis | UiCommand::JogNextAxis => {
+                let joints = self.live_joint_count();
+                let delta = if cmd == UiCommand::JogNextAxis { 1 } else { -1 };
+                self.view.jog.step_axis(delta, joints);
+            }
+            UiCommand::ToggleJogMode => self.view.jog.toggle_mode(),
             UiCommand::ToggleTheme => self.settings.dark = !self.settings.dark,
             UiCommand::PrevMark => self.time_command(TimeCommand::JumpMark { forward: false }),
             UiCommand::NextMark => self.time_command(TimeCommand::JumpMark { forward: true }),

@@ -9,12 +9,15 @@ use crate::ui::action::Action;
 use crate::ui::arms;
 use crate::ui::panels::arm_list;
 use crate::ui::panels::event_log::{self, LogInput};
+use crate::model::jog::Source;
 use crate::ui::panels::gauges;
+use crate::ui::panels::jog;
 use crate::ui::panels::plots::{self, PlotsInput};
 use crate::ui::panels::presets;
 use crate::ui::panels::view3d::{self, View3dInput};
 use crate::ui::sources::read_vehicle;
 use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
 use crate::ui::tiles::{Pane, TileLayout, pane_rects};
 
 /// Draws the tiles for one frame: what each pane needs from the app, the theme, and where the
@@ -119,7 +122,51 @@ impl WorkArea<'_> {
         let shown = app.shown();
         let data = gauges::gauge_data(&app.state, &app.settings);
         let (note, past) = (self.last_known.as_deref(), self.past.as_deref());
-        gauges::show(ui, &data, shown, note, past, &mut app.settings, self.theme);
+        // Jogging acts on the live arm now: the strip and the buttons only while it is drawn.
+        let live_jog = shown == Shown::Live && app.sources.net().is_some() && !data.is_empty();
+        let mut gauge_jog = None;
+        if live_jog {
+            let status = app.state.jog.clone();
+            let tool_available = app.state.selected.is_some_and(|id| {
+                app.state.components.get(&id).is_some_and(|(c, _)| {
+                    c.services
+                        .iter()
+                        .any(|(uri, _, _)| uri.ends_with("EndEffectorVelocityStateDriver"))
+                })
+            });
+            let view = jog::JogView {
+                status: &status,
+                tool_available,
+                shown,
+                needs: app.jog_needs(ui.ctx()),
+            };
+            jog::show(ui, &view, &mut app.view.jog, &mut app.settings, self.theme);
+            ui.separator();
+            let j = &app.view.jog;
+            let moving = status.moving.then(|| match status.source {
+                Some(Source::Screen) => j.last_screen,
+                Some(Source::Keys) if !j.tool => Some(j.axis),
+                _ => None,
+            });
+            gauge_jog = Some(gauges::GaugeJog {
+                selected: (!j.tool).then_some(j.axis),
+                moving: moving.flatten(),
+                held: None,
+            });
+        }
+        gauges::show(
+            ui,
+            &data,
+            shown,
+            note,
+            past,
+            &mut app.settings,
+            self.theme,
+            gauge_jog.as_mut(),
+        );
+        if let Some(g) = gauge_jog {
+            app.view.jog.screen = g.held;
+        }
     }
 
     fn plots(&mut self, ui: &mut egui::Ui) {

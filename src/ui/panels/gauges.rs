@@ -8,7 +8,19 @@ use crate::ui::commands::UiCommand;
 use crate::ui::settings::Settings;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
+use crate::ui::widgets::hold_button::hold_button;
 use crate::ui::widgets::joint_gauge::{GAUGE_HEIGHT, GaugeData, joint_gauge, joint_row};
+
+/// The jog buttons beside the gauges (live only): − and + per joint, held to jog.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GaugeJog {
+    /// The joint the keys jog (marked), if joint jog is selected.
+    pub selected: Option<usize>,
+    /// The joint whose jog streams now, drawn pressed.
+    pub moving: Option<usize>,
+    /// Out: the button held this frame (joint, direction ±1).
+    pub held: Option<(usize, f64)>,
+}
 
 /// Gauge data for every joint of the selected arm in `state`, in the units of `settings`.
 pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
@@ -61,6 +73,7 @@ pub fn show(
     past: Option<&str>,
     settings: &mut Settings,
     theme: &Theme,
+    mut jog: Option<&mut GaugeJog>,
 ) {
     ui.horizontal(|ui| {
         ui.heading("Joints");
@@ -119,14 +132,25 @@ pub fn show(
     let out = egui::ScrollArea::vertical()
         .max_height(room)
         .show(ui, |ui| {
-            for d in data {
-                let r = if compact {
-                    joint_row(ui, d, theme)
-                } else {
-                    let r = joint_gauge(ui, d, theme);
+            for (i, d) in data.iter().enumerate() {
+                let r = ui
+                    .horizontal(|ui| {
+                        if let Some(j) = jog.as_deref_mut() {
+                            jog_buttons(ui, i, compact, j);
+                        }
+                        ui.vertical(|ui| {
+                            if compact {
+                                joint_row(ui, d, theme)
+                            } else {
+                                joint_gauge(ui, d, theme)
+                            }
+                        })
+                        .inner
+                    })
+                    .inner;
+                if !compact {
                     ui.add_space(6.0);
-                    r
-                };
+                }
                 bottoms.push(r.rect.bottom());
             }
         });
@@ -153,6 +177,34 @@ pub fn show(
                 .small()
                 .color(theme.muted),
         );
+    }
+}
+
+/// The − and + buttons of joint `i`, held to jog it (the held button is the enable).
+fn jog_buttons(ui: &mut egui::Ui, i: usize, compact: bool, jog: &mut GaugeJog) {
+    let h = if compact { 18.0 } else { 26.0 };
+    let size = egui::vec2(20.0, h);
+    ui.spacing_mut().item_spacing.x = 2.0;
+    let moving = jog.moving == Some(i);
+    let minus = hold_button(ui, "−", size, moving);
+    let plus = hold_button(ui, "+", size, moving);
+    let what = format!(
+        "Hold to jog joint {} {{}} (let go: it stops). Needs control, READY and the live arm{}",
+        i + 1,
+        if jog.selected == Some(i) {
+            "; the keys − / = jog it too"
+        } else {
+            ""
+        }
+    );
+    minus
+        .response
+        .on_hover_text(what.replace("{}", "negative"));
+    plus.response.on_hover_text(what.replace("{}", "positive"));
+    if minus.held {
+        jog.held = Some((i, -1.0));
+    } else if plus.held {
+        jog.held = Some((i, 1.0));
     }
 }
 

@@ -9,6 +9,7 @@ pub mod confirm;
 pub mod event_log;
 pub mod gauges;
 pub mod help;
+pub mod jog;
 pub mod notices;
 pub mod plot_picker;
 pub mod plots;

@@ -2,5 +2,6 @@
 //! if visible) → `widget_info` for accessibility and tests.
 
 pub mod envelope_band;
+pub mod hold_button;
 pub mod joint_gauge;
 pub mod scrub_bar;

@@ -1,0 +1,91 @@
+//! The window's jog input each frame (issue 32): what is held (the buttons beside the gauges,
+//! the jog keys, the gamepad) goes to the network side as a [`Command::Jog`], which streams
+//! the commands and stops them itself when this input ages ([`crate::ui::jog`]).
+
+use eframe::egui;
+
+use super::OcuApp;
+use crate::model::command::Command;
+use crate::model::jog::{Gate, Gates, JogOptions, Source};
+use crate::ui::commands::UiCommand;
+use crate::ui::jog::Held;
+use crate::ui::time_control::Shown;
+
+impl OcuApp {
+    /// The live arm's joint count (0 without a specification).
+    pub(crate) fn live_joint_count(&self) -> usize {
+        self.live_state()
+            .and_then(|s| s.spec.map(|x| x.joints.len()))
+            .unwrap_or(0)
+    }
+
+    /// The jog options of the settings and this session's acknowledgement.
+    pub(crate) fn jog_options(&self) -> JogOptions {
+        JogOptions {
+            speed_scale: self.settings.jog_speed_scale,
+            timeout_limit: self.settings.jog_timeout_limit,
+            acknowledge_timeout: self.view.jog.acknowledged && !self.settings.jog_refuse_long_timeout,
+            effort_as_velocity: self.settings.jog_effort_as_velocity,
+        }
+    }
+
+    /// The first gate that would block a jog of the live arm now, from its state and the
+    /// window (the enable is not counted: it is what the operator holds to start).
+    pub(crate) fn jog_needs(&self, ctx: &egui::Context) -> Option<Gate> {
+        let live = self.live_state()?;
+        let mut gates = Gates::all_pass(Source::Keys).with_arm(&live);
+        gates.live_focused_arm = self.shown() == Shown::Live;
+        gates.window_focused = ctx.input(|i| i.focused);
+        gates.blocking().first()
+    }
+
+    /// Tells the network side what is held this frame, if anything is or a release is
+    /// still to be said.
+    pub(crate) fn jog_frame(&mut self, ctx: &egui::Context) {
+        let screen = self.view.jog.screen.take();
+        let shown = self.shown();
+        let Some(live) = self.live_state() else {
+            return;
+        };
+        let (Some(arm), Some(joints)) = (live.selected, live.spec.as_ref().map(|s| s.joints.len()))
+        else {
+            return;
+        };
+        let typing = ctx.egui_wants_keyboard_input();
+        let down = |c: UiCommand| {
+            !typing
+                && ctx.input(|i| c.shortcuts(shown).iter().any(|s| i.key_down(s.key)))
+        };
+        let keys = f64::from(u8::from(down(UiCommand::JogPlus)))
+            - f64::from(u8::from(down(UiCommand::JogMinus)));
+        if screen.is_some() {
+            self.view.jog.last_screen = screen.map(|(axis, _)| axis);
+        }
+        let held = Held {
+            keys,
+            screen,
+            pad: None,
+        };
+        let focused = ctx.input(|i| i.focused);
+        let options = self.jog_options();
+        let Some(net) = self.sources.net() else {
+            return;
+        };
+        let at = net.start().elapsed().as_secs_f64();
+        let live_shown = shown == Shown::Live;
+        if let Some(req) = self.view.jog.request(
+            arm,
+            joints,
+            &held,
+            at,
+            live_shown,
+            focused,
+            live.jog.moving,
+            options,
+        ) {
+            // A full queue drops this frame's input: the next frame says it again, and the
+            // network side stops the jog if none arrives within a period.
+            let _ = net.send(Command::Jog(Box::new(req)));
+        }
+    }
+}

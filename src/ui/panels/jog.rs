@@ -1,0 +1,211 @@
+//! The jog strip over the gauges (live only): what a jog would move and how fast, whether it
+//! moves now, and when it cannot, the first gate that blocks it and what to do, in words.
+
+use eframe::egui;
+
+use crate::model::jog::{Frame, Gate, JogDriver, JogStatus};
+use crate::ui::commands::UiCommand;
+use crate::ui::jog::JogUi;
+use crate::ui::settings::Settings;
+use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
+
+/// What the strip shows.
+#[derive(Debug, Clone, Copy)]
+pub struct JogView<'a> {
+    /// The live arm's jog, as the network side says it.
+    pub status: &'a JogStatus,
+    /// The arm offers the tool-point velocity driver.
+    pub tool_available: bool,
+    /// What is shown (the keys' text).
+    pub shown: Shown,
+    /// The first gate that would block a jog now, from the live arm's state (said before
+    /// the operator tries; the enable is not counted).
+    pub needs: Option<Gate>,
+}
+
+/// Draws the strip; the mode, speed and acknowledgement change `jog` and `settings`.
+pub fn show(
+    ui: &mut egui::Ui,
+    view: &JogView<'_>,
+    jog: &mut JogUi,
+    settings: &mut Settings,
+    theme: &Theme,
+) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(egui::RichText::new("Jog").strong());
+        let keys = |c: UiCommand| c.keys_text(view.shown);
+        if ui
+            .selectable_label(!jog.tool, "joints")
+            .on_hover_text(format!(
+                "Jog one joint at a time ({})",
+                keys(UiCommand::ToggleJogMode)
+            ))
+            .clicked()
+            && jog.tool
+        {
+            jog.toggle_mode();
+        }
+        let tool = ui.add_enabled(view.tool_available, egui::Button::selectable(jog.tool, "tool"));
+        let tool = tool.on_disabled_hover_text(
+            "This arm offers no tool-point velocity driver (ManipulatorEndEffectorVelocityStateDriver)",
+        );
+        if tool
+            .on_hover_text("Jog the tool point along its axes (x, y, z, rx, ry, rz)")
+            .clicked()
+            && !jog.tool
+        {
+            jog.toggle_mode();
+        }
+        if jog.tool {
+            let (base, text) = match jog.frame {
+                Frame::Base => (true, "base frame"),
+                Frame::Tool => (false, "tool frame"),
+            };
+            if ui
+                .selectable_label(true, text)
+                .on_hover_text(if base {
+                    "Axes of the arm's base: click for the tool's own axes"
+                } else {
+                    "The tool's own axes: click for the arm's base axes"
+                })
+                .clicked()
+            {
+                jog.frame = if base { Frame::Tool } else { Frame::Base };
+            }
+        }
+        ui.label(egui::RichText::new(jog.axis_name()).color(theme.accent))
+            .on_hover_text(format!(
+                "The axis the keys jog: {} / {} select, {} / {} jog (hold)",
+                keys(UiCommand::JogPrevAxis),
+                keys(UiCommand::JogNextAxis),
+                keys(UiCommand::JogMinus),
+                keys(UiCommand::JogPlus)
+            ));
+        let mut pct = settings.jog_speed_scale * 100.0;
+        let speed = ui
+            .add(
+                egui::DragValue::new(&mut pct)
+                    .range(1.0..=100.0)
+                    .speed(1.0)
+                    .suffix(" %"),
+            )
+            .on_hover_text(
+                "Speed at full deflection, of each joint's maximum speed (the arm is told the \
+                 same limit in its motion profile)",
+            );
+        if speed.changed() {
+            settings.jog_speed_scale = (pct / 100.0).clamp(0.01, 1.0);
+        }
+        options_menu(ui, jog, settings);
+    });
+    state_line(ui, view, jog, settings, theme);
+}
+
+/// The jog's options: the access-timeout rule and the effort compatibility mode.
+fn options_menu(ui: &mut egui::Ui, jog: &mut JogUi, settings: &mut Settings) {
+    ui.menu_button("options", |ui| {
+        ui.label("Velocity and effort jogs: if the link drops, the arm moves on until its access timeout lapses.");
+        ui.horizontal(|ui| {
+            ui.label("Longest timeout accepted without asking:");
+            ui.add(
+                egui::DragValue::new(&mut settings.jog_timeout_limit)
+                    .range(0.0..=60.0)
+                    .speed(0.1)
+                    .suffix(" s"),
+            );
+        });
+        ui.checkbox(
+            &mut settings.jog_refuse_long_timeout,
+            "Refuse arms past it (never ask)",
+        );
+        if jog.acknowledged && ui.button("Withdraw this session's acknowledgement").clicked() {
+            jog.acknowledged = false;
+        }
+        ui.separator();
+        ui.checkbox(
+            &mut settings.jog_effort_as_velocity,
+            "Efforts read as velocities (compatibility mode)",
+        )
+        .on_hover_text(
+            "Only for arms that read SetJointEffort as a velocity (FKIE's does). On any other \
+             arm, 50 % would command 50 rad/s: leave it off",
+        );
+        if settings.jog_effort_as_velocity {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                "Compatibility mode on: efforts carry rad/s or m/s",
+            );
+        }
+    })
+    .response
+    .on_hover_text("Jog options");
+}
+
+/// The second line: moving, blocked (first gate and what to do), refused, or ready.
+fn state_line(
+    ui: &mut egui::Ui,
+    view: &JogView<'_>,
+    jog: &mut JogUi,
+    settings: &Settings,
+    theme: &Theme,
+) {
+    let status = view.status;
+    if status.moving {
+        let source = status.source.map_or(String::new(), |s| format!(" ({s:?})"));
+        ui.label(
+            egui::RichText::new(format!("MOVING{source}: let go to stop"))
+                .strong()
+                .color(theme.ok),
+        );
+    } else if let Some(g) = status.blocking.first() {
+        let more = status.blocking.len() - 1;
+        let more = if more > 0 {
+            format!(" (+{more} more)")
+        } else {
+            String::new()
+        };
+        ui.label(
+            egui::RichText::new(format!("Blocked: {}{more}", g.blocks()))
+                .strong()
+                .color(theme.warn),
+        )
+        .on_hover_text(
+            status
+                .blocking
+                .iter()
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        ui.label(egui::RichText::new(g.remedy()).small());
+    } else if let Some(why) = &status.refusal {
+        ui.label(egui::RichText::new(why).color(theme.warn));
+        if status.acknowledgeable && !settings.jog_refuse_long_timeout && !jog.acknowledged {
+            if ui
+                .button("I understand: allow for this session")
+                .on_hover_text("Asked once per session; withdraw it in the jog options")
+                .clicked()
+            {
+                jog.acknowledged = true;
+            }
+        }
+    } else if let Some(g) = view.needs {
+        ui.label(
+            egui::RichText::new(format!("To jog: {}", g.remedy()))
+                .small()
+                .color(theme.warn),
+        )
+        .on_hover_text(g.blocks());
+    } else {
+        let driver = status.driver.map_or("—", JogDriver::name);
+        ui.label(
+            egui::RichText::new(format!("Hold − / + to jog · {driver}"))
+                .small()
+                .color(theme.muted),
+        );
+    }
+    if let Some(words) = &status.if_link_drops {
+        ui.label(egui::RichText::new(words).small().color(theme.muted));
+    }
+}
