@@ -72,6 +72,9 @@ known_messages! {
     ReportPresetPoseCapabilities, ReportCurrentPose, ReportTransitionCompleted,
     ReportPresetPoseSpecifications, SetJointMotionProfile, QueryJointMotionProfile,
     ReportJointMotionProfile, QueryCommandedJointVelocity, ReportCommandedJointVelocity,
+    SetEndEffectorVelocityState, QueryCommandedEndEffectorVelocityState,
+    ReportCommandedEndEffectorVelocityState, QueryEndEffectorVelocityState,
+    ReportEndEffectorVelocityState,
 }
 
 /// Every scale a message uses: the `scales` constants and the variable-field families.
@@ -101,6 +104,8 @@ fn all_scales() -> Vec<(&'static str, Scale)> {
         ("PROFILE_RAD", scales::PROFILE_RAD),
         ("PROFILE_SPEED_M", scales::PROFILE_SPEED_M),
         ("PROFILE_ACCEL_M", scales::PROFILE_ACCEL_M),
+        ("EE_ANGULAR_VELOCITY", scales::EE_ANGULAR_VELOCITY),
+        ("EE_LINEAR_VELOCITY", scales::EE_LINEAR_VELOCITY),
         ("POSITION.revolute", POSITION.revolute),
         ("POSITION.prismatic", POSITION.prismatic),
         ("VELOCITY.revolute", VELOCITY.revolute),
@@ -275,6 +280,18 @@ fn joint_motion_profiles(r: Reals) -> impl Strategy<Value = Vec<JointMotionProfi
             }
         });
     vec(entry, 0..=8)
+}
+
+/// A tool-point twist: angular X, Y, Z then linear X, Y, Z, each over its own scale.
+fn end_effector_velocity(r: Reals) -> impl Strategy<Value = EndEffectorVelocity> {
+    let w = scales::EE_ANGULAR_VELOCITY;
+    let v = scales::EE_LINEAR_VELOCITY;
+    ((r(w), r(w), r(w)), (r(v), r(v), r(v))).prop_map(|((wx, wy, wz), (vx, vy, vz))| {
+        EndEffectorVelocity {
+            angular: [wx, wy, wz],
+            linear: [vx, vy, vz],
+        }
+    })
 }
 
 fn pose(r: Reals) -> impl Strategy<Value = Pose> {
@@ -806,6 +823,20 @@ fn manipulator_generators() -> Vec<Gen> {
         variant(
             joint_values(VELOCITY, on_grid)
                 .prop_map(|joint_velocities| ReportCommandedJointVelocity { joint_velocities }),
+        ),
+        variant(
+            end_effector_velocity(on_grid)
+                .prop_map(|velocity| SetEndEffectorVelocityState { velocity }),
+        ),
+        variant(Just(QueryCommandedEndEffectorVelocityState)),
+        variant(
+            end_effector_velocity(on_grid)
+                .prop_map(|velocity| ReportCommandedEndEffectorVelocityState { velocity }),
+        ),
+        variant(Just(QueryEndEffectorVelocityState)),
+        variant(
+            end_effector_velocity(on_grid)
+                .prop_map(|velocity| ReportEndEffectorVelocityState { velocity }),
         ),
     ]
 }

@@ -1,6 +1,7 @@
 //! The simulator's side of jogging (issue 32), driven with a fake clock and no sockets: the
 //! motion-profile guard of the position and velocity drivers, the profile's speed caps, the
-//! commanded-velocity echo, the arm stopping when control lapses, and `--drivers`.
+//! commanded-velocity echo, the arm stopping when control lapses, and `--drivers`; the
+//! tool-point driver (`SetEndEffectorVelocityState`) under the same guard.
 
 #![allow(
     clippy::unwrap_used,
@@ -15,6 +16,7 @@ use jaus_ocu::jaus::core::*;
 use jaus_ocu::jaus::judp::{self, Datagram, Header};
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::{JausId, JointKind, Message};
+use jaus_ocu::model::kinematics;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, Drivers, SimConfig};
 use jaus_ocu::sim::motion::Mode;
@@ -76,6 +78,54 @@ impl Bench {
         r.pop()
     }
 
+    /// A bench whose arm starts at the demo arm's "Deploy" preset: the arm out in front, away
+    /// from its limits and singularities (the stowed home is folded against them).
+    fn deployed() -> Self {
+        let mut arm = ArmFile::demo();
+        let deploy = arm.presets.iter().find(|p| p.name == "Deploy").unwrap();
+        arm.home.clone_from(&deploy.positions);
+        Self {
+            sim: Component::new(arm, SimConfig::default()),
+            seq: 0,
+        }
+    }
+
+    /// The tool point now, manipulator (base) frame, m.
+    fn tool_point(&self) -> [f64; 3] {
+        let arm = self.sim.arm();
+        kinematics::tool_point(&arm.spec, self.sim.positions(), arm.tool_point)
+            .unwrap()
+            .to_array()
+    }
+
+    /// Runs the clock from `from` in 10 ms ticks until `done` holds, at most until `deadline`;
+    /// returns the time it held, or `None`.
+    fn run_until(
+        &mut self,
+        from: f64,
+        deadline: f64,
+        mut done: impl FnMut(&Component) -> bool,
+    ) -> Option<f64> {
+        let mut out = Vec::new();
+        let mut t = from;
+        while t < deadline {
+            t += 0.01;
+            self.sim.tick(t, &mut out);
+            if done(&self.sim) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// `ReportCommandedEndEffectorVelocityState`'s twist, asked by `from`.
+    fn commanded_twist(&mut self, now: f64, from: JausId) -> EndEffectorVelocity {
+        match self.ask(now, from, QueryCommandedEndEffectorVelocityState) {
+            Some(Message::ReportCommandedEndEffectorVelocityState(r)) => r.velocity,
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// `ReportCommandedJointVelocity`'s values, asked by `from`.
     fn commanded_velocity(&mut self, now: f64, from: JausId) -> Vec<f64> {
         match self.ask(now, from, QueryCommandedJointVelocity) {
@@ -134,6 +184,21 @@ fn near(a: &[f64], b: &[f64], tol: f64) -> bool {
 }
 
 const LSB: f64 = 1e-7;
+
+/// A tool-point twist: linear velocity `v` (m/s), no rotation.
+fn linear(v: [f64; 3]) -> SetEndEffectorVelocityState {
+    SetEndEffectorVelocityState {
+        velocity: EndEffectorVelocity {
+            angular: [0.0; 3],
+            linear: v,
+        },
+    }
+}
+
+/// Whether two twists agree within one LSB of the wire's scales.
+fn same_twist(a: &EndEffectorVelocity, b: &EndEffectorVelocity) -> bool {
+    near(&a.angular, &b.angular, 3e-8) && near(&a.linear, &b.linear, 5e-9)
+}
 
 #[test]
 fn velocity_and_position_commands_are_refused_until_the_controller_sets_a_motion_profile() {
@@ -399,6 +464,7 @@ fn a_velocity_only_sim_lists_and_obeys_only_the_velocity_driver() {
             position: false,
             velocity: true,
             effort: false,
+            tool: false,
         },
         ..SimConfig::default()
     });
@@ -442,6 +508,7 @@ fn a_position_only_sim_refuses_velocity_and_has_no_velocity_echo() {
             position: true,
             velocity: false,
             effort: false,
+            tool: false,
         },
         ..SimConfig::default()
     });
@@ -463,4 +530,169 @@ fn a_position_only_sim_refuses_velocity_and_has_no_velocity_echo() {
         },
     );
     assert!(matches!(b.sim.mode(), Mode::Position(_)));
+}
+
+#[test]
+fn a_tool_point_twist_along_x_moves_the_tool_along_the_base_x_axis() {
+    let mut b = Bench::deployed();
+    b.send(0.0, A, RequestControl { authority_code: 1 });
+    b.send(0.0, A, profile(0.5));
+    let before = b.tool_point();
+    b.send(0.0, A, linear([0.05, 0.0, 0.0]));
+    assert!(matches!(b.sim.mode(), Mode::Tool(_)));
+    b.run(0.0, 1.0);
+    // Up to speed: the sensor reads the tool moving at the twist commanded.
+    let Some(Message::ReportEndEffectorVelocityState(r)) =
+        b.ask(1.0, B, QueryEndEffectorVelocityState)
+    else {
+        panic!()
+    };
+    let v = r.velocity;
+    assert!((v.linear[0] - 0.05).abs() < 0.002, "{v:?}");
+    assert!(
+        v.linear[1].abs() < 0.002 && v.linear[2].abs() < 0.002,
+        "{v:?}"
+    );
+    assert!(v.angular.iter().all(|w| w.abs() < 0.01), "{v:?}");
+    b.run(1.0, 2.0);
+    let after = b.tool_point();
+    let d: Vec<f64> = after.iter().zip(before).map(|(a, b)| a - b).collect();
+    // 2 s at 0.05 m/s, less the ramp up: about 9 cm along +x, next to nothing across.
+    assert!(d[0] > 0.07 && d[0] < 0.1, "moved {d:?}");
+    assert!(
+        d[1].abs() < 0.05 * d[0] && d[2].abs() < 0.05 * d[0],
+        "moved {d:?}"
+    );
+}
+
+#[test]
+fn tool_point_twists_are_refused_until_the_controller_sets_a_motion_profile() {
+    let mut b = Bench::deployed();
+    b.send(0.0, A, RequestControl { authority_code: 1 });
+    let start = b.sim.positions().to_vec();
+    b.send(0.0, A, linear([0.05, 0.0, 0.0]));
+    b.run(0.0, 0.5);
+    assert_eq!(b.sim.mode(), &Mode::Idle);
+    assert_eq!(b.sim.positions(), start.as_slice(), "the arm did not move");
+    let s = b.sim.stats();
+    assert_eq!((s.refused_without_profile, s.refused_commands), (1, 1));
+    // From a client without control it is refused as any command.
+    b.send(0.5, B, linear([0.05, 0.0, 0.0]));
+    assert_eq!(b.sim.stats().refused_commands, 2);
+    assert_eq!(b.sim.stats().refused_without_profile, 1);
+    b.send(0.5, A, profile(0.5));
+    b.send(0.5, A, linear([0.05, 0.0, 0.0]));
+    assert!(matches!(b.sim.mode(), Mode::Tool(_)));
+}
+
+#[test]
+fn a_zero_twist_stops_the_tool_point() {
+    let mut b = Bench::deployed();
+    b.send(0.0, A, RequestControl { authority_code: 1 });
+    b.send(0.0, A, profile(0.5));
+    b.send(0.0, A, linear([0.0, 0.04, -0.03]));
+    b.run(0.0, 0.8);
+    assert!(!b.sim.velocities().iter().all(|v| *v == 0.0), "moving");
+    b.send(0.8, A, linear([0.0; 3]));
+    let stopped = b.run_until(0.8, 2.0, |s| s.velocities().iter().all(|v| *v == 0.0));
+    let t = stopped.unwrap_or_else(|| {
+        panic!(
+            "the arm comes to rest after a zero twist: {:?} {:?}",
+            b.sim.mode(),
+            b.sim.velocities()
+        )
+    });
+    let rest = b.sim.positions().to_vec();
+    b.run(t, t + 1.0);
+    assert_eq!(b.sim.positions(), rest.as_slice(), "and stays there");
+}
+
+#[test]
+fn tool_point_motion_stays_within_the_profile_and_stops_when_control_lapses() {
+    let mut b = Bench::new(SimConfig {
+        control_timeout_s: 1,
+        ..SimConfig::default()
+    });
+    b.send(0.0, A, RequestControl { authority_code: 1 });
+    b.send(0.0, A, profile(0.05));
+    // Far more than the joints can give at 0.05 rad/s (m/s): every joint stays within it.
+    b.send(0.0, A, linear([0.5, 0.0, 0.5]));
+    let mut t = 0.0;
+    let mut peak: f64 = 0.0;
+    while t < 0.9 {
+        b.run(t, t + 0.02);
+        t += 0.02;
+        peak = b.sim.velocities().iter().fold(peak, |p, v| p.max(v.abs()));
+    }
+    assert!(peak <= 0.05 + LSB && peak > 0.04, "peak {peak}");
+    // Nothing renews control: at the timeout the arm stops as for a joint jog.
+    let lapsed = b.run_until(t, 1.5, |s| s.controller().is_none());
+    assert!(lapsed.is_some_and(|at| at > 1.0));
+    assert_eq!(b.sim.mode(), &Mode::Idle);
+    assert!(b.sim.velocities().iter().all(|v| *v == 0.0));
+}
+
+#[test]
+fn the_commanded_twist_echo_reads_the_command_and_zero_after_a_zero() {
+    let mut b = Bench::deployed();
+    let zero = EndEffectorVelocity::ZERO;
+    assert!(same_twist(&b.commanded_twist(0.0, A), &zero));
+    b.send(0.0, A, RequestControl { authority_code: 1 });
+    b.send(0.0, A, profile(0.5));
+    let sent = EndEffectorVelocity {
+        angular: [0.0, 0.0, 0.1],
+        linear: [0.02, -0.01, 0.03],
+    };
+    b.send(0.0, A, SetEndEffectorVelocityState { velocity: sent });
+    b.run(0.0, 0.2);
+    assert!(same_twist(&b.commanded_twist(0.2, B), &sent));
+    b.send(0.3, A, linear([0.0; 3]));
+    assert!(same_twist(&b.commanded_twist(0.3, B), &zero));
+    // A joint command takes over: the twist echo reads zero.
+    b.send(0.4, A, SetEndEffectorVelocityState { velocity: sent });
+    b.send(0.4, A, jog_first(0.1));
+    assert!(same_twist(&b.commanded_twist(0.4, B), &zero));
+    // An emergency from anyone.
+    b.send(0.5, A, SetEndEffectorVelocityState { velocity: sent });
+    b.send(0.5, B, SetEmergency { emergency_code: 1 });
+    assert!(same_twist(&b.commanded_twist(0.5, B), &zero));
+}
+
+#[test]
+fn a_velocity_only_sim_neither_lists_nor_obeys_the_tool_point_driver() {
+    let mut b = Bench::new(SimConfig {
+        drivers: Drivers {
+            position: false,
+            velocity: true,
+            effort: false,
+            tool: false,
+        },
+        ..SimConfig::default()
+    });
+    let uris = listed(&mut b);
+    let has = |name: &str| uris.contains(&format!("urn:jaus:jss:manipulator:{name}"));
+    assert!(!has("ManipulatorEndEffectorVelocityStateDriver"));
+    assert!(
+        has("ManipulatorEndEffectorVelocityStateSensor"),
+        "sensors stay"
+    );
+    b.send(0.0, A, RequestControl { authority_code: 1 });
+    b.send(0.0, A, profile(0.5));
+    let start = b.sim.positions().to_vec();
+    b.send(0.0, A, linear([0.05, 0.0, 0.0]));
+    b.run(0.0, 0.3);
+    assert_eq!(b.sim.mode(), &Mode::Idle);
+    assert_eq!(b.sim.positions(), start.as_slice());
+    assert_eq!(b.sim.stats().unhandled, 1);
+    assert_eq!(b.ask(0.3, A, QueryCommandedEndEffectorVelocityState), None);
+    assert!(matches!(
+        b.ask(0.3, A, QueryEndEffectorVelocityState),
+        Some(Message::ReportEndEffectorVelocityState(_))
+    ));
+    // The full set, by default, lists it.
+    let mut all = Bench::new(SimConfig::default());
+    let uris = listed(&mut all);
+    assert!(
+        uris.contains(&"urn:jaus:jss:manipulator:ManipulatorEndEffectorVelocityStateDriver".into())
+    );
 }

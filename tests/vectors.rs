@@ -459,6 +459,97 @@ fn ours_commanded_joint_velocity_query_and_report_bodies() {
     assert!((v.joint_velocities[1].value + 0.05).abs() <= scales::JOINT_VELOCITY_M.lsb());
 }
 
+/// The twist of the end-effector velocity vectors: 0.1, 0, −0.2 rad/s; 0.05, −0.1, 0 m/s.
+fn twist() -> EndEffectorVelocity {
+    EndEffectorVelocity {
+        angular: [0.1, 0.0, -0.2],
+        linear: [0.05, -0.1, 0.0],
+    }
+}
+
+#[test]
+fn ours_set_end_effector_velocity_state_body_follows_the_reference_layout() {
+    // §6.3 0x0612: angular X, Y, Z as u32 over ±20π rad/s, then linear X, Y, Z as u32 over
+    // ±10 m/s, round half up (zero is 0x80000000); no presence vector, no frame field.
+    let body = "e2 26 34 80 00 00 00 80 3b b2 97 7f 0a d7 a3 80 eb 51 b8 7e 00 00 00 80";
+    let bytes = hex(&format!("12 06 {body}"));
+    let built = Message::from(SetEndEffectorVelocityState { velocity: twist() });
+    assert_eq!(built.emit().unwrap(), bytes);
+    // No unit codes: the OpenJAUS dialect writes the same bytes.
+    assert_eq!(
+        built.emit_with(jaus_ocu::jaus::Dialect::OpenJaus).unwrap(),
+        bytes
+    );
+    let Message::SetEndEffectorVelocityState(s) = Message::parse(&bytes).unwrap() else {
+        panic!()
+    };
+    let sent = twist();
+    for (got, want) in s.velocity.angular.iter().zip(sent.angular) {
+        assert!((got - want).abs() <= scales::EE_ANGULAR_VELOCITY.lsb());
+    }
+    for (got, want) in s.velocity.linear.iter().zip(sent.linear) {
+        assert!((got - want).abs() <= scales::EE_LINEAR_VELOCITY.lsb());
+    }
+    // The commanded echo and the sensor's report have the same layout under their own IDs.
+    let echo = hex(&format!("12 46 {body}"));
+    let Message::ReportCommandedEndEffectorVelocityState(e) = Message::parse(&echo).unwrap() else {
+        panic!()
+    };
+    assert_eq!(e.velocity, s.velocity);
+    let actual = hex(&format!("16 46 {body}"));
+    let Message::ReportEndEffectorVelocityState(a) = Message::parse(&actual).unwrap() else {
+        panic!()
+    };
+    assert_eq!(a.velocity, s.velocity);
+    assert_eq!(
+        Message::from(ReportEndEffectorVelocityState { velocity: twist() })
+            .emit()
+            .unwrap(),
+        actual
+    );
+    // Both queries have no body.
+    assert_eq!(
+        Message::from(QueryCommandedEndEffectorVelocityState)
+            .emit()
+            .unwrap(),
+        hex("12 26")
+    );
+    assert_eq!(
+        Message::from(QueryEndEffectorVelocityState).emit().unwrap(),
+        hex("16 26")
+    );
+}
+
+#[test]
+fn end_effector_velocity_errors_name_the_field_and_offset() {
+    // Five of the six u32s: the sixth, linear Z, is missing at offset 22.
+    let e = Message::parse(&hex(
+        "12 06 e2 26 34 80 00 00 00 80 3b b2 97 7f 0a d7 a3 80 eb 51 b8 7e",
+    ))
+    .unwrap_err();
+    assert_eq!((e.field, e.offset), ("LinearVelocityComponentZ", 22));
+    assert!(matches!(
+        e.kind,
+        DecodeErrorKind::Truncated {
+            needed: 4,
+            available: 0
+        }
+    ));
+    // 11 m/s and 21π rad/s are past the ranges and not sent.
+    let mut fast = twist();
+    fast.linear[1] = 11.0;
+    let e = Message::from(SetEndEffectorVelocityState { velocity: fast })
+        .emit()
+        .unwrap_err();
+    assert_eq!(e.field, "LinearVelocityComponentY");
+    let mut spin = twist();
+    spin.angular[2] = 21.0 * std::f64::consts::PI;
+    let e = Message::from(ReportCommandedEndEffectorVelocityState { velocity: spin })
+        .emit()
+        .unwrap_err();
+    assert_eq!(e.field, "AngularVelocityComponentZ");
+}
+
 #[test]
 fn ours_end_effector_force_torque_body() {
     let bytes =

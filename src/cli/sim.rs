@@ -32,6 +32,9 @@ pub enum DriverArg {
     Velocity,
     /// `PrimitiveManipulator` (`SetJointEffort`).
     Effort,
+    /// `ManipulatorEndEffectorVelocityStateDriver` (`SetEndEffectorVelocityState`, a tool-point
+    /// twist in the manipulator frame).
+    Tool,
 }
 
 /// The drivers `--drivers` lists.
@@ -40,6 +43,7 @@ pub fn drivers(list: &[DriverArg]) -> Drivers {
         position: list.contains(&DriverArg::Position),
         velocity: list.contains(&DriverArg::Velocity),
         effort: list.contains(&DriverArg::Effort),
+        tool: list.contains(&DriverArg::Tool),
     }
 }
 
@@ -90,14 +94,14 @@ pub struct SimArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     pub control_timeout: u8,
     /// The joint drivers to offer (listed in discovery and obeyed; the others' commands are
-    /// not handled), comma-separated. Position and velocity commands need a
+    /// not handled), comma-separated. Position, velocity and tool-point commands need a
     /// `SetJointMotionProfile` first.
     #[arg(
         long,
         value_enum,
         value_name = "DRIVER,...",
         value_delimiter = ',',
-        default_value = "position,velocity,effort"
+        default_value = "position,velocity,effort,tool"
     )]
     pub drivers: Vec<DriverArg>,
     /// Cycle through the presets while nobody holds control.
@@ -323,12 +327,16 @@ mod tests {
             Drivers {
                 position: true,
                 velocity: true,
-                effort: false
+                effort: false,
+                tool: false,
             }
         );
         assert_eq!(cfg.control_timeout_s, 1);
         let cfg = sim_config(&["--drivers", "velocity"]).unwrap();
         assert!(cfg.drivers.velocity && !cfg.drivers.position && !cfg.drivers.effort);
+        assert!(!cfg.drivers.tool);
+        let cfg = sim_config(&["--drivers", "tool"]).unwrap();
+        assert!(cfg.drivers.tool && !cfg.drivers.velocity);
         let e = sim_config(&["--drivers", "velocity,warp"]).unwrap_err();
         assert!(e.contains("warp"), "{e}");
     }

@@ -338,6 +338,100 @@ impl Body for ReportEndEffectorPose {
     }
 }
 
+/// The tool point's twist (`EndEffectorVelocityRec`, §6.3 0x0612): angular velocity of the
+/// end-effector frame, then linear velocity of the tool point, both in the manipulator (base)
+/// frame; on the wire angular X, Y, Z then linear X, Y, Z, each a u32.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct EndEffectorVelocity {
+    /// `AngularVelocityComponentX/Y/Z`: rad/s, ±20π.
+    pub angular: [f64; 3],
+    /// `LinearVelocityComponentX/Y/Z`: m/s, ±10.
+    pub linear: [f64; 3],
+}
+
+const ANGULAR_FIELDS: [&str; 3] = [
+    "AngularVelocityComponentX",
+    "AngularVelocityComponentY",
+    "AngularVelocityComponentZ",
+];
+const LINEAR_FIELDS: [&str; 3] = [
+    "LinearVelocityComponentX",
+    "LinearVelocityComponentY",
+    "LinearVelocityComponentZ",
+];
+
+impl EndEffectorVelocity {
+    /// No motion.
+    pub const ZERO: EndEffectorVelocity = EndEffectorVelocity {
+        angular: [0.0; 3],
+        linear: [0.0; 3],
+    };
+
+    /// Whether every component is zero (the arm is told to stop).
+    pub fn is_zero(&self) -> bool {
+        self.angular.iter().chain(&self.linear).all(|v| *v == 0.0)
+    }
+
+    /// Reads the six u32 fields.
+    pub fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let mut v = Self::ZERO;
+        for (x, field) in v.angular.iter_mut().zip(ANGULAR_FIELDS) {
+            *x = r.scaled(scales::EE_ANGULAR_VELOCITY, field)?;
+        }
+        for (x, field) in v.linear.iter_mut().zip(LINEAR_FIELDS) {
+            *x = r.scaled(scales::EE_LINEAR_VELOCITY, field)?;
+        }
+        Ok(v)
+    }
+
+    /// Writes the six u32 fields.
+    pub fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        for (&x, field) in self.angular.iter().zip(ANGULAR_FIELDS) {
+            w.scaled(scales::EE_ANGULAR_VELOCITY, x, field)?;
+        }
+        for (&x, field) in self.linear.iter().zip(LINEAR_FIELDS) {
+            w.scaled(scales::EE_LINEAR_VELOCITY, x, field)?;
+        }
+        Ok(())
+    }
+}
+
+/// A message whose body is one `EndEffectorVelocityRec`.
+macro_rules! end_effector_velocity_message {
+    ($( $(#[$meta:meta])* $name:ident ),*) => {$(
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+        pub struct $name {
+            /// `EndEffectorVelocityRec`: the twist, manipulator frame.
+            #[serde(flatten)]
+            pub velocity: EndEffectorVelocity,
+        }
+
+        impl Body for $name {
+            fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+                Ok(Self {
+                    velocity: EndEffectorVelocity::parse(r)?,
+                })
+            }
+
+            fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
+                self.velocity.emit(w)
+            }
+        }
+    )*};
+}
+
+end_effector_velocity_message! {
+    /// 0x0612 `SetEndEffectorVelocityState`: move the tool point at this twist (manipulator
+    /// frame) until told otherwise; all zeros stop.
+    SetEndEffectorVelocityState,
+    /// 0x4612 `ReportCommandedEndEffectorVelocityState`: the twist last commanded (the arm's
+    /// echo).
+    ReportCommandedEndEffectorVelocityState,
+    /// 0x4616 `ReportEndEffectorVelocityState`: the tool point's twist now, as measured.
+    ReportEndEffectorVelocityState
+}
+
 /// One joint's limits in a motion profile (`JointMotionProfileList` entry, §6.3 0x0607): a
 /// variant by joint type, tag 0 revolute (rad/s, rad/s²), tag 1 prismatic (m/s, m/s²).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -442,8 +536,12 @@ empty_message! {
     QueryJointMotionProfile,
     /// 0x2611 `QueryCommandedJointVelocity`.
     QueryCommandedJointVelocity,
+    /// 0x2612 `QueryCommandedEndEffectorVelocityState`.
+    QueryCommandedEndEffectorVelocityState,
     /// 0x2615 `QueryEndEffectorPose`.
     QueryEndEffectorPose,
+    /// 0x2616 `QueryEndEffectorVelocityState`.
+    QueryEndEffectorVelocityState,
 }
 
 /// 0x2600 `QueryManipulatorSpecifications`: a presence vector asking for the report's optional

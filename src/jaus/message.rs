@@ -22,13 +22,16 @@ use super::iop::{
     SetCurrentPose,
 };
 use super::manipulator::{
-    QueryCommandedJointPositions, QueryCommandedJointVelocity, QueryEndEffectorPose,
+    QueryCommandedEndEffectorVelocityState, QueryCommandedJointPositions,
+    QueryCommandedJointVelocity, QueryEndEffectorPose, QueryEndEffectorVelocityState,
     QueryJointEffort, QueryJointForceTorques, QueryJointMotionProfile, QueryJointPositions,
     QueryJointVelocity, QueryManipulatorSpecifications, QueryToolOffset,
-    ReportCommandedJointPositions, ReportCommandedJointVelocity, ReportEndEffectorPose,
+    ReportCommandedEndEffectorVelocityState, ReportCommandedJointPositions,
+    ReportCommandedJointVelocity, ReportEndEffectorPose, ReportEndEffectorVelocityState,
     ReportJointEffort, ReportJointForceTorques, ReportJointMotionProfile, ReportJointPositions,
-    ReportJointVelocity, ReportManipulatorSpecifications, ReportToolOffset, SetJointEffort,
-    SetJointMotionProfile, SetJointPositions, SetJointVelocity, SetToolOffset,
+    ReportJointVelocity, ReportManipulatorSpecifications, ReportToolOffset,
+    SetEndEffectorVelocityState, SetJointEffort, SetJointMotionProfile, SetJointPositions,
+    SetJointVelocity, SetToolOffset,
 };
 use super::wire::{DecodeContext, Dialect, Reader, Writer};
 
@@ -267,6 +270,7 @@ messages! {
     SetJointVelocity = 0x0603,
     SetToolOffset = 0x0604,
     SetJointMotionProfile = 0x0607,
+    SetEndEffectorVelocityState = 0x0612,
     QueryManipulatorSpecifications = 0x2600,
     QueryJointEffort = 0x2601,
     QueryJointPositions = 0x2602,
@@ -276,7 +280,9 @@ messages! {
     QueryJointMotionProfile = 0x2607,
     QueryCommandedJointPositions = 0x2608,
     QueryCommandedJointVelocity = 0x2611,
+    QueryCommandedEndEffectorVelocityState = 0x2612,
     QueryEndEffectorPose = 0x2615,
+    QueryEndEffectorVelocityState = 0x2616,
     // 200 bytes (the next biggest is 96): boxed.
     ReportManipulatorSpecifications = 0x4600 boxed,
     ReportJointEffort = 0x4601,
@@ -287,7 +293,9 @@ messages! {
     ReportJointMotionProfile = 0x4607,
     ReportCommandedJointPositions = 0x4608,
     ReportCommandedJointVelocity = 0x4611,
+    ReportCommandedEndEffectorVelocityState = 0x4612,
     ReportEndEffectorPose = 0x4615,
+    ReportEndEffectorVelocityState = 0x4616,
     // IOP v3.
     QueryManipulatorEndEffectorForceTorque = 0xD998,
     ReportManipulatorEndEffectorForceTorque = 0xD999,

@@ -127,6 +127,10 @@ pub mod scales {
     pub const PROFILE_SPEED_M: Scale = Scale::new(0.0, 5.0, 4);
     /// Motion profile: prismatic acceleration and deceleration, m/s².
     pub const PROFILE_ACCEL_M: Scale = Scale::new(0.0, 20.0, 4);
+    /// End-effector velocity state: angular velocity component, rad/s.
+    pub const EE_ANGULAR_VELOCITY: Scale = Scale::new(-20.0 * PI, 20.0 * PI, 4);
+    /// End-effector velocity state: linear velocity component, m/s.
+    pub const EE_LINEAR_VELOCITY: Scale = Scale::new(-10.0, 10.0, 4);
 }
 
 /// Which type-and-units codes and `JointNamesList` form an encoder writes (wire reference §9 C1, C2).

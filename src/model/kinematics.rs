@@ -230,6 +230,113 @@ pub fn end_effector_pose(
     ))
 }
 
+/// Step of the central differences in [`jacobian`] (rad or m): the truncation error goes as
+/// its square, the rounding error as 1e-16 over it; both stay far below 1e-8 at 1e-6.
+const JACOBIAN_STEP: f64 = 1e-6;
+
+/// The arm's Jacobian at `q`: per joint (joint 1 first), the twist of the tool per unit joint
+/// velocity, `[ωx, ωy, ωz, vx, vy, vz]` in the manipulator frame — the angular velocity of
+/// frame n (rad/s) and the linear velocity of the tool point (m/s), in the order of
+/// `EndEffectorVelocityRec`. Computed numerically, by central differences of the forward
+/// kinematics, so it follows the chain whatever its joint types.
+pub fn jacobian(
+    spec: &ArmSpec,
+    q: &[f64],
+    tool_point: [f64; 3],
+) -> Result<Vec<[f64; 6]>, KinematicsError> {
+    let tool = checked_tool_point(tool_point)?;
+    check(spec, q)?;
+    let mut moved = q.to_vec();
+    let mut columns = Vec::with_capacity(q.len());
+    for j in 0..q.len() {
+        moved[j] = q[j] + JACOBIAN_STEP;
+        let plus = walk(spec, &moved, |_, _, _| {})?;
+        moved[j] = q[j] - JACOBIAN_STEP;
+        let minus = walk(spec, &moved, |_, _, _| {})?;
+        moved[j] = q[j];
+        let h2 = 2.0 * JACOBIAN_STEP;
+        let linear = (plus.transform_point3(tool) - minus.transform_point3(tool)) / h2;
+        // R+ · R−ᵀ is a rotation by ω·2h; its skew-symmetric part is sin(2h|ω|) about ω.
+        let r = plus.matrix3 * minus.matrix3.transpose();
+        let angular = DVec3::new(
+            r.y_axis.z - r.z_axis.y,
+            r.z_axis.x - r.x_axis.z,
+            r.x_axis.y - r.y_axis.x,
+        ) / (2.0 * h2);
+        columns.push([
+            angular.x, angular.y, angular.z, linear.x, linear.y, linear.z,
+        ]);
+    }
+    Ok(columns)
+}
+
+/// The tool twist of joint velocities `qd` through Jacobian `columns` (see [`jacobian`]).
+pub fn twist(columns: &[[f64; 6]], qd: &[f64]) -> [f64; 6] {
+    let mut out = [0.0; 6];
+    for (c, v) in columns.iter().zip(qd) {
+        for (o, x) in out.iter_mut().zip(c) {
+            *o += x * v;
+        }
+    }
+    out
+}
+
+/// Joint velocities that move the tool at `twist` (`[ωx, ωy, ωz, vx, vy, vz]`, manipulator
+/// frame) as closely as the arm can: the damped least-squares inverse of the Jacobian,
+/// `q̇ = Jᵀ (J Jᵀ + λ² I)⁻¹ x`. Where the arm can follow, the error is of order λ²/σ² (σ the
+/// singular values of J); near a singularity the damping trades accuracy for bounded joint
+/// speeds (at most |x|/2λ). A zero column (a joint left out) gets zero velocity.
+pub fn damped_least_squares(columns: &[[f64; 6]], twist: [f64; 6], damping: f64) -> Vec<f64> {
+    // A = J Jᵀ + λ² I, 6×6, symmetric positive definite for λ > 0.
+    let mut a = [[0.0; 6]; 6];
+    for c in columns {
+        for (r, row) in a.iter_mut().enumerate() {
+            for (k, x) in row.iter_mut().enumerate() {
+                *x += c[r] * c[k];
+            }
+        }
+    }
+    for (i, row) in a.iter_mut().enumerate() {
+        row[i] += damping * damping;
+    }
+    let y = solve_spd(&a, twist);
+    columns
+        .iter()
+        .map(|c| c.iter().zip(&y).map(|(a, b)| a * b).sum())
+        .collect()
+}
+
+/// Solves `a · y = b` for a symmetric positive definite `a` (Cholesky); zeros if it is not.
+fn solve_spd(a: &[[f64; 6]; 6], b: [f64; 6]) -> [f64; 6] {
+    let mut l = [[0.0; 6]; 6];
+    for i in 0..6 {
+        for k in 0..=i {
+            let sum: f64 = (0..k).map(|m| l[i][m] * l[k][m]).sum();
+            if i == k {
+                let d = a[i][i] - sum;
+                if d <= 0.0 || !d.is_finite() {
+                    return [0.0; 6];
+                }
+                l[i][i] = d.sqrt();
+            } else {
+                l[i][k] = (a[i][k] - sum) / l[k][k];
+            }
+        }
+    }
+    // L z = b, then Lᵀ y = z.
+    let mut z = [0.0; 6];
+    for i in 0..6 {
+        let sum: f64 = (0..i).map(|m| l[i][m] * z[m]).sum();
+        z[i] = (b[i] - sum) / l[i][i];
+    }
+    let mut y = [0.0; 6];
+    for i in (0..6).rev() {
+        let sum: f64 = (i + 1..6).map(|m| l[m][i] * y[m]).sum();
+        y[i] = (z[i] - sum) / l[i][i];
+    }
+    y
+}
+
 /// A sphere holding every point an arm can reach with its joints anywhere within their
 /// limits: the frame origins, the tool point and the bounding cylinders around them
 /// (what the 3D view keeps in view while it follows the arm, so a tour or a jog never
@@ -460,6 +567,87 @@ mod tests {
             tool_point(&odd, &q, [0.1, 0.2, 0.3]),
             tool_point(&plain, &q, [0.1, 0.2, 0.3])
         );
+    }
+
+    /// The geometric Jacobian in closed form: a revolute joint turns about z of its frame
+    /// through the frame's origin, a prismatic one slides along it.
+    fn geometric_jacobian(spec: &ArmSpec, q: &[f64], tool: [f64; 3]) -> Vec<[f64; 6]> {
+        let pose = forward(spec, q, tool).unwrap();
+        let p = pose.tool_point_manipulator;
+        pose.frames
+            .iter()
+            .zip(&spec.joints)
+            .map(|(frame, joint)| {
+                // Joint j turns or slides along the z of the frame before its Rz·Tz, which is
+                // the z of its own frame; its origin lies on that axis.
+                let (axis, origin) = (frame.matrix3.z_axis, frame.translation);
+                match joint.kind {
+                    JointType::Revolute => {
+                        let v = axis.cross(p - origin);
+                        [axis.x, axis.y, axis.z, v.x, v.y, v.z]
+                    }
+                    JointType::Prismatic => [0.0, 0.0, 0.0, axis.x, axis.y, axis.z],
+                }
+            })
+            .collect()
+    }
+
+    fn rprr() -> ArmSpec {
+        ArmSpec {
+            mount: None,
+            joints: vec![
+                Joint::revolute(0.0, 0.0, 0.3),
+                Joint::revolute(0.1, FRAC_PI_2, 0.0),
+                Joint::prismatic(0.4, 0.0, 0.0, 0.2, 0.5),
+                Joint::revolute(0.05, -FRAC_PI_2, 0.1),
+            ],
+        }
+    }
+
+    #[test]
+    fn numerical_jacobian_matches_the_geometric_one() {
+        let spec = rprr();
+        let tool = [0.02, -0.03, 0.15];
+        for q in [
+            [0.0, 0.3, 0.2, 0.0],
+            [1.2, -0.7, 0.35, 2.5],
+            [-2.0, 1.4, 0.1, -1.0],
+        ] {
+            let numeric = jacobian(&spec, &q, tool).unwrap();
+            let exact = geometric_jacobian(&spec, &q, tool);
+            for (j, (n, e)) in numeric.iter().zip(&exact).enumerate() {
+                for k in 0..6 {
+                    assert!(
+                        (n[k] - e[k]).abs() < 1e-7,
+                        "q {q:?} joint {j} row {k}: {n:?} vs {e:?}"
+                    );
+                }
+            }
+        }
+        assert!(matches!(
+            jacobian(&spec, &[0.0; 3], tool),
+            Err(KinematicsError::JointCount { .. })
+        ));
+    }
+
+    #[test]
+    fn damped_least_squares_follows_a_reachable_twist_and_skips_zero_columns() {
+        let spec = rprr();
+        let q = [0.4, 0.6, 0.3, 0.8];
+        let tool = [0.0, 0.0, 0.1];
+        let mut columns = jacobian(&spec, &q, tool).unwrap();
+        // Four joints cannot follow every twist: ask for one they can (a combination of the
+        // columns); with little damping it is followed.
+        let wanted = twist(&columns, &[0.1, -0.2, 0.05, 0.3]);
+        let qd = damped_least_squares(&columns, wanted, 1e-4);
+        let got = twist(&columns, &qd);
+        for k in 0..6 {
+            assert!((got[k] - wanted[k]).abs() < 1e-6, "{got:?} vs {wanted:?}");
+        }
+        columns[2] = [0.0; 6];
+        let qd = damped_least_squares(&columns, wanted, 1e-4);
+        assert_eq!(qd[2], 0.0);
+        assert_eq!(damped_least_squares(&columns, [0.0; 6], 0.02), vec![0.0; 4]);
     }
 
     #[test]

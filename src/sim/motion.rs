@@ -2,11 +2,17 @@
 //! speed limits, velocities that are the derivative of the positions, joint efforts from
 //! inertia, friction and a gravity-like load, and an end-effector force/torque sensor with
 //! noise and occasional contact transients.
+//!
+//! A tool-point twist ([`Mode::Tool`]) is turned into joint velocities every step by the damped
+//! least-squares inverse of the arm's Jacobian (`model::kinematics`), then moved like a joint
+//! velocity command: the same speed caps, accelerations and joint limits.
 
 use glam::{DMat3, DVec3};
 
+use crate::jaus::manipulator::EndEffectorVelocity;
 use crate::model::arm::ArmSpec;
 use crate::model::arm::JointType;
+use crate::model::kinematics;
 use crate::net::rng::Rng;
 
 /// Speed used for a joint whose specification gives none (rad/s or m/s).
@@ -17,6 +23,11 @@ const RAMP_S: f64 = 0.3;
 const TOOL_MASS: f64 = 1.5;
 /// Standard gravity, m/s².
 const G: f64 = 9.81;
+/// Damping λ of the tool-point driver's least-squares inverse: near a singularity no joint is
+/// asked for more than |twist|/2λ (then scaled down to its speed); elsewhere each component of
+/// the twist along a singular direction σ of the Jacobian is followed short by λ²/(σ² + λ²)
+/// (1 % where σ = 0.1).
+const TOOL_DAMPING: f64 = 0.01;
 
 /// What the joints are doing.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +38,10 @@ pub enum Mode {
     Position(Vec<f64>),
     /// Moving at these velocities (clamped to max speed; stops at limits).
     Velocity(Vec<f64>),
+    /// Moving the tool point at this twist (manipulator frame): joint velocities from the
+    /// Jacobian each step, scaled down together so no joint passes its speed, and joints at a
+    /// limit left out.
+    Tool(EndEffectorVelocity),
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +68,10 @@ struct Contact {
 #[derive(Debug, Clone)]
 pub struct Motion {
     joints: Vec<JointModel>,
+    /// The chain, for the tool-point driver's Jacobian.
+    spec: ArmSpec,
+    /// The tool point in the end-effector frame, m.
+    tool_point: [f64; 3],
     q: Vec<f64>,
     qd: Vec<f64>,
     qdd: Vec<f64>,
@@ -105,6 +124,8 @@ impl Motion {
             .collect();
         Self {
             joints,
+            spec: spec.clone(),
+            tool_point: [0.0; 3],
             q,
             qd: vec![0.0; n],
             qdd: vec![0.0; n],
@@ -176,6 +197,63 @@ impl Motion {
         }
     }
 
+    /// Moves the tool point at `twist` (manipulator frame; all zeros decelerate to rest).
+    pub fn move_tool(&mut self, twist: EndEffectorVelocity) {
+        if !self.held {
+            self.mode = Mode::Tool(twist);
+        }
+    }
+
+    /// Sets the tool point the tool-point driver moves (end-effector frame, m).
+    pub fn set_tool_point(&mut self, tool_point: [f64; 3]) {
+        self.tool_point = tool_point;
+    }
+
+    /// The tool's twist now (`[ωx, ωy, ωz, vx, vy, vz]`, manipulator frame): the Jacobian
+    /// times the joint velocities; zeros if the chain cannot be evaluated.
+    pub fn tool_twist(&self) -> [f64; 6] {
+        kinematics::jacobian(&self.spec, &self.q, self.tool_point)
+            .map_or([0.0; 6], |j| kinematics::twist(&j, &self.qd))
+    }
+
+    /// The joint velocities that move the tool at `twist` now: the damped least-squares
+    /// solution, re-solved without any joint that sits at a limit and would push past it,
+    /// then scaled down together (the direction kept) so no joint passes [`Motion::speed`].
+    fn tool_velocities(&self, twist: &EndEffectorVelocity) -> Vec<f64> {
+        let n = self.joints.len();
+        let x = [
+            twist.angular[0],
+            twist.angular[1],
+            twist.angular[2],
+            twist.linear[0],
+            twist.linear[1],
+            twist.linear[2],
+        ];
+        let Ok(mut columns) = kinematics::jacobian(&self.spec, &self.q, self.tool_point) else {
+            return vec![0.0; n];
+        };
+        let mut qd = vec![0.0; n];
+        for _ in 0..=n {
+            qd = kinematics::damped_least_squares(&columns, x, TOOL_DAMPING);
+            let mut blocked = false;
+            for (i, j) in self.joints.iter().enumerate() {
+                let outward = (qd[i] < 0.0 && j.min.is_some_and(|m| self.q[i] <= m))
+                    || (qd[i] > 0.0 && j.max.is_some_and(|m| self.q[i] >= m));
+                if outward {
+                    columns[i] = [0.0; 6];
+                    blocked = true;
+                }
+            }
+            if !blocked {
+                break;
+            }
+        }
+        let over = (0..n)
+            .map(|i| qd[i].abs() / self.speed(i))
+            .fold(1.0, f64::max);
+        qd.iter().map(|v| v / over).collect()
+    }
+
     /// Caps each joint's speed below its maximum (a motion profile's `JointMaxSpeed`), from
     /// now on and for the motion under way; `None` lifts the caps.
     pub fn set_speed_caps(&mut self, caps: Option<&[f64]>) {
@@ -225,6 +303,10 @@ impl Motion {
         if self.held || dt <= 0.0 {
             return;
         }
+        let tool = match &self.mode {
+            Mode::Tool(twist) => self.tool_velocities(twist),
+            _ => Vec::new(),
+        };
         for i in 0..self.joints.len() {
             let speed = self.speed(i);
             let j = &self.joints[i];
@@ -248,6 +330,10 @@ impl Motion {
                 }
                 Mode::Velocity(vs) => {
                     let nv = v + (vs[i] - v).clamp(-j.accel * dt, j.accel * dt);
+                    (q + 0.5 * (v + nv) * dt, nv)
+                }
+                Mode::Tool(_) => {
+                    let nv = v + (tool[i] - v).clamp(-j.accel * dt, j.accel * dt);
                     (q + 0.5 * (v + nv) * dt, nv)
                 }
                 Mode::Idle => {
@@ -452,6 +538,36 @@ mod tests {
         let b = m.end_effector_ft(1.0, DMat3::IDENTITY, DVec3::ZERO);
         assert_eq!(a, b);
         assert!((a.0[2] - TOOL_MASS * G).abs() < 1e-12);
+    }
+
+    #[test]
+    fn tool_twists_keep_joint_limits_and_speeds_and_a_zero_twist_comes_to_rest() {
+        let mut m = Motion::new(&arm(), &[0.9, 0.45, 0.3], 1, false);
+        m.set_tool_point([0.0, 0.0, 0.2]);
+        m.set_speed_caps(Some(&[0.5, 0.05, 0.5]));
+        m.move_tool(EndEffectorVelocity {
+            angular: [0.0, 0.0, 0.3],
+            linear: [0.2, 0.1, 0.1],
+        });
+        for _ in 0..5000 {
+            m.step(0.001);
+            let (q, v) = (m.positions(), m.velocities());
+            assert!(
+                (-1.0..=1.0).contains(&q[0]) && (0.0..=0.5).contains(&q[1]),
+                "{q:?}"
+            );
+            assert!(
+                v[0].abs() <= 0.5 + 1e-9 && v[1].abs() <= 0.05 + 1e-9,
+                "{v:?}"
+            );
+        }
+        assert!(!m.at_rest(), "joints not at a limit still move");
+        m.move_tool(EndEffectorVelocity::ZERO);
+        for _ in 0..1000 {
+            m.step(0.001);
+        }
+        assert!(m.at_rest());
+        assert_eq!(m.tool_twist(), [0.0; 6]);
     }
 
     #[test]

@@ -16,10 +16,11 @@ use crate::jaus::iop::{
     ReportPresetPoseSpecifications, Transition,
 };
 use crate::jaus::manipulator::{
-    FORCE_TORQUE, JointValue, POSITION, Pose, ReportCommandedJointPositions,
-    ReportCommandedJointVelocity, ReportEndEffectorPose, ReportJointEffort,
-    ReportJointForceTorques, ReportJointPositions, ReportJointVelocity, ReportToolOffset, VELOCITY,
-    VariableFamily,
+    EndEffectorVelocity, FORCE_TORQUE, JointValue, POSITION, Pose,
+    ReportCommandedEndEffectorVelocityState, ReportCommandedJointPositions,
+    ReportCommandedJointVelocity, ReportEndEffectorPose, ReportEndEffectorVelocityState,
+    ReportJointEffort, ReportJointForceTorques, ReportJointPositions, ReportJointVelocity,
+    ReportToolOffset, VELOCITY, VariableFamily,
 };
 use crate::jaus::wire::{Scale, scales};
 use crate::model::kinematics;
@@ -191,6 +192,22 @@ impl Component {
             }
             .into(),
             Message::QueryJointMotionProfile(_) => self.profile_report().into(),
+            Message::QueryCommandedEndEffectorVelocityState(_) => {
+                ReportCommandedEndEffectorVelocityState {
+                    velocity: clamped_twist(self.commanded_twist()),
+                }
+                .into()
+            }
+            Message::QueryEndEffectorVelocityState(_) => {
+                let [wx, wy, wz, vx, vy, vz] = self.motion.tool_twist();
+                ReportEndEffectorVelocityState {
+                    velocity: clamped_twist(EndEffectorVelocity {
+                        angular: [wx, wy, wz],
+                        linear: [vx, vy, vz],
+                    }),
+                }
+                .into()
+            }
             Message::QueryJointVelocity(_) => ReportJointVelocity {
                 joint_velocities: self.joint_values(self.motion.velocities(), VELOCITY),
             }
@@ -317,6 +334,14 @@ impl Component {
     }
 }
 
+/// `v` within the wire's ranges (a report saturates rather than fails).
+fn clamped_twist(v: EndEffectorVelocity) -> EndEffectorVelocity {
+    EndEffectorVelocity {
+        angular: v.angular.map(|x| scales::EE_ANGULAR_VELOCITY.clamp(x)),
+        linear: v.linear.map(|x| scales::EE_LINEAR_VELOCITY.clamp(x)),
+    }
+}
+
 /// The services the simulator implements with every driver, as `ReportServices` lists them.
 pub fn services() -> Vec<ServiceRec> {
     services_with(Drivers::ALL)
@@ -339,6 +364,7 @@ pub fn services_with(drivers: Drivers) -> Vec<ServiceRec> {
         "ManipulatorJointForceTorqueSensor",
         "ManipulatorToolOffsetService",
         "ManipulatorEndEffectorPoseSensor",
+        "ManipulatorEndEffectorVelocityStateSensor",
         "ManipulatorJointMotionProfile",
     ]
     .into_iter()

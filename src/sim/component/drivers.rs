@@ -1,10 +1,11 @@
 //! The joint drivers the simulator offers and the motion profile that guards them (issue 32).
 //!
-//! `sim --drivers` picks which of the position, velocity and effort drivers the component lists
-//! in discovery and obeys; a message of a driver it does not offer is not handled (counted in
+//! `sim --drivers` picks which of the position, velocity, effort and tool-point drivers the
+//! component lists in discovery and obeys; a message of a driver it does not offer is not handled (counted in
 //! [`super::SimStats::unhandled`]), as on an arm without that service.
 //!
-//! The position and velocity drivers move only within a joint motion profile: their commands
+//! The position, velocity and tool-point drivers move only within a joint motion profile: their
+//! commands
 //! are refused (counted) until the client holding control has sent `SetJointMotionProfile`, and
 //! every joint then moves at most at the profile's `JointMaxSpeed`. The profile is forgotten
 //! when control is lost, so each controller sets its own. Its acceleration and deceleration
@@ -15,8 +16,9 @@
 use super::Component;
 use crate::jaus::core::ServiceRec;
 use crate::jaus::manipulator::{
-    JointMotionProfile, ReportJointMotionProfile, SetJointMotionProfile,
+    EndEffectorVelocity, JointMotionProfile, ReportJointMotionProfile, SetJointMotionProfile,
 };
+use crate::jaus::wire::{Scale, scales};
 use crate::jaus::{JausId, JointKind, Message};
 use crate::sim::motion::Mode;
 
@@ -29,6 +31,9 @@ pub struct Drivers {
     pub velocity: bool,
     /// `PrimitiveManipulator`: `SetJointEffort`, `QueryJointEffort`.
     pub effort: bool,
+    /// `ManipulatorEndEffectorVelocityStateDriver`: `SetEndEffectorVelocityState` (a tool-point
+    /// twist in the manipulator frame), `QueryCommandedEndEffectorVelocityState`.
+    pub tool: bool,
 }
 
 impl Drivers {
@@ -37,6 +42,7 @@ impl Drivers {
         position: true,
         velocity: true,
         effort: true,
+        tool: true,
     };
 
     /// Whether a component offering these drivers handles `m` (messages of no driver: yes).
@@ -47,6 +53,8 @@ impl Drivers {
             }
             Message::SetJointVelocity(_) | Message::QueryCommandedJointVelocity(_) => self.velocity,
             Message::SetJointEffort(_) | Message::QueryJointEffort(_) => self.effort,
+            Message::SetEndEffectorVelocityState(_)
+            | Message::QueryCommandedEndEffectorVelocityState(_) => self.tool,
             _ => true,
         }
     }
@@ -57,6 +65,7 @@ impl Drivers {
             (self.effort, "PrimitiveManipulator"),
             (self.position, "ManipulatorJointPositionDriver"),
             (self.velocity, "ManipulatorJointVelocityDriver"),
+            (self.tool, "ManipulatorEndEffectorVelocityStateDriver"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -72,6 +81,17 @@ impl Drivers {
 impl Default for Drivers {
     fn default() -> Self {
         Self::ALL
+    }
+}
+
+/// `v` with every component within one LSB of zero made zero: the scaled u32 cannot carry
+/// 0 exactly (the nearest code, 2^31, reads as half an LSB, 2.3 nm/s or 15 nrad/s), and a
+/// zero twist must stop the arm rather than let it creep.
+pub(super) fn snap_to_zero(v: EndEffectorVelocity) -> EndEffectorVelocity {
+    let snap = |s: Scale| move |x: f64| if x.abs() <= s.lsb() { 0.0 } else { x };
+    EndEffectorVelocity {
+        angular: v.angular.map(snap(scales::EE_ANGULAR_VELOCITY)),
+        linear: v.linear.map(snap(scales::EE_LINEAR_VELOCITY)),
     }
 }
 
@@ -161,11 +181,22 @@ impl Component {
     }
 
     /// The velocities the arm is commanded to move at (after the speed caps): a velocity
-    /// command's, zeros in every other mode (stopped, stopping, moving to positions).
+    /// command's, zeros in every other mode (stopped, stopping, moving to positions, moving
+    /// the tool point).
     pub(super) fn commanded_velocities(&self) -> Vec<f64> {
         match self.motion.mode() {
             Mode::Velocity(v) => v.clone(),
             _ => vec![0.0; self.arm.spec.joint_count()],
+        }
+    }
+
+    /// The tool-point twist last commanded (`ReportCommandedEndEffectorVelocityState`): a
+    /// `SetEndEffectorVelocityState`'s while the arm follows it, zeros in every other mode
+    /// (before any, after a stop, control lost, an emergency, a joint command).
+    pub(super) fn commanded_twist(&self) -> EndEffectorVelocity {
+        match self.motion.mode() {
+            Mode::Tool(t) => *t,
+            _ => EndEffectorVelocity::ZERO,
         }
     }
 }

@@ -5,9 +5,11 @@
 //! Liveness, Discovery; Manipulator v2.0 `ManipulatorSpecificationService`,
 //! `ManipulatorJointPositionSensor`, `ManipulatorJointVelocitySensor`,
 //! `ManipulatorJointForceTorqueSensor`, `ManipulatorToolOffsetService`,
-//! `ManipulatorEndEffectorPoseSensor`, `ManipulatorJointMotionProfile`, and of the drivers
-//! `PrimitiveManipulator`, `ManipulatorJointPositionDriver`, `ManipulatorJointVelocityDriver`
-//! those [`SimConfig::drivers`] offers (all by default); IOP
+//! `ManipulatorEndEffectorPoseSensor`, `ManipulatorEndEffectorVelocityStateSensor`,
+//! `ManipulatorJointMotionProfile`, and of the drivers `PrimitiveManipulator`,
+//! `ManipulatorJointPositionDriver`, `ManipulatorJointVelocityDriver`,
+//! `ManipulatorEndEffectorVelocityStateDriver` those [`SimConfig::drivers`] offers (all by
+//! default); IOP
 //! `ManipulatorEndEffectorForceTorqueSensor` and `PresetPose`.
 //!
 //! Behaviour choices where the standards leave room (documented for operators and tests):
@@ -23,9 +25,10 @@
 //!   gets `RejectControl` `CONTROL_RELEASED`, any motion it commanded stops at once (an OCU that
 //!   dies mid-jog stops the arm within the timeout, `sim --control-timeout`) and its motion
 //!   profile is forgotten.
-//! - `SetJointPositions` and `SetJointVelocity` move the arm only once the controlling client
-//!   has set a joint motion profile, and within its speeds (module `drivers`); before that they
-//!   are refused and counted ([`SimStats::refused_without_profile`]).
+//! - `SetJointPositions`, `SetJointVelocity` and `SetEndEffectorVelocityState` move the arm
+//!   only once the controlling client has set a joint motion profile, and within its speeds
+//!   (module `drivers`); before that they are refused and counted
+//!   ([`SimStats::refused_without_profile`]).
 //! - Events v1.1: a subscription not refreshed (CreateEvent/UpdateEvent) within the event
 //!   timeout is cancelled and the client gets `ConfirmEventRequest`, as the Events service says.
 //! - JUDP intake is the shared [`Endpoint`]'s (as the OCU's): ACK requests answered,
@@ -156,7 +159,8 @@ pub struct SimStats {
     pub unhandled: u64,
     /// Commands ignored because the sender does not hold control or the state forbids them.
     pub refused_commands: u64,
-    /// Of those, position and velocity commands from a client that has set no motion profile.
+    /// Of those, position, velocity and tool-point commands from a client that has set no
+    /// motion profile.
     pub refused_without_profile: u64,
     /// Datagrams handed to the socket.
     pub sent: u64,
@@ -207,6 +211,7 @@ fn is_command(m: &Message) -> bool {
             | Message::SetJointVelocity(_)
             | Message::SetJointEffort(_)
             | Message::SetJointMotionProfile(_)
+            | Message::SetEndEffectorVelocityState(_)
             | Message::SetToolOffset(_)
             | Message::SetCurrentPose(_)
             | Message::Standby(_)
@@ -258,7 +263,8 @@ impl Component {
     /// A component for `arm`, set up by `cfg`.
     pub fn new(arm: ArmFile, cfg: SimConfig) -> Self {
         let start = cfg.hold.clone().unwrap_or_else(|| arm.home.clone());
-        let motion = Motion::new(&arm.spec, &start, cfg.seed, cfg.hold.is_some());
+        let mut motion = Motion::new(&arm.spec, &start, cfg.seed, cfg.hold.is_some());
+        motion.set_tool_point(arm.tool_point);
         let ctx = reports::decode_context(&arm.spec);
         let endpoint = Endpoint::addressed(cfg.id, Numbering::OneCounter, MAX_PEERS);
         Self {
@@ -685,9 +691,10 @@ impl Component {
             }
             Message::SetJointPositions(_)
             | Message::SetJointVelocity(_)
-            | Message::SetJointEffort(_) => self.motion_command(now, from, m, out),
+            | Message::SetJointEffort(_)
+            | Message::SetEndEffectorVelocityState(_) => self.motion_command(now, from, m, out),
             Message::SetJointMotionProfile(s) => self.set_profile(now, from, s),
-            Message::SetToolOffset(t) => self.tool_point = [t.x, t.y, t.z],
+            Message::SetToolOffset(t) => self.set_tool_point([t.x, t.y, t.z]),
             Message::SetCurrentPose(s) => self.set_current_pose(from, s, out),
             Message::CreateEvent(_)
             | Message::UpdateEvent(_)
@@ -709,9 +716,9 @@ impl Component {
         }
     }
 
-    /// `SetJointPositions`, `SetJointVelocity`, `SetJointEffort` from the controlling client:
-    /// not handled for a driver not offered, refused without a motion profile (position and
-    /// velocity) or in a state that forbids motion.
+    /// `SetJointPositions`, `SetJointVelocity`, `SetJointEffort`, `SetEndEffectorVelocityState`
+    /// from the controlling client: not handled for a driver not offered, refused without a
+    /// motion profile (position, velocity and tool point) or in a state that forbids motion.
     fn motion_command(&mut self, now: f64, from: JausId, m: Message, out: &mut Vec<Outgoing>) {
         if !self.cfg.drivers.handles(&m) {
             self.stats.unhandled += 1;
@@ -723,7 +730,9 @@ impl Component {
         }
         let guarded = matches!(
             m,
-            Message::SetJointPositions(_) | Message::SetJointVelocity(_)
+            Message::SetJointPositions(_)
+                | Message::SetJointVelocity(_)
+                | Message::SetEndEffectorVelocityState(_)
         );
         if guarded && !self.has_profile(from) {
             self.stats.refused_commands += 1;
@@ -756,6 +765,14 @@ impl Component {
                     self.stats.refused_commands += 1;
                 }
             }
+            Message::SetEndEffectorVelocityState(s) => {
+                if self.can_move(self.arm.spec.joint_count()) {
+                    self.interrupt_transition(out);
+                    self.motion.move_tool(drivers::snap_to_zero(s.velocity));
+                } else {
+                    self.stats.refused_commands += 1;
+                }
+            }
             Message::SetJointEffort(s) => {
                 // PrimitiveManipulator effort control, simplified: effort % of max commands
                 // the same % of the joint's max speed.
@@ -774,6 +791,12 @@ impl Component {
             }
             _ => {}
         }
+    }
+
+    /// `SetToolOffset`: the point the pose and velocity reports and the tool-point driver use.
+    fn set_tool_point(&mut self, tool_point: [f64; 3]) {
+        self.tool_point = tool_point;
+        self.motion.set_tool_point(tool_point);
     }
 
     fn can_move(&self, count: usize) -> bool {
