@@ -115,7 +115,6 @@ fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
         .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
 }
 
-
 impl Outbox {
     /// The jog requests sent so far.
     fn jogs(&mut self) -> Vec<JogRequest> {
@@ -146,13 +145,21 @@ fn holding_a_gauges_plus_button_jogs_that_joint_every_frame_and_letting_go_says_
     let mut h = harness(app);
     h.step();
     assert!(out.jogs().is_empty(), "nothing held, nothing said");
-    let plus = h.query_all_by_label("+").nth(1).expect("joint 2's + button").rect();
+    let plus = h
+        .query_all_by_label("+")
+        .nth(1)
+        .expect("joint 2's + button")
+        .rect();
     pointer(&h, plus.center(), true);
     for _ in 0..5 {
         h.step();
     }
     let held = out.jogs();
-    assert!(held.len() >= 4, "one request per frame while held: {}", held.len());
+    assert!(
+        held.len() >= 4,
+        "one request per frame while held: {}",
+        held.len()
+    );
     for r in &held {
         assert_eq!(r.source, Source::Screen);
         assert_eq!(r.arm, ARM);
@@ -178,7 +185,11 @@ fn sliding_off_a_held_button_lets_go() {
     let (app, mut out) = live_app(&recorded(1.0, None));
     let mut h = harness(app);
     h.step();
-    let minus = h.query_all_by_label("−").next().expect("joint 1's − button").rect();
+    let minus = h
+        .query_all_by_label("−")
+        .next()
+        .expect("joint 1's − button")
+        .rect();
     pointer(&h, minus.center(), true);
     h.step();
     h.step();
@@ -187,7 +198,9 @@ fn sliding_off_a_held_button_lets_go() {
         Some(Deflection::joint(7, 0, -1.0))
     );
     // Still pressed, but the pointer left the button.
-    h.event(egui::Event::PointerMoved(minus.center() + egui::vec2(300.0, 0.0)));
+    h.event(egui::Event::PointerMoved(
+        minus.center() + egui::vec2(300.0, 0.0),
+    ));
     h.step();
     h.step();
     assert_eq!(
@@ -211,8 +224,11 @@ fn the_jog_keys_select_a_joint_and_jog_it_while_held() {
     }
     let held = out.jogs();
     assert!(!held.is_empty());
-    assert!(held.iter().all(|r| r.source == Source::Keys
-        && r.input.deflection == Deflection::joint(7, 2, -1.0)));
+    assert!(
+        held.iter().all(
+            |r| r.source == Source::Keys && r.input.deflection == Deflection::joint(7, 2, -1.0)
+        )
+    );
     h.key_up(egui::Key::Minus);
     h.step();
     h.step();
@@ -228,7 +244,8 @@ fn the_jog_strip_says_what_a_jog_needs_before_the_operator_tries() {
     let mut h = harness(app);
     h.step();
     assert!(
-        h.query_by_label_contains("To jog: take control of the arm").is_some(),
+        h.query_by_label_contains("To jog: take control of the arm")
+            .is_some(),
         "without control the strip says what to do"
     );
 }
@@ -243,5 +260,9 @@ fn without_a_live_network_side_there_is_no_jog_strip_nor_buttons() {
     let mut h = harness(app);
     h.step();
     assert!(h.query_by_label_contains("To jog").is_none());
-    assert_eq!(h.query_all_by_label("+").count(), 0, "no jog buttons without a live arm");
+    assert_eq!(
+        h.query_all_by_label("+").count(),
+        0,
+        "no jog buttons without a live arm"
+    );
 }

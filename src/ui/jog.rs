@@ -151,7 +151,12 @@ impl JogUi {
         options: JogOptions,
     ) -> Option<JogRequest> {
         let (source, deflection, enable, pad_connected) = if let Some((axis, dir)) = held.screen {
-            (Source::Screen, self.deflection(axis, dir, joints), true, true)
+            (
+                Source::Screen,
+                self.deflection(axis, dir, joints),
+                true,
+                true,
+            )
         } else if held.keys != 0.0 {
             (
                 Source::Keys,
@@ -159,9 +164,11 @@ impl JogUi {
                 true,
                 true,
             )
-        } else if let Some(p) = held.pad.as_ref().filter(|p| {
-            p.deflection != Deflection::Released || !p.connected || p.enable_held
-        }) {
+        } else if let Some(p) = held
+            .pad
+            .as_ref()
+            .filter(|p| p.deflection != Deflection::Released || !p.connected || p.enable_held)
+        {
             (
                 Source::Gamepad,
                 p.deflection.clone(),
@@ -214,7 +221,9 @@ mod tests {
             keys: 1.0,
             ..Held::default()
         };
-        let r = j.request(arm(), 7, &held, 0.1, true, true, false, o).unwrap();
+        let r = j
+            .request(arm(), 7, &held, 0.1, true, true, false, o)
+            .unwrap();
         assert_eq!(r.source, Source::Keys);
         assert_eq!(r.input.deflection, Deflection::joint(7, 0, 1.0));
         assert!(r.enable_held);
@@ -247,7 +256,9 @@ mod tests {
             screen: Some((2, 1.0)),
             pad: Some(pad.clone()),
         };
-        let r = j.request(arm(), 7, &held, 0.0, true, true, false, o).unwrap();
+        let r = j
+            .request(arm(), 7, &held, 0.0, true, true, false, o)
+            .unwrap();
         assert_eq!(
             (r.source, r.input.deflection),
             (Source::Screen, Deflection::joint(7, 2, 1.0))
@@ -256,10 +267,14 @@ mod tests {
             screen: None,
             ..held
         };
-        let r = j.request(arm(), 7, &held, 0.0, true, true, false, o).unwrap();
+        let r = j
+            .request(arm(), 7, &held, 0.0, true, true, false, o)
+            .unwrap();
         assert_eq!(r.source, Source::Keys);
         let held = Held { keys: 0.0, ..held };
-        let r = j.request(arm(), 7, &held, 0.0, true, true, false, o).unwrap();
+        let r = j
+            .request(arm(), 7, &held, 0.0, true, true, false, o)
+            .unwrap();
         assert_eq!(r.source, Source::Gamepad);
         // An unplugged pad is said as such (its gate blocks), not as nothing held.
         let held = Held {
@@ -270,7 +285,9 @@ mod tests {
             }),
             ..Held::default()
         };
-        let r = j.request(arm(), 7, &held, 0.0, true, true, false, o).unwrap();
+        let r = j
+            .request(arm(), 7, &held, 0.0, true, true, false, o)
+            .unwrap();
         assert_eq!(r.source, Source::Gamepad);
         assert!(!r.gamepad_connected);
     }
@@ -290,7 +307,16 @@ mod tests {
             ..Held::default()
         };
         let r = j
-            .request(arm(), 7, &held, 0.0, false, true, false, JogOptions::default())
+            .request(
+                arm(),
+                7,
+                &held,
+                0.0,
+                false,
+                true,
+                false,
+                JogOptions::default(),
+            )
             .unwrap();
         assert!(!r.live, "the past is said as such: the network side stops");
         assert!(matches!(r.input.deflection, Deflection::Twist { axes, .. } if axes[5] == 1.0));

@@ -24,17 +24,20 @@
 
 use super::subscriptions::stale_limit;
 use super::{Client, Output};
+use glam::{DQuat, DVec3};
+
 use crate::jaus::manipulator::{
-    JointMotionProfile, JointValue, SetJointEffort, SetJointMotionProfile, SetJointPositions,
-    SetJointVelocity,
+    EndEffectorVelocity, JointMotionProfile, JointValue, SetEndEffectorVelocityState,
+    SetJointEffort, SetJointMotionProfile, SetJointPositions, SetJointVelocity,
 };
 use crate::jaus::{JausId, JointKind, Message};
 use crate::model::arm::{ArmSpec, JointType};
 use crate::model::command::CommandKind;
 use crate::model::jog::{
-    Deflection, Gate, Gates, Input, JogController, JogDriver, JogOut, JogRequest, JogSettings,
-    JogStatus, Motion, joint_target, stop_bound,
+    Deflection, Frame, Gate, Gates, Input, JogController, JogDriver, JogOut, JogRequest,
+    JogSettings, JogStatus, Motion, Twist, joint_target, stop_bound,
 };
+use crate::model::kinematics::end_effector_pose;
 use crate::model::update::{
     ArmFact, ControlState, LinkState, ManagementState, MarkKind, Outcome, Remark, Signal,
 };
@@ -146,12 +149,15 @@ fn link_drop_words(
         return Ok(format!("if the link drops: the arm stops within {bound}"));
     }
     let Some(t) = control_timeout else {
-        return Err((format!(
-            "the arm's access timeout is not known yet (QueryTimeout unanswered): a {} jog \
+        return Err((
+            format!(
+                "the arm's access timeout is not known yet (QueryTimeout unanswered): a {} jog \
              would keep moving for an unknown time if this link drops. Wait for the answer, \
              or jog an arm that offers the position driver",
-            driver.name()
-        ), false));
+                driver.name()
+            ),
+            false,
+        ));
     };
     let t = f64::from(t);
     let moves_on = if t == 0.0 {
@@ -398,8 +404,13 @@ fn jog_messages(
     if starting && !o.stop {
         j.targets.clone_from(&j.positions);
     }
-    let Motion::Joints(v) = &o.motion else {
-        return messages;
+    let v = match &o.motion {
+        Motion::Twist(t) if driver == JogDriver::Tool => {
+            messages.push(tool_command(spec, &j.positions, t).into());
+            return messages;
+        }
+        Motion::Twist(_) => return messages,
+        Motion::Joints(v) => v,
     };
     let kinds = spec.joints.iter().map(|j| j.kind);
     match driver {
@@ -469,7 +480,29 @@ fn jog_messages(
                 .into(),
             );
         }
+        // A joint deflection never picks the tool driver (`choose_driver`).
         JogDriver::Tool => {}
     }
     messages
+}
+
+/// `SetEndEffectorVelocityState` for `t`: the message has no frame field and means the
+/// arm's base (manipulator) frame, so a twist in the tool frame is turned into it by the
+/// orientation of frame n at `positions`. Where that cannot be computed (positions missing
+/// or wrong in number) the command is a zero: nothing moves on a guess.
+fn tool_command(spec: &ArmSpec, positions: &[f64], t: &Twist) -> SetEndEffectorVelocityState {
+    let velocity = match t.frame {
+        Frame::Base => Some((t.linear, t.angular)),
+        Frame::Tool => end_effector_pose(spec, positions, [0.0; 3])
+            .ok()
+            .map(|(_, q)| {
+                let r = DQuat::from_xyzw(q[1], q[2], q[3], q[0]);
+                let turn = |v: [f64; 3]| r.mul_vec3(DVec3::from_array(v)).to_array();
+                (turn(t.linear), turn(t.angular))
+            }),
+    };
+    let (linear, angular) = velocity.unwrap_or(([0.0; 3], [0.0; 3]));
+    SetEndEffectorVelocityState {
+        velocity: EndEffectorVelocity { angular, linear },
+    }
 }

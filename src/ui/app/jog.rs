@@ -24,7 +24,8 @@ impl OcuApp {
         JogOptions {
             speed_scale: self.settings.jog_speed_scale,
             timeout_limit: self.settings.jog_timeout_limit,
-            acknowledge_timeout: self.view.jog.acknowledged && !self.settings.jog_refuse_long_timeout,
+            acknowledge_timeout: self.view.jog.acknowledged
+                && !self.settings.jog_refuse_long_timeout,
             effort_as_velocity: self.settings.jog_effort_as_velocity,
         }
     }
@@ -53,8 +54,7 @@ impl OcuApp {
         };
         let typing = ctx.egui_wants_keyboard_input();
         let down = |c: UiCommand| {
-            !typing
-                && ctx.input(|i| c.shortcuts(shown).iter().any(|s| i.key_down(s.key)))
+            !typing && ctx.input(|i| c.shortcuts(shown).iter().any(|s| i.key_down(s.key)))
         };
         let keys = f64::from(u8::from(down(UiCommand::JogPlus)))
             - f64::from(u8::from(down(UiCommand::JogMinus)));

@@ -5,11 +5,11 @@ use eframe::egui;
 use egui_tiles::{Behavior, SimplificationOptions, TileId, Tiles, UiResponse};
 
 use super::OcuApp;
+use crate::model::jog::Source;
 use crate::ui::action::Action;
 use crate::ui::arms;
 use crate::ui::panels::arm_list;
 use crate::ui::panels::event_log::{self, LogInput};
-use crate::model::jog::Source;
 use crate::ui::panels::gauges;
 use crate::ui::panels::jog;
 use crate::ui::panels::plots::{self, PlotsInput};
@@ -17,8 +17,8 @@ use crate::ui::panels::presets;
 use crate::ui::panels::view3d::{self, View3dInput};
 use crate::ui::sources::read_vehicle;
 use crate::ui::theme::Theme;
-use crate::ui::time_control::Shown;
 use crate::ui::tiles::{Pane, TileLayout, pane_rects};
+use crate::ui::time_control::Shown;
 
 /// Draws the tiles for one frame: what each pane needs from the app, the theme, and where the
 /// operator's requests go.

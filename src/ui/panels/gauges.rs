@@ -197,9 +197,7 @@ fn jog_buttons(ui: &mut egui::Ui, i: usize, compact: bool, jog: &mut GaugeJog) {
             ""
         }
     );
-    minus
-        .response
-        .on_hover_text(what.replace("{}", "negative"));
+    minus.response.on_hover_text(what.replace("{}", "negative"));
     plus.response.on_hover_text(what.replace("{}", "positive"));
     if minus.held {
         jog.held = Some((i, -1.0));
