@@ -134,7 +134,9 @@ impl WorkArea<'_> {
                         .any(|(uri, _, _)| uri.ends_with("EndEffectorVelocityStateDriver"))
                 })
             });
+            let control = app.state.control_words();
             let view = jog::JogView {
+                control: &control,
                 status: &status,
                 tool_available,
                 shown,

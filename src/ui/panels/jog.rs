@@ -22,6 +22,9 @@ pub struct JogView<'a> {
     /// The first gate that would block a jog now, from the live arm's state (said before
     /// the operator tries; the enable is not counted).
     pub needs: Option<Gate>,
+    /// Who holds control of the arm, as it reports it (`control_words`): said when control
+    /// blocks, so a second OCU sees whose jog it cannot interrupt.
+    pub control: &'a str,
 }
 
 /// Draws the strip; the mode, speed and acknowledgement change `jog` and `settings`.
@@ -178,7 +181,12 @@ fn state_line(
                 .collect::<Vec<_>>()
                 .join("\n"),
         );
-        ui.label(egui::RichText::new(g.remedy()).small());
+        let remedy = if g == Gate::ControlHeld {
+            format!("{} ({})", g.remedy(), view.control)
+        } else {
+            g.remedy().to_string()
+        };
+        ui.label(egui::RichText::new(remedy).small());
     } else if let Some(why) = &status.refusal {
         ui.label(egui::RichText::new(why).color(theme.warn));
         if status.acknowledgeable && !settings.jog_refuse_long_timeout && !jog.acknowledged {
@@ -191,8 +199,13 @@ fn state_line(
             }
         }
     } else if let Some(g) = view.needs {
+        let holder = if g == Gate::ControlHeld {
+            format!(" — {}", view.control)
+        } else {
+            String::new()
+        };
         ui.label(
-            egui::RichText::new(format!("To jog: {}", g.remedy()))
+            egui::RichText::new(format!("To jog: {}{holder}", g.remedy()))
                 .small()
                 .color(theme.warn),
         )
