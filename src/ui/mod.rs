@@ -20,6 +20,7 @@ pub mod exact;
 pub mod export;
 pub mod files;
 pub mod format;
+pub mod gamepad;
 pub mod gl_ffi;
 pub mod jog;
 pub mod memory;

@@ -7,6 +7,7 @@ pub mod arm_list;
 pub mod banner;
 pub mod confirm;
 pub mod event_log;
+pub mod gamepad;
 pub mod gauges;
 pub mod help;
 pub mod jog;
