@@ -223,12 +223,12 @@ fn a_stick_held_as_the_pad_connects_drives_nothing_until_centred() {
 
 #[test]
 fn the_enable_has_three_positions_through_a_trigger_sweep() {
+    use EnableState::{Enabled, Released, Squeezed};
     let (m, mut s) = connected(7);
     let at = |s: &mut PadState, v: f64| {
         m.intent(&pad().with_button(Button::LeftTrigger, v), 7, s)
             .enable
     };
-    use EnableState::{Enabled, Released, Squeezed};
     // Squeeze slowly all the way, then let go slowly.
     let sweep_in = [
         (0.0, Released),

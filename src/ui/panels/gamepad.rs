@@ -155,15 +155,15 @@ fn table(ui: &mut Ui, mapping: &Mapping) {
             row(
                 e.trigger.name(),
                 format!(
-                    "enable: released (≤ {}) = off · held (from {}) = on · squeezed fully \
+                    "enable: released (up to {}) = off · held (from {}) = on · squeezed fully \
                      (from {}) = off until released",
                     e.release, e.engage, e.squeeze
                 ),
             );
             row(b.previous_page.name(), "previous page".into());
             row(b.next_page.name(), "next page".into());
-            row(b.mode.name(), "joint ↔ tool mode".into());
-            row(b.frame.name(), "tool-point frame: base ↔ tool".into());
+            row(b.mode.name(), "joint or tool mode".into());
+            row(b.frame.name(), "tool-point frame: base or tool".into());
             for (n, page) in mapping.joint_pages.iter().enumerate() {
                 row(
                     &format!("joint page {}", n + 1),
@@ -189,11 +189,11 @@ fn table(ui: &mut Ui, mapping: &Mapping) {
         });
 }
 
-/// A page in words: `left_stick_y → joint 1, right_stick_y → joint 2`.
+/// A page in words: `left_stick_y: joint 1, right_stick_y: joint 2`.
 fn page_words<T: Copy>(page: &Page<T>, words: impl Fn(T) -> String) -> String {
     let parts: Vec<String> = page
         .entries()
-        .map(|(axis, target)| format!("{} → {}", axis.name(), words(target)))
+        .map(|(axis, target)| format!("{}: {}", axis.name(), words(target)))
         .collect();
     parts.join(", ")
 }
