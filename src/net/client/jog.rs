@@ -57,6 +57,8 @@ pub(super) struct ArmJog {
     said: JogStatus,
     /// Another input asked for motion while this one held the arm (said in the status).
     other_refused: bool,
+    /// When that other input was read (said only while it is younger than one period).
+    other_at: f64,
     /// Position targets of the current jog (position driver), joint 1 first.
     targets: Vec<f64>,
     /// Commands sent (motion and zeros).
@@ -74,6 +76,7 @@ impl Default for ArmJog {
             request: None,
             said: JogStatus::default(),
             other_refused: false,
+            other_at: f64::NEG_INFINITY,
             targets: Vec::new(),
             sent: 0,
             profile_scale: f64::NAN,
@@ -262,9 +265,14 @@ impl Client {
         });
         if holder.is_some() {
             j.other_refused = req.input.deflection != Deflection::Released;
+            j.other_at = req.input.at;
             return;
         }
-        j.other_refused = false;
+        // The holder's own inputs leave the other's refusal said (it is still asking: the
+        // status must not flicker at each input); another input taken ends it.
+        if j.request.as_ref().is_none_or(|r| r.source != req.source) {
+            j.other_refused = false;
+        }
         j.request = Some(req);
     }
 
@@ -340,7 +348,7 @@ impl Client {
         } else {
             crate::model::jog::GateSet::EMPTY
         };
-        if j.other_refused {
+        if j.other_refused && now - j.other_at <= period {
             blocking = blocking.with(Gate::OneSource);
         }
         let events: Vec<_> = j.controller.events().collect();
