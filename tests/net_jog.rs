@@ -177,12 +177,14 @@ const VELOCITY_ONLY: Drivers = Drivers {
     position: false,
     velocity: true,
     effort: false,
+    tool: false,
 };
 
 const EFFORT_ONLY: Drivers = Drivers {
     position: false,
     velocity: false,
     effort: true,
+    tool: false,
 };
 
 /// A request from `source` to move joint `joint` (0-based) of `arm` by `amount`.

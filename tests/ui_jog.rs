@@ -72,13 +72,6 @@ struct Outbox {
 }
 
 impl Outbox {
-    /// Whether a `GoToPreset` was sent so far.
-    fn sent_a_preset_move(&mut self) -> bool {
-        self.sent()
-            .iter()
-            .any(|c| matches!(c, Command::GoToPreset { .. }))
-    }
-
     /// Every command sent so far, in the order the network side takes them (an emergency
     /// stop ahead of what waited before it).
     fn sent(&mut self) -> &[Command] {

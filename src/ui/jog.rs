@@ -61,6 +61,8 @@ pub struct JogUi {
     /// The operator acknowledged, for this session, that a velocity or effort jog keeps
     /// moving until the arm's access timeout lapses if the link drops.
     pub acknowledged: bool,
+    /// The gamepad window is open.
+    pub show_gamepad: bool,
     /// The last request asked for motion (the release is still to be said).
     active: bool,
     /// The input of the last request that asked for motion (a release is said as its).
@@ -76,6 +78,7 @@ impl Default for JogUi {
             screen: None,
             last_screen: None,
             acknowledged: false,
+            show_gamepad: false,
             active: false,
             last_source: Source::Keys,
         }
@@ -206,7 +209,7 @@ mod tests {
     use super::*;
 
     fn arm() -> ComponentId {
-        ComponentId::from(crate::jaus::JausId::new(126, 1, 10))
+        ComponentId::new(126, 1, 10)
     }
 
     #[test]

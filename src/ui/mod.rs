@@ -109,11 +109,37 @@ pub fn run(
             let settings = OcuApp::load_settings(cc.storage);
             let mut app = OcuApp::new(kind, Some(net), sims, settings);
             app.set_pace(pace);
+            let (mapping, problem) = gamepad_mapping();
+            if let Some(problem) = problem {
+                app.notify(panels::notices::NoticeLevel::Warning, problem);
+            }
+            app.set_gamepad(gamepad::Gamepad::spawn(cc.egui_ctx.clone()), mapping);
             app.memory_override = memory_limit;
             Ok(Box::new(app))
         }),
     )
     .map_err(|e| anyhow::anyhow!("the window could not be opened: {e} (is a display available? set DISPLAY, or use `jaus-ocu probe` for a terminal view)"))
+}
+
+/// The gamepad mapping: the file at [`app::mapping_path`] if there is one, else the
+/// default; a file that does not load gives the default and the reason (with what to do).
+fn gamepad_mapping() -> (gamepad::Mapping, Option<String>) {
+    let Some(path) = app::mapping_path().filter(|p| p.exists()) else {
+        return (gamepad::Mapping::default(), None);
+    };
+    match gamepad::Mapping::load(&path) {
+        Ok(m) => {
+            tracing::info!("gamepad mapping from {}", path.display());
+            (m, None)
+        }
+        Err(e) => {
+            tracing::warn!("{e}");
+            (
+                gamepad::Mapping::default(),
+                Some(format!("{e}; the default gamepad mapping is used")),
+            )
+        }
+    }
 }
 
 /// Fits egui's drawing to the window's OpenGL renderer: shapes without antialiasing fringes

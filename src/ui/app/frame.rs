@@ -239,6 +239,7 @@ impl OcuApp {
             self.file_chosen(task, path);
         }
         self.note_overlay(ctx);
+        self.gamepad_overlay(ctx, theme);
         if self.view.drop_hover {
             files::drop_overlay(ctx, theme);
         }
@@ -246,6 +247,28 @@ impl OcuApp {
 }
 
 impl OcuApp {
+    /// The gamepad window (opened from the jog strip): the mapping and the live pad.
+    fn gamepad_overlay(&mut self, ctx: &egui::Context, theme: &Theme) {
+        let mut open = self.view.jog.show_gamepad;
+        let Some(pad) = self.pad.as_mut().filter(|_| open) else {
+            return;
+        };
+        let snapshot = pad.gamepad.snapshot();
+        egui::Window::new("Gamepad")
+            .open(&mut open)
+            .collapsible(false)
+            .show(ctx, |ui| {
+                crate::ui::panels::gamepad::show(
+                    ui,
+                    theme,
+                    &pad.mapping,
+                    &snapshot,
+                    pad.intent.as_ref(),
+                );
+            });
+        self.view.jog.show_gamepad = open;
+    }
+
     /// The other arms of the focused arm's subsystem at the drawn time, for the 3D view: the
     /// live sessions' newest states while following live, else the states at the cursor.
     pub(crate) fn scene_arms(&self) -> Vec<SceneArm> {

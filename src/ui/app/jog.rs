@@ -8,10 +8,67 @@ use super::OcuApp;
 use crate::model::command::Command;
 use crate::model::jog::{Gate, Gates, JogOptions, Source};
 use crate::ui::commands::UiCommand;
-use crate::ui::jog::Held;
+use crate::ui::gamepad::{Gamepad, Mapping, PadIntent, PadState};
+use crate::ui::jog::{Held, PadInput};
 use crate::ui::time_control::Shown;
 
+/// The gamepad as the app uses it: the worker, the mapping, the mapping's state and what the
+/// pad asked in the last frame (for the gamepad window).
+pub struct Pad {
+    /// The worker (or a fake one in tests).
+    pub gamepad: Gamepad,
+    /// The mapping in force.
+    pub mapping: Mapping,
+    /// The mapping's state (enable, page, mode).
+    pub state: PadState,
+    /// What the pad asked in the last frame.
+    pub intent: Option<PadIntent>,
+}
+
+/// Where the gamepad mapping file is looked for: `$XDG_CONFIG_HOME/jaus-ocu/gamepad.toml`,
+/// else `~/.config/jaus-ocu/gamepad.toml`.
+pub fn mapping_path() -> Option<std::path::PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".config")))?;
+    Some(base.join("jaus-ocu").join("gamepad.toml"))
+}
+
 impl OcuApp {
+    /// Takes gamepad input from `gamepad` with `mapping` (the window's runner spawns the
+    /// worker; tests give a fake one).
+    pub fn set_gamepad(&mut self, gamepad: Gamepad, mapping: Mapping) {
+        let state = PadState::new(&mapping);
+        self.pad = Some(Pad {
+            gamepad,
+            mapping,
+            state,
+            intent: None,
+        });
+    }
+
+    /// The gamepad's reading this frame as jog input (`None` without a gamepad, or while
+    /// none was ever connected).
+    fn pad_input(&mut self, joints: usize) -> Option<PadInput> {
+        let pad = self.pad.as_mut()?;
+        let snapshot = pad.gamepad.snapshot();
+        let intent = pad.mapping.intent(&snapshot.pad, joints, &mut pad.state);
+        let seen = intent.connected || pad.intent.as_ref().is_some_and(|i| i.connected);
+        let input = seen.then(|| PadInput {
+            connected: intent.connected,
+            enable_held: intent.enabled(),
+            deflection: intent.deflection.clone(),
+        });
+        pad.intent = Some(intent);
+        input
+    }
+
+    /// What the jog strip says of the gamepad: its status (`None` without gamepad input).
+    pub(crate) fn pad_status(&self) -> Option<String> {
+        self.pad.as_ref().map(|p| p.gamepad.snapshot().status())
+    }
+
     /// The live arm's joint count (0 without a specification).
     pub(crate) fn live_joint_count(&self) -> usize {
         self.live_state()
@@ -61,11 +118,8 @@ impl OcuApp {
         if screen.is_some() {
             self.view.jog.last_screen = screen.map(|(axis, _)| axis);
         }
-        let held = Held {
-            keys,
-            screen,
-            pad: None,
-        };
+        let pad = self.pad_input(joints);
+        let held = Held { keys, screen, pad };
         let focused = ctx.input(|i| i.focused);
         let options = self.jog_options();
         let Some(net) = self.sources.net() else {

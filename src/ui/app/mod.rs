@@ -17,6 +17,7 @@
 mod event_log;
 mod frame;
 mod jog;
+pub use jog::{Pad, mapping_path};
 mod live;
 mod perform;
 mod recording;
@@ -143,6 +144,9 @@ pub struct OcuApp {
     rate_log: Option<(Instant, u64, u64)>,
     /// The spacing of the window's own frames within its CPU budget.
     pace: Pace,
+    /// The gamepad, its mapping and what it asked last (`None`: no gamepad input, as in
+    /// tests and offscreen renders).
+    pub(crate) pad: Option<jog::Pad>,
 }
 
 const SETTINGS_KEY: &str = "jaus-ocu-settings";
@@ -319,6 +323,7 @@ impl OcuApp {
             budget_applied: None,
             rate_log: None,
             pace: Pace::from_env(moving_interval(), LIVE_IDLE_INTERVAL),
+            pad: None,
         }
     }
 

@@ -87,7 +87,9 @@ impl OcuApp {
             UiCommand::ClearEmergency if self.live_in_emergency() => {
                 self.ask(Confirm::ClearEmergency);
             }
-            UiCommand::ClearEmergency => {}
+            // Not in emergency: nothing to clear. The jog keys are held, not pressed: read
+            // each frame by `jog_frame`.
+            UiCommand::ClearEmergency | UiCommand::JogPlus | UiCommand::JogMinus => {}
             UiCommand::ToggleControl if self.live_holds_control() => {
                 self.run(UiCommand::ReleaseControl);
             }
@@ -117,8 +119,6 @@ impl OcuApp {
                 self.time_command(TimeCommand::FollowLive);
             }
             UiCommand::ToggleUnits => self.settings.degrees = !self.settings.degrees,
-            // Held, not pressed: read each frame by `jog_frame`.
-            UiCommand::JogPlus | UiCommand::JogMinus => {}
             UiCommand::JogPrevAxis | UiCommand::JogNextAxis => {
                 let joints = self.live_joint_count();
                 let delta = if cmd == UiCommand::JogNextAxis { 1 } else { -1 };

@@ -135,7 +135,9 @@ impl WorkArea<'_> {
                 })
             });
             let control = app.state.control_words();
+            let pad = app.pad_status();
             let view = jog::JogView {
+                pad: pad.as_deref(),
                 control: &control,
                 status: &status,
                 tool_available,
@@ -145,14 +147,15 @@ impl WorkArea<'_> {
             jog::show(ui, &view, &mut app.view.jog, &mut app.settings, self.theme);
             ui.separator();
             let j = &app.view.jog;
-            let moving = status.moving.then(|| match status.source {
+            let moving = match status.source {
+                _ if !status.moving => None,
                 Some(Source::Screen) => j.last_screen,
                 Some(Source::Keys) if !j.tool => Some(j.axis),
                 _ => None,
-            });
+            };
             gauge_jog = Some(gauges::GaugeJog {
                 selected: (!j.tool).then_some(j.axis),
-                moving: moving.flatten(),
+                moving,
                 held: None,
             });
         }

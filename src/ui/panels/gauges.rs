@@ -65,6 +65,10 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
 /// Where the full gauges do not all fit, each joint is one compact row ([`joint_row`]);
 /// where even those do not, they scroll and the line under them says how many more there
 /// are below (`2 more joints below: scroll`).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "each is one thing the panel shows or changes; no panel takes the app"
+)]
 pub fn show(
     ui: &mut egui::Ui,
     data: &[GaugeData],

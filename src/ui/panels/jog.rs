@@ -25,6 +25,8 @@ pub struct JogView<'a> {
     /// Who holds control of the arm, as it reports it (`control_words`): said when control
     /// blocks, so a second OCU sees whose jog it cannot interrupt.
     pub control: &'a str,
+    /// The gamepad's status (`None`: no gamepad input in this window).
+    pub pad: Option<&'a str>,
 }
 
 /// Draws the strip; the mode, speed and acknowledgement change `jog` and `settings`.
@@ -99,6 +101,14 @@ pub fn show(
             );
         if speed.changed() {
             settings.jog_speed_scale = (pct / 100.0).clamp(0.01, 1.0);
+        }
+        if let Some(pad) = view.pad
+            && ui
+                .selectable_label(jog.show_gamepad, "gamepad")
+                .on_hover_text(format!("{pad}: its mapping and live state"))
+                .clicked()
+        {
+            jog.show_gamepad = !jog.show_gamepad;
         }
         options_menu(ui, jog, settings);
     });
@@ -189,14 +199,15 @@ fn state_line(
         ui.label(egui::RichText::new(remedy).small());
     } else if let Some(why) = &status.refusal {
         ui.label(egui::RichText::new(why).color(theme.warn));
-        if status.acknowledgeable && !settings.jog_refuse_long_timeout && !jog.acknowledged {
-            if ui
+        if status.acknowledgeable
+            && !settings.jog_refuse_long_timeout
+            && !jog.acknowledged
+            && ui
                 .button("I understand: allow for this session")
                 .on_hover_text("Asked once per session; withdraw it in the jog options")
                 .clicked()
-            {
-                jog.acknowledged = true;
-            }
+        {
+            jog.acknowledged = true;
         }
     } else if let Some(g) = view.needs {
         let holder = if g == Gate::ControlHeld {
