@@ -46,7 +46,7 @@ pub enum Command {
     /// Discover JAUS components and show the selected manipulator (headless network side).
     Probe(cli::probe::ProbeArgs),
     /// Command the manipulator from a terminal (request-control, go-to, emergency set|clear,
-    /// resume, standby, release); exit status 0 only when every action happened.
+    /// resume, standby, release, jog); exit status 0 only when every action happened.
     Control(cli::control::ControlArgs),
     /// Record every datagram the network side sends and receives to an MCAP file (headless).
     Record(cli::record::RecordArgs),

@@ -279,6 +279,10 @@ impl Client {
     /// The arm in hand's jog at `now`: gates, driver, then the controller's command (if
     /// any) on the wire; the status and events said.
     pub(super) fn jog_tick(&mut self, now: f64, out: &mut Output) {
+        // An arm never jogged costs nothing here (this runs at every step of every arm).
+        if self.arm.as_ref().is_none_or(|s| s.jog.request.is_none()) {
+            return;
+        }
         let focus = self.focus;
         let peer = self.arm.as_ref().and_then(|s| self.endpoint.peer(s.id));
         let peer = peer.map(|p| p.data.clone());
@@ -379,6 +383,10 @@ impl Client {
             if_link_drops: words.ok(),
             commands_sent: j.sent,
         };
+        if !j.controller.is_streaming() && req.input.deflection == Deflection::Released {
+            // Let go and silent: nothing left to tick until the next input.
+            j.request = None;
+        }
         if status != j.said {
             j.said = status.clone();
             out.fact(ArmFact::Jog {
