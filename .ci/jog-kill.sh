@@ -188,7 +188,7 @@ for i in range(kills):
                  f"{bound:.4f}", f"{r['rest'][0] - r['t_kill']:.2f}"))
     check(f"(a) position kill {i + 1}: motion after the kill <= bound", moved <= bound,
           f"{moved:.4f} rad (±{err:.4f}) vs bound {bound:.4f} rad "
-          f"(v = 20 % of {r['vmax']} = {v:.3f} rad/s; measured jog speed {r['speed']:+.4f})")
+          f"(v = 20 % of {r['vmax']:.3f} = {v:.3f} rad/s; measured jog speed {r['speed']:+.4f})")
 
 # (b) velocity driver, access timeout 1 s: stops when the timeout lapses.
 r = killed_jog("velocity", 1, 20, 0.5)

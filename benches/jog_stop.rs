@@ -854,7 +854,7 @@ fn write_pcapng(rig: &Rig, epoch: (Instant, u64)) -> std::io::Result<std::path::
         rig.handle.local_addr(),
         rig.relay.front
     );
-    let mut w = PcapngWriter::new(file, Some(&comment))?;
+    let mut w = PcapngWriter::new(file, Some(comment.as_str()))?;
     let (ocu, arm) = (rig.handle.local_addr(), rig.relay.front);
     for x in &rig.captured {
         let t = epoch.1 + x.at.saturating_duration_since(epoch.0).as_nanos() as u64;
