@@ -427,6 +427,7 @@ impl Rig {
                 position: !velocity,
                 velocity,
                 effort: false,
+                tool: false,
             },
             control_timeout_s: if velocity { 1 } else { 5 },
             ..SimConfig::default()
@@ -686,7 +687,7 @@ impl Rig {
     }
 
     fn trial(&mut self, trigger: Trigger, k: usize, rng: &mut XorShift) -> Result<Sample, String> {
-        let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+        let sign = if k.is_multiple_of(2) { 1.0 } else { -1.0 };
         let mut jog = Jog {
             source: if trigger == Trigger::GamepadUnplugged {
                 Source::Gamepad
@@ -746,7 +747,7 @@ impl Rig {
             Some(at) => {
                 // The arm at rest takes up to BRAKE_S after a position zero: polled in every
                 // tenth trial only, so the trials stay short.
-                let echo_polled = self.velocity || k % 10 == 0;
+                let echo_polled = self.velocity || k.is_multiple_of(10);
                 let echo = if echo_polled {
                     self.echo_zero(keep.as_ref())
                 } else {

@@ -47,6 +47,10 @@ use crate::model::update::{
 /// arm by the stopping distance at that rate plus one period of motion.
 pub const BRAKE_S: f64 = 0.25;
 
+/// How far past one period an input's age is judged stale, s (past the controller's own
+/// comparison slack).
+const STALE_SLACK: f64 = 1e-6;
+
 /// One arm's jog: the stream's state machine and what it last sent and said.
 #[derive(Debug)]
 pub(super) struct ArmJog {
@@ -86,9 +90,19 @@ impl Default for ArmJog {
 }
 
 impl ArmJog {
-    /// When the stream next needs a tick (`None`: silent).
+    /// When the stream next needs a tick (`None`: silent): the next command on schedule,
+    /// and while it moves also the instant its input turns one period old (so input that
+    /// stops arriving is stopped when it goes stale, not at the schedule after).
     pub(super) fn next_due(&self) -> Option<f64> {
-        self.controller.next_due()
+        let due = self.controller.next_due()?;
+        let stale_at = self
+            .request
+            .as_ref()
+            .filter(|_| self.controller.is_moving())
+            .map_or(f64::INFINITY, |r| {
+                r.input.at + self.controller.settings().period + STALE_SLACK
+            });
+        Some(due.min(stale_at))
     }
 }
 
