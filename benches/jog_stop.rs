@@ -92,6 +92,11 @@ use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, Drivers, SimConfig};
 use jaus_ocu::sim::host::{self, SimHandle};
 
+/// A zero on the wire: the scaled integers have no exact zero (0 rad/s encodes to the middle
+/// code, which reads back as half a step, about 7e-9 rad/s), so a value under a micro-unit
+/// is a zero.
+const ZERO_LSB: f64 = 1e-6;
+
 /// The jog's streaming period (`JogSettings::default().period`): the rule is a zero within it.
 const PERIOD: f64 = 0.05;
 /// How often the stand-in window reports its input.
@@ -554,7 +559,7 @@ impl Rig {
         for m in messages(&w.bytes) {
             match m {
                 Message::SetJointVelocity(s) => {
-                    kind = if s.joint_velocities.iter().all(|v| v.value == 0.0) {
+                    kind = if s.joint_velocities.iter().all(|v| v.value.abs() < ZERO_LSB) {
                         Kind::Zero
                     } else {
                         Kind::Motion
@@ -664,7 +669,7 @@ impl Rig {
                     Duration::from_millis(20),
                     |m| match m {
                         Message::ReportCommandedJointVelocity(r) => {
-                            Some(r.joint_velocities.iter().all(|v| v.value == 0.0))
+                            Some(r.joint_velocities.iter().all(|v| v.value.abs() < ZERO_LSB))
                         }
                         _ => None,
                     },
