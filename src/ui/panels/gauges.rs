@@ -186,9 +186,14 @@ pub fn show(
 
 /// The − and + buttons of joint `i`, held to jog it (the held button is the enable).
 fn jog_buttons(ui: &mut egui::Ui, i: usize, compact: bool, jog: &mut GaugeJog) {
-    let h = if compact { 18.0 } else { 26.0 };
-    let size = egui::vec2(20.0, h);
-    ui.spacing_mut().item_spacing.x = 2.0;
+    // Compact rows are for narrow or short panels: small buttons, so the row keeps its
+    // width (its value is drawn at its right edge).
+    let size = if compact {
+        egui::vec2(16.0, 18.0)
+    } else {
+        egui::vec2(20.0, 26.0)
+    };
+    ui.spacing_mut().item_spacing.x = if compact { 1.0 } else { 2.0 };
     let moving = jog.moving == Some(i);
     let minus = hold_button(ui, "−", size, moving);
     let plus = hold_button(ui, "+", size, moving);
