@@ -338,7 +338,7 @@ impl Client {
                 .unwrap_or(false)
                 && last.is_some_and(|t| now - t <= limit + self.lateness)
         };
-        let mut gates = Gates {
+        let gates = Gates {
             source: req.source,
             live_focused_arm: req.live && focus == Some(s.id) && s.link == LinkState::Live,
             no_emergency: s.status != Some(ManagementState::Emergency),
@@ -350,7 +350,6 @@ impl Client {
             gamepad_connected: req.gamepad_connected,
             enable_held: req.enable_held,
         };
-        gates.set(Gate::OneSource, true);
         let input = if words.is_ok() {
             req.input.clone()
         } else {

@@ -71,8 +71,7 @@ impl OcuApp {
 
     /// The live arm's joint count (0 without a specification).
     pub(crate) fn live_joint_count(&self) -> usize {
-        self.live_state()
-            .and_then(|s| s.spec.map(|x| x.joints.len()))
+        self.with_live_state(|s| s.spec.as_ref().map_or(0, |x| x.joints.len()))
             .unwrap_or(0)
     }
 
@@ -90,8 +89,7 @@ impl OcuApp {
     /// The first gate that would block a jog of the live arm now, from its state and the
     /// window (the enable is not counted: it is what the operator holds to start).
     pub(crate) fn jog_needs(&self, ctx: &egui::Context) -> Option<Gate> {
-        let live = self.live_state()?;
-        let mut gates = Gates::all_pass(Source::Keys).with_arm(&live);
+        let mut gates = self.with_live_state(|s| Gates::all_pass(Source::Keys).with_arm(s))?;
         gates.live_focused_arm = self.shown() == Shown::Live;
         gates.window_focused = ctx.input(|i| i.focused);
         gates.blocking().first()
@@ -102,11 +100,14 @@ impl OcuApp {
     pub(crate) fn jog_frame(&mut self, ctx: &egui::Context) {
         let screen = self.view.jog.screen.take();
         let shown = self.shown();
-        let Some(live) = self.live_state() else {
-            return;
-        };
-        let (Some(arm), Some(joints)) = (live.selected, live.spec.as_ref().map(|s| s.joints.len()))
-        else {
+        // Every frame with a live source: read in place, not copied.
+        let Some((Some(arm), Some(joints), moving)) = self.with_live_state(|s| {
+            (
+                s.selected,
+                s.spec.as_ref().map(|x| x.joints.len()),
+                s.jog.moving,
+            )
+        }) else {
             return;
         };
         let typing = ctx.egui_wants_keyboard_input();
@@ -127,16 +128,11 @@ impl OcuApp {
         };
         let at = net.start().elapsed().as_secs_f64();
         let live_shown = shown == Shown::Live;
-        if let Some(req) = self.view.jog.request(
-            arm,
-            joints,
-            &held,
-            at,
-            live_shown,
-            focused,
-            live.jog.moving,
-            options,
-        ) {
+        if let Some(req) = self
+            .view
+            .jog
+            .request(arm, joints, &held, at, live_shown, focused, moving, options)
+        {
             // A full queue drops this frame's input: the next frame says it again, and the
             // network side stops the jog if none arrives within a period.
             let _ = net.send(Command::Jog(Box::new(req)));

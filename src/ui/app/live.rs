@@ -24,6 +24,16 @@ impl OcuApp {
         })
     }
 
+    /// `f` of the live arm's newest state, read in place (what [`OcuApp::live_state`] gives
+    /// without the copy: for what runs every frame); `None` without a live source.
+    pub fn with_live_state<R>(&self, f: impl FnOnce(&ArmState) -> R) -> Option<R> {
+        self.sources.live_source().map(|l| {
+            f(&crate::ui::sources::read_vehicle(&l.vehicle)
+                .focused()
+                .latest)
+        })
+    }
+
     /// The live arms, one row each from its newest state, with the manipulators found whose
     /// state is not kept (empty without a live source).
     pub fn live_arm_rows(&self) -> Vec<ArmRow> {
