@@ -50,6 +50,9 @@ pub enum Command {
     Control(cli::control::ControlArgs),
     /// Record every datagram the network side sends and receives to an MCAP file (headless).
     Record(cli::record::RecordArgs),
+    /// Serve the live session of every arm (or a recording, at 1×) to Foxglove and Lichtblick
+    /// over their WebSocket protocol, read-only (headless; loopback by default).
+    Serve(cli::serve::ServeArgs),
     /// Export a recording or capture: raw datagrams as pcapng, series as CSV, the arm as URDF.
     Export(cli::export::ExportArgs),
     /// Render the demo UI offscreen to a PNG (no display needed).

@@ -15,6 +15,7 @@ pub mod inspect;
 pub mod probe;
 pub mod record;
 pub mod screenshot;
+pub mod serve;
 pub mod sim;
 
 /// Parses a `--connect` address: `IP`, `IP:PORT`, `[IPv6]:PORT`, `HOST` or `HOST:PORT`, the

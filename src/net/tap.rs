@@ -1,6 +1,8 @@
 //! The recording tap: every datagram the OCU sends and receives, raw, with its time, direction
-//! and peer, offered to a recorder behind a bounded channel. The network thread never waits on
-//! it: when the recorder is behind, the datagram is dropped from the recording and counted.
+//! and peer, offered to its sinks behind bounded channels — the recorder ([`Tap::connect`])
+//! and others, such as the live view server ([`Tap::attach`], at most [`MAX_ATTACHED`]). The
+//! network thread never waits on them: a sink that is behind loses the datagram, counted for
+//! that sink alone.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,9 +111,43 @@ pub struct Tap {
     offered: Arc<AtomicU64>,
 }
 
+/// Sinks attached besides the recorder at most ([`Tap::attach`]).
+pub const MAX_ATTACHED: usize = 4;
+
+/// A sink attached with [`Tap::attach`]: detach with [`Tap::detach`]; its own drop count.
+#[derive(Debug, Clone)]
+pub struct Attached {
+    id: u64,
+    dropped: Arc<AtomicU64>,
+    offered: Arc<AtomicU64>,
+}
+
+impl Attached {
+    /// Datagrams this sink lost because it was behind (its channel was full).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Datagrams offered to this sink.
+    pub fn offered(&self) -> u64 {
+        self.offered.load(Ordering::Relaxed)
+    }
+}
+
+#[derive(Debug)]
+struct Sink {
+    id: u64,
+    tx: Sender<WireRecord>,
+    dropped: Arc<AtomicU64>,
+    offered: Arc<AtomicU64>,
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     tx: Option<Sender<WireRecord>>,
+    /// Sinks besides the recorder.
+    attached: Vec<Sink>,
+    next_id: u64,
     latch: Latch,
     epoch: Option<Epoch>,
     kernel_drops: Option<KernelDrops>,
@@ -159,9 +195,55 @@ impl Tap {
         sent
     }
 
-    /// Stops sending datagrams anywhere.
+    /// Stops sending datagrams to the recorder (attached sinks stay).
     pub fn disconnect(&self) {
         self.lock().tx = None;
+    }
+
+    /// Sends every following datagram to `tx` as well, after the latched ones (as
+    /// [`Tap::connect`] does), besides the recorder and any other attached sink. `None` when
+    /// [`MAX_ATTACHED`] sinks are attached already. The sink's losses are its own
+    /// ([`Attached::dropped`]); a sink whose receiver is gone is detached.
+    pub fn attach(&self, tx: Sender<WireRecord>) -> Option<Attached> {
+        let mut inner = self.lock();
+        if inner.attached.len() >= MAX_ATTACHED {
+            return None;
+        }
+        let now = inner
+            .epoch
+            .map_or_else(|| Epoch::now().unix_ns, |e| e.unix_ns_at(Instant::now()));
+        let dropped = Arc::new(AtomicU64::new(0));
+        for mut r in inner.latch.records() {
+            r.latched = Some(r.t_ns);
+            r.t_ns = now.max(r.t_ns);
+            if tx.try_send(r).is_err() {
+                dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        inner.next_id += 1;
+        let id = inner.next_id;
+        let offered = Arc::new(AtomicU64::new(0));
+        inner.attached.push(Sink {
+            id,
+            tx,
+            dropped: dropped.clone(),
+            offered: offered.clone(),
+        });
+        Some(Attached {
+            id,
+            dropped,
+            offered,
+        })
+    }
+
+    /// Stops sending datagrams to an attached sink.
+    pub fn detach(&self, sink: &Attached) {
+        self.lock().attached.retain(|s| s.id != sink.id);
+    }
+
+    /// Sinks attached now (besides the recorder).
+    pub fn attached(&self) -> usize {
+        self.lock().attached.len()
     }
 
     /// Tells the tap where the kernel counts drops at the receiving socket (the network side
@@ -188,6 +270,9 @@ impl Tap {
     pub fn offer(&self, t_ns: u64, direction: Direction, peer: SocketAddr, bytes: &[u8]) {
         let mut inner = self.lock();
         inner.latch.observe(t_ns, direction, peer, bytes);
+        if !inner.attached.is_empty() {
+            send_attached(&mut inner, t_ns, direction, peer, bytes);
+        }
         if inner.tx.is_some() {
             self.send(&mut inner, t_ns, direction, peer, bytes.to_vec());
         }
@@ -197,6 +282,9 @@ impl Tap {
     pub fn offer_owned(&self, t_ns: u64, direction: Direction, peer: SocketAddr, bytes: Vec<u8>) {
         let mut inner = self.lock();
         inner.latch.observe(t_ns, direction, peer, &bytes);
+        if !inner.attached.is_empty() {
+            send_attached(&mut inner, t_ns, direction, peer, &bytes);
+        }
         if inner.tx.is_some() {
             self.send(&mut inner, t_ns, direction, peer, bytes);
         }
@@ -252,6 +340,35 @@ impl Tap {
     }
 }
 
+/// A copy of a datagram for each attached sink; a full channel drops it for that sink, a
+/// receiver that is gone detaches it.
+fn send_attached(
+    inner: &mut Inner,
+    t_ns: u64,
+    direction: Direction,
+    peer: SocketAddr,
+    bytes: &[u8],
+) {
+    inner.attached.retain(|sink| {
+        sink.offered.fetch_add(1, Ordering::Relaxed);
+        let record = WireRecord {
+            t_ns,
+            direction,
+            peer,
+            bytes: bytes.to_vec(),
+            latched: None,
+        };
+        match sink.tx.try_send(record) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                sink.dropped.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +407,42 @@ mod tests {
             !tap.is_connected(),
             "a vanished recorder disconnects the tap"
         );
+    }
+
+    #[test]
+    fn an_attached_sink_loses_only_its_own_datagrams() {
+        let tap = Tap::new();
+        let (rec_tx, rec_rx) = crossbeam_channel::bounded(16);
+        tap.connect(rec_tx);
+        let (slow_tx, slow_rx) = crossbeam_channel::bounded(2);
+        let slow = tap.attach(slow_tx).unwrap();
+        for n in 0..5 {
+            let r = rec(n);
+            tap.offer(r.t_ns, r.direction, r.peer, &r.bytes);
+        }
+        assert_eq!(tap.dropped(), 0, "the recorder kept up");
+        assert_eq!(rec_rx.try_iter().count(), 5);
+        assert_eq!(slow.dropped(), 3);
+        assert_eq!(slow.offered(), 5);
+        assert_eq!(slow_rx.try_iter().count(), 2);
+        drop(slow_rx);
+        tap.offer(9, Direction::Rx, rec(9).peer, &[9]);
+        assert_eq!(tap.attached(), 0, "a vanished sink is detached");
+        assert!(tap.is_connected(), "the recorder stays");
+    }
+
+    #[test]
+    fn attached_sinks_are_bounded_and_detach() {
+        let tap = Tap::new();
+        let sinks: Vec<_> = (0..MAX_ATTACHED)
+            .map(|_| {
+                let (tx, rx) = crossbeam_channel::bounded(1);
+                (tap.attach(tx).unwrap(), rx)
+            })
+            .collect();
+        let (tx, _rx) = crossbeam_channel::bounded(1);
+        assert!(tap.attach(tx).is_none());
+        tap.detach(&sinks[0].0);
+        assert_eq!(tap.attached(), MAX_ATTACHED - 1);
     }
 }

@@ -12,6 +12,12 @@
 //! - [`capture`]: the pcap/pcapng reader.
 //! - [`pcapng`]: the pcapng writer (`jaus-ocu export --pcapng`).
 //! - [`urdf`]: an arm's specification, or a vehicle's arms, as URDF (`jaus-ocu export --urdf`).
+//! - [`pipeline`]: the decoded side shared by every sink (recorder, live view server):
+//!   observer → updates → decoded, summary and Foxglove channels, notes.
+//! - [`live`]: the live view server (Foxglove WebSocket), fed by the tap or a replay, through
+//!   the pipeline.
+//! - [`summary`]: the per-arm summary channel `/jaus/arm_state` (control holder, link
+//!   health, management state).
 //! - [`foxglove`]: builders of Foxglove's well-known JSON messages (transforms, scene, log).
 //!
 //! [`WireRecord`]: crate::net::tap::WireRecord
@@ -21,9 +27,12 @@ pub mod capture;
 pub mod export;
 pub mod format;
 pub mod foxglove;
+pub mod live;
 pub mod observer;
 pub mod pcapng;
+pub mod pipeline;
 pub mod player;
 pub mod recorder;
 pub mod source;
+pub mod summary;
 pub mod urdf;

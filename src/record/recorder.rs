@@ -39,11 +39,10 @@ use mcap::records::{MessageHeader, Metadata};
 use mcap::write::{WriteOptions, Writer};
 
 use crate::model::events::Note;
-use crate::model::update::{ArmFact, ComponentId, NetFact, Signal, Update};
 use crate::net::tap::{Direction, Tap, WireRecord};
-use crate::record::format::{self, DecodedTopic};
-use crate::record::foxglove::{FoxgloveStream, FoxgloveTopic, LogLevel, SceneLook};
-use crate::record::observer::Observer;
+use crate::record::format;
+use crate::record::foxglove::SceneLook;
+use crate::record::pipeline::{Channel, Out, Pipeline, PipelineConfig};
 
 /// How chunks are compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -112,9 +111,7 @@ pub struct RecorderConfig {
     pub thin_when_behind: bool,
 }
 
-/// Spacing of the decoded samples written per channel while the recorder is behind: 10 ms,
-/// the highest default event rate (end-effector force/torque, 100 Hz).
-pub const THIN_INTERVAL_NS: u64 = 10_000_000;
+pub use crate::record::pipeline::THIN_INTERVAL_NS;
 
 impl RecorderConfig {
     /// Defaults for `path` with the given time origin: 65 536 datagrams of buffer, flush
@@ -303,10 +300,12 @@ impl Recorder {
             start_ns: cfg.session_start_ns,
             raw: HashMap::new(),
             last_raw: None,
-            decoded: cfg.decoded.then(|| Decoded {
-                foxglove: cfg.foxglove.map(FoxgloveStream::new),
-                ..Decoded::default()
+            pipeline: Pipeline::new(PipelineConfig {
+                start_ns: cfg.session_start_ns,
+                foxglove: cfg.foxglove.filter(|_| cfg.decoded),
             }),
+            decoded: cfg.decoded,
+            channels: [None; Channel::ALL.len()],
             rx_count: 0,
             tx_count: 0,
             decoded_count: 0,
@@ -322,8 +321,6 @@ impl Recorder {
             }),
             latched_count: 0,
             latched_written: false,
-            notes_channel: None,
-            log_channel: None,
             notes: 0,
         };
         let interval = cfg.flush_interval.max(Duration::from_millis(10));
@@ -459,40 +456,6 @@ struct RawChannel {
     sequence: u32,
 }
 
-/// The decoded side: the observer and the JSON channels.
-#[derive(Default)]
-struct Decoded {
-    /// Made on the recorder thread when the first datagram arrives.
-    observer: Option<Observer>,
-    updates: Vec<Update>,
-    json: Vec<u8>,
-    channels: [Option<RawChannel>; DecodedTopic::ALL.len()],
-    /// The Foxglove channels: what to write, and the channels once made.
-    foxglove: Option<FoxgloveStream>,
-    foxglove_channels: [Option<RawChannel>; FoxgloveTopic::ALL.len()],
-    names: HashMap<ComponentId, String>,
-    /// Arms whose metadata record is written (at most `MAX_ARMS`: the observer follows no
-    /// more).
-    arms_written: Vec<ComponentId>,
-    /// Log time of the last sample written per arm and decoded channel (thinning keeps each
-    /// arm's own spacing), and samples thinned.
-    last_sample_ns: Vec<(Option<ComponentId>, [Option<u64>; DecodedTopic::ALL.len()])>,
-    thinned: u64,
-}
-
-/// Writes one Foxglove message on its channel, making the schema and channel the first time.
-fn write_foxglove<W: Write + Seek>(
-    writer: &mut McapWriter<W>,
-    channels: &mut [Option<RawChannel>; FoxgloveTopic::ALL.len()],
-    topic: FoxgloveTopic,
-    log_time: u64,
-    bytes: &[u8],
-) -> Result<(), McapError> {
-    let (name, schema) = topic.schema();
-    let slot = &mut channels[topic as usize];
-    write_json(writer, slot, (name, schema), topic.topic(), log_time, bytes)
-}
-
 /// Writes one JSON message on a decoded or Foxglove channel, making its schema and channel
 /// the first time (`slot` empty).
 fn write_json<W: Write + Seek>(
@@ -522,6 +485,36 @@ fn write_json<W: Write + Seek>(
     writer.write_to_known_channel(&header, bytes)
 }
 
+/// Writes one thing the pipeline hands out: a JSON message on its channel (counted in
+/// `count`), or an arm's metadata record.
+fn write_out<W: Write + Seek>(
+    writer: &mut McapWriter<W>,
+    channels: &mut [Option<RawChannel>; Channel::ALL.len()],
+    count: &mut u64,
+    out: Out<'_>,
+) -> Result<(), McapError> {
+    match out {
+        Out::Message {
+            channel,
+            log_time,
+            bytes,
+            ..
+        } => {
+            write_json(
+                writer,
+                &mut channels[channel.index()],
+                channel.schema(),
+                channel.topic(),
+                log_time,
+                bytes,
+            )?;
+            *count += 1;
+            Ok(())
+        }
+        Out::ArmMetadata { name, metadata } => writer.write_metadata(&Metadata { name, metadata }),
+    }
+}
+
 /// The MCAP file being written: the writer, its channels and what has been written.
 struct RecordingFile<W: Write + Seek> {
     writer: McapWriter<W>,
@@ -532,7 +525,12 @@ struct RecordingFile<W: Write + Seek> {
     /// The last raw channel used: traffic comes in runs from one peer, and this skips the
     /// hash of a socket address for most datagrams.
     last_raw: Option<(Direction, SocketAddr, RawChannel)>,
-    decoded: Option<Decoded>,
+    /// The decoded side (observer, decoded, summary and Foxglove channels, notes).
+    pipeline: Pipeline,
+    /// Whether records go through the pipeline (`RecorderConfig::decoded`; notes always do).
+    decoded: bool,
+    /// The JSON channels once made, by [`Channel::index`].
+    channels: [Option<RawChannel>; Channel::ALL.len()],
     rx_count: u64,
     tx_count: u64,
     decoded_count: u64,
@@ -551,9 +549,6 @@ struct RecordingFile<W: Write + Seek> {
     /// Latched datagrams written (`net::latch`), and whether their metadata record is.
     latched_count: u64,
     latched_written: bool,
-    /// The notes channel and the Foxglove log channel when the decoded side has none.
-    notes_channel: Option<RawChannel>,
-    log_channel: Option<RawChannel>,
     /// Notes written.
     notes: u64,
 }
@@ -602,144 +597,35 @@ impl<W: Write + Seek> RecordingFile<W> {
             Direction::Tx => self.tx_count += 1,
         }
         self.last_ns = rec.t_ns;
-        if let Some(d) = &mut self.decoded {
-            let start_ns = self.start_ns;
-            d.observer
-                .get_or_insert_with(|| Observer::new(start_ns))
-                .observe(rec, &mut d.updates);
-            if !d.updates.is_empty() {
-                self.write_updates(rec.t_ns)?;
-            }
+        if self.decoded {
+            let Self {
+                pipeline,
+                writer,
+                channels,
+                decoded_count,
+                behind,
+                ..
+            } = self;
+            pipeline.observe(rec, *behind, &mut |out| {
+                write_out(writer, channels, decoded_count, out)
+            })?;
         }
         Ok(())
     }
 
     /// Writes an operator's note at its session time: on the notes channel and as a
-    /// `foxglove.Log` line (on the decoded side's log channel when there is one).
+    /// `foxglove.Log` line.
     fn write_note(&mut self, note: &Note) -> Result<(), McapError> {
-        let t = if note.t.is_finite() {
-            note.t.max(0.0)
-        } else {
-            0.0
-        };
-        let log_time = self.start_ns.saturating_add((t * 1e9) as u64);
-        let mut buf = Vec::with_capacity(128);
-        format::encode_note(note, &mut buf);
-        write_json(
-            &mut self.writer,
-            &mut self.notes_channel,
-            (format::SCHEMA_NOTE_NAME, format::SCHEMA_NOTE),
-            format::NOTES_TOPIC,
-            log_time,
-            &buf,
-        )?;
-        let name = match &note.arm {
-            Some(arm) => format!("{arm}/note"),
-            None => "note".to_owned(),
-        };
-        crate::record::foxglove::log(&mut buf, log_time, LogLevel::Info, &name, &note.label());
-        let slot = match self.decoded.as_mut().filter(|d| d.foxglove.is_some()) {
-            Some(d) => &mut d.foxglove_channels[FoxgloveTopic::Log as usize],
-            None => &mut self.log_channel,
-        };
-        let (schema_name, schema) = FoxgloveTopic::Log.schema();
-        write_json(
-            &mut self.writer,
-            slot,
-            (schema_name, schema),
-            FoxgloveTopic::Log.topic(),
-            log_time,
-            &buf,
-        )?;
-        self.notes += 1;
-        Ok(())
-    }
-
-    /// Writes the observer's pending updates to the decoded channels at `log_time`.
-    fn write_updates(&mut self, log_time: u64) -> Result<(), McapError> {
-        let Some(d) = &mut self.decoded else {
-            return Ok(());
-        };
-        let mut updates = std::mem::take(&mut d.updates);
-        for u in updates.drain(..) {
-            match &u {
-                Update::Net(NetFact::Component { info, .. }) => {
-                    if let Some(name) = &info.identification {
-                        if d.names.len() >= 1024 && !d.names.contains_key(&info.id) {
-                            // Bounded as the observer's own tables (hostile input only).
-                            d.names.clear();
-                        }
-                        d.names.insert(info.id, name.clone());
-                    }
-                }
-                Update::Arm {
-                    arm: id,
-                    fact: ArmFact::Specification { spec, .. },
-                } if !d.arms_written.contains(id) => {
-                    let id = *id;
-                    d.arms_written.push(id);
-                    let mut meta = BTreeMap::from([
-                        (
-                            format::KEY_JOINTS.to_owned(),
-                            spec.joint_count().to_string(),
-                        ),
-                        (format::KEY_COMPONENT_ID.to_owned(), id.to_string()),
-                    ]);
-                    if let Some(name) = d.names.get(&id) {
-                        meta.insert(format::KEY_NAME.to_owned(), name.clone());
-                    }
-                    self.writer.write_metadata(&Metadata {
-                        name: format::arm_metadata_name(id),
-                        metadata: meta,
-                    })?;
-                }
-                _ => {}
-            }
-            if let Some(stream) = &mut d.foxglove {
-                let writer = &mut self.writer;
-                let channels = &mut d.foxglove_channels;
-                let count = &mut self.decoded_count;
-                stream.update(&u, log_time, &mut |topic, bytes| {
-                    write_foxglove(writer, channels, topic, log_time, bytes)?;
-                    *count += 1;
-                    Ok::<(), McapError>(())
-                })?;
-            }
-            if self.behind
-                && let Some(topic) = sample_topic(&u)
-            {
-                let arm = u.arm_id();
-                let i = d
-                    .last_sample_ns
-                    .iter()
-                    .position(|(a, _)| *a == arm)
-                    .unwrap_or_else(|| {
-                        d.last_sample_ns
-                            .push((arm, [None; DecodedTopic::ALL.len()]));
-                        d.last_sample_ns.len() - 1
-                    });
-                let last = &mut d.last_sample_ns[i].1[topic.index()];
-                if last.is_some_and(|l| log_time.saturating_sub(l) < THIN_INTERVAL_NS) {
-                    d.thinned += 1;
-                    continue;
-                }
-                *last = Some(log_time);
-            }
-            let Some(topic) = format::encode_update(&u, &mut d.json) else {
-                continue;
-            };
-            write_json(
-                &mut self.writer,
-                &mut d.channels[topic.index()],
-                (topic.schema_name(), topic.schema()),
-                topic.topic(),
-                log_time,
-                &d.json,
-            )?;
-            self.decoded_count += 1;
-        }
-        // Keep the allocation for the next datagram.
-        d.updates = updates;
+        let Self {
+            pipeline,
+            writer,
+            channels,
+            notes,
+            ..
+        } = self;
+        let mut written = 0;
+        pipeline.note(note, &mut |out| write_out(writer, channels, &mut written, out))?;
+        *notes += 1;
         Ok(())
     }
 
@@ -777,12 +663,18 @@ impl<W: Write + Seek> RecordingFile<W> {
             let at = self.last_ns;
             self.write_latched_metadata(at)?;
         }
-        if let Some(d) = &mut self.decoded
-            && let Some(observer) = &mut d.observer
-        {
-            observer.finish(self.last_ns, &mut d.updates);
-            let last_ns = self.last_ns;
-            self.write_updates(last_ns)?;
+        if self.decoded {
+            let Self {
+                pipeline,
+                writer,
+                channels,
+                decoded_count,
+                last_ns,
+                ..
+            } = &mut self;
+            pipeline.finish(*last_ns, &mut |out| {
+                write_out(writer, channels, decoded_count, out)
+            })?;
         }
         // How the recording ended: a reader can tell a complete one from one with holes.
         let mut end = BTreeMap::from([
@@ -843,7 +735,7 @@ impl<W: Write + Seek> RecordingFile<W> {
 
     /// Decoded samples thinned so far.
     fn thinned(&self) -> u64 {
-        self.decoded.as_ref().map_or(0, |d| d.thinned)
+        self.pipeline.thinned()
     }
 
     /// Datagrams the tap dropped since recording started.
@@ -1018,18 +910,6 @@ fn write_batch<W: Write + Seek>(
         m.write(&rec)?;
     }
     Ok(())
-}
-
-/// The decoded channel of a sample update (the updates thinning may leave out), if it is one.
-fn sample_topic(u: &Update) -> Option<DecodedTopic> {
-    Some(match u.coalesce_key()?.1 {
-        Signal::JointPositions => DecodedTopic::JointPositions,
-        Signal::JointVelocities => DecodedTopic::JointVelocities,
-        Signal::JointEfforts => DecodedTopic::JointEfforts,
-        Signal::JointForceTorques => DecodedTopic::JointForceTorques,
-        Signal::EndEffectorForceTorque => DecodedTopic::ForceTorque,
-        Signal::CurrentPose | Signal::Status => return None,
-    })
 }
 
 fn set_error(shared: &Mutex<Shared>, path: &Path, detail: String) {

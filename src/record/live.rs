@@ -1,0 +1,579 @@
+//! The live view server: the session served to Foxglove and Lichtblick over their WebSocket
+//! protocol (`foxglove.sdk.v1`, the `foxglove` crate's server), read-only, with the same
+//! channels as our recordings — built by the same [`Pipeline`] the recorder writes from.
+//!
+//! Threads and queues (the network side and the UI never wait on a viewer):
+//! - the feed: the tap ([`Tap::attach`]) or a replay's reader hands raw datagrams over a
+//!   bounded channel ([`LiveConfig::capacity`]); a full channel loses the datagram, counted
+//!   for this server alone ([`LiveStats::dropped`]) and said to every viewer as a status;
+//! - `jaus-live` runs the pipeline (observer → decoded, summary and Foxglove channels) and logs
+//!   each message to the server's channels; it ticks every [`TICK`] with nothing received, so
+//!   an arm's summary ages while it is silent;
+//! - the server's own runtime (one worker, `jaus-live-ws`) sends to each viewer from a queue
+//!   of [`LiveConfig::backlog`] messages that drops the oldest when the viewer cannot keep up
+//!   (the crate's rule; it does not count them, see README).
+//!
+//! Latched state: the newest message of each latched kind per arm (specification, summary,
+//! scene, transforms; [`Out::Message::latched`]) is kept and sent to a viewer at once when it
+//! subscribes to that channel — as a reader of a recording finds them in the file.
+//!
+//! Read-only by construction: the server declares no capability (no `clientPublish`, no
+//! services, no parameters); nothing a viewer sends reaches the arm.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::{Receiver, Sender, select};
+use foxglove::websocket::{ChannelView, Client, ServerListener, Status};
+use foxglove::{Context, PartialMetadata, RawChannel, Schema, WebSocketServer};
+
+use crate::model::events::Note;
+use crate::model::update::ComponentId;
+use crate::net::tap::{Attached, Tap, WireRecord};
+use crate::record::format;
+use crate::record::foxglove::SceneLook;
+use crate::record::pipeline::{Channel, Out, Pipeline, PipelineConfig};
+
+/// The default address: loopback only (reach it from elsewhere through an SSH tunnel).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8765";
+
+/// How often the server thread wakes with nothing received (summaries age, statuses).
+pub const TICK: Duration = Duration::from_millis(250);
+
+/// How the live view server is set up.
+#[derive(Debug, Clone)]
+pub struct LiveConfig {
+    /// Where to listen ([`DEFAULT_LISTEN`]; port 0 picks a free one).
+    pub listen: SocketAddr,
+    /// The session's time origin, ns since the Unix epoch.
+    pub session_start_ns: u64,
+    /// The Foxglove scene's look (the 3D view's palette), `None` for no Foxglove channels.
+    pub foxglove: Option<SceneLook>,
+    /// Datagrams queued from the feed at most (default 65 536).
+    pub capacity: usize,
+    /// Messages queued per viewer at most (default 1024); the oldest go first.
+    pub backlog: usize,
+    /// What the server says it is (Foxglove shows it).
+    pub name: String,
+}
+
+impl LiveConfig {
+    /// Defaults for `listen` with the given time origin, drawing the Foxglove scene with
+    /// `look` (`ui::theme::ScenePalette::foxglove_look`, as recordings are).
+    pub fn new(listen: SocketAddr, session_start_ns: u64, look: Option<SceneLook>) -> Self {
+        Self {
+            listen,
+            session_start_ns,
+            foxglove: look,
+            capacity: 65_536,
+            backlog: 1024,
+            name: format!("jaus-ocu {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// What the server has done so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LiveStats {
+    /// Where it listens.
+    pub address: Option<SocketAddr>,
+    /// Viewers connected now.
+    pub viewers: usize,
+    /// Datagrams decoded.
+    pub datagrams: u64,
+    /// Messages logged to the channels.
+    pub messages: u64,
+    /// Datagrams the feed lost because the server was behind.
+    pub dropped: u64,
+    /// Latched messages sent to viewers as they subscribed.
+    pub latched_sent: u64,
+    /// Still running.
+    pub running: bool,
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// The address could not be listened on.
+    #[error(
+        "cannot serve the live view on {addr}: {message} (choose another address with --listen, \
+         or port 0 for any free one)"
+    )]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// What failed.
+        message: String,
+    },
+    /// A thread or the runtime could not start.
+    #[error("cannot start the live view server: {0}")]
+    Start(String),
+}
+
+/// What a viewer that subscribes late is sent at once, the channels, the server.
+#[derive(Default)]
+struct Shared {
+    stats: LiveStats,
+    /// The server (taken out when stopping).
+    handle: Option<foxglove::WebSocketServerHandle>,
+    /// The tap this server is attached to, for its loss count.
+    feed: Option<Attached>,
+    /// Records a replay's reader could not hand over ([`LiveServer::offer`]).
+    offer_dropped: u64,
+    /// The loss count last told to viewers.
+    told_dropped: u64,
+    channels: [Option<Arc<RawChannel>>; Channel::ALL.len()],
+    /// The newest latched message per channel and arm: (log time, JSON).
+    latched: HashMap<(usize, Option<ComponentId>), (u64, Vec<u8>)>,
+}
+
+type SharedRef = Arc<Mutex<Shared>>;
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    // Whole values are written under the lock; a panic elsewhere cannot leave half of one.
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Sends a subscriber the latched messages of its channel.
+struct Listener {
+    shared: SharedRef,
+}
+
+impl ServerListener for Listener {
+    fn on_subscribe(&self, client: Client, channel: ChannelView) {
+        let mut shared = lock(&self.shared);
+        let Some(index) = shared
+            .channels
+            .iter()
+            .position(|c| c.as_ref().is_some_and(|c| c.id() == channel.id()))
+        else {
+            return;
+        };
+        let Some(raw) = shared.channels[index].clone() else {
+            return;
+        };
+        let mut sent = 0;
+        let mut latched: Vec<&(u64, Vec<u8>)> = shared
+            .latched
+            .iter()
+            .filter(|((c, _), _)| *c == index)
+            .map(|(_, v)| v)
+            .collect();
+        latched.sort_by_key(|(t, _)| *t);
+        for (t, bytes) in latched {
+            raw.log_with_meta_to_sink(
+                bytes,
+                PartialMetadata {
+                    log_time: Some(*t),
+                },
+                client.sink_id(),
+            );
+            sent += 1;
+        }
+        shared.stats.latched_sent += sent;
+    }
+}
+
+/// A running live view server.
+pub struct LiveServer {
+    tx: Sender<WireRecord>,
+    notes: Sender<Note>,
+    reset: Sender<u64>,
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    shared: SharedRef,
+    runtime: Option<tokio::runtime::Runtime>,
+    address: SocketAddr,
+    attached: Option<(Tap, Attached)>,
+}
+
+impl std::fmt::Debug for LiveServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveServer")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LiveServer {
+    /// Listens on `cfg.listen` and starts the threads; nothing is served until a feed is
+    /// attached ([`LiveServer::attach`]) or records are sent ([`LiveServer::sender`]).
+    pub fn start(cfg: &LiveConfig) -> Result<LiveServer, LiveError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("jaus-live-ws")
+            .enable_all()
+            .build()
+            .map_err(|e| LiveError::Start(format!("its runtime: {e}")))?;
+        let context = Context::new();
+        let shared: SharedRef = Arc::new(Mutex::new(Shared::default()));
+        let info = HashMap::from([
+            ("jaus-ocu".to_owned(), env!("CARGO_PKG_VERSION").to_owned()),
+            ("read-only".to_owned(), "true".to_owned()),
+            (
+                "session_start".to_owned(),
+                crate::model::clock::rfc3339_utc(cfg.session_start_ns),
+            ),
+        ]);
+        let handle = WebSocketServer::new()
+            .name(cfg.name.clone())
+            .bind(cfg.listen.ip().to_string(), cfg.listen.port())
+            .context(&context)
+            .capabilities([])
+            .server_info(info)
+            .message_backlog_size(cfg.backlog.max(16))
+            .listener(Arc::new(Listener {
+                shared: shared.clone(),
+            }))
+            .tokio_runtime(runtime.handle())
+            .start_blocking()
+            .map_err(|e| LiveError::Listen {
+                addr: cfg.listen,
+                message: describe(&e.to_string()),
+            })?;
+        let address = SocketAddr::new(cfg.listen.ip(), handle.port());
+        {
+            let mut s = lock(&shared);
+            s.stats.address = Some(address);
+            s.stats.running = true;
+            s.handle = Some(handle);
+        }
+        let (tx, rx) = crossbeam_channel::bounded(cfg.capacity.max(1));
+        let (notes_tx, notes_rx) = crossbeam_channel::bounded(64);
+        let (reset_tx, reset_rx) = crossbeam_channel::bounded(4);
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(1);
+        let machine = Machine {
+            pipeline: Pipeline::new(PipelineConfig {
+                start_ns: cfg.session_start_ns,
+                foxglove: cfg.foxglove,
+            }),
+            foxglove: cfg.foxglove,
+            sink: LiveSink {
+                context,
+                shared: shared.clone(),
+                messages: 0,
+            },
+            offset_ns: 0,
+            datagrams: 0,
+        };
+        let inputs = Inputs {
+            rx,
+            notes: notes_rx,
+            reset: reset_rx,
+            stop: stop_rx,
+        };
+        let thread = std::thread::Builder::new()
+            .name("jaus-live".into())
+            .spawn(move || run(machine, &inputs))
+            .map_err(|e| LiveError::Start(format!("its thread: {e}")))?;
+        Ok(LiveServer {
+            tx,
+            notes: notes_tx,
+            reset: reset_tx,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+            shared,
+            runtime: Some(runtime),
+            address,
+            attached: None,
+        })
+    }
+
+    /// Serves what `tap` sees from now on (after its latched datagrams); `false` when the tap
+    /// has as many sinks as it takes ([`crate::net::tap::MAX_ATTACHED`]).
+    pub fn attach(&mut self, tap: &Tap) -> bool {
+        if let Some((old, a)) = self.attached.take() {
+            old.detach(&a);
+        }
+        match tap.attach(self.tx.clone()) {
+            Some(a) => {
+                lock(&self.shared).feed = Some(a.clone());
+                self.attached = Some((tap.clone(), a));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Hands the server one record (a replay's reader); never blocks: a full queue loses it,
+    /// counted in [`LiveStats::dropped`].
+    pub fn offer(&self, rec: WireRecord) {
+        if self.tx.try_send(rec).is_err() {
+            lock(&self.shared).offer_dropped += 1;
+        }
+    }
+
+    /// The feed channel, for a source other than a tap (a replay): a sender uses `try_send`.
+    pub fn sender(&self) -> Sender<WireRecord> {
+        self.tx.clone()
+    }
+
+    /// Records queued for the server thread now.
+    pub fn queued(&self) -> usize {
+        self.tx.len()
+    }
+
+    /// The channel operator notes are handed over on (as the recorder's, never blocking).
+    pub fn note_sender(&self) -> Sender<Note> {
+        self.notes.clone()
+    }
+
+    /// Starts the session again with the time origin `start_ns` (a replay that loops): every
+    /// viewer is told to clear what it has, the pipeline starts from nothing.
+    pub fn restart(&self, start_ns: u64) {
+        let _ = self.reset.try_send(start_ns);
+    }
+
+    /// Where the server listens.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// What the server has done so far.
+    pub fn stats(&self) -> LiveStats {
+        let shared = lock(&self.shared);
+        let mut stats = shared.stats.clone();
+        stats.viewers = shared.handle.as_ref().map_or(0, |h| h.client_count());
+        stats.dropped = shared.dropped();
+        stats
+    }
+
+    /// Stops serving: viewers are disconnected, the threads end.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some((tap, a)) = self.attached.take() {
+            tap.detach(&a);
+        }
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        let handle = lock(&self.shared).handle.take();
+        if let Some(handle) = handle {
+            let done = handle.stop();
+            if let Some(runtime) = &self.runtime {
+                // Bounded: a viewer that does not answer the close is dropped.
+                let _ = runtime.block_on(async {
+                    tokio::time::timeout(Duration::from_secs(2), async move {
+                        done.wait().await;
+                    })
+                    .await
+                });
+            }
+        }
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        }
+        lock(&self.shared).stats.running = false;
+    }
+}
+
+impl Drop for LiveServer {
+    fn drop(&mut self) {
+        if self.thread.is_some() || self.runtime.is_some() {
+            self.shutdown();
+        }
+    }
+}
+
+/// The server thread's inputs.
+struct Inputs {
+    rx: Receiver<WireRecord>,
+    notes: Receiver<Note>,
+    reset: Receiver<u64>,
+    stop: Receiver<()>,
+}
+
+impl Shared {
+    fn dropped(&self) -> u64 {
+        self.feed.as_ref().map_or(0, Attached::dropped) + self.offer_dropped
+    }
+}
+
+/// The server thread's state: the pipeline and where its messages go.
+struct Machine {
+    pipeline: Pipeline,
+    foxglove: Option<SceneLook>,
+    sink: LiveSink,
+    /// Record time minus wall time at the newest record (0 live, the replay's offset when
+    /// serving a file): ticks between records run on the records' clock.
+    offset_ns: i128,
+    datagrams: u64,
+}
+
+/// The server's channels, made on first use, and the latched messages.
+struct LiveSink {
+    context: Arc<Context>,
+    shared: SharedRef,
+    messages: u64,
+}
+
+impl LiveSink {
+    fn emit(&mut self, out: Out<'_>) -> Result<(), std::convert::Infallible> {
+        let Out::Message {
+            channel,
+            log_time,
+            bytes,
+            arm,
+            latched,
+        } = out
+        else {
+            // Arm metadata records are a file's; the summary channel says the same live.
+            return Ok(());
+        };
+        let mut shared = lock(&self.shared);
+        let index = channel.index();
+        let raw = match &shared.channels[index] {
+            Some(raw) => raw.clone(),
+            None => {
+                let (name, schema) = channel.schema();
+                let built = self
+                    .context
+                    .channel_builder(channel.topic())
+                    .message_encoding(format::JSON_ENCODING)
+                    .schema(Schema::new(
+                        name,
+                        format::SCHEMA_ENCODING,
+                        schema.as_bytes().to_vec(),
+                    ))
+                    .build_raw();
+                match built {
+                    Ok(raw) => {
+                        shared.channels[index] = Some(raw.clone());
+                        raw
+                    }
+                    Err(e) => {
+                        tracing::warn!("live view: cannot make {}: {e}", channel.topic());
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        if latched {
+            let slot = shared.latched.entry((index, arm)).or_default();
+            slot.0 = log_time;
+            slot.1.clear();
+            slot.1.extend_from_slice(bytes);
+        }
+        drop(shared);
+        raw.log_with_meta(
+            bytes,
+            PartialMetadata {
+                log_time: Some(log_time),
+            },
+        );
+        self.messages += 1;
+        Ok(())
+    }
+}
+
+impl Machine {
+    fn publish(&self) {
+        let mut shared = lock(&self.sink.shared);
+        shared.stats.datagrams = self.datagrams;
+        shared.stats.messages = self.sink.messages;
+        // Losses are told to every viewer, as a status that replaces the previous one.
+        let dropped = shared.dropped();
+        if dropped != shared.told_dropped {
+            shared.told_dropped = dropped;
+            if let Some(handle) = &shared.handle {
+                handle.publish_status(
+                    Status::warning(format!(
+                        "jaus-ocu's live view fell behind: {dropped} datagrams were not decoded \
+                         for viewers (the OCU and its recording are not affected)"
+                    ))
+                    .with_id("feed-dropped"),
+                );
+            }
+        }
+    }
+
+    /// Starts from nothing (a replay looped): new pipeline, no latched state.
+    fn reset(&mut self, start_ns: u64) {
+        self.pipeline = Pipeline::new(PipelineConfig {
+            start_ns,
+            foxglove: self.foxglove,
+        });
+        lock(&self.sink.shared).latched.clear();
+        if let Some(handle) = &lock(&self.sink.shared).handle {
+            handle.clear_session(None);
+        }
+    }
+
+    fn observe(&mut self, rec: &WireRecord) {
+        self.datagrams += 1;
+        self.offset_ns = i128::from(rec.t_ns) - i128::from(wall_ns());
+        let Self { pipeline, sink, .. } = self;
+        let _ = pipeline.observe(rec, false, &mut |out| sink.emit(out));
+    }
+}
+
+fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// Records handled per wake-up before the thread looks at its other inputs.
+const BATCH: usize = 1024;
+
+fn run(mut m: Machine, inputs: &Inputs) {
+    let mut last_tick = Instant::now();
+    loop {
+        let mut stopping = false;
+        select! {
+            recv(inputs.rx) -> rec => {
+                if let Ok(rec) = rec {
+                    m.observe(&rec);
+                    for rec in inputs.rx.try_iter().take(BATCH) {
+                        m.observe(&rec);
+                    }
+                }
+            },
+            recv(inputs.notes) -> note => {
+                if let Ok(note) = note {
+                    let Machine { pipeline, sink, .. } = &mut m;
+                    let _ = pipeline.note(&note, &mut |out| sink.emit(out));
+                }
+            },
+            recv(inputs.reset) -> start => {
+                if let Ok(start) = start {
+                    m.reset(start);
+                }
+            },
+            recv(inputs.stop) -> _ => stopping = true,
+            default(TICK) => {},
+        }
+        if stopping {
+            break;
+        }
+        if last_tick.elapsed() >= TICK {
+            last_tick = Instant::now();
+            let now = i128::from(wall_ns()) + m.offset_ns;
+            let now = u64::try_from(now.max(0)).unwrap_or(0);
+            let Machine { pipeline, sink, .. } = &mut m;
+            let _ = pipeline.tick(now, &mut |out| sink.emit(out));
+            m.publish();
+        }
+    }
+    m.publish();
+}
+
+/// The crate's error in words an operator acts on.
+fn describe(e: &str) -> String {
+    if e.contains("Address already in use") || e.contains("in use") {
+        "the address is in use (another jaus-ocu serve, or another program)".to_owned()
+    } else if e.contains("Cannot assign requested address") {
+        "this machine has no such address".to_owned()
+    } else {
+        e.to_owned()
+    }
+}

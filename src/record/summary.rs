@@ -1,0 +1,332 @@
+//! The arm-state summary channel (`/jaus/arm_state`): per arm, once a second and at once when
+//! it changes, what no generic bridge says — who holds control (ID and authority), the link's
+//! health (age of the last report, rates, stale signals, silences), the management and
+//! emergency state and the presets. Built from the observer's updates by
+//! [`crate::record::pipeline::Pipeline`], so a recording and the live view server carry the
+//! same messages. Sans-I/O: time is the caller's (log time, ns since the Unix epoch).
+
+use std::collections::BTreeMap;
+
+use crate::model::state::ArmState;
+use crate::model::update::{
+    ArmFact, ComponentId, ControlState, LinkState, MAX_ARMS, ManagementState, Signal,
+};
+
+/// Longest time between two summaries of one arm, ns: the age of its last report grows
+/// while it is silent, and a viewer that joins late sees it within this.
+pub const SUMMARY_INTERVAL_NS: u64 = 1_000_000_000;
+
+/// A signal with no sample for this long is called stale here (the OCU's own staleness
+/// floor, `net::client::subscriptions`): s.
+pub const STALE_AFTER_S: f64 = 0.5;
+
+/// An arm with no report for this long is called silent: s. The observer only knows a
+/// silence for sure when the arm is heard again; the summary says it while it lasts.
+pub const SILENT_AFTER_S: f64 = 2.0;
+
+/// JSON Schema of `/jaus/arm_state`.
+pub const SCHEMA_ARM_STATE: &str = concat!(
+    r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Arm state summary","type":"object","properties":{"t":{"type":"number","description":"Time, s since the session started"},"component":{"type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+$","description":"The arm: its JAUS ID subsystem.node.component"},"#,
+    r#""name":{"type":["string","null"],"description":"Its identification, when it said it"},"#,
+    r#""link":{"enum":["idle","connecting","live","lost"],"description":"The link as the arm's traffic shows it"},"#,
+    r#""heard":{"enum":["live","stale","silent","waiting"],"description":"live: reports on time; stale: a signal overdue 0.5 s; silent: no report for 2 s; waiting: no report yet"},"#,
+    r#""last_report_age_s":{"type":["number","null"],"description":"Seconds since the arm's newest report of any signal"},"#,
+    r#""management":{"type":"string","description":"Management state (READY, STANDBY, EMERGENCY, ...)"},"#,
+    r#""emergency":{"type":"boolean"},"#,
+    r#""control":{"type":"object","properties":{"holder":{"type":["string","null"],"description":"JAUS ID of the client holding control, as the arm reported it; null: nobody"},"authority":{"type":["integer","null"]},"reported":{"type":"boolean","description":"The arm has said who holds control"},"ocu":{"type":"string","description":"This OCU's control: held, requested, released"}},"required":["holder","authority","reported","ocu"]},"#,
+    r#""rates_hz":{"type":"object","additionalProperties":{"type":"number"},"description":"Samples per second since the previous summary, by signal"},"#,
+    r#""stale":{"type":"array","items":{"type":"string"},"description":"Signals the arm's reports say are overdue"},"#,
+    r#""silences":{"type":"integer","description":"Silences of the arm seen so far"},"#,
+    r#""presets":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"}},"required":["id","name"]}}},"#,
+    r#""required":["t","component","link","heard","last_report_age_s","management","emergency","control","rates_hz","stale","silences","presets"]}"#
+);
+
+/// Schema name of `/jaus/arm_state`.
+pub const SCHEMA_ARM_STATE_NAME: &str = "jaus_ocu.ArmState";
+
+/// Topic of the arm-state summary.
+pub const ARM_STATE_TOPIC: &str = "/jaus/arm_state";
+
+#[derive(Debug, Clone)]
+struct Arm {
+    id: ComponentId,
+    state: ArmState,
+    /// A slow field (link, status, control, stale signals, presets) changed since the last
+    /// summary: it is due at once.
+    changed: bool,
+    last_ns: Option<u64>,
+    counts: BTreeMap<Signal, u64>,
+    silences: u64,
+}
+
+/// Every followed arm's summary (at most [`MAX_ARMS`], as the observer follows).
+#[derive(Debug, Clone, Default)]
+pub struct Summaries {
+    start_ns: u64,
+    arms: Vec<Arm>,
+    names: BTreeMap<ComponentId, String>,
+}
+
+impl Summaries {
+    /// Summaries of a session that started at `start_ns`.
+    pub fn new(start_ns: u64) -> Self {
+        Self {
+            start_ns,
+            ..Self::default()
+        }
+    }
+
+    /// Remembers an arm's identification (bounded: names of arms not followed are dropped
+    /// past [`MAX_ARMS`] times four).
+    pub fn name(&mut self, id: ComponentId, name: &str) {
+        if self.names.len() >= MAX_ARMS * 4 && !self.names.contains_key(&id) {
+            return;
+        }
+        self.names.insert(id, name.to_owned());
+    }
+
+    /// Takes a fact about `arm`; returns whether its summary is due now (a slow field
+    /// changed), to be written by [`Summaries::write`].
+    pub fn apply(&mut self, arm: ComponentId, fact: &ArmFact) -> bool {
+        let i = match self.arms.iter().position(|a| a.id == arm) {
+            Some(i) => i,
+            None if self.arms.len() < MAX_ARMS => {
+                let mut state = ArmState {
+                    selected: Some(arm),
+                    ..ArmState::default()
+                };
+                state.link = LinkState::Connecting;
+                self.arms.push(Arm {
+                    id: arm,
+                    state,
+                    changed: true,
+                    last_ns: None,
+                    counts: BTreeMap::new(),
+                    silences: 0,
+                });
+                self.arms.len() - 1
+            }
+            None => return false,
+        };
+        let a = &mut self.arms[i];
+        if matches!(
+            fact,
+            ArmFact::Link {
+                state: LinkState::Lost,
+                ..
+            }
+        ) {
+            a.silences += 1;
+        }
+        a.state.apply_arm(fact);
+        // Samples (the 1 kHz part) never change a slow field: no comparison for them.
+        if matches!(
+            fact,
+            ArmFact::Link { .. }
+                | ArmFact::Status { .. }
+                | ArmFact::Control { .. }
+                | ArmFact::Controller { .. }
+                | ArmFact::ControlLost { .. }
+                | ArmFact::Stale { .. }
+                | ArmFact::Presets { .. }
+        ) {
+            a.changed = true;
+        }
+        a.changed
+    }
+
+    /// The arms whose summary is due at `now_ns`: a changed slow field, or
+    /// [`SUMMARY_INTERVAL_NS`] since the last.
+    pub fn due(&self, now_ns: u64) -> impl Iterator<Item = ComponentId> + '_ {
+        self.arms
+            .iter()
+            .filter(move |a| {
+                a.changed
+                    || a.last_ns
+                        .is_none_or(|l| now_ns.saturating_sub(l) >= SUMMARY_INTERVAL_NS)
+            })
+            .map(|a| a.id)
+    }
+
+    /// Whether any summary is due at `now_ns` (cheap: for every record).
+    pub fn any_due(&self, now_ns: u64) -> bool {
+        self.due(now_ns).next().is_some()
+    }
+
+    /// Writes `arm`'s summary at `now_ns` into `out` (cleared first); false (and `out` empty)
+    /// for an arm not followed.
+    pub fn write(&mut self, arm: ComponentId, now_ns: u64, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        let Some(a) = self.arms.iter_mut().find(|a| a.id == arm) else {
+            return false;
+        };
+        let t = now_ns.saturating_sub(self.start_ns) as f64 * 1e-9;
+        let s = &a.state;
+        let age = s.last_sample().map(|last| (t - last).max(0.0));
+        let stale: Vec<&str> = s
+            .stale
+            .iter()
+            .filter(|(_, st)| **st)
+            .map(|(sig, _)| key(*sig))
+            .collect();
+        let heard = match age {
+            None => "waiting",
+            Some(age) if age >= SILENT_AFTER_S => "silent",
+            Some(age) if age >= STALE_AFTER_S || !stale.is_empty() => "stale",
+            Some(_) => "live",
+        };
+        let dt = a.last_ns.map(|l| now_ns.saturating_sub(l) as f64 * 1e-9);
+        let mut rates = serde_json::Map::new();
+        for (sig, n) in &s.counts {
+            let before = a.counts.get(sig).copied().unwrap_or(0);
+            let rate = match dt {
+                Some(dt) if dt > 0.0 => n.saturating_sub(before) as f64 / dt,
+                _ => 0.0,
+            };
+            rates.insert(key(*sig).to_owned(), serde_json::json!(round3(rate)));
+        }
+        a.counts.clone_from(&s.counts);
+        let (holder, authority) = match s.controller {
+            Some(c) => (c.id.map(|id| id.to_string()), c.id.map(|_| c.authority)),
+            None => (None, None),
+        };
+        let body = serde_json::json!({
+            "t": round9(t),
+            "component": arm.to_string(),
+            "name": self.names.get(&arm),
+            "link": s.link.name(),
+            "heard": heard,
+            "last_report_age_s": age.map(round3),
+            "management": s.status.name(),
+            "emergency": s.status == ManagementState::Emergency,
+            "control": {
+                "holder": holder,
+                "authority": authority,
+                "reported": s.controller.is_some(),
+                "ocu": match s.control {
+                    ControlState::Held { .. } => "held",
+                    ControlState::Requested => "requested",
+                    ControlState::Released => "released",
+                },
+            },
+            "rates_hz": rates,
+            "stale": stale,
+            "silences": a.silences,
+            "presets": s.presets.iter().map(|p| serde_json::json!({"id": p.id, "name": p.name})).collect::<Vec<_>>(),
+        });
+        // Writing a JSON value into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, &body);
+        a.changed = false;
+        a.last_ns = Some(now_ns);
+        true
+    }
+}
+
+/// A signal's key in the summary: the decoded channel's name without `/jaus/`.
+fn key(s: Signal) -> &'static str {
+    match s {
+        Signal::JointPositions => "joint_positions",
+        Signal::JointVelocities => "joint_velocities",
+        Signal::JointEfforts => "joint_efforts",
+        Signal::JointForceTorques => "joint_force_torques",
+        Signal::EndEffectorForceTorque => "force_torque",
+        Signal::CurrentPose => "current_pose",
+        Signal::Status => "status",
+    }
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1e3).round() / 1e3
+}
+
+fn round9(v: f64) -> f64 {
+    (v * 1e9).round() / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::update::Controller;
+
+    const START: u64 = 1_000_000_000_000;
+
+    fn id() -> ComponentId {
+        ComponentId::new(126, 1, 10)
+    }
+
+    fn json(out: &[u8]) -> serde_json::Value {
+        serde_json::from_slice(out).unwrap()
+    }
+
+    #[test]
+    fn a_control_change_is_due_at_once_and_names_the_holder() {
+        let mut s = Summaries::new(START);
+        let mut out = Vec::new();
+        assert!(s.apply(id(), &ArmFact::Status { t: 0.0, state: ManagementState::Ready }));
+        assert!(s.write(id(), START, &mut out));
+        assert_eq!(s.due(START + 1).count(), 0);
+        let holder = ComponentId::new(200, 7, 3);
+        let fact = ArmFact::Controller {
+            t: 0.1,
+            controller: Controller {
+                id: Some(holder),
+                authority: 200,
+            },
+        };
+        assert!(s.apply(id(), &fact));
+        assert_eq!(s.due(START + 2).collect::<Vec<_>>(), vec![id()]);
+        s.write(id(), START + 2, &mut out);
+        let v = json(&out);
+        assert_eq!(v["control"]["holder"], "200.7.3");
+        assert_eq!(v["control"]["authority"], 200);
+        assert_eq!(v["management"], ManagementState::Ready.name());
+    }
+
+    #[test]
+    fn a_silent_arm_is_said_silent_and_rates_are_per_second() {
+        let mut s = Summaries::new(START);
+        let mut out = Vec::new();
+        for k in 0..50 {
+            let t = f64::from(k) * 0.02;
+            s.apply(
+                id(),
+                &ArmFact::JointPositions {
+                    t,
+                    values: vec![0.0],
+                },
+            );
+        }
+        s.write(id(), START, &mut out);
+        for k in 50..100 {
+            let t = f64::from(k) * 0.02;
+            s.apply(
+                id(),
+                &ArmFact::JointPositions {
+                    t,
+                    values: vec![0.0],
+                },
+            );
+        }
+        // Nothing changed but time: due after a second, not before.
+        assert_eq!(s.due(START + 999_000_000).count(), 0);
+        assert_eq!(s.due(START + 1_000_000_000).count(), 1);
+        s.write(id(), START + 1_000_000_000, &mut out);
+        let v = json(&out);
+        assert_eq!(v["heard"], "live");
+        assert!((v["rates_hz"]["joint_positions"].as_f64().unwrap() - 50.0).abs() < 1e-9);
+        s.write(id(), START + 4_000_000_000, &mut out);
+        let v = json(&out);
+        assert_eq!(v["heard"], "silent");
+        assert!(v["last_report_age_s"].as_f64().unwrap() > 2.0);
+    }
+
+    #[test]
+    fn arms_past_the_bound_are_not_kept() {
+        let mut s = Summaries::new(START);
+        for n in 0..(MAX_ARMS as u8 + 5) {
+            let id = ComponentId::new(126, 1, n + 1);
+            s.apply(id, &ArmFact::Status { t: 0.0, state: ManagementState::Ready });
+        }
+        assert_eq!(s.due(START).count(), MAX_ARMS);
+    }
+}

@@ -1,0 +1,288 @@
+//! The live view server (`record::live`, issue 33), seen by a client of Foxglove's WebSocket
+//! protocol: read-only, every channel with its JSON schema, the latched state at once for a
+//! viewer that connects late, the same messages as the recording of the same session, and a
+//! viewer that stops reading costs the feed nothing.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
+)]
+
+#[path = "common/ws.rs"]
+mod ws;
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use jaus_ocu::jaus::judp;
+use jaus_ocu::model::command::Command;
+use jaus_ocu::net::client::ClientConfig;
+use jaus_ocu::net::tap::Tap;
+use jaus_ocu::record::live::{LiveConfig, LiveServer};
+use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
+use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::harness::{Passage, SimNet};
+use ws::{Received, Viewer};
+
+const SIM: SocketAddr = SocketAddr::new(
+    std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+    judp::PORT,
+);
+const OCU: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 5000);
+
+/// Generous: a busy machine; every wait ends as soon as its condition holds.
+const DEADLINE: Duration = Duration::from_secs(20);
+
+fn sim_net() -> SimNet {
+    let mut net = SimNet::new(
+        ClientConfig {
+            connect: vec![SIM],
+            multicast: None,
+            ..ClientConfig::default()
+        },
+        OCU,
+        Duration::from_millis(2),
+        7,
+    );
+    net.add_peer(SIM, Component::new(ArmFile::demo(), SimConfig::default()));
+    net
+}
+
+fn server(backlog: usize) -> LiveServer {
+    let mut cfg = LiveConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        0,
+        Some(jaus_ocu::ui::theme::ScenePalette::new(true).foxglove_look()),
+    );
+    cfg.backlog = backlog;
+    LiveServer::start(&cfg).unwrap()
+}
+
+fn wait_for(what: &str, cond: &dyn Fn() -> bool) {
+    let end = Instant::now() + DEADLINE;
+    while !cond() {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Runs the session in steps of 20 ms of its time while `viewer` reads, until `cond` holds.
+fn pump(
+    net: &mut SimNet,
+    feed: &mut dyn FnMut(&Passage<'_>),
+    viewer: &mut Viewer,
+    got: &mut Vec<Received>,
+    cond: &dyn Fn(&[Received]) -> bool,
+) {
+    let end = Instant::now() + DEADLINE;
+    while !cond(got) {
+        assert!(Instant::now() < end, "timed out: got {:?}", topics(got));
+        net.run_with(0.02, feed);
+        while let Some(r) = viewer.poll() {
+            got.push(r);
+        }
+        viewer.subscribe_all();
+    }
+}
+
+fn topics(got: &[Received]) -> BTreeSet<&str> {
+    got.iter().map(|r| r.topic.as_str()).collect()
+}
+
+fn json(r: &Received) -> serde_json::Value {
+    serde_json::from_slice(&r.payload)
+        .unwrap_or_else(|e| panic!("{}: not JSON ({e})", r.topic))
+}
+
+/// Every key the channel's schema requires is in the message (the CI's npm client checks
+/// the whole schema with ajv).
+fn check_required(viewer: &Viewer, got: &[Received]) {
+    for r in got {
+        let channel = viewer.channels.values().find(|c| c.topic == r.topic).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(&channel.schema).unwrap();
+        let v = json(r);
+        for key in schema["required"].as_array().into_iter().flatten() {
+            let key = key.as_str().unwrap();
+            assert!(v.get(key).is_some(), "{}: no {key} in {v}", r.topic);
+        }
+    }
+}
+
+#[test]
+fn a_late_viewer_gets_the_latched_state_at_once_on_read_only_json_channels() {
+    let mut net = sim_net();
+    let tap = Tap::new();
+    let mut feed = |p: &Passage<'_>| tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
+    net.run_with(1.0, &mut feed);
+    net.command(Command::RequestControl { authority: 100 });
+    net.run_with(2.0, &mut feed);
+    // The server starts mid-session: the tap's latch hands it the state learned before.
+    let mut server = server(1024);
+    assert!(server.attach(&tap));
+    net.run_with(1.0, &mut feed);
+    let fed = tap.latched().len();
+    wait_for("the server to decode what it was fed", &|| {
+        server.stats().datagrams as usize >= fed
+    });
+    // The session is over: nothing new arrives, whatever the viewer gets now was latched.
+    let mut viewer = Viewer::connect(server.address());
+    let mut got = Vec::new();
+    let latched = viewer.read_until(DEADLINE, &mut got, &|got, _| {
+        ["/jaus/specification", "/jaus/arm_state", "/foxglove/scene"]
+            .iter()
+            .all(|t| got.iter().any(|r| r.topic == *t))
+    });
+    assert!(
+        latched,
+        "the latched state did not arrive: got {:?}",
+        got.iter().map(|r| &r.topic).collect::<BTreeSet<_>>()
+    );
+    let info = viewer.server_info.clone().expect("serverInfo");
+    let caps: Vec<&str> = info["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    for forbidden in ["clientPublish", "services", "parameters", "parametersSubscribe"] {
+        assert!(!caps.contains(&forbidden), "advertises {forbidden}: {caps:?}");
+    }
+    for c in viewer.channels.values() {
+        assert_eq!(c.encoding, "json", "{}", c.topic);
+        assert_eq!(c.schema_encoding, "jsonschema", "{}", c.topic);
+        let _: serde_json::Value = serde_json::from_str(&c.schema)
+            .unwrap_or_else(|e| panic!("{}: schema is not JSON: {e}", c.topic));
+    }
+    check_required(&viewer, &got);
+    let state = got.iter().find(|r| r.topic == "/jaus/arm_state").unwrap();
+    let state = json(state);
+    assert_eq!(state["component"], "126.1.10");
+    assert_eq!(state["management"], "READY", "{state}");
+    assert_eq!(state["control"]["authority"], 100, "{state}");
+    assert!(state["control"]["holder"].is_string(), "{state}");
+    assert!(server.stats().latched_sent >= 3);
+
+    // A viewer may not publish: the server says no, and the session goes on.
+    viewer.send_text(
+        r#"{"op":"advertise","channels":[{"id":1,"topic":"/cmd","encoding":"json","schemaName":"x"}]}"#,
+    );
+    let mut more = Vec::new();
+    viewer.read_until(Duration::from_secs(2), &mut more, &|_, v| {
+        !v.statuses.is_empty()
+    });
+    assert!(server.stats().running);
+    server.stop();
+}
+
+#[test]
+fn the_live_view_sends_the_same_messages_as_the_recording_of_the_same_session() {
+    let mut net = sim_net();
+    let tap = Tap::new();
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("live-same-{}.mcap", std::process::id()));
+    let mut rcfg = RecorderConfig::new(path.clone(), 0);
+    rcfg.foxglove = Some(jaus_ocu::ui::theme::ScenePalette::new(true).foxglove_look());
+    let recorder = Recorder::start(rcfg).unwrap();
+    tap.connect_at(recorder.sender(), 0);
+    let mut server = server(1 << 16);
+    assert!(server.attach(&tap));
+    let mut feed = |p: &Passage<'_>| tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
+    net.run_with(1.0, &mut feed);
+    let mut viewer = Viewer::connect(server.address());
+    let mut got = Vec::new();
+    // Subscribed to the sample channels before the compared seconds.
+    pump(&mut net, &mut feed, &mut viewer, &mut got, &|got| {
+        ["/jaus/joint_positions", "/jaus/force_torque", "/foxglove/transforms"]
+            .iter()
+            .all(|t| got.iter().any(|r| r.topic == *t))
+    });
+    let from_ns = net.now_ns();
+    net.run_with(2.0, &mut feed);
+    let to_ns = net.now_ns();
+    recorder.stop().unwrap();
+    // Everything the server logged in those seconds reaches the viewer.
+    let compared = ["/jaus/joint_positions", "/jaus/force_torque", "/foxglove/transforms"];
+    let bytes = std::fs::read(&path).unwrap();
+    let mut recorded: Vec<(String, u64, Vec<u8>)> = mcap::MessageStream::new(&bytes)
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|m| compared.contains(&m.channel.topic.as_str()))
+        .filter(|m| m.log_time > from_ns && m.log_time <= to_ns)
+        .map(|m| (m.channel.topic.clone(), m.log_time, m.data.to_vec()))
+        .collect();
+    recorded.sort();
+    assert!(recorded.len() > 200, "only {} recorded", recorded.len());
+    let in_window = |r: &Received| {
+        compared.contains(&r.topic.as_str()) && r.log_time > from_ns && r.log_time <= to_ns
+    };
+    let want = recorded.len();
+    viewer.read_until(DEADLINE, &mut got, &|got, _| {
+        got.iter().filter(|r| in_window(r)).count() >= want
+    });
+    let mut live: Vec<(String, u64, Vec<u8>)> = got
+        .iter()
+        .filter(|r| in_window(r))
+        .map(|r| (r.topic.clone(), r.log_time, r.payload.clone()))
+        .collect();
+    live.sort();
+    let missing: Vec<_> = recorded
+        .iter()
+        .filter(|r| !live.contains(r))
+        .map(|r| (&r.0, r.1))
+        .collect();
+    assert!(missing.is_empty(), "not sent live: {missing:?}");
+    assert_eq!(live.len(), recorded.len(), "message counts differ");
+    for (l, r) in live.iter().zip(&recorded) {
+        assert_eq!(l, r, "live and recorded differ");
+    }
+    server.stop();
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn a_viewer_that_stops_reading_costs_the_feed_nothing_and_loses_no_latched_state() {
+    let mut net = sim_net();
+    let tap = Tap::new();
+    let mut server = server(64);
+    assert!(server.attach(&tap));
+    let mut feed = |p: &Passage<'_>| tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
+    net.run_with(0.5, &mut feed);
+    let mut stuck = Viewer::connect(server.address());
+    let mut got = Vec::new();
+    pump(&mut net, &mut feed, &mut stuck, &mut got, &|got| {
+        got.iter().any(|r| r.topic == "/jaus/joint_positions")
+    });
+    // From here the viewer reads nothing. The session goes on for 20 s of its time, fed as
+    // fast as the server takes it (the tap drops for the server alone when it is behind).
+    let before = server.stats().datagrams;
+    let mut offered = 0u64;
+    let mut count = |p: &Passage<'_>| {
+        offered += 1;
+        tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
+    };
+    for _ in 0..40 {
+        net.run_with(0.5, &mut count);
+        // Paced so the feed's own queue never overflows: what is measured is the viewer.
+        wait_for("the server to keep up", &|| server.queued() < 1000);
+    }
+    wait_for("every datagram decoded", &|| {
+        server.stats().datagrams + server.stats().dropped >= before + offered
+    });
+    let stats = server.stats();
+    assert_eq!(stats.dropped, 0, "the stuck viewer slowed the server: {stats:?}");
+    // A new viewer gets the arm at once all the same.
+    let mut fresh = Viewer::connect(server.address());
+    let mut got = Vec::new();
+    assert!(fresh.read_until(DEADLINE, &mut got, &|got, _| {
+        got.iter().any(|r| r.topic == "/jaus/specification")
+            && got.iter().any(|r| r.topic == "/jaus/arm_state")
+    }));
+    assert_eq!(server.stats().viewers, 2);
+    drop(stuck);
+    server.stop();
+}
