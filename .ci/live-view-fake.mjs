@@ -66,7 +66,8 @@ latch(armState, { t: t(), component: arm, control: null, link: "ok" });
 const wss = new WebSocketServer({
   host: "127.0.0.1",
   port,
-  handleProtocols: (protocols) => server.handleProtocols(protocols),
+  // As the `foxglove` crate 0.30: foxglove.sdk.v1 only (not FoxgloveServer's foxglove.websocket.v1).
+  handleProtocols: (protocols) => (protocols.has("foxglove.sdk.v1") ? "foxglove.sdk.v1" : false),
 });
 wss.on("listening", () => console.log(`live-view-fake: ws://127.0.0.1:${port}`));
 wss.on("connection", (conn, req) => {

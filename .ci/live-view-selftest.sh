@@ -4,7 +4,8 @@
 # it passes, and it fails, naming the fault, when a message violates its schema, a schema does
 # not compile, the capabilities include clientPublish, the latched specification is missing, the
 # positions rate is off, a client that connects again gets no latched state, the latched state
-# comes too late, the server never listens, or nothing listens at all.
+# comes too late, the client offers foxglove.websocket.v1 (which the crate refuses), the server
+# never listens, or nothing listens at all.
 # Usage: .ci/live-view-selftest.sh [workdir]
 set -euo pipefail
 work=${1:-target/live-view-selftest}
@@ -56,6 +57,7 @@ case_ no-latch fail "no /jaus/specification message at all (latched state missin
 case_ late-joiner fail "late: arm 126.1.10: no /jaus/specification message at all" "$fake" --latch-connections 2
 case_ latch-slow fail "/jaus/specification came [0-9.]* s after" "$fake" --latch-delay 3000
 case_ rate fail "/jaus/joint_positions at [0-9.]* Hz, expected 50 Hz" "$fake" --rate 30
+LIVE_VIEW_SUBPROTOCOL=foxglove.websocket.v1 case_ subprotocol fail "connection failed: Server sent no subprotocol" "$fake"
 case_ never-listens fail "exited before listening" "$broken"
 
 # Nothing listening: refused at once, clearly.

@@ -18,6 +18,10 @@
 // latched state a client joining late gets); no rate check then.
 // Prints a table (topic, messages, rate, validated) and the server's status messages; exits 1 on
 // any failure, naming it. Never hangs: the whole run has a deadline.
+// The subprotocol offered is `foxglove.sdk.v1` (LIVE_VIEW_SUBPROTOCOL to change it): the `foxglove`
+// crate 0.30's server accepts only foxglove.sdk.v1 and foxglove.sdk.v1.1 (it answers 400 to
+// FoxgloveClient.SUPPORTED_SUBPROTOCOL, foxglove.websocket.v1), and v1.1's advertisements
+// reference a schema table FoxgloveClient 0.8 does not read; sdk.v1's messages are ws-protocol v1's.
 // Usage: node live-view.mjs [--late] ws://HOST:PORT SECONDS RATE_HZ S.N.C[,S.N.C...]
 import wsProtocol from "@foxglove/ws-protocol"; // CommonJS: no named exports in ESM
 const { FoxgloveClient } = wsProtocol;
@@ -44,6 +48,7 @@ const requiredTopics = (
 )
   .split(",")
   .filter(Boolean);
+const subprotocol = process.env.LIVE_VIEW_SUBPROTOCOL ?? "foxglove.sdk.v1";
 const FORBIDDEN = ["clientPublish", "services", "parameters", "parametersSubscribe"];
 const LATCHED = ["/jaus/specification", "/jaus/arm_state"];
 const POSITIONS = "/jaus/joint_positions";
@@ -97,7 +102,7 @@ async function session(label, ms, until) {
     closed: false,
     protocol: undefined,
   };
-  const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+  const ws = new WebSocket(url, [subprotocol]);
   const client = new FoxgloveClient({ ws });
   let connectError;
   client.on("open", () => (s.protocol = ws.protocol));
@@ -190,6 +195,7 @@ async function session(label, ms, until) {
     throw new Error(`${label}: ${url}: ${why}`);
   }
   s.start = start;
+  if (s.protocol !== subprotocol) fail(`${label}: subprotocol ${s.protocol} negotiated, ${subprotocol} offered`);
   const caps = s.serverInfo.capabilities ?? [];
   for (const c of FORBIDDEN) {
     if (caps.includes(c)) fail(`${label}: serverInfo capabilities include ${c} (the server must be read-only)`);
@@ -272,7 +278,10 @@ try {
       const from = Math.max(subscribedAt(s, POSITIONS), times[0]) + 1000;
       const window = (s.end - from) / 1000;
       if (window < 2) {
-        fail(`arm ${arm}: ${POSITIONS} began ${((times[0] - s.start) / 1000).toFixed(1)} s in, too late to measure its rate`);
+        fail(
+          `arm ${arm}: ${POSITIONS} began ${((times[0] - s.start) / 1000).toFixed(1)} s in: ` +
+            `${Math.max(window, 0).toFixed(1)} s after its first second, under the 2 s needed to measure its rate`,
+        );
         continue;
       }
       const n = times.filter((t) => t >= from).length;
