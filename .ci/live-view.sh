@@ -65,10 +65,18 @@ alive() {
     st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $st != Z* ]]
 }
 
-# The `ws://` line printed and the WebSocket port accepting connections, within 30 s (polled;
-# the server must stay up meanwhile).
+# The `ws://` line printed and the WebSocket port completing a handshake (a bare TCP connect
+# would be logged as a failed handshake), within 30 s, polled; the server must stay up meanwhile.
+url=ws://127.0.0.1:$ws_port
+ws_open() {
+    (cd "$work/npm" && node --input-type=module -e 'import WebSocket from "ws";
+const w = new WebSocket(process.argv[1], ["foxglove.sdk.v1"]);
+w.on("open", () => { w.close(); process.exit(0); });
+w.on("error", () => process.exit(1));
+setTimeout(() => process.exit(1), 2000);' "$url")
+}
 deadline=$((SECONDS + 30))
-until grep -q "ws://" "$work/serve.log" && (exec 3<>"/dev/tcp/127.0.0.1/$ws_port") 2>/dev/null; do
+until grep -q "ws://" "$work/serve.log" && ws_open; do
     if ! alive "$serve_pid"; then
         echo "FAIL: jaus-ocu serve exited before listening on 127.0.0.1:$ws_port (and printing ws://)"
         exit 1
@@ -80,7 +88,6 @@ until grep -q "ws://" "$work/serve.log" && (exec 3<>"/dev/tcp/127.0.0.1/$ws_port
     sleep 0.2
 done
 
-url=ws://127.0.0.1:$ws_port
 node "$work/npm/live-view.mjs" "$url" "$seconds" "$rate" "$arm"
 # The late joiner: connect, disconnect, connect again, the latched state again.
 node "$work/npm/live-view.mjs" --late "$url" "$seconds" "$rate" "$arm"
