@@ -491,3 +491,29 @@ fn inspect_summary_counts_the_tolerated_peer_deviations() {
     assert_eq!(s["messages"]["ConfirmControl"], 1, "{s}");
     assert_eq!(s["malformed"], 0, "{s}");
 }
+
+#[test]
+fn serve_on_an_address_in_use_says_so_and_what_to_do() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let o = run(&[
+        "serve",
+        "--listen",
+        &addr,
+        "--no-multicast",
+        "--duration",
+        "1",
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&addr) && err.contains("in use"), "{err}");
+    assert!(err.contains("--listen"), "{err}");
+}
+
+#[test]
+fn serve_a_missing_file_names_it() {
+    let o = run(&["serve", "/nonexistent-dir/x.mcap", "--listen", "127.0.0.1:0"]);
+    assert_ne!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/nonexistent-dir/x.mcap"), "{err}");
+}

@@ -286,3 +286,39 @@ fn a_viewer_that_stops_reading_costs_the_feed_nothing_and_loses_no_latched_state
     drop(stuck);
     server.stop();
 }
+
+#[test]
+fn a_server_that_falls_behind_loses_datagrams_counted_and_tells_its_viewers() {
+    let mut cfg = LiveConfig::new("127.0.0.1:0".parse().unwrap(), 0, None);
+    cfg.capacity = 1;
+    let server = LiveServer::start(&cfg).unwrap();
+    let mut viewer = Viewer::connect(server.address());
+    let mut got = Vec::new();
+    // A viewer is connected (the server info came) before anything is lost.
+    assert!(viewer.read_until(DEADLINE, &mut got, &|_, v| v.server_info.is_some()));
+    let mut net = sim_net();
+    let mut records = Vec::new();
+    net.run_with(2.0, &mut |p: &Passage<'_>| {
+        records.push(jaus_ocu::net::tap::WireRecord {
+            t_ns: p.t_ns,
+            direction: p.direction,
+            peer: p.peer,
+            bytes: p.bytes.to_vec(),
+            latched: None,
+        });
+    });
+    for r in records {
+        server.offer(r);
+    }
+    assert!(server.stats().dropped > 0, "a queue of one keeps nothing up");
+    assert!(
+        viewer.read_until(DEADLINE, &mut got, &|_, v| {
+            v.statuses
+                .iter()
+                .any(|s| s["message"].as_str().is_some_and(|m| m.contains("fell behind")))
+        }),
+        "no status said so: {:?}",
+        viewer.statuses
+    );
+    server.stop();
+}

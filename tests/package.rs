@@ -32,7 +32,7 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-const SUBCOMMANDS: [&str; 10] = [
+const SUBCOMMANDS: [&str; 11] = [
     "demo",
     "decode",
     "inspect",
@@ -41,6 +41,7 @@ const SUBCOMMANDS: [&str; 10] = [
     "probe",
     "control",
     "record",
+    "serve",
     "export",
     "screenshot",
 ];

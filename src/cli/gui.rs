@@ -42,6 +42,11 @@ pub struct GuiArgs {
     /// memory, at most 4 GiB). Beyond it the oldest samples are kept as a min/max envelope.
     #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
     pub memory_limit: Option<u64>,
+    /// Start the live view server at once, on ADDR (e.g. 127.0.0.1:8765; View → Live view
+    /// server starts and stops it later): the session served read-only to Foxglove and
+    /// Lichtblick. Loopback unless asked; see README on SSH tunnels.
+    #[arg(long, value_name = "ADDR")]
+    pub live_view: Option<SocketAddr>,
 }
 
 /// Arguments of `jaus-ocu demo`.
@@ -62,6 +67,11 @@ pub struct DemoArgs {
     /// memory, at most 4 GiB). Beyond it the oldest samples are kept as a min/max envelope.
     #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
     pub memory_limit: Option<u64>,
+    /// Start the live view server at once, on ADDR (e.g. 127.0.0.1:8765; View → Live view
+    /// server starts and stops it later): the session served read-only to Foxglove and
+    /// Lichtblick. Loopback unless asked; see README on SSH tunnels.
+    #[arg(long, value_name = "ADDR")]
+    pub live_view: Option<SocketAddr>,
 }
 
 /// Arguments of `jaus-ocu replay`.
@@ -138,7 +148,13 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
         },
         ..NetConfig::default()
     };
-    crate::ui::run(LiveKind::Live, cfg, Vec::new(), args.memory_limit)?;
+    crate::ui::run(
+        LiveKind::Live,
+        cfg,
+        Vec::new(),
+        args.memory_limit,
+        args.live_view,
+    )?;
     Ok(0)
 }
 
@@ -187,6 +203,12 @@ pub fn run_demo(args: &DemoArgs) -> Result<i32> {
         },
         ..NetConfig::default()
     };
-    crate::ui::run(LiveKind::Simulated, cfg, sims, args.memory_limit)?;
+    crate::ui::run(
+        LiveKind::Simulated,
+        cfg,
+        sims,
+        args.memory_limit,
+        args.live_view,
+    )?;
     Ok(0)
 }

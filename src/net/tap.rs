@@ -241,6 +241,11 @@ impl Tap {
         self.lock().attached.retain(|s| s.id != sink.id);
     }
 
+    /// Whether `other` is this tap (a clone of it), not another one.
+    pub fn is_same(&self, other: &Tap) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Sinks attached now (besides the recorder).
     pub fn attached(&self) -> usize {
         self.lock().attached.len()

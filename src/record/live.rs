@@ -308,6 +308,11 @@ impl LiveServer {
         }
     }
 
+    /// Whether this server is fed by `tap` (the same tap, not a copy's twin).
+    pub fn is_attached_to(&self, tap: &Tap) -> bool {
+        self.attached.as_ref().is_some_and(|(t, _)| t.is_same(tap))
+    }
+
     /// The feed channel, for a source other than a tap (a replay): a sender uses `try_send`.
     pub fn sender(&self) -> Sender<WireRecord> {
         self.tx.clone()

@@ -88,6 +88,9 @@ pub enum UiCommand {
     JogNextAxis,
     /// Switch between joint jog and tool-point jog.
     ToggleJogMode,
+    /// Start or stop the live view server (the live session served read-only to Foxglove
+    /// and Lichtblick).
+    ToggleLiveView,
 }
 
 /// How a shortcut is matched.
@@ -209,7 +212,7 @@ impl UiCommand {
     /// Ctrl+R does not also reset the camera with R), Shift+ and Alt+arrows before plain
     /// arrows. Shift+E (stop all) is matched before E (stop the focused arm), as Shift+R
     /// before R.
-    pub const ALL: [UiCommand; 36] = [
+    pub const ALL: [UiCommand; 37] = [
         UiCommand::Open,
         UiCommand::ToggleRecording,
         UiCommand::ExportCsv,
@@ -246,6 +249,7 @@ impl UiCommand {
         UiCommand::JogMinus,
         UiCommand::JogPlus,
         UiCommand::ToggleJogMode,
+        UiCommand::ToggleLiveView,
     ];
 
     /// The label of its button or menu entry, and what it does.
@@ -254,6 +258,12 @@ impl UiCommand {
             UiCommand::Open => (
                 "Open…",
                 "Replay a .mcap recording or a .pcap / .pcapng capture; you can also drop a file on the window",
+            ),
+            UiCommand::ToggleLiveView => (
+                "Live view server",
+                "Serve the live session to Foxglove or Lichtblick on this machine or through an \
+                 SSH tunnel (Open connection > Foxglove WebSocket): read-only, viewers cannot \
+                 command the arm",
             ),
             UiCommand::ToggleRecording => (
                 "Record",

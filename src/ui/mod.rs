@@ -73,12 +73,14 @@ pub fn native_options(title: &str) -> eframe::NativeOptions {
 
 /// Opens the window on a live source of `kind` (with the simulators it talks to in the demo)
 /// and runs until it is closed; `memory_limit` (bytes, `--memory-limit`) overrides the
-/// settings' memory budget for this run.
+/// settings' memory budget for this run; `live_view` (`--live-view`) starts the live view
+/// server on that address at once.
 pub fn run(
     kind: LiveKind,
     mut net_cfg: NetConfig,
     sims: Vec<SimHandle>,
     memory_limit: Option<u64>,
+    live_view: Option<std::net::SocketAddr>,
 ) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
     gl_ffi::keep_frame_memory();
@@ -115,6 +117,11 @@ pub fn run(
             }
             app.set_gamepad(gamepad::Gamepad::spawn(cc.egui_ctx.clone()), mapping);
             app.memory_override = memory_limit;
+            if let Some(addr) = live_view
+                && let Err(why) = app.start_live_view(addr)
+            {
+                app.notify(panels::notices::NoticeLevel::Error, why);
+            }
             Ok(Box::new(app))
         }),
     )

@@ -53,6 +53,9 @@ pub struct Settings {
     /// Jogging: send efforts as velocities (the compatibility mode for arms that read
     /// `SetJointEffort` so). Off by default: on other arms 50 % would mean 50 rad/s.
     pub jog_effort_as_velocity: bool,
+    /// Where View → Live view server listens (loopback by default: remote viewers come
+    /// through an SSH tunnel, README).
+    pub live_view_listen: String,
 }
 
 impl Settings {
@@ -103,6 +106,7 @@ impl Default for Settings {
             tiles: super::tiles::TileLayout::default(),
             jog_speed_scale: 0.2,
             jog_timeout_limit: 1.0,
+            live_view_listen: crate::record::live::DEFAULT_LISTEN.to_owned(),
             jog_refuse_long_timeout: false,
             jog_effort_as_velocity: false,
         }

@@ -51,8 +51,11 @@ impl OcuApp {
         if let Some(path) = self.replay().map(|r| r.replay.path.clone()) {
             let n = self.view.log.unsaved(Some(&path));
             self.view.log.unsaved = Some((path, n + 1));
-        } else if let Err(why) = self.recording.note(&note) {
-            self.notify(NoticeLevel::Warning, why);
+        } else {
+            self.live_view_note(&note);
+            if let Err(why) = self.recording.note(&note) {
+                self.notify(NoticeLevel::Warning, why);
+            }
         }
     }
 

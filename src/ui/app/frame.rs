@@ -7,6 +7,7 @@
 use eframe::egui;
 
 use super::OcuApp;
+use crate::record::live::LiveServer;
 use crate::ui::action::Action;
 use crate::ui::arms;
 use crate::ui::commands::refusal;
@@ -57,6 +58,7 @@ impl OcuApp {
         self.poll_replay();
         self.poll_jobs(ctx);
         self.poll_recording();
+        self.poll_live_view();
         self.take_dropped(ctx);
         self.keys(ctx);
         let dt = self.frame_dt(ctx);
@@ -104,6 +106,7 @@ impl OcuApp {
                 automatic: self.automatic_budget(),
                 used: self.memory_used(),
             },
+            live_view: self.live_view.as_ref().map(LiveServer::address),
         };
         let settings = &mut self.settings;
         egui::Panel::top("top_bar")
@@ -148,6 +151,7 @@ impl OcuApp {
             shown,
             time: shown.time(self.now()),
             recording: self.recording.summary(),
+            live_view: self.live_view_line(),
             replay: self.sources.replay(),
             ocu: live
                 .as_ref()

@@ -20,6 +20,7 @@ mod jog;
 pub use jog::{Pad, mapping_path};
 mod live;
 mod perform;
+mod live_view;
 mod recording;
 mod sources;
 mod work_area;
@@ -121,6 +122,8 @@ pub struct OcuApp {
     pub view: ViewState,
     /// The recorder, when recording.
     pub recording: Recording,
+    /// The live view server, while it runs (View → Live view server).
+    pub live_view: Option<crate::record::live::LiveServer>,
     /// File dialogs and exports running off the UI thread.
     pub(crate) jobs: Jobs,
     /// The egui context, once a frame has run (for wakers of background work).
@@ -312,6 +315,7 @@ impl OcuApp {
             settings,
             view: ViewState::default(),
             recording: Recording::Idle,
+            live_view: None,
             jobs: Jobs::default(),
             egui_ctx: None,
             start,
@@ -634,6 +638,7 @@ impl eframe::App for OcuApp {
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.finish_recording_on_exit();
+        self.stop_live_view("stopped: the window closed");
         self.shutdown_live(Duration::from_millis(300));
     }
 }

@@ -125,6 +125,7 @@ impl OcuApp {
                 self.view.jog.step_axis(delta, joints);
             }
             UiCommand::ToggleJogMode => self.view.jog.toggle_mode(),
+            UiCommand::ToggleLiveView => self.toggle_live_view(),
             UiCommand::ToggleTheme => self.settings.dark = !self.settings.dark,
             UiCommand::PrevMark => self.time_command(TimeCommand::JumpMark { forward: false }),
             UiCommand::NextMark => self.time_command(TimeCommand::JumpMark { forward: true }),

@@ -28,6 +28,8 @@ pub struct StatusBar<'a> {
     pub time: f64,
     /// The recording's figures, while recording.
     pub recording: Option<String>,
+    /// The live view server's address and viewers, while it runs.
+    pub live_view: Option<String>,
     /// The replay, when one is open.
     pub replay: Option<&'a ReplayState>,
     /// Joint positions measured per second over the last second before the drawn time.
@@ -299,6 +301,14 @@ fn facts(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
         ));
         ui.separator();
     }
+    if let Some(text) = &bar.live_view {
+        ui.label(RichText::new(text).small().color(theme.accent))
+            .on_hover_text(
+                "The live session is served read-only to Foxglove / Lichtblick viewers \
+                 (View > Live view server stops it)",
+            );
+        ui.separator();
+    }
     if let Some(r) = bar.replay {
         let p = &r.progress;
         let name = r.name();
@@ -446,6 +456,7 @@ mod tests {
                     shown: Shown::Live,
                     time: 1.0,
                     recording: None,
+                    live_view: None,
                     replay: None,
                     positions_rate: 0.0,
                     ocu: None,
@@ -475,6 +486,7 @@ mod tests {
                         shown: Shown::LiveScrubbed { t: 100.0 },
                         time: 100.0,
                         recording: None,
+                        live_view: None,
                         replay: None,
                         positions_rate: 0.0,
                         ocu: None,

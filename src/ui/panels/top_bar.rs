@@ -76,6 +76,8 @@ pub struct TopBar<'a> {
     pub arms: &'a [ArmRow],
     /// What "stop all" reaches: how many followed arms of which subsystem.
     pub stop_all: Option<(usize, u16)>,
+    /// The live view server's address while it runs (View → Live view server).
+    pub live_view: Option<std::net::SocketAddr>,
 }
 
 /// What the File menu offers.
@@ -264,7 +266,7 @@ pub fn show(
             }
             ui.separator();
             file_menu(ui, &bar.file, shown, actions);
-            view_menu(ui, settings, shown, &bar.memory);
+            view_menu(ui, settings, bar, actions);
             let help = UiCommand::ToggleHelp;
             if ui
                 .button(help.text())
@@ -557,9 +559,17 @@ fn action_slot(
     });
 }
 
-fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown, memory: &MemoryMenu) {
+fn view_menu(
+    ui: &mut egui::Ui,
+    settings: &mut Settings,
+    bar: &TopBar<'_>,
+    actions: &mut Vec<Action>,
+) {
+    let shown = bar.shown;
     ui.menu_button("View", |ui| {
-        memory_menu(ui, settings, memory);
+        memory_menu(ui, settings, &bar.memory);
+        ui.separator();
+        live_view_item(ui, bar, settings, actions);
         ui.separator();
         let dark = UiCommand::ToggleTheme;
         ui.checkbox(&mut settings.dark, dark.text())
@@ -581,6 +591,46 @@ fn view_menu(ui: &mut egui::Ui, settings: &mut Settings, shown: Shown, memory: &
         ui.checkbox(&mut settings.show_frames, "Joint frames")
             .on_hover_text("Draw each joint's x/y/z frame in the 3D view");
     });
+}
+
+/// View → Live view server: a checkbox that starts or stops it, the address it serves on
+/// (or will), and why it is off without a live session.
+fn live_view_item(
+    ui: &mut egui::Ui,
+    bar: &TopBar<'_>,
+    settings: &Settings,
+    actions: &mut Vec<Action>,
+) {
+    let cmd = UiCommand::ToggleLiveView;
+    let mut on = bar.live_view.is_some();
+    let label = match bar.live_view {
+        Some(at) => format!("{} (ws://{at})", cmd.text()),
+        None => cmd.text().to_owned(),
+    };
+    let hover = match bar.live_view {
+        Some(at) => format!(
+            "{}\n\nServing on ws://{at}; click to stop (viewers are disconnected).",
+            cmd.hover_text(bar.shown)
+        ),
+        None if bar.can_record => format!(
+            "{}\n\nStarts on ws://{} (loopback: from another machine, ssh -L 8765:127.0.0.1:8765 \
+             to this one).",
+            cmd.hover_text(bar.shown),
+            settings.live_view_listen
+        ),
+        None => "Serves a live or demo session; a replayed file is served with \
+                 `jaus-ocu serve FILE`."
+            .to_owned(),
+    };
+    let enabled = bar.can_record || on;
+    if ui
+        .add_enabled(enabled, egui::Checkbox::new(&mut on, label))
+        .on_hover_text(hover.clone())
+        .on_disabled_hover_text(hover)
+        .clicked()
+    {
+        actions.push(Action::Ui(cmd));
+    }
 }
 
 /// View → Layout: the named tile layouts, and the reset (the default layout, every tile

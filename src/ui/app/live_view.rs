@@ -1,0 +1,146 @@
+//! The live view server's life in `OcuApp` (View → Live view server, issue 33): started on
+//! the live session's tap, stopped on request, when the live session it serves is gone and on
+//! exit; its address and viewers for the status bar; the operator's notes handed to it as they
+//! are written. The server itself is `record::live`.
+
+use std::net::SocketAddr;
+
+use super::OcuApp;
+use crate::model::events::Note;
+use crate::model::update::{MarkKind, Remark, Update};
+use crate::record::live::{LiveConfig, LiveServer};
+use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::theme::ScenePalette;
+
+impl OcuApp {
+    /// View → Live view server: starts it on the address of the settings, or stops it.
+    pub fn toggle_live_view(&mut self) {
+        if self.live_view.is_some() {
+            self.stop_live_view("stopped");
+            return;
+        }
+        let listen = self.settings.live_view_listen.trim().to_owned();
+        let addr = match listen.parse::<SocketAddr>() {
+            Ok(a) => a,
+            Err(_) => {
+                self.notify(
+                    NoticeLevel::Error,
+                    format!(
+                        "The live view address \"{listen}\" in the settings is not IP:PORT; \
+                         give one such as 127.0.0.1:8765 (jaus-ocu --live-view ADDR)"
+                    ),
+                );
+                return;
+            }
+        };
+        if let Err(why) = self.start_live_view(addr) {
+            self.notify(NoticeLevel::Error, why);
+        }
+    }
+
+    /// Starts the live view server on `addr`, attached to the live session's tap: the
+    /// latched state first, then everything. Says where to connect.
+    pub fn start_live_view(&mut self, addr: SocketAddr) -> Result<SocketAddr, String> {
+        if let Some(s) = &self.live_view {
+            return Ok(s.address());
+        }
+        let Some(net) = self.sources.net() else {
+            return Err(
+                "The live view server serves a live or demo session; this window replays a \
+                 file (serve it with `jaus-ocu serve FILE`)."
+                    .into(),
+            );
+        };
+        let cfg = LiveConfig::new(
+            addr,
+            net.start_unix_ns(),
+            Some(ScenePalette::new(true).foxglove_look()),
+        );
+        let mut server = LiveServer::start(&cfg).map_err(|e| e.to_string())?;
+        if !server.attach(net.tap()) {
+            return Err("The live session already feeds as many sinks as it takes.".into());
+        }
+        let at = server.address();
+        // The session's notes so far, as a recording started now would hold them.
+        let live = self.sources.live_source().map(|l| l.vehicle.clone());
+        if let Some(live) = live {
+            for note in crate::ui::sources::read_vehicle(&live).notes() {
+                let _ = server.note_sender().try_send(note);
+            }
+        }
+        self.live_view = Some(server);
+        self.live_view_mark(&format!("live view server started on ws://{at}"));
+        self.notify(
+            NoticeLevel::Info,
+            format!(
+                "Live view on ws://{at}: in Foxglove or Lichtblick, Open connection > \
+                 Foxglove WebSocket. Read-only: viewers cannot command the arm."
+            ),
+        );
+        Ok(at)
+    }
+
+    /// Stops the live view server (viewers are disconnected), saying `why` in the log.
+    pub fn stop_live_view(&mut self, why: &str) {
+        if let Some(server) = self.live_view.take() {
+            let at = server.address();
+            server.stop();
+            self.live_view_mark(&format!("live view server on ws://{at} {why}"));
+        }
+    }
+
+    /// The status bar's words while it runs: `Live view ws://127.0.0.1:8765 · 2 viewers`.
+    pub fn live_view_line(&self) -> Option<String> {
+        let server = self.live_view.as_ref()?;
+        let stats = server.stats();
+        let viewers = match stats.viewers {
+            1 => "1 viewer".to_owned(),
+            n => format!("{n} viewers"),
+        };
+        let lost = if stats.dropped > 0 {
+            format!(" · {} lost while behind", stats.dropped)
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "Live view ws://{} · {viewers}{lost}",
+            server.address()
+        ))
+    }
+
+    /// Each frame: a server whose live session is gone (closed, replaced) stops.
+    pub(crate) fn poll_live_view(&mut self) {
+        let Some(server) = &self.live_view else {
+            return;
+        };
+        let feeds = self
+            .sources
+            .net()
+            .is_some_and(|net| server.is_attached_to(net.tap()));
+        if !feeds {
+            self.stop_live_view("stopped: its live session ended");
+        }
+    }
+
+    /// Hands an operator's note to the live view server, when it runs.
+    pub(crate) fn live_view_note(&mut self, note: &Note) {
+        if let Some(server) = &self.live_view
+            && server.note_sender().try_send(note.clone()).is_err()
+        {
+            self.notify(
+                NoticeLevel::Warning,
+                "The live view server is behind: this note did not reach its viewers (it is \
+                 in the session and any recording).",
+            );
+        }
+    }
+
+    fn live_view_mark(&mut self, label: &str) {
+        let t = self.now();
+        self.apply(&Update::net(Remark::Mark {
+            t,
+            kind: MarkKind::Network,
+            label: label.to_owned(),
+        }));
+    }
+}
