@@ -512,7 +512,12 @@ fn serve_on_an_address_in_use_says_so_and_what_to_do() {
 
 #[test]
 fn serve_a_missing_file_names_it() {
-    let o = run(&["serve", "/nonexistent-dir/x.mcap", "--listen", "127.0.0.1:0"]);
+    let o = run(&[
+        "serve",
+        "/nonexistent-dir/x.mcap",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
     assert_ne!(o.status.code(), Some(0));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("/nonexistent-dir/x.mcap"), "{err}");

@@ -95,15 +95,18 @@ fn topics(got: &[Received]) -> BTreeSet<&str> {
 }
 
 fn json(r: &Received) -> serde_json::Value {
-    serde_json::from_slice(&r.payload)
-        .unwrap_or_else(|e| panic!("{}: not JSON ({e})", r.topic))
+    serde_json::from_slice(&r.payload).unwrap_or_else(|e| panic!("{}: not JSON ({e})", r.topic))
 }
 
 /// Every key the channel's schema requires is in the message (the CI's npm client checks
 /// the whole schema with ajv).
 fn check_required(viewer: &Viewer, got: &[Received]) {
     for r in got {
-        let channel = viewer.channels.values().find(|c| c.topic == r.topic).unwrap();
+        let channel = viewer
+            .channels
+            .values()
+            .find(|c| c.topic == r.topic)
+            .unwrap();
         let schema: serde_json::Value = serde_json::from_str(&channel.schema).unwrap();
         let v = json(r);
         for key in schema["required"].as_array().into_iter().flatten() {
@@ -149,8 +152,16 @@ fn a_late_viewer_gets_the_latched_state_at_once_on_read_only_json_channels() {
         .iter()
         .map(|c| c.as_str().unwrap())
         .collect();
-    for forbidden in ["clientPublish", "services", "parameters", "parametersSubscribe"] {
-        assert!(!caps.contains(&forbidden), "advertises {forbidden}: {caps:?}");
+    for forbidden in [
+        "clientPublish",
+        "services",
+        "parameters",
+        "parametersSubscribe",
+    ] {
+        assert!(
+            !caps.contains(&forbidden),
+            "advertises {forbidden}: {caps:?}"
+        );
     }
     for c in viewer.channels.values() {
         assert_eq!(c.encoding, "json", "{}", c.topic);
@@ -197,16 +208,24 @@ fn the_live_view_sends_the_same_messages_as_the_recording_of_the_same_session() 
     let mut got = Vec::new();
     // Subscribed to the sample channels before the compared seconds.
     pump(&mut net, &mut feed, &mut viewer, &mut got, &|got| {
-        ["/jaus/joint_positions", "/jaus/force_torque", "/foxglove/transforms"]
-            .iter()
-            .all(|t| got.iter().any(|r| r.topic == *t))
+        [
+            "/jaus/joint_positions",
+            "/jaus/force_torque",
+            "/foxglove/transforms",
+        ]
+        .iter()
+        .all(|t| got.iter().any(|r| r.topic == *t))
     });
     let from_ns = net.now_ns();
     net.run_with(2.0, &mut feed);
     let to_ns = net.now_ns();
     recorder.stop().unwrap();
     // Everything the server logged in those seconds reaches the viewer.
-    let compared = ["/jaus/joint_positions", "/jaus/force_torque", "/foxglove/transforms"];
+    let compared = [
+        "/jaus/joint_positions",
+        "/jaus/force_torque",
+        "/foxglove/transforms",
+    ];
     let bytes = std::fs::read(&path).unwrap();
     let mut recorded: Vec<(String, u64, Vec<u8>)> = mcap::MessageStream::new(&bytes)
         .unwrap()
@@ -274,7 +293,10 @@ fn a_viewer_that_stops_reading_costs_the_feed_nothing_and_loses_no_latched_state
         server.stats().datagrams + server.stats().dropped >= before + offered
     });
     let stats = server.stats();
-    assert_eq!(stats.dropped, 0, "the stuck viewer slowed the server: {stats:?}");
+    assert_eq!(
+        stats.dropped, 0,
+        "the stuck viewer slowed the server: {stats:?}"
+    );
     // A new viewer gets the arm at once all the same.
     let mut fresh = Viewer::connect(server.address());
     let mut got = Vec::new();
@@ -310,12 +332,17 @@ fn a_server_that_falls_behind_loses_datagrams_counted_and_tells_its_viewers() {
     for r in records {
         server.offer(r);
     }
-    assert!(server.stats().dropped > 0, "a queue of one keeps nothing up");
+    assert!(
+        server.stats().dropped > 0,
+        "a queue of one keeps nothing up"
+    );
     assert!(
         viewer.read_until(DEADLINE, &mut got, &|_, v| {
-            v.statuses
-                .iter()
-                .any(|s| s["message"].as_str().is_some_and(|m| m.contains("fell behind")))
+            v.statuses.iter().any(|s| {
+                s["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("fell behind"))
+            })
         }),
         "no status said so: {:?}",
         viewer.statuses

@@ -64,15 +64,16 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
     }
     let start = Instant::now();
     let until = duration.and_then(|d| start.checked_add(d));
-    let done = move || interrupted.load(Ordering::Relaxed) || until.is_some_and(|u| Instant::now() >= u);
+    let done =
+        move || interrupted.load(Ordering::Relaxed) || until.is_some_and(|u| Instant::now() >= u);
     match &args.file {
         Some(path) => serve_file(args, path, &done),
         None => serve_live(args, &done),
     }
 }
 
-fn look() -> Option<crate::record::foxglove::SceneLook> {
-    Some(ScenePalette::new(true).foxglove_look())
+fn look() -> crate::record::foxglove::SceneLook {
+    ScenePalette::new(true).foxglove_look()
 }
 
 fn announce(server: &LiveServer, what: &str) {
@@ -94,7 +95,7 @@ fn serve_live(args: &ServeArgs, done: &dyn Fn() -> bool) -> Result<i32> {
     let (mut cfg, _identity) = args.net.net_config()?;
     let epoch = Epoch::now();
     let tap = Tap::new();
-    let mut server = LiveServer::start(&LiveConfig::new(args.listen, epoch.unix_ns, look()))?;
+    let mut server = LiveServer::start(&LiveConfig::new(args.listen, epoch.unix_ns, Some(look())))?;
     server.attach(&tap);
     cfg.tap = tap.clone();
     cfg.epoch = Some(epoch);
@@ -153,7 +154,7 @@ fn serve_file(args: &ServeArgs, path: &std::path::Path, done: &dyn Fn() -> bool)
         );
     }
     let origin = source.info().time_origin(Some(&first));
-    let server = LiveServer::start(&LiveConfig::new(args.listen, origin, look()))?;
+    let server = LiveServer::start(&LiveConfig::new(args.listen, origin, Some(look())))?;
     announce(&server, &format!("{} at 1×", path.display()));
     let start = Instant::now();
     let mut last_line = Instant::now();
@@ -163,8 +164,7 @@ fn serve_file(args: &ServeArgs, path: &std::path::Path, done: &dyn Fn() -> bool)
         // Records are due at their own spacing from this pass's first.
         let pass_start = Instant::now();
         let t0 = pending.as_ref().map_or(0, |r| r.t_ns);
-        loop {
-            let Some(rec) = pending.take() else { break };
+        while let Some(rec) = pending.take() {
             let due = Duration::from_nanos(rec.t_ns.saturating_sub(t0));
             while pass_start.elapsed() < due {
                 if done() {
@@ -182,12 +182,19 @@ fn serve_file(args: &ServeArgs, path: &std::path::Path, done: &dyn Fn() -> bool)
                 last_line = Instant::now();
                 eprintln!(
                     "{}",
-                    progress(&server.stats(), start.elapsed().as_secs_f64(), &format!("pass {passes}"))
+                    progress(
+                        &server.stats(),
+                        start.elapsed().as_secs_f64(),
+                        &format!("pass {passes}")
+                    )
                 );
             }
         }
         if let Some(problem) = source.stopped() {
-            eprintln!("serve: {}: {problem}; what came before it was served", path.display());
+            eprintln!(
+                "serve: {}: {problem}; what came before it was served",
+                path.display()
+            );
         }
         if args.once || done() {
             break;

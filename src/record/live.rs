@@ -168,9 +168,7 @@ impl ServerListener for Listener {
         for (t, bytes) in latched {
             raw.log_with_meta_to_sink(
                 bytes,
-                PartialMetadata {
-                    log_time: Some(*t),
-                },
+                PartialMetadata { log_time: Some(*t) },
                 client.sink_id(),
             );
             sent += 1;
@@ -343,7 +341,10 @@ impl LiveServer {
     pub fn stats(&self) -> LiveStats {
         let shared = lock(&self.shared);
         let mut stats = shared.stats.clone();
-        stats.viewers = shared.handle.as_ref().map_or(0, |h| h.client_count());
+        stats.viewers = shared
+            .handle
+            .as_ref()
+            .map_or(0, foxglove::WebSocketServerHandle::client_count);
         stats.dropped = shared.dropped();
         stats
     }
@@ -422,17 +423,17 @@ struct LiveSink {
 }
 
 impl LiveSink {
-    fn emit(&mut self, out: Out<'_>) -> Result<(), std::convert::Infallible> {
+    fn emit(&mut self, out: &Out<'_>) {
         let Out::Message {
             channel,
             log_time,
             bytes,
             arm,
             latched,
-        } = out
+        } = *out
         else {
             // Arm metadata records are a file's; the summary channel says the same live.
-            return Ok(());
+            return;
         };
         let mut shared = lock(&self.shared);
         let index = channel.index();
@@ -457,7 +458,7 @@ impl LiveSink {
                     }
                     Err(e) => {
                         tracing::warn!("live view: cannot make {}: {e}", channel.topic());
-                        return Ok(());
+                        return;
                     }
                 }
             }
@@ -476,7 +477,6 @@ impl LiveSink {
             },
         );
         self.messages += 1;
-        Ok(())
     }
 }
 
@@ -517,7 +517,10 @@ impl Machine {
         self.datagrams += 1;
         self.offset_ns = i128::from(rec.t_ns) - i128::from(wall_ns());
         let Self { pipeline, sink, .. } = self;
-        let _ = pipeline.observe(rec, false, &mut |out| sink.emit(out));
+        let _ = pipeline.observe(rec, false, &mut |out| {
+            sink.emit(&out);
+            Ok::<(), std::convert::Infallible>(())
+        });
     }
 }
 
@@ -546,7 +549,10 @@ fn run(mut m: Machine, inputs: &Inputs) {
             recv(inputs.notes) -> note => {
                 if let Ok(note) = note {
                     let Machine { pipeline, sink, .. } = &mut m;
-                    let _ = pipeline.note(&note, &mut |out| sink.emit(out));
+                    let _ = pipeline.note(&note, &mut |out| {
+            sink.emit(&out);
+            Ok::<(), std::convert::Infallible>(())
+        });
                 }
             },
             recv(inputs.reset) -> start => {
@@ -565,7 +571,10 @@ fn run(mut m: Machine, inputs: &Inputs) {
             let now = i128::from(wall_ns()) + m.offset_ns;
             let now = u64::try_from(now.max(0)).unwrap_or(0);
             let Machine { pipeline, sink, .. } = &mut m;
-            let _ = pipeline.tick(now, &mut |out| sink.emit(out));
+            let _ = pipeline.tick(now, &mut |out| {
+                sink.emit(&out);
+                Ok::<(), std::convert::Infallible>(())
+            });
             m.publish();
         }
     }

@@ -624,7 +624,9 @@ impl<W: Write + Seek> RecordingFile<W> {
             ..
         } = self;
         let mut written = 0;
-        pipeline.note(note, &mut |out| write_out(writer, channels, &mut written, out))?;
+        pipeline.note(note, &mut |out| {
+            write_out(writer, channels, &mut written, out)
+        })?;
         *notes += 1;
         Ok(())
     }

@@ -262,7 +262,13 @@ mod tests {
     fn a_control_change_is_due_at_once_and_names_the_holder() {
         let mut s = Summaries::new(START);
         let mut out = Vec::new();
-        assert!(s.apply(id(), &ArmFact::Status { t: 0.0, state: ManagementState::Ready }));
+        assert!(s.apply(
+            id(),
+            &ArmFact::Status {
+                t: 0.0,
+                state: ManagementState::Ready
+            }
+        ));
         assert!(s.write(id(), START, &mut out));
         assert_eq!(s.due(START + 1).count(), 0);
         let holder = ComponentId::new(200, 7, 3);
@@ -325,7 +331,13 @@ mod tests {
         let mut s = Summaries::new(START);
         for n in 0..(MAX_ARMS as u8 + 5) {
             let id = ComponentId::new(126, 1, n + 1);
-            s.apply(id, &ArmFact::Status { t: 0.0, state: ManagementState::Ready });
+            s.apply(
+                id,
+                &ArmFact::Status {
+                    t: 0.0,
+                    state: ManagementState::Ready,
+                },
+            );
         }
         assert_eq!(s.due(START).count(), MAX_ARMS);
     }

@@ -66,7 +66,8 @@ impl Viewer {
             .insert("Sec-WebSocket-Protocol", "foxglove.sdk.v1".parse().unwrap());
         let (ws, _) = tungstenite::connect(req).unwrap();
         if let MaybeTlsStream::Plain(s) = ws.get_ref() {
-            s.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(100)))
+                .unwrap();
         }
         Viewer {
             ws,

@@ -20,18 +20,15 @@ impl OcuApp {
             return;
         }
         let listen = self.settings.live_view_listen.trim().to_owned();
-        let addr = match listen.parse::<SocketAddr>() {
-            Ok(a) => a,
-            Err(_) => {
-                self.notify(
-                    NoticeLevel::Error,
-                    format!(
-                        "The live view address \"{listen}\" in the settings is not IP:PORT; \
-                         give one such as 127.0.0.1:8765 (jaus-ocu --live-view ADDR)"
-                    ),
-                );
-                return;
-            }
+        let Ok(addr) = listen.parse::<SocketAddr>() else {
+            self.notify(
+                NoticeLevel::Error,
+                format!(
+                    "The live view address \"{listen}\" in the settings is not IP:PORT; \
+                     give one such as 127.0.0.1:8765 (jaus-ocu --live-view ADDR)"
+                ),
+            );
+            return;
         };
         if let Err(why) = self.start_live_view(addr) {
             self.notify(NoticeLevel::Error, why);

@@ -208,6 +208,18 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
     open_recording
 }
 
+/// The live view server's address and viewers, while it runs.
+fn live_view(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) {
+    if let Some(text) = &bar.live_view {
+        ui.label(RichText::new(text).small().color(theme.accent))
+            .on_hover_text(
+                "The live session is served read-only to Foxglove / Lichtblick viewers \
+                 (View > Live view server stops it)",
+            );
+        ui.separator();
+    }
+}
+
 /// `text` with its first letter in capitals (the advice is written to follow "net: ").
 fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
@@ -301,14 +313,7 @@ fn facts(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
         ));
         ui.separator();
     }
-    if let Some(text) = &bar.live_view {
-        ui.label(RichText::new(text).small().color(theme.accent))
-            .on_hover_text(
-                "The live session is served read-only to Foxglove / Lichtblick viewers \
-                 (View > Live view server stops it)",
-            );
-        ui.separator();
-    }
+    live_view(ui, bar, theme);
     if let Some(r) = bar.replay {
         let p = &r.progress;
         let name = r.name();
