@@ -23,6 +23,7 @@ use jaus_ocu::model::command::Command;
 use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Tap;
 use jaus_ocu::record::live::{LiveConfig, LiveServer};
+use jaus_ocu::record::live_file;
 use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
@@ -348,4 +349,91 @@ fn a_server_that_falls_behind_loses_datagrams_counted_and_tells_its_viewers() {
         viewer.statuses
     );
     server.stop();
+}
+
+/// A recording of `seconds` of a simulated session, with control taken at 1 s.
+fn recording(name: &str, seconds: f64) -> PathBuf {
+    let mut net = sim_net();
+    let tap = Tap::new();
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("live-{name}-{}.mcap", std::process::id()));
+    let recorder = Recorder::start(RecorderConfig::new(path.clone(), 0)).unwrap();
+    tap.connect_at(recorder.sender(), 0);
+    let mut feed = |p: &Passage<'_>| tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
+    net.run_with(1.0, &mut feed);
+    net.command(Command::RequestControl { authority: 100 });
+    net.run_with(seconds - 1.0, &mut feed);
+    recorder.stop().unwrap();
+    path
+}
+
+#[test]
+fn a_served_file_follows_foxglove_s_playback_control_seek_and_pause() {
+    let path = recording("playback", 8.0);
+    let port = judp::PORT;
+    let span = live_file::span(&path, port).unwrap().unwrap();
+    assert!(span.last_ns - span.first_ns > 7_000_000_000, "{span:?}");
+    let mut cfg = LiveConfig::new("127.0.0.1:0".parse().unwrap(), span.origin, None);
+    cfg.playback = Some((span.first_ns, span.last_ns));
+    let server = std::sync::Arc::new(LiveServer::start(&cfg).unwrap());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let player = {
+        let (server, stop, path, span) = (server.clone(), stop.clone(), path.clone(), span.clone());
+        std::thread::spawn(move || {
+            let done = || stop.load(std::sync::atomic::Ordering::Relaxed);
+            live_file::play(&server, &path, port, &span, false, &done, &mut |_| {}).unwrap()
+        })
+    };
+    let mut viewer = Viewer::connect(server.address());
+    let mut got = Vec::new();
+    assert!(viewer.read_until(DEADLINE, &mut got, &|got, _| {
+        got.iter().any(|r| r.topic == "/jaus/joint_positions")
+    }));
+    let caps = viewer.server_info.clone().unwrap()["capabilities"].to_string();
+    assert!(caps.contains("playbackControl"), "{caps}");
+    assert!(!caps.contains("clientPublish"), "{caps}");
+
+    // Seek to 6 s: the arm as it was then at once (specification again, control held), and
+    // the positions go on from there.
+    let to = span.first_ns + 6_000_000_000;
+    viewer.send_playback(true, 1.0, Some(to));
+    let mut after = Vec::new();
+    assert!(viewer.read_until(DEADLINE, &mut after, &|got, v| {
+        v.playback.iter().any(|p| p.3)
+            && got.iter().any(|r| r.topic == "/jaus/specification")
+            && got
+                .iter()
+                .any(|r| r.topic == "/jaus/joint_positions" && r.log_time >= to)
+    }));
+    let state = after
+        .iter()
+        .rev()
+        .find(|r| r.topic == "/jaus/arm_state")
+        .map(json)
+        .expect("the summary again after the seek");
+    assert_eq!(state["control"]["authority"], 100, "{state}");
+
+    // Pause: the positions stop where the playback said it paused.
+    viewer.send_playback(false, 1.0, None);
+    let mut paused = Vec::new();
+    assert!(viewer.read_until(DEADLINE, &mut paused, &|_, v| {
+        v.playback.last().is_some_and(|p| p.0 == 1)
+    }));
+    let at = viewer.playback.last().unwrap().1;
+    let mut later = Vec::new();
+    viewer.read_until(Duration::from_millis(800), &mut later, &|_, _| false);
+    let newest = later
+        .iter()
+        .filter(|r| r.topic == "/jaus/joint_positions")
+        .map(|r| r.log_time)
+        .max()
+        .unwrap_or(0);
+    assert!(
+        newest <= at + 100_000_000,
+        "positions went on {} ms past the pause",
+        (newest - at) / 1_000_000
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(player.join().unwrap(), 1);
+    let _ = std::fs::remove_file(path);
 }

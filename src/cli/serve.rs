@@ -1,7 +1,7 @@
 //! `jaus-ocu serve`: the live view server without a GUI (a van, a server): the live session
-//! of every arm the network side follows — or a recording played at 1×, looping — served to
-//! Foxglove and Lichtblick over their WebSocket protocol, read-only
-//! ([`crate::record::live`]). Stops after `--duration` or on Ctrl-C.
+//! of every arm the network side follows — or a recording, under Foxglove's playback control
+//! (`record::live_file`) — served to Foxglove and Lichtblick over their WebSocket protocol,
+//! read-only ([`crate::record::live`]). Stops after `--duration`, on Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,17 +15,17 @@ use clap::Args;
 use super::probe::NetArgs;
 use crate::model::state::ArmState;
 use crate::model::vehicle::Vehicle;
-use crate::net::tap::{Epoch, Tap, WireRecord};
+use crate::net::tap::{Epoch, Tap};
 use crate::net::thread::NetHandle;
 use crate::record::live::{DEFAULT_LISTEN, LiveConfig, LiveServer, LiveStats};
-use crate::record::source::WireSource;
+use crate::record::live_file;
 use crate::ui::theme::ScenePalette;
 
 /// Arguments of `jaus-ocu serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// A recording (.mcap) or capture (.pcap/.pcapng) to serve instead of the live session:
-    /// played at 1×, from the start again at its end (viewers are told to clear).
+    /// played at 1×; Foxglove's playback bar plays, pauses, seeks and changes its speed.
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Where to look and who we are (the same network side as the GUI; ignored with FILE).
@@ -39,9 +39,10 @@ pub struct ServeArgs {
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
-    /// With FILE: play it once, not in a loop.
-    #[arg(long)]
-    pub once: bool,
+    /// With FILE: from the start again at its end (default: it ends, and Play in Foxglove's
+    /// playback bar starts it again).
+    #[arg(long = "loop")]
+    pub r#loop: bool,
     /// No progress line (errors and the final summary only).
     #[arg(long, short)]
     pub quiet: bool,
@@ -137,92 +138,60 @@ fn serve_live(args: &ServeArgs, done: &dyn Fn() -> bool) -> Result<i32> {
 }
 
 fn serve_file(args: &ServeArgs, path: &std::path::Path, done: &dyn Fn() -> bool) -> Result<i32> {
-    let open = || {
-        WireSource::open(path, crate::jaus::judp::PORT)
-            .with_context(|| format!("cannot serve {}", path.display()))
-    };
-    let mut source = open()?;
-    let mut first = WireRecord::empty();
-    if !source.next_into(&mut first) {
-        anyhow::bail!(
-            "cannot serve {}: it holds no JUDP datagram{}",
+    let port = crate::jaus::judp::PORT;
+    let span = live_file::span(path, port)
+        .with_context(|| format!("cannot serve {}", path.display()))?
+        .with_context(|| format!("cannot serve {}: it holds no JUDP datagram", path.display()))?;
+    let mut cfg = LiveConfig::new(args.listen, span.origin, Some(look()));
+    cfg.playback = Some((span.first_ns, span.last_ns));
+    let server = LiveServer::start(&cfg)?;
+    announce(
+        &server,
+        &format!(
+            "{} ({:.1} s, Foxglove's playback bar plays, pauses, seeks{})",
             path.display(),
-            source
-                .stopped()
-                .map(|s| format!(" ({s})"))
-                .unwrap_or_default()
-        );
-    }
-    let origin = source.info().time_origin(Some(&first));
-    let server = LiveServer::start(&LiveConfig::new(args.listen, origin, Some(look())))?;
-    announce(&server, &format!("{} at 1×", path.display()));
+            (span.last_ns - span.first_ns) as f64 * 1e-9,
+            if args.r#loop { ", looping" } else { "" }
+        ),
+    );
     let start = Instant::now();
-    let mut last_line = Instant::now();
-    let mut pending = Some(first);
-    let mut passes = 1u64;
-    'play: loop {
-        // Records are due at their own spacing from this pass's first.
-        let pass_start = Instant::now();
-        let t0 = pending.as_ref().map_or(0, |r| r.t_ns);
-        while let Some(rec) = pending.take() {
-            let due = Duration::from_nanos(rec.t_ns.saturating_sub(t0));
-            while pass_start.elapsed() < due {
-                if done() {
-                    break 'play;
-                }
-                let left = due.saturating_sub(pass_start.elapsed());
-                std::thread::sleep(left.min(Duration::from_millis(20)));
-            }
-            server.offer(rec);
-            let mut next = WireRecord::empty();
-            if source.next_into(&mut next) {
-                pending = Some(next);
-            }
-            if !args.quiet && last_line.elapsed() >= Duration::from_secs(5) {
-                last_line = Instant::now();
-                eprintln!(
-                    "{}",
-                    progress(
-                        &server.stats(),
-                        start.elapsed().as_secs_f64(),
-                        &format!("pass {passes}")
-                    )
-                );
-            }
-        }
-        if let Some(problem) = source.stopped() {
+    let last_line = std::cell::Cell::new(Instant::now());
+    let quiet = args.quiet;
+    let progress_done = || {
+        if !quiet && last_line.get().elapsed() >= Duration::from_secs(5) {
+            last_line.set(Instant::now());
             eprintln!(
-                "serve: {}: {problem}; what came before it was served",
-                path.display()
+                "{}",
+                progress(
+                    &server.stats(),
+                    start.elapsed().as_secs_f64(),
+                    "from the file"
+                )
             );
         }
-        if args.once || done() {
-            break;
-        }
-        // From the start again: viewers clear what they have and see the file anew.
-        source = open()?;
-        let mut rec = WireRecord::empty();
-        if !source.next_into(&mut rec) {
-            break;
-        }
-        // The previous pass's last records are decoded before the restart (two channels:
-        // their order is not kept otherwise).
-        let drained = Instant::now();
-        while server.queued() > 0 && drained.elapsed() < Duration::from_secs(2) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        server.restart(origin);
-        pending = Some(rec);
-        passes += 1;
-    }
-    // With --once, the viewers keep the last state until the end of --duration or Ctrl-C.
-    while args.once && !done() {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        done()
+    };
+    let mut problem = |why: &str| {
+        eprintln!(
+            "serve: {}: {why}; what came before it was served",
+            path.display()
+        );
+    };
+    let passes = live_file::play(
+        &server,
+        path,
+        port,
+        &span,
+        args.r#loop,
+        &progress_done,
+        &mut problem,
+    )
+    .with_context(|| format!("cannot serve {}", path.display()))?;
     let stats = server.stats();
     server.stop();
     eprintln!(
-        "stopped serving: {} datagrams decoded, {} messages sent, {} lost while behind, {passes} pass(es)",
+        "stopped serving: {} datagrams decoded, {} messages sent, {} lost while behind, \
+         {passes} pass(es)",
         stats.datagrams, stats.messages, stats.dropped
     );
     Ok(0)

@@ -27,7 +27,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, Sender, select};
-use foxglove::websocket::{ChannelView, Client, ServerListener, Status};
+use foxglove::websocket::{
+    ChannelView, Client, PlaybackCommand, PlaybackControlRequest, PlaybackState, PlaybackStatus,
+    ServerListener, Status,
+};
 use foxglove::{Context, PartialMetadata, RawChannel, Schema, WebSocketServer};
 
 use crate::model::events::Note;
@@ -58,6 +61,10 @@ pub struct LiveConfig {
     pub backlog: usize,
     /// What the server says it is (Foxglove shows it).
     pub name: String,
+    /// Serving a file: its time range (ns since the Unix epoch), declared to viewers with the
+    /// playback control capability, so Foxglove's playback bar plays, pauses, seeks and
+    /// changes speed ([`Playback`]). `None` live.
+    pub playback: Option<(u64, u64)>,
 }
 
 impl LiveConfig {
@@ -71,6 +78,7 @@ impl LiveConfig {
             capacity: 65_536,
             backlog: 1024,
             name: format!("jaus-ocu {}", env!("CARGO_PKG_VERSION")),
+            playback: None,
         }
     }
 }
@@ -139,12 +147,82 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Sends a subscriber the latched messages of its channel.
+/// What viewers asked of a file's playback, and where it is: shared by the server's listener
+/// (which answers the request at once) and the file's player (`record::live_file`), which
+/// acts on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Playback {
+    /// Playing (else paused).
+    pub playing: bool,
+    /// Speed, 1.0 = real time (0.01 to 100).
+    pub speed: f32,
+    /// A seek asked for and not yet done: the time to go to, ns since the Unix epoch.
+    pub seek: Option<u64>,
+    /// Where the player is, ns since the Unix epoch.
+    pub current: u64,
+    /// The player reached the file's end.
+    pub ended: bool,
+}
+
+impl Playback {
+    /// Playing at 1× from `start`.
+    pub fn new(start: u64) -> Self {
+        Self {
+            playing: true,
+            speed: 1.0,
+            seek: None,
+            current: start,
+            ended: false,
+        }
+    }
+
+    /// The state to tell viewers.
+    pub fn state(&self, did_seek: bool) -> PlaybackState {
+        PlaybackState {
+            status: if self.ended && self.seek.is_none() {
+                PlaybackStatus::Ended
+            } else if self.playing {
+                PlaybackStatus::Playing
+            } else {
+                PlaybackStatus::Paused
+            },
+            current_time: self.seek.unwrap_or(self.current),
+            playback_speed: self.speed,
+            did_seek,
+            request_id: None,
+        }
+    }
+}
+
+/// Shared playback state.
+pub type PlaybackRef = Arc<Mutex<Playback>>;
+
+/// Sends a subscriber the latched messages of its channel; takes a viewer's playback
+/// requests.
 struct Listener {
     shared: SharedRef,
+    playback: Option<PlaybackRef>,
 }
 
 impl ServerListener for Listener {
+    fn on_playback_control_request(
+        &self,
+        request: PlaybackControlRequest,
+    ) -> Option<PlaybackState> {
+        let playback = self.playback.as_ref()?;
+        let mut p = playback
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        p.playing = request.playback_command == PlaybackCommand::Play;
+        if request.playback_speed.is_finite() && request.playback_speed > 0.0 {
+            p.speed = request.playback_speed.clamp(0.01, 100.0);
+        }
+        if let Some(t) = request.seek_time {
+            p.seek = Some(t);
+        }
+        Some(p.state(request.seek_time.is_some()))
+    }
+
     fn on_subscribe(&self, client: Client, channel: ChannelView) {
         let mut shared = lock(&self.shared);
         let Some(index) = shared
@@ -181,8 +259,9 @@ impl ServerListener for Listener {
 pub struct LiveServer {
     tx: Sender<WireRecord>,
     notes: Sender<Note>,
-    reset: Sender<u64>,
+    control: Sender<Control>,
     stop: Option<Sender<()>>,
+    playback: Option<PlaybackRef>,
     thread: Option<JoinHandle<()>>,
     shared: SharedRef,
     runtime: Option<tokio::runtime::Runtime>,
@@ -218,7 +297,14 @@ impl LiveServer {
                 crate::model::clock::rfc3339_utc(cfg.session_start_ns),
             ),
         ]);
-        let handle = WebSocketServer::new()
+        let playback = cfg
+            .playback
+            .map(|(start, _)| Arc::new(Mutex::new(Playback::new(start))));
+        let mut builder = WebSocketServer::new();
+        if let Some((start, end)) = cfg.playback {
+            builder = builder.playback_time_range(start, end.max(start));
+        }
+        let handle = builder
             .name(cfg.name.clone())
             .bind(cfg.listen.ip().to_string(), cfg.listen.port())
             .context(&context)
@@ -227,6 +313,7 @@ impl LiveServer {
             .message_backlog_size(cfg.backlog.max(16))
             .listener(Arc::new(Listener {
                 shared: shared.clone(),
+                playback: playback.clone(),
             }))
             .tokio_runtime(runtime.handle())
             .start_blocking()
@@ -243,7 +330,7 @@ impl LiveServer {
         }
         let (tx, rx) = crossbeam_channel::bounded(cfg.capacity.max(1));
         let (notes_tx, notes_rx) = crossbeam_channel::bounded(64);
-        let (reset_tx, reset_rx) = crossbeam_channel::bounded(4);
+        let (control_tx, control_rx) = crossbeam_channel::bounded(16);
         let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(1);
         let machine = Machine {
             pipeline: Pipeline::new(PipelineConfig {
@@ -255,6 +342,7 @@ impl LiveServer {
                 context,
                 shared: shared.clone(),
                 messages: 0,
+                muted: false,
             },
             offset_ns: 0,
             datagrams: 0,
@@ -262,7 +350,7 @@ impl LiveServer {
         let inputs = Inputs {
             rx,
             notes: notes_rx,
-            reset: reset_rx,
+            control: control_rx,
             stop: stop_rx,
         };
         let thread = std::thread::Builder::new()
@@ -272,8 +360,9 @@ impl LiveServer {
         Ok(LiveServer {
             tx,
             notes: notes_tx,
-            reset: reset_tx,
+            control: control_tx,
             stop: Some(stop_tx),
+            playback,
             thread: Some(thread),
             shared,
             runtime: Some(runtime),
@@ -329,7 +418,33 @@ impl LiveServer {
     /// Starts the session again with the time origin `start_ns` (a replay that loops): every
     /// viewer is told to clear what it has, the pipeline starts from nothing.
     pub fn restart(&self, start_ns: u64) {
-        let _ = self.reset.try_send(start_ns);
+        let _ = self.control.try_send(Control::Restart(start_ns));
+    }
+
+    /// While muted the server decodes what it is fed and keeps the latched state, but sends
+    /// viewers nothing; unmuting sends every viewer the latched state (a seek: the file is
+    /// read fast up to the time sought, then the viewers get the arm as it was then).
+    pub fn mute(&self, muted: bool) {
+        let _ = self.control.try_send(Control::Mute(muted));
+    }
+
+    /// What viewers asked of a file's playback (`None` live).
+    pub fn playback(&self) -> Option<PlaybackRef> {
+        self.playback.clone()
+    }
+
+    /// Tells viewers where a file's playback is (its time, ns since the Unix epoch).
+    pub fn broadcast_time(&self, t_ns: u64) {
+        if let Some(h) = &lock(&self.shared).handle {
+            h.broadcast_time(t_ns);
+        }
+    }
+
+    /// Tells viewers the playback's state (ended, paused, playing).
+    pub fn broadcast_playback(&self, state: PlaybackState) {
+        if let Some(h) = &lock(&self.shared).handle {
+            h.broadcast_playback_state(state);
+        }
     }
 
     /// Where the server listens.
@@ -390,11 +505,19 @@ impl Drop for LiveServer {
     }
 }
 
+/// What the server thread is told besides records (in order; the sender waits for the records
+/// before it to be taken, [`LiveServer::queued`]).
+#[derive(Debug, Clone, Copy)]
+enum Control {
+    Restart(u64),
+    Mute(bool),
+}
+
 /// The server thread's inputs.
 struct Inputs {
     rx: Receiver<WireRecord>,
     notes: Receiver<Note>,
-    reset: Receiver<u64>,
+    control: Receiver<Control>,
     stop: Receiver<()>,
 }
 
@@ -420,6 +543,8 @@ struct LiveSink {
     context: Arc<Context>,
     shared: SharedRef,
     messages: u64,
+    /// Seeking: the latched state is kept, nothing is sent.
+    muted: bool,
 }
 
 impl LiveSink {
@@ -470,6 +595,9 @@ impl LiveSink {
             slot.1.extend_from_slice(bytes);
         }
         drop(shared);
+        if self.muted {
+            return;
+        }
         raw.log_with_meta(
             bytes,
             PartialMetadata {
@@ -477,6 +605,30 @@ impl LiveSink {
             },
         );
         self.messages += 1;
+    }
+}
+
+impl LiveSink {
+    /// Mutes or unmutes; unmuting sends every viewer the latched state, oldest first.
+    fn set_muted(&mut self, muted: bool) {
+        let was = self.muted;
+        self.muted = muted;
+        if !was || muted {
+            return;
+        }
+        let shared = lock(&self.shared);
+        let mut latched: Vec<(u64, usize, &Vec<u8>)> = shared
+            .latched
+            .iter()
+            .map(|((c, _), (t, bytes))| (*t, *c, bytes))
+            .collect();
+        latched.sort_by_key(|(t, c, _)| (*t, *c));
+        for (t, c, bytes) in latched {
+            if let Some(raw) = &shared.channels[c] {
+                raw.log_with_meta(bytes, PartialMetadata { log_time: Some(t) });
+                self.messages += 1;
+            }
+        }
     }
 }
 
@@ -555,10 +707,10 @@ fn run(mut m: Machine, inputs: &Inputs) {
         });
                 }
             },
-            recv(inputs.reset) -> start => {
-                if let Ok(start) = start {
-                    m.reset(start);
-                }
+            recv(inputs.control) -> control => match control {
+                Ok(Control::Restart(start)) => m.reset(start),
+                Ok(Control::Mute(muted)) => m.sink.set_muted(muted),
+                Err(_) => {}
             },
             recv(inputs.stop) -> _ => stopping = true,
             default(TICK) => {},

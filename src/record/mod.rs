@@ -16,6 +16,7 @@
 //!   observer → updates → decoded, summary and Foxglove channels, notes.
 //! - [`live`]: the live view server (Foxglove WebSocket), fed by the tap or a replay, through
 //!   the pipeline.
+//! - [`live_file`]: a file served to the live view, with Foxglove's playback control.
 //! - [`summary`]: the per-arm summary channel `/jaus/arm_state` (control holder, link
 //!   health, management state).
 //! - [`foxglove`]: builders of Foxglove's well-known JSON messages (transforms, scene, log).
@@ -28,6 +29,7 @@ pub mod export;
 pub mod format;
 pub mod foxglove;
 pub mod live;
+pub mod live_file;
 pub mod observer;
 pub mod pcapng;
 pub mod pipeline;

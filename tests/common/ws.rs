@@ -56,6 +56,11 @@ pub struct Viewer {
     next_subscription: u32,
     /// Status messages received.
     pub statuses: Vec<serde_json::Value>,
+    /// The newest time the server broadcast (a file's playback), ns.
+    pub time: Option<u64>,
+    /// Playback states received: status (0 playing, 1 paused, 2 buffering, 3 ended), time
+    /// (ns), speed, whether it answers a seek.
+    pub playback: Vec<(u8, u64, f32, bool)>,
 }
 
 impl Viewer {
@@ -76,7 +81,21 @@ impl Viewer {
             subscriptions: BTreeMap::new(),
             next_subscription: 1,
             statuses: Vec::new(),
+            time: None,
+            playback: Vec::new(),
         }
+    }
+
+    /// Asks for play (or pause) at `speed`, with a seek to `seek` (ns) if given.
+    pub fn send_playback(&mut self, play: bool, speed: f32, seek: Option<u64>) {
+        let mut b = vec![3u8, u8::from(!play)];
+        b.extend_from_slice(&speed.to_le_bytes());
+        b.push(u8::from(seek.is_some()));
+        b.extend_from_slice(&seek.unwrap_or(0).to_le_bytes());
+        let id = b"r1";
+        b.extend_from_slice(&u32::try_from(id.len()).unwrap().to_le_bytes());
+        b.extend_from_slice(id);
+        self.ws.send(Message::Binary(b.into())).unwrap();
     }
 
     /// Reads one message (up to the read timeout); returns the data message if it was one.
@@ -117,6 +136,19 @@ impl Viewer {
                     Some("status") => self.statuses.push(v),
                     _ => {}
                 }
+                None
+            }
+            Message::Binary(bytes) if bytes.first() == Some(&2) && bytes.len() >= 9 => {
+                self.time = Some(u64::from_le_bytes(bytes[1..9].try_into().unwrap()));
+                None
+            }
+            Message::Binary(bytes) if bytes.first() == Some(&5) && bytes.len() >= 15 => {
+                self.playback.push((
+                    bytes[1],
+                    u64::from_le_bytes(bytes[2..10].try_into().unwrap()),
+                    f32::from_le_bytes(bytes[10..14].try_into().unwrap()),
+                    bytes[14] != 0,
+                ));
                 None
             }
             Message::Binary(bytes) if bytes.first() == Some(&1) && bytes.len() >= 13 => {
