@@ -379,10 +379,13 @@ fn a_served_file_follows_foxglove_s_playback_control_seek_and_pause() {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let player = {
         let (server, stop, path, span) = (server.clone(), stop.clone(), path.clone(), span.clone());
-        std::thread::spawn(move || {
-            let done = || stop.load(std::sync::atomic::Ordering::Relaxed);
-            live_file::play(&server, &path, port, &span, false, &done, &mut |_| {}).unwrap()
-        })
+        std::thread::Builder::new()
+            .name("test-file-player".into())
+            .spawn(move || {
+                let done = || stop.load(std::sync::atomic::Ordering::Relaxed);
+                live_file::play(&server, &path, port, &span, false, &done, &mut |_| {}).unwrap()
+            })
+            .unwrap()
     };
     let mut viewer = Viewer::connect(server.address());
     let mut got = Vec::new();
