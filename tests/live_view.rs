@@ -174,7 +174,7 @@ fn a_late_viewer_gets_the_latched_state_at_once_on_read_only_json_channels() {
     let state = got.iter().find(|r| r.topic == "/jaus/arm_state").unwrap();
     let state = json(state);
     assert_eq!(state["component"], "126.1.10");
-    assert_eq!(state["management"], "READY", "{state}");
+    assert_eq!(state["management"], "ready", "{state}");
     assert_eq!(state["control"]["authority"], 100, "{state}");
     assert!(state["control"]["holder"].is_string(), "{state}");
     assert!(server.stats().latched_sent >= 3);

@@ -15,8 +15,6 @@ use egui_kittest::kittest::Queryable;
 use jaus_ocu::model::command::*;
 use jaus_ocu::model::jog::{Deflection, JogRequest, Source};
 use jaus_ocu::ui::app::OcuApp;
-use jaus_ocu::ui::settings::Settings;
-use jaus_ocu::ui::sources::LiveKind;
 
 #[path = "common/ui.rs"]
 mod ui_common;
@@ -159,12 +157,7 @@ fn the_jog_strip_says_what_a_jog_needs_before_the_operator_tries() {
 
 #[test]
 fn without_a_live_network_side_there_is_no_jog_strip_nor_buttons() {
-    let updates = recorded(1.0, None);
-    let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
-    for u in &updates {
-        app.apply(u);
-    }
-    let mut h = harness(app);
+    let mut h = harness(app_without_net(&recorded(1.0, None)));
     h.step();
     assert!(h.query_by_label_contains("To jog").is_none());
     assert_eq!(

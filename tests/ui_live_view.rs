@@ -14,8 +14,6 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use jaus_ocu::ui::app::OcuApp;
-use jaus_ocu::ui::settings::Settings;
-use jaus_ocu::ui::sources::LiveKind;
 
 #[path = "common/ui.rs"]
 mod ui_common;
@@ -81,12 +79,7 @@ fn the_view_menu_starts_and_stops_the_live_view_and_the_status_bar_counts_its_vi
 
 #[test]
 fn a_window_without_a_live_session_does_not_serve() {
-    let updates = recorded(1.0, None);
-    let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
-    for u in &updates {
-        app.apply(u);
-    }
-    let mut h = harness(app);
+    let mut h = harness(app_without_net(&recorded(1.0, None)));
     h.step();
     h.state_mut().toggle_live_view();
     h.step();

@@ -676,7 +676,8 @@ fn str_field(out: &mut Vec<u8>, k: &str, v: &str) {
     string(out, v);
 }
 
-fn management_name(s: ManagementState) -> &'static str {
+/// A management state as the decoded channels write it: `ready`, `emergency`, ….
+pub fn management_name(s: ManagementState) -> &'static str {
     match s {
         ManagementState::Unknown => "unknown",
         ManagementState::Initialize => "initialize",
@@ -688,7 +689,9 @@ fn management_name(s: ManagementState) -> &'static str {
     }
 }
 
-fn signal_key(s: Signal) -> &'static str {
+/// A signal as the decoded channels name it: its channel without `/jaus/`
+/// (`joint_positions`, `force_torque`, …).
+pub fn signal_key(s: Signal) -> &'static str {
     match s {
         Signal::JointPositions => "joint_positions",
         Signal::JointVelocities => "joint_velocities",

@@ -11,6 +11,7 @@ use crate::model::state::ArmState;
 use crate::model::update::{
     ArmFact, ComponentId, ControlState, LinkState, MAX_ARMS, ManagementState, Signal,
 };
+use crate::record::format;
 
 /// Longest time between two summaries of one arm, ns: the age of its last report grows
 /// while it is silent, and a viewer that joins late sees it within this.
@@ -31,7 +32,7 @@ pub const SCHEMA_ARM_STATE: &str = concat!(
     r#""link":{"enum":["idle","connecting","live","lost"],"description":"The link as the arm's traffic shows it"},"#,
     r#""heard":{"enum":["live","stale","silent","waiting"],"description":"live: reports on time; stale: a signal overdue 0.5 s; silent: no report for 2 s; waiting: no report yet"},"#,
     r#""last_report_age_s":{"type":["number","null"],"description":"Seconds since the arm's newest report of any signal"},"#,
-    r#""management":{"type":"string","description":"Management state (READY, STANDBY, EMERGENCY, ...)"},"#,
+    r#""management":{"type":"string","description":"Management state, as /jaus/events names it (ready, standby, emergency, ...)"},"#,
     r#""emergency":{"type":"boolean"},"#,
     r#""control":{"type":"object","properties":{"holder":{"type":["string","null"],"description":"JAUS ID of the client holding control, as the arm reported it; null: nobody"},"authority":{"type":["integer","null"]},"reported":{"type":"boolean","description":"The arm has said who holds control"},"ocu":{"type":"string","description":"This OCU's control: held, requested, released"}},"required":["holder","authority","reported","ocu"]},"#,
     r#""rates_hz":{"type":"object","additionalProperties":{"type":"number"},"description":"Samples per second since the previous summary, by signal"},"#,
@@ -167,7 +168,7 @@ impl Summaries {
             .stale
             .iter()
             .filter(|(_, st)| **st)
-            .map(|(sig, _)| key(*sig))
+            .map(|(sig, _)| format::signal_key(*sig))
             .collect();
         let heard = match age {
             None => "waiting",
@@ -183,7 +184,10 @@ impl Summaries {
                 Some(dt) if dt > 0.0 => n.saturating_sub(before) as f64 / dt,
                 _ => 0.0,
             };
-            rates.insert(key(*sig).to_owned(), serde_json::json!(round3(rate)));
+            rates.insert(
+                format::signal_key(*sig).to_owned(),
+                serde_json::json!(round3(rate)),
+            );
         }
         a.counts.clone_from(&s.counts);
         let (holder, authority) = match s.controller {
@@ -197,7 +201,7 @@ impl Summaries {
             "link": s.link.name(),
             "heard": heard,
             "last_report_age_s": age.map(round3),
-            "management": s.status.name(),
+            "management": format::management_name(s.status),
             "emergency": s.status == ManagementState::Emergency,
             "control": {
                 "holder": holder,
@@ -219,19 +223,6 @@ impl Summaries {
         a.changed = false;
         a.last_ns = Some(now_ns);
         true
-    }
-}
-
-/// A signal's key in the summary: the decoded channel's name without `/jaus/`.
-fn key(s: Signal) -> &'static str {
-    match s {
-        Signal::JointPositions => "joint_positions",
-        Signal::JointVelocities => "joint_velocities",
-        Signal::JointEfforts => "joint_efforts",
-        Signal::JointForceTorques => "joint_force_torques",
-        Signal::EndEffectorForceTorque => "force_torque",
-        Signal::CurrentPose => "current_pose",
-        Signal::Status => "status",
     }
 }
 
@@ -285,7 +276,7 @@ mod tests {
         let v = json(&out);
         assert_eq!(v["control"]["holder"], "200.7.3");
         assert_eq!(v["control"]["authority"], 200);
-        assert_eq!(v["management"], ManagementState::Ready.name());
+        assert_eq!(v["management"], "ready");
     }
 
     #[test]

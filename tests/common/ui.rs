@@ -104,6 +104,16 @@ pub fn live_app(updates: &[Update]) -> (OcuApp, Outbox) {
     )
 }
 
+/// A simulated app with no network side (nothing live to command or serve), fed `updates`.
+#[allow(dead_code, reason = "not every suite uses each")]
+pub fn app_without_net(updates: &[Update]) -> OcuApp {
+    let mut app = OcuApp::new(LiveKind::Simulated, None, Vec::new(), Settings::default());
+    for u in updates {
+        app.apply(u);
+    }
+    app
+}
+
 #[allow(dead_code, reason = "not every suite uses each")]
 pub fn app_with(updates: &[Update]) -> OcuApp {
     live_app(updates).0
