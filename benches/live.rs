@@ -628,6 +628,12 @@ fn main() {
         "  LIVE_SECONDS={secs} per phase, LIVE_STALL_SECONDS={stall_secs}; one arm (sim, physics {RATE} Hz) -> real NetHandle over loopback UDP, joint positions + end-effector F/T at {RATE} Hz each; {} cores",
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
     );
+    // The consumer is the measuring instrument: raised as the OCU's network threads are
+    // (where the system allows; `benches/net.rs` does the same), so that the viewers' and the
+    // server's threads competing for the cores show in the OCU's figures, not in the
+    // instrument's own wake-ups.
+    let consumer = jaus_ocu::net::priority::raise_current();
+    println!("  consumer (the measuring instrument): {consumer:?}");
     let rss_start = rss_mib();
     let rig = Rig::start();
     let setup = rig.wait_for_rate();

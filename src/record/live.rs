@@ -18,7 +18,8 @@
 //! subscribes to that channel — as a reader of a recording finds them in the file.
 //!
 //! Read-only by construction: the server declares no capability (no `clientPublish`, no
-//! services, no parameters); nothing a viewer sends reaches the arm.
+//! services, no parameters) but, serving a file, playback control of that file; nothing a
+//! viewer sends reaches the arm, and the server holds no way to command one.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -179,10 +180,10 @@ impl Playback {
     /// The state to tell viewers.
     pub fn state(&self, did_seek: bool) -> PlaybackState {
         PlaybackState {
-            status: if self.ended && self.seek.is_none() {
-                PlaybackStatus::Ended
-            } else if self.playing {
+            status: if self.playing {
                 PlaybackStatus::Playing
+            } else if self.ended && self.seek.is_none() {
+                PlaybackStatus::Ended
             } else {
                 PlaybackStatus::Paused
             },

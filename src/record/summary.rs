@@ -56,7 +56,11 @@ struct Arm {
     /// summary: it is due at once.
     changed: bool,
     last_ns: Option<u64>,
-    counts: BTreeMap<Signal, u64>,
+    /// Samples seen per signal (by position in `Signal::ALL`), and as of the last summary.
+    seen: [u64; Signal::ALL.len()],
+    written: [u64; Signal::ALL.len()],
+    /// The newest sample's time, s since the session started.
+    last_sample: Option<f64>,
     silences: u64,
 }
 
@@ -102,7 +106,9 @@ impl Summaries {
                     state,
                     changed: true,
                     last_ns: None,
-                    counts: BTreeMap::new(),
+                    seen: [0; Signal::ALL.len()],
+                    written: [0; Signal::ALL.len()],
+                    last_sample: None,
                     silences: 0,
                 });
                 self.arms.len() - 1
@@ -119,8 +125,15 @@ impl Summaries {
         ) {
             a.silences += 1;
         }
+        // Samples (the 1 kHz part) are counted and timed, not kept: no copy of their values.
+        if let (Some(signal), Some(t)) = (fact.signal(), sample_time(fact)) {
+            if let Some(k) = Signal::ALL.iter().position(|s| *s == signal) {
+                a.seen[k] += 1;
+            }
+            a.last_sample = Some(a.last_sample.map_or(t, |l| l.max(t)));
+            return false;
+        }
         a.state.apply_arm(fact);
-        // Samples (the 1 kHz part) never change a slow field: no comparison for them.
         if matches!(
             fact,
             ArmFact::Link { .. }
@@ -163,7 +176,7 @@ impl Summaries {
         };
         let t = now_ns.saturating_sub(self.start_ns) as f64 * 1e-9;
         let s = &a.state;
-        let age = s.last_sample().map(|last| (t - last).max(0.0));
+        let age = a.last_sample.map(|last| (t - last).max(0.0));
         let stale: Vec<&str> = s
             .stale
             .iter()
@@ -178,10 +191,12 @@ impl Summaries {
         };
         let dt = a.last_ns.map(|l| now_ns.saturating_sub(l) as f64 * 1e-9);
         let mut rates = serde_json::Map::new();
-        for (sig, n) in &s.counts {
-            let before = a.counts.get(sig).copied().unwrap_or(0);
+        for (k, sig) in Signal::ALL.iter().enumerate() {
+            if a.seen[k] == 0 {
+                continue;
+            }
             let rate = match dt {
-                Some(dt) if dt > 0.0 => n.saturating_sub(before) as f64 / dt,
+                Some(dt) if dt > 0.0 => a.seen[k].saturating_sub(a.written[k]) as f64 / dt,
                 _ => 0.0,
             };
             rates.insert(
@@ -189,7 +204,7 @@ impl Summaries {
                 serde_json::json!(round3(rate)),
             );
         }
-        a.counts.clone_from(&s.counts);
+        a.written = a.seen;
         let (holder, authority) = match s.controller {
             Some(c) => (c.id.map(|id| id.to_string()), c.id.map(|_| c.authority)),
             None => (None, None),
@@ -223,6 +238,18 @@ impl Summaries {
         a.changed = false;
         a.last_ns = Some(now_ns);
         true
+    }
+}
+
+/// The receive time of a sample fact.
+fn sample_time(fact: &ArmFact) -> Option<f64> {
+    match fact {
+        ArmFact::JointPositions { t, .. }
+        | ArmFact::JointVelocities { t, .. }
+        | ArmFact::JointEfforts { t, .. }
+        | ArmFact::JointForceTorques { t, .. }
+        | ArmFact::ForceTorque { t, .. } => Some(*t),
+        _ => None,
     }
 }
 
