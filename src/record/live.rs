@@ -666,6 +666,24 @@ impl Machine {
         }
     }
 
+    /// An operator's note, to every viewer.
+    fn note(&mut self, note: &Note) {
+        let Self { pipeline, sink, .. } = self;
+        let _ = pipeline.note(note, &mut |out| {
+            sink.emit(&out);
+            Ok::<(), std::convert::Infallible>(())
+        });
+    }
+
+    /// Time passes with nothing received: the summaries that are due.
+    fn tick(&mut self, now_ns: u64) {
+        let Self { pipeline, sink, .. } = self;
+        let _ = pipeline.tick(now_ns, &mut |out| {
+            sink.emit(&out);
+            Ok::<(), std::convert::Infallible>(())
+        });
+    }
+
     fn observe(&mut self, rec: &WireRecord) {
         self.datagrams += 1;
         self.offset_ns = i128::from(rec.t_ns) - i128::from(wall_ns());
@@ -701,11 +719,7 @@ fn run(mut m: Machine, inputs: &Inputs) {
             },
             recv(inputs.notes) -> note => {
                 if let Ok(note) = note {
-                    let Machine { pipeline, sink, .. } = &mut m;
-                    let _ = pipeline.note(&note, &mut |out| {
-            sink.emit(&out);
-            Ok::<(), std::convert::Infallible>(())
-        });
+                    m.note(&note);
                 }
             },
             recv(inputs.control) -> control => match control {
@@ -723,11 +737,7 @@ fn run(mut m: Machine, inputs: &Inputs) {
             last_tick = Instant::now();
             let now = i128::from(wall_ns()) + m.offset_ns;
             let now = u64::try_from(now.max(0)).unwrap_or(0);
-            let Machine { pipeline, sink, .. } = &mut m;
-            let _ = pipeline.tick(now, &mut |out| {
-                sink.emit(&out);
-                Ok::<(), std::convert::Infallible>(())
-            });
+            m.tick(now);
             m.publish();
         }
     }
