@@ -3,10 +3,10 @@
 //! second, so a killed process loses at most about a second.
 //!
 //! Layout (see [`crate::record::format`]): one raw channel per direction and peer, created on
-//! first use; with [`RecorderConfig::decoded`], the datagrams also go through the replay
-//! [`Observer`] and its updates are written to the JSON channels (same log time as the
-//! datagram that caused them), plus an "arm" metadata record per arm (`arm/S.N.C`) the first
-//! time its specification is seen. Every arm the observer follows is written: each per-arm
+//! first use; with [`RecorderConfig::decoded`], the datagrams also go through the decoded
+//! [`Pipeline`] (the replay observer, shared with the live view server) and what it hands out
+//! is written to the JSON channels (same log time as the datagram that caused them), plus an
+//! "arm" metadata record per arm (`arm/S.N.C`) the first time its specification is seen. Every arm the observer follows is written: each per-arm
 //! message names its arm (`"component"`, see [`crate::record::format`]), and the Foxglove
 //! channels draw each arm in its own frame tree. A "session" metadata record is written and flushed before the thread starts, so
 //! even an empty recording says when and by what it was made.
