@@ -3,6 +3,7 @@
 //! See ARCHITECTURE.md for the module map and the data flow from socket to pixel.
 
 pub mod cli;
+pub mod conform;
 pub mod jaus;
 pub mod model;
 pub mod net;

@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Some(Command::Screenshot(args)) => cli::screenshot::run(args),
         Some(Command::Record(args)) => cli::record::run(args),
         Some(Command::Serve(args)) => cli::serve::run(args),
+        Some(Command::Conform(args)) => cli::conform::run(args),
         Some(Command::Export(args)) => cli::export::run(args),
         Some(Command::Generate(args)) => cli::generate::run(args),
         Some(Command::Flood(args)) => cli::flood::run(args),

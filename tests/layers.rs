@@ -14,14 +14,15 @@
 use std::path::Path;
 
 /// Each layer and the layers it may import (besides itself).
-const ALLOWED: [(&str, &[&str]); 7] = [
+const ALLOWED: [(&str, &[&str]); 8] = [
     ("jaus", &[]),
     ("model", &[]),
     ("net", &["jaus", "model"]),
     ("sim", &["jaus", "model", "net"]),
     ("record", &["jaus", "model", "net"]),
+    ("conform", &["jaus", "model", "net", "record"]),
     ("ui", &["model", "net", "sim", "record"]),
-    ("cli", &["jaus", "model", "net", "sim", "record", "ui"]),
+    ("cli", &["jaus", "model", "net", "sim", "record", "conform", "ui"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -48,6 +48,9 @@ pub enum Command {
     /// Command the manipulator from a terminal (request-control, go-to, emergency set|clear,
     /// resume, standby, release, jog); exit status 0 only when every action happened.
     Control(cli::control::ControlArgs),
+    /// Check a JAUS component against the wire reference: named suites, a verdict per check
+    /// with its reason and evidence frames, JUnit XML and a pcapng capture.
+    Conform(cli::conform::ConformArgs),
     /// Record every datagram the network side sends and receives to an MCAP file (headless).
     Record(cli::record::RecordArgs),
     /// Serve the live session of every arm (or a recording, at 1×) to Foxglove and Lichtblick

@@ -4,6 +4,7 @@
 //! sender of the issue-29 proofs.
 
 pub mod app;
+pub mod conform;
 pub mod control;
 pub mod decode;
 pub mod export;

@@ -10,12 +10,15 @@
 //!   sink), `thread` (the OCU's thin socket loop, publishing
 //!   [`crate::model::update::Update`]s on one bounded channel), `tap` (recording at the wire).
 //! - `priority`: raising the network threads' scheduling priority (real time where allowed).
+//! - `link`: a plain socket with a clock for `jaus-ocu conform`, which frames and reads every
+//!   datagram itself.
 //! - `rng`: the seeded generator of fault injection (and the simulator's noise).
 
 pub mod client;
 pub mod endpoint;
 pub mod fault;
 pub mod latch;
+pub mod link;
 pub mod priority;
 pub mod reassembly;
 pub mod reports;

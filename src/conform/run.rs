@@ -1,0 +1,324 @@
+//! Running the suites: the facts they share (the interface statement), one check at a time
+//! with its frames, and the [`Report`] at the end.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::net::SocketAddr;
+
+use serde::Serialize;
+
+use crate::jaus::core::ServiceRec;
+use crate::jaus::{JausId, Message};
+
+use super::check::{CheckResult, Outcome, Verdict};
+use super::tester::{Received, Sent, Tester, Wire, name_of};
+
+/// A test suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Suite {
+    /// JUDP: header, sequence numbers, ACK/NAK, fragmentation, duplicates (§4).
+    Transport,
+    /// Discovery: identification, services, versions (§8.1, §8.2).
+    Discovery,
+    /// Liveness: the heartbeat (§8.2).
+    Liveness,
+    /// Events: create, confirm, update, cancel, query (§8.2).
+    Events,
+    /// AccessControl: request, release, authority, timeout (§8.2).
+    AccessControl,
+    /// Management: the state machine and emergencies (§8.2).
+    Management,
+    /// The manipulator services (§6, §7); motion only with `--allow-motion`.
+    Manipulator,
+    /// Malformed and truncated messages (optional: not run unless named).
+    Robustness,
+}
+
+impl Suite {
+    /// Every suite, in the order they run.
+    pub const ALL: [Suite; 8] = [
+        Suite::Discovery,
+        Suite::Transport,
+        Suite::Liveness,
+        Suite::Events,
+        Suite::AccessControl,
+        Suite::Management,
+        Suite::Manipulator,
+        Suite::Robustness,
+    ];
+
+    /// The suites run when none is named: all but robustness.
+    pub fn defaults() -> Vec<Suite> {
+        Self::ALL
+            .into_iter()
+            .filter(|s| *s != Suite::Robustness)
+            .collect()
+    }
+
+    /// The name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Transport => "transport",
+            Suite::Discovery => "discovery",
+            Suite::Liveness => "liveness",
+            Suite::Events => "events",
+            Suite::AccessControl => "access-control",
+            Suite::Management => "management",
+            Suite::Manipulator => "manipulator",
+            Suite::Robustness => "robustness",
+        }
+    }
+
+    /// The suite named `name`; the error lists the names.
+    pub fn parse(name: &str) -> Result<Suite, String> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|s| s.name()).collect();
+                format!("no suite `{name}`: the suites are {}", names.join(", "))
+            })
+    }
+}
+
+/// What the run was asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The suites, run in [`Suite::ALL`]'s order.
+    pub suites: Vec<Suite>,
+    /// Authority code of the tester's control requests.
+    pub authority: u8,
+    /// Motion commands may be sent (small, slow, inside the limits, then stopped).
+    pub allow_motion: bool,
+}
+
+/// A message the component answered, for the interface statement.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Answered {
+    /// The query.
+    pub query: String,
+    /// The reply.
+    pub reply: String,
+}
+
+/// An event rate the component confirmed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RateConfirmed {
+    /// The report the event carries.
+    pub report: String,
+    /// Hz asked for.
+    pub requested_hz: f64,
+    /// Hz confirmed.
+    pub confirmed_hz: f64,
+    /// Hz measured over the check's window, when it was measured.
+    pub measured_hz: Option<f64>,
+}
+
+/// What the checks learnt about the component: shared by later checks and printed as its
+/// interface statement.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Facts {
+    /// Its `ReportIdentification` (type and text), when it answered.
+    pub identification: Option<String>,
+    /// The services it listed for itself; `None` when it did not answer `QueryServices`.
+    pub services: Option<Vec<ServiceRec>>,
+    /// Queries answered.
+    pub answered: BTreeSet<Answered>,
+    /// Queries not answered within the reply bound.
+    pub unanswered: BTreeSet<String>,
+    /// Event rates confirmed.
+    pub rates: Vec<RateConfirmed>,
+    /// Its access-control timeout in seconds (`ReportTimeout`), when read.
+    pub control_timeout_s: Option<u8>,
+    /// Named deviations seen, with their reference (e.g. `§9 C13`).
+    pub deviations: BTreeMap<String, String>,
+}
+
+impl Facts {
+    /// Whether it listed a service whose URI ends with `name` (e.g. `core:Events`, matching
+    /// `urn:jaus:jss:core:Events`); `None` when its services are unknown.
+    pub fn lists(&self, name: &str) -> Option<bool> {
+        self.services
+            .as_ref()
+            .map(|s| s.iter().any(|r| r.uri.ends_with(name)))
+    }
+
+    /// `Some(not applicable)` when the component's services are known and `name` is not
+    /// among them; checks of that service then do not run.
+    pub fn requires(&self, name: &str) -> Option<Outcome> {
+        (self.lists(name) == Some(false)).then(|| {
+            Outcome::not_applicable(format!("the component does not list urn:jaus:jss:{name}"))
+        })
+    }
+
+    /// Said after "no reply" when the services are unknown.
+    pub fn unknown_note(&self) -> &'static str {
+        if self.services.is_none() {
+            " (its services are unknown: it did not answer QueryServices)"
+        } else {
+            ""
+        }
+    }
+}
+
+/// Sends `query`, waits for `reply_id` from the target within the reply bound, and notes the
+/// answer (or its absence) for the interface statement.
+pub fn ask<W: Wire>(
+    t: &mut Tester<W>,
+    facts: &mut Facts,
+    query: &Message,
+    reply_id: u16,
+) -> io::Result<(Sent, Option<Received>)> {
+    let (sent, reply) = t.query(query, reply_id)?;
+    if reply.is_some() {
+        facts.answered.insert(Answered {
+            query: query.name().into(),
+            reply: name_of(reply_id),
+        });
+    } else {
+        facts.unanswered.insert(query.name().into());
+    }
+    Ok((sent, reply))
+}
+
+/// A run in progress: the tester, the facts, the results so far.
+pub struct Run<'a, W: Wire> {
+    /// The tester.
+    pub tester: &'a mut Tester<W>,
+    /// What was learnt.
+    pub facts: Facts,
+    /// The options.
+    pub options: Options,
+    results: Vec<CheckResult>,
+    suite: &'static str,
+}
+
+impl<'a, W: Wire> Run<'a, W> {
+    /// A run of `options` with `tester`.
+    pub fn new(tester: &'a mut Tester<W>, options: Options) -> Self {
+        Run {
+            tester,
+            facts: Facts::default(),
+            options,
+            results: Vec::new(),
+            suite: "",
+        }
+    }
+
+    /// Runs one check: drains the wire, runs `f`, and records its outcome with the frames it
+    /// spanned. An I/O error fails the check with the error.
+    pub fn check(
+        &mut self,
+        name: impl Into<String>,
+        title: impl Into<String>,
+        reference: &'static str,
+        f: impl FnOnce(&mut Tester<W>, &mut Facts, &Options) -> io::Result<Outcome>,
+    ) {
+        let (name, title) = (name.into(), title.into());
+        let before = self.tester.frame_count();
+        let started = self.tester.now();
+        let outcome = match self
+            .tester
+            .drain()
+            .and_then(|()| f(self.tester, &mut self.facts, &self.options))
+        {
+            Ok(o) => o,
+            Err(e) => Outcome::fail(format!("the check could not run: {e}")),
+        };
+        let seconds = self.tester.now() - started;
+        let frames = self.tester.frames_since(before);
+        tracing::debug!("conform {}.{name}: {}", self.suite, outcome.verdict);
+        self.results.push(CheckResult {
+            suite: self.suite,
+            name,
+            title,
+            reference,
+            outcome,
+            frames,
+            seconds,
+        });
+    }
+
+    /// Checks from here on belong to `suite`.
+    pub fn begin_suite(&mut self, suite: Suite) {
+        self.suite = suite.name();
+    }
+
+    /// The results so far.
+    pub fn results(&self) -> &[CheckResult] {
+        &self.results
+    }
+
+    /// The report: the results and the interface statement.
+    pub fn finish(self, header: ReportHeader) -> Report {
+        Report {
+            header,
+            target: self.tester.target,
+            address: self.tester.addr,
+            tester: self.tester.me,
+            reply_bound_s: self.tester.reply_bound,
+            frames: self.tester.frame_count(),
+            malformed_received: self.tester.malformed.len(),
+            suites: self.options.suites.iter().map(|s| s.name()).collect(),
+            allow_motion: self.options.allow_motion,
+            facts: self.facts,
+            checks: self.results,
+        }
+    }
+}
+
+/// What a report says about the run itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportHeader {
+    /// When it started (RFC 3339, UTC).
+    pub started: String,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// The tool: `jaus-ocu x.y.z`.
+    pub tool: String,
+    /// The evidence capture's file name, when one was written.
+    pub capture: Option<String>,
+}
+
+/// A whole run's findings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// About the run.
+    pub header: ReportHeader,
+    /// The component under test.
+    pub target: JausId,
+    /// Where it was.
+    pub address: SocketAddr,
+    /// The tester's JAUS ID.
+    pub tester: JausId,
+    /// Seconds each reply was waited for.
+    pub reply_bound_s: f64,
+    /// Frames in the capture.
+    pub frames: u32,
+    /// Datagrams received that were not JUDP v2.
+    pub malformed_received: usize,
+    /// The suites run.
+    pub suites: Vec<&'static str>,
+    /// Whether motion was allowed.
+    pub allow_motion: bool,
+    /// The interface statement.
+    pub facts: Facts,
+    /// Every check.
+    pub checks: Vec<CheckResult>,
+}
+
+impl Report {
+    /// Checks with `verdict`.
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.checks
+            .iter()
+            .filter(|c| c.outcome.verdict == verdict)
+            .count()
+    }
+
+    /// Whether nothing failed.
+    pub fn passed(&self) -> bool {
+        self.count(Verdict::Fail) == 0
+    }
+}

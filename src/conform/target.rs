@@ -1,0 +1,173 @@
+//! Finding the component under test, as `probe` does: `QueryIdentification` and
+//! `QueryServices` to every `--connect` address (and the multicast group), then the component
+//! named with `--component`, or else the first that lists a manipulator service.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+
+use crate::jaus::core::{QueryIdentification, QueryServices, QueryType, ServiceRec};
+use crate::jaus::judp::Broadcast;
+use crate::jaus::message::ids;
+use crate::jaus::{JausId, Message};
+
+use super::tester::{SendOptions, Tester, Wire};
+
+/// Where to look.
+#[derive(Debug, Clone)]
+pub struct Search {
+    /// Addresses asked by unicast.
+    pub connect: Vec<SocketAddr>,
+    /// The multicast group, unless `--no-multicast`.
+    pub multicast: Option<SocketAddr>,
+    /// The component to test, when named.
+    pub component: Option<JausId>,
+    /// Seconds to look.
+    pub within: f64,
+}
+
+/// A component that answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Where it answered from.
+    pub addr: SocketAddr,
+    /// Its services, the union of every record naming it in one report (§9 C13), when it
+    /// answered `QueryServices` with any.
+    pub services: Option<Vec<ServiceRec>>,
+}
+
+/// What the search found.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The component under test.
+    pub id: JausId,
+    /// Its address.
+    pub addr: SocketAddr,
+    /// How it was chosen, for the report.
+    pub how: String,
+}
+
+/// Why no component was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotFound {
+    /// Nothing answered.
+    Silence,
+    /// Components answered, none a manipulator (and none was named).
+    NoManipulator(Vec<JausId>),
+}
+
+fn is_manipulator(c: &Candidate) -> bool {
+    c.services
+        .as_ref()
+        .is_some_and(|s| s.iter().any(|r| r.uri.contains(":manipulator:")))
+}
+
+/// Looks for components; the tester's target and address are set to the one chosen.
+pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Found, NotFound>> {
+    let identification: Message = QueryIdentification {
+        query_type: QueryType::Subsystem,
+    }
+    .into();
+    let services: Message = QueryServices::all().into();
+    for &addr in &search.connect {
+        for m in [&identification, &services] {
+            t.send_with(
+                m,
+                &SendOptions {
+                    to: Some(JausId::BROADCAST),
+                    via: Some(addr),
+                    ..SendOptions::default()
+                },
+            )?;
+        }
+    }
+    if let Some(group) = search.multicast {
+        t.send_with(
+            &identification,
+            &SendOptions {
+                to: Some(JausId::BROADCAST),
+                via: Some(group),
+                broadcast: Broadcast::Global,
+                ..SendOptions::default()
+            },
+        )?;
+    }
+    let deadline = t.now() + search.within;
+    let mut seen: BTreeMap<JausId, Candidate> = BTreeMap::new();
+    loop {
+        let left = deadline - t.now();
+        if left <= 0.0 {
+            break;
+        }
+        let Some(r) = t.wait_for(left, |r| r.id().is_some())? else {
+            break;
+        };
+        let source = r.header.source;
+        let entry = seen.entry(source).or_insert(Candidate {
+            addr: r.from,
+            services: None,
+        });
+        entry.addr = r.from;
+        if r.id() == Some(ids::ReportServices)
+            && let Some(Message::ReportServices(rs)) = r.message()
+        {
+            for node in &rs.nodes {
+                for c in &node.components {
+                    let id = JausId::new(source.subsystem, node.node_id, c.component_id);
+                    if id.node == 255 || id.component == 255 {
+                        continue; // the wildcard echo of §9 C8
+                    }
+                    let e = seen.entry(id).or_insert(Candidate {
+                        addr: r.from,
+                        services: None,
+                    });
+                    e.services
+                        .get_or_insert_with(Vec::new)
+                        .extend(c.services.iter().cloned());
+                }
+            }
+        }
+        let done = match search.component {
+            Some(id) => seen.get(&id).is_some_and(|c| c.services.is_some()),
+            None => seen.values().any(is_manipulator),
+        };
+        if done {
+            break;
+        }
+    }
+    let chosen = match search.component {
+        Some(id) => match seen.get(&id) {
+            Some(c) => Some(Found {
+                id,
+                addr: c.addr,
+                how: format!("{id} (--component), answered discovery from {}", c.addr),
+            }),
+            None => search.connect.first().map(|&addr| Found {
+                id,
+                addr,
+                how: format!(
+                    "{id} (--component) did not answer discovery within {:.1} s; tested at \
+                     {addr}, the first --connect address",
+                    search.within
+                ),
+            }),
+        },
+        None => seen.iter().find(|(_, c)| is_manipulator(c)).map(|(id, c)| Found {
+            id: *id,
+            addr: c.addr,
+            how: format!(
+                "{id}, the first component listing a manipulator service, at {}",
+                c.addr
+            ),
+        }),
+    };
+    Ok(match chosen {
+        Some(f) => {
+            t.target = f.id;
+            t.addr = f.addr;
+            Ok(f)
+        }
+        None if seen.is_empty() => Err(NotFound::Silence),
+        None => Err(NotFound::NoManipulator(seen.into_keys().collect())),
+    })
+}
