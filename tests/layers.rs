@@ -22,7 +22,10 @@ const ALLOWED: [(&str, &[&str]); 8] = [
     ("record", &["jaus", "model", "net"]),
     ("conform", &["jaus", "model", "net", "record"]),
     ("ui", &["model", "net", "sim", "record"]),
-    ("cli", &["jaus", "model", "net", "sim", "record", "conform", "ui"]),
+    (
+        "cli",
+        &["jaus", "model", "net", "sim", "record", "conform", "ui"],
+    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

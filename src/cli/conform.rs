@@ -132,7 +132,10 @@ pub fn run(args: &ConformArgs) -> Result<i32> {
         suites: if args.suites.is_empty() {
             Suite::defaults()
         } else {
-            args.suites.clone()
+            Suite::ALL
+                .into_iter()
+                .filter(|s| args.suites.contains(s))
+                .collect()
         },
         authority: args.authority,
         allow_motion: args.allow_motion,
@@ -145,10 +148,12 @@ pub fn run(args: &ConformArgs) -> Result<i32> {
         started: rfc3339_utc(start_unix_ns),
         seconds,
         tool: concat!("jaus-ocu ", env!("CARGO_PKG_VERSION")).into(),
-        capture: args
-            .pcapng
-            .as_ref()
-            .map(|p| p.file_name().unwrap_or(p.as_os_str()).to_string_lossy().into_owned()),
+        capture: args.pcapng.as_ref().map(|p| {
+            p.file_name()
+                .unwrap_or(p.as_os_str())
+                .to_string_lossy()
+                .into_owned()
+        }),
     };
     let mut rep = run.finish(header);
     rep.facts
@@ -163,9 +168,14 @@ pub fn run(args: &ConformArgs) -> Result<i32> {
              report",
             rep.target, rep.address, rep.tester
         );
-        evidence::write_pcapng(BufWriter::new(file), tester.frames(), start_unix_ns, &comment)
-            .and_then(|mut w| std::io::Write::flush(&mut w))
-            .with_context(|| format!("writing the capture {}", path.display()))?;
+        evidence::write_pcapng(
+            BufWriter::new(file),
+            tester.frames(),
+            start_unix_ns,
+            &comment,
+        )
+        .and_then(|mut w| std::io::Write::flush(&mut w))
+        .with_context(|| format!("writing the capture {}", path.display()))?;
     }
     if let Some(path) = &args.junit {
         write_file(path, "JUnit XML", &report::junit(&rep))?;

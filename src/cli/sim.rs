@@ -11,7 +11,7 @@ use crate::jaus::{Dialect, JausId, judp};
 use crate::model::arm::Mount;
 use crate::net::fault::Faults;
 use crate::sim::arm_file::ArmFile;
-use crate::sim::component::{Component, DEFAULT_ID, Drivers, SimConfig};
+use crate::sim::component::{Component, DEFAULT_ID, Drivers, Quirks, SimConfig};
 use crate::sim::host;
 
 /// Which encoding dialect the simulator writes.
@@ -85,6 +85,14 @@ pub struct SimArgs {
     /// Encoding dialect to write.
     #[arg(long, value_enum, default_value_t = DialectArg::Jsidl)]
     pub dialect: DialectArg,
+    /// Show a behaviour of another implementation (repeatable; wire reference §9):
+    /// wildcard-services (C8: a wildcard QueryServices answered by echoing 255 with no
+    /// services), reversed-control (C9: ReportControl's controller ID in header byte order),
+    /// split-services (C13: one ReportServices record per service), core-v1.0 (C7: Transport,
+    /// Discovery and Liveness listed as 1.0), ack-payload (C11: ACK blocks carrying the
+    /// acknowledged payload). With --dialect openjaus for C1/C2.
+    #[arg(long = "quirk", value_name = "NAME", value_parser = parse_quirk)]
+    pub quirks: Vec<String>,
     /// Seed for sensor noise and fault injection (default: from the clock).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -237,6 +245,13 @@ impl SimArgs {
             event_timeout_min: 1,
             tour: self.tour,
             drivers: drivers(&self.drivers),
+            quirks: {
+                let mut q = Quirks::default();
+                for name in &self.quirks {
+                    q.set(name).map_err(anyhow::Error::msg)?;
+                }
+                q
+            },
         };
         let faults = Faults {
             loss: probability("loss", self.loss)?,
@@ -246,6 +261,10 @@ impl SimArgs {
         };
         Ok((cfg, faults))
     }
+}
+
+fn parse_quirk(name: &str) -> Result<String, String> {
+    Quirks::default().set(name).map(|()| name.to_string())
 }
 
 /// Runs the simulator until the process is stopped, printing counters every 10 s.
@@ -258,7 +277,7 @@ pub fn run(args: &SimArgs) -> Result<i32> {
     let socket = host::bind(args.bind)?;
     let addr = socket.local_addr()?;
     eprintln!(
-        "jaus-ocu sim: {} ({} joints, {} presets) as JAUS {} on udp {addr}, {:?} dialect, physics {} Hz, drivers {}, control timeout {} s{}; Ctrl-C stops",
+        "jaus-ocu sim: {} ({} joints, {} presets) as JAUS {} on udp {addr}, {:?} dialect, physics {} Hz, drivers {}, control timeout {} s{}{}; Ctrl-C stops",
         arm.name,
         arm.spec.joint_count(),
         arm.presets.len(),
@@ -271,6 +290,11 @@ pub fn run(args: &SimArgs) -> Result<i32> {
             ", joints held"
         } else {
             ""
+        },
+        if args.quirks.is_empty() {
+            String::new()
+        } else {
+            format!(", quirks {}", args.quirks.join(", "))
         },
     );
     let seed = cfg.seed;

@@ -113,8 +113,14 @@ fn summary_lines(r: &Report) -> Vec<String> {
             r.tester, r.header.tool, r.header.started, r.header.seconds, r.reply_bound_s
         ),
         match &r.header.capture {
-            Some(c) => format!("Evidence: {c}, {} frames (frame numbers as in Wireshark)", r.frames),
-            None => format!("Evidence: {} frames (no capture written: --pcapng FILE)", r.frames),
+            Some(c) => format!(
+                "Evidence: {c}, {} frames (frame numbers as in Wireshark)",
+                r.frames
+            ),
+            None => format!(
+                "Evidence: {} frames (no capture written: --pcapng FILE)",
+                r.frames
+            ),
         },
     ]
 }
@@ -171,7 +177,10 @@ pub fn markdown(r: &Report) -> String {
     for line in summary_lines(r) {
         let _ = writeln!(s, "- {}", md_cell(&line));
     }
-    let _ = writeln!(s, "\n| Suite | Pass | Fail | Warning | N/A |\n|---|---|---|---|---|");
+    let _ = writeln!(
+        s,
+        "\n| Suite | Pass | Fail | Warning | N/A |\n|---|---|---|---|---|"
+    );
     for suite in &r.suites {
         let n = |v: Verdict| {
             r.checks
@@ -382,7 +391,8 @@ pub fn junit(r: &Report) -> String {
                     format!(
                         "{}:{}:{}",
                         ev.frame,
-                        ev.message_id.map_or_else(|| "-".into(), |id| format!("0x{id:04X}")),
+                        ev.message_id
+                            .map_or_else(|| "-".into(), |id| format!("0x{id:04X}")),
                         ev.what
                     )
                 })

@@ -251,7 +251,14 @@ impl<'a, W: Wire> Run<'a, W> {
     }
 
     /// The report: the results and the interface statement.
-    pub fn finish(self, header: ReportHeader) -> Report {
+    pub fn finish(mut self, header: ReportHeader) -> Report {
+        // Grouped by suite, in the order suites run (a closing check joins its suite).
+        self.results.sort_by_key(|c| {
+            Suite::ALL
+                .iter()
+                .position(|s| s.name() == c.suite)
+                .unwrap_or(usize::MAX)
+        });
         Report {
             header,
             target: self.tester.target,

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 
-use crate::jaus::core::{QueryIdentification, QueryServices, QueryType, ServiceRec};
+use crate::jaus::core::{
+    QueryIdentification, QueryServices, QueryServicesNode, QueryType, ServiceRec,
+};
 use crate::jaus::judp::Broadcast;
 use crate::jaus::message::ids;
 use crate::jaus::{JausId, Message};
@@ -103,11 +105,30 @@ pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Fo
             break;
         };
         let source = r.header.source;
+        let new = !seen.contains_key(&source);
         let entry = seen.entry(source).or_insert(Candidate {
             addr: r.from,
             services: None,
         });
         entry.addr = r.from;
+        if new {
+            // Asked for its own ID too: some answer a wildcard query with nothing (§9 C8).
+            let own: Message = QueryServices {
+                nodes: vec![QueryServicesNode {
+                    node_id: source.node,
+                    components: vec![source.component],
+                }],
+            }
+            .into();
+            t.send_with(
+                &own,
+                &SendOptions {
+                    to: Some(source),
+                    via: Some(r.from),
+                    ..SendOptions::default()
+                },
+            )?;
+        }
         if r.id() == Some(ids::ReportServices)
             && let Some(Message::ReportServices(rs)) = r.message()
         {
@@ -152,14 +173,17 @@ pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Fo
                 ),
             }),
         },
-        None => seen.iter().find(|(_, c)| is_manipulator(c)).map(|(id, c)| Found {
-            id: *id,
-            addr: c.addr,
-            how: format!(
-                "{id}, the first component listing a manipulator service, at {}",
-                c.addr
-            ),
-        }),
+        None => seen
+            .iter()
+            .find(|(_, c)| is_manipulator(c))
+            .map(|(id, c)| Found {
+                id: *id,
+                addr: c.addr,
+                how: format!(
+                    "{id}, the first component listing a manipulator service, at {}",
+                    c.addr
+                ),
+            }),
     };
     Ok(match chosen {
         Some(f) => {

@@ -10,8 +10,8 @@ use std::io;
 use std::net::SocketAddr;
 
 use crate::jaus::judp::{self, AckNak, Broadcast, DataFlags, Datagram, Header};
-use crate::jaus::wire::DecodeContext;
 use crate::jaus::message::message_name;
+use crate::jaus::wire::DecodeContext;
 use crate::jaus::{DecodeError, JausId, Message};
 use crate::net::link::{Link, LinkDatagram};
 use crate::net::reassembly::{Reassembler, Reassembly};
@@ -374,9 +374,7 @@ impl<W: Wire> Tester<W> {
             first_frame,
             last_frame: frames.iter().copied().max().unwrap_or(0),
             sequence,
-            id: payload
-                .get(..2)
-                .map(|b| u16::from_le_bytes([b[0], b[1]])),
+            id: payload.get(..2).map(|b| u16::from_le_bytes([b[0], b[1]])),
         })
     }
 
@@ -409,7 +407,8 @@ impl<W: Wire> Tester<W> {
                 }
             };
             let header = Header::parse(&block);
-            let mine = |me: JausId| header.destination == me || is_wildcard_for(header.destination, me);
+            let mine =
+                |me: JausId| header.destination == me || is_wildcard_for(header.destination, me);
             if !mine(self.me) && !self.others.iter().copied().any(mine) {
                 continue;
             }
@@ -581,7 +580,11 @@ impl<W: Wire> Tester<W> {
     }
 
     /// Sends `query` and waits for `reply_id` from the target within the reply bound.
-    pub fn query(&mut self, query: &Message, reply_id: u16) -> io::Result<(Sent, Option<Received>)> {
+    pub fn query(
+        &mut self,
+        query: &Message,
+        reply_id: u16,
+    ) -> io::Result<(Sent, Option<Received>)> {
         let sent = self.send(query)?;
         let reply = self.wait_message(reply_id)?;
         Ok((sent, reply))

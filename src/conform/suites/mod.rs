@@ -11,11 +11,22 @@ pub mod manipulator;
 pub mod robustness;
 pub mod transport;
 
-use crate::conform::run::{Run, Suite};
-use crate::conform::tester::Wire;
+use crate::conform::check::{Evidence, Outcome};
+use crate::conform::run::{Facts, Run, Suite};
+use crate::conform::tester::{Tester, Wire};
 
 /// Runs the options' suites in [`Suite::ALL`]'s order.
 pub fn run_all<W: Wire>(r: &mut Run<'_, W>) {
+    if !r.options.suites.contains(&Suite::Discovery) {
+        // The other suites skip what the component does not list: learn it quietly.
+        if let Err(e) = r
+            .tester
+            .drain()
+            .and_then(|()| discovery::learn(r.tester, &mut r.facts))
+        {
+            tracing::warn!("conform: asking for the component's services: {e}");
+        }
+    }
     for suite in Suite::ALL {
         if !r.options.suites.contains(&suite) {
             continue;
@@ -32,4 +43,38 @@ pub fn run_all<W: Wire>(r: &mut Run<'_, W>) {
             Suite::Robustness => robustness::run(r),
         }
     }
+    if r.options.suites.contains(&Suite::Transport) {
+        r.begin_suite(Suite::Transport);
+        r.check(
+            "ack-blocks-bare",
+            "Every ACK/NAK block the component sent during the run was header-only",
+            "wire reference §4.4, §9 C11",
+            |t, facts, _| Ok(ack_blocks_bare(t, facts)),
+        );
+    }
+}
+
+/// Over the whole run: ACK/NAK blocks that carried a payload (§9 C11: format.py copies the
+/// acknowledged payload into its ACK).
+fn ack_blocks_bare<W: Wire>(t: &Tester<W>, facts: &mut Facts) -> Outcome {
+    let frames = &t.ack_payloads;
+    let Some(&first) = frames.first() else {
+        return Outcome::pass("no ACK/NAK block with a payload in the whole run");
+    };
+    let d = "ACK/NAK blocks carry the acknowledged payload";
+    facts
+        .deviations
+        .insert(d.into(), "wire reference §9 C11".into());
+    let shown: Vec<String> = frames.iter().take(8).map(ToString::to_string).collect();
+    Outcome::warning(format!(
+        "deviation: {d} ({} blocks, frames {}); receivers that skip it by its data size read \
+         on (§9 C11), strict ones drop the datagram",
+        frames.len(),
+        shown.join(", ")
+    ))
+    .with([Evidence {
+        frame: first,
+        message_id: None,
+        what: "ACK".into(),
+    }])
 }

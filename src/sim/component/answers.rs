@@ -98,8 +98,22 @@ impl Component {
                     (n.node_id == 255 || n.node_id == id.node)
                         && n.components.iter().any(|c| *c == 255 || *c == id.component)
                 });
+                let wildcard = q
+                    .nodes
+                    .iter()
+                    .any(|n| n.node_id == 255 || n.components.contains(&255));
                 ReportServices {
-                    nodes: if wanted {
+                    nodes: if self.cfg.quirks.wildcard_services_echo && wildcard {
+                        // §9 C8: the wildcard echoed, no services.
+                        vec![NodeServices {
+                            node_id: 255,
+                            components: vec![ComponentServices {
+                                component_id: 255,
+                                instance_id: 0,
+                                services: vec![],
+                            }],
+                        }]
+                    } else if wanted {
                         vec![self.node_services()]
                     } else {
                         vec![]
@@ -136,6 +150,16 @@ impl Component {
             }
             .into(),
             Message::QueryControl(_) => match self.controller {
+                // §9 C9: the ID's bytes as in a header (component, node, subsystem LE).
+                Some(c) if self.cfg.quirks.reversed_control_id => {
+                    let [low, high] = c.id.subsystem.to_le_bytes();
+                    ReportControl {
+                        subsystem_id: u16::from_le_bytes([c.id.component, c.id.node]),
+                        node_id: low,
+                        component_id: high,
+                        authority_code: c.authority,
+                    }
+                }
                 Some(c) => ReportControl {
                     subsystem_id: c.id.subsystem,
                     node_id: c.id.node,
@@ -323,13 +347,31 @@ impl Component {
     }
 
     fn node_services(&self) -> NodeServices {
+        let mut services = services_with(self.cfg.drivers);
+        if self.cfg.quirks.core_v1_0 {
+            // §9 C7: OpenJAUS's versions of these three.
+            for s in &mut services {
+                if ["Transport", "Discovery", "Liveness"]
+                    .iter()
+                    .any(|n| s.uri == format!("urn:jaus:jss:core:{n}"))
+                {
+                    s.minor_version_number = 0;
+                }
+            }
+        }
+        let record = |services| ComponentServices {
+            component_id: self.cfg.id.component,
+            instance_id: 0,
+            services,
+        };
         NodeServices {
             node_id: self.cfg.id.node,
-            components: vec![ComponentServices {
-                component_id: self.cfg.id.component,
-                instance_id: 0,
-                services: services_with(self.cfg.drivers),
-            }],
+            components: if self.cfg.quirks.split_services {
+                // §9 C13: one record per service, all naming this component.
+                services.into_iter().map(|s| record(vec![s])).collect()
+            } else {
+                vec![record(services)]
+            },
         }
     }
 }

@@ -74,7 +74,7 @@ use crate::jaus::core::{
     RejectControlCode, Status, short_emergency,
 };
 use crate::jaus::iop::{ReportTransitionCompleted, SetCurrentPose, TransitionStatus};
-use crate::jaus::judp::Broadcast;
+use crate::jaus::judp::{self, Broadcast};
 use crate::jaus::{DecodeContext, Dialect, JausId, Message};
 use crate::model::update::Tolerated;
 use crate::net::endpoint::{Endpoint, InboundKind, Numbering};
@@ -124,6 +124,61 @@ pub struct SimConfig {
     pub tour: bool,
     /// The joint drivers offered (listed and obeyed).
     pub drivers: Drivers,
+    /// Field behaviours of other implementations to show (none by default).
+    pub quirks: Quirks,
+}
+
+/// Behaviours of JAUS implementations found in the field (wire reference §9) the simulator
+/// can show, so that an OCU, or `jaus-ocu conform`, can be tried against them. The unit
+/// codes and joint names of OpenJAUS (§9 C1, C2) are [`SimConfig::dialect`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Quirks {
+    /// §9 C8 (format.py): a wildcard `QueryServices` is answered by echoing node and
+    /// component 255 with no services; asked for its own ID it answers properly.
+    pub wildcard_services_echo: bool,
+    /// §9 C9 (format.py): `ReportControl` writes the controller's ID in the header's byte
+    /// order (component, node, subsystem) instead of JSIDL's (subsystem, node, component).
+    pub reversed_control_id: bool,
+    /// §9 C13 (the JTS examples): `ReportServices` lists each service in a component record
+    /// of its own, all naming the same node and component.
+    pub split_services: bool,
+    /// §9 C7 (OpenJAUS's rendering): Transport, Discovery and Liveness listed as version 1.0.
+    pub core_v1_0: bool,
+    /// §9 C11 (format.py): an ACK block carries a copy of the acknowledged payload.
+    pub ack_with_payload: bool,
+}
+
+impl Quirks {
+    /// The names `jaus-ocu sim --quirk` takes, each with its §9 entry.
+    pub const NAMES: [(&'static str, &'static str); 5] = [
+        ("wildcard-services", "§9 C8"),
+        ("reversed-control", "§9 C9"),
+        ("split-services", "§9 C13"),
+        ("core-v1.0", "§9 C7"),
+        ("ack-payload", "§9 C11"),
+    ];
+
+    /// Switches on the quirk `name`; the error lists the names.
+    pub fn set(&mut self, name: &str) -> Result<(), String> {
+        match name {
+            "wildcard-services" => self.wildcard_services_echo = true,
+            "reversed-control" => self.reversed_control_id = true,
+            "split-services" => self.split_services = true,
+            "core-v1.0" => self.core_v1_0 = true,
+            "ack-payload" => self.ack_with_payload = true,
+            _ => {
+                let names: Vec<String> = Self::NAMES
+                    .iter()
+                    .map(|(n, r)| format!("{n} ({r})"))
+                    .collect();
+                return Err(format!(
+                    "no quirk `{name}`: the quirks are {}",
+                    names.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for SimConfig {
@@ -138,6 +193,7 @@ impl Default for SimConfig {
             event_timeout_min: 1,
             tour: false,
             drivers: Drivers::ALL,
+            quirks: Quirks::default(),
         }
     }
 }
@@ -437,7 +493,13 @@ impl Component {
                 }
             };
             let h = inbound.header;
-            if let Some(bytes) = inbound.ack {
+            if let Some(mut bytes) = inbound.ack {
+                if self.cfg.quirks.ack_with_payload
+                    && let InboundKind::Message(m) = &inbound.kind
+                    && let Ok(d) = judp::single(&h.ack(), m)
+                {
+                    bytes = d; // §9 C11: the acknowledged payload copied into the ACK.
+                }
                 if self.take_answer() {
                     out.push(Outgoing { to: from, bytes });
                 } else {
