@@ -30,6 +30,7 @@ tamper() {
     timeout 60 "$py" - "$here/conform-evidence.py" "$xml" "$pcap" "$1" "$2" "$work/frames.json" <<'EOF'
 import importlib.util, json, os, sys
 import xml.etree.ElementTree as ET
+sys.dont_write_bytecode = True  # no __pycache__ in .ci/
 spec = importlib.util.spec_from_file_location("evidence", sys.argv[1])
 ev = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ev)
