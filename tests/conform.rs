@@ -182,7 +182,7 @@ fn the_simulator_passes_every_suite_and_every_cited_frame_holds_its_message() {
     for s in all {
         args.extend(["--suite", s]);
     }
-    let ran = conform(port, &args, &dir, Duration::from_secs(180));
+    let ran = conform(port, &args, &dir, Duration::from_mins(3));
     let r = &ran.report;
     assert_eq!(ran.status, 0, "{}\n{}", summary(r), ran.stderr);
     assert_eq!(r["result"], "PASSED");
@@ -202,8 +202,8 @@ fn the_simulator_passes_every_suite_and_every_cited_frame_holds_its_message() {
         "the reference has no failure and no deviation:\n{}",
         summary(r)
     );
-    assert_evidence(r, &&dir.join("run.pcapng"), port);
-    let junit = std::fs::read_to_string(&dir.join("run.xml")).unwrap();
+    assert_evidence(r, &dir.join("run.pcapng"), port);
+    let junit = std::fs::read_to_string(dir.join("run.xml")).unwrap();
     assert_eq!(
         junit.matches("<testcase ").count(),
         checks(r).len(),
@@ -257,7 +257,7 @@ fn each_quirk_of_the_simulator_is_exactly_its_named_deviation() {
         let dir = scratch(&format!("quirk-{suite}-{check}"));
         let port = free_port();
         let _sim = sim(sim_args, port);
-        let ran = conform(port, &["--suite", suite], &dir, Duration::from_secs(120));
+        let ran = conform(port, &["--suite", suite], &dir, Duration::from_mins(2));
         let r = &ran.report;
         assert_eq!(
             ran.status,
@@ -290,7 +290,7 @@ fn each_quirk_of_the_simulator_is_exactly_its_named_deviation() {
                 .any(|v| v.as_str().unwrap().contains(reference)),
             "{sim_args:?}: the interface statement names the deviation"
         );
-        assert_evidence(r, &&dir.join("run.pcapng"), port);
+        assert_evidence(r, &dir.join("run.pcapng"), port);
     }
 }
 
@@ -331,7 +331,7 @@ fn a_named_component_that_never_answers_fails_each_check_in_bounded_time() {
             "access-control",
         ],
         &dir,
-        Duration::from_secs(60),
+        Duration::from_mins(1),
     );
     let r = &ran.report;
     assert_eq!(ran.status, 1, "{}", ran.stderr);
@@ -356,11 +356,11 @@ fn without_allow_motion_no_motion_command_is_sent() {
         port,
         &["--suite", "management", "--suite", "manipulator"],
         &dir,
-        Duration::from_secs(120),
+        Duration::from_mins(2),
     );
     assert_eq!(ran.status, 0, "{}", summary(&ran.report));
     let motion = [0x0601u16, 0x0602, 0x0603, 0x0612, 0xF003];
-    let frames = frames(&&dir.join("run.pcapng"), port);
+    let frames = frames(&dir.join("run.pcapng"), port);
     assert!(frames.len() > 10, "the suites ran");
     for (n, d) in &frames {
         if let Some(d) = d {

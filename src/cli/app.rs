@@ -49,7 +49,7 @@ pub enum Command {
     /// resume, standby, release, jog); exit status 0 only when every action happened.
     Control(cli::control::ControlArgs),
     /// Check a JAUS component against the wire reference: named suites, a verdict per check
-    /// with its reason and evidence frames, JUnit XML and a pcapng capture.
+    /// with its reason and evidence frames, `JUnit` XML and a pcapng capture.
     Conform(cli::conform::ConformArgs),
     /// Record every datagram the network side sends and receives to an MCAP file (headless).
     Record(cli::record::RecordArgs),

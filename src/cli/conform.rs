@@ -1,6 +1,6 @@
 //! `jaus-ocu conform`: runs the conformance suites ([`crate::conform`]) against one JAUS
 //! component and writes what they found: the report on the terminal (or JSON), and on request
-//! a Markdown/HTML report, JUnit XML and the evidence capture (pcapng) whose frame numbers
+//! a Markdown/HTML report, `JUnit` XML and the evidence capture (pcapng) whose frame numbers
 //! the reports cite.
 
 use std::fs;
@@ -14,9 +14,9 @@ use clap::Args;
 
 use super::identity::{self, Role};
 use super::probe::{NetArgs, connect_list};
-use crate::conform::run::{Options, ReportHeader, Run, Suite};
+use crate::conform::run::{Options, Report, ReportHeader, Run, Suite};
 use crate::conform::target::{self, NotFound, Search};
-use crate::conform::tester::Tester;
+use crate::conform::tester::{Frame, Tester};
 use crate::conform::{evidence, report, suites};
 use crate::jaus::judp;
 use crate::model::clock::rfc3339_utc;
@@ -41,7 +41,7 @@ pub struct ConformArgs {
     /// then a stop. Without it no motion command is ever sent.
     #[arg(long)]
     pub allow_motion: bool,
-    /// Write JUnit XML here (one test case per check).
+    /// Write `JUnit` XML here (one test case per check).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// Write every datagram of the run here (pcapng); the reports cite its frame numbers.
@@ -71,6 +71,42 @@ fn check_seconds(name: &str, s: f64, max: f64) -> Result<f64> {
 
 fn write_file(path: &Path, what: &str, text: &str) -> Result<()> {
     fs::write(path, text).with_context(|| format!("writing the {what} to {}", path.display()))
+}
+
+/// Writes the capture, the `JUnit` XML and the report file that `args` ask for.
+fn write_outputs(
+    args: &ConformArgs,
+    rep: &Report,
+    frames: &[Frame],
+    start_unix_ns: u64,
+) -> Result<()> {
+    if let Some(path) = &args.pcapng {
+        let file = fs::File::create(path)
+            .with_context(|| format!("creating the capture {}", path.display()))?;
+        let comment = format!(
+            "jaus-ocu conform: component {} at {} tested by {}; frame numbers as cited in the \
+             report",
+            rep.target, rep.address, rep.tester
+        );
+        evidence::write_pcapng(BufWriter::new(file), frames, start_unix_ns, &comment)
+            .and_then(|mut w| std::io::Write::flush(&mut w))
+            .with_context(|| format!("writing the capture {}", path.display()))?;
+    }
+    if let Some(path) = &args.junit {
+        write_file(path, "JUnit XML", &report::junit(rep))?;
+    }
+    if let Some(path) = &args.report {
+        let html = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+        let text = if html {
+            report::html(rep)
+        } else {
+            report::markdown(rep)
+        };
+        write_file(path, "report", &text)?;
+    }
+    Ok(())
 }
 
 /// Runs the subcommand. Exit status 0 when no check failed, 1 when one did (or an output
@@ -155,42 +191,9 @@ pub fn run(args: &ConformArgs) -> Result<i32> {
                 .into_owned()
         }),
     };
-    let mut rep = run.finish(header);
-    rep.facts
-        .deviations
-        .retain(|_, reference| !reference.is_empty());
+    let rep = run.finish(header);
     let mut status = i32::from(!rep.passed());
-    if let Some(path) = &args.pcapng {
-        let file = fs::File::create(path)
-            .with_context(|| format!("creating the capture {}", path.display()))?;
-        let comment = format!(
-            "jaus-ocu conform: component {} at {} tested by {}; frame numbers as cited in the \
-             report",
-            rep.target, rep.address, rep.tester
-        );
-        evidence::write_pcapng(
-            BufWriter::new(file),
-            tester.frames(),
-            start_unix_ns,
-            &comment,
-        )
-        .and_then(|mut w| std::io::Write::flush(&mut w))
-        .with_context(|| format!("writing the capture {}", path.display()))?;
-    }
-    if let Some(path) = &args.junit {
-        write_file(path, "JUnit XML", &report::junit(&rep))?;
-    }
-    if let Some(path) = &args.report {
-        let html = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
-        let text = if html {
-            report::html(&rep)
-        } else {
-            report::markdown(&rep)
-        };
-        write_file(path, "report", &text)?;
-    }
+    write_outputs(args, &rep, tester.frames(), start_unix_ns)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report::json(&rep))?);
     } else {

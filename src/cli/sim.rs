@@ -86,9 +86,9 @@ pub struct SimArgs {
     #[arg(long, value_enum, default_value_t = DialectArg::Jsidl)]
     pub dialect: DialectArg,
     /// Show a behaviour of another implementation (repeatable; wire reference §9):
-    /// wildcard-services (C8: a wildcard QueryServices answered by echoing 255 with no
-    /// services), reversed-control (C9: ReportControl's controller ID in header byte order),
-    /// split-services (C13: one ReportServices record per service), core-v1.0 (C7: Transport,
+    /// wildcard-services (C8: a wildcard `QueryServices` answered by echoing 255 with no
+    /// services), reversed-control (C9: `ReportControl`'s controller ID in header byte order),
+    /// split-services (C13: one `ReportServices` record per service), core-v1.0 (C7: Transport,
     /// Discovery and Liveness listed as 1.0), ack-payload (C11: ACK blocks carrying the
     /// acknowledged payload). With --dialect openjaus for C1/C2.
     #[arg(long = "quirk", value_name = "NAME", value_parser = parse_quirk)]

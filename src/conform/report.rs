@@ -1,4 +1,4 @@
-//! The report in its forms: the terminal's text, Markdown or HTML to hand over, JUnit XML for
+//! The report in its forms: the terminal's text, Markdown or HTML to hand over, `JUnit` XML for
 //! CI, and JSON. Each starts with the summary an integrator hands over, then the component's
 //! interface statement, then every check with its reason, evidence frames and reference.
 
@@ -327,14 +327,14 @@ pub fn html(r: &Report) -> String {
     s
 }
 
-/// The report as JUnit XML: one `testsuite` per suite, one `testcase` per check; a failure is
+/// The report as `JUnit` XML: one `testsuite` per suite, one `testcase` per check; a failure is
 /// `<failure>`, not applicable `<skipped>`, a warning passes with its reason in
 /// `<system-out>`; the properties `verdict`, `frames` (`N-M`), `evidence` (`frame:ID:name`
 /// per frame) and `reference` carry what CI checks against the capture.
 pub fn junit(r: &Report) -> String {
     let e = xml_escape;
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let total_time: f64 = r.checks.iter().map(|c| c.seconds).sum();
+    let total_time = r.checks.iter().map(|c| c.seconds).sum::<f64>().max(0.0);
     let _ = writeln!(
         s,
         "<testsuites name=\"jaus-ocu conform {}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{total_time:.3}\">",
@@ -353,7 +353,7 @@ pub fn junit(r: &Report) -> String {
             .iter()
             .filter(|c| c.outcome.verdict == Verdict::NotApplicable)
             .count();
-        let time: f64 = cases.iter().map(|c| c.seconds).sum();
+        let time = cases.iter().map(|c| c.seconds).sum::<f64>().max(0.0);
         let _ = writeln!(
             s,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{time:.3}\" timestamp=\"{}\">",

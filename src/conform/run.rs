@@ -25,7 +25,7 @@ pub enum Suite {
     Liveness,
     /// Events: create, confirm, update, cancel, query (§8.2).
     Events,
-    /// AccessControl: request, release, authority, timeout (§8.2).
+    /// `AccessControl`: request, release, authority, timeout (§8.2).
     AccessControl,
     /// Management: the state machine and emergencies (§8.2).
     Management,
@@ -136,12 +136,30 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// Whether it listed a service whose URI ends with `name` (e.g. `core:Events`, matching
-    /// `urn:jaus:jss:core:Events`); `None` when its services are unknown.
+    /// Whether it offers the service whose URI ends with `name` (e.g. `core:Events`, matching
+    /// `urn:jaus:jss:core:Events`): listed, or inherited by a listed service (§6.1, §8.1: a
+    /// component may list only its most derived services). `None` when its services are
+    /// unknown, or when it lists a service whose parents we do not know (it may inherit it).
     pub fn lists(&self, name: &str) -> Option<bool> {
-        self.services
-            .as_ref()
-            .map(|s| s.iter().any(|r| r.uri.ends_with(name)))
+        let services = self.services.as_ref()?;
+        let mut unknown_parents = false;
+        for r in services {
+            let mut uri = r.uri.as_str();
+            loop {
+                if uri.ends_with(name) {
+                    return Some(true);
+                }
+                match parent(uri) {
+                    Parent::Of(p) => uri = p,
+                    Parent::Root => break,
+                    Parent::Unknown => {
+                        unknown_parents = true;
+                        break;
+                    }
+                }
+            }
+        }
+        (!unknown_parents).then_some(false)
     }
 
     /// `Some(not applicable)` when the component's services are known and `name` is not
@@ -160,6 +178,65 @@ impl Facts {
             ""
         }
     }
+}
+
+/// A service's parent in the inheritance of the definitions.
+enum Parent {
+    Of(&'static str),
+    Root,
+    Unknown,
+}
+
+/// The parent of service `uri`: core v1.1 (§8.1), manipulator v2.0 (§6.1), IOP (§7).
+fn parent(uri: &str) -> Parent {
+    const EVENTS: &str = "urn:jaus:jss:core:Events";
+    const ACCESS: &str = "urn:jaus:jss:core:AccessControl";
+    const MANAGEMENT: &str = "urn:jaus:jss:core:Management";
+    let Some(name) = uri.rsplit(':').next() else {
+        return Parent::Unknown;
+    };
+    if uri.starts_with("urn:jaus:jss:core:") {
+        return match name {
+            "Transport" => Parent::Root,
+            "Events" => Parent::Of("urn:jaus:jss:core:Transport"),
+            "AccessControl" | "Liveness" | "Discovery" => Parent::Of(EVENTS),
+            "Management" | "Time" => Parent::Of(ACCESS),
+            "ListManager" => Parent::Of(MANAGEMENT),
+            _ => Parent::Unknown,
+        };
+    }
+    if uri.starts_with("urn:jaus:jss:manipulator:") {
+        return match name {
+            "ManipulatorSpecificationService"
+            | "ManipulatorJointPositionSensor"
+            | "ManipulatorJointVelocitySensor"
+            | "ManipulatorJointForceTorqueSensor"
+            | "PanTiltSpecificationService"
+            | "PanTiltJointPositionSensor"
+            | "PanTiltJointVelocitySensor" => Parent::Of(EVENTS),
+            "ManipulatorEndEffectorPoseSensor"
+            | "ManipulatorEndEffectorVelocityStateSensor"
+            | "ManipulatorToolOffsetService"
+            | "ManipulatorJointMotionProfile"
+            | "PanTiltMotionProfileService" => Parent::Of(ACCESS),
+            "ManipulatorListDriver" => Parent::Of("urn:jaus:jss:core:ListManager"),
+            n if n.ends_with("ListDriver") => {
+                Parent::Of("urn:jaus:jss:manipulator:ManipulatorListDriver")
+            }
+            n if n.ends_with("Driver") || n.starts_with("Primitive") => Parent::Of(MANAGEMENT),
+            _ => Parent::Unknown,
+        };
+    }
+    if uri.starts_with("urn:jaus:jss:iop:") {
+        // UNCONFIRMED (the IOP documents are not in the reference): a sensor inherits Events,
+        // a service that moves the arm Management, as their manipulator siblings do.
+        return match name {
+            "ManipulatorEndEffectorForceTorqueSensor" => Parent::Of(EVENTS),
+            "PresetPose" => Parent::Of(MANAGEMENT),
+            _ => Parent::Unknown,
+        };
+    }
+    Parent::Unknown
 }
 
 /// Sends `query`, waits for `reply_id` from the target within the reply bound, and notes the

@@ -64,8 +64,9 @@ fn is_manipulator(c: &Candidate) -> bool {
         .is_some_and(|s| s.iter().any(|r| r.uri.contains(":manipulator:")))
 }
 
-/// Looks for components; the tester's target and address are set to the one chosen.
-pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Found, NotFound>> {
+/// Sends `QueryIdentification` and a wildcard `QueryServices` to every `--connect` address,
+/// and `QueryIdentification` to the multicast group.
+fn ask_everywhere<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<()> {
     let identification: Message = QueryIdentification {
         query_type: QueryType::Subsystem,
     }
@@ -94,6 +95,12 @@ pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Fo
             },
         )?;
     }
+    Ok(())
+}
+
+/// Looks for components; the tester's target and address are set to the one chosen.
+pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Found, NotFound>> {
+    ask_everywhere(t, search)?;
     let deadline = t.now() + search.within;
     let mut seen: BTreeMap<JausId, Candidate> = BTreeMap::new();
     loop {
