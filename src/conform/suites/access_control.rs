@@ -506,17 +506,14 @@ fn lower_body<W: Wire>(
         None => (0, "equal (the tester's is 0)"),
     };
     let (sent, reply) = request(t, Some(second), lower)?;
-    let (reply, code) = match reply {
-        None => {
-            return Ok(Outcome::fail(format!(
-                "RequestControl from a second client {second} (authority {lower}) got no \
-                 ConfirmControl within {:.1} s; every request is answered",
-                t.reply_bound
-            ))
-            .with(before)
-            .with([sent.evidence()]));
-        }
-        Some(x) => x,
+    let Some((reply, code)) = reply else {
+        return Ok(Outcome::fail(format!(
+            "RequestControl from a second client {second} (authority {lower}) got no \
+             ConfirmControl within {:.1} s; every request is answered",
+            t.reply_bound
+        ))
+        .with(before)
+        .with([sent.evidence()]));
     };
     let ev = [sent.evidence(), reply.evidence()];
     if code == ConfirmControlCode::ControlAccepted {
