@@ -39,6 +39,8 @@ const STEP_RAD: f64 = 0.05;
 const STEP_M: f64 = 0.01;
 /// Fraction of a joint's maximum speed the motion check allows.
 const SPEED_FRACTION: f64 = 0.1;
+/// Where a joint counts as settled on its target: 0.1 mrad or 0.1 mm.
+const SETTLED: f64 = 1e-4;
 /// Speed when the specification gives none: rad/s or m/s.
 const DEFAULT_SPEED: (f64, f64) = (0.05, 0.01);
 
@@ -949,11 +951,17 @@ fn step_and_back<W: Wire>(
         )));
     }
     ev.push(t.send(&set_positions(joints, &q0))?.evidence());
-    let (e, back, home) = await_position(t, facts, i, q0[i], tol, bound)?;
+    // Back where it was found, closer than the step's tolerance: the arm is left as found.
+    let home_tol = step.abs() * 0.02;
+    // Waits for it to settle (0.1 mm or mrad) before Standby stops it, so that repeated runs
+    // do not creep; within `home_tol` is enough to pass.
+    let (e, back, _) = await_position(t, facts, i, q0[i], SETTLED, bound)?;
+    let home = back.is_some_and(|v| (v - q0[i]).abs() <= home_tol);
     ev.extend(e);
     if !home {
         return Ok(Outcome::fail(format!(
-            "joint {} reached {:.4}, but commanded back to {:.4} it is at {} after {bound:.1} s",
+            "joint {} reached {:.4}, but commanded back to {:.4} it is at {} after {bound:.1} s \
+             ({home_tol:.4} expected)",
             i + 1,
             goal[i],
             q0[i],
@@ -961,11 +969,12 @@ fn step_and_back<W: Wire>(
         )));
     }
     Ok(Outcome::pass(format!(
-        "joint {} ({}) stepped {step:+.3} to {:.4} and back to {:.4} (within {tol:.4}) at a \
-         profile of {speed:.3}/s, each within {bound:.1} s",
+        "joint {} ({}) stepped {step:+.3} to {:.4} (within {tol:.4}) and back to {:.4} (within \
+         {home_tol:.4}, at {:.4}) at a profile of {speed:.3}/s, each within {bound:.1} s",
         i + 1,
         kind_word(joints[i].kind),
         goal[i],
-        q0[i]
+        q0[i],
+        back.unwrap_or(f64::NAN)
     )))
 }
