@@ -21,6 +21,9 @@ use super::check::Evidence;
 /// Received messages kept for later waits; the oldest go first past this.
 pub const MAX_INBOX: usize = 4096;
 
+/// Seconds [`Tester::drain`] reads what is already waiting.
+const DRAIN_S: f64 = 0.02;
+
 /// What the tester sends and reads through: a [`Link`] (a UDP socket), or a test's stand-in.
 pub trait Wire {
     /// Seconds since the wire was opened.
@@ -381,6 +384,11 @@ impl<W: Wire> Tester<W> {
     /// Reads one datagram if one comes before `deadline`: records it, answers its ACK
     /// requests and puts what it carried in the inbox. `false` when none came.
     fn pump(&mut self, deadline: f64) -> io::Result<bool> {
+        // Past the deadline nothing more is read, however much keeps coming (a component
+        // streaming events must not keep a wait going).
+        if self.now() > deadline {
+            return Ok(false);
+        }
         let Some(d) = self.wire.recv_until(deadline)? else {
             return Ok(false);
         };
@@ -521,8 +529,12 @@ impl<W: Wire> Tester<W> {
     /// Forgets what came so far: reads what is waiting without waiting, then empties the inbox
     /// (a check starts from a quiet wire, frames keep their numbers).
     pub fn drain(&mut self) -> io::Result<()> {
-        let now = self.now();
-        while self.pump(now)? {}
+        // What the system holds now: read for at most 20 ms and 4096 datagrams.
+        let deadline = self.now() + DRAIN_S;
+        let mut n = 0;
+        while n < MAX_INBOX && self.pump(deadline)? {
+            n += 1;
+        }
         self.inbox.clear();
         Ok(())
     }
