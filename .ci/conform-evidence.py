@@ -7,7 +7,7 @@ Reads the JUnit XML with junitparser (PyPI) and the capture with tshark, and che
   (FAIL with <failure>, n/a with <skipped>, pass/warning with neither);
 - every test case has the properties `verdict` and `reference`;
 - a test case's `frames` property "N-M" names frames N..M of the capture;
-- every `evidence` item `frame:0xIDID:name` names a frame of the capture that holds message
+- every `evidence` property (one per item) `frame:0xIDID:name` names a frame of the capture that holds message
   0xIDID (one of its JUDP blocks is a single-packet or first-fragment block whose payload
   starts with the ID, little-endian), `frame:-:ACK` a frame with an ACK block (wire reference
   §4.4), and `frame:-:other` (a datagram sent broken on purpose) a frame that exists.
@@ -112,8 +112,8 @@ def properties_of(case):
 
 def check_evidence(where, value, frames, problems):
     checked = 0
-    for item in value.split():
-        m = re.fullmatch(r"(\d+):(0x[0-9A-Fa-f]{4}|-):(\S+)", item)
+    for item in [value]:
+        m = re.fullmatch(r"(\d+):(0x[0-9A-Fa-f]{4}|-):(.+)", item, re.S)
         if not m:
             problems.append(f"{where}: evidence item {item!r} is not frame:0xIDID:name or frame:-:name")
             continue

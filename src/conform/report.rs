@@ -329,8 +329,8 @@ pub fn html(r: &Report) -> String {
 
 /// The report as `JUnit` XML: one `testsuite` per suite, one `testcase` per check; a failure is
 /// `<failure>`, not applicable `<skipped>`, a warning passes with its reason in
-/// `<system-out>`; the properties `verdict`, `frames` (`N-M`), `evidence` (`frame:ID:name`
-/// per frame) and `reference` carry what CI checks against the capture.
+/// `<system-out>`; the properties `verdict`, `frames` (`N-M`), `evidence` (`frame:ID:name`,
+/// one property per frame) and `reference` carry what CI checks against the capture.
 pub fn junit(r: &Report) -> String {
     let e = xml_escape;
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -383,25 +383,14 @@ pub fn junit(r: &Report) -> String {
             if let Some((a, b)) = c.frames {
                 let _ = writeln!(s, "        <property name=\"frames\" value=\"{a}-{b}\"/>");
             }
-            let evidence: Vec<String> = c
-                .outcome
-                .evidence
-                .iter()
-                .map(|ev| {
-                    format!(
-                        "{}:{}:{}",
-                        ev.frame,
-                        ev.message_id
-                            .map_or_else(|| "-".into(), |id| format!("0x{id:04X}")),
-                        ev.what
-                    )
-                })
-                .collect();
-            if !evidence.is_empty() {
+            for ev in &c.outcome.evidence {
                 let _ = writeln!(
                     s,
-                    "        <property name=\"evidence\" value=\"{}\"/>",
-                    e(&evidence.join(" "))
+                    "        <property name=\"evidence\" value=\"{}:{}:{}\"/>",
+                    ev.frame,
+                    ev.message_id
+                        .map_or_else(|| "-".into(), |id| format!("0x{id:04X}")),
+                    e(&ev.what)
                 );
             }
             let _ = writeln!(s, "      </properties>");

@@ -139,7 +139,8 @@ impl Facts {
     /// Whether it offers the service whose URI ends with `name` (e.g. `core:Events`, matching
     /// `urn:jaus:jss:core:Events`): listed, or inherited by a listed service (§6.1, §8.1: a
     /// component may list only its most derived services). `None` when its services are
-    /// unknown, or when it lists a service whose parents we do not know (it may inherit it).
+    /// unknown, or, for a core service, when it lists a service whose parents we do not know
+    /// (it may inherit it).
     pub fn lists(&self, name: &str) -> Option<bool> {
         let services = self.services.as_ref()?;
         let mut unknown_parents = false;
@@ -159,7 +160,9 @@ impl Facts {
                 }
             }
         }
-        (!unknown_parents).then_some(false)
+        // Only core services are inherited by services outside the sets we know (mobility
+        // drivers inherit Management): nothing else offers a manipulator or IOP service.
+        (!unknown_parents || !name.starts_with("core:")).then_some(false)
     }
 
     /// `Some(not applicable)` when the component's services are known and `name` is not
