@@ -341,6 +341,8 @@ fn a_named_component_that_never_answers_fails_each_check_in_bounded_time() {
             "liveness",
             "--suite",
             "access-control",
+            "--suite",
+            "transport",
         ],
         &dir,
         Duration::from_mins(1),
@@ -357,6 +359,18 @@ fn a_named_component_that_never_answers_fails_each_check_in_bounded_time() {
         "each failure says how long it waited:\n{}",
         summary(r)
     );
+    // The transport suite watches the answers to QueryIdentification: without them it says so
+    // once instead of failing each check for the wrong reason.
+    let transport: Vec<&Value> = checks(r)
+        .iter()
+        .filter(|c| c["suite"] == "transport")
+        .collect();
+    let names: Vec<&str> = transport
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["probe-query", "ack-blocks-bare"], "{}", summary(r));
+    assert_eq!(transport[0]["verdict"], "not_applicable");
 }
 
 #[test]

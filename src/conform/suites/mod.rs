@@ -12,8 +12,9 @@ pub mod robustness;
 pub mod transport;
 
 use crate::conform::check::{Evidence, Outcome};
-use crate::conform::run::{Facts, Run, Suite};
+use crate::conform::run::{Facts, Run, Suite, ask};
 use crate::conform::tester::{Tester, Wire};
+use crate::jaus::message::ids;
 
 /// Runs the options' suites in [`Suite::ALL`]'s order.
 pub fn run_all<W: Wire>(r: &mut Run<'_, W>) {
@@ -32,6 +33,22 @@ pub fn run_all<W: Wire>(r: &mut Run<'_, W>) {
             continue;
         }
         r.begin_suite(suite);
+        if matches!(suite, Suite::Transport | Suite::Robustness) && !answers_identification(r) {
+            r.check(
+                "probe-query",
+                "The suite's probe, QueryIdentification, is answered",
+                "wire reference §8.2 Discovery",
+                |t, facts, _| {
+                    Ok(Outcome::not_applicable(format!(
+                        "the suite's checks ask QueryIdentification and watch its answer; the \
+                         component did not answer it within {:.1} s (no Discovery service?){}",
+                        t.reply_bound,
+                        facts.unknown_note()
+                    )))
+                },
+            );
+            continue;
+        }
         match suite {
             Suite::Transport => transport::run(r),
             Suite::Discovery => discovery::run(r),
@@ -52,6 +69,27 @@ pub fn run_all<W: Wire>(r: &mut Run<'_, W>) {
             |t, facts, _| Ok(ack_blocks_bare(t, facts)),
         );
     }
+}
+
+/// Whether the component answers `QueryIdentification` (the transport and robustness suites'
+/// probe): asked once, up to twice, before those suites run.
+fn answers_identification<W: Wire>(r: &mut Run<'_, W>) -> bool {
+    let q = transport::query_identification();
+    for _ in 0..2 {
+        match r
+            .tester
+            .drain()
+            .and_then(|()| ask(r.tester, &mut r.facts, &q, ids::ReportIdentification))
+        {
+            Ok((_, Some(_))) => return true,
+            Ok((_, None)) => {}
+            Err(e) => {
+                tracing::warn!("conform: QueryIdentification: {e}");
+                return false;
+            }
+        }
+    }
+    false
 }
 
 /// Over the whole run: ACK/NAK blocks that carried a payload (§9 C11: format.py copies the
