@@ -268,6 +268,40 @@ impl<W: Wire> Tester<W> {
         }
     }
 
+    /// A second client's JAUS ID on the tester's socket (the tester's subsystem and node, the
+    /// next free component number, never the tester's or the target's ID), read from now on.
+    pub fn second_client(&mut self) -> JausId {
+        let me = self.me;
+        let mut component = me.component;
+        loop {
+            component = if component >= 250 { 2 } else { component + 1 };
+            let id = JausId::new(me.subsystem, me.node, component);
+            if id != self.target && id != me {
+                self.add_identity(id);
+                return id;
+            }
+        }
+    }
+
+    /// Sends `message` as `from` (`None`: the tester's own ID).
+    pub fn send_as(&mut self, message: &Message, from: Option<JausId>) -> io::Result<Sent> {
+        self.send_with(
+            message,
+            &SendOptions {
+                from,
+                ..SendOptions::default()
+            },
+        )
+    }
+
+    /// The first message `id` from the target addressed to `to`, within the reply bound.
+    pub fn reply_to(&mut self, to: JausId, id: u16) -> io::Result<Option<Received>> {
+        let target = self.target;
+        self.wait_for(self.reply_bound, |r| {
+            r.header.source == target && r.header.destination == to && r.id() == Some(id)
+        })
+    }
+
     /// Reads blocks addressed to `id` too (a second client; send as it with
     /// [`SendOptions::from`]). Received blocks keep their destination in their header.
     pub fn add_identity(&mut self, id: JausId) {

@@ -10,7 +10,7 @@ use std::io;
 
 use crate::conform::check::{Evidence, Outcome};
 use crate::conform::run::{Facts, Options, Run, ask};
-use crate::conform::tester::{Body, Received, SendOptions, Sent, Tester, Wire};
+use crate::conform::tester::{Body, Received, Sent, Tester, Wire};
 use crate::jaus::core::{
     ConfirmControlCode, QueryAuthority, QueryControl, QueryTimeout, RejectControlCode,
     ReleaseControl, ReportControl, RequestControl,
@@ -90,56 +90,13 @@ fn who<W: Wire>(t: &Tester<W>, as_id: Option<JausId>) -> JausId {
     as_id.unwrap_or(t.me)
 }
 
-/// A second client's JAUS ID: the tester's with the next component ID, not the target's.
-fn second_client<W: Wire>(t: &mut Tester<W>) -> JausId {
-    let me = t.me;
-    let id = [1u8, 2, 3, 4]
-        .into_iter()
-        .map(|k| {
-            let c = me.component.wrapping_add(k);
-            JausId::new(
-                me.subsystem,
-                me.node,
-                if c == 0 || c == 255 { 1 } else { c },
-            )
-        })
-        .find(|id| *id != me && *id != t.target)
-        .unwrap_or(JausId::new(me.subsystem, me.node.wrapping_add(1).max(1), 1));
-    t.add_identity(id);
-    id
-}
-
-/// The first message `id` from the target to `to` within the reply bound.
-fn reply_to<W: Wire>(t: &mut Tester<W>, to: JausId, id: u16) -> io::Result<Option<Received>> {
-    let target = t.target;
-    t.wait_for(t.reply_bound, |r| {
-        r.header.source == target && r.header.destination == to && r.id() == Some(id)
-    })
-}
-
-/// Sends `message` as `as_id` (the tester when `None`).
-fn send_as<W: Wire>(
-    t: &mut Tester<W>,
-    message: &Message,
-    as_id: Option<JausId>,
-) -> io::Result<Sent> {
-    t.send_with(
-        message,
-        &SendOptions {
-            from: as_id,
-            ..SendOptions::default()
-        },
-    )
-}
-
 /// `RequestControl` as `as_id` with `authority`; the `ConfirmControl` to it and its code.
 fn request<W: Wire>(
     t: &mut Tester<W>,
     as_id: Option<JausId>,
     authority: u8,
 ) -> io::Result<(Sent, Option<(Received, ConfirmControlCode)>)> {
-    let sent = send_as(
-        t,
+    let sent = t.send_as(
         &RequestControl {
             authority_code: authority,
         }
@@ -147,7 +104,7 @@ fn request<W: Wire>(
         as_id,
     )?;
     let to = who(t, as_id);
-    let reply = reply_to(t, to, ids::ConfirmControl)?;
+    let reply = t.reply_to(to, ids::ConfirmControl)?;
     Ok((
         sent,
         reply.and_then(|r| match r.message() {
@@ -165,9 +122,9 @@ fn release_as<W: Wire>(
     t: &mut Tester<W>,
     as_id: Option<JausId>,
 ) -> io::Result<(Sent, Option<Received>)> {
-    let sent = send_as(t, &ReleaseControl.into(), as_id)?;
+    let sent = t.send_as(&ReleaseControl.into(), as_id)?;
     let to = who(t, as_id);
-    let reply = reply_to(t, to, ids::RejectControl)?;
+    let reply = t.reply_to(to, ids::RejectControl)?;
     Ok((sent, reply))
 }
 
@@ -479,7 +436,7 @@ fn lower_authority_refused<W: Wire>(
     if let Some(na) = facts.requires("core:AccessControl") {
         return Ok(na);
     }
-    let second = second_client(t);
+    let second = t.second_client();
     let (sent, confirm) = match take(t, facts, opts.authority)? {
         Ok(x) => x,
         Err(outcome) => return cleanup(t, None, Ok(outcome)),
@@ -562,7 +519,7 @@ fn preemption<W: Wire>(
              --authority)",
         ));
     }
-    let second = second_client(t);
+    let second = t.second_client();
     let (sent, confirm) = match take(t, facts, opts.authority)? {
         Ok(x) => x,
         Err(outcome) => return cleanup(t, None, Ok(outcome)),
@@ -611,7 +568,7 @@ fn preempt_body<W: Wire>(
         .with(ev));
     }
     let me = t.me;
-    let told = reply_to(t, me, ids::RejectControl)?;
+    let told = t.reply_to(me, ids::RejectControl)?;
     let Some(told) = told else {
         return Ok(Outcome::fail(format!(
             "the second client {second} took control, but the tester {me}, which held it, got \

@@ -10,7 +10,7 @@ use std::io;
 
 use crate::conform::check::{Evidence, Outcome, Verdict};
 use crate::conform::run::{Facts, Options, Run, ask};
-use crate::conform::tester::{Received, SendOptions, Sent, Tester, Wire};
+use crate::conform::tester::{Received, Sent, Tester, Wire};
 use crate::jaus::core::{
     ClearEmergency, ConfirmControlCode, QueryControl, QueryStatus, ReleaseControl, RequestControl,
     Reset, Resume, SetEmergency, Standby, Status,
@@ -134,44 +134,6 @@ pub(super) fn await_status<W: Wire>(
     }
 }
 
-/// Sends `m` as `from` (`None`: the tester's own ID).
-pub(super) fn send_as<W: Wire>(
-    t: &mut Tester<W>,
-    m: &Message,
-    from: Option<JausId>,
-) -> io::Result<Sent> {
-    t.send_with(
-        m,
-        &SendOptions {
-            from,
-            ..SendOptions::default()
-        },
-    )
-}
-
-/// A reply `id` from the target addressed to `to`, within the reply bound.
-fn reply_to<W: Wire>(t: &mut Tester<W>, id: u16, to: JausId) -> io::Result<Option<Received>> {
-    let target = t.target;
-    t.wait_for(t.reply_bound, |r| {
-        r.header.source == target && r.header.destination == to && r.id() == Some(id)
-    })
-}
-
-/// A second client ID on the tester's socket (the tester's node, another component, never
-/// the target's ID).
-pub(super) fn second_client<W: Wire>(t: &mut Tester<W>) -> JausId {
-    let me = t.me;
-    let mut component = me.component;
-    loop {
-        component = if component >= 250 { 2 } else { component + 1 };
-        let id = JausId::new(me.subsystem, me.node, component);
-        if id != t.target && id != me {
-            t.add_identity(id);
-            return id;
-        }
-    }
-}
-
 /// `RequestControl` with `authority`: the evidence when `ConfirmControl` accepted it, else the
 /// failure to return (the checks that need control cannot run).
 pub(super) fn take_control<W: Wire>(
@@ -179,15 +141,14 @@ pub(super) fn take_control<W: Wire>(
     authority: u8,
 ) -> io::Result<Result<Vec<Evidence>, Outcome>> {
     let me = t.me;
-    let sent = send_as(
-        t,
+    let sent = t.send_as(
         &RequestControl {
             authority_code: authority,
         }
         .into(),
         None,
     )?;
-    let Some(reply) = reply_to(t, ids::ConfirmControl, me)? else {
+    let Some(reply) = t.reply_to(me, ids::ConfirmControl)? else {
         return Ok(Err(Outcome::fail(format!(
             "RequestControl (authority {authority}) got no ConfirmControl within {:.1} s: the \
              check needs control (wire reference §8.2 Access control)",
@@ -220,8 +181,8 @@ pub(super) fn take_control<W: Wire>(
 /// bound (not judged here: the access-control suite does).
 pub(super) fn release_control<W: Wire>(t: &mut Tester<W>) -> io::Result<Vec<Evidence>> {
     let me = t.me;
-    let sent = send_as(t, &ReleaseControl.into(), None)?;
-    let reply = reply_to(t, ids::RejectControl, me)?;
+    let sent = t.send_as(&ReleaseControl.into(), None)?;
+    let reply = t.reply_to(me, ids::RejectControl)?;
     Ok(std::iter::once(sent.evidence())
         .chain(reply.map(|r| r.evidence()))
         .collect())
@@ -350,7 +311,7 @@ fn command_then<W: Wire>(
     from: Option<JausId>,
     want: impl Fn(Status) -> bool,
 ) -> io::Result<(Vec<Evidence>, Polled)> {
-    let sent = send_as(t, m, from)?;
+    let sent = t.send_as(m, from)?;
     let within = settle_bound(t);
     let p = await_status(t, facts, within, want)?;
     let mut ev = vec![sent.evidence()];
@@ -405,10 +366,10 @@ fn command_without_control<W: Wire>(
             .with(ev));
         }
     }
-    let other = second_client(t);
+    let other = t.second_client();
     // Watch for a change for up to half a second (or the reply bound when shorter).
     let window = t.reply_bound.min(0.5);
-    let sent = send_as(t, &Standby.into(), Some(other))?;
+    let sent = t.send_as(&Standby.into(), Some(other))?;
     ev.push(sent.evidence());
     let p = await_status(t, facts, window, |s| s != Status::Ready)?;
     ev.extend(p.evidence);
@@ -435,8 +396,7 @@ fn command_without_control<W: Wire>(
 /// Clears an emergency every setter may have left (a failed check's cleanup).
 fn clear_all<W: Wire>(t: &mut Tester<W>, setters: &[Option<JausId>]) -> io::Result<()> {
     for from in setters {
-        send_as(
-            t,
+        t.send_as(
             &ClearEmergency {
                 emergency_code: STOP,
             }
@@ -525,7 +485,7 @@ fn emergency_two_clients<W: Wire>(
     _opts: &Options,
 ) -> io::Result<Outcome> {
     let within = settle_bound(t);
-    let other = second_client(t);
+    let other = t.second_client();
     let setters = [None, Some(other)];
     let set: Message = SetEmergency {
         emergency_code: STOP,
@@ -535,7 +495,7 @@ fn emergency_two_clients<W: Wire>(
         emergency_code: STOP,
     }
     .into();
-    let mut ev = vec![send_as(t, &set, None)?.evidence()];
+    let mut ev = vec![t.send_as(&set, None)?.evidence()];
     let (e, p) = command_then(t, facts, &set, Some(other), |s| s == Status::Emergency)?;
     ev.extend(e);
     if !p.reached {
@@ -548,7 +508,7 @@ fn emergency_two_clients<W: Wire>(
         ))
         .with(ev));
     }
-    ev.push(send_as(t, &clear, None)?.evidence());
+    ev.push(t.send_as(&clear, None)?.evidence());
     let (sent, got) = read_status(t, facts)?;
     ev.push(sent.evidence());
     let first = got.map(|(r, s)| {
