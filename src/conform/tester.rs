@@ -476,8 +476,14 @@ impl<W: Wire> Tester<W> {
                     } else {
                         match self.reassembler.push(d.at, &header, payload) {
                             Reassembly::Complete(m) => {
-                                let n = self.fragment_count(&header);
-                                (m, self.first_fragment_frame(&header, n, frame), n)
+                                // Its first fragment's frame, and the blocks it came in.
+                                let (first, n) = self.find_first_fragment(&header).map_or(
+                                    (frame, 1),
+                                    |(f, seq)| {
+                                        (f, u32::from(header.sequence.wrapping_sub(seq)) + 1)
+                                    },
+                                );
+                                (m, first, n)
                             }
                             Reassembly::Pending | Reassembly::Refused => continue,
                         }
@@ -519,17 +525,6 @@ impl<W: Wire> Tester<W> {
             self.send_raw(d.from, &bytes)?;
         }
         Ok(())
-    }
-
-    /// Blocks of a reassembled message whose last block is `last`: counted back from its
-    /// sequence number to the newest received "first" block from the same source.
-    fn fragment_count(&self, last: &Header) -> u32 {
-        self.find_first_fragment(last)
-            .map_or(1, |(_, seq)| u32::from(last.sequence.wrapping_sub(seq)) + 1)
-    }
-
-    fn first_fragment_frame(&self, last: &Header, _n: u32, fallback: u32) -> u32 {
-        self.find_first_fragment(last).map_or(fallback, |(f, _)| f)
     }
 
     /// The newest received frame holding a "first" block from `last`'s source to us: its
