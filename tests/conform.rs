@@ -404,3 +404,64 @@ fn without_allow_motion_no_motion_command_is_sent() {
         .expect("the motion check is listed");
     assert_eq!(m["verdict"], "not_applicable");
 }
+
+#[test]
+fn a_flood_of_spoofed_datagrams_changes_no_verdict() {
+    let dir = scratch("flood");
+    let port = free_port();
+    let _sim = sim(&[], port);
+    let me = free_port();
+    // Spoofed facts with the arm's ID, discovery floods, garbage and our own ID, at our port
+    // from another address than the arm's, for the whole run.
+    let mut flood = bin()
+        .args([
+            "flood",
+            "--to",
+            &format!("127.0.0.1:{me}"),
+            "--rate",
+            "3000",
+            "--seconds",
+            "60",
+            "--arm-id",
+            "126.1.10",
+            "--ocu-id",
+            "200.77.1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ran = conform(
+        port,
+        &[
+            "--bind",
+            &format!("127.0.0.1:{me}"),
+            "--suite",
+            "discovery",
+            "--suite",
+            "liveness",
+            "--suite",
+            "manipulator",
+        ],
+        &dir,
+        Duration::from_mins(2),
+    );
+    let _ = flood.kill();
+    let _ = flood.wait();
+    let r = &ran.report;
+    assert_eq!(ran.status, 0, "{}\n{}", summary(r), ran.stderr);
+    assert!(
+        checks(r)
+            .iter()
+            .all(|c| c["verdict"] == "pass" || c["verdict"] == "not_applicable"),
+        "{}",
+        summary(r)
+    );
+    assert_eq!(r["target"], "126.1.10");
+    assert!(
+        r["strangers"].as_u64().unwrap() > 100,
+        "the flood reached the tester and was not read: {}",
+        r["strangers"]
+    );
+    assert_evidence(r, &dir.join("run.pcapng"), port);
+}

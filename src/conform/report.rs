@@ -91,7 +91,7 @@ fn interface_lines(r: &Report) -> Vec<String> {
 }
 
 fn summary_lines(r: &Report) -> Vec<String> {
-    vec![
+    let mut lines = vec![
         format!(
             "Component {} at {}: {} ({})",
             r.target,
@@ -122,7 +122,15 @@ fn summary_lines(r: &Report) -> Vec<String> {
                 r.frames
             ),
         },
-    ]
+    ];
+    if r.strangers > 0 || r.unrecorded > 0 || r.malformed_received > 0 {
+        lines.push(format!(
+            "Not read: {} datagrams from other addresses than the component's (anyone can \
+             claim its ID), {} past the capture's bound; {} received were not JUDP v2",
+            r.strangers, r.unrecorded, r.malformed_received
+        ));
+    }
+    lines
 }
 
 /// The terminal's report.

@@ -347,6 +347,8 @@ impl<'a, W: Wire> Run<'a, W> {
             reply_bound_s: self.tester.reply_bound,
             frames: self.tester.frame_count(),
             malformed_received: self.tester.malformed.len(),
+            strangers: self.tester.strangers,
+            unrecorded: self.tester.unrecorded,
             suites: self.options.suites.iter().map(|s| s.name()).collect(),
             allow_motion: self.options.allow_motion,
             facts: self.facts,
@@ -385,6 +387,10 @@ pub struct Report {
     pub frames: u32,
     /// Datagrams received that were not JUDP v2.
     pub malformed_received: usize,
+    /// Datagrams from other addresses than the component's once it was found: not read.
+    pub strangers: u64,
+    /// Datagrams received past the capture's bound: not read, not in the capture.
+    pub unrecorded: u64,
     /// The suites run.
     pub suites: Vec<&'static str>,
     /// Whether motion was allowed.

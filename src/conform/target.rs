@@ -15,6 +15,9 @@ use crate::jaus::{JausId, Message};
 
 use super::tester::{SendOptions, Tester, Wire};
 
+/// Components remembered while looking, at most.
+pub const MAX_CANDIDATES: usize = 256;
+
 /// Where to look.
 #[derive(Debug, Clone)]
 pub struct Search {
@@ -111,13 +114,23 @@ pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Fo
         let Some(r) = t.wait_for(left, |r| r.id().is_some())? else {
             break;
         };
+        // Untrusted senders: with no multicast query out, only the addresses asked answer;
+        // a component keeps the address it first answered from; the table is bounded.
+        if search.multicast.is_none() && !search.connect.contains(&r.from) {
+            continue;
+        }
         let source = r.header.source;
         let new = !seen.contains_key(&source);
+        if new && seen.len() >= MAX_CANDIDATES {
+            continue;
+        }
         let entry = seen.entry(source).or_insert(Candidate {
             addr: r.from,
             services: None,
         });
-        entry.addr = r.from;
+        if entry.addr != r.from {
+            continue; // its ID from another address: not where it answered
+        }
         if new {
             // Asked for its own ID too: some answer a wildcard query with nothing (§9 C8).
             let own: Message = QueryServices {
@@ -139,19 +152,30 @@ pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Fo
         if r.id() == Some(ids::ReportServices)
             && let Some(Message::ReportServices(rs)) = r.message()
         {
+            // One report's records per component (§9 C13), each list replacing the last.
+            let mut listed: BTreeMap<JausId, Vec<ServiceRec>> = BTreeMap::new();
             for node in &rs.nodes {
                 for c in &node.components {
                     let id = JausId::new(source.subsystem, node.node_id, c.component_id);
                     if id.node == 255 || id.component == 255 {
                         continue; // the wildcard echo of §9 C8
                     }
-                    let e = seen.entry(id).or_insert(Candidate {
-                        addr: r.from,
-                        services: None,
-                    });
-                    e.services
-                        .get_or_insert_with(Vec::new)
+                    listed
+                        .entry(id)
+                        .or_default()
                         .extend(c.services.iter().cloned());
+                }
+            }
+            for (id, services) in listed {
+                if !seen.contains_key(&id) && seen.len() >= MAX_CANDIDATES {
+                    continue;
+                }
+                let e = seen.entry(id).or_insert(Candidate {
+                    addr: r.from,
+                    services: None,
+                });
+                if e.addr == r.from {
+                    e.services = Some(services);
                 }
             }
         }

@@ -21,6 +21,10 @@ use super::check::Evidence;
 /// Received messages kept for later waits; the oldest go first past this.
 pub const MAX_INBOX: usize = 4096;
 
+/// Received datagrams kept as frames at most (about 100 MB at the largest UDP payloads of a
+/// JUDP component's usual 1.4 kB; a run against the simulator keeps about 450).
+pub const MAX_FRAMES: usize = 65_536;
+
 /// Seconds [`Tester::drain`] reads what is already waiting.
 const DRAIN_S: f64 = 0.02;
 
@@ -242,6 +246,10 @@ pub struct Tester<W: Wire> {
     pub ack_payloads: Vec<u32>,
     /// Received messages dropped from a full inbox.
     pub inbox_dropped: u64,
+    /// Datagrams from other addresses than the component's, once it was found: not read.
+    pub strangers: u64,
+    /// Datagrams received past [`MAX_FRAMES`]: not read, not in the capture.
+    pub unrecorded: u64,
     /// Further IDs the tester answers to (a second client on the same socket).
     others: Vec<JausId>,
 }
@@ -264,6 +272,8 @@ impl<W: Wire> Tester<W> {
             malformed: Vec::new(),
             ack_payloads: Vec::new(),
             inbox_dropped: 0,
+            strangers: 0,
+            unrecorded: 0,
             others: Vec::new(),
         }
     }
@@ -426,6 +436,18 @@ impl<W: Wire> Tester<W> {
         let Some(d) = self.wire.recv_until(deadline)? else {
             return Ok(false);
         };
+        // Once the component is found, only its address speaks for it: anyone can send to our
+        // port and claim its ID. Strangers are counted, not read, not kept.
+        if self.target != JausId::BROADCAST && d.from != self.addr {
+            self.strangers += 1;
+            return Ok(true);
+        }
+        // Memory bounded whatever the component sends: past MAX_FRAMES received datagrams are
+        // counted, not kept (a run against the simulator keeps about 450).
+        if self.frames.len() >= MAX_FRAMES {
+            self.unrecorded += 1;
+            return Ok(true);
+        }
         let frame = self.record(d.at, Direction::Received, d.from, d.bytes.clone());
         self.take(frame, &d)?;
         Ok(true)
