@@ -1262,3 +1262,176 @@ fn a_second_ocu_jogging_an_arm_the_first_controls_sends_nothing_and_names_the_ho
         "the arm did not move"
     );
 }
+
+// -------------------------------------------------------------------------------------------
+// Every jog stops the way it was moving (issue 44).
+
+/// What ends a jog in [`each_driver_stops_with_its_own_zero`].
+#[derive(Debug, Clone, Copy)]
+enum Cause {
+    Release,
+    FocusLoss,
+    StaleInput,
+    ControlLost,
+    Emergency,
+}
+
+/// The driver a message belongs to, and whether it commands no motion (a zero velocity,
+/// effort or twist within the wire's resolution; a position command is the driver's hold and
+/// counts as a zero after a stop).
+fn driver_of(m: &Message) -> Option<(JogDriver, bool)> {
+    // Zero within the wire's resolution: a scaled integer need not hold 0 exactly.
+    let zero = |v: &[f64]| v.iter().all(|x| x.abs() < 1e-3);
+    match m {
+        Message::SetJointPositions(_) => Some((JogDriver::Position, true)),
+        Message::SetJointVelocity(s) => Some((
+            JogDriver::Velocity,
+            s.joint_velocities.iter().all(|v| v.value.abs() < 1e-3),
+        )),
+        // Percent in 16 bits over ±100 %: one step is 0.003 %.
+        Message::SetJointEffort(s) => Some((
+            JogDriver::Effort,
+            s.joint_efforts.iter().all(|x| x.abs() < 0.01),
+        )),
+        Message::SetEndEffectorVelocityState(s) => Some((
+            JogDriver::Tool,
+            zero(&s.velocity.linear) && zero(&s.velocity.angular),
+        )),
+        _ => None,
+    }
+}
+
+/// One arm offering `drivers`, jogged by the keys with `deflection` for 0.5 s, then stopped
+/// by `cause`: the zero goes out within a period (two for stale input) with the driver that
+/// moved the arm, nothing of another driver follows, "jog stopped" is said no earlier than
+/// the zero, and the simulated arm then stands still.
+fn stops_with_its_own_zero(
+    drivers: Drivers,
+    want: JogDriver,
+    deflection: Deflection,
+    cause: Cause,
+) {
+    let what = format!("{want:?} jog, {cause:?}");
+    let mut net = Net::live(sim_with(drivers, 2));
+    net.take_control(10);
+    let mut req = keys(0, 1.0);
+    req.input.deflection = deflection;
+    req.options.acknowledge_timeout = true;
+    net.hold(req);
+    net.run(0.5);
+    assert!(
+        net.status(SIM_ID).moving,
+        "{what}: {:?}",
+        net.status(SIM_ID)
+    );
+    let moving: Vec<_> = net.sent.iter().filter_map(|s| driver_of(&s.msg)).collect();
+    assert!(
+        moving.iter().any(|(d, zero)| *d == want && !zero)
+            || (want == JogDriver::Position && !moving.is_empty()),
+        "{what}: moved with {moving:?}"
+    );
+    let mark = net.mark();
+    let t = net.now();
+    match cause {
+        Cause::Release => net.release(Source::Keys),
+        Cause::FocusLoss => net.change(Source::Keys, |r| r.window_focused = false),
+        Cause::StaleInput => {
+            net.stop_sending(Source::Keys);
+        }
+        Cause::ControlLost => {
+            net.send_to_peer(0, OTHER_ID, RequestControl { authority_code: 50 });
+        }
+        Cause::Emergency => net.send_to_peer(0, OTHER_ID, SetEmergency { emergency_code: 1 }),
+    }
+    net.run(0.4);
+    let after: Vec<(f64, JogDriver, bool)> = net
+        .sent
+        .iter()
+        .filter(|s| s.t >= t - EPS)
+        .filter_map(|s| driver_of(&s.msg).map(|(d, z)| (s.t, d, z)))
+        .collect();
+    let zeros: Vec<_> = after.iter().filter(|(_, d, z)| *d == want && *z).collect();
+    assert!(
+        !zeros.is_empty(),
+        "{what}: no zero of its driver: {after:?}; {:?}; {:?}",
+        net.jog_marks(mark),
+        net.statuses(SIM_ID, mark)
+    );
+    let within = match cause {
+        Cause::StaleInput => 2.0 * PERIOD + INPUT_EVERY,
+        _ => PERIOD,
+    };
+    assert!(
+        zeros[0].0 - t <= within + EPS,
+        "{what}: the first zero {:.3} s after the stop",
+        zeros[0].0 - t
+    );
+    // From the first zero on (stale input may still send one command it read in time).
+    assert!(
+        after
+            .iter()
+            .filter(|(t, _, _)| *t >= zeros[0].0 - EPS)
+            .all(|(_, d, z)| *d == want && *z),
+        "{what}: after the stop only zeros of its driver: {after:?}"
+    );
+    let stopped: Vec<f64> = net.updates[mark..]
+        .iter()
+        .filter_map(|u| match u.remark() {
+            Some(Remark::Mark { t, label, .. }) if label.starts_with("jog stopped") => Some(*t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stopped.len(), 1, "{what}: one 'jog stopped' mark");
+    assert!(
+        stopped[0] >= zeros[0].0 - EPS,
+        "{what}: said before the zero went out"
+    );
+    // The arm stands still: what moves it now would be a runaway.
+    net.run(0.5);
+    let q0 = sim_q(&net, 0);
+    net.run(1.0);
+    let q1 = sim_q(&net, 0);
+    let drift = q0
+        .iter()
+        .zip(&q1)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        drift < 1e-4,
+        "{what}: the arm moved {drift} after the stop: {q0:?} → {q1:?}"
+    );
+}
+
+#[test]
+fn each_driver_stops_with_its_own_zero_whatever_ends_the_jog() {
+    let only = |position, velocity, effort, tool| Drivers {
+        position,
+        velocity,
+        effort,
+        tool,
+    };
+    let twist = Deflection::Twist {
+        axes: [1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        frame: jaus_ocu::model::jog::Frame::Base,
+    };
+    let joint = Deflection::joint(JOINTS, 0, 1.0);
+    let cases = [
+        (only(true, false, false, false), JogDriver::Position, &joint),
+        (only(false, true, false, false), JogDriver::Velocity, &joint),
+        (only(false, false, true, false), JogDriver::Effort, &joint),
+        // The tool driver beside a joint driver: its release is not a twist, and the zero
+        // must still be one (the runaway of issue 44).
+        (only(true, false, false, true), JogDriver::Tool, &twist),
+    ];
+    for (drivers, want, deflection) in cases {
+        for cause in [
+            Cause::Release,
+            Cause::FocusLoss,
+            Cause::StaleInput,
+            Cause::ControlLost,
+            Cause::Emergency,
+        ] {
+            stops_with_its_own_zero(drivers, want, deflection.clone(), cause);
+        }
+    }
+}

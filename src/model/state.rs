@@ -72,6 +72,8 @@ pub struct ArmState {
     pub delivery: BTreeMap<Signal, Delivery>,
     /// Where a jog of the arm stands, as the network side last said it.
     pub jog: crate::model::jog::JogStatus,
+    /// Our emergency stop of the arm, pending until the arm confirms it.
+    pub stop: crate::model::update::StopState,
     /// Latest counters.
     pub stats: NetStats,
     /// Command outcomes, newest last (at most 50 kept).
@@ -389,6 +391,7 @@ impl ArmState {
                 self.delivery.insert(*signal, *delivery);
             }
             ArmFact::Jog { status, .. } => self.jog = (**status).clone(),
+            ArmFact::Stop { state, .. } => self.stop = *state,
             ArmFact::Remark(r) => self.apply_remark(r),
         }
     }

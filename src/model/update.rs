@@ -89,6 +89,33 @@ impl std::fmt::Display for Controller {
     }
 }
 
+/// Our emergency stop of an arm: an intent that lasts until the arm confirms it (issue 44).
+/// The network side sends `SetEmergency` at once and again every 150 ms
+/// (`net::client::STOP_REPEAT_S`) until a status received after the press says EMERGENCY,
+/// across a lost link; it never gives up while the arm is followed.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum StopState {
+    /// No stop of ours waits for the arm's word.
+    #[default]
+    Idle,
+    /// Sent, not yet confirmed by the arm.
+    Pending {
+        /// When the stop was first pressed, s.
+        since: f64,
+        /// `SetEmergency`s sent so far.
+        tries: u32,
+        /// When the last one went out, s.
+        last_try: f64,
+    },
+}
+
+impl StopState {
+    /// Whether a stop waits for the arm's confirmation.
+    pub fn is_pending(&self) -> bool {
+        matches!(self, StopState::Pending { .. })
+    }
+}
+
 /// Why control we held was lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ControlLoss {
@@ -659,6 +686,13 @@ pub enum ArmFact {
         /// The jog's state.
         status: Box<crate::model::jog::JogStatus>,
     },
+    /// Our emergency stop of the arm: pending until the arm confirms it, or idle.
+    Stop {
+        /// Time.
+        t: f64,
+        /// Where it stands.
+        state: StopState,
+    },
     /// A command's outcome, a mark or an error about this arm.
     Remark(Remark),
 }
@@ -839,7 +873,8 @@ impl ArmFact {
             | ArmFact::ControlLost { t, .. }
             | ArmFact::Stale { t, .. }
             | ArmFact::Delivery { t, .. }
-            | ArmFact::Jog { t, .. } => *t,
+            | ArmFact::Jog { t, .. }
+            | ArmFact::Stop { t, .. } => *t,
             ArmFact::Remark(r) => r.t(),
         }
     }
@@ -865,6 +900,7 @@ impl ArmFact {
             | ArmFact::Stale { .. }
             | ArmFact::Delivery { .. }
             | ArmFact::Jog { .. }
+            | ArmFact::Stop { .. }
             | ArmFact::Remark(_) => None,
         }
     }

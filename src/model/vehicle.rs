@@ -591,6 +591,7 @@ mod tests {
             ArmFact::Stale { .. } => "Stale",
             ArmFact::Delivery { .. } => "Delivery",
             ArmFact::Jog { .. } => "Jog",
+            ArmFact::Stop { .. } => "Stop",
             ArmFact::Remark(r) => remark_kind(r),
         }
     }

@@ -613,14 +613,45 @@ impl<P: PeerData> Endpoint<P> {
         via: Option<SocketAddr>,
         broadcast: Broadcast,
         message: &[u8],
-        mut out: impl FnMut(SocketAddr, Vec<u8>),
+        out: impl FnMut(SocketAddr, Vec<u8>),
     ) -> Result<(), EncodeError> {
-        let Some(me) = self.me else { return Ok(()) };
+        self.send_framed(to, via, broadcast, AckNak::None, message, out)
+            .map(|_| ())
+    }
+
+    /// [`Endpoint::send`] to the peer `to` with the JUDP ACK requested (§4.5): the block's
+    /// sequence number, which the peer's ACK carries back (`None` when nothing was sent, or
+    /// the message needs more than one block: only a single block asks). The receiver
+    /// acknowledges a block it took in, so an ACK is the evidence that the command arrived.
+    pub fn send_acked(
+        &mut self,
+        to: JausId,
+        message: &[u8],
+        out: impl FnMut(SocketAddr, Vec<u8>),
+    ) -> Result<Option<u16>, EncodeError> {
+        if message.len() > judp::PREFERRED_BLOCK_PAYLOAD {
+            return self
+                .send_framed(to, None, Broadcast::None, AckNak::None, message, out)
+                .map(|_| None);
+        }
+        self.send_framed(to, None, Broadcast::None, AckNak::Request, message, out)
+    }
+
+    fn send_framed(
+        &mut self,
+        to: JausId,
+        via: Option<SocketAddr>,
+        broadcast: Broadcast,
+        ack_nak: AckNak,
+        message: &[u8],
+        mut out: impl FnMut(SocketAddr, Vec<u8>),
+    ) -> Result<Option<u16>, EncodeError> {
+        let Some(me) = self.me else { return Ok(None) };
         let max = judp::PREFERRED_BLOCK_PAYLOAD;
         let blocks = message.len().div_ceil(max).max(1);
         let peer = self.peers.map.get(&link(to, me));
         let Some(addr) = via.or(peer.map(|p| p.addr)) else {
-            return Ok(());
+            return Ok(None);
         };
         let sequence = take_sequence(self.numbering, &mut self.next_sequence, blocks as u16);
         for i in 0..blocks as u16 {
@@ -631,6 +662,7 @@ impl<P: PeerData> Endpoint<P> {
         }
         let header = Header {
             broadcast,
+            ack_nak,
             ..Header::new(to, me, sequence)
         };
         if blocks == 1 {
@@ -638,7 +670,7 @@ impl<P: PeerData> Endpoint<P> {
                 Ok(d) => {
                     self.stats.sent += 1;
                     out(addr, d);
-                    Ok(())
+                    Ok(Some(sequence))
                 }
                 Err(e) => {
                     self.stats.encode_errors += 1;
@@ -661,7 +693,7 @@ impl<P: PeerData> Endpoint<P> {
                 }
             }
         }
-        result
+        result.map(|()| Some(sequence))
     }
 }
 

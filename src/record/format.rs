@@ -456,7 +456,8 @@ pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic>
         ArmFact::Presets { .. }
         | ArmFact::ToolOffset { .. }
         | ArmFact::Delivery { .. }
-        | ArmFact::Jog { .. } => {
+        | ArmFact::Jog { .. }
+        | ArmFact::Stop { .. } => {
             return None;
         }
         ArmFact::Link { .. }
@@ -772,7 +773,8 @@ fn arm_event_label(fact: &ArmFact) -> Option<(&'static str, String)> {
         | ArmFact::JointForceTorques { .. }
         | ArmFact::ForceTorque { .. }
         | ArmFact::Delivery { .. }
-        | ArmFact::Jog { .. } => return None,
+        | ArmFact::Jog { .. }
+        | ArmFact::Stop { .. } => return None,
     })
 }
 

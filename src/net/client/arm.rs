@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use super::commands::{Pending, Transition};
+use super::estop::StopIntent;
 use super::jog::ArmJog;
 use super::subscriptions::{STALE_DWELL, Sub, SubState};
 use super::{Client, Output};
@@ -131,6 +132,10 @@ pub(super) struct FollowedArm {
     pub(super) move_probes: Vec<(std::net::SocketAddr, f64)>,
     /// The jog of this arm (`jog`): its stream, last input and the positions it builds on.
     pub(super) jog: ArmJog,
+    /// Our emergency stop, sent and not yet confirmed (`estop`).
+    pub(super) stop: Option<StopIntent>,
+    /// When the last status was received (`NEG_INFINITY`: never).
+    pub(super) status_at: f64,
 }
 
 impl FollowedArm {
@@ -186,6 +191,8 @@ impl FollowedArm {
             last_loss: None,
             move_probes: Vec::new(),
             jog: ArmJog::default(),
+            stop: None,
+            status_at: f64::NEG_INFINITY,
         }
     }
 
@@ -220,7 +227,9 @@ impl FollowedArm {
         match self.control_timeout {
             Some(0) => 5.0,
             Some(s) => (f64::from(s) / 3.0).max(0.2),
-            None => 1.0,
+            // Not known yet: a third of the shortest timeout JAUS can state (1 s, the field
+            // counts whole seconds), so control never lapses while the answer is on its way.
+            None => 1.0 / 3.0,
         }
     }
 }
@@ -259,6 +268,8 @@ impl Client {
                 t: now,
                 state: s.control,
             });
+            // A stop pressed while it was silent goes out before anything else.
+            self.stop_on_return(now, out);
         }
     }
 
@@ -367,6 +378,7 @@ impl Client {
     pub(super) fn arm_deadline(&self, s: &FollowedArm) -> f64 {
         let mut d = self
             .command_deadline(s)
+            .min(s.stop.as_ref().map_or(f64::INFINITY, |st| st.next))
             .min(s.jog.next_due().unwrap_or(f64::INFINITY));
         if s.link == LinkState::Lost {
             // Only the re-probe, and the verdicts of commands already sent.
@@ -431,6 +443,14 @@ impl Client {
             Message::ReportTimeout(r) => {
                 s.control_timeout_ask.answered = true;
                 s.control_timeout = Some(r.timeout);
+                // The keep-alive scheduled before the timeout was known is moved to a third
+                // of it from the last request (the arm's timer runs from what it received):
+                // a 1 s timeout must not wait for a renewal scheduled from a guess.
+                if s.control_renew_at.is_finite() {
+                    s.control_renew_at = s
+                        .control_renew_at
+                        .min(s.last_control_request + s.control_renew_interval());
+                }
             }
             Message::ReportEventTimeout(r) => {
                 s.event_timeout_ask.answered = true;
@@ -443,7 +463,7 @@ impl Client {
                 }
             }
             Message::ReportHeartbeatPulse(_) => {}
-            report => self.apply_report(now, &report, true, out),
+            report => self.apply_report(now, &report, out),
         }
     }
 
@@ -483,13 +503,7 @@ impl Client {
         }
     }
 
-    pub(super) fn apply_report(
-        &mut self,
-        now: f64,
-        report: &Message,
-        direct: bool,
-        out: &mut Output,
-    ) {
+    pub(super) fn apply_report(&mut self, now: f64, report: &Message, out: &mut Output) {
         let Some((signal, fact)) = reports::report_update(now, report) else {
             if !reports::is_ignored_report(report) {
                 self.stats.unexpected += 1;
@@ -511,7 +525,7 @@ impl Client {
         out.fact(fact);
         self.sample(now, signal, out);
         if let Some(state) = status {
-            self.status_observed(now, state, direct, out);
+            self.status_observed(now, state, out);
         }
         if let Some(pose) = pose {
             self.pose_observed(now, pose, out);

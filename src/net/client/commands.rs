@@ -16,7 +16,7 @@
 //! Standby are refused locally unless control is held.
 
 use super::arm::FollowedArm;
-use super::{Client, Output, label};
+use super::{Client, Output, estop, label};
 use crate::jaus::core::{
     ClearEmergency, ConfirmControlCode, QueryControl, QueryStatus, ReleaseControl, ReportControl,
     RequestControl, Resume, SetEmergency, Standby,
@@ -68,8 +68,13 @@ pub(super) struct Pending {
     /// When it is sent again (if still pending).
     pub(super) next_try: f64,
     backoff: f64,
-    /// A direct answer (status or control report) showed the opposite of the effect.
+    /// A status received after the arm acknowledged the command (so after it arrived)
+    /// showed the opposite of the effect: the evidence of a refusal.
     pub(super) contrary: bool,
+    /// The JUDP sequence numbers of the tries that asked for an ACK (the last few).
+    pub(super) acked_seqs: [Option<u16>; 4],
+    /// When the arm first acknowledged a try: the command arrived.
+    pub(super) arrived: Option<f64>,
 }
 
 impl Pending {
@@ -81,6 +86,16 @@ impl Pending {
             next_try: now + FIRST_BACKOFF,
             backoff: FIRST_BACKOFF,
             contrary: false,
+            acked_seqs: [None; 4],
+            arrived: None,
+        }
+    }
+
+    /// Remembers the sequence number of a try that asked for an ACK.
+    fn asked_ack(&mut self, seq: Option<u16>) {
+        if seq.is_some() {
+            self.acked_seqs.rotate_right(1);
+            self.acked_seqs[0] = seq;
         }
     }
 
@@ -148,8 +163,10 @@ fn state_name(state: ManagementState) -> String {
     format!("{state:?}").to_uppercase()
 }
 
-/// The selected arm's state in words, as last reported: control and management state.
-fn arm_words(s: &FollowedArm) -> String {
+/// The selected arm's state in words, as last reported: control and management state, and
+/// how long ago the status came ("status READY, reported 3.2 s ago"): never told as the
+/// present when it is the past.
+fn arm_words(s: &FollowedArm, now: f64) -> String {
     let control = match (s.control, s.controller) {
         (ControlState::Held { authority }, _) => format!("control held (authority {authority})"),
         (ControlState::Requested, _) => "control requested, not confirmed".into(),
@@ -160,6 +177,11 @@ fn arm_words(s: &FollowedArm) -> String {
         (ControlState::Released, None) => "control not held".into(),
     };
     let status = match s.status {
+        Some(st) if s.status_at.is_finite() => format!(
+            "status {}, reported {:.1} s ago",
+            state_name(st),
+            (now - s.status_at).max(0.0)
+        ),
         Some(st) => format!("status {}", state_name(st)),
         None => "status unknown".into(),
     };
@@ -263,10 +285,11 @@ fn refusal_words(s: &FollowedArm, code: &str) -> String {
 
 impl Client {
     /// The arm's state in words, as last reported: control and management state.
-    pub(super) fn state_words(&self) -> String {
-        self.arm
-            .as_ref()
-            .map_or_else(|| "nothing (no manipulator selected)".into(), arm_words)
+    pub(super) fn state_words_at(&self, now: f64) -> String {
+        self.arm.as_ref().map_or_else(
+            || "nothing (no manipulator selected)".into(),
+            |s| arm_words(s, now),
+        )
     }
 
     /// Why the arm would refuse a motion command, in words, from what we know.
@@ -514,21 +537,38 @@ impl Client {
                     self.send(id, ReleaseControl, out);
                 }
             }
-            Command::GoToPreset { pose_id } => self.go_to_preset(now, pose_id, held, out),
-            Command::SetEmergency
-            | Command::ClearEmergency
-            | Command::Resume
-            | Command::Standby => {
+            Command::GoToPreset { pose_id } => {
+                if let Some(stop) = &s.stop {
+                    let why = estop::pending_words(id, stop, now);
+                    Self::outcome(out, now, CommandKind::GoToPreset, Outcome::Rejected(why));
+                    return;
+                }
+                self.go_to_preset(now, pose_id, held, out);
+            }
+            // The stop is an intent that lasts until the arm confirms it (`estop`).
+            Command::SetEmergency => self.stop_pressed(now, out),
+            Command::ClearEmergency | Command::Resume | Command::Standby => {
                 let kind = cmd.kind();
                 if matches!(cmd, Command::Resume | Command::Standby) && !held {
                     let why = no_control_words(s);
                     Self::outcome(out, now, kind, Outcome::Rejected(why));
                     return;
                 }
-                s.status_pending.push(Pending::new(kind, now));
-                self.send(id, status_message(kind), out);
+                if let Some(stop) = &s.stop
+                    && kind != CommandKind::Standby
+                {
+                    // Nothing undoes a stop the arm has not yet confirmed.
+                    let why = estop::pending_words(id, stop, now);
+                    Self::outcome(out, now, kind, Outcome::Rejected(why));
+                    return;
+                }
+                let mut p = Pending::new(kind, now);
+                p.asked_ack(self.send_acked(id, status_message(kind), out));
                 // The answer is the status that follows.
                 self.send(id, QueryStatus, out);
+                if let Some(s) = &mut self.arm {
+                    s.status_pending.push(p);
+                }
             }
             Command::Select(_)
             | Command::SetEmergencyOf(_)
@@ -604,23 +644,22 @@ impl Client {
         }
     }
 
-    /// A status from the selected arm (event or answer; `direct` when an answer): pending
-    /// status commands whose effect it shows are confirmed; a direct answer showing otherwise
-    /// is remembered (the command is tried again; if it never shows, it was refused).
-    pub(super) fn status_observed(
-        &mut self,
-        now: f64,
-        state: ManagementState,
-        direct: bool,
-        out: &mut Output,
-    ) {
+    /// A status from the selected arm (event or answer): pending status commands whose effect
+    /// it shows are confirmed; one showing otherwise after the arm acknowledged the command is
+    /// remembered (the command is tried again; if it never shows, it was refused); a pending
+    /// emergency stop is confirmed by EMERGENCY.
+    pub(super) fn status_observed(&mut self, now: f64, state: ManagementState, out: &mut Output) {
         let Some(s) = &mut self.arm else { return };
         s.status = Some(state);
+        s.status_at = now;
         let mut done = Vec::new();
         for p in &mut s.status_pending {
             if status_effect(p.kind, state) {
                 done.push(p.kind);
-            } else if direct {
+            } else if p.arrived.is_some() {
+                // Received after the arm acknowledged the command: it took the command in
+                // and did not do it. A status without that evidence may predate the
+                // command's arrival (or the command was lost): no verdict from it.
                 p.contrary = true;
             }
         }
@@ -628,7 +667,19 @@ impl Client {
         for kind in done {
             Self::outcome(out, now, kind, Outcome::Confirmed);
         }
+        self.stop_status(now, state, out);
         self.judge_refused_transition(now, true, out);
+    }
+
+    /// The arm in hand acknowledged block `seq`: the status command whose try it was has
+    /// arrived (from now on a status that does not show its effect is a refusal).
+    pub(super) fn command_acked(&mut self, now: f64, seq: u16) {
+        let Some(s) = &mut self.arm else { return };
+        for p in &mut s.status_pending {
+            if p.acked_seqs.contains(&Some(seq)) {
+                p.arrived.get_or_insert(now);
+            }
+        }
     }
 
     /// A current pose from the selected arm: progress (or the end) of a preset move.
@@ -994,6 +1045,15 @@ impl Client {
         }
         self.control_reason_timers(now, to_send, out);
         let Some(s) = &mut self.arm else { return };
+        if live
+            && now >= s.control_renew_at
+            && s.stop.is_some()
+            && !matches!(s.control, ControlState::Held { .. })
+        {
+            // Control is not re-taken by itself while our stop waits for the arm's word
+            // (control still held is kept alive below): asked again after the stop's next try.
+            s.control_renew_at = s.stop.as_ref().map_or(now, |st| st.next);
+        }
         if live && now >= s.control_renew_at {
             // Until a ConfirmControl answers this keep-alive (which schedules the next one a
             // third of the timeout later), it is sent again soon: a few lost keep-alives in a
@@ -1032,7 +1092,7 @@ impl Client {
                     p.kind,
                     Outcome::NoAnswer {
                         tries: p.tries,
-                        state: arm_words(s),
+                        state: arm_words(s, now),
                     },
                 );
                 query_state = true;
@@ -1054,6 +1114,27 @@ impl Client {
                 to_send.push(QueryControl.into());
             }
         }
+        if self.status_timers(now, to_send, out) {
+            query_state = true;
+        }
+        if query_state {
+            // "No answer" is followed by a query of the actual state.
+            to_send.push(QueryStatus.into());
+            to_send.push(QueryControl.into());
+        }
+        self.transition_timers(now, to_send, out);
+    }
+
+    /// Retries of the pending status commands (each asking for the ACK that says it
+    /// arrived) and their verdicts; whether a verdict was "no answer" (the state is then
+    /// queried again).
+    fn status_timers(&mut self, now: f64, to_send: &mut Vec<Message>, out: &mut Output) -> bool {
+        let timeout = self.cfg.command_timeout;
+        let Some(s) = &mut self.arm else {
+            return false;
+        };
+        let mut query_state = false;
+        let s_id = s.id;
         let mut verdicts = Vec::new();
         let mut resend = Vec::new();
         for p in &mut s.status_pending {
@@ -1065,39 +1146,51 @@ impl Client {
             }
         }
         s.status_pending.retain(|p| now - p.sent < timeout);
-        for kind in resend {
-            to_send.push(status_message(kind));
-            to_send.push(QueryStatus.into());
-        }
         for p in verdicts {
             let outcome = if p.contrary {
-                // Answered, never with the effect: refused. Say why in words.
+                // The arm acknowledged the command and a status received after that shows
+                // it not done: refused. Say why in words.
                 Outcome::Rejected(match (p.kind, s.status) {
                     (CommandKind::ClearEmergency, Some(ManagementState::Emergency)) => {
-                        "the arm stays in EMERGENCY: JAUS ends an emergency only when every \
-                         client that set it has cleared it, so another OCU or script (another \
-                         JAUS ID) may still hold it; clear it from there"
+                        "the arm received the ClearEmergency (it acknowledged it) and still \
+                         reports EMERGENCY: JAUS ends an emergency only when every client that \
+                         set it has cleared it, so an emergency set by another client (another \
+                         JAUS ID) or by the arm itself still holds it; clear it from there"
                             .into()
                     }
                     (_, Some(ManagementState::Emergency)) => "the arm is in EMERGENCY".into(),
-                    (_, Some(st)) => format!("the arm stayed in {}", state_name(st)),
-                    (_, None) => "the arm did not change state".into(),
+                    (_, Some(st)) => {
+                        format!("the arm received it and stayed in {}", state_name(st))
+                    }
+                    (_, None) => "the arm received it and did not change state".into(),
                 })
             } else {
                 query_state = true;
+                let heard = if p.arrived.is_some() {
+                    " (it acknowledged the command but reported no status since)"
+                } else {
+                    " (no sign that any try reached it)"
+                };
                 Outcome::NoAnswer {
                     tries: p.tries,
-                    state: arm_words(s),
+                    state: format!("{}{heard}", arm_words(s, now)),
                 }
             };
             Self::outcome(out, now, p.kind, outcome);
         }
-        if query_state {
-            // "No answer" is followed by a query of the actual state.
+        for kind in resend {
+            // Each try asks for the ACK that says it arrived.
+            let seq = self.send_acked(s_id, status_message(kind), out);
+            if let Some(p) = self
+                .arm
+                .as_mut()
+                .and_then(|s| s.status_pending.iter_mut().find(|p| p.kind == kind))
+            {
+                p.asked_ack(seq);
+            }
             to_send.push(QueryStatus.into());
-            to_send.push(QueryControl.into());
         }
-        self.transition_timers(now, to_send, out);
+        query_state
     }
 
     /// A preset move: checked with `QueryCurrentPose`, sent again (new request ID) when no
@@ -1106,7 +1199,7 @@ impl Client {
     /// timeout.
     fn transition_timers(&mut self, now: f64, to_send: &mut Vec<Message>, out: &mut Output) {
         self.judge_refused_transition(now, false, out);
-        let words = self.state_words();
+        let words = self.state_words_at(now);
         let timeout = self.cfg.transition_timeout;
         let Some(s) = &mut self.arm else { return };
         let Some(t) = &mut s.transition else { return };

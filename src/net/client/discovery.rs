@@ -460,8 +460,10 @@ impl Client {
 
     /// Cancels the events of the arm in hand and releases its control.
     fn teardown_arm(&mut self, now: f64, out: &mut Output) {
-        // A jog streaming is stopped first (an explicit zero), then control released.
+        // A jog streaming is stopped first (an explicit zero), then control released; a stop
+        // still waiting for the arm's word is said as not confirmed.
         self.jog_stop_now(now, out);
+        self.stop_abandoned(now, out);
         let Some(s) = self.arm.take() else { return };
         for sub in &s.subs {
             if let SubState::Active { event_id, .. } = sub.state {

@@ -69,6 +69,9 @@ pub(super) struct ArmJog {
     sent: u64,
     /// The speed scale of the motion profile last sent (`NaN`: none yet).
     profile_scale: f64,
+    /// The driver of the motion last sent: a stop goes out with it, whatever the input now
+    /// asks (a released tool-point jog is no longer a twist, and its zero must still be one).
+    moving_with: Option<JogDriver>,
     /// The arm's joint positions, last reported (rad or m).
     pub(super) positions: Vec<f64>,
 }
@@ -84,6 +87,7 @@ impl Default for ArmJog {
             targets: Vec::new(),
             sent: 0,
             profile_scale: f64::NAN,
+            moving_with: None,
             positions: Vec::new(),
         }
     }
@@ -341,7 +345,8 @@ impl Client {
         let gates = Gates {
             source: req.source,
             live_focused_arm: req.live && focus == Some(s.id) && s.link == LinkState::Live,
-            no_emergency: s.status != Some(ManagementState::Emergency),
+            // Our own stop not yet confirmed holds motion back as the arm's EMERGENCY does.
+            no_emergency: s.status != Some(ManagementState::Emergency) && s.stop.is_none(),
             control_held: matches!(s.control, ControlState::Held { .. }),
             one_source: true,
             ready: s.status == Some(ManagementState::Ready),
@@ -371,7 +376,15 @@ impl Client {
         let events: Vec<_> = j.controller.events().collect();
         let id = s.id;
         if let Some(o) = sent {
-            let messages = jog_messages(j, driver, &spec, &o, starting, req.options.speed_scale);
+            // Motion goes out with the driver the input asks for; a stop (and every zero
+            // after it) with the driver of the motion it stops.
+            let with = if o.stop {
+                j.moving_with.or(driver)
+            } else {
+                j.moving_with = driver;
+                driver
+            };
+            let messages = jog_messages(j, with, &spec, &o, starting, req.options.speed_scale);
             j.sent += 1;
             for m in messages {
                 self.send(id, m, out);

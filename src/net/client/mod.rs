@@ -72,6 +72,7 @@
 mod arm;
 mod commands;
 mod discovery;
+mod estop;
 mod jog;
 mod subscriptions;
 
@@ -91,6 +92,7 @@ use crate::net::rng::Rng;
 
 use arm::FollowedArm;
 use discovery::Known;
+pub use estop::STOP_REPEAT_S;
 pub use jog::BRAKE_S;
 
 /// The JAUS ID of `ClientConfig::default()` (the in-memory harness, the screenshot session,
@@ -586,6 +588,28 @@ impl Client {
         }
     }
 
+    /// [`Client::send`] with the JUDP ACK requested: the block's sequence number (`None`
+    /// when nothing was sent), which the arm's ACK carries back as the evidence that the
+    /// command arrived.
+    fn send_acked(&mut self, to: JausId, m: impl Into<Message>, out: &mut Output) -> Option<u16> {
+        let m = m.into();
+        let datagrams = &mut out.datagrams;
+        let sent = m.emit_with(self.cfg.dialect).and_then(|b| {
+            self.endpoint
+                .send_acked(to, &b, |addr, d| datagrams.push((addr, d)))
+        });
+        match sent {
+            Ok(seq) => seq,
+            Err(e) => {
+                out.remark(Remark::Error {
+                    t: 0.0,
+                    message: format!("could not encode {}: {e}", m.name()),
+                });
+                None
+            }
+        }
+    }
+
     /// Takes one datagram received at `now` from `from`.
     pub fn handle_datagram(&mut self, now: f64, from: SocketAddr, bytes: &[u8], out: &mut Output) {
         let Ok(mut intake) = self.endpoint.receive(now, from, bytes) else {
@@ -609,6 +633,11 @@ impl Client {
             self.heard(now, h.source, out);
             if let Some(ack) = inbound.ack {
                 out.datagrams.push((from, ack));
+            }
+            if inbound.kind == InboundKind::Ack && h.ack_nak == judp::AckNak::Ack {
+                // The arm took in a block we asked it to acknowledge: a command arrived.
+                self.with_arm(h.source, out, |c, _| c.command_acked(now, h.sequence));
+                continue;
             }
             let InboundKind::Message(message) = inbound.kind else {
                 continue;
@@ -765,6 +794,8 @@ impl Client {
     /// One arm's timers (the arm in hand): queries go out after every timer ran, in this
     /// order: the arm's, then control's; then its subscriptions.
     fn arm_step(&mut self, now: f64, id: JausId, out: &mut Output) {
+        // A pending emergency stop first: after a silence it is the first thing sent.
+        self.stop_timers(now, out);
         let mut to_send: Vec<Message> = Vec::new();
         self.arm_timers(now, &mut to_send, out);
         self.command_timers(now, &mut to_send, out);
