@@ -1,4 +1,5 @@
-//! The banner across the window under the top bar: the live arm's emergency (with the steps
+//! The banner across the window under the top bar: our emergency stop not yet confirmed by
+//! the live arm, the live arm's emergency (with the steps
 //! out of it), the other arms of the vehicle in emergency, another OCU using our JAUS ID, or
 //! the live arm's lost link, in words with what
 //! to do. Drawn from the live arm's newest state, like the top bar's live area: none of these
@@ -7,7 +8,7 @@
 use eframe::egui::{self, RichText, text::LayoutJob};
 
 use crate::model::state::{ArmState, Freshness};
-use crate::model::update::{ComponentId, ControlState, ManagementState};
+use crate::model::update::{ComponentId, ControlState, ManagementState, StopState};
 use crate::ui::commands::UiCommand;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
@@ -16,6 +17,8 @@ use crate::ui::words::{clock_text, live_arm_words, ocu_id_words};
 /// What a banner line is about (how it looks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// Our emergency stop of the live arm is sent and not yet confirmed (danger fill).
+    StopPending,
     /// The live arm is in emergency (danger fill).
     Emergency,
     /// Another client uses our JAUS ID (danger fill).
@@ -79,6 +82,40 @@ fn emergency(live: &ArmState, shown: Shown) -> Line {
         ),
         hover: String::new(),
     }
+}
+
+/// The pending stop's line: sent, not confirmed, for how long and how many tries (as of the
+/// last try, said every 150 ms), and what holds meanwhile.
+fn stop_pending(live: &ArmState) -> Option<Line> {
+    let StopState::Pending {
+        since,
+        tries,
+        last_try,
+    } = live.stop
+    else {
+        return None;
+    };
+    let arm = live
+        .selected
+        .map_or_else(|| "the arm".to_string(), |id| id.to_string());
+    let link = if live.freshness().is_lost() {
+        " The link is lost: the stop goes out first when it returns."
+    } else {
+        ""
+    };
+    Some(Line {
+        kind: Kind::StopPending,
+        title: format!(
+            "STOP SENT — not confirmed by {arm} for {:.1} s, {tries} {}",
+            (last_try - since).max(0.0),
+            if tries == 1 { "try" } else { "tries" }
+        ),
+        detail: format!(
+            "SetEmergency is sent again every 150 ms until the arm reports EMERGENCY.{link}              Until then nothing moves it from here, nothing clears the stop and control is not              re-taken. If it must stop now, use its own emergency stop."
+        ),
+        hover: "The arm's state shown is the last it reported, before the stop reached it:                 it is not known to be stopped until it says so."
+            .to_string(),
+    })
 }
 
 /// The duplicate JAUS ID's line, while another client is seen using ours.
@@ -150,8 +187,8 @@ fn others_stopped(others: &[ComponentId]) -> Option<Line> {
     })
 }
 
-/// What the banner says, most urgent first (empty when all is well): the live (focused)
-/// arm's emergency, the other arms of the vehicle in emergency (`others_stopped`), a
+/// What the banner says, most urgent first (empty when all is well): our stop of the live
+/// arm not yet confirmed, the live (focused) arm's emergency, the other arms of the vehicle in emergency (`others_stopped`), a
 /// duplicate ID, the live arm's lost link.
 pub fn lines(
     live: &ArmState,
@@ -160,6 +197,7 @@ pub fn lines(
     shown: Shown,
 ) -> Vec<Line> {
     let mut out = Vec::new();
+    out.extend(stop_pending(live));
     let lost = live.freshness();
     if live.status == ManagementState::Emergency && !lost.is_lost() {
         out.push(emergency(live, shown));
@@ -188,7 +226,10 @@ pub fn lines(
 /// caller's, without a fill of its own).
 pub fn show(ui: &mut egui::Ui, lines: &[Line], theme: &Theme) {
     for line in lines {
-        let filled = matches!(line.kind, Kind::Emergency | Kind::IdConflict);
+        let filled = matches!(
+            line.kind,
+            Kind::StopPending | Kind::Emergency | Kind::IdConflict
+        );
         let (fill, colour) = if filled {
             (theme.danger, theme.on_danger)
         } else if line.kind == Kind::IdSuspect {

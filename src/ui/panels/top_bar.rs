@@ -132,10 +132,26 @@ fn estop(ui: &mut egui::Ui, bar: &TopBar<'_>, theme: &Theme, actions: &mut Vec<A
     let shown = bar.shown;
     let stop = UiCommand::EmergencyStop;
     let arm = bar.live.and_then(|l| l.selected);
+    // Pressed and not yet confirmed by the arm: said on the button itself (a press sends it
+    // once more at once); the banner says for how long.
+    let pending = bar.live.is_some_and(|l| l.stop.is_pending());
+    let (text, size, hover) = if pending {
+        (
+            naming("STOP SENT", arm),
+            13.0,
+            format!(
+                "Sent, not yet confirmed by the arm: it is repeated every 150 ms until the arm \
+                 reports EMERGENCY. Pressing again sends it once more now.\n{}",
+                stop.hover_text(shown)
+            ),
+        )
+    } else {
+        (naming(stop.text(), arm), 15.0, stop.hover_text(shown))
+    };
     let button = egui::Button::new(
-        RichText::new(naming(stop.text(), arm))
+        RichText::new(text)
             .strong()
-            .size(15.0)
+            .size(size)
             .color(theme.on_danger),
     )
     .fill(theme.danger)
@@ -143,7 +159,7 @@ fn estop(ui: &mut egui::Ui, bar: &TopBar<'_>, theme: &Theme, actions: &mut Vec<A
     let enabled = bar.live.is_some() && stop.available(shown);
     if ui
         .add_enabled(enabled, button)
-        .on_hover_text(stop.hover_text(shown))
+        .on_hover_text(hover)
         .on_disabled_hover_text(NO_LIVE_ARM)
         .clicked()
     {
