@@ -2695,22 +2695,25 @@ fn an_arm_named_by_its_stop_is_stopped_whichever_arm_is_focused() {
         "B's own outcome: {:?}",
         net.discrete_updates(mark)
     );
-    // An arm that is not followed: refused in words, nothing stopped.
+    // An arm named but not found yet (`--component`): followed at the first --connect
+    // address and stopped there at once, repeated until it confirms (issue 44); the arm
+    // that answers there under another ID is not stopped.
     let mark = net.mark();
-    net.command(Command::SetEmergencyOf(ComponentId::new(126, 9, 9)));
+    let named = ComponentId::new(126, 9, 9);
+    net.command(Command::SetEmergencyOf(named));
     net.run(0.5);
     assert!(
-        net.updates[mark..].iter().any(|u| matches!(
-            u.remark(),
-            Some(Remark::CommandOutcome {
-                command: CommandKind::SetEmergency,
-                outcome: Outcome::Rejected(why),
+        net.facts_of(named, mark).any(|f| matches!(
+            f,
+            ArmFact::Stop {
+                state: StopState::Pending { tries: 4.., .. },
                 ..
-            }) if why.contains("126.9.9 is not followed")
+            }
         )),
         "{:?}",
         net.discrete_updates(mark)
     );
+    assert_ne!(net.peers[a].sim.status(), Status::Emergency);
 }
 
 #[test]

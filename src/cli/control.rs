@@ -20,7 +20,9 @@ use crate::jaus::JausId;
 use crate::model::command::Command;
 use crate::model::jog::{Deflection, Frame, Input, JogOptions, JogRequest, JogSettings, Source};
 use crate::model::state::ArmState;
-use crate::model::update::{ComponentId, ControlState, ManagementState, Outcome, Remark, Update};
+use crate::model::update::{
+    ComponentId, ControlState, ManagementState, Outcome, Remark, StopState, Update,
+};
 use crate::model::vehicle::Vehicle;
 use crate::net::thread::NetHandle;
 
@@ -35,6 +37,10 @@ pub const EXIT_WHICH_ARM: i32 = 4;
 /// Exit status: an action did not happen, and the arm's own words show another client using
 /// this process's JAUS ID (every command but the emergency stop is refused meanwhile).
 pub const EXIT_ID_CONFLICT: i32 = 5;
+/// Exit status: the emergency stop was sent (and sent again every 150 ms) but the arm did not
+/// report EMERGENCY within `--timeout`: nothing says it stopped (never "refused": any client
+/// may stop an arm).
+pub const EXIT_STOP_NOT_CONFIRMED: i32 = 6;
 
 /// Arguments of `jaus-ocu control`.
 #[derive(Debug, Args)]
@@ -390,6 +396,68 @@ fn stop_of_focused(vehicle: &Vehicle<ArmState>) -> Command {
         .map_or(Command::SetEmergency, Command::SetEmergencyOf)
 }
 
+/// `emergency set` for the arm named by `--component`, as the first action: sent at once
+/// (at the `--connect` address, without waiting for discovery), then again every 150 ms
+/// until the arm confirms it or `--timeout` passes. `Ok(None)` when it was confirmed (the
+/// other actions follow), else the exit status. Unnamed, a stop waits like any command for
+/// discovery to show a single arm: it never goes to an arm nobody named.
+fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Result<Option<i32>> {
+    let wait = Duration::from_secs_f64(args.timeout);
+    let start = Instant::now();
+    let cmd = Command::SetEmergencyOf(id.into());
+    let left = wait.saturating_sub(start.elapsed());
+    let o = s.run(cmd, left)?;
+    let after = start.elapsed().as_secs_f64();
+    let st = s.vehicle.focused();
+    let (tries, since) = match st.stop {
+        StopState::Pending {
+            tries,
+            since,
+            last_try,
+        } => (tries, last_try - since),
+        StopState::Idle => (0, after),
+    };
+    let arm = st
+        .selected
+        .map_or_else(|| "the arm".to_string(), |id| id.to_string());
+    let status = format!("{:?}", st.status).to_uppercase();
+    let code = match &o {
+        Outcome::Confirmed => None,
+        Outcome::Rejected(_) => Some(EXIT_NOT_DONE),
+        _ => Some(EXIT_STOP_NOT_CONFIRMED),
+    };
+    if args.json {
+        let outcome = match &o {
+            Outcome::Confirmed => json!({ "result": "confirmed", "after_s": after }),
+            Outcome::Rejected(why) => json!({ "result": "refused", "reason": why }),
+            _ => json!({
+                "result": "not_confirmed", "tries": tries, "pending_s": since,
+                "last_reported_status": status,
+            }),
+        };
+        println!(
+            "{}",
+            json!({
+                "action": "emergency set", "ok": code.is_none(), "arm": arm,
+                "ocu_id": st.ocu_id.map(|id| id.to_string()), "outcome": outcome,
+            })
+        );
+    } else {
+        match &o {
+            Outcome::Confirmed => println!(
+                "emergency set: confirmed: {arm} reported EMERGENCY {after:.2} s after the start"
+            ),
+            Outcome::Rejected(why) => eprintln!("emergency set: refused: {why}"),
+            _ => eprintln!(
+                "emergency set: NOT CONFIRMED: SetEmergency sent to {arm} {tries} times over \
+                 {since:.1} s and the arm never reported EMERGENCY (last reported status: \
+                 {status}). Nothing says it stopped: use the arm's own emergency stop."
+            ),
+        }
+    }
+    Ok(code)
+}
+
 /// How often the terminal jog reports its input: well inside one jog period, so the
 /// network side never sees it age while the process runs.
 const JOG_INPUT_EVERY: Duration = Duration::from_millis(20);
@@ -594,6 +662,21 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         handle,
         vehicle: Vehicle::new(),
     };
+    // A stop first goes out before anything else, discovery included.
+    let mut actions = actions.as_slice();
+    if let (Some((Action::SetEmergency, rest)), Some(id)) =
+        (actions.split_first(), args.net.component)
+    {
+        if let Some(code) = stop_first(&mut s, args, id)? {
+            s.handle.shutdown(Duration::from_millis(300));
+            return Ok(code);
+        }
+        if rest.is_empty() {
+            s.handle.shutdown(Duration::from_millis(500));
+            return Ok(EXIT_OK);
+        }
+        actions = rest;
+    }
     // The arm, its specification, its presets (when it has any) and its status.
     let need_presets = actions.iter().any(|a| matches!(a, Action::GoTo(_)));
     let found = s.pump(Duration::from_secs_f64(args.timeout), |st, _| {
@@ -630,7 +713,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         return Ok(code);
     }
     let mut code = EXIT_OK;
-    for action in &actions {
+    for action in actions {
         if action.needs_control()
             && !matches!(s.vehicle.focused().control, ControlState::Held { .. })
         {
@@ -682,7 +765,12 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         s.pump(Duration::from_millis(100), |_, _| false);
         report(args.json, action, &o, s.vehicle.focused());
         if !o.succeeded() {
-            code = EXIT_NOT_DONE;
+            // A stop sent and not confirmed is no refusal: said by an exit status of its own.
+            code = if matches!(action, Action::SetEmergency) && !matches!(o, Outcome::Rejected(_)) {
+                EXIT_STOP_NOT_CONFIRMED
+            } else {
+                EXIT_NOT_DONE
+            };
             break;
         }
     }

@@ -449,9 +449,25 @@ impl Client {
         );
     }
 
-    /// `SetEmergencyOf(id)`: `SetEmergency` to arm `id` whichever is focused; refused (in
-    /// words) only when `id` is not followed, so nothing on the wire could stop it.
+    /// `SetEmergencyOf(id)`: `SetEmergency` to arm `id` whichever is focused. An arm not yet
+    /// found (the operator named it: `--component`) is followed at once where it was found or
+    /// at the first `--connect` address, and stopped there without waiting for discovery;
+    /// refused (in words) only when no address for it is known, so nothing on the wire could
+    /// stop it.
     fn stop_arm(&mut self, now: f64, id: JausId, out: &mut Output) {
+        if !self.follows(id) {
+            if !self.endpoint.contains(id)
+                && let Some(addr) = self.cfg.connect.first().copied()
+            {
+                self.endpoint.insert_peer(id, addr, now);
+            }
+            if self.endpoint.contains(id) && self.follow(now, id, out) {
+                // The arm the operator named is the focus, as discovery would make it.
+                if self.focus.is_none() && self.cfg.component.is_none_or(|c| c == id) {
+                    self.focus_on(now, id, out);
+                }
+            }
+        }
         if self.follows(id) {
             self.with_arm(id, out, |c, out| {
                 c.arm_command(now, &Command::SetEmergency, out);
@@ -461,8 +477,8 @@ impl Client {
                 t: now,
                 command: CommandKind::SetEmergency,
                 outcome: Outcome::Rejected(format!(
-                    "{id} is not followed (not found, or lost and forgotten): nothing was sent. \
-                     Use the arm's own emergency stop"
+                    "{id} is not followed (not found, and no --connect address to send to): \
+                     nothing was sent. Use the arm's own emergency stop"
                 )),
             });
         }
