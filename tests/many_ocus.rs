@@ -203,7 +203,8 @@ fn two_clients_over_udp_one_holds_control_the_other_is_told_who() {
 }
 
 /// `control --component X` where X never answered says so, and names who did (with their
-/// addresses), instead of "none is a manipulator" while a manipulator answered; exit 3.
+/// addresses), instead of "none is a manipulator" while a manipulator answered. An emergency
+/// stop is sent to X at once and repeated (issue 44): not confirmed, exit 6.
 #[test]
 fn control_names_a_component_that_never_answered_and_who_did() {
     let port = free_port();
@@ -214,7 +215,7 @@ fn control_names_a_component_that_never_answered_and_who_did() {
         .args(["--component", "126.29.99", "emergency", "set"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
     let want = "126.29.99 never answered (the components that did: ";
     let heard = format!("126.29.11 (127.0.0.1:{port}, manipulator)");
     let err = String::from_utf8_lossy(&out.stderr);

@@ -322,30 +322,31 @@ fn outcome_json(o: &Outcome) -> Value {
 
 /// Why no manipulator is ready to command, in words; `named` is `--component`.
 fn not_ready(st: &ArmState, need_presets: bool, named: Option<JausId>) -> String {
-    match st.selected {
-        None if st.components.is_empty() => match named {
-            Some(x) => format!("{x} never answered, nor did any other component"),
-            None => "no JAUS component answered".to_string(),
-        },
-        // The arm named was never heard: say so, and who was (perhaps a typo, or the arm
-        // answers under another ID).
-        None if named.is_some_and(|x| !st.components.contains_key(&ComponentId::from(x))) => {
-            format!(
-                "{} never answered (the components that did: {})",
-                named.map(|x| x.to_string()).unwrap_or_default(),
-                st.components
-                    .values()
-                    .map(|(c, lost)| format!(
-                        "{} ({}{}{})",
-                        c.id,
-                        c.address,
-                        if c.manipulator { ", manipulator" } else { "" },
-                        if *lost { ", silent now" } else { "" }
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+    // The arm named was never heard (it may be followed already: a stop goes to it before
+    // discovery): say so, and who was (perhaps a typo, or the arm answers under another ID).
+    if let Some(x) = named
+        && !st.components.contains_key(&ComponentId::from(x))
+    {
+        if st.components.is_empty() {
+            return format!("{x} never answered, nor did any other component");
         }
+        return format!(
+            "{x} never answered (the components that did: {})",
+            st.components
+                .values()
+                .map(|(c, lost)| format!(
+                    "{} ({}{}{})",
+                    c.id,
+                    c.address,
+                    if c.manipulator { ", manipulator" } else { "" },
+                    if *lost { ", silent now" } else { "" }
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    match st.selected {
+        None if st.components.is_empty() => "no JAUS component answered".to_string(),
         None => format!(
             "{} component(s) answered, none is a manipulator:\n{}",
             st.components.len(),
@@ -421,6 +422,9 @@ fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Result<Option<
         .selected
         .map_or_else(|| "the arm".to_string(), |id| id.to_string());
     let status = format!("{:?}", st.status).to_uppercase();
+    // An arm that never said anything: why, in words (who did answer, at which address).
+    let silent = (st.status == ManagementState::Unknown && st.spec.is_none())
+        .then(|| not_ready(st, false, Some(id)));
     let code = match &o {
         Outcome::Confirmed => None,
         Outcome::Rejected(_) => Some(EXIT_NOT_DONE),
@@ -440,20 +444,23 @@ fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Result<Option<
             json!({
                 "action": "emergency set", "ok": code.is_none(), "arm": arm,
                 "ocu_id": st.ocu_id.map(|id| id.to_string()), "outcome": outcome,
+                "error": silent,
             })
         );
-    } else {
-        match &o {
-            Outcome::Confirmed => println!(
-                "emergency set: confirmed: {arm} reported EMERGENCY {after:.2} s after the start"
-            ),
-            Outcome::Rejected(why) => eprintln!("emergency set: refused: {why}"),
-            _ => eprintln!(
-                "emergency set: NOT CONFIRMED: SetEmergency sent to {arm} {tries} times over \
+    }
+    // Not confirmed is said on stderr in both modes: a script must not miss it.
+    match &o {
+        Outcome::Confirmed if !args.json => println!(
+            "emergency set: confirmed: {arm} reported EMERGENCY {after:.2} s after the start"
+        ),
+        Outcome::Confirmed => {}
+        Outcome::Rejected(why) => eprintln!("emergency set: refused: {why}"),
+        _ => eprintln!(
+            "emergency set: NOT CONFIRMED: SetEmergency sent to {arm} {tries} times over \
                  {since:.1} s and the arm never reported EMERGENCY (last reported status: \
-                 {status}). Nothing says it stopped: use the arm's own emergency stop."
-            ),
-        }
+                 {status}{}). Nothing says it stopped: use the arm's own emergency stop.",
+            silent.as_ref().map_or(String::new(), |w| format!("; {w}"))
+        ),
     }
     Ok(code)
 }
