@@ -650,6 +650,24 @@ fn preset_command(st: &ArmState, p: &str) -> std::result::Result<Command, Outcom
     }
 }
 
+/// No manipulator ready within `--timeout`: why, in words (and as JSON with `--json`).
+fn no_arm_ready(s: &Session, args: &ControlArgs, need_presets: bool, looked: &str) {
+    let what = not_ready(s.vehicle.focused(), need_presets, args.net.component);
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "error": what, "looked_at": looked,
+                "ocu_id": s.vehicle.focused().ocu_id.map(|id| id.to_string()),
+            })
+        );
+    }
+    eprintln!(
+        "error: no manipulator ready within {} s: {what}. Looked at {looked}.",
+        args.timeout
+    );
+}
+
 /// Runs the subcommand.
 pub fn run(args: &ControlArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -692,20 +710,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             && (!need_presets || !st.presets.is_empty())
     });
     if !found {
-        let what = not_ready(s.vehicle.focused(), need_presets, args.net.component);
-        if args.json {
-            println!(
-                "{}",
-                json!({
-                    "error": what, "looked_at": looked,
-                    "ocu_id": s.vehicle.focused().ocu_id.map(|id| id.to_string()),
-                })
-            );
-        }
-        eprintln!(
-            "error: no manipulator ready within {} s: {what}. Looked at {looked}.",
-            args.timeout
-        );
+        no_arm_ready(&s, args, need_presets, &looked);
         s.handle.shutdown(Duration::from_millis(300));
         return Ok(EXIT_NO_ARM);
     }
