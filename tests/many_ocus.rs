@@ -268,3 +268,85 @@ fn a_second_process_under_our_id_is_caught_from_the_arms_words_and_refused() {
     let _ = first.kill();
     let _ = first.wait();
 }
+
+/// Issue 44: a velocity jog on an arm with a 1 s access timeout moves for its whole time (the
+/// keep-alive follows the arm's reported timeout), and a jog whose control another OCU takes
+/// ends "interrupted … control lost", exit 1, never resuming by itself.
+#[test]
+fn a_jog_keeps_control_of_a_one_second_arm_and_a_taken_one_ends_with_that_verdict() {
+    let port = free_port();
+    let _sim = sim(&["--drivers", "velocity", "--control-timeout", "1"], port);
+    let addr = format!("127.0.0.1:{port}");
+    let out = control_json(
+        &addr,
+        &["--component", "126.1.10"],
+        &["request-control", "jog", "1", "0.2", "3"],
+    )
+    .output()
+    .unwrap();
+    let lines = json_lines(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{lines:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let jog = lines
+        .iter()
+        .find(|l| l["action"] == "jog 1 0.2 3")
+        .expect("the jog's line");
+    assert_eq!(jog["outcome"]["result"], "completed", "{jog}");
+
+    // Another OCU (its own ID, a higher authority) takes control mid-jog.
+    let mut first = control_json(
+        &addr,
+        &["--component", "126.1.10"],
+        &["request-control", "jog", "1", "-0.2", "8"],
+    )
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+    let request = lines.next().expect("a line").unwrap();
+    assert!(request.contains("\"confirmed\""), "{request}");
+    // The jog starts once control is confirmed; let it stream a moment before the taking.
+    std::thread::sleep(Duration::from_millis(800));
+    let taker = control_json(
+        &addr,
+        &["--component", "126.1.10", "--authority", "200"],
+        &["request-control"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        taker.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&taker.stderr)
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = first.try_wait().unwrap() {
+            break st.code();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = first.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let rest: Vec<Value> = lines
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect();
+    assert_eq!(status, Some(1), "{rest:?}");
+    let jog = rest
+        .iter()
+        .find(|l| l["action"] == "jog 1 -0.2 8")
+        .expect("the jog's line");
+    assert_eq!(jog["outcome"]["result"], "failed", "{jog}");
+    let reason = jog["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("interrupted after") && reason.contains("control"),
+        "{reason}"
+    );
+}

@@ -580,12 +580,26 @@ fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> 
     let until = started + Duration::from_secs_f64(seconds);
     let mut moved = false;
     let mut refused: Option<String> = None;
+    let mut interrupted: Option<String> = None;
     while Instant::now() < until {
         s.handle
             .send(request(s, deflection.clone()))
             .map_err(|e| anyhow::anyhow!("the network side refused the jog: {e}"))?;
         s.pump(JOG_INPUT_EVERY, |_, _| false);
         let j = &s.vehicle.focused().jog;
+        if moved && !j.moving {
+            // Stopped before its time (control or the link lost, an emergency, this process
+            // frozen): the jog ends with that verdict and never resumes on its own.
+            let why = j.blocking.first().map_or_else(
+                || "the jog stopped (its input went stale: this process was held up)".into(),
+                |g| g.lost().to_string(),
+            );
+            interrupted = Some(format!(
+                "interrupted after {:.2} s of {seconds} s: {why}",
+                started.elapsed().as_secs_f64()
+            ));
+            break;
+        }
         moved |= j.moving;
         if !j.moving {
             if let Some(r) = &j.refusal {
@@ -617,6 +631,9 @@ fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> 
             .map(|(x, y)| format!("{:+.4}", y - x))
             .collect();
         eprintln!("jog: joints moved by [{}]", moved_by.join(", "));
+    }
+    if let Some(why) = interrupted {
+        return Ok(Outcome::Failed(why));
     }
     Ok(match (moved, refused) {
         (true, _) => Outcome::Completed,
