@@ -3899,3 +3899,46 @@ fn go_to_in_standby_is_refused_before_anything_is_sent_with_the_step_to_take() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_process_held_up_3_s_reads_what_waited_before_it_judges_the_link() {
+    // SIGSTOP for 3 s: the arm keeps sending, nothing is read. On waking the client may tick
+    // before it reads the socket: the reports waiting there must not count as silence. (The
+    // arm's access timeout, 5 s, outlasts the freeze: control is truly kept.)
+    let mut net = Net::live(
+        SimConfig {
+            control_timeout_s: 5,
+            ..sim_cfg()
+        },
+        client_cfg(),
+    );
+    net.take_control(10);
+    let mark = net.mark();
+    let end = net.now() + 3.5;
+    while net.now() < end {
+        net.harness.tick_sims();
+        net.harness.advance();
+    }
+    net.harness.tick_client();
+    net.run(1.0);
+    assert!(
+        !net.facts_of(SIM_ID.into(), mark).any(|f| matches!(
+            f,
+            ArmFact::Link {
+                state: LinkState::Lost,
+                ..
+            } | ArmFact::ControlLost { .. }
+        )),
+        "{:?}",
+        net.discrete_updates(mark)
+    );
+    // A real silence is still a lost link, 3 s after it starts.
+    net.peers[0].silenced = true;
+    let t = net.now();
+    assert!(net.run_until(4.0, |n| n.link() == Some(LinkState::Lost)));
+    assert!(
+        net.now() - t >= 2.9,
+        "lost {} s after the silence began",
+        net.now() - t
+    );
+}

@@ -280,7 +280,10 @@ impl Client {
         let Some(s) = &mut self.arm else { return };
         let id = s.id;
         // Liveness of the selected manipulator.
-        if s.link != LinkState::Lost && now - s.last_heard > self.cfg.lost_after {
+        // Silence counts only while this process was awake to hear (`Client::awake_since`).
+        if s.link != LinkState::Lost
+            && now - s.last_heard.max(self.awake_since) > self.cfg.lost_after
+        {
             s.link = LinkState::Lost;
             s.live_announced = false;
             s.probe_next = now;
@@ -386,7 +389,7 @@ impl Client {
         }
         d = d
             .min(s.next_heartbeat)
-            .min(s.last_heard + self.cfg.lost_after + 1e-3)
+            .min(s.last_heard.max(self.awake_since) + self.cfg.lost_after + 1e-3)
             .min(s.control_renew_at)
             .min(s.control_query_next);
         if s.spec.is_none() {

@@ -527,8 +527,9 @@ impl Client {
 
     pub(super) fn peer_liveness(&mut self, now: f64, out: &mut Output) {
         let limit = self.cfg.discovery_period * 2.0 + self.cfg.lost_after;
+        let awake_since = self.awake_since;
         for (id, p) in self.endpoint.peers_mut() {
-            let heard = p.last_heard;
+            let heard = p.last_heard.max(awake_since);
             let p = &mut p.data;
             if !p.lost
                 && now - heard > limit

@@ -100,6 +100,10 @@ pub use jog::BRAKE_S;
 /// are one client to the arm.
 pub const DEFAULT_OCU_ID: JausId = JausId::new(200, 1, 1);
 
+/// A tick this much later than planned means the process was held up, s (the network thread
+/// wakes at least every 50 ms).
+pub const STALL_S: f64 = 0.5;
+
 /// Seconds after the start during which discovery rounds come every `retry / 2` s while a
 /// `--connect` address has no followed arm.
 const FAST_DISCOVERY_FOR: f64 = 10.0;
@@ -309,6 +313,10 @@ pub struct Client {
     planned: f64,
     /// How late the current tick runs after its planned deadline, s.
     pub(super) lateness: f64,
+    /// When this process last woke from a stall (a tick later than [`STALL_S`]: it was
+    /// frozen, or starved of the CPU): silence is judged from then, since what the arms sent
+    /// meanwhile may still wait unread in the socket.
+    pub(super) awake_since: f64,
 }
 
 fn label<T: std::fmt::Display>(v: T) -> String {
@@ -344,6 +352,7 @@ impl Client {
             identity_announced: false,
             planned: f64::NEG_INFINITY,
             lateness: 0.0,
+            awake_since: f64::NEG_INFINITY,
         }
     }
 
@@ -728,6 +737,11 @@ impl Client {
             return;
         }
         self.lateness = (now - self.planned).max(0.0);
+        if self.lateness > STALL_S {
+            // Held up (SIGSTOP, a suspended laptop, a starved CPU): the arms' reports of the
+            // meantime are still to be read; nothing is judged lost for that silence.
+            self.awake_since = now;
+        }
         self.timers(now, out);
         self.planned = self.next_deadline();
     }
