@@ -19,9 +19,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use jaus_ocu::jaus::core::{
-    ConfirmControl, ConfirmControlCode, CreateEvent, Event, EventType, QueryIdentification,
-    QueryType, RejectEventCode, RejectEventRequest, ReportHeartbeatPulse, RequestControl,
-    SetEmergency, Status,
+    ClearEmergency, ConfirmControl, ConfirmControlCode, CreateEvent, Event, EventType,
+    QueryIdentification, QueryStatus, QueryType, RejectEventCode, RejectEventRequest,
+    ReportHeartbeatPulse, RequestControl, SetEmergency, Status,
 };
 use jaus_ocu::jaus::judp::{self, AckNak, DataFlags, Datagram, DatagramWriter, Header};
 use jaus_ocu::jaus::manipulator::{
@@ -3941,4 +3941,46 @@ fn a_process_held_up_3_s_reads_what_waited_before_it_judges_the_link() {
         "lost {} s after the silence began",
         net.now() - t
     );
+}
+
+#[test]
+fn a_status_sent_before_the_one_shown_never_rolls_it_back() {
+    // Issue 44: "emergency cleared (READY)" between two EMERGENCY lines, from an older status
+    // applied after a newer one. The arm's JUDP sequence numbers order its reports.
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    // The next direct ReportStatus (READY) is held 200 ms in flight.
+    let armed = Rc::new(Cell::new(true));
+    let hold = armed.clone();
+    net.delay_to_client = Some(Box::new(move |_, b| match decode(b).first() {
+        Some((_, Some(Message::ReportStatus(_)))) if hold.get() => {
+            hold.set(false);
+            Duration::from_millis(200)
+        }
+        _ => Duration::ZERO,
+    }));
+    let mark = net.mark();
+    // The arm answers a QueryStatus (READY, held back), then another client stops it: its
+    // status event (EMERGENCY, a later number) arrives first.
+    let query = datagram(SIM_ID, OCU_ID, 60_000, QueryStatus);
+    net.harness.inject_to_peer(0, OCU, &query);
+    net.run(0.01);
+    net.send_to_peer(0, OTHER, OTHER_ID, SetEmergency { emergency_code: 1 });
+    assert!(sees_status(&mut net, mark, ManagementState::Emergency, 0.1));
+    assert!(!armed.get(), "the READY answer is in flight");
+    let emergency_at = net.mark();
+    net.run(0.5);
+    assert!(
+        !sees_status(&mut net, emergency_at, ManagementState::Ready, 0.0),
+        "an older status rolled EMERGENCY back"
+    );
+    assert!(net.client_stats().out_of_order >= 1);
+    // A newer number is applied (the rule orders, it does not mute): the arm's own
+    // answer to a fresh query says EMERGENCY, and a clear is seen.
+    net.send_to_peer(0, OTHER, OTHER_ID, ClearEmergency { emergency_code: 1 });
+    assert!(sees_status(
+        &mut net,
+        emergency_at,
+        ManagementState::Standby,
+        1.0
+    ));
 }

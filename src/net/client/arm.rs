@@ -28,6 +28,13 @@ use crate::net::reports;
 /// second towards a silent arm: on a radio link, every query of a silent arm is airtime.
 pub(super) const LOST_PROBE_PERIOD: f64 = 2.0;
 
+/// How long after a status was applied a status from an older JUDP block is taken as
+/// reordered in flight (and not applied), s. Past it the numbers may have started afresh.
+pub(super) const REORDER_WINDOW: f64 = 2.0;
+
+/// How far behind the last applied status's sequence number a status counts as reordered.
+pub(super) const REORDER_BACK: u16 = 256;
+
 /// Most addresses asked at once whether a silent arm moved there (a spoofer sending from
 /// many must not make us query each).
 pub(super) const MOVE_PROBES: usize = 4;
@@ -136,6 +143,9 @@ pub(super) struct FollowedArm {
     pub(super) stop: Option<StopIntent>,
     /// When the last status was received (`NEG_INFINITY`: never).
     pub(super) status_at: f64,
+    /// The JUDP sequence number of the block whose status was last applied, and when: a
+    /// status from an older block arriving after it (reordered in flight) is not applied.
+    pub(super) status_seq: Option<(u16, f64)>,
 }
 
 impl FollowedArm {
@@ -193,6 +203,7 @@ impl FollowedArm {
             jog: ArmJog::default(),
             stop: None,
             status_at: f64::NEG_INFINITY,
+            status_seq: None,
         }
     }
 
@@ -506,6 +517,29 @@ impl Client {
         }
     }
 
+    /// Whether the status in the block being handled was sent before the one last applied:
+    /// its JUDP sequence number is at most [`REORDER_BACK`] behind, within
+    /// [`REORDER_WINDOW`] of the last. The wire reference (§4.5) promises no numbering
+    /// scheme; every one it knows counts upward per sender (per client component, per pair,
+    /// per interface), so a status event and an answer to a query are in order. Tolerant of
+    /// others (UNCONFIRMED): a sender that numbers otherwise has a status held back only when
+    /// its number lands in that small band, and an arm that restarted numbers afresh is
+    /// trusted again after the window.
+    fn status_reordered(&mut self, now: f64) -> bool {
+        let Some(seq) = self.block_seq else {
+            return false;
+        };
+        let Some(s) = &mut self.arm else { return false };
+        if let Some((last, at)) = s.status_seq
+            && now - at < REORDER_WINDOW
+            && (1..=REORDER_BACK).contains(&last.wrapping_sub(seq))
+        {
+            return true;
+        }
+        s.status_seq = Some((seq, now));
+        false
+    }
+
     pub(super) fn apply_report(&mut self, now: f64, report: &Message, out: &mut Output) {
         let Some((signal, fact)) = reports::report_update(now, report) else {
             if !reports::is_ignored_report(report) {
@@ -518,6 +552,11 @@ impl Client {
             ArmFact::Status { state, .. } => Some(*state),
             _ => None,
         };
+        if status.is_some() && self.status_reordered(now) {
+            // Sent before the status already shown: never rolls it back.
+            self.stats.out_of_order += 1;
+            return;
+        }
         let pose = match &fact {
             ArmFact::CurrentPose { pose, .. } => Some(*pose),
             _ => None,

@@ -317,6 +317,9 @@ pub struct Client {
     /// frozen, or starved of the CPU): silence is judged from then, since what the arms sent
     /// meanwhile may still wait unread in the socket.
     pub(super) awake_since: f64,
+    /// The JUDP sequence number of the block being handled (`None` outside
+    /// [`Client::handle_datagram`], and for a reassembled message).
+    pub(super) block_seq: Option<u16>,
 }
 
 fn label<T: std::fmt::Display>(v: T) -> String {
@@ -353,6 +356,7 @@ impl Client {
             planned: f64::NEG_INFINITY,
             lateness: 0.0,
             awake_since: f64::NEG_INFINITY,
+            block_seq: None,
         }
     }
 
@@ -671,7 +675,12 @@ impl Client {
                 None => DecodeContext::NONE,
             };
             match Message::parse_with(&message, &ctx) {
-                Ok(m) => self.handle_message(now, h.source, from, m, out),
+                Ok(m) => {
+                    // The block's JUDP sequence number orders what it reports (`arm`).
+                    self.block_seq = Some(h.sequence);
+                    self.handle_message(now, h.source, from, m, out);
+                    self.block_seq = None;
+                }
                 Err(_) => self.stats.malformed += 1,
             }
         }
