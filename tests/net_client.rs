@@ -3984,3 +3984,22 @@ fn a_status_sent_before_the_one_shown_never_rolls_it_back() {
         1.0
     ));
 }
+
+#[test]
+fn a_predecessor_that_died_holding_control_is_named_as_such() {
+    // SIGKILL while holding control, restarted at once with the same ID: the arm still names
+    // our ID as controller. Right after the start that is named as most likely our own dead
+    // predecessor (commands wait either way, until the arm lets it lapse).
+    let mut net = Net::live(sim_cfg(), client_cfg());
+    net.take_control(10);
+    net.harness.client = jaus_ocu::net::client::Client::new(client_cfg()).with_local_addr(OCU);
+    assert!(
+        net.run_until(3.0, |n| n.conflict().is_some()),
+        "the arm's word was not noticed"
+    );
+    let evidence = net.conflict().unwrap().evidence;
+    assert!(
+        evidence.contains("most likely an earlier process with this ID"),
+        "{evidence}"
+    );
+}

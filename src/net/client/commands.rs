@@ -43,6 +43,9 @@ const MAX_BACKOFF: f64 = 1.0;
 const TRANSITION_TRIES: u8 = 10;
 /// Interval of keep-alive `RequestControl`s while the last one is unanswered, s.
 const KEEP_ALIVE_RETRY: f64 = 0.2;
+/// Seconds after the start within which control under our ID that we did not ask for is
+/// named as most likely an earlier process of ours (dead without releasing it).
+const PREDECESSOR_WINDOW: f64 = 10.0;
 /// How long a refused transition waits for the status that says why, s.
 const REASON_WAIT: f64 = 0.5;
 /// How long a refused control request, or a loss of control, waits for the arm's
@@ -795,7 +798,23 @@ impl Client {
                 .map(|(a, _)| a),
         ];
         let mut conflict = None;
-        if ours && !asked {
+        let just_started = self.started.is_none_or(|t| now - t <= PREDECESSOR_WINDOW);
+        if ours && !asked && just_started {
+            // Right after our start, before we asked: the evidence fits an earlier process
+            // of ours that ended holding control (the arm ends it after its access timeout)
+            // as well as a live twin; it is named first, and commands wait either way.
+            let lapse = s.control_timeout.map_or_else(
+                || "its access timeout".to_string(),
+                |t| format!("its access timeout, {t} s"),
+            );
+            conflict = Some(format!(
+                "the arm says our ID {me} holds control (authority {}) that this OCU did not ask \
+                 for, right after it started: most likely an earlier process with this ID that \
+                 ended without releasing control (the arm ends that after {lapse}); if another \
+                 OCU runs with this ID, give each its own",
+                r.authority_code
+            ));
+        } else if ours && !asked {
             conflict = Some(format!(
                 "the arm says our ID {me} holds control (authority {}), which this OCU did not \
                  ask for",
