@@ -286,6 +286,87 @@ fn refusal_words(s: &FollowedArm, code: &str) -> String {
     }
 }
 
+/// The arm's own words against our intent, as evidence that another client uses our ID
+/// (`None`: nothing says so): control under our ID that we did not cause (or, right after
+/// our start, most likely an earlier process of ours that died holding it), at an authority
+/// we did not ask for, or released without our `ReleaseControl`.
+fn conflict_evidence(
+    s: &FollowedArm,
+    r: ReportControl,
+    ours: bool,
+    controller: Option<JausId>,
+    now: f64,
+    timeout: f64,
+    just_started: bool,
+) -> Option<String> {
+    let me = s.controller_self;
+    // The arm's own words against our intent: control under our ID that we did not
+    // cause is another client using our ID (or, at our start, an earlier process with
+    // it that died holding control: the arm's timeout ends that, and with it the
+    // conflict, CONFLICT_QUIET later).
+    let recent = |t: f64| now - t <= timeout + 1.0;
+    let asked = recent(s.last_control_request)
+        || recent(s.last_control_release)
+        || s.wanted_authority.is_some()
+        || s.control_pending.is_some();
+    let our_authorities = [
+        s.wanted_authority,
+        s.previous_authority
+            .filter(|(_, until)| now <= *until)
+            .map(|(a, _)| a),
+    ];
+    let mut conflict = None;
+    if ours && !asked && just_started {
+        // Right after our start, before we asked: the evidence fits an earlier process
+        // of ours that ended holding control (the arm ends it after its access timeout)
+        // as well as a live twin; it is named first, and commands wait either way.
+        let lapse = s.control_timeout.map_or_else(
+            || "its access timeout".to_string(),
+            |t| format!("its access timeout, {t} s"),
+        );
+        conflict = Some(format!(
+            "the arm says our ID {me} holds control (authority {}) that this OCU did not ask \
+             for, right after it started: most likely an earlier process with this ID that \
+             ended without releasing control (the arm ends that after {lapse}); if another \
+             OCU runs with this ID, give each its own",
+            r.authority_code
+        ));
+    } else if ours && !asked {
+        conflict = Some(format!(
+            "the arm says our ID {me} holds control (authority {}), which this OCU did not \
+             ask for",
+            r.authority_code
+        ));
+    } else if ours
+        && s.wanted_authority.is_some()
+        && !our_authorities.contains(&Some(r.authority_code))
+    {
+        // JSIDL AccessControl 1.1: the authority of ReportControl is the controlling
+        // client's.
+        conflict = Some(format!(
+            "the arm says our ID {me} holds control at authority {}; this OCU asked for {}",
+            r.authority_code,
+            s.wanted_authority.unwrap_or(0)
+        ));
+    } else if !ours
+        && controller.is_none()
+        && matches!(s.control, ControlState::Held { .. })
+        && s.control_pending.is_none()
+        && s.loss_pending.is_none()
+        && !recent(s.last_control_release)
+        && loss_reason(s, now) == ControlLoss::ReleasedByArm
+    {
+        // Control we held and kept alive is gone to nobody, without our release and
+        // without the arm's RejectControl telling us: a ReleaseControl under our ID that
+        // this OCU did not send.
+        conflict = Some(format!(
+            "control held by our ID {me} was released without this OCU's ReleaseControl \
+             (the arm did not say it released it)"
+        ));
+    }
+    conflict
+}
+
 impl Client {
     /// The arm's state in words, as last reported: control and management state.
     pub(super) fn state_words_at(&self, now: f64) -> String {
@@ -782,71 +863,8 @@ impl Client {
             });
         }
         let ours = controller == Some(me);
-        // The arm's own words against our intent: control under our ID that we did not
-        // cause is another client using our ID (or, at our start, an earlier process with
-        // it that died holding control: the arm's timeout ends that, and with it the
-        // conflict, CONFLICT_QUIET later).
-        let recent = |t: f64| now - t <= timeout + 1.0;
-        let asked = recent(s.last_control_request)
-            || recent(s.last_control_release)
-            || s.wanted_authority.is_some()
-            || s.control_pending.is_some();
-        let our_authorities = [
-            s.wanted_authority,
-            s.previous_authority
-                .filter(|(_, until)| now <= *until)
-                .map(|(a, _)| a),
-        ];
-        let mut conflict = None;
         let just_started = self.started.is_none_or(|t| now - t <= PREDECESSOR_WINDOW);
-        if ours && !asked && just_started {
-            // Right after our start, before we asked: the evidence fits an earlier process
-            // of ours that ended holding control (the arm ends it after its access timeout)
-            // as well as a live twin; it is named first, and commands wait either way.
-            let lapse = s.control_timeout.map_or_else(
-                || "its access timeout".to_string(),
-                |t| format!("its access timeout, {t} s"),
-            );
-            conflict = Some(format!(
-                "the arm says our ID {me} holds control (authority {}) that this OCU did not ask \
-                 for, right after it started: most likely an earlier process with this ID that \
-                 ended without releasing control (the arm ends that after {lapse}); if another \
-                 OCU runs with this ID, give each its own",
-                r.authority_code
-            ));
-        } else if ours && !asked {
-            conflict = Some(format!(
-                "the arm says our ID {me} holds control (authority {}), which this OCU did not \
-                 ask for",
-                r.authority_code
-            ));
-        } else if ours
-            && s.wanted_authority.is_some()
-            && !our_authorities.contains(&Some(r.authority_code))
-        {
-            // JSIDL AccessControl 1.1: the authority of ReportControl is the controlling
-            // client's.
-            conflict = Some(format!(
-                "the arm says our ID {me} holds control at authority {}; this OCU asked for {}",
-                r.authority_code,
-                s.wanted_authority.unwrap_or(0)
-            ));
-        } else if !ours
-            && controller.is_none()
-            && matches!(s.control, ControlState::Held { .. })
-            && s.control_pending.is_none()
-            && s.loss_pending.is_none()
-            && !recent(s.last_control_release)
-            && loss_reason(s, now) == ControlLoss::ReleasedByArm
-        {
-            // Control we held and kept alive is gone to nobody, without our release and
-            // without the arm's RejectControl telling us: a ReleaseControl under our ID that
-            // this OCU did not send.
-            conflict = Some(format!(
-                "control held by our ID {me} was released without this OCU's ReleaseControl \
-                 (the arm did not say it released it)"
-            ));
-        }
+        let conflict = conflict_evidence(s, r, ours, controller, now, timeout, just_started);
         match s.control_pending {
             Some(p) if p.kind == CommandKind::RequestControl && ours => {
                 s.control_pending = None;
