@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         Some(Command::Export(args)) => cli::export::run(args),
         Some(Command::Generate(args)) => cli::generate::run(args),
         Some(Command::Flood(args)) => cli::flood::run(args),
+        Some(Command::Relay(args)) => cli::relay::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

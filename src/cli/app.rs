@@ -67,6 +67,10 @@ pub enum Command {
     /// arms on this machine, loopback only, bounded in rate and time (testing; hidden).
     #[command(hide = true)]
     Flood(cli::flood::FloodArgs),
+    /// Relay JUDP between an OCU and an arm on this machine, losing a fraction of the
+    /// datagrams each way, loopback only, bounded in time (testing; hidden).
+    #[command(hide = true)]
+    Relay(cli::relay::RelayArgs),
 }
 
 /// The clap command `main` parses: what the man pages and completions are rendered from.
@@ -84,7 +88,7 @@ pub fn misspelled_subcommand(args: &[std::ffi::OsString]) -> Option<String> {
         return None;
     }
     let cmd = command();
-    // Hidden subcommands (generate, flood) are subcommands too; only the listed ones are
+    // Hidden subcommands (generate, flood, relay) are subcommands too; only the listed ones are
     // offered.
     if word == "help" || cmd.get_subcommands().any(|c| c.get_name() == word) {
         return None;
@@ -155,6 +159,7 @@ mod tests {
             &["jaus-ocu", "missing.mcap"],
             &["jaus-ocu", "help"],
             &["jaus-ocu", "flood", "--help"],
+            &["jaus-ocu", "relay", "--help"],
             &["jaus-ocu", "generate"],
             &["jaus-ocu", "Cargo.toml"],
             &["jaus-ocu"],

@@ -1,7 +1,7 @@
 //! The subcommands: terminal ones (`decode`, `inspect`, `sim`, `probe`, `control`, `record`,
 //! `export`) and the GUI entry points (`gui`, `screenshot`); `app` defines the command line,
 //! `generate` renders it as man pages and shell completions; `flood` (hidden) is the hostile
-//! sender of the issue-29 proofs.
+//! sender of the issue-29 proofs, `relay` (hidden) the lossy two-way link of issue 44.
 
 pub mod app;
 pub mod conform;
@@ -15,6 +15,7 @@ pub mod identity;
 pub mod inspect;
 pub mod probe;
 pub mod record;
+pub mod relay;
 pub mod screenshot;
 pub mod serve;
 pub mod sim;

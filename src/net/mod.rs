@@ -13,6 +13,9 @@
 //! - `link`: a plain socket with a clock for `jaus-ocu conform`, which frames and reads every
 //!   datagram itself.
 //! - `rng`: the seeded generator of fault injection (and the simulator's noise).
+//! - `relay`: the sans-I/O part of `jaus-ocu relay` (hidden), a lossy two-way relay between
+//!   an OCU and an arm on this machine: who is the OCU side, the seeded drop decisions, the
+//!   counters, and the message names of a datagram for its log.
 
 pub mod client;
 pub mod endpoint;
@@ -21,6 +24,7 @@ pub mod latch;
 pub mod link;
 pub mod priority;
 pub mod reassembly;
+pub mod relay;
 pub mod reports;
 pub mod rng;
 pub mod socket;
