@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::probe::{NetArgs, components_text, controller_json};
 use crate::jaus::JausId;
-use crate::model::command::Command;
+use crate::model::command::{Command, CommandKind};
 use crate::model::jog::{Deflection, Frame, Input, JogOptions, JogRequest, JogSettings, Source};
 use crate::model::state::ArmState;
 use crate::model::update::{
@@ -258,6 +258,11 @@ impl Session {
         self.handle
             .send(cmd)
             .map_err(|e| anyhow::anyhow!("the network side refused the command: {e}"))?;
+        Ok(self.outcome(kind, timeout))
+    }
+
+    /// Waits for the outcome of a command of `kind` (at most `timeout`).
+    fn outcome(&mut self, kind: CommandKind, timeout: Duration) -> Outcome {
         let mut outcome = None;
         self.pump(timeout, |_, u| match u.remark() {
             Some(Remark::CommandOutcome {
@@ -270,7 +275,7 @@ impl Session {
             }
             _ => false,
         });
-        Ok(outcome.unwrap_or(Outcome::TimedOut))
+        outcome.unwrap_or(Outcome::TimedOut)
     }
 }
 
@@ -397,17 +402,16 @@ fn stop_of_focused(vehicle: &Vehicle<ArmState>) -> Command {
         .map_or(Command::SetEmergency, Command::SetEmergencyOf)
 }
 
-/// `emergency set` for the arm named by `--component`, as the first action: sent at once
-/// (at the `--connect` address, without waiting for discovery), then again every 150 ms
-/// until the arm confirms it or `--timeout` passes. `Ok(None)` when it was confirmed (the
+/// `emergency set` for the arm named by `--component`, as the first action: the network side
+/// took it before its first tick ([`NetConfig::first`](crate::net::thread::NetConfig::first): the first datagram sent, at the
+/// `--connect` address, before discovery) and sends it again every 150 ms until the arm
+/// confirms it; this waits for that up to `--timeout`. `Ok(None)` when it was confirmed (the
 /// other actions follow), else the exit status. Unnamed, a stop waits like any command for
 /// discovery to show a single arm: it never goes to an arm nobody named.
 fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Result<Option<i32>> {
     let wait = Duration::from_secs_f64(args.timeout);
-    let start = Instant::now();
-    let cmd = Command::SetEmergencyOf(id.into());
-    let left = wait.saturating_sub(start.elapsed());
-    let o = s.run(cmd, left)?;
+    let start = s.handle.start();
+    let o = s.outcome(CommandKind::SetEmergency, wait);
     let after = start.elapsed().as_secs_f64();
     let st = s.vehicle.focused();
     let (tries, since) = match st.stop {
@@ -694,7 +698,11 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         );
     }
     let actions = parse_actions(&args.actions)?;
-    let (cfg, _identity) = args.net.net_config()?;
+    let (mut cfg, _identity) = args.net.net_config()?;
+    if let (Some(Action::SetEmergency), Some(id)) = (actions.first(), args.net.component) {
+        // The named arm's stop is the first datagram this process sends (`stop_first`).
+        cfg.first.push(Command::SetEmergencyOf(id.into()));
+    }
     let looked = args.net.looked_at(&cfg);
     let command_wait = Duration::from_secs_f64(cfg.client.command_timeout + 3.0);
     let transition_wait = Duration::from_secs_f64(cfg.client.transition_timeout + 3.0);

@@ -101,6 +101,9 @@ pub struct NetConfig {
     /// Raise the network threads' scheduling priority where allowed (default true; real time,
     /// else a lower nice value: `net::priority`). Off, they run at normal priority.
     pub raise_priority: bool,
+    /// Commands the client takes before its first tick, so their datagrams are the first
+    /// sent (`control --component … emergency set`: the stop before discovery).
+    pub first: Vec<Command>,
 }
 
 impl Default for NetConfig {
@@ -119,6 +122,7 @@ impl Default for NetConfig {
             receive_buffer: socket::RECEIVE_BUFFER_WANTED,
             receive_batch: 64,
             raise_priority: true,
+            first: Vec::new(),
         }
     }
 }
@@ -624,6 +628,7 @@ impl NetHandle {
 
         let (loop_stop, waker, backlog) = (stop.clone(), cfg.waker.clone(), cfg.backlog_capacity);
         let client_cfg = cfg.client.clone();
+        let first = cfg.first.clone();
         let tap = cfg.tap.clone();
         tap.set_epoch(epoch);
         let wire = Wire {
@@ -645,6 +650,9 @@ impl NetHandle {
                 let mut client = Client::new(client_cfg).with_local_addr(local_addr);
                 let mut publisher = Publisher::new(upd_tx, backlog);
                 let mut out = Output::default();
+                for cmd in first {
+                    client.handle_command(clock(Instant::now()), cmd, &mut out);
+                }
                 let run = |out: &mut Output,
                            publisher: &mut Publisher,
                            link: &mut FaultInjector<Wire>| {
