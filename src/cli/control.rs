@@ -405,10 +405,10 @@ fn stop_of_focused(vehicle: &Vehicle<ArmState>) -> Command {
 /// `emergency set` for the arm named by `--component`, as the first action: the network side
 /// took it before its first tick ([`NetConfig::first`](crate::net::thread::NetConfig::first): the first datagram sent, at the
 /// `--connect` address, before discovery) and sends it again every 150 ms until the arm
-/// confirms it; this waits for that up to `--timeout`. `Ok(None)` when it was confirmed (the
+/// confirms it; this waits for that up to `--timeout`. `None` when it was confirmed (the
 /// other actions follow), else the exit status. Unnamed, a stop waits like any command for
 /// discovery to show a single arm: it never goes to an arm nobody named.
-fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Result<Option<i32>> {
+fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Option<i32> {
     let wait = Duration::from_secs_f64(args.timeout);
     let start = s.handle.start();
     let o = s.outcome(CommandKind::SetEmergency, wait);
@@ -466,7 +466,7 @@ fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Result<Option<
             silent.as_ref().map_or(String::new(), |w| format!("; {w}"))
         ),
     }
-    Ok(code)
+    code
 }
 
 /// How often the terminal jog reports its input: well inside one jog period, so the
@@ -717,7 +717,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
     if let (Some((Action::SetEmergency, rest)), Some(id)) =
         (actions.split_first(), args.net.component)
     {
-        if let Some(code) = stop_first(&mut s, args, id)? {
+        if let Some(code) = stop_first(&mut s, args, id) {
             s.handle.shutdown(Duration::from_millis(300));
             return Ok(code);
         }
