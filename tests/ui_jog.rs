@@ -166,3 +166,48 @@ fn without_a_live_network_side_there_is_no_jog_strip_nor_buttons() {
         "no jog buttons without a live arm"
     );
 }
+
+/// Issue 44: the strip says what the next jog does: the selected joint's stop bound in its
+/// own unit (the telescope's in mm, not the turret's in rad), the tool driver's words in tool
+/// mode, and a joint its soft limit holds still as stopped there, not as moving.
+#[test]
+fn the_strip_says_the_stop_of_the_mode_and_joint_the_next_jog_uses() {
+    use jaus_ocu::model::jog::JogStatus;
+    use jaus_ocu::model::update::{ArmFact, Update};
+    let (app, _out) = live_app(&recorded(1.0, None));
+    let mut h = harness(app);
+    let status = |moving: bool, at_soft_limit: Option<usize>| Update::Arm {
+        arm: ARM,
+        fact: ArmFact::Jog {
+            t: 1.0,
+            status: Box::new(JogStatus {
+                moving,
+                source: Some(Source::Keys),
+                at_soft_limit,
+                if_link_drops: Some("if the link drops: the arm stops within 0.053 rad".into()),
+                if_link_drops_tool: Some(
+                    "if the link drops: the arm keeps moving for up to 5 s (its access timeout)"
+                        .into(),
+                ),
+                position_bounds: vec![0.053, 0.04, 0.05, 0.0125, 0.08, 0.08, 0.1],
+                ..JogStatus::default()
+            }),
+        },
+    };
+    h.state_mut().apply(&status(false, None));
+    h.step();
+    h.get_by_label_contains("joint 1 stops within 0.053 rad");
+    // The demo arm's joint 4 is the telescope: its own bound, in mm.
+    h.state_mut().view.jog.axis = 3;
+    h.step();
+    h.get_by_label_contains("joint 4 stops within 12.5 mm");
+    h.state_mut().view.jog.toggle_mode();
+    h.step();
+    h.get_by_label_contains("keeps moving for up to 5 s");
+    assert!(h.query_by_label_contains("stops within").is_none());
+    h.state_mut().view.jog.toggle_mode();
+    h.state_mut().apply(&status(true, Some(1)));
+    h.step();
+    h.get_by_label_contains("STOPPED at the soft limit of joint 2");
+    assert!(h.query_by_label_contains("MOVING").is_none());
+}

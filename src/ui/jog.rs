@@ -67,6 +67,9 @@ pub struct JogUi {
     active: bool,
     /// The input of the last request that asked for motion (a release is said as its).
     last_source: Source,
+    /// An acknowledgement was just given: the input held then is not a jog; motion needs a
+    /// fresh press (cleared once nothing is held).
+    fresh_press_needed: bool,
 }
 
 impl Default for JogUi {
@@ -81,6 +84,7 @@ impl Default for JogUi {
             show_gamepad: false,
             active: false,
             last_source: Source::Keys,
+            fresh_press_needed: false,
         }
     }
 }
@@ -94,6 +98,13 @@ impl JogUi {
             return;
         }
         self.axis = (self.axis.min(n - 1) as isize + delta).rem_euclid(n as isize) as usize;
+    }
+
+    /// The operator acknowledged the access timeout for this session: nothing moves until
+    /// the jog is pressed again (a key held while clicking is not a jog).
+    pub fn acknowledge(&mut self) {
+        self.acknowledged = true;
+        self.fresh_press_needed = true;
     }
 
     /// Switches between joint and tool-point jog (the axis back to the first).
@@ -179,7 +190,22 @@ impl JogUi {
                 p.connected,
             )
         } else {
-            (self.last_source, Deflection::Released, false, true)
+            // Let go: for the keys and the screen the release is the enable let go too (it
+            // is said as a release, not as a gamepad's enable).
+            (
+                self.last_source,
+                Deflection::Released,
+                self.last_source != Source::Gamepad,
+                true,
+            )
+        };
+        if deflection == Deflection::Released {
+            self.fresh_press_needed = false;
+        }
+        let deflection = if self.fresh_press_needed {
+            Deflection::Released
+        } else {
+            deflection
         };
         let asks = deflection != Deflection::Released;
         if !asks && !self.active && !streaming {
@@ -243,6 +269,40 @@ mod tests {
             j.request(arm(), 7, &Held::default(), 0.3, true, true, true, o)
                 .is_some()
         );
+    }
+
+    #[test]
+    fn an_acknowledgement_never_starts_motion_and_a_key_release_is_a_release() {
+        let mut j = JogUi::default();
+        let o = JogOptions::default();
+        let held = Held {
+            keys: 1.0,
+            ..Held::default()
+        };
+        // The key held while the operator clicks the acknowledgement: not a jog.
+        j.acknowledge();
+        assert!(j.acknowledged);
+        for t in [0.0, 0.02, 0.04] {
+            let r = j.request(arm(), 7, &held, t, true, true, true, o);
+            assert!(
+                r.as_ref()
+                    .is_none_or(|r| r.input.deflection == Deflection::Released),
+                "{r:?}"
+            );
+        }
+        // Let go, pressed again: now it jogs.
+        let _ = j.request(arm(), 7, &Held::default(), 0.06, true, true, false, o);
+        let r = j
+            .request(arm(), 7, &held, 0.08, true, true, false, o)
+            .unwrap();
+        assert_eq!(r.input.deflection, Deflection::joint(7, 0, 1.0));
+        // Let go of a key: a release with the enable (said as released, not as a gamepad's
+        // enable let go).
+        let r = j
+            .request(arm(), 7, &Held::default(), 0.1, true, true, true, o)
+            .unwrap();
+        assert_eq!(r.input.deflection, Deflection::Released);
+        assert!(r.enable_held);
     }
 
     #[test]

@@ -245,6 +245,8 @@ pub struct JogController {
     last_sent: f64,
     refused: Option<Gate>,
     events: Vec<Event>,
+    /// A joint deflected by the operator that its soft limit holds still (last motion).
+    at_limit: Option<usize>,
 }
 
 impl JogController {
@@ -268,6 +270,7 @@ impl JogController {
             last_sent: f64::NEG_INFINITY,
             refused: None,
             events: Vec::new(),
+            at_limit: None,
         };
         c.set_speed_scale(settings.speed_scale);
         c
@@ -305,6 +308,12 @@ impl JogController {
     /// Whether a tick at `now` would send on schedule (always true when silent).
     pub fn is_due(&self, now: f64) -> bool {
         self.next_due().is_none_or(|t| now >= t - TIME_EPS)
+    }
+
+    /// The joint (0-based) the last motion deflected and its soft limit held still (`None`
+    /// while every deflected joint moves, or nothing moves).
+    pub fn at_soft_limit(&self) -> Option<usize> {
+        self.at_limit.filter(|_| self.phase == Phase::Moving)
     }
 
     /// The events since the last call, oldest first.
@@ -388,6 +397,17 @@ impl JogController {
         let motion = match deflection {
             Deflection::Twist { axes, frame } => Motion::Twist(self.twist(axes, *frame)),
             _ => Motion::Joints(self.joint_velocities(deflection.axes(), spec, positions)),
+        };
+        self.at_limit = match &motion {
+            Motion::Joints(_) => deflection
+                .axes()
+                .iter()
+                .zip(spec.joints.iter().zip(positions))
+                .position(|(d, (joint, q))| {
+                    let d = self.shape(*d);
+                    d != 0.0 && self.settings.soft.limit(joint, *q, d, self.settings.period) == 0.0
+                }),
+            Motion::Twist(_) => None,
         };
         if self.phase != Phase::Moving {
             self.events.push(Event::Started { at: now });

@@ -455,3 +455,22 @@ fn settings_without_a_schedule_get_the_default_period() {
         assert_eq!(c.settings().speed_scale, 1.0);
     }
 }
+
+#[test]
+fn a_joint_held_still_by_its_soft_limit_is_said_as_such_not_as_moving() {
+    let mut c = JogController::new(JogSettings::default());
+    // Joint 1 at its upper limit, deflected upwards: the stream goes on, the joint does not.
+    let at_limit = [1.0, 0.25];
+    let out = c.tick(0.0, &joints(0.0, [1.0, 0.0]), &pass(), &spec(), &at_limit);
+    assert!(close(&velocities(out), &[0.0, 0.0]));
+    assert!(c.is_moving());
+    assert_eq!(c.at_soft_limit(), Some(0));
+    // Away from the limit it moves, and nothing is said.
+    let out = c.tick(T, &joints(T, [-1.0, 0.0]), &pass(), &spec(), &at_limit);
+    assert!(velocities(out)[0] < 0.0);
+    assert_eq!(c.at_soft_limit(), None);
+    // Mid-range: never at a limit.
+    let out = c.tick(2.0 * T, &joints(2.0 * T, [1.0, 1.0]), &pass(), &spec(), &Q);
+    assert!(velocities(out).iter().all(|v| *v > 0.0));
+    assert_eq!(c.at_soft_limit(), None);
+}

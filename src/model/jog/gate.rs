@@ -92,6 +92,17 @@ impl Gate {
         }
     }
 
+    /// [`Gate::remedy`] in the words of the input that was held (a released screen button is
+    /// not told about a gamepad's trigger).
+    pub fn remedy_for(self, source: Option<Source>) -> &'static str {
+        match (self, source) {
+            (Gate::EnableHeld, Some(Source::Screen)) => "hold the jog button on the screen",
+            (Gate::EnableHeld, Some(Source::Keys)) => "hold the jog key (− / +)",
+            (Gate::EnableHeld, Some(Source::Gamepad)) => "hold the enable: the trigger half-way",
+            _ => self.remedy(),
+        }
+    }
+
     /// The gate as lost, for the event log: "jog stopped: control lost".
     pub fn lost(self) -> &'static str {
         match self {

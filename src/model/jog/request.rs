@@ -131,8 +131,18 @@ pub struct JogStatus {
     /// The refusal is the arm's access timeout, past the limit: the operator's
     /// acknowledgement (once per session) lets the jog go ahead.
     pub acknowledgeable: bool,
-    /// What happens if the link drops mid-jog, in words (the bound, or the timeout).
+    /// What happens if the link drops mid-jog, in words (the bound, or the timeout), for the
+    /// joint driver.
     pub if_link_drops: Option<String>,
+    /// The same for a tool-point jog (`None`: the arm offers no tool-point driver): the
+    /// strip says the words of the mode the next jog will use.
+    pub if_link_drops_tool: Option<String>,
+    /// Where the joint driver is the position driver: each joint's stop bound if the link
+    /// drops, joint 1 first, in its own unit (rad or m; `NaN` where its speed is unknown).
+    pub position_bounds: Vec<f64>,
+    /// The joint (0-based) the operator deflects whose soft limit holds it still: the jog
+    /// streams, and the joint does not move (said as stopped at the limit, not as moving).
+    pub at_soft_limit: Option<usize>,
     /// Jog commands sent to this arm since the session started (motion and zeros).
     pub commands_sent: u64,
 }

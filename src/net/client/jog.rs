@@ -149,6 +149,70 @@ fn position_bound(spec: &ArmSpec, scale: f64, period: f64) -> (f64, bool) {
         .fold((0.0, true), |a, b| if b.0 > a.0 { b } else { a })
 }
 
+/// What a cut link does to a jog with `driver` ([`link_drop_words`]), or why there is no
+/// driver for it, in words.
+fn driver_words(
+    driver: Option<JogDriver>,
+    twist: bool,
+    spec: &ArmSpec,
+    req: &JogRequest,
+    period: f64,
+    control_timeout: Option<u8>,
+) -> Result<String, (String, bool)> {
+    match driver {
+        Some(d) => link_drop_words(d, spec, req, period, control_timeout),
+        None if twist => Err((
+            "this arm offers no tool-point velocity driver \
+             (ManipulatorEndEffectorVelocityStateDriver): jog its joints instead"
+                .into(),
+            false,
+        )),
+        None => Err((
+            "this arm offers no joint driver (position, velocity or effort): it cannot be \
+             jogged"
+                .into(),
+            false,
+        )),
+    }
+}
+
+/// The words for the mode the next jog may use, whatever this input's (the strip says the
+/// selected mode's): the tool driver's (`None`: not offered), and the position driver's
+/// bound per joint (empty: the joint driver is another).
+fn next_jog_words(
+    offers: &dyn Fn(&str) -> bool,
+    spec: &ArmSpec,
+    req: &JogRequest,
+    period: f64,
+    control_timeout: Option<u8>,
+) -> (Option<String>, Vec<f64>) {
+    let joint_driver = choose_driver(offers, false, req.options.effort_as_velocity);
+    let tool = choose_driver(offers, true, false)
+        .map(|d| link_drop_words(d, spec, req, period, control_timeout).unwrap_or_else(|(w, _)| w));
+    let bounds = if joint_driver == Some(JogDriver::Position) {
+        joint_bounds(spec, req.options.speed_scale, period)
+    } else {
+        Vec::new()
+    };
+    (tool, bounds)
+}
+
+/// Each joint's stop bound at the reduced speed (rad or m; `NaN` where its maximum speed is
+/// unknown), joint 1 first.
+fn joint_bounds(spec: &ArmSpec, scale: f64, period: f64) -> Vec<f64> {
+    spec.joints
+        .iter()
+        .map(|j| {
+            j.max_speed
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .map_or(f64::NAN, |v| {
+                    let v = v * scale;
+                    stop_bound(v, v / BRAKE_S, period)
+                })
+        })
+        .collect()
+}
+
 /// What a cut link does to a jog with `driver`, and whether that needs the operator's
 /// acknowledgement first (`Err`: refused, in words with what to do).
 fn link_drop_words(
@@ -159,7 +223,19 @@ fn link_drop_words(
     control_timeout: Option<u8>,
 ) -> Result<String, (String, bool)> {
     if driver.stops_by_itself() {
-        let (b, revolute) = position_bound(spec, req.options.speed_scale, period);
+        // The joint jogged, in its own unit; else (released) the largest of the arm's.
+        let jogged = match &req.input.deflection {
+            Deflection::Joints(d) => d.iter().position(|x| *x != 0.0),
+            _ => None,
+        };
+        let (b, revolute) = jogged
+            .and_then(|i| {
+                let joint = spec.joints.get(i)?;
+                let b = *joint_bounds(spec, req.options.speed_scale, period).get(i)?;
+                b.is_finite()
+                    .then_some((b, joint.kind == JointType::Revolute))
+            })
+            .unwrap_or_else(|| position_bound(spec, req.options.speed_scale, period));
         let bound = if revolute {
             format!("{b:.3} rad ({:.1}°)", b.to_degrees())
         } else {
@@ -313,21 +389,9 @@ impl Client {
         let twist = matches!(req.input.deflection, Deflection::Twist { .. });
         let driver = choose_driver(&offers, twist, req.options.effort_as_velocity);
         let period = s.jog.controller.settings().period;
-        let words = match driver {
-            Some(d) => link_drop_words(d, &spec, &req, period, s.control_timeout),
-            None if twist => Err((
-                "this arm offers no tool-point velocity driver \
-                 (ManipulatorEndEffectorVelocityStateDriver): jog its joints instead"
-                    .into(),
-                false,
-            )),
-            None => Err((
-                "this arm offers no joint driver (position, velocity or effort): it cannot \
-                 be jogged"
-                    .into(),
-                false,
-            )),
-        };
+        let words = driver_words(driver, twist, &spec, &req, period, s.control_timeout);
+        let (if_link_drops_tool, position_bounds) =
+            next_jog_words(&offers, &spec, &req, period, s.control_timeout);
         let positions_fresh = {
             let limit = s
                 .subs
@@ -407,6 +471,9 @@ impl Client {
             refusal: words.as_ref().err().map(|(w, _)| w.clone()),
             acknowledgeable: words.as_ref().err().is_some_and(|(_, a)| *a),
             if_link_drops: words.ok(),
+            if_link_drops_tool,
+            position_bounds,
+            at_soft_limit: j.controller.at_soft_limit(),
             commands_sent: j.sent,
         };
         if !j.controller.is_streaming() && req.input.deflection == Deflection::Released {

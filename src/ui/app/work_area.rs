@@ -136,7 +136,14 @@ impl WorkArea<'_> {
             });
             let control = app.state.control_words();
             let pad = app.pad_status();
+            let revolute: Vec<bool> = app.state.spec.as_ref().map_or_else(Vec::new, |s| {
+                s.joints
+                    .iter()
+                    .map(|j| j.kind == crate::model::arm::JointType::Revolute)
+                    .collect()
+            });
             let view = jog::JogView {
+                revolute: &revolute,
                 pad: pad.as_deref(),
                 control: &control,
                 status: &status,

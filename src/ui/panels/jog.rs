@@ -27,6 +27,9 @@ pub struct JogView<'a> {
     pub control: &'a str,
     /// The gamepad's status (`None`: no gamepad input in this window).
     pub pad: Option<&'a str>,
+    /// Per joint of the live arm, joint 1 first: revolute (else prismatic): the unit of its
+    /// stop bound.
+    pub revolute: &'a [bool],
 }
 
 /// Draws the strip; the mode, speed and acknowledgement change `jog` and `settings`.
@@ -164,7 +167,17 @@ fn state_line(
     theme: &Theme,
 ) {
     let status = view.status;
-    if status.moving {
+    if let (true, Some(i)) = (status.moving, status.at_soft_limit) {
+        // Streaming, and the joint held still by its soft limit: not "moving".
+        ui.label(
+            egui::RichText::new(format!(
+                "STOPPED at the soft limit of joint {}: jog it the other way",
+                i + 1
+            ))
+            .strong()
+            .color(theme.warn),
+        );
+    } else if status.moving {
         let source = status.source.map_or(String::new(), |s| format!(" ({s:?})"));
         ui.label(
             egui::RichText::new(format!("MOVING{source}: let go to stop"))
@@ -194,7 +207,7 @@ fn state_line(
         let remedy = if g == Gate::ControlHeld {
             format!("{} ({})", g.remedy(), view.control)
         } else {
-            g.remedy().to_string()
+            g.remedy_for(status.source).to_string()
         };
         ui.label(egui::RichText::new(remedy).small());
     } else if let Some(why) = &status.refusal {
@@ -204,10 +217,13 @@ fn state_line(
             && !jog.acknowledged
             && ui
                 .button("I understand: allow for this session")
-                .on_hover_text("Asked once per session; withdraw it in the jog options")
+                .on_hover_text(
+                    "Asked once per session; withdraw it in the jog options. Nothing moves \
+                     until the jog is pressed again",
+                )
                 .clicked()
         {
-            jog.acknowledged = true;
+            jog.acknowledge();
         }
     } else if let Some(g) = view.needs {
         let holder = if g == Gate::ControlHeld {
@@ -229,7 +245,36 @@ fn state_line(
                 .color(theme.muted),
         );
     }
-    if let Some(words) = &status.if_link_drops {
+    if let Some(words) = link_drop_words(view, jog) {
         ui.label(egui::RichText::new(words).small().color(theme.muted));
+    }
+}
+
+/// What a cut link does to the jog the strip would start now: the tool driver's words in
+/// tool mode; in joint mode with the position driver, the selected joint's bound in its own
+/// unit; else the joint driver's words.
+fn link_drop_words(view: &JogView<'_>, jog: &JogUi) -> Option<String> {
+    let status = view.status;
+    if jog.tool {
+        return status.if_link_drops_tool.clone();
+    }
+    match (
+        status.position_bounds.get(jog.axis),
+        view.revolute.get(jog.axis),
+    ) {
+        (Some(b), Some(revolute)) if b.is_finite() => Some(if *revolute {
+            format!(
+                "if the link drops: joint {} stops within {b:.3} rad ({:.1}°)",
+                jog.axis + 1,
+                b.to_degrees()
+            )
+        } else {
+            format!(
+                "if the link drops: joint {} stops within {:.1} mm",
+                jog.axis + 1,
+                b * 1000.0
+            )
+        }),
+        _ => status.if_link_drops.clone(),
     }
 }
