@@ -1435,3 +1435,72 @@ fn each_driver_stops_with_its_own_zero_whatever_ends_the_jog() {
         }
     }
 }
+
+#[test]
+fn a_tool_point_jog_that_leaves_its_axis_stops_and_names_the_joint_at_its_limit() {
+    // Issue 44: "x (base frame)" moved the tool 57 mm along x and 87 mm down, the telescope at
+    // its limit left out of the arm's solve, and nothing was said. From the demo arm's home
+    // pose a jog up (+z) drives joint 3 to its limit within about 3 s.
+    let mut net = Net::live(sim_with(
+        Drivers {
+            position: true,
+            velocity: false,
+            effort: false,
+            tool: true,
+        },
+        2,
+    ));
+    net.take_control(10);
+    let mut req = keys(0, 1.0);
+    req.options.acknowledge_timeout = true;
+    req.input.deflection = Deflection::Twist {
+        axes: [0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+        frame: jaus_ocu::model::jog::Frame::Base,
+    };
+    let mark = net.mark();
+    net.hold(req);
+    assert!(
+        net.run_until(10.0, |n| n.status(SIM_ID).refusal.is_some()),
+        "the jog never said it left its axis: {:?}",
+        net.status(SIM_ID)
+    );
+    let t = net.now();
+    let s = net.status(SIM_ID);
+    let words = s.refusal.clone().unwrap();
+    assert!(
+        words.contains("left the jog's axis") && words.contains("joint 3 is at its limit"),
+        "{words}"
+    );
+    assert!(!s.moving, "{s:?}");
+    // The zero twist went out at once, and the arm stands still although the key is held.
+    net.run(0.5);
+    let after: Vec<_> = net
+        .sent
+        .iter()
+        .filter(|x| x.t >= t - EPS)
+        .filter_map(|x| match &x.msg {
+            Message::SetEndEffectorVelocityState(v) => Some(v.velocity.linear),
+            _ => None,
+        })
+        .collect();
+    assert!(!after.is_empty() && after.iter().all(|l| l.iter().all(|x| x.abs() < 1e-3)));
+    let q0 = sim_q(&net, 0);
+    net.run(1.0);
+    let drift = q0
+        .iter()
+        .zip(sim_q(&net, 0))
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(drift < 1e-4, "the arm moved {drift} while held stopped");
+    assert!(
+        net.jog_marks(mark)
+            .iter()
+            .any(|m| m.starts_with("jog stopped: the tool point left the jog's axis")),
+        "{:?}",
+        net.jog_marks(mark)
+    );
+    // Let go: the words go, a fresh press may jog again (another axis).
+    net.release(Source::Keys);
+    net.run(0.2);
+    assert_eq!(net.status(SIM_ID).refusal, None);
+}

@@ -594,10 +594,12 @@ fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> 
         if moved && !j.moving {
             // Stopped before its time (control or the link lost, an emergency, this process
             // frozen): the jog ends with that verdict and never resumes on its own.
-            let why = j.blocking.first().map_or_else(
-                || "the jog stopped (its input went stale: this process was held up)".into(),
-                |g| g.lost().to_string(),
-            );
+            let why = j.refusal.clone().unwrap_or_else(|| {
+                j.blocking.first().map_or_else(
+                    || "the jog stopped (its input went stale: this process was held up)".into(),
+                    |g| g.lost().to_string(),
+                )
+            });
             interrupted = Some(format!(
                 "interrupted after {:.2} s of {seconds} s: {why}",
                 started.elapsed().as_secs_f64()

@@ -34,10 +34,11 @@ use crate::jaus::{JausId, JointKind, Message};
 use crate::model::arm::{ArmSpec, JointType};
 use crate::model::command::CommandKind;
 use crate::model::jog::{
-    Deflection, Frame, Gate, Gates, Input, JogController, JogDriver, JogOut, JogRequest,
-    JogSettings, JogStatus, Motion, Twist, joint_target, stop_bound,
+    AxisTrack, Deflection, Event, Frame, Gate, Gates, Input, JogController, JogDriver, JogOut,
+    JogRequest, JogSettings, JogStatus, Motion, OFF_AXIS_M, Twist, joint_at_limit, joint_target,
+    stop_bound,
 };
-use crate::model::kinematics::end_effector_pose;
+use crate::model::kinematics::{end_effector_pose, tool_point};
 use crate::model::update::{
     ArmFact, ControlState, LinkState, ManagementState, MarkKind, Outcome, Remark, Signal,
 };
@@ -72,6 +73,10 @@ pub(super) struct ArmJog {
     /// The driver of the motion last sent: a stop goes out with it, whatever the input now
     /// asks (a released tool-point jog is no longer a twist, and its zero must still be one).
     moving_with: Option<JogDriver>,
+    /// The tool point's track of the tool-point jog streaming (`axis`).
+    track: Option<AxisTrack>,
+    /// The tool-point jog left its axis: why, in words; it is held stopped until let go.
+    off_axis: Option<String>,
     /// The arm's joint positions, last reported (rad or m).
     pub(super) positions: Vec<f64>,
 }
@@ -88,12 +93,69 @@ impl Default for ArmJog {
             sent: 0,
             profile_scale: f64::NAN,
             moving_with: None,
+            track: None,
+            off_axis: None,
             positions: Vec::new(),
         }
     }
 }
 
 impl ArmJog {
+    /// A jog's first motion went out: a tool-point jog's track starts where the tool point
+    /// is, along the commanded linear velocity in the manipulator frame.
+    fn start_track(&mut self, spec: &ArmSpec, o: &JogOut, driver: Option<JogDriver>) {
+        self.track = match (&o.motion, driver) {
+            (Motion::Twist(t), Some(JogDriver::Tool)) => {
+                let linear = tool_command(spec, &self.positions, t).velocity.linear;
+                tool_point(spec, &self.positions, [0.0; 3])
+                    .ok()
+                    .map(|p| AxisTrack::new(p, glam::DVec3::from_array(linear)))
+            }
+            _ => None,
+        };
+    }
+
+    /// Whether the tool-point jog streaming still keeps to its axis: once the tool point
+    /// computed from the reported positions leaves it by more than [`OFF_AXIS_M`], the jog is
+    /// held stopped (said in words, with the joint at its limit) until the input is let go.
+    /// Returns the words when it left just now.
+    fn watch_axis(
+        &mut self,
+        spec: &ArmSpec,
+        req: &JogRequest,
+        driver: Option<JogDriver>,
+    ) -> Option<String> {
+        if req.input.deflection == Deflection::Released {
+            self.off_axis = None;
+            self.track = None;
+            return None;
+        }
+        if self.off_axis.is_some()
+            || driver != Some(JogDriver::Tool)
+            || !self.controller.is_moving()
+        {
+            return None;
+        }
+        let track = self.track?;
+        let now = tool_point(spec, &self.positions, [0.0; 3]).ok()?;
+        let off = track.off(now);
+        if off <= OFF_AXIS_M {
+            return None;
+        }
+        let why = joint_at_limit(spec, &self.positions).map_or_else(
+            || "the arm could not follow it (near a singularity?)".to_string(),
+            |i| format!("joint {} is at its limit", i + 1),
+        );
+        let words = format!(
+            "the tool point left the jog's axis by {:.0} mm after {:.0} mm along it: {why}. \
+             Let go, then jog that joint away from its limit or choose another axis",
+            off * 1000.0,
+            track.along(now).abs() * 1000.0
+        );
+        self.off_axis = Some(words.clone());
+        Some(words)
+    }
+
     /// When the stream next needs a tick (`None`: silent): the next command on schedule,
     /// and while it moves also the instant its input turns one period old (so input that
     /// stops arriving is stopped when it goes stale, not at the schedule after).
@@ -419,12 +481,13 @@ impl Client {
             gamepad_connected: req.gamepad_connected,
             enable_held: req.enable_held,
         };
-        let input = if words.is_ok() {
+        let j = &mut s.jog;
+        let left_axis = j.watch_axis(&spec, &req, driver);
+        let input = if words.is_ok() && j.off_axis.is_none() {
             req.input.clone()
         } else {
             Input::released(req.input.at)
         };
-        let j = &mut s.jog;
         j.controller.set_speed_scale(req.options.speed_scale);
         let starting = !j.controller.is_moving();
         let sent = j.controller.tick(now, &input, &gates, &spec, &j.positions);
@@ -439,6 +502,12 @@ impl Client {
         }
         let events: Vec<_> = j.controller.events().collect();
         let id = s.id;
+        if let Some(o) = &sent
+            && starting
+            && !o.stop
+        {
+            j.start_track(&spec, o, driver);
+        }
         if let Some(o) = sent {
             // Motion goes out with the driver the input asks for; a stop (and every zero
             // after it) with the driver of the motion it stops.
@@ -454,13 +523,7 @@ impl Client {
                 self.send(id, m, out);
             }
         }
-        for e in events {
-            out.remark(Remark::Mark {
-                t: now,
-                kind: MarkKind::Command,
-                label: e.to_string(),
-            });
-        }
+        say_events(now, &events, left_axis.as_deref(), out);
         let Some(s) = &mut self.arm else { return };
         let j = &mut s.jog;
         let status = JogStatus {
@@ -468,8 +531,11 @@ impl Client {
             source: Some(req.source),
             blocking,
             driver,
-            refusal: words.as_ref().err().map(|(w, _)| w.clone()),
-            acknowledgeable: words.as_ref().err().is_some_and(|(_, a)| *a),
+            refusal: j
+                .off_axis
+                .clone()
+                .or_else(|| words.as_ref().err().map(|(w, _)| w.clone())),
+            acknowledgeable: j.off_axis.is_none() && words.as_ref().err().is_some_and(|(_, a)| *a),
             if_link_drops: words.ok(),
             if_link_drops_tool,
             position_bounds,
@@ -487,6 +553,22 @@ impl Client {
                 status: Box::new(status),
             });
         }
+    }
+}
+
+/// The controller's events as timeline marks; a stop for leaving the axis is said as that
+/// (`left_axis`), not as a release.
+fn say_events(now: f64, events: &[Event], left_axis: Option<&str>, out: &mut Output) {
+    for e in events {
+        let label = match (e, left_axis) {
+            (Event::Stopped { .. }, Some(w)) => format!("jog stopped: {w}"),
+            _ => e.to_string(),
+        };
+        out.remark(Remark::Mark {
+            t: now,
+            kind: MarkKind::Command,
+            label,
+        });
     }
 }
 
