@@ -66,7 +66,7 @@ impl Gate {
     pub fn blocks(self) -> &'static str {
         match self {
             Gate::LiveFocusedArm => "not the live arm: the view shows the past or a replay",
-            Gate::NoEmergency => "the arm is in an emergency stop",
+            Gate::NoEmergency => "the arm is in an emergency stop (or ours is not yet confirmed)",
             Gate::ControlHeld => "no control of this arm",
             Gate::OneSource => "another input is jogging this arm",
             Gate::Ready => "the arm is not READY",
@@ -232,7 +232,8 @@ impl Gates {
     /// and fresh joint positions (present and not stale, [`ArmState::freshness`]).
     pub fn with_arm(self, state: &ArmState) -> Gates {
         Gates {
-            no_emergency: state.status != ManagementState::Emergency,
+            // Our own stop not yet confirmed holds motion back as the arm's EMERGENCY does.
+            no_emergency: state.status != ManagementState::Emergency && !state.stop.is_pending(),
             control_held: matches!(state.control, ControlState::Held { .. }),
             ready: state.status == ManagementState::Ready,
             fresh_joint_data: state.positions.is_some() && state.freshness().positions_fresh(),

@@ -111,9 +111,12 @@ fn stop_pending(live: &ArmState) -> Option<Line> {
             if tries == 1 { "try" } else { "tries" }
         ),
         detail: format!(
-            "SetEmergency is sent again every 150 ms until the arm reports EMERGENCY.{link}              Until then nothing moves it from here, nothing clears the stop and control is not              re-taken. If it must stop now, use its own emergency stop."
+            "SetEmergency is sent again every 150 ms until the arm reports EMERGENCY.{link} \
+             Until then nothing moves it from here, nothing clears the stop and control is not \
+             re-taken. If it must stop now, use its own emergency stop."
         ),
-        hover: "The arm's state shown is the last it reported, before the stop reached it:                 it is not known to be stopped until it says so."
+        hover: "The arm's state shown is the last it reported, before the stop reached it: \
+                it is not known to be stopped until it says so."
             .to_string(),
     })
 }
