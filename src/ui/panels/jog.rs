@@ -238,7 +238,19 @@ fn state_line(
         )
         .on_hover_text(g.blocks());
     } else {
-        let driver = status.driver.map_or("—", JogDriver::name);
+        // The driver of the mode the next jog uses, not of the last input's.
+        let driver = if jog.tool {
+            if view.tool_available {
+                JogDriver::Tool.name()
+            } else {
+                "—"
+            }
+        } else {
+            status
+                .driver
+                .filter(|d| *d != JogDriver::Tool)
+                .map_or("—", JogDriver::name)
+        };
         ui.label(
             egui::RichText::new(format!("Hold − / + to jog · {driver}"))
                 .small()
