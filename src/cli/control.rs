@@ -279,8 +279,36 @@ impl Session {
     }
 }
 
+/// `outcome` as printed beside `state`: one object never says two states, so a "no answer"
+/// carries the state printed with it (the newest reported), not the words of the moment of
+/// the verdict, keeping what the verdict says of the tries.
+fn as_printed(outcome: &Outcome, state: &ArmState) -> Outcome {
+    let now_words = format!(
+        "{}, status {}",
+        state.control_words(),
+        format!("{:?}", state.status).to_uppercase()
+    );
+    match outcome {
+        Outcome::NoAnswer {
+            tries,
+            state: words,
+        } => Outcome::NoAnswer {
+            tries: *tries,
+            state: match words
+                .find(" (no sign")
+                .or_else(|| words.find(" (it acknowledged"))
+            {
+                Some(i) => format!("{now_words}{}", &words[i..]),
+                None => now_words,
+            },
+        },
+        o => o.clone(),
+    }
+}
+
 fn report(json_out: bool, action: &Action, outcome: &Outcome, state: &ArmState) {
     let ok = outcome.succeeded();
+    let outcome = &as_printed(outcome, state);
     if json_out {
         println!(
             "{}",
@@ -826,6 +854,33 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_no_answer_says_the_state_printed_beside_it() {
+        use crate::model::state::ArmState;
+        use crate::model::update::{ManagementState, Outcome};
+        let state = ArmState {
+            status: ManagementState::Emergency,
+            ..ArmState::default()
+        };
+        let o = Outcome::NoAnswer {
+            tries: 4,
+            state: "control held (authority 100), status READY, reported 3.2 s ago (no sign \
+                    that any try reached it)"
+                .into(),
+        };
+        let Outcome::NoAnswer { state: words, .. } = super::as_printed(&o, &state) else {
+            panic!("still no answer");
+        };
+        assert!(
+            words.contains("status EMERGENCY") && !words.contains("READY"),
+            "{words}"
+        );
+        assert!(
+            words.ends_with("(no sign that any try reached it)"),
+            "{words}"
+        );
     }
 
     #[test]
