@@ -3986,7 +3986,7 @@ fn one_id_at_two_addresses(case: u64) -> (Net, usize, usize) {
 
 #[test]
 fn the_arm_named_is_followed_at_the_connect_address_whichever_answers_first() {
-    for case in 0..24u64 {
+    for case in 0..48u64 {
         let (mut net, named, other) = one_id_at_two_addresses(case);
         // Some cases: the named arm silent at first, so the other is found, followed and
         // live before the named one answers at all.

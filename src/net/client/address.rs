@@ -140,8 +140,12 @@ impl Client {
             return false;
         }
         // Placed at an address before it was found (named by the operator), never heard
-        // there, and now answering our discovery here: here it is.
-        if !arm.heard {
+        // there, and now answering our discovery here: here it is — unless it was placed at
+        // a --connect address and answers at one nobody named (the arm named may only be
+        // slower to answer: that is a conflict, below).
+        let named = |a: SocketAddr| self.cfg.connect.contains(&a);
+        let heard = arm.heard;
+        if !heard && (named(addr) || !named(pinned)) {
             self.placed_found += 1;
             self.follow_elsewhere(now, id, addr, out);
             self.say_address(now, id, out);
@@ -153,7 +157,6 @@ impl Client {
             return false;
         }
         self.stats.address_conflict += 1;
-        let named = |a: SocketAddr| self.cfg.connect.contains(&a);
         let unicast = |a: SocketAddr| self.queried().any(|q| q == a);
         let (pinned_named, other_named) = (named(pinned), named(addr));
         // Neither named: ambiguous when both were asked by unicast. An answer to the
@@ -174,10 +177,17 @@ impl Client {
             last: now,
             ambiguous,
         });
-        let both = format!(
-            "{id} answers our discovery at two addresses, {pinned} and {addr} (two components \
-             under one JAUS ID, or one reached two ways)"
-        );
+        let both = if heard {
+            format!(
+                "{id} answers our discovery at two addresses, {pinned} and {addr} (two \
+                 components under one JAUS ID, or one reached two ways)"
+            )
+        } else {
+            format!(
+                "{id} answers our discovery at {addr}, and is named at {pinned}, where it has \
+                 not answered yet"
+            )
+        };
         let message = if ambiguous {
             let which = if pinned_named {
                 "both --connect addresses given"
