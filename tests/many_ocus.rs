@@ -204,6 +204,8 @@ fn two_clients_over_udp_one_holds_control_the_other_is_told_who() {
 
 /// `control --component X` where X never answered says so, and names who did (with their
 /// addresses), instead of "none is a manipulator" while a manipulator answered; exit 3.
+/// (Not with `emergency set` first: that stop goes out before discovery and ends "not
+/// confirmed", exit 6 — README, "Emergency stop".)
 #[test]
 fn control_names_a_component_that_never_answered_and_who_did() {
     let port = free_port();
@@ -211,7 +213,7 @@ fn control_names_a_component_that_never_answered_and_who_did() {
     let out = bin()
         .args(["control", "--json", "--no-multicast", "--timeout", "3"])
         .args(["--connect", &format!("127.0.0.1:{port}")])
-        .args(["--component", "126.29.99", "emergency", "set"])
+        .args(["--component", "126.29.99", "request-control"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{out:?}");
