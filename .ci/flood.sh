@@ -89,12 +89,11 @@ SIM=$!
     --bind "127.0.0.1:$PROBE_PORT" --jaus-id "$PROBE_ID" --component "$ARM" \
     >"$WORK/probe.jsonl" 2>"$WORK/probe.log" &
 PROBE=$!
-# The GUI has no --no-multicast: bound to loopback, its discovery queries to the group go
-# out on the loopback interface only.
+# The GUI asks only its --connect address (no multicast group, no 127.0.0.1:3794).
 mkdir -p "$WORK/gui-data" "$WORK/gui-config"
 env -u WAYLAND_DISPLAY -u WAYLAND_SOCKET DISPLAY="$DISPLAY_NUM" \
     XDG_DATA_HOME="$WORK/gui-data" XDG_CONFIG_HOME="$WORK/gui-config" RUST_LOG=jaus_ocu::net=info \
-    "$BIN" --connect "127.0.0.1:$SIM_PORT" --bind "127.0.0.1:$GUI_PORT" --jaus-id "$GUI_ID" \
+    "$BIN" --connect "127.0.0.1:$SIM_PORT" --no-multicast --bind "127.0.0.1:$GUI_PORT" --jaus-id "$GUI_ID" \
     --component "$ARM" >/dev/null 2>"$WORK/gui.log" &
 GUI=$!
 

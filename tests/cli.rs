@@ -12,6 +12,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod common;
+
 const PCAP: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/SAE_Management_PacketCapture.pcap"
@@ -385,6 +387,8 @@ fn record_refuses_a_nonsense_duration_with_usage_status() {
 
 #[test]
 fn record_into_a_missing_directory_says_which_path_failed() {
+    // Its own address to ask (nothing there), whatever runs on 127.0.0.1:3794.
+    let connect = format!("127.0.0.1:{}", common::free_port());
     let o = run(&[
         "record",
         "--out",
@@ -392,6 +396,8 @@ fn record_into_a_missing_directory_says_which_path_failed() {
         "--duration",
         "1",
         "--no-multicast",
+        "--connect",
+        &connect,
     ]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -496,11 +502,14 @@ fn inspect_summary_counts_the_tolerated_peer_deviations() {
 fn serve_on_an_address_in_use_says_so_and_what_to_do() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
+    let connect = format!("127.0.0.1:{}", common::free_port());
     let o = run(&[
         "serve",
         "--listen",
         &addr,
         "--no-multicast",
+        "--connect",
+        &connect,
         "--duration",
         "1",
     ]);

@@ -4003,3 +4003,216 @@ fn a_predecessor_that_died_holding_control_is_named_as_such() {
         "{evidence}"
     );
 }
+
+// -------------------------------------------------------------------------------------------
+// Issue 44: the arm the operator named, at the address the operator named.
+
+/// The `--connect` address the operator gave.
+const NAMED: SocketAddr = local(4044);
+/// The local address queried without being named (127.0.0.1:3794 of a `jaus-ocu sim`).
+const IMPLICIT: SocketAddr = SIM;
+
+/// Where the client last said arm `id` is followed, and the other address of its conflict.
+fn followed_at(net: &Net, id: JausId) -> Option<(SocketAddr, Option<SocketAddr>)> {
+    net.facts_of(id.into(), 0)
+        .filter_map(|f| match f {
+            ArmFact::Address { address, other, .. } => Some((*address, *other)),
+            _ => None,
+        })
+        .last()
+}
+
+/// Errors said since `mark` (about any arm or the network) that name both addresses.
+fn said_naming(net: &Net, mark: usize, a: SocketAddr, b: SocketAddr) -> Vec<String> {
+    net.updates[mark..]
+        .iter()
+        .filter_map(|u| match u.remark() {
+            Some(Remark::Error { message, .. })
+                if message.contains(&a.to_string()) && message.contains(&b.to_string()) =>
+            {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Two demo arms under one ID ([`SIM_ID`]): one at the `--connect` address [`NAMED`], one at
+/// the implicit [`IMPLICIT`]; which answers first is set by `case` (peer order, a delay on
+/// one side, loss, the named one silent at first, the stop pressed before discovery).
+/// Returns the net and the indexes of the named and the other peer.
+fn one_id_at_two_addresses(case: u64) -> (Net, usize, usize) {
+    let mut net = Net::new(ClientConfig {
+        connect: vec![NAMED],
+        implicit: vec![IMPLICIT],
+        component: Some(SIM_ID),
+        ..client_cfg()
+    });
+    let sim = || Component::new(ArmFile::demo(), sim_cfg());
+    let (named, other) = if case.is_multiple_of(2) {
+        let n = net.add_peer(NAMED, sim());
+        (n, net.add_peer(IMPLICIT, sim()))
+    } else {
+        let o = net.add_peer(IMPLICIT, sim());
+        (net.add_peer(NAMED, sim()), o)
+    };
+    let delay = Duration::from_millis(5 + 7 * (case % 5));
+    match case % 3 {
+        0 => net.set_faults_of(
+            named,
+            Faults {
+                delay,
+                ..Faults::default()
+            },
+        ),
+        1 => net.set_faults_of(
+            other,
+            Faults {
+                delay,
+                ..Faults::default()
+            },
+        ),
+        _ => {}
+    }
+    if case % 4 == 3 {
+        for i in [named, other] {
+            net.set_faults_of(
+                i,
+                Faults {
+                    loss: 0.2,
+                    ..Faults::default()
+                },
+            );
+        }
+    }
+    (net, named, other)
+}
+
+#[test]
+fn the_arm_named_is_followed_at_the_connect_address_whichever_answers_first() {
+    for case in 0..48u64 {
+        let (mut net, named, other) = one_id_at_two_addresses(case);
+        // Some cases: the named arm silent at first, so the other is found, followed and
+        // live before the named one answers at all.
+        let late = case % 6 == 5;
+        if late {
+            net.peers[named].silenced = true;
+            assert!(
+                net.run_until(5.0, |n| n.link() == Some(LinkState::Live)),
+                "case {case}: the other arm live first"
+            );
+            net.peers[named].silenced = false;
+        }
+        // Some cases: the stop pressed before anything was discovered (`control
+        // --component … emergency set`).
+        let stop_first = case % 8 == 4;
+        if stop_first {
+            net.command(Command::SetEmergencyOf(SIM_ID.into()));
+        }
+        let settled = net.run_until(8.0, |n| {
+            followed_at(n, SIM_ID).map(|f| f.0) == Some(NAMED)
+                && n.link() == Some(LinkState::Live)
+                && !said_naming(n, 0, NAMED, IMPLICIT).is_empty()
+        });
+        assert!(
+            settled,
+            "case {case}: not followed at {NAMED} with the conflict said: {:?}",
+            net.discrete_updates(0)
+        );
+        net.run(1.0);
+        assert_eq!(
+            followed_at(&net, SIM_ID),
+            Some((NAMED, Some(IMPLICIT))),
+            "case {case}"
+        );
+        // Said in words once, naming both addresses.
+        let said = said_naming(&net, 0, NAMED, IMPLICIT);
+        assert_eq!(said.len(), 1, "case {case}: {said:?}");
+        assert!(said[0].contains("--connect"), "case {case}: {}", said[0]);
+        // What goes to the arm goes to the named address.
+        let t = net.now() - 0.8;
+        let to_arm = net.sent_since(t, |m| matches!(m, Message::QueryHeartbeatPulse(_)));
+        assert!(
+            !to_arm.is_empty() && to_arm.iter().all(|s| s.to == NAMED),
+            "case {case}: {:?}",
+            to_arm.iter().map(|s| s.to).collect::<Vec<_>>()
+        );
+        // The other component is no spoofer, and the arm named is never counted as one.
+        let stats = net.client_stats();
+        assert_eq!(stats.spoofed, 0, "case {case}: {stats:?}");
+        assert!(stats.address_conflict > 0, "case {case}: {stats:?}");
+        // The stop reaches the arm named, and only it.
+        if !stop_first {
+            net.command(Command::SetEmergency);
+        }
+        assert!(
+            net.run_until(3.0, |n| n.peers[named].sim.status() == Status::Emergency),
+            "case {case}: the named arm stopped"
+        );
+        net.run(0.5);
+        assert_eq!(
+            net.peers[other].sim.status(),
+            Status::Ready,
+            "case {case}: the other arm untouched"
+        );
+    }
+}
+
+#[test]
+fn one_id_at_two_addresses_nobody_named_refuses_commands_in_words_and_stops_both() {
+    // Both addresses queried, neither a --connect one: nothing says which is the arm meant.
+    let second = local(3796);
+    let mut net = Net::new(ClientConfig {
+        connect: Vec::new(),
+        implicit: vec![IMPLICIT, second],
+        ..client_cfg()
+    });
+    let a = net.add_peer(IMPLICIT, Component::new(ArmFile::demo(), sim_cfg()));
+    let b = net.add_peer(second, Component::new(ArmFile::demo(), sim_cfg()));
+    assert!(
+        net.run_until(5.0, |n| {
+            n.link() == Some(LinkState::Live) && !said_naming(n, 0, IMPLICIT, second).is_empty()
+        }),
+        "{:?}",
+        net.discrete_updates(0)
+    );
+    net.run(0.5);
+    let said = said_naming(&net, 0, IMPLICIT, second);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("refused"), "{}", said[0]);
+    let mark = net.mark();
+    net.command(Command::RequestControl { authority: 10 });
+    let (_, o) = net
+        .outcome_of(mark, CommandKind::RequestControl, 1.0)
+        .expect("an outcome");
+    match &o {
+        Outcome::Rejected(why) => {
+            assert!(
+                why.contains(&IMPLICIT.to_string()) && why.contains(&second.to_string()),
+                "{why}"
+            );
+        }
+        o => panic!("not refused: {o:?}"),
+    }
+    assert!(
+        net.sent_since(0.0, |m| matches!(m, Message::RequestControl(_)))
+            .is_empty(),
+        "nothing sent"
+    );
+    // The emergency stop is never refused: it goes to both.
+    net.command(Command::SetEmergency);
+    assert!(
+        net.run_until(2.0, |n| n.peers[a].sim.status() == Status::Emergency
+            && n.peers[b].sim.status() == Status::Emergency)
+    );
+}
+
+#[test]
+fn one_id_at_two_addresses_with_one_named_is_never_refused() {
+    let (mut net, named, _) = one_id_at_two_addresses(2);
+    assert!(net.run_until(5.0, |n| followed_at(n, SIM_ID)
+        == Some((NAMED, Some(IMPLICIT)))));
+    net.run(0.5);
+    net.take_control(10);
+    assert_eq!(net.peers[named].sim.controller(), Some(OCU_ID));
+}

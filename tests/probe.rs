@@ -469,3 +469,157 @@ fn control_on_two_arms_needs_component_and_stops_only_the_named_arm() {
         "the arm not named was not stopped"
     );
 }
+
+// -------------------------------------------------------------------------------------------
+// Issue 44: the arm the operator named, at the address the operator named.
+
+/// The status `probe --once --json` reports for the arm at `port`, asked there alone.
+fn status_at(port: u16) -> String {
+    let out = bin()
+        .args([
+            "probe",
+            "--once",
+            "--json",
+            "--no-multicast",
+            "--timeout",
+            "15",
+        ])
+        .args(["--connect", &format!("127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "probe at {port}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(j["address"], format!("127.0.0.1:{port}"), "{j}");
+    j["status"].as_str().unwrap_or_default().to_string()
+}
+
+/// Two `jaus-ocu sim` processes under one ID (126.1.10) on two free ports; `control
+/// --connect P1 --no-multicast --component 126.1.10 emergency set`, in fresh runs, stops the
+/// one at P1 and never the other, and says where it was.
+#[test]
+fn control_stops_the_arm_at_the_connect_address_never_its_twin() {
+    for run in 0..4 {
+        let ports = [free_port(), free_port()];
+        // Started in either order: which is up first must not matter.
+        let order = if run % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut sims: Vec<(usize, common::Sim)> =
+            order.iter().map(|&i| (i, sim(&[], ports[i]))).collect();
+        sims.sort_by_key(|s| s.0);
+        let (p1, p2) = (ports[0], ports[1]);
+        let out = bin()
+            .args(["control", "--json", "--no-multicast", "--timeout", "15"])
+            .args(["--connect", &format!("127.0.0.1:{p1}")])
+            .args(["--component", "126.1.10", "emergency", "set"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            let j: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+            assert_eq!(j["outcome"]["result"], "confirmed", "run {run}: {j}");
+            assert_eq!(j["address"], format!("127.0.0.1:{p1}"), "run {run}: {j}");
+            assert_eq!(status_at(p1), "EMERGENCY", "run {run}: the arm named");
+        } else {
+            // The only other acceptable end: refused, naming both addresses.
+            assert!(
+                stdout.contains(&p1.to_string()) && stdout.contains(&p2.to_string())
+                    || stderr.contains(&p1.to_string()) && stderr.contains(&p2.to_string()),
+                "run {run}: exit {:?} without naming both addresses: {stdout} {stderr}",
+                out.status.code()
+            );
+        }
+        assert_eq!(status_at(p2), "READY", "run {run}: the twin at {p2}");
+    }
+}
+
+/// `--no-multicast` queries only the addresses given: nothing reaches 127.0.0.1:3794 during
+/// a `probe` and a `control` run (checked with a socket on 3794 when it is free; otherwise
+/// the runs' own words are checked: no component at 3794 listed, not looked at).
+#[test]
+fn no_multicast_sends_nothing_to_the_default_local_address() {
+    let port = free_port();
+    let _sim = sim(&[], port);
+    let listener = UdpSocket::bind("127.0.0.1:3794").ok();
+    if listener.is_none() {
+        eprintln!(
+            "127.0.0.1:3794 is taken on this machine: not listening there; checking what the \
+             runs say they looked at and found instead"
+        );
+    }
+    // Our runs' own local port: what reaches 3794 from elsewhere is somebody else's.
+    let ours = free_port();
+    let bind = format!("127.0.0.1:{ours}");
+    let connect = format!("127.0.0.1:{port}");
+    let probe = bin()
+        .args([
+            "probe",
+            "--once",
+            "--json",
+            "--no-multicast",
+            "--timeout",
+            "15",
+        ])
+        .args(["--bind", &bind, "--connect", &connect])
+        .output()
+        .unwrap();
+    assert!(
+        probe.status.success(),
+        "{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    let j: Value = serde_json::from_slice(&probe.stdout).expect("one JSON object");
+    assert_eq!(j["address"], connect, "{j}");
+    let listed: Vec<&str> = j["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["address"].as_str())
+        .collect();
+    assert!(listed.iter().all(|a| *a == connect), "{listed:?}");
+    let control = bin()
+        .args(["control", "--json", "--no-multicast", "--timeout", "15"])
+        .args(["--bind", &bind, "--connect", &connect])
+        .args(["--component", "126.1.10", "request-control", "release"])
+        .output()
+        .unwrap();
+    assert!(
+        control.status.success(),
+        "{}",
+        String::from_utf8_lossy(&control.stderr)
+    );
+    // Nothing without a --connect address to ask: said, exit 2, nothing sent.
+    let none = bin()
+        .args(["probe", "--once", "--no-multicast", "--timeout", "1"])
+        .args(["--bind", &bind])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(2), "{none:?}");
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains("--connect"),
+        "{none:?}"
+    );
+    if let Some(socket) = listener {
+        socket
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut buf = [0u8; 2048];
+        let mut ours_seen = 0;
+        // Bounded: at most 10,000 datagrams are read (each 200 ms apart at worst would be
+        // long, but a quiet socket ends the loop at the first timeout).
+        for _ in 0..10_000 {
+            match socket.recv_from(&mut buf) {
+                Ok((_, from)) if from.port() == ours => ours_seen += 1,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        assert_eq!(
+            ours_seen, 0,
+            "datagrams from our runs reached 127.0.0.1:3794"
+        );
+    }
+}

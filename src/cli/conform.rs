@@ -114,6 +114,7 @@ fn write_outputs(
 pub fn run(args: &ConformArgs) -> Result<i32> {
     let timeout = check_seconds("timeout", args.timeout, 600.0)?;
     let reply_timeout = check_seconds("reply-timeout", args.reply_timeout, 60.0)?;
+    super::probe::check_something_asked(&args.net.connect, args.net.no_multicast)?;
     let identity = identity::choose(args.net.jaus_id, Role::Tool)?;
     let start_unix_ns = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -121,8 +122,11 @@ pub fn run(args: &ConformArgs) -> Result<i32> {
     let link = Link::open(args.net.bind)?;
     let mut rng = Rng::from_entropy();
     let first_sequence = (rng.next_u64() & 0xFFFF) as u16;
-    let connect = connect_list(&args.net.connect);
-    let fallback = connect[0];
+    let connect = connect_list(&args.net.connect, args.net.no_multicast);
+    let fallback = connect
+        .first()
+        .copied()
+        .unwrap_or_else(super::probe::local_sim_address);
     let mut tester = Tester::new(
         link,
         identity.id,
@@ -133,6 +137,7 @@ pub fn run(args: &ConformArgs) -> Result<i32> {
     tester.reply_bound = reply_timeout;
     let search = Search {
         connect: connect.clone(),
+        named: args.net.connect.len(),
         multicast: (!args.net.no_multicast)
             .then(|| SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
         component: args.net.component,

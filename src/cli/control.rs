@@ -15,7 +15,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::probe::{NetArgs, components_text, controller_json};
+use super::probe::{NetArgs, components_text, controller_json, followed_at};
 use crate::jaus::JausId;
 use crate::model::command::{Command, CommandKind};
 use crate::model::jog::{Deflection, Frame, Input, JogOptions, JogRequest, JogSettings, Source};
@@ -315,6 +315,9 @@ fn report(json_out: bool, action: &Action, outcome: &Outcome, state: &ArmState) 
             json!({
                 "action": action.name(),
                 "ok": ok,
+                "arm": state.selected.map(|id| id.to_string()),
+                "address": followed_at(state).map(|a| a.to_string()),
+                "address_conflict": state.address_other.map(|a| a.to_string()),
                 "ocu_id": state.ocu_id.map(|id| id.to_string()),
                 "outcome": outcome_json(outcome),
                 "status": format!("{:?}", state.status).to_uppercase(),
@@ -395,6 +398,70 @@ fn not_ready(st: &ArmState, need_presets: bool, named: Option<JausId>) -> String
     }
 }
 
+/// Whether the arm is followed where the operator said: with `--component` and `--connect`
+/// both given, at one of the `--connect` addresses (the same ID answering elsewhere first is
+/// not the arm named); otherwise anywhere.
+fn at_named_address(args: &ControlArgs, st: &ArmState) -> bool {
+    args.net.component.is_none()
+        || args.net.connect.is_empty()
+        || followed_at(st).is_some_and(|a| args.net.connect.contains(&a))
+}
+
+/// Why a ready arm is not commanded: it answered only at an address nobody named.
+fn elsewhere_words(args: &ControlArgs, st: &ArmState) -> String {
+    let named: Vec<String> = args.net.connect.iter().map(ToString::to_string).collect();
+    format!(
+        "{} answered at {}, not at the --connect address{} {}: nothing was commanded (give \
+         its address with --connect, or leave out --connect)",
+        st.selected.map(|id| id.to_string()).unwrap_or_default(),
+        followed_at(st).map(|a| a.to_string()).unwrap_or_default(),
+        if named.len() > 1 { "es" } else { "" },
+        named.join(", ")
+    )
+}
+
+/// Waits (at most `--timeout`) for the arm to command: its specification, its status, its
+/// presets when `need_presets`, followed where the operator said ([`at_named_address`]).
+/// `None` when it is ready, else says why not and returns [`EXIT_NO_ARM`].
+fn wait_for_arm(
+    s: &mut Session,
+    args: &ControlArgs,
+    need_presets: bool,
+    looked: &str,
+) -> Option<i32> {
+    let ready = |st: &ArmState| {
+        st.spec.is_some()
+            && st.status != ManagementState::Unknown
+            && (!need_presets || !st.presets.is_empty())
+    };
+    let found = s.pump(Duration::from_secs_f64(args.timeout), |st, _| {
+        ready(st) && at_named_address(args, st)
+    });
+    if found {
+        return None;
+    }
+    let st = s.vehicle.focused();
+    let what = if ready(st) {
+        elsewhere_words(args, st)
+    } else {
+        not_ready(st, need_presets, args.net.component)
+    };
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "error": what, "looked_at": looked,
+                "ocu_id": st.ocu_id.map(|id| id.to_string()),
+            })
+        );
+    }
+    eprintln!(
+        "error: no manipulator ready within {} s: {what}. Looked at {looked}.",
+        args.timeout
+    );
+    Some(EXIT_NO_ARM)
+}
+
 /// A command never goes to an arm the operator did not pick: on a vehicle of several arms
 /// without `--component`, says so and returns [`EXIT_WHICH_ARM`] (the caller stops the
 /// session).
@@ -453,6 +520,8 @@ fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Option<i32> {
     let arm = st
         .selected
         .map_or_else(|| "the arm".to_string(), |id| id.to_string());
+    let address = followed_at(st);
+    let at = address.map_or_else(String::new, |a| format!(" at {a}"));
     let status = format!("{:?}", st.status).to_uppercase();
     // An arm that never said anything: why, in words (who did answer, at which address).
     let silent = (st.status == ManagementState::Unknown && st.spec.is_none())
@@ -475,6 +544,8 @@ fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Option<i32> {
             "{}",
             json!({
                 "action": "emergency set", "ok": code.is_none(), "arm": arm,
+                "address": address.map(|a| a.to_string()),
+                "address_conflict": st.address_other.map(|a| a.to_string()),
                 "ocu_id": st.ocu_id.map(|id| id.to_string()), "outcome": outcome,
                 "error": silent,
             })
@@ -483,12 +554,12 @@ fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Option<i32> {
     // Not confirmed is said on stderr in both modes: a script must not miss it.
     match &o {
         Outcome::Confirmed if !args.json => println!(
-            "emergency set: confirmed: {arm} reported EMERGENCY {after:.2} s after the start"
+            "emergency set: confirmed: {arm}{at} reported EMERGENCY {after:.2} s after the start"
         ),
         Outcome::Confirmed => {}
         Outcome::Rejected(why) => eprintln!("emergency set: refused: {why}"),
         _ => eprintln!(
-            "emergency set: NOT CONFIRMED: SetEmergency sent to {arm} {tries} times over \
+            "emergency set: NOT CONFIRMED: SetEmergency sent to {arm}{at} {tries} times over \
                  {since:.1} s and the arm never reported EMERGENCY (last reported status: \
                  {status}{}). Nothing says it stopped: use the arm's own emergency stop.",
             silent.as_ref().map_or(String::new(), |w| format!("; {w}"))
@@ -701,24 +772,6 @@ fn preset_command(st: &ArmState, p: &str) -> std::result::Result<Command, Outcom
     }
 }
 
-/// No manipulator ready within `--timeout`: why, in words (and as JSON with `--json`).
-fn no_arm_ready(s: &Session, args: &ControlArgs, need_presets: bool, looked: &str) {
-    let what = not_ready(s.vehicle.focused(), need_presets, args.net.component);
-    if args.json {
-        println!(
-            "{}",
-            json!({
-                "error": what, "looked_at": looked,
-                "ocu_id": s.vehicle.focused().ocu_id.map(|id| id.to_string()),
-            })
-        );
-    }
-    eprintln!(
-        "error: no manipulator ready within {} s: {what}. Looked at {looked}.",
-        args.timeout
-    );
-}
-
 /// Runs the subcommand.
 pub fn run(args: &ControlArgs) -> Result<i32> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
@@ -759,15 +812,9 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
     }
     // The arm, its specification, its presets (when it has any) and its status.
     let need_presets = actions.iter().any(|a| matches!(a, Action::GoTo(_)));
-    let found = s.pump(Duration::from_secs_f64(args.timeout), |st, _| {
-        st.spec.is_some()
-            && st.status != ManagementState::Unknown
-            && (!need_presets || !st.presets.is_empty())
-    });
-    if !found {
-        no_arm_ready(&s, args, need_presets, &looked);
+    if let Some(code) = wait_for_arm(&mut s, args, need_presets, &looked) {
         s.handle.shutdown(Duration::from_millis(300));
-        return Ok(EXIT_NO_ARM);
+        return Ok(code);
     }
     if args.net.component.is_none() {
         // Unnamed, the arm is only the operator's choice if it is the only one: let a whole

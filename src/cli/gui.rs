@@ -21,11 +21,17 @@ use crate::ui::sources::LiveKind;
 /// Options of the GUI on the network (`jaus-ocu` without a subcommand).
 #[derive(Debug, Args, Default)]
 pub struct GuiArgs {
-    /// Address of a JAUS component or node to query as well: IP, IP:PORT, HOST or HOST:PORT
-    /// (port 3794 by default; repeatable; for networks without multicast). 127.0.0.1:3794
-    /// and the multicast group are always queried too.
+    /// Address of a JAUS component or node to query: IP, IP:PORT, HOST or HOST:PORT (port
+    /// 3794 by default; repeatable). Without --no-multicast the multicast group and
+    /// 127.0.0.1:3794 (a local `jaus-ocu sim`) are queried too; an arm answering here and
+    /// elsewhere under one ID is followed here.
     #[arg(long, value_name = "ADDR", value_parser = super::parse_peer_addr)]
     pub connect: Vec<SocketAddr>,
+    /// Query only the --connect addresses: no multicast group (nothing sent to it, so no
+    /// send errors where there is no multicast route), and 127.0.0.1:3794 only when given
+    /// with --connect.
+    #[arg(long)]
+    pub no_multicast: bool,
     /// The manipulator to focus: where commands go, what the gauges show (default: the first
     /// one found). Every manipulator found is followed.
     #[arg(long, value_name = "S.N.C")]
@@ -62,6 +68,10 @@ pub struct DemoArgs {
     /// The OCU's own JAUS ID (default: as `gui`).
     #[arg(long, value_name = "S.N.C")]
     pub jaus_id: Option<JausId>,
+    /// Accepted as the GUI's: the demo never queries the multicast group or 127.0.0.1:3794
+    /// (only its own simulated arms' addresses).
+    #[arg(long)]
+    pub no_multicast: bool,
     /// The session's memory budget for this run: 512M, 2G, 1.5GiB or a share of this
     /// machine's memory such as 25% (default: as set in View → Memory, else a quarter of the
     /// memory, at most 4 GiB). Beyond it the oldest samples are kept as a min/max envelope.
@@ -104,10 +114,14 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
 /// `jaus-ocu FILE` (the desktop entry's "Open with"): replays the file, with the memory
 /// budget given; the network options make no sense with a file and are refused.
 pub fn run_open(file: &std::path::Path, gui: &GuiArgs) -> Result<i32> {
-    if !gui.connect.is_empty() || gui.component.is_some() || gui.jaus_id.is_some() {
+    if !gui.connect.is_empty()
+        || gui.component.is_some()
+        || gui.jaus_id.is_some()
+        || gui.no_multicast
+    {
         anyhow::bail!(
             "{}: a file is replayed, not connected to; give either a FILE or the network \
-             options (--connect, --component, --jaus-id), not both",
+             options (--connect, --no-multicast, --component, --jaus-id), not both",
             file.display()
         );
     }
@@ -134,6 +148,7 @@ pub fn run_open(file: &std::path::Path, gui: &GuiArgs) -> Result<i32> {
 
 /// Runs the GUI on the network.
 pub fn run_live(args: &GuiArgs) -> Result<i32> {
+    super::probe::check_something_asked(&args.connect, args.no_multicast)?;
     let identity = identity::choose(args.jaus_id, Role::Gui)?;
     tracing::info!("{}", identity.describe());
     let cfg = NetConfig {
@@ -142,7 +157,10 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
             .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
         client: ClientConfig {
             id: identity.id,
-            connect: super::probe::connect_list(&args.connect),
+            connect: args.connect.clone(),
+            implicit: super::probe::implicit_addresses(&args.connect, args.no_multicast),
+            multicast: (!args.no_multicast)
+                .then(|| SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
             component: args.component,
             ..ClientConfig::default()
         },

@@ -38,12 +38,13 @@ pub struct ProbeArgs {
     pub timeout: f64,
 }
 
-/// The network options `probe` and `record` share.
+/// The network options `probe`, `control`, `record`, `serve` and `conform` share.
 #[derive(Debug, Args, Clone)]
 pub struct NetArgs {
-    /// Address of a JAUS component or node to query as well: IP, IP:PORT, HOST or HOST:PORT
-    /// (port 3794 by default; repeatable; for networks without multicast). 127.0.0.1:3794 (a
-    /// local `jaus-ocu sim`) and the multicast group are always queried too.
+    /// Address of a JAUS component or node to query: IP, IP:PORT, HOST or HOST:PORT (port
+    /// 3794 by default; repeatable). Without --no-multicast the multicast group and
+    /// 127.0.0.1:3794 (a local `jaus-ocu sim`) are queried too; an arm answering here and
+    /// elsewhere under one ID is followed here.
     #[arg(long, value_name = "ADDR", value_parser = super::parse_peer_addr)]
     pub connect: Vec<SocketAddr>,
     /// The manipulator to focus: where commands go, shown first (default: the first one
@@ -57,35 +58,63 @@ pub struct NetArgs {
     /// from its identity file, the first component number no running jaus-ocu holds).
     #[arg(long, value_name = "S.N.C")]
     pub jaus_id: Option<JausId>,
-    /// Do not query the multicast group (unicast --connect only).
+    /// Query only the --connect addresses: no multicast group, and 127.0.0.1:3794 only when
+    /// given with --connect.
     #[arg(long)]
     pub no_multicast: bool,
 }
 
-/// Where discovery looks by unicast: the `--connect` addresses first (a component named before
-/// it is found is tried at the first), then the default local address, which is always kept
-/// (a `--connect` must not make a local `jaus-ocu sim` invisible).
-pub fn connect_list(connect: &[SocketAddr]) -> Vec<SocketAddr> {
-    let local = SocketAddr::from(([127, 0, 0, 1], judp::PORT));
-    let mut all = connect.to_vec();
-    if !all.contains(&local) {
-        all.push(local);
+/// The local address of a `jaus-ocu sim` (127.0.0.1:3794).
+pub fn local_sim_address() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], judp::PORT))
+}
+
+/// The unicast addresses discovery queries besides the `--connect` ones: the local
+/// 127.0.0.1:3794 (a `--connect` must not make a local `jaus-ocu sim` invisible), unless
+/// `--no-multicast` (then only the addresses asked) or it is among them already.
+pub fn implicit_addresses(connect: &[SocketAddr], no_multicast: bool) -> Vec<SocketAddr> {
+    let local = local_sim_address();
+    if no_multicast || connect.contains(&local) {
+        Vec::new()
+    } else {
+        vec![local]
     }
+}
+
+/// Every unicast address discovery queries, in order: the `--connect` addresses first (a
+/// component named before it is found is tried at the first), then the implicit ones
+/// ([`implicit_addresses`]).
+pub fn connect_list(connect: &[SocketAddr], no_multicast: bool) -> Vec<SocketAddr> {
+    let mut all = connect.to_vec();
+    all.extend(implicit_addresses(connect, no_multicast));
     all
+}
+
+/// Refuses `--no-multicast` without a `--connect` address: nothing would be asked.
+pub fn check_something_asked(connect: &[SocketAddr], no_multicast: bool) -> Result<()> {
+    if no_multicast && connect.is_empty() {
+        anyhow::bail!(
+            "--no-multicast without --connect asks nobody: give the component's address with \
+             --connect ADDR (127.0.0.1:3794 for a local `jaus-ocu sim`), or leave out \
+             --no-multicast"
+        );
+    }
+    Ok(())
 }
 
 impl NetArgs {
     /// The network side's configuration, with this process's JAUS ID (keep the
     /// [`Identity`] while the network side runs: it holds the ID's lock).
     pub fn net_config(&self) -> Result<(NetConfig, Identity)> {
+        check_something_asked(&self.connect, self.no_multicast)?;
         let identity = identity::choose(self.jaus_id, Role::Tool)?;
         tracing::info!("{}", identity.describe());
-        let connect = connect_list(&self.connect);
         let cfg = NetConfig {
             bind: self.bind,
             client: ClientConfig {
                 id: identity.id,
-                connect,
+                connect: self.connect.clone(),
+                implicit: implicit_addresses(&self.connect, self.no_multicast),
                 multicast: (!self.no_multicast)
                     .then(|| SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
                 component: self.component,
@@ -102,6 +131,7 @@ impl NetArgs {
             .client
             .connect
             .iter()
+            .chain(&cfg.client.implicit)
             .map(std::string::ToString::to_string)
             .collect();
         if let Some(m) = cfg.client.multicast {
@@ -145,6 +175,26 @@ pub fn controller_json(s: &ArmState) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// Where the arm is followed: as the network side said it, else where its component
+/// answered (a replay).
+pub fn followed_at(s: &ArmState) -> Option<SocketAddr> {
+    s.address.or_else(|| {
+        s.selected
+            .and_then(|id| s.components.get(&id))
+            .map(|c| c.0.address)
+    })
+}
+
+/// " at ADDR" for the text screens (nothing while unknown), with the other address of a
+/// conflict.
+fn at_words(s: &ArmState) -> String {
+    let mut o = followed_at(s).map_or_else(String::new, |a| format!(" at {a}"));
+    if let Some(other) = s.address_other {
+        let _ = write!(o, " (its ID also answers at {other}: not followed)");
+    }
+    o
+}
+
 /// One arm's JSON object: what `probe --json` writes at the top level for the focused arm
 /// and in `arms` for every arm.
 pub fn arm_json(s: &ArmState) -> serde_json::Map<String, Value> {
@@ -179,7 +229,8 @@ pub fn arm_json(s: &ArmState) -> serde_json::Map<String, Value> {
     let frames = s.tool_point_frames();
     let object = json!({
         "component": s.selected.map(|id| id.to_string()),
-        "address": component.map(|c| c.0.address.to_string()),
+        "address": followed_at(s).map(|a| a.to_string()),
+        "address_conflict": s.address_other.map(|a| a.to_string()),
         "identification": component.and_then(|c| c.0.identification.clone()),
         "services": component.map(|c| c.0.services.iter().map(|(u, a, b)| format!("{u} {a}.{b}")).collect::<Vec<_>>()),
         "link": LinkState::name(s.link),
@@ -228,7 +279,7 @@ pub fn to_json(v: &Vehicle<ArmState>) -> Value {
             "unexpected": s.stats.unexpected, "sent": s.stats.sent, "id_conflicts": s.stats.id_conflicts,
             "queue_dropped": s.stats.queue_dropped, "kernel_dropped": s.stats.kernel_dropped,
             "arms_not_followed": s.stats.arms_not_followed,
-            "spoofed": s.stats.spoofed, "unsolicited": s.stats.unsolicited,
+            "spoofed": s.stats.spoofed, "address_conflict": s.stats.address_conflict, "unsolicited": s.stats.unsolicited,
             "same_id_strangers": s.stats.same_id_strangers, "peers_evicted": s.stats.peers_evicted,
             "scheduling": s.stats.scheduling.label(),
         },
@@ -256,7 +307,8 @@ pub fn vehicle_text(v: &Vehicle<ArmState>, rates: Option<&dyn Fn(Signal) -> f64>
             .unwrap_or_default();
         let _ = writeln!(
             o,
-            "  {id}: link {}, status {:?}, {}{tool}",
+            "  {id}{}: link {}, status {:?}, {}{tool}",
+            at_words(s),
             LinkState::name(s.link),
             s.status,
             s.control_words()
@@ -279,7 +331,8 @@ pub fn to_text(s: &ArmState, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
     };
     let _ = writeln!(
         o,
-        "\nmanipulator {id}: link {}, status {:?}, control {}",
+        "\nmanipulator {id}{}: link {}, status {:?}, control {}",
+        at_words(s),
         LinkState::name(s.link),
         s.status,
         control_name(s.control)

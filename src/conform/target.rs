@@ -21,14 +21,25 @@ pub const MAX_CANDIDATES: usize = 256;
 /// Where to look.
 #[derive(Debug, Clone)]
 pub struct Search {
-    /// Addresses asked by unicast.
+    /// Addresses asked by unicast: the operator's `--connect` ones first, then the implicit
+    /// local one (unless `--no-multicast`).
     pub connect: Vec<SocketAddr>,
+    /// How many of `connect`, from the first, the operator named: a component answering at
+    /// one of these and at another address is tested at the one named.
+    pub named: usize,
     /// The multicast group, unless `--no-multicast`.
     pub multicast: Option<SocketAddr>,
     /// The component to test, when named.
     pub component: Option<JausId>,
     /// Seconds to look.
     pub within: f64,
+}
+
+impl Search {
+    /// The addresses the operator named (`--connect`).
+    pub fn named_addresses(&self) -> &[SocketAddr] {
+        &self.connect[..self.named.min(self.connect.len())]
+    }
 }
 
 /// A component that answered.
@@ -101,6 +112,40 @@ fn ask_everywhere<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<()>
     Ok(())
 }
 
+/// The component to test among those `seen`: the one named, else the first listing a
+/// manipulator service.
+fn choose(seen: &BTreeMap<JausId, Candidate>, search: &Search) -> Option<Found> {
+    match search.component {
+        Some(id) => match seen.get(&id) {
+            Some(c) => Some(Found {
+                id,
+                addr: c.addr,
+                how: format!("{id} (--component), answered discovery from {}", c.addr),
+            }),
+            None => search.connect.first().map(|&addr| Found {
+                id,
+                addr,
+                how: format!(
+                    "{id} (--component) did not answer discovery within {:.1} s; tested at \
+                     {addr}, the first --connect address",
+                    search.within
+                ),
+            }),
+        },
+        None => seen
+            .iter()
+            .find(|(_, c)| is_manipulator(c))
+            .map(|(id, c)| Found {
+                id: *id,
+                addr: c.addr,
+                how: format!(
+                    "{id}, the first component listing a manipulator service, at {}",
+                    c.addr
+                ),
+            }),
+    }
+}
+
 /// Looks for components; the tester's target and address are set to the one chosen.
 pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Found, NotFound>> {
     ask_everywhere(t, search)?;
@@ -129,7 +174,16 @@ pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Fo
             services: None,
         });
         if entry.addr != r.from {
-            continue; // its ID from another address: not where it answered
+            // Its ID from another address: not where it answered, unless this one is an
+            // address the operator named and the first was not (the named address first).
+            let named = search.named_addresses();
+            if !named.contains(&r.from) || named.contains(&entry.addr) {
+                continue;
+            }
+            *entry = Candidate {
+                addr: r.from,
+                services: None,
+            };
         }
         if new {
             // Asked for its own ID too: some answer a wildcard query with nothing (§9 C8).
@@ -180,42 +234,19 @@ pub fn find<W: Wire>(t: &mut Tester<W>, search: &Search) -> io::Result<Result<Fo
             }
         }
         let done = match search.component {
-            Some(id) => seen.get(&id).is_some_and(|c| c.services.is_some()),
+            // Named with --connect addresses: found where the operator said, or the search
+            // goes on (another address may only have answered first).
+            Some(id) => seen.get(&id).is_some_and(|c| {
+                c.services.is_some()
+                    && (search.named == 0 || search.named_addresses().contains(&c.addr))
+            }),
             None => seen.values().any(is_manipulator),
         };
         if done {
             break;
         }
     }
-    let chosen = match search.component {
-        Some(id) => match seen.get(&id) {
-            Some(c) => Some(Found {
-                id,
-                addr: c.addr,
-                how: format!("{id} (--component), answered discovery from {}", c.addr),
-            }),
-            None => search.connect.first().map(|&addr| Found {
-                id,
-                addr,
-                how: format!(
-                    "{id} (--component) did not answer discovery within {:.1} s; tested at \
-                     {addr}, the first --connect address",
-                    search.within
-                ),
-            }),
-        },
-        None => seen
-            .iter()
-            .find(|(_, c)| is_manipulator(c))
-            .map(|(id, c)| Found {
-                id: *id,
-                addr: c.addr,
-                how: format!(
-                    "{id}, the first component listing a manipulator service, at {}",
-                    c.addr
-                ),
-            }),
-    };
+    let chosen = choose(&seen, search);
     Ok(match chosen {
         Some(f) => {
             t.target = f.id;

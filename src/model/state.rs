@@ -3,6 +3,7 @@
 //! the recording work adds beside it).
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 
 use super::arm::ArmSpec;
 use super::command::CommandKind;
@@ -85,6 +86,10 @@ pub struct ArmState {
     /// The arm has answered for its presets (an empty list then means it has none, not that
     /// they are still loading).
     pub presets_reported: bool,
+    /// Where the arm is followed (`None` until the network side has said: a replay).
+    pub address: Option<SocketAddr>,
+    /// Another address answering our discovery with the arm's ID, while it does.
+    pub address_other: Option<SocketAddr>,
 }
 
 /// How fresh the selected arm's data is: what the operator may trust of what is drawn.
@@ -392,6 +397,10 @@ impl ArmState {
             }
             ArmFact::Jog { status, .. } => self.jog = (**status).clone(),
             ArmFact::Stop { state, .. } => self.stop = *state,
+            ArmFact::Address { address, other, .. } => {
+                self.address = Some(*address);
+                self.address_other = *other;
+            }
             ArmFact::Remark(r) => self.apply_remark(r),
         }
     }

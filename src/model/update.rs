@@ -410,8 +410,12 @@ pub struct NetStats {
     /// counted, lock nothing by themselves.
     pub same_id_strangers: u64,
     /// Blocks carrying a followed arm's ID from another address than the one it was found at
-    /// (spoofed, or an arm that moved: re-pinned only once it answers our query there).
+    /// (spoofed, or an arm that moved: re-pinned only once it answers our query there), not
+    /// counting those of `address_conflict`.
     pub spoofed: u64,
+    /// Blocks carrying a followed arm's ID from the other address of an address conflict
+    /// (another component under the arm's ID that answered our own discovery): not applied.
+    pub address_conflict: u64,
     /// Discovery reports (`ReportServices`, `ReportIdentification`) nobody asked for, or past
     /// the bound of queries outstanding: counted, not applied.
     pub unsolicited: u64,
@@ -693,6 +697,17 @@ pub enum ArmFact {
         /// Where it stands.
         state: StopState,
     },
+    /// Where the arm is followed: the address its facts are taken from and its commands go
+    /// to (said when it is followed and whenever that changes), and another address that
+    /// answered our own discovery with its ID as well (two components under one JAUS ID).
+    Address {
+        /// Time.
+        t: f64,
+        /// The address followed.
+        address: SocketAddr,
+        /// The other address answering with the arm's ID, while it does.
+        other: Option<SocketAddr>,
+    },
     /// A command's outcome, a mark or an error about this arm.
     Remark(Remark),
 }
@@ -874,7 +889,8 @@ impl ArmFact {
             | ArmFact::Stale { t, .. }
             | ArmFact::Delivery { t, .. }
             | ArmFact::Jog { t, .. }
-            | ArmFact::Stop { t, .. } => *t,
+            | ArmFact::Stop { t, .. }
+            | ArmFact::Address { t, .. } => *t,
             ArmFact::Remark(r) => r.t(),
         }
     }
@@ -901,6 +917,7 @@ impl ArmFact {
             | ArmFact::Delivery { .. }
             | ArmFact::Jog { .. }
             | ArmFact::Stop { .. }
+            | ArmFact::Address { .. }
             | ArmFact::Remark(_) => None,
         }
     }

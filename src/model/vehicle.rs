@@ -592,6 +592,7 @@ mod tests {
             ArmFact::Delivery { .. } => "Delivery",
             ArmFact::Jog { .. } => "Jog",
             ArmFact::Stop { .. } => "Stop",
+            ArmFact::Address { .. } => "Address",
             ArmFact::Remark(r) => remark_kind(r),
         }
     }

@@ -19,6 +19,9 @@ use crate::net::socket::{Outgoing, Sink};
 
 /// How long a datagram held back for reordering waits for a successor before it goes alone, s.
 const HOLD_S: f64 = 0.05;
+/// Most destinations whose first send error is said in the log (each once; every error is
+/// counted in [`FaultStats::send_errors`]).
+const SAID_DESTINATIONS: usize = 16;
 
 /// Faults applied to what a sender sends (for tests of the receiver's tolerance).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -63,6 +66,8 @@ pub struct FaultInjector<S: Sink> {
     held: Option<(f64, Outgoing)>,
     stats: FaultStats,
     label: &'static str,
+    /// Destinations whose send error was said (at most [`SAID_DESTINATIONS`]).
+    said: Vec<SocketAddr>,
 }
 
 impl<S: Sink> FaultInjector<S> {
@@ -76,6 +81,7 @@ impl<S: Sink> FaultInjector<S> {
             held: None,
             stats: FaultStats::default(),
             label: "net",
+            said: Vec::new(),
         }
     }
 
@@ -148,10 +154,21 @@ impl<S: Sink> FaultInjector<S> {
     fn write(&mut self, o: &Outgoing) {
         if let Err(e) = self.inner.send_to(&o.bytes, o.to) {
             self.stats.send_errors += 1;
-            if self.stats.send_errors.is_power_of_two() {
+            // Once per destination: a multicast group without a route fails every round,
+            // and the log must not repeat it every few seconds.
+            if !self.said.contains(&o.to) && self.said.len() < SAID_DESTINATIONS {
+                self.said.push(o.to);
                 warn!(
-                    "{}: cannot send to {}: {e} ({} send errors so far)",
-                    self.label, o.to, self.stats.send_errors
+                    "{}: cannot send to {}: {e}; said once, further errors are only counted \
+                     ('send_errors'){}",
+                    self.label,
+                    o.to,
+                    if o.to.ip().is_multicast() {
+                        " (no multicast route? --no-multicast with --connect ADDR queries only \
+                         the addresses given)"
+                    } else {
+                        ""
+                    }
                 );
             }
         }

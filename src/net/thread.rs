@@ -36,6 +36,9 @@ fn log_update(u: &Update) {
                 );
             }
             ArmFact::Link { t, state } => info!("net: {arm}: link {} at {t:.3} s", state.name()),
+            ArmFact::Address { t, address, .. } => {
+                info!("net: {arm}: followed at {address} from {t:.3} s");
+            }
             ArmFact::ControlLost { t, reason } => {
                 warn!("net: {arm}: control lost at {t:.3} s: {reason}");
             }

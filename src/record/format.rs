@@ -457,7 +457,8 @@ pub fn encode_update(update: &Update, out: &mut Vec<u8>) -> Option<DecodedTopic>
         | ArmFact::ToolOffset { .. }
         | ArmFact::Delivery { .. }
         | ArmFact::Jog { .. }
-        | ArmFact::Stop { .. } => {
+        | ArmFact::Stop { .. }
+        | ArmFact::Address { .. } => {
             return None;
         }
         ArmFact::Link { .. }
@@ -774,7 +775,8 @@ fn arm_event_label(fact: &ArmFact) -> Option<(&'static str, String)> {
         | ArmFact::ForceTorque { .. }
         | ArmFact::Delivery { .. }
         | ArmFact::Jog { .. }
-        | ArmFact::Stop { .. } => return None,
+        | ArmFact::Stop { .. }
+        | ArmFact::Address { .. } => return None,
     })
 }
 

@@ -193,6 +193,14 @@ impl SimNet {
         }
     }
 
+    /// Faults on what peer `i` sends to the client (one peer slower or lossier than the
+    /// others: which answers first).
+    pub fn set_faults_of(&mut self, i: usize, faults: Faults) {
+        if let Some(p) = self.peers.get_mut(i) {
+            p.link.set_faults(faults);
+        }
+    }
+
     /// Faults on what the client sends.
     pub fn set_faults_from_client(&mut self, faults: Faults) {
         self.client_link.set_faults(faults);

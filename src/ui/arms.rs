@@ -35,6 +35,10 @@ pub struct ArmRow {
     pub lost: bool,
     /// The view is about this arm.
     pub focused: bool,
+    /// Where it is followed (or was found), empty while unknown.
+    pub address: String,
+    /// Another address answering with its ID (not followed), empty when none.
+    pub address_other: String,
 }
 
 impl ArmRow {
@@ -67,11 +71,20 @@ impl ArmRow {
             control: state.control_words(),
             lost: freshness.is_lost(),
             focused,
+            address: state
+                .address
+                .or_else(|| state.components.get(&id).map(|c| c.0.address))
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            address_other: state
+                .address_other
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
         }
     }
 
     /// The row of a manipulator found on the network whose state is not kept.
-    fn found(id: ComponentId, name: Option<&str>, lost: bool) -> Self {
+    fn found(id: ComponentId, name: Option<&str>, address: String, lost: bool) -> Self {
         Self {
             id,
             name: name.unwrap_or_default().to_string(),
@@ -81,7 +94,31 @@ impl ArmRow {
             control: "not followed".to_string(),
             lost,
             focused: false,
+            address,
+            address_other: String::new(),
         }
+    }
+
+    /// Where the arm is, in words (its row's tooltip): `126.1.10 followed at
+    /// 127.0.0.1:3794`, with another address answering under its ID when there is one.
+    pub fn where_words(&self) -> String {
+        let verb = if self.followed {
+            "followed at"
+        } else {
+            "found at"
+        };
+        let mut o = if self.address.is_empty() {
+            format!("{}: address not known yet", self.id)
+        } else {
+            format!("{} {verb} {}", self.id, self.address)
+        };
+        if !self.address_other.is_empty() {
+            o = format!(
+                "{o}; its ID also answers at {} (not followed: two components under one ID?)",
+                self.address_other
+            );
+        }
+        o
     }
 
     /// The row in one line: `126.1.10 demo arm — live · READY · free`.
@@ -120,7 +157,14 @@ pub fn rows<'a>(
                 .components
                 .values()
                 .filter(|(c, _)| c.manipulator && !followed.contains(&c.id))
-                .map(|(c, lost)| ArmRow::found(c.id, c.identification.as_deref(), *lost)),
+                .map(|(c, lost)| {
+                    ArmRow::found(
+                        c.id,
+                        c.identification.as_deref(),
+                        c.address.to_string(),
+                        *lost,
+                    )
+                }),
         );
     }
     rows.sort_by_key(|r| r.id);

@@ -146,6 +146,11 @@ pub(super) struct FollowedArm {
     /// The JUDP sequence number of the block whose status was last applied, and when: a
     /// status from an older block arriving after it (reordered in flight) is not applied.
     pub(super) status_seq: Option<(u16, f64)>,
+    /// Another component answering our discovery with this arm's ID (`address`).
+    pub(super) address_conflict: Option<super::address::AddressConflict>,
+    /// A block from the arm was taken where it is followed: `false` while it is followed at
+    /// an address it was only placed at (named before it was found).
+    pub(super) heard: bool,
 }
 
 impl FollowedArm {
@@ -204,6 +209,8 @@ impl FollowedArm {
             stop: None,
             status_at: f64::NEG_INFINITY,
             status_seq: None,
+            address_conflict: None,
+            heard: false,
         }
     }
 
@@ -253,6 +260,7 @@ impl Client {
             return;
         }
         s.last_heard = now;
+        s.heard = true;
         if s.link == LinkState::Lost {
             // Back (same or new process): start over, keeping our intent to hold control.
             s.link = LinkState::Connecting;
@@ -393,7 +401,8 @@ impl Client {
         let mut d = self
             .command_deadline(s)
             .min(s.stop.as_ref().map_or(f64::INFINITY, |st| st.next))
-            .min(s.jog.next_due().unwrap_or(f64::INFINITY));
+            .min(s.jog.next_due().unwrap_or(f64::INFINITY))
+            .min(Self::address_deadline(s));
         if s.link == LinkState::Lost {
             // Only the re-probe, and the verdicts of commands already sent.
             return d.min(s.probe_next);

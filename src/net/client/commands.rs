@@ -458,13 +458,16 @@ impl Client {
             Command::Jog(mut req) => {
                 // While another client uses our ID nothing moves: the input is taken as
                 // released (a jog streaming stops), and the conflict is said elsewhere.
-                if self.conflict.is_some() {
+                if self.conflict.is_some() || self.ambiguous_other(req.arm.into()).is_some() {
                     req.input.deflection = crate::model::jog::Deflection::Released;
                 }
                 self.jog_command(now, *req, out);
             }
             cmd => {
-                if let Some(why) = self.refused_for_conflict(&cmd) {
+                if let Some(why) = self
+                    .refused_for_conflict(&cmd)
+                    .or_else(|| self.refused_for_address(&cmd))
+                {
                     self.refuse(now, cmd.kind(), why, out);
                     return;
                 }
@@ -500,14 +503,10 @@ impl Client {
     }
 
     /// `Select`: focuses `id`, following it first if it is not yet (an ID typed by the
-    /// operator that discovery has not found: tried at the first `--connect` address).
+    /// operator that discovery has not found: tried at the first address discovery queries).
     fn select(&mut self, now: f64, id: JausId, out: &mut Output) {
         if !self.follows(id) {
-            if !self.endpoint.contains(id)
-                && let Some(addr) = self.cfg.connect.first().copied()
-            {
-                self.endpoint.insert_peer(id, addr, now);
-            }
+            self.place_named_arm(now, id);
             if !self.follow(now, id, out) {
                 out.net(Remark::CommandOutcome {
                     t: now,
@@ -533,18 +532,32 @@ impl Client {
         );
     }
 
+    /// Where arm `id`, not followed yet, is to be followed: where it was heard, else at the
+    /// first address discovery queries (the first `--connect` one). The arm of `--component`
+    /// heard first from an address nobody named while `--connect` addresses were given is
+    /// placed at the first of them: it is not taken for the arm at the address named.
+    fn place_named_arm(&mut self, now: f64, id: JausId) {
+        let heard = self.endpoint.peer(id).map(|p| p.addr);
+        let named = &self.cfg.connect;
+        let at = match heard {
+            Some(a) if self.cfg.component != Some(id) || named.is_empty() || named.contains(&a) => {
+                return;
+            }
+            _ => self.first_queried(),
+        };
+        if let Some(addr) = at {
+            self.endpoint.repin(id, addr, now);
+        }
+    }
+
     /// `SetEmergencyOf(id)`: `SetEmergency` to arm `id` whichever is focused. An arm not yet
-    /// found (the operator named it: `--component`) is followed at once where it was found or
-    /// at the first `--connect` address, and stopped there without waiting for discovery;
-    /// refused (in words) only when no address for it is known, so nothing on the wire could
-    /// stop it.
+    /// followed (the operator named it: `--component`) is followed at once
+    /// ([`Client::place_named_arm`]: at the first `--connect` address unless it was heard at
+    /// one) and stopped there without waiting for discovery; refused (in words) only when no
+    /// address for it is known, so nothing on the wire could stop it.
     fn stop_arm(&mut self, now: f64, id: JausId, out: &mut Output) {
         if !self.follows(id) {
-            if !self.endpoint.contains(id)
-                && let Some(addr) = self.cfg.connect.first().copied()
-            {
-                self.endpoint.insert_peer(id, addr, now);
-            }
+            self.place_named_arm(now, id);
             if self.endpoint.contains(id) && self.follow(now, id, out) {
                 // The arm the operator named is the focus, as discovery would make it.
                 if self.focus.is_none() && self.cfg.component.is_none_or(|c| c == id) {

@@ -319,6 +319,10 @@ impl Client {
         let Some(pinned) = self.endpoint.peer(id).map(|p| p.addr) else {
             return;
         };
+        // Another component under its ID that answered our own discovery is no spoofer.
+        if self.elsewhere_conflict(now, id, pinned, addr, message, out) {
+            return;
+        }
         self.warn_once(
             now,
             super::Warned::Spoofed,
@@ -363,6 +367,7 @@ impl Client {
             if let Some(p) = self.endpoint.peer_mut(id) {
                 p.data.answered = now;
             }
+            self.say_address(now, id, out);
             out.arm(
                 id,
                 Remark::Error {
@@ -411,6 +416,7 @@ impl Client {
         // A followed arm is never forgotten to make room for another peer.
         let pinned: Vec<JausId> = self.arms.keys().copied().collect();
         self.endpoint.pin(&pinned);
+        self.say_address(now, id, out);
         let arm = ComponentId::from(id);
         out.arm(
             arm,
@@ -438,13 +444,30 @@ impl Client {
         });
     }
 
-    /// The `--connect` addresses where no followed arm answers yet.
+    /// Every unicast address discovery queries: the `--connect` ones first, then the
+    /// implicit ones (`ClientConfig::implicit`) not among them.
+    pub(super) fn queried(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        let named = &self.cfg.connect;
+        named
+            .iter()
+            .chain(self.cfg.implicit.iter().filter(|a| !named.contains(a)))
+            .copied()
+    }
+
+    /// The first address discovery queries (the first `--connect` one): where an arm named
+    /// before it is found is tried.
+    pub(super) fn first_queried(&self) -> Option<SocketAddr> {
+        self.queried().next()
+    }
+
+    /// The queried addresses where no followed arm answers yet (nor the other component of
+    /// an arm's address conflict: it answered, and is not followed on purpose).
     pub(super) fn unfollowed_connect(&self) -> impl Iterator<Item = SocketAddr> + '_ {
-        self.cfg.connect.iter().copied().filter(|addr| {
-            !self
-                .arms
-                .keys()
-                .any(|id| self.endpoint.peer(*id).is_some_and(|p| p.addr == *addr))
+        self.queried().filter(|addr| {
+            !self.arms.iter().any(|(id, arm)| {
+                self.endpoint.peer(*id).is_some_and(|p| p.addr == *addr)
+                    || arm.address_conflict.is_some_and(|c| c.other == *addr)
+            })
         })
     }
 
@@ -464,25 +487,40 @@ impl Client {
         // still waiting for the arm's word is said as not confirmed.
         self.jog_stop_now(now, out);
         self.stop_abandoned(now, out);
-        let Some(s) = self.arm.take() else { return };
-        for sub in &s.subs {
-            if let SubState::Active { event_id, .. } = sub.state {
-                let rid = self.request_id();
-                self.send(
-                    s.id,
-                    CancelEvent {
-                        request_id: rid,
-                        event_id,
-                    },
-                    out,
-                );
-            }
-        }
-        if matches!(
+        self.leave_address(out);
+        self.arm = None;
+    }
+
+    /// Undoes at its address what the arm in hand set up there: its events cancelled, control
+    /// released (what we want of it is kept: it may be set up again elsewhere).
+    pub(super) fn leave_address(&mut self, out: &mut Output) {
+        let Some(s) = &self.arm else { return };
+        let id = s.id;
+        let events: Vec<u8> = s
+            .subs
+            .iter()
+            .filter_map(|sub| match sub.state {
+                SubState::Active { event_id, .. } => Some(event_id),
+                _ => None,
+            })
+            .collect();
+        let release = matches!(
             s.control,
             ControlState::Held { .. } | ControlState::Requested
-        ) {
-            self.send(s.id, ReleaseControl, out);
+        );
+        for event_id in events {
+            let rid = self.request_id();
+            self.send(
+                id,
+                CancelEvent {
+                    request_id: rid,
+                    event_id,
+                },
+                out,
+            );
+        }
+        if release {
+            self.send(id, ReleaseControl, out);
         }
     }
 
@@ -504,7 +542,8 @@ impl Client {
         }
         let services: Message = QueryServices::all().into();
         let unfollowed: Vec<SocketAddr> = self.unfollowed_connect().collect();
-        for addr in self.cfg.connect.clone() {
+        let queried: Vec<SocketAddr> = self.queried().collect();
+        for addr in queried {
             let without_arm = unfollowed.contains(&addr);
             if full || without_arm {
                 self.mark_connect_asked(addr, now);

@@ -102,6 +102,7 @@ impl Client {
         out.fact(ArmFact::Stop { t: now, state });
         self.send(id, SetEmergency { emergency_code: 1 }, out);
         self.send(id, QueryStatus, out);
+        self.stop_other(out);
     }
 
     /// The pending stop's repeats, due or not: called first among the arm's timers, so after

@@ -15,6 +15,11 @@
 //!   from; a block with its ID from elsewhere is counted (`NetStats::spoofed`), said once and
 //!   never applied, and re-pins the arm only when the arm is silent where it was found and
 //!   answers our services query at the new address (said to the operator).
+//! - Addresses (`address`): where each arm is followed is said ([`ArmFact::Address`]); the
+//!   same ID answering our own discovery at two addresses is a conflict said in words, the
+//!   arm followed at the `--connect` address when exactly one of the two is one, else its
+//!   commands but the stop and the release refused naming both addresses. Discovery asks
+//!   the `--connect` addresses first, then the implicit ones (`ClientConfig::implicit`).
 //! - Following: every manipulator found is followed, up to
 //!   [`MAX_ARMS`](crate::model::update::MAX_ARMS) (past it: listed, counted in
 //!   [`NetStats::arms_not_followed`], said once). Each followed arm has its own state (one
@@ -54,7 +59,7 @@
 //!   sequence number) are dropped.
 //!
 //! The rules live in one file per concern: `discovery` (peers, selection, liveness of
-//! components), `arm` (a followed arm's setup queries, its link, its reports),
+//! components), `address` (where an arm is followed, one ID at two addresses), `arm` (a followed arm's setup queries, its link, its reports),
 //! `subscriptions` (events, polling, staleness), `commands` (operator commands and control).
 //! - Commands: each ends in one true [`Remark::CommandOutcome`]: sent again with backoff until
 //!   its effect is seen (control reports, the status, the current pose), refusals in words,
@@ -69,6 +74,7 @@
 //!   names the holder, each waiting up to a second for the arm's answer to `QueryControl`.
 //! - Tolerated deviations (wire reference §9) are counted in [`NetStats::tolerated`].
 
+mod address;
 mod arm;
 mod commands;
 mod discovery;
@@ -144,8 +150,12 @@ impl Default for Rates {
 pub struct ClientConfig {
     /// Our JAUS ID.
     pub id: JausId,
-    /// Unicast addresses to query for discovery (networks without multicast).
+    /// Unicast addresses the operator named for discovery (`--connect`), in order: an arm
+    /// that answers at one of these and elsewhere too is followed here.
     pub connect: Vec<SocketAddr>,
+    /// Unicast addresses queried as well that nobody named (the local 127.0.0.1:3794 of a
+    /// `jaus-ocu sim`, unless `--no-multicast`), after `connect`.
+    pub implicit: Vec<SocketAddr>,
     /// The multicast group to query, if multicast is usable.
     pub multicast: Option<SocketAddr>,
     /// The manipulator to focus; `None` focuses the first one found (every one is followed).
@@ -173,6 +183,7 @@ impl Default for ClientConfig {
         Self {
             id: DEFAULT_OCU_ID,
             connect: Vec::new(),
+            implicit: Vec::new(),
             multicast: Some(SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
             component: None,
             rates: Rates::default(),
@@ -306,6 +317,9 @@ pub struct Client {
     services_asked: VecDeque<(JausId, f64)>,
     /// Kinds of untrusted input already said in the log.
     warned: Vec<Warned>,
+    /// Blocks from elsewhere that found an arm placed before it was found (its answer at
+    /// its real address): no spoofing.
+    placed_found: u64,
     /// Our identity was published (first tick).
     identity_announced: bool,
     /// The deadline the last tick left ([`Client::next_deadline`] after it): how late the
@@ -352,6 +366,7 @@ impl Client {
             connect_asked: Vec::new(),
             services_asked: VecDeque::new(),
             warned: Vec::new(),
+            placed_found: 0,
             identity_announced: false,
             planned: f64::NEG_INFINITY,
             lateness: 0.0,
@@ -470,7 +485,10 @@ impl Client {
             fragments_dropped: e.fragments_dropped,
             acks_sent: e.acks_sent,
             sent: e.sent,
-            spoofed: e.elsewhere,
+            // The other component of an address conflict is no spoofer: counted apart.
+            spoofed: e
+                .elsewhere
+                .saturating_sub(self.stats.address_conflict + self.placed_found),
             peers_evicted: e.evicted,
             tolerated: crate::model::update::Tolerated {
                 ack_payload: e.ack_payloads,
@@ -823,6 +841,7 @@ impl Client {
         self.arm_timers(now, &mut to_send, out);
         self.command_timers(now, &mut to_send, out);
         self.staleness(now, out);
+        self.address_timers(now, out);
         for m in to_send {
             self.send(id, m, out);
         }

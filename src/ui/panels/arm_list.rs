@@ -93,16 +93,25 @@ pub fn selector(
             grouped(ui, rows, theme, |ui, r| {
                 let text =
                     RichText::new(r.text()).color(colour(r, theme, ui.visuals().text_color()));
-                if ui.selectable_label(r.focused, text).clicked() && !r.focused {
+                if ui
+                    .selectable_label(r.focused, text)
+                    .on_hover_text(r.where_words())
+                    .clicked()
+                    && !r.focused
+                {
                     actions.push(Action::Send(Command::Select(r.id)));
                 }
             });
         })
         .response
         .on_hover_text(format!(
-            "The focused arm, {label}: the buttons beside it act on it. Every manipulator \
+            "The focused arm, {label}{}: the buttons beside it act on it. Every manipulator \
              found (subsystem.node.component), by subsystem, each with its link, management \
-             state and who holds control; pick one to focus it"
+             state and who holds control (hover one for its address); pick one to focus it",
+            rows.iter()
+                .find(|r| r.focused)
+                .map(|r| format!(" ({})", r.where_words()))
+                .unwrap_or_default()
         ))
         .on_disabled_hover_text(disabled_why);
 }
@@ -115,7 +124,11 @@ pub fn strip(ui: &mut egui::Ui, rows: &[ArmRow], theme: &Theme, actions: &mut Ve
         let text = RichText::new(r.text()).color(colour(r, theme, ui.visuals().text_color()));
         if ui
             .selectable_label(r.focused, text)
-            .on_hover_text(format!("Show {} in the gauges, plots and 3D view", r.id))
+            .on_hover_text(format!(
+                "Show {} in the gauges, plots and 3D view ({})",
+                r.id,
+                r.where_words()
+            ))
             .clicked()
             && !r.focused
         {
@@ -158,11 +171,17 @@ mod tests {
             control: String::new(),
             lost: false,
             focused,
+            address: "127.0.0.1:3794".to_string(),
+            address_other: String::new(),
         };
         let first = [row(10, true), row(11, false)];
         let second = [row(10, false), row(11, true)];
         assert_eq!(selector_text(&first), "126.1.10 [live] (1 of 2)");
         assert_eq!(selector_text(&second), "126.1.11 [live] (2 of 2)");
         assert_eq!(selector_text(&first[..1]), "126.1.10 [live]");
+        assert_eq!(
+            first[0].where_words(),
+            "126.1.10 followed at 127.0.0.1:3794"
+        );
     }
 }
