@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use jaus_ocu::jaus::core::{
     ConfirmControl, ConfirmControlCode, Event, QueryType, ReportIdentification, ReportServices,
-    ReportStatus, RequestControl, ServiceRec, Status,
+    ReportStatus, RequestControl, ServiceRec, SetEmergency, Status,
 };
 use jaus_ocu::jaus::judp::{self, Header};
 use jaus_ocu::jaus::manipulator::{JointValue, ReportJointPositions};
@@ -1131,4 +1131,48 @@ proptest! {
         }
         prop_assert_eq!(obs.stats().datagrams, 22);
     }
+}
+
+#[test]
+fn a_stop_repeated_until_confirmed_is_one_press_on_the_timeline_and_its_confirmation_one_more() {
+    // Issue 44: the OCU sends SetEmergency every 150 ms until the arm says EMERGENCY. The
+    // recording marks the press once and the confirmation (the status), not every try.
+    let ocu = DEFAULT_OCU_ID;
+    let mut records = vec![record(0, SIM_ID, ocu, 1, status(Status::Ready))];
+    for i in 0..20_u16 {
+        records.push(record(
+            100 + 150 * u64::from(i),
+            ocu,
+            SIM_ID,
+            100 + i,
+            SetEmergency { emergency_code: 1 },
+        ));
+    }
+    records.push(record(3200, SIM_ID, ocu, 2, status(Status::Emergency)));
+    // A press 20 s later is a press of its own.
+    records.push(record(
+        23_000,
+        ocu,
+        SIM_ID,
+        200,
+        SetEmergency { emergency_code: 1 },
+    ));
+    let (_, updates) = observe_all(&records, START_NS);
+    let presses = updates
+        .iter()
+        .filter(|u| {
+            matches!(u.remark(), Some(Remark::Mark { label, .. }) if label.starts_with("SetEmergency from"))
+        })
+        .count();
+    assert_eq!(presses, 2);
+    assert!(updates.iter().any(|u| matches!(
+        u,
+        Update::Arm {
+            fact: ArmFact::Status {
+                state: ManagementState::Emergency,
+                ..
+            },
+            ..
+        }
+    )));
 }

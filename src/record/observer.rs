@@ -191,7 +191,18 @@ struct Arm {
     seen: Option<(f64, f64)>,
     joints: Option<usize>,
     gaps: Vec<(f64, f64)>,
+    /// Per sender, when its last `SetEmergency` was marked: a stop repeated until the arm
+    /// confirms it (every 150 ms, issue 44) is one mark, not one per try (at most
+    /// [`MAX_STOP_SENDERS`] senders kept).
+    stop_marked: HashMap<JausId, f64>,
 }
+
+/// Seconds within which a sender's repeated `SetEmergency`s are one press on the timeline.
+const STOP_REPEATS_WITHIN: f64 = 10.0;
+
+/// Most senders whose last marked stop is remembered per arm (a flood of forged senders
+/// costs a mark each, never memory).
+const MAX_STOP_SENDERS: usize = 32;
 
 impl Arm {
     fn new(id: JausId, by_spec: bool) -> Self {
@@ -212,6 +223,7 @@ impl Arm {
             seen: None,
             joints: None,
             gaps: Vec::new(),
+            stop_marked: HashMap::new(),
         }
     }
 
@@ -758,10 +770,20 @@ impl Observer {
                 ));
             }
             Message::SetEmergency(_) => {
-                out.push(mark(
-                    MarkKind::Emergency,
-                    format!("SetEmergency from {from}"),
-                ));
+                let repeat = arm
+                    .stop_marked
+                    .get(&from)
+                    .is_some_and(|last| t - last < STOP_REPEATS_WITHIN);
+                if !repeat {
+                    if arm.stop_marked.len() >= MAX_STOP_SENDERS {
+                        arm.stop_marked.clear();
+                    }
+                    arm.stop_marked.insert(from, t);
+                    out.push(mark(
+                        MarkKind::Emergency,
+                        format!("SetEmergency from {from}"),
+                    ));
+                }
             }
             Message::ClearEmergency(_) => {
                 out.push(mark(
