@@ -1838,14 +1838,30 @@ fn a_lost_clear_is_not_blamed_on_another_client_and_a_real_refusal_is_said() {
 
 #[test]
 fn control_of_an_arm_with_a_one_second_access_timeout_is_never_lost() {
+    // Issue 44: control is confirmed before the arm's ReportTimeout arrives (here held 2 s
+    // in flight), so the first keep-alive is scheduled before the timeout is known; it must
+    // still come in time for a 1 s timeout, and the report, when it comes, reschedules it.
     for timeout in [1_u8, 5] {
-        let mut net = Net::live(
+        let mut net = Net::with_sim(
             SimConfig {
                 control_timeout_s: timeout,
                 ..sim_cfg()
             },
             client_cfg(),
         );
+        net.delay_to_client = Some(Box::new(|_, b| match decode(b).first() {
+            Some((_, Some(Message::ReportTimeout(_)))) => Duration::from_secs(2),
+            _ => Duration::ZERO,
+        }));
+        // 10 ms each way, as a real link has: a keep-alive sent exactly one timeout after
+        // the last arrives too late.
+        let late = Faults {
+            delay: Duration::from_millis(10),
+            ..Faults::default()
+        };
+        net.set_faults_from_client(late);
+        net.set_faults_to_client(late);
+        net.connect();
         net.step_size = Duration::from_millis(5);
         let mark = net.mark();
         net.take_control(10);
