@@ -72,8 +72,8 @@ fn parse_loopback(text: &str) -> Result<SocketAddr, String> {
     }
 }
 
-/// `--seconds`: positive, at most [`MAX_SECONDS`].
-fn parse_seconds(text: &str) -> Result<f64, String> {
+/// `--seconds` (and `relay --duration`): positive, at most [`MAX_SECONDS`].
+pub(super) fn parse_seconds(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => Ok(s),
         _ => Err(format!(

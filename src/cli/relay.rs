@@ -31,7 +31,7 @@ use crate::net::link::Link;
 use crate::net::relay::{Counts, Direction, Fate, Loss, Relay, contents};
 
 /// The longest `--duration`, seconds.
-pub const MAX_SECONDS: f64 = 600.0;
+pub const MAX_SECONDS: f64 = super::flood::MAX_SECONDS;
 /// The most datagrams relayed in one run (both directions together).
 pub const MAX_DATAGRAMS: u64 = 20_000_000;
 /// The most lines written to `--log`; later datagrams are counted, not logged.
@@ -61,7 +61,7 @@ pub struct RelayArgs {
     #[arg(long, value_name = "N", default_value_t = 44)]
     pub seed: u64,
     /// How long to relay, seconds (at most 600); the relay then stops by itself.
-    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_seconds)]
+    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = super::flood::parse_seconds)]
     pub duration: f64,
     /// Write one JSON line per datagram to FILE (replaced if it exists).
     #[arg(long, value_name = "FILE")]
@@ -103,16 +103,6 @@ fn parse_probability(text: &str) -> Result<f64, String> {
         Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
         _ => Err(format!(
             "'{text}' is not a loss probability: give a fraction from 0 to 1, e.g. 0.4 for 40 %"
-        )),
-    }
-}
-
-/// `--duration`: positive, at most [`MAX_SECONDS`].
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => Ok(s),
-        _ => Err(format!(
-            "'{text}' is not a duration: give seconds, more than 0 and at most {MAX_SECONDS}"
         )),
     }
 }
@@ -300,7 +290,8 @@ fn report(args: &RelayArgs, relay: &Relay, log: Option<&Log>, elapsed: f64, stop
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_loopback, parse_probability, parse_seconds};
+    use super::super::flood::parse_seconds;
+    use super::{parse_loopback, parse_probability};
 
     #[test]
     fn refuses_every_address_but_ipv4_loopback() {
