@@ -2,6 +2,7 @@
 //! its kinematics, the time-indexed session history of each arm and the vehicle of every arm.
 
 pub mod arm;
+pub mod clearance;
 pub mod clock;
 pub mod command;
 pub mod events;

@@ -171,6 +171,9 @@ pub enum StopReason {
     /// The input switched between joint and tool-point jog (or the arm's joint count
     /// changed): the old motion is stopped before the new one starts.
     ModeChanged,
+    /// The guard let none of the motion through (clearance: the words are
+    /// [`JogController::guard_words`]).
+    Guard,
 }
 
 impl std::fmt::Display for StopReason {
@@ -180,7 +183,45 @@ impl std::fmt::Display for StopReason {
             StopReason::InputStale => f.write_str("input older than one period"),
             StopReason::Gate(g) => f.write_str(g.lost()),
             StopReason::ModeChanged => f.write_str("switched between joint and tool-point jog"),
+            StopReason::Guard => f.write_str("stopped short of contact"),
         }
+    }
+}
+
+/// What may limit a jog command beyond the controller's own rules: a [`MotionGuard`] sees
+/// each command before it goes out and says which fraction of it may go (the clearance
+/// guard, `model::clearance::guard`). The controller stops for a guard's zero as for any
+/// other stop, and scales by its fraction otherwise.
+/// A guard's verdict on one command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardLimit {
+    /// The fraction of the command that may go out, 0..=1.
+    pub scale: f64,
+    /// Why it is below 1, in words ("stopped 16 mm from contact: … ↔ …").
+    pub words: Option<String>,
+}
+
+impl GuardLimit {
+    /// No limit.
+    pub const FREE: GuardLimit = GuardLimit {
+        scale: 1.0,
+        words: None,
+    };
+}
+
+/// Sees each jog command before it goes out.
+pub trait MotionGuard {
+    /// The fraction of `motion` that may be commanded with the arm at `positions`.
+    fn limit(&self, positions: &[f64], motion: &Motion) -> GuardLimit;
+}
+
+/// The guard of a jog with none: everything passes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoGuard;
+
+impl MotionGuard for NoGuard {
+    fn limit(&self, _positions: &[f64], _motion: &Motion) -> GuardLimit {
+        GuardLimit::FREE
     }
 }
 
@@ -247,6 +288,8 @@ pub struct JogController {
     events: Vec<Event>,
     /// A joint deflected by the operator that its soft limit holds still (last motion).
     at_limit: Option<usize>,
+    /// Why the guard last limited the motion asked (`None` while it let it all through).
+    guard_words: Option<String>,
 }
 
 impl JogController {
@@ -271,6 +314,7 @@ impl JogController {
             refused: None,
             events: Vec::new(),
             at_limit: None,
+            guard_words: None,
         };
         c.set_speed_scale(settings.speed_scale);
         c
@@ -316,6 +360,12 @@ impl JogController {
         self.at_limit.filter(|_| self.phase == Phase::Moving)
     }
 
+    /// Why the guard slowed or held the last motion asked, in its words (`None` while it
+    /// passed all of it, or nothing was asked).
+    pub fn guard_words(&self) -> Option<&str> {
+        self.guard_words.as_deref()
+    }
+
     /// The events since the last call, oldest first.
     pub fn events(&mut self) -> std::vec::Drain<'_, Event> {
         self.events.drain(..)
@@ -331,6 +381,20 @@ impl JogController {
         gates: &Gates,
         spec: &ArmSpec,
         positions: &[f64],
+    ) -> Option<JogOut> {
+        self.tick_guarded(now, input, gates, spec, positions, &NoGuard)
+    }
+
+    /// [`JogController::tick`] with `guard` seeing each command first: motion it lets none
+    /// of through is stopped ([`StopReason::Guard`]), motion it limits is scaled.
+    pub fn tick_guarded(
+        &mut self,
+        now: f64,
+        input: &Input,
+        gates: &Gates,
+        spec: &ArmSpec,
+        positions: &[f64],
+        guard: &dyn MotionGuard,
     ) -> Option<JogOut> {
         let mut blocking = gates.blocking();
         if positions.len() != spec.joints.len() || positions.iter().any(|q| !q.is_finite()) {
@@ -377,8 +441,29 @@ impl JogController {
             _ => self.refused = None,
         }
         match stop {
-            None => self.move_tick(now, &input.deflection, mode, spec, positions),
+            None => {
+                let motion = self.motion(&input.deflection, spec, positions);
+                let limit = guard.limit(positions, &motion);
+                self.guard_words = limit.words;
+                let scale = if limit.scale.is_nan() {
+                    0.0
+                } else {
+                    limit.scale.clamp(0.0, 1.0)
+                };
+                if scale == 0.0 {
+                    return self.stop_tick(now, StopReason::Guard);
+                }
+                self.move_tick(now, &input.deflection, scaled(motion, scale), mode, spec, positions)
+            }
             Some(reason) => self.stop_tick(now, reason),
+        }
+    }
+
+    /// The motion the deflection asks for, before any guard.
+    fn motion(&self, deflection: &Deflection, spec: &ArmSpec, positions: &[f64]) -> Motion {
+        match deflection {
+            Deflection::Twist { axes, frame } => Motion::Twist(self.twist(axes, *frame)),
+            _ => Motion::Joints(self.joint_velocities(deflection.axes(), spec, positions)),
         }
     }
 
@@ -386,6 +471,7 @@ impl JogController {
         &mut self,
         now: f64,
         deflection: &Deflection,
+        motion: Motion,
         mode: Mode,
         spec: &ArmSpec,
         positions: &[f64],
@@ -394,10 +480,6 @@ impl JogController {
         if self.phase != Phase::Idle && !self.is_due(now) {
             return None;
         }
-        let motion = match deflection {
-            Deflection::Twist { axes, frame } => Motion::Twist(self.twist(axes, *frame)),
-            _ => Motion::Joints(self.joint_velocities(deflection.axes(), spec, positions)),
-        };
         self.at_limit = match &motion {
             Motion::Joints(_) => deflection
                 .axes()
@@ -422,6 +504,9 @@ impl JogController {
     }
 
     fn stop_tick(&mut self, now: f64, reason: StopReason) -> Option<JogOut> {
+        if reason != StopReason::Guard {
+            self.guard_words = None;
+        }
         let left = match self.phase {
             Phase::Idle => return None,
             // A stop goes out at once, never waiting for the schedule.
@@ -496,5 +581,20 @@ impl JogController {
             angular: [axis(3, ang), axis(4, ang), axis(5, ang)],
             frame,
         }
+    }
+}
+
+/// `motion` times `scale` (every component).
+fn scaled(motion: Motion, scale: f64) -> Motion {
+    if scale >= 1.0 {
+        return motion;
+    }
+    match motion {
+        Motion::Joints(v) => Motion::Joints(v.into_iter().map(|x| x * scale).collect()),
+        Motion::Twist(t) => Motion::Twist(Twist {
+            linear: t.linear.map(|x| x * scale),
+            angular: t.angular.map(|x| x * scale),
+            frame: t.frame,
+        }),
     }
 }
