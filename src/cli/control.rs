@@ -667,6 +667,7 @@ fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> 
         timeout_limit: args.timeout_limit,
         acknowledge_timeout: args.acknowledge_timeout,
         effort_as_velocity: args.effort_as_velocity,
+        ..JogOptions::default()
     };
     let before = st.positions.as_ref().map(|p| p.value.clone());
     let request = |s: &Session, deflection: Deflection| {

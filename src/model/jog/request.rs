@@ -24,6 +24,11 @@ pub struct JogOptions {
     /// Send effort percentages as velocities (rad/s or m/s), for arms that read
     /// `SetJointEffort` that way (FKIE's: 50 % means 50 rad/s). Off by default.
     pub effort_as_velocity: bool,
+    /// Clearance warning band, m: gap-closing motion slows inside it (floored as
+    /// `model::clearance::Settings::floored` says; default 0.05).
+    pub clearance_band: f64,
+    /// Clearance stop margin, m: gap-closing motion stops here (floored; default 0.015).
+    pub clearance_margin: f64,
 }
 
 impl Default for JogOptions {
@@ -33,6 +38,8 @@ impl Default for JogOptions {
             timeout_limit: 1.0,
             acknowledge_timeout: false,
             effort_as_velocity: false,
+            clearance_band: 0.05,
+            clearance_margin: 0.015,
         }
     }
 }

@@ -176,6 +176,10 @@ pub struct ClientConfig {
     pub transition_timeout: f64,
     /// Dialect of what we send.
     pub dialect: Dialect,
+    /// What the OCU knows of the vehicle beyond the wire (ground, obstacles, pairs allowed
+    /// to touch): the jog's clearance guard keeps off it (`--vehicle`; none: only the arms'
+    /// own cylinders are checked).
+    pub vehicle: std::sync::Arc<crate::model::clearance::obstacles::VehicleGeometry>,
 }
 
 impl Default for ClientConfig {
@@ -194,6 +198,7 @@ impl Default for ClientConfig {
             command_timeout: 2.0,
             transition_timeout: 120.0,
             dialect: Dialect::Jsidl,
+            vehicle: std::sync::Arc::default(),
         }
     }
 }

@@ -83,6 +83,7 @@ impl OcuApp {
             acknowledge_timeout: self.view.jog.acknowledged
                 && !self.settings.jog_refuse_long_timeout,
             effort_as_velocity: self.settings.jog_effort_as_velocity,
+            ..JogOptions::default()
         }
     }
 
