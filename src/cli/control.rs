@@ -81,6 +81,16 @@ pub struct ControlArgs {
     /// Jog: tool-point axes are the tool's own (default: the arm's base frame).
     #[arg(long)]
     pub tool_frame: bool,
+    /// The vehicle file (ground, obstacles, pairs allowed to touch) the jog keeps clear of,
+    /// e.g. assets/vehicles/demo.toml (none: only the arms' own cylinders are checked).
+    #[arg(long, value_name = "FILE")]
+    pub vehicle: Option<std::path::PathBuf>,
+    /// Jog: the clearance warning band, m: gap-closing motion slows inside it.
+    #[arg(long, value_name = "M", default_value_t = crate::model::clearance::DEFAULT_BAND_M)]
+    pub clearance_band: f64,
+    /// Jog: the clearance stop margin, m (at least 0.005): gap-closing motion stops here.
+    #[arg(long, value_name = "M", default_value_t = crate::model::clearance::DEFAULT_MARGIN_M)]
+    pub clearance_margin: f64,
 }
 
 /// One action, parsed.
@@ -667,7 +677,8 @@ fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> 
         timeout_limit: args.timeout_limit,
         acknowledge_timeout: args.acknowledge_timeout,
         effort_as_velocity: args.effort_as_velocity,
-        ..JogOptions::default()
+        clearance_band: args.clearance_band,
+        clearance_margin: args.clearance_margin,
     };
     let before = st.positions.as_ref().map(|p| p.value.clone());
     let request = |s: &Session, deflection: Deflection| {
@@ -685,6 +696,7 @@ fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> 
     let mut moved = false;
     let mut refused: Option<String> = None;
     let mut interrupted: Option<String> = None;
+    let mut said_slowed: Option<String> = None;
     while Instant::now() < until {
         s.handle
             .send(request(s, deflection.clone()))
@@ -694,12 +706,19 @@ fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> 
         if moved && !j.moving {
             // Stopped before its time (control or the link lost, an emergency, this process
             // frozen): the jog ends with that verdict and never resumes on its own.
-            let why = j.refusal.clone().unwrap_or_else(|| {
-                j.blocking.first().map_or_else(
-                    || "the jog stopped (its input went stale: this process was held up)".into(),
-                    |g| g.lost().to_string(),
-                )
-            });
+            let why = j
+                .clearance
+                .clone()
+                .or_else(|| j.refusal.clone())
+                .unwrap_or_else(|| {
+                    j.blocking.first().map_or_else(
+                        || {
+                            "the jog stopped (its input went stale: this process was held up)"
+                                .into()
+                        },
+                        |g| g.lost().to_string(),
+                    )
+                });
             interrupted = Some(format!(
                 "interrupted after {:.2} s of {seconds} s: {why}",
                 started.elapsed().as_secs_f64()
@@ -707,8 +726,14 @@ fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> 
             break;
         }
         moved |= j.moving;
+        if let Some(w) = j.clearance.as_ref().filter(|_| j.moving)
+            && said_slowed.is_none()
+        {
+            eprintln!("jog: {w}");
+            said_slowed = Some(w.clone());
+        }
         if !j.moving {
-            if let Some(r) = &j.refusal {
+            if let Some(r) = j.clearance.as_ref().or(j.refusal.as_ref()) {
                 refused = Some(r.clone());
             } else if let Some(g) = j.blocking.first()
                 && started.elapsed() >= JOG_BLOCKED_FOR
@@ -783,6 +808,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
     }
     let actions = parse_actions(&args.actions)?;
     let (mut cfg, _identity) = args.net.net_config()?;
+    cfg.client.vehicle = super::vehicle::load(args.vehicle.as_deref())?;
     if let (Some(Action::SetEmergency), Some(id)) = (actions.first(), args.net.component) {
         // The named arm's stop is the first datagram this process sends (`stop_first`).
         cfg.first.push(Command::SetEmergencyOf(id.into()));

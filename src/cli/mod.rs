@@ -19,6 +19,7 @@ pub mod relay;
 pub mod screenshot;
 pub mod serve;
 pub mod sim;
+pub mod vehicle;
 
 /// Parses a `--connect` address: `IP`, `IP:PORT`, `[IPv6]:PORT`, `HOST` or `HOST:PORT`, the
 /// port defaulting to JUDP's 3794. A host name is resolved once, here (an IPv4 address is

@@ -263,12 +263,15 @@ pub enum MarkKind {
     Recording,
     /// An operator's note or bookmark (a fact of the vehicle, not of one arm).
     Note,
+    /// A pair of bodies entered the clearance band or margin, or touched, or a jog was
+    /// slowed or stopped for clearance.
+    Clearance,
 }
 
 impl MarkKind {
     /// Every kind, in the order the timeline's filter lists them.
     /// New kinds go at the end: the timeline's filter stores the hidden kinds by index.
-    pub const ALL: [MarkKind; 11] = [
+    pub const ALL: [MarkKind; 12] = [
         MarkKind::Control,
         MarkKind::Emergency,
         MarkKind::Status,
@@ -280,6 +283,7 @@ impl MarkKind {
         MarkKind::Network,
         MarkKind::Recording,
         MarkKind::Note,
+        MarkKind::Clearance,
     ];
 
     /// A short name for legends and exports.
@@ -296,6 +300,7 @@ impl MarkKind {
             MarkKind::Network => "network",
             MarkKind::Recording => "recording",
             MarkKind::Note => "note",
+            MarkKind::Clearance => "clearance",
         }
     }
 }

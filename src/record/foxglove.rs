@@ -402,9 +402,11 @@ fn remark_level(r: &Remark) -> LogLevel {
         },
         Remark::Mark { kind, .. } => match kind {
             MarkKind::Emergency => LogLevel::Error,
-            MarkKind::Gap | MarkKind::Stale | MarkKind::Threshold | MarkKind::Network => {
-                LogLevel::Warning
-            }
+            MarkKind::Gap
+            | MarkKind::Stale
+            | MarkKind::Threshold
+            | MarkKind::Network
+            | MarkKind::Clearance => LogLevel::Warning,
             MarkKind::Control
             | MarkKind::Status
             | MarkKind::Transition

@@ -143,7 +143,7 @@ impl Theme {
 
     /// The colour of a timeline mark of this kind.
     pub fn mark(&self, kind: MarkKind) -> Color32 {
-        if kind == MarkKind::Threshold {
+        if matches!(kind, MarkKind::Threshold | MarkKind::Clearance) {
             return self.threshold;
         }
         self.marks[match kind {
@@ -152,7 +152,7 @@ impl Theme {
             MarkKind::Status => 2,
             MarkKind::Transition => 3,
             MarkKind::Gap => 4,
-            MarkKind::Stale | MarkKind::Threshold => 5,
+            MarkKind::Stale | MarkKind::Threshold | MarkKind::Clearance => 5,
             MarkKind::Command => 6,
             MarkKind::Network => 7,
             MarkKind::Recording => 8,

@@ -75,7 +75,9 @@ impl JogGuard<'_> {
                     }
                 };
                 let j = jacobian(self.spec, q, self.tool_point).ok()?;
-                let x = [angular.x, angular.y, angular.z, linear.x, linear.y, linear.z];
+                let x = [
+                    angular.x, angular.y, angular.z, linear.x, linear.y, linear.z,
+                ];
                 Some(damped_least_squares(&j, x, DAMPING))
             }
         }
@@ -139,42 +141,59 @@ impl JogGuard<'_> {
         worst
     }
 
-    /// The fraction of joint velocities `v` that may go out at `q`, and the pair that limits
-    /// it.
-    pub fn find(&self, q: &[f64], v: &[f64]) -> Finding {
-        let now = self.effective_at(q);
-        let ahead = self.ahead(q, v);
-        let worst = self.worst_on(q, &ahead);
+    /// Whether `v` scaled by `s` keeps every gap it closes within its band rule (scale at
+    /// most `(gap − margin) / (band − margin)` of the gap one stop distance ahead): `None`
+    /// if so, else the pair that forbids it.
+    fn forbids(&self, q: &[f64], now: &[Checked], v: &[f64], s: f64) -> Option<Checked> {
         let settings = self.clearance.settings();
-        let mut out = Finding {
-            scale: 1.0,
-            pair: None,
-        };
-        for (n, w) in now.iter().zip(&worst) {
+        let vs: Vec<f64> = v.iter().map(|x| x * s).collect();
+        let worst = self.worst_on(q, &self.ahead(q, &vs));
+        let mut out: Option<(f64, Checked)> = None;
+        for (n, w) in now.iter().zip(worst) {
             if w.effective >= n.effective - CLOSING_EPS_M {
                 continue; // opening, or not moving relative to each other
             }
             let (margin, band) = super::limits(&settings, w.allowed > 0.0);
-            let scale = ((w.effective - margin) / (band - margin)).clamp(0.0, 1.0);
-            if scale < out.scale || out.pair.is_none() && scale < 1.0 {
-                out.scale = scale;
-                out.pair = Some((w.clone(), n.effective));
+            let most = ((w.effective - margin) / (band - margin)).clamp(0.0, 1.0);
+            if s > most && out.as_ref().is_none_or(|(m, _)| most < *m) {
+                out = Some((most, w));
             }
         }
-        if out.scale > 0.0 && out.scale < 1.0 {
-            // The scaled command on its own stop distance.
-            let v2: Vec<f64> = v.iter().map(|x| x * out.scale).collect();
-            let worst = self.worst_on(q, &self.ahead(q, &v2));
-            for (n, w) in now.iter().zip(&worst) {
-                let (margin, _) = super::limits(&settings, w.allowed > 0.0);
-                if w.effective < n.effective - CLOSING_EPS_M && w.effective < margin {
-                    out.scale = 0.0;
-                    out.pair = Some((w.clone(), n.effective));
-                    break;
+        out.map(|(_, w)| w)
+    }
+
+    /// The fraction of joint velocities `v` that may go out at `q`, and the pair that limits
+    /// it: the largest scale whose own stop distance keeps the band rule (bisection to
+    /// 1/1024), zero below 1/1000.
+    pub fn find(&self, q: &[f64], v: &[f64]) -> Finding {
+        let now = self.effective_at(q);
+        let Some(mut pair) = self.forbids(q, &now, v, 1.0) else {
+            return Finding {
+                scale: 1.0,
+                pair: None,
+            };
+        };
+        let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+        for _ in 0..10 {
+            let mid = (lo + hi) / 2.0;
+            match self.forbids(q, &now, v, mid) {
+                None => lo = mid,
+                Some(p) => {
+                    hi = mid;
+                    pair = p;
                 }
             }
         }
-        out
+        let scale = if lo < 1e-3 { 0.0 } else { lo };
+        let key = super::scene::PairKey::new(pair.gap.a, pair.gap.b);
+        let gap_now = now
+            .iter()
+            .find(|n| super::scene::PairKey::new(n.gap.a, n.gap.b) == key)
+            .map_or(pair.effective, |n| n.effective);
+        Finding {
+            scale,
+            pair: Some((pair, gap_now)),
+        }
     }
 
     /// A finding in words: "stopped 16 mm from contact: wrist_roll (joint 5) ↔ turret
@@ -194,23 +213,31 @@ impl JogGuard<'_> {
         let pair = self
             .clearance
             .pair_words(Some(self.arm), &c.gap.a, &c.gap.b, names);
-        let allowed = if c.allowed > 0.0 {
-            format!(" (allowed {:.0} mm deep)", c.allowed * 1000.0)
+        let key = super::scene::PairKey::new(c.gap.a, c.gap.b);
+        let why = if c.allowed > 0.0 {
+            self.clearance
+                .allowed()
+                .into_iter()
+                .find(|(k, _)| *k == key)
+                .map_or_else(String::new, |(_, a)| format!(", {}", a.source))
         } else {
             String::new()
         };
         let mm = now * 1000.0;
-        Some(if f.scale <= 0.0 {
-            if *now < 0.0 {
-                format!("held {:.0} mm in contact: {pair}{allowed}; only motion that opens it", -mm)
-            } else {
-                format!("stopped {mm:.0} mm from contact: {pair}{allowed}")
-            }
-        } else {
+        let (stop, slow) = ("stopped", format!("slowed to {:.0} %", f.scale * 100.0));
+        let verb = if f.scale <= 0.0 { stop } else { slow.as_str() };
+        Some(if c.allowed > 0.0 {
             format!(
-                "slowed to {:.0} % {mm:.0} mm from contact: {pair}{allowed}",
-                f.scale * 100.0
+                "{verb} {mm:.0} mm short of the overlap allowed ({:.0} mm{why}): {pair}",
+                c.allowed * 1000.0
             )
+        } else if *now < 0.0 {
+            format!(
+                "{verb} {:.0} mm in contact: {pair}; only motion that opens it",
+                -mm
+            )
+        } else {
+            format!("{verb} {mm:.0} mm from contact: {pair}")
         })
     }
 }

@@ -52,6 +52,10 @@ pub const MARGIN_FLOOR_M: f64 = 0.005;
 /// The smallest band beyond the margin, m (a band no wider than the margin is a wall).
 pub const BAND_FLOOR_M: f64 = 0.01;
 
+/// An overlap shallower than this beyond what is allowed is not a first-seen contact, m
+/// (rounding, and the wire's 0.3 mm resolution).
+const FIRST_SEEN_FLOOR_M: f64 = 0.0005;
+
 /// Where gap-closing motion slows and stops.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
@@ -75,8 +79,18 @@ impl Settings {
     /// band at least [`BAND_FLOOR_M`] wider than the margin (not-a-number: the default).
     pub fn floored(self) -> Settings {
         let d = Settings::default();
-        let margin = if self.margin.is_nan() { d.margin } else { self.margin }.max(MARGIN_FLOOR_M);
-        let band = if self.band.is_nan() { d.band } else { self.band }.max(margin + BAND_FLOOR_M);
+        let margin = if self.margin.is_nan() {
+            d.margin
+        } else {
+            self.margin
+        }
+        .max(MARGIN_FLOOR_M);
+        let band = if self.band.is_nan() {
+            d.band
+        } else {
+            self.band
+        }
+        .max(margin + BAND_FLOOR_M);
         Settings { band, margin }
     }
 }
@@ -252,7 +266,8 @@ impl Clearance {
     /// opened as they open), every pair measured.
     pub fn update(&mut self, arms: &[ArmFacts<'_>]) {
         let arms = &arms[..arms.len().min(MAX_TRACKED_ARMS)];
-        self.arms.retain(|id, _| arms.iter().any(|a| a.input.id == *id));
+        self.arms
+            .retain(|id, _| arms.iter().any(|a| a.input.id == *id));
         for a in arms {
             let track = self.arms.entry(a.input.id).or_default();
             let presets: Vec<(u8, Vec<f64>)> = a
@@ -261,8 +276,7 @@ impl Clearance {
                 .filter_map(|p| p.positions.clone().map(|q| (p.id, q)))
                 .collect();
             if track.spec.as_ref() != Some(a.input.spec) || track.presets != presets {
-                track.from_presets =
-                    preset_overlaps(a.input, a.presets, &self.vehicle);
+                track.from_presets = preset_overlaps(a.input, a.presets, &self.vehicle);
                 track.spec = Some(a.input.spec.clone());
                 track.presets = presets;
             }
@@ -285,14 +299,18 @@ impl Clearance {
                 .into_iter()
                 .flatten()
                 .any(|id| new.contains(&id));
-            if first && depth > 0.0 {
+            if first && depth > FIRST_SEEN_FLOOR_M {
                 self.first_seen.insert(key, depth);
             } else if let Some(d) = self.first_seen.get_mut(&key) {
                 *d = d.min(depth);
             }
         }
         self.first_seen.retain(|k, d| {
-            *d > 0.0 && [k.0.arm(), k.1.arm()].into_iter().flatten().all(|id| inputs.iter().any(|a| a.id == id))
+            *d > FIRST_SEEN_FLOOR_M
+                && [k.0.arm(), k.1.arm()]
+                    .into_iter()
+                    .flatten()
+                    .all(|id| inputs.iter().any(|a| a.id == id))
         });
         self.seen.extend(new);
         self.seen.retain(|id| inputs.iter().any(|a| a.id == *id));
@@ -315,7 +333,8 @@ impl Clearance {
     /// Measures one pair against its allowance.
     pub fn check(&self, gap: PairGap) -> Checked {
         let key = PairKey::new(gap.a, gap.b);
-        let allowed = self.allowance_depth(&key) + self.first_seen.get(&key).copied().unwrap_or(0.0);
+        let allowed =
+            self.allowance_depth(&key) + self.first_seen.get(&key).copied().unwrap_or(0.0);
         let (margin, band) = limits(&self.settings, allowed > 0.0);
         let effective = gap.contact.gap + allowed;
         Checked {

@@ -210,8 +210,12 @@ impl VehicleGeometry {
             if obstacles.iter().any(|x: &Obstacle| x.name == o.name) {
                 return Err(fail(format!("{at}: a second obstacle of this name")));
             }
-            let shape = obstacle_shape(o.cuboid, o.cylinder).map_err(|w| fail(format!("{at}: {w}")))?;
-            obstacles.push(Obstacle { name: o.name, shape });
+            let shape =
+                obstacle_shape(o.cuboid, o.cylinder).map_err(|w| fail(format!("{at}: {w}")))?;
+            obstacles.push(Obstacle {
+                name: o.name,
+                shape,
+            });
         }
         let mut allow = Vec::with_capacity(repr.allow.len());
         for (i, a) in repr.allow.into_iter().enumerate() {
@@ -228,12 +232,16 @@ impl VehicleGeometry {
             if let Some(d) = a.depth
                 && !(d.is_finite() && (0.0..=MAX_EXTENT_M).contains(&d))
             {
-                return Err(fail(format!("{at}: depth = {d}: give a depth in m, 0 or more")));
+                return Err(fail(format!(
+                    "{at}: depth = {d}: give a depth in m, 0 or more"
+                )));
             }
             let arm = match a.arm {
                 None => None,
                 Some(s) => Some(parse_id(&s).ok_or_else(|| {
-                    fail(format!("{at}: arm = {s:?}: write the arm's JAUS ID as \"126.1.10\""))
+                    fail(format!(
+                        "{at}: arm = {s:?}: write the arm's JAUS ID as \"126.1.10\""
+                    ))
                 })?),
             };
             allow.push(FileAllow {

@@ -7,15 +7,11 @@
 //! between them, "zero" within [`ZERO_LENGTH_M`]); across two arms every pair; every arm
 //! cylinder against every obstacle and the ground.
 
-use super::geometry::{
-    Capsule, Contact, capsule_box, capsule_capsule, capsule_ground,
-};
+use super::geometry::{Capsule, Contact, capsule_box, capsule_capsule, capsule_ground};
 use super::obstacles::{ObstacleShape, PartName, VehicleGeometry};
 use crate::model::arm::ArmSpec;
 use crate::model::id::ComponentId;
-use crate::model::kinematics::{
-    CylinderKind, DEFAULT_CYLINDER_RADIUS, KinematicsError, forward,
-};
+use crate::model::kinematics::{CylinderKind, DEFAULT_CYLINDER_RADIUS, KinematicsError, forward};
 
 /// A cylinder this short (m) is zero long: the wire's resolution for lengths is 0.3 mm.
 pub const ZERO_LENGTH_M: f64 = 0.001;
@@ -145,10 +141,7 @@ pub fn gaps(
     vehicle: &VehicleGeometry,
     mut keep: impl FnMut(&PairKey) -> bool,
 ) -> Vec<PairGap> {
-    let placed: Vec<Vec<Body>> = arms
-        .iter()
-        .filter_map(|a| arm_bodies(a).ok())
-        .collect();
+    let placed: Vec<Vec<Body>> = arms.iter().filter_map(|a| arm_bodies(a).ok()).collect();
     let mut out = Vec::new();
     for (ai, bodies) in placed.iter().enumerate() {
         for (i, a) in bodies.iter().enumerate() {
@@ -242,4 +235,3 @@ pub fn part_name(
         Part::Ground => "ground".into(),
     }
 }
-

@@ -453,7 +453,14 @@ impl JogController {
                 if scale == 0.0 {
                     return self.stop_tick(now, StopReason::Guard);
                 }
-                self.move_tick(now, &input.deflection, scaled(motion, scale), mode, spec, positions)
+                self.move_tick(
+                    now,
+                    &input.deflection,
+                    scaled(motion, scale),
+                    mode,
+                    spec,
+                    positions,
+                )
             }
             Some(reason) => self.stop_tick(now, reason),
         }

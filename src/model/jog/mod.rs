@@ -23,8 +23,8 @@ mod controller_tests;
 pub use axis::{AxisTrack, OFF_AXIS_M, joint_at_limit};
 pub use bound::{joint_target, position_target, stop_bound};
 pub use controller::{
-    Deflection, Event, Frame, GuardLimit, Input, JogController, JogOut, JogSettings, Motion, MotionGuard,
-    NoGuard, StopReason, Twist,
+    Deflection, Event, Frame, GuardLimit, Input, JogController, JogOut, JogSettings, Motion,
+    MotionGuard, NoGuard, StopReason, Twist,
 };
 pub use enable::{Enable, EnableState, EnableThresholds};
 pub use gate::{Gate, GateSet, Gates, Source};

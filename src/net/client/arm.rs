@@ -442,6 +442,7 @@ impl Client {
             }
             Message::ReportToolOffset(t) => {
                 s.tool.answered = true;
+                s.jog.tool_point = [t.x, t.y, t.z];
                 out.fact(ArmFact::ToolOffset {
                     t: now,
                     point: [t.x, t.y, t.z],
@@ -570,10 +571,14 @@ impl Client {
             ArmFact::CurrentPose { pose, .. } => Some(*pose),
             _ => None,
         };
+        let positions = matches!(fact, ArmFact::JointPositions { .. });
         if let (ArmFact::JointPositions { values, .. }, Some(s)) = (&fact, &mut self.arm) {
             s.jog.positions.clone_from(values);
         }
         out.fact(fact);
+        if positions {
+            self.clearance_update(now, out);
+        }
         self.sample(now, signal, out);
         if let Some(state) = status {
             self.status_observed(now, state, out);

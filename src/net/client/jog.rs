@@ -26,17 +26,20 @@ use super::subscriptions::stale_limit;
 use super::{Client, Output};
 use glam::{DQuat, DVec3};
 
+use super::clearance::jog_guard;
 use crate::jaus::manipulator::{
     EndEffectorVelocity, JointMotionProfile, JointValue, SetEndEffectorVelocityState,
     SetJointEffort, SetJointMotionProfile, SetJointPositions, SetJointVelocity,
 };
 use crate::jaus::{JausId, JointKind, Message};
 use crate::model::arm::{ArmSpec, JointType};
+use crate::model::clearance::guard::JogGuard;
+use crate::model::clearance::{Settings as ClearanceSettings, limits as clearance_limits};
 use crate::model::command::CommandKind;
 use crate::model::jog::{
     AxisTrack, Deflection, Event, Frame, Gate, Gates, Input, JogController, JogDriver, JogOut,
-    JogRequest, JogSettings, JogStatus, Motion, OFF_AXIS_M, Twist, joint_at_limit, joint_target,
-    stop_bound,
+    JogRequest, JogSettings, JogStatus, Motion, OFF_AXIS_M, StopReason, Twist, joint_at_limit,
+    joint_target, stop_bound,
 };
 use crate::model::kinematics::{end_effector_pose, tool_point};
 use crate::model::update::{
@@ -79,6 +82,8 @@ pub(super) struct ArmJog {
     off_axis: Option<String>,
     /// The arm's joint positions, last reported (rad or m).
     pub(super) positions: Vec<f64>,
+    /// The arm's tool point, end-effector frame, m (`ReportToolOffset`; zero until said).
+    pub(super) tool_point: [f64; 3],
 }
 
 impl Default for ArmJog {
@@ -96,6 +101,7 @@ impl Default for ArmJog {
             track: None,
             off_axis: None,
             positions: Vec::new(),
+            tool_point: [0.0; 3],
         }
     }
 }
@@ -442,6 +448,21 @@ impl Client {
         let focus = self.focus;
         let peer = self.arm.as_ref().and_then(|s| self.endpoint.peer(s.id));
         let peer = peer.map(|p| p.data.clone());
+        if let Some(o) = self
+            .arm
+            .as_ref()
+            .and_then(|s| s.jog.request.as_ref())
+            .map(|r| r.options)
+        {
+            let wanted = ClearanceSettings {
+                band: o.clearance_band,
+                margin: o.clearance_margin,
+            }
+            .floored();
+            if self.clearance.clearance.settings() != wanted {
+                self.clearance.clearance.set_settings(wanted);
+            }
+        }
         let Some(s) = &mut self.arm else { return };
         let Some(req) = s.jog.request.clone() else {
             return;
@@ -490,7 +511,16 @@ impl Client {
         };
         j.controller.set_speed_scale(req.options.speed_scale);
         let starting = !j.controller.is_moving();
-        let sent = j.controller.tick(now, &input, &gates, &spec, &j.positions);
+        let guard = jog_guard(
+            &self.clearance,
+            &self.arms,
+            s.id,
+            &spec,
+            (j.tool_point, req.options.speed_scale, period),
+        );
+        let sent = j
+            .controller
+            .tick_guarded(now, &input, &gates, &spec, &j.positions, &guard);
         let asked = input.deflection != Deflection::Released;
         let mut blocking = if asked || j.controller.is_streaming() {
             gates.blocking()
@@ -501,6 +531,7 @@ impl Client {
             blocking = blocking.with(Gate::OneSource);
         }
         let events: Vec<_> = j.controller.events().collect();
+        let clearance = j.controller.guard_words().map(str::to_owned);
         let id = s.id;
         if let Some(o) = &sent
             && starting
@@ -517,13 +548,26 @@ impl Client {
                 j.moving_with = driver;
                 driver
             };
-            let messages = jog_messages(j, with, &spec, &o, starting, req.options.speed_scale);
+            let messages = jog_messages(
+                j,
+                with,
+                (&spec, &guard),
+                &o,
+                starting,
+                req.options.speed_scale,
+            );
             j.sent += 1;
             for m in messages {
                 self.send(id, m, out);
             }
         }
-        say_events(now, &events, left_axis.as_deref(), out);
+        say_events(
+            now,
+            &events,
+            left_axis.as_deref(),
+            clearance.as_deref(),
+            out,
+        );
         let Some(s) = &mut self.arm else { return };
         let j = &mut s.jog;
         let status = JogStatus {
@@ -540,6 +584,7 @@ impl Client {
             if_link_drops_tool,
             position_bounds,
             at_soft_limit: j.controller.at_soft_limit(),
+            clearance,
             commands_sent: j.sent,
         };
         if !j.controller.is_streaming() && req.input.deflection == Deflection::Released {
@@ -557,16 +602,30 @@ impl Client {
 }
 
 /// The controller's events as timeline marks; a stop for leaving the axis is said as that
-/// (`left_axis`), not as a release.
-fn say_events(now: f64, events: &[Event], left_axis: Option<&str>, out: &mut Output) {
+/// (`left_axis`), not as a release; a stop for clearance in the guard's words.
+fn say_events(
+    now: f64,
+    events: &[Event],
+    left_axis: Option<&str>,
+    clearance: Option<&str>,
+    out: &mut Output,
+) {
     for e in events {
-        let label = match (e, left_axis) {
-            (Event::Stopped { .. }, Some(w)) => format!("jog stopped: {w}"),
-            _ => e.to_string(),
+        let (label, kind) = match (e, left_axis, clearance) {
+            (Event::Stopped { .. }, Some(w), _) => (format!("jog stopped: {w}"), MarkKind::Command),
+            (
+                Event::Stopped {
+                    reason: StopReason::Guard,
+                    ..
+                },
+                None,
+                Some(w),
+            ) => (format!("jog {w}"), MarkKind::Clearance),
+            _ => (e.to_string(), MarkKind::Command),
         };
         out.remark(Remark::Mark {
             t: now,
-            kind: MarkKind::Command,
+            kind,
             label,
         });
     }
@@ -577,7 +636,7 @@ fn say_events(now: f64, events: &[Event], left_axis: Option<&str>, out: &mut Out
 fn jog_messages(
     j: &mut ArmJog,
     driver: Option<JogDriver>,
-    spec: &ArmSpec,
+    (spec, guard): (&ArmSpec, &JogGuard<'_>),
     o: &JogOut,
     starting: bool,
     scale: f64,
@@ -611,6 +670,7 @@ fn jog_messages(
             if j.targets.len() != spec.joints.len() {
                 j.targets.clone_from(&j.positions);
             }
+            let before = j.targets.clone();
             for (i, joint) in spec.joints.iter().enumerate() {
                 let (Some(&vi), Some(&q)) = (v.get(i), j.positions.get(i)) else {
                     continue;
@@ -629,6 +689,7 @@ fn jog_messages(
                     };
                 }
             }
+            keep_targets_clear(guard, &j.positions, &mut j.targets, &before);
             // A zero re-sends the targets: the arm is braking towards them already.
             messages.push(
                 SetJointPositions {
@@ -675,6 +736,30 @@ fn jog_messages(
         JogDriver::Tool => {}
     }
     messages
+}
+
+/// Position targets are never placed where a gap they close is inside its stop margin: a
+/// target that would be is not advanced (the last one, checked when it was placed, stays).
+fn keep_targets_clear(
+    guard: &JogGuard<'_>,
+    positions: &[f64],
+    targets: &mut Vec<f64>,
+    before: &[f64],
+) {
+    if targets.len() != positions.len() || targets.as_slice() == before {
+        return;
+    }
+    let settings = guard.clearance.settings();
+    let now = guard.effective_at(positions);
+    let at = guard.effective_at(targets);
+    let closes_inside = now.iter().zip(&at).any(|(n, t)| {
+        let (margin, _) = clearance_limits(&settings, t.allowed > 0.0);
+        t.effective < n.effective - 1e-6 && t.effective < margin
+    });
+    if closes_inside {
+        targets.clear();
+        targets.extend_from_slice(before);
+    }
 }
 
 /// `SetEndEffectorVelocityState` for `t`: the message has no frame field and means the

@@ -76,6 +76,7 @@
 
 mod address;
 mod arm;
+mod clearance;
 mod commands;
 mod discovery;
 mod estop;
@@ -295,6 +296,8 @@ pub struct Client {
     arm: Option<FollowedArm>,
     /// The focused arm: where the operator's commands go.
     focus: Option<JausId>,
+    /// Clearance of every followed arm (`clearance`): the jog's guard and the marks.
+    clearance: clearance::ClearanceWatch,
     /// Manipulators found past `MAX_ARMS` were reported (once).
     warned_too_many: bool,
     next_discovery: f64,
@@ -350,6 +353,7 @@ impl Client {
     pub fn new(cfg: ClientConfig) -> Self {
         Self {
             endpoint: Endpoint::addressed(cfg.id, Numbering::OneCounter, MAX_PEERS),
+            clearance: clearance::ClearanceWatch::new(cfg.vehicle.clone()),
             cfg,
             stats: NetStats::default(),
             arms: BTreeMap::new(),
