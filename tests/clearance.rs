@@ -77,6 +77,7 @@ fn guard<'a>(c: &'a Clearance, spec: &'a ArmSpec, scale: f64) -> JogGuard<'a> {
             .map(|j| j.max_speed.unwrap() * scale / BRAKE_S)
             .collect(),
         period: PERIOD,
+        never: c.never_checked(),
     }
 }
 

@@ -27,6 +27,8 @@ use crate::model::kinematics::{damped_least_squares, end_effector_pose, jacobian
 pub const SAMPLES: usize = 4;
 /// A gap smaller by less than this is not closing, m (rounding).
 const CLOSING_EPS_M: f64 = 1e-6;
+/// Halvings of the scale's interval: to 1/64 of full speed.
+const BISECTIONS: usize = 6;
 /// Damping of the twist → joint velocities inverse, as the arm's own would be.
 const DAMPING: f64 = 0.01;
 
@@ -46,6 +48,8 @@ pub struct JogGuard<'a> {
     pub decel: Vec<f64>,
     /// The streaming period, s.
     pub period: f64,
+    /// The pairs never checked ([`Clearance::never_checked`], taken once).
+    pub never: std::collections::BTreeSet<PairKey>,
 }
 
 /// A guard's finding: the limiting pair and its effective gaps now and ahead.
@@ -110,7 +114,7 @@ impl JogGuard<'_> {
             positions: q,
         });
         arms.extend(self.others.iter().copied());
-        let never = self.clearance.never_checked();
+        let never = &self.never;
         let arm = self.arm;
         gaps(&arms, &self.clearance.vehicle, |k: &PairKey| {
             (k.0.arm() == Some(arm) || k.1.arm() == Some(arm)) && !never.contains(k)
@@ -164,7 +168,7 @@ impl JogGuard<'_> {
 
     /// The fraction of joint velocities `v` that may go out at `q`, and the pair that limits
     /// it: the largest scale whose own stop distance keeps the band rule (bisection to
-    /// 1/1024), zero below 1/1000.
+    /// 1/64), zero below 1/64.
     pub fn find(&self, q: &[f64], v: &[f64]) -> Finding {
         let now = self.effective_at(q);
         let Some(mut pair) = self.forbids(q, &now, v, 1.0) else {
@@ -174,7 +178,7 @@ impl JogGuard<'_> {
             };
         };
         let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-        for _ in 0..10 {
+        for _ in 0..BISECTIONS {
             let mid = (lo + hi) / 2.0;
             match self.forbids(q, &now, v, mid) {
                 None => lo = mid,
@@ -184,7 +188,7 @@ impl JogGuard<'_> {
                 }
             }
         }
-        let scale = if lo < 1e-3 { 0.0 } else { lo };
+        let scale = lo;
         let key = super::scene::PairKey::new(pair.gap.a, pair.gap.b);
         let gap_now = now
             .iter()

@@ -144,5 +144,6 @@ pub(super) fn jog_guard<'a>(
         others,
         decel,
         period,
+        never: watch.clearance.never_checked(),
     }
 }
