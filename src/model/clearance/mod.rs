@@ -27,6 +27,7 @@
 pub mod geometry;
 pub mod guard;
 pub mod obstacles;
+pub mod path;
 pub mod scene;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,10 +2,16 @@
 //! at its mount, from the same [`forward`] the 3D view draws, plus the vehicle file's ground
 //! and obstacles — and the surface gap of every pair that is checked.
 //!
-//! Pairs checked: within one arm every pair that is not neighbours (two cylinders are
-//! neighbours when they meet at a joint: consecutive, or with only zero-length cylinders
-//! between them, "zero" within [`ZERO_LENGTH_M`]); across two arms every pair; every arm
-//! cylinder against every obstacle and the ground.
+//! Pairs checked: within one arm every pair that is not neighbours; across two arms every
+//! pair; every arm cylinder against every obstacle and the ground.
+//!
+//! **Neighbours** are cylinders on the same or adjacent rigid bodies (MoveIt's "adjacent"
+//! links: a joint between them, so they meet by design). Body j is the link moved by joints
+//! 1..j (body 0 the base): the link-length cylinder of joint k runs along x(k−1) and the
+//! offset cylinder of a revolute joint k along its own axis, both fixed in frame k−1 (body
+//! k−1); a prismatic joint k's cylinder is its two telescoping tubes (bodies k−1 and k).
+//! Consecutive cylinders, or cylinders with only zero-length ones between them ("zero"
+//! within [`ZERO_LENGTH_M`]), meet at a point and are neighbours too.
 
 use super::geometry::{Capsule, Contact, capsule_box, capsule_capsule, capsule_ground};
 use super::obstacles::{ObstacleShape, PartName, VehicleGeometry};
@@ -87,6 +93,8 @@ pub struct Body {
     pub part: Part,
     /// Its capsule, vehicle frame (for an arm cylinder or a cylinder obstacle).
     pub capsule: Option<Capsule>,
+    /// The rigid bodies of the arm it lies on, first and last (module doc).
+    pub bodies: (usize, usize),
 }
 
 /// The gap of one pair.
@@ -120,13 +128,21 @@ pub fn arm_bodies(arm: &ArmInput<'_>) -> Result<Vec<Body>, KinematicsError> {
                 to: pose.mount.transform_point3(c.to),
                 radius: c.radius.unwrap_or(DEFAULT_CYLINDER_RADIUS).max(0.0),
             }),
+            bodies: match c.kind {
+                CylinderKind::Joint => (c.joint - 1, c.joint),
+                CylinderKind::Offset | CylinderKind::LinkLength => (c.joint - 1, c.joint - 1),
+            },
         })
         .collect())
 }
 
-/// Whether cylinders `i < j` of one arm meet at a joint: consecutive, or only zero-length
-/// cylinders between them.
+/// Whether cylinders `i < j` of one arm are neighbours (module doc): on the same or adjacent
+/// bodies, or meeting at a point.
 fn neighbours(bodies: &[Body], i: usize, j: usize) -> bool {
+    let (a, b) = (bodies[i].bodies, bodies[j].bodies);
+    if b.0.saturating_sub(a.1) <= 1 && a.0.saturating_sub(b.1) <= 1 {
+        return true;
+    }
     bodies[i + 1..j].iter().all(|b| {
         b.capsule
             .is_some_and(|c| c.from.distance(c.to) <= ZERO_LENGTH_M)
