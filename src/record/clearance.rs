@@ -179,6 +179,33 @@ impl ClearanceWatch {
     }
 }
 
+impl ClearanceWatch {
+    /// `arm`'s nearest pair in words, for terminals: "nearest wrist_roll (joint 5) ↔ turret
+    /// (joint 1) 43 mm, inside the warning band"; `None` when nothing of it is measured.
+    pub fn nearest_words(&self, arm: ComponentId, spec: Option<&ArmSpec>) -> Option<String> {
+        let c = &self.clearance;
+        if c.of_arm(arm).next().is_none() {
+            return None;
+        }
+        let names = |a: ComponentId, joint: usize| {
+            if a == arm {
+                spec.and_then(|s| joint_name(s, joint))
+            } else {
+                None
+            }
+        };
+        Some(match c.nearest(arm) {
+            Some(n) => format!(
+                "nearest {} {:.0} mm, {}",
+                c.pair_words(Some(arm), &n.gap.a, &n.gap.b, names),
+                n.gap.contact.gap * 1e3,
+                n.zone.name()
+            ),
+            None => "every pair measured is allowed to touch".to_owned(),
+        })
+    }
+}
+
 /// To 0.1 mm: the wire's resolution of lengths is 0.3 mm.
 fn round4(v: f64) -> f64 {
     (v * 1e4).round() / 1e4
