@@ -25,6 +25,10 @@ use crate::model::id::ComponentId;
 /// At most one event per pair in this long, ns.
 pub const EVENT_INTERVAL_NS: u64 = 1_000_000_000;
 
+/// How much deeper than allowed an allowed pair may be before it is news, m: the wire's
+/// resolution of lengths (0.3 mm).
+pub const ALLOWED_SLACK_M: f64 = 0.0003;
+
 /// A pair that entered a zone, for `/jaus/events`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClearanceEvent {
@@ -99,8 +103,10 @@ impl ClearanceWatch {
         let mut live = HashMap::with_capacity(self.clearance.checked().len());
         for c in self.clearance.checked() {
             let key = PairKey::new(c.gap.a, c.gap.b);
-            // An allowed pair is only news when it goes deeper than allowed.
-            let zone = if c.allowed > 0.0 && c.zone != Zone::Contact {
+            // An allowed pair is only news when it goes deeper than allowed, by more than
+            // the wire's resolution (at a preset it sits at its allowance, give or take a
+            // rounding).
+            let zone = if c.allowed > 0.0 && c.effective >= -ALLOWED_SLACK_M {
                 Zone::Clear
             } else {
                 c.zone

@@ -199,12 +199,26 @@ impl Pipeline {
         self.observer
             .get_or_insert_with(|| Observer::new(start_ns))
             .observe(rec, &mut self.updates);
-        self.now_ns = self.now_ns.max(rec.t_ns);
+        self.apply(std::iter::empty(), rec.t_ns, behind, emit)
+    }
+
+    /// Hands out `updates` as if the observer had decoded them from one record at
+    /// `log_time` (a source already decoded: the model's own facts, tests); `behind` as for
+    /// [`Pipeline::observe`].
+    pub fn apply<E>(
+        &mut self,
+        updates: impl IntoIterator<Item = Update>,
+        log_time: u64,
+        behind: bool,
+        emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.updates.extend(updates);
+        self.now_ns = self.now_ns.max(log_time);
         if !self.updates.is_empty() {
-            self.hand_out(rec.t_ns, behind, emit)?;
-            self.measure(rec.t_ns, behind, emit)?;
+            self.hand_out(log_time, behind, emit)?;
+            self.measure(log_time, behind, emit)?;
         }
-        self.tick(rec.t_ns, emit)
+        self.tick(log_time, emit)
     }
 
     /// Time passes with nothing received (`now_ns`, ns since the Unix epoch): hands out the
