@@ -66,7 +66,7 @@ struct Sink {
 }
 
 impl Sink {
-    fn take(&mut self, out: Out<'_>) -> Result<(), Infallible> {
+    fn take(&mut self, out: &Out<'_>) {
         if let Out::Message { channel, bytes, .. } = out {
             let v: Value = serde_json::from_slice(bytes).unwrap();
             match channel {
@@ -76,7 +76,6 @@ impl Sink {
                 _ => {}
             }
         }
-        Ok(())
     }
 
     fn clearance_events(&self) -> Vec<&Value> {
@@ -148,7 +147,10 @@ fn the_summary_names_the_nearest_pair_and_one_event_marks_its_entry_into_the_ban
         vehicle: Some(vehicle),
     });
     let mut sink = Sink::default();
-    let mut emit = |out: Out<'_>| sink.take(out);
+    let mut emit = |out: Out<'_>| -> Result<(), Infallible> {
+        sink.take(&out);
+        Ok(())
+    };
     let t = |ns: u64| (ns - START_NS) as f64 * 1e-9;
     pipeline
         .apply(
@@ -258,7 +260,10 @@ fn a_pair_entering_again_and_again_is_said_at_most_once_a_second() {
         vehicle: Some(vehicle),
     });
     let mut sink = Sink::default();
-    let mut emit = |out: Out<'_>| sink.take(out);
+    let mut emit = |out: Out<'_>| -> Result<(), Infallible> {
+        sink.take(&out);
+        Ok(())
+    };
     pipeline
         .apply(
             [
@@ -297,7 +302,8 @@ fn a_pair_entering_again_and_again_is_said_at_most_once_a_second() {
     }
     let events = sink.clearance_events();
     assert!(!events.is_empty(), "the band was entered");
-    let mut by_pair: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    let mut by_pair: std::collections::BTreeMap<String, Vec<f64>> =
+        std::collections::BTreeMap::default();
     for e in &events {
         by_pair
             .entry(e["pair"].as_str().unwrap().to_owned())

@@ -34,7 +34,7 @@ pub const ALLOWED_SLACK_M: f64 = 0.0003;
 pub struct ClearanceEvent {
     /// The arm it is about (the first part's).
     pub arm: ComponentId,
-    /// The pair in words: "wrist_roll (joint 5) ↔ turret (joint 1)".
+    /// The pair in words, e.g. `wrist_roll (joint 5) ↔ turret (joint 1)`.
     pub pair: String,
     /// Its surface gap, m (negative: overlapping).
     pub gap: f64,
@@ -43,8 +43,8 @@ pub struct ClearanceEvent {
 }
 
 impl ClearanceEvent {
-    /// The event's label: "clearance: wrist_roll (joint 5) ↔ turret (joint 1) 12 mm, inside
-    /// the stop margin".
+    /// The event's label, e.g. `clearance: wrist_roll (joint 5) ↔ turret (joint 1) 12 mm,
+    /// inside the stop margin`.
     pub fn label(&self) -> String {
         format!(
             "clearance: {} {:.0} mm, {}",
@@ -150,9 +150,8 @@ impl ClearanceWatch {
     /// positions yet). `spec` names its joints.
     pub fn summary(&self, arm: ComponentId, spec: Option<&ArmSpec>) -> Option<serde_json::Value> {
         let c = &self.clearance;
-        if c.of_arm(arm).next().is_none() {
-            return None;
-        }
+        // Nothing of the arm measured: nothing to say.
+        c.of_arm(arm).next()?;
         let names = |a: ComponentId, joint: usize| {
             if a == arm {
                 spec.and_then(|s| joint_name(s, joint))
@@ -186,13 +185,13 @@ impl ClearanceWatch {
 }
 
 impl ClearanceWatch {
-    /// `arm`'s nearest pair in words, for terminals: "nearest wrist_roll (joint 5) ↔ turret
-    /// (joint 1) 43 mm, inside the warning band"; `None` when nothing of it is measured.
+    /// `arm`'s nearest pair in words, for terminals, e.g. `nearest wrist_roll (joint 5) ↔
+    /// turret (joint 1) 43 mm, inside the warning band`; `None` when nothing of it is
+    /// measured.
     pub fn nearest_words(&self, arm: ComponentId, spec: Option<&ArmSpec>) -> Option<String> {
         let c = &self.clearance;
-        if c.of_arm(arm).next().is_none() {
-            return None;
-        }
+        // Nothing of the arm measured: nothing to say.
+        c.of_arm(arm).next()?;
         let names = |a: ComponentId, joint: usize| {
             if a == arm {
                 spec.and_then(|s| joint_name(s, joint))
