@@ -35,6 +35,12 @@ use crate::record::summary::{self, Summaries};
 /// default event rate (end-effector force/torque, 100 Hz).
 pub const THIN_INTERVAL_NS: u64 = 10_000_000;
 
+/// Shortest log time between two clearance measurements, ns: 1 ms, the fastest an arm
+/// reports its positions. A flood of positions costs at most a thousand measurements a
+/// second ([`THIN_INTERVAL_NS`] apart while a sink is behind); the newest positions are
+/// measured at the next record or tick once it has passed.
+pub const CLEARANCE_INTERVAL_NS: u64 = 1_000_000;
+
 /// A JSON channel of the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Channel {
@@ -153,6 +159,8 @@ pub struct Pipeline {
     /// Log time of the last clearance update, ns (for thinning while behind).
     clearance_ns: Option<u64>,
     clearance_events: Vec<ClearanceEvent>,
+    /// The sink was behind at the last record.
+    behind: bool,
     names: HashMap<ComponentId, String>,
     /// Arms whose metadata record is out (at most [`MAX_ARMS`]: the observer follows no
     /// more).
@@ -177,6 +185,7 @@ impl Pipeline {
             clearance: ClearanceWatch::new(cfg.vehicle),
             clearance_ns: None,
             clearance_events: Vec::new(),
+            behind: false,
             names: HashMap::new(),
             arms_written: Vec::new(),
             last_sample_ns: Vec::new(),
@@ -216,18 +225,20 @@ impl Pipeline {
         self.now_ns = self.now_ns.max(log_time);
         if !self.updates.is_empty() {
             self.hand_out(log_time, behind, emit)?;
-            self.measure(log_time, behind, emit)?;
         }
+        self.behind = behind;
         self.tick(log_time, emit)
     }
 
-    /// Time passes with nothing received (`now_ns`, ns since the Unix epoch): hands out the
-    /// summaries that are due (the age of an arm's last report grows while it is silent).
+    /// Time passes with nothing received (`now_ns`, ns since the Unix epoch): measures the
+    /// newest positions' clearance if not yet measured, and hands out the summaries that are
+    /// due (the age of an arm's last report grows while it is silent).
     pub fn tick<E>(
         &mut self,
         now_ns: u64,
         emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.measure(now_ns, self.behind, emit)?;
         if !self.summaries.any_due(now_ns) {
             return Ok(());
         }
@@ -304,18 +315,22 @@ impl Pipeline {
     }
 
     /// Measures clearance at `log_time` when positions, a specification or presets changed
-    /// (while behind, at most every [`THIN_INTERVAL_NS`]), and hands out an event per pair
-    /// that entered a zone.
+    /// (at most every [`CLEARANCE_INTERVAL_NS`], [`THIN_INTERVAL_NS`] while behind), and
+    /// hands out an event per pair that entered a zone.
     fn measure<E>(
         &mut self,
         log_time: u64,
         behind: bool,
         emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        if behind
-            && self
-                .clearance_ns
-                .is_some_and(|l| log_time.saturating_sub(l) < THIN_INTERVAL_NS)
+        let interval = if behind {
+            THIN_INTERVAL_NS
+        } else {
+            CLEARANCE_INTERVAL_NS
+        };
+        if self
+            .clearance_ns
+            .is_some_and(|l| log_time.saturating_sub(l) < interval)
         {
             return Ok(());
         }
