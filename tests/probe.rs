@@ -286,27 +286,52 @@ fn probe_once_json_gives_each_arm_its_nearest_pair_with_a_finite_gap() {
 }
 
 #[test]
-fn probe_with_a_vehicle_file_it_cannot_use_names_the_file_and_what_to_fix() {
+fn probe_record_and_serve_with_a_vehicle_file_they_cannot_use_name_it_and_what_to_fix() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     let bad = dir.join(format!("bad-vehicle-{}.toml", std::process::id()));
     std::fs::write(&bad, "name = \"x\"\n[ground]\nz = 1000.0\n").unwrap();
     let missing = dir.join("no-such-vehicle.toml");
-    for (path, want) in [
-        (&bad, "give the ground's height in m"),
-        (&missing, "cannot read it"),
-    ] {
-        let out = bin()
-            .args(["probe", "--once", "--no-multicast", "--timeout", "1"])
-            .args(["--connect", "127.0.0.1:9"])
-            .arg("--vehicle")
-            .arg(path)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{}", path.display());
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(&path.display().to_string()), "{err}");
-        assert!(err.contains(want), "{err}");
+    let out_file = dir.join(format!("never-written-{}.mcap", std::process::id()));
+    let commands: [Vec<String>; 3] = [
+        ["probe", "--once", "--timeout", "1"]
+            .map(String::from)
+            .to_vec(),
+        ["record", "--duration", "1", "--out"]
+            .map(String::from)
+            .into_iter()
+            .chain([out_file.display().to_string()])
+            .collect(),
+        ["serve", "--duration", "1", "--listen", "127.0.0.1:0"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for command in &commands {
+        for (path, want) in [
+            (&bad, "give the ground's height in m"),
+            (&missing, "cannot read it"),
+        ] {
+            let out = bin()
+                .args(command)
+                .args(["--no-multicast", "--connect", "127.0.0.1:9"])
+                .arg("--vehicle")
+                .arg(path)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{command:?} {}: {err}",
+                path.display()
+            );
+            assert!(err.contains(&path.display().to_string()), "{err}");
+            assert!(err.contains(want), "{err}");
+        }
     }
+    assert!(
+        !out_file.exists(),
+        "nothing recorded with a vehicle file it cannot use"
+    );
 }
 
 #[test]
