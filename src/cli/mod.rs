@@ -25,8 +25,7 @@ pub mod sim;
 /// obstacles); an error naming the file and what to fix when it cannot be read or used.
 pub fn read_vehicle_file(
     path: Option<&std::path::Path>,
-) -> anyhow::Result<Option<std::sync::Arc<crate::model::clearance::obstacles::VehicleGeometry>>>
-{
+) -> anyhow::Result<Option<std::sync::Arc<crate::model::clearance::obstacles::VehicleGeometry>>> {
     use crate::model::clearance::obstacles::VehicleGeometry;
     let Some(path) = path else {
         return Ok(None);
