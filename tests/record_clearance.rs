@@ -17,7 +17,7 @@ use jaus_ocu::model::clearance::scene::ArmInput;
 use jaus_ocu::model::clearance::{ArmFacts, Clearance, Settings, Zone, joint_name};
 use jaus_ocu::model::id::ComponentId;
 use jaus_ocu::model::update::{ArmFact, PresetInfo, Update};
-use jaus_ocu::record::format::DecodedTopic;
+use jaus_ocu::record::format::{DecodedTopic, SCHEMA_EVENTS};
 use jaus_ocu::record::pipeline::{Channel, Out, Pipeline, PipelineConfig};
 use jaus_ocu::record::summary::SCHEMA_ARM_STATE;
 use jaus_ocu::sim::arm_file::ArmFile;
@@ -221,6 +221,24 @@ fn the_summary_names_the_nearest_pair_and_one_event_marks_its_entry_into_the_ban
         "{:?}",
         sink.logs
     );
+    // The events' schema knows the kind and the zone.
+    let schema: Value = serde_json::from_str(SCHEMA_EVENTS).unwrap();
+    let props = &schema["properties"];
+    assert!(
+        props["kind"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&e["kind"])
+    );
+    assert!(
+        props["zone"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&e["zone"])
+    );
+    for key in ["pair", "gap_m"] {
+        assert!(props.get(key).is_some(), "{key} not in the events' schema");
+    }
     // Nothing entered anything while the arm was clear.
     assert!(
         events.iter().all(|e| e["t"].as_f64().unwrap() > 1.0),
