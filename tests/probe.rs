@@ -236,9 +236,102 @@ fn probe_once_text_shows_joints_tool_point_and_presets() {
         "tool point:",
         "presets:",
         "Stowed",
+        "clearance: nearest ",
+        " mm, ",
     ] {
         assert!(text.contains(want), "{want} missing from:\n{text}");
     }
+}
+
+#[test]
+fn probe_once_json_gives_each_arm_its_nearest_pair_with_a_finite_gap() {
+    let port = free_port();
+    let _sim = sim(&[], port);
+    let out = bin()
+        .args([
+            "probe",
+            "--once",
+            "--json",
+            "--no-multicast",
+            "--timeout",
+            "10",
+        ])
+        .args([
+            "--vehicle",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/assets/vehicles/demo.toml"),
+        ])
+        .args(["--connect", &format!("127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    for arm in std::iter::once(&j).chain(j["arms"].as_array().unwrap()) {
+        let nearest = &arm["clearance"]["nearest"];
+        let gap = nearest["gap_m"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("gap_m in {arm}"));
+        assert!(gap.is_finite() && gap.abs() < 2.0, "{nearest}");
+        let pair = nearest["pair"].as_str().unwrap();
+        assert!(pair.contains(" ↔ ") && pair.contains("(joint "), "{pair}");
+        assert!(nearest["zone"].is_string(), "{nearest}");
+        assert!(
+            arm["clearance"]["allowed_pairs"].as_u64().unwrap() > 0,
+            "{arm}"
+        );
+    }
+}
+
+#[test]
+fn probe_record_and_serve_with_a_vehicle_file_they_cannot_use_name_it_and_what_to_fix() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let bad = dir.join(format!("bad-vehicle-{}.toml", std::process::id()));
+    std::fs::write(&bad, "name = \"x\"\n[ground]\nz = 1000.0\n").unwrap();
+    let missing = dir.join("no-such-vehicle.toml");
+    let out_file = dir.join(format!("never-written-{}.mcap", std::process::id()));
+    let commands: [Vec<String>; 3] = [
+        ["probe", "--once", "--timeout", "1"]
+            .map(String::from)
+            .to_vec(),
+        ["record", "--duration", "1", "--out"]
+            .map(String::from)
+            .into_iter()
+            .chain([out_file.display().to_string()])
+            .collect(),
+        ["serve", "--duration", "1", "--listen", "127.0.0.1:0"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for command in &commands {
+        for (path, want) in [
+            (&bad, "give the ground's height in m"),
+            (&missing, "cannot read it"),
+        ] {
+            let out = bin()
+                .args(command)
+                .args(["--no-multicast", "--connect", "127.0.0.1:9"])
+                .arg("--vehicle")
+                .arg(path)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{command:?} {}: {err}",
+                path.display()
+            );
+            assert!(err.contains(&path.display().to_string()), "{err}");
+            assert!(err.contains(want), "{err}");
+        }
+    }
+    assert!(
+        !out_file.exists(),
+        "nothing recorded with a vehicle file it cannot use"
+    );
 }
 
 #[test]

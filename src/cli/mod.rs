@@ -21,6 +21,27 @@ pub mod serve;
 pub mod sim;
 pub mod vehicle;
 
+/// Reads `--vehicle FILE` (a vehicle file, `assets/vehicles/demo.toml` shows the schema):
+/// `None` without one (clearance then knows the arms' own cylinders only, no ground and no
+/// obstacles); an error naming the file and what to fix when it cannot be read or used.
+pub fn read_vehicle_file(
+    path: Option<&std::path::Path>,
+) -> anyhow::Result<Option<std::sync::Arc<crate::model::clearance::obstacles::VehicleGeometry>>> {
+    use crate::model::clearance::obstacles::VehicleGeometry;
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        anyhow::anyhow!(
+            "--vehicle {}: cannot read it ({e}); give the path of a vehicle file              (TOML, as assets/vehicles/demo.toml)",
+            path.display()
+        )
+    })?;
+    let vehicle = VehicleGeometry::parse(&text, &path.display().to_string())
+        .map_err(|e| anyhow::anyhow!("--vehicle: {e}"))?;
+    Ok(Some(std::sync::Arc::new(vehicle)))
+}
+
 /// Parses a `--connect` address: `IP`, `IP:PORT`, `[IPv6]:PORT`, `HOST` or `HOST:PORT`, the
 /// port defaulting to JUDP's 3794. A host name is resolved once, here (an IPv4 address is
 /// preferred: the network side binds IPv4).

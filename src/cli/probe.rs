@@ -13,11 +13,14 @@ use serde_json::{Value, json};
 use super::identity::{self, Identity, Role};
 use crate::jaus::{JausId, judp};
 use crate::model::arm::{ArmSpec, JointType};
+use crate::model::clearance::ArmFacts;
+use crate::model::clearance::scene::ArmInput;
 use crate::model::state::ArmState;
 use crate::model::update::{ControlState, LinkState, NetFact, PoseState, Signal, Update};
 use crate::model::vehicle::Vehicle;
 use crate::net::client::ClientConfig;
 use crate::net::thread::{NetConfig, NetHandle};
+use crate::record::clearance::ClearanceWatch;
 
 /// Arguments of `jaus-ocu probe`.
 #[derive(Debug, Args)]
@@ -36,6 +39,11 @@ pub struct ProbeArgs {
     /// answered, none is a manipulator (listed on stderr, and with --json on stdout).
     #[arg(long, value_name = "S", default_value_t = 5.0)]
     pub timeout: f64,
+    /// The vehicle file (TOML, as `assets/vehicles/demo.toml`): the ground, the vehicle's
+    /// obstacles and the pairs allowed to touch, for each arm's clearance. Without it only
+    /// the arms' own cylinders are checked.
+    #[arg(long, value_name = "FILE")]
+    pub vehicle: Option<std::path::PathBuf>,
 }
 
 /// The network options `probe`, `control`, `record`, `serve` and `conform` share.
@@ -254,12 +262,46 @@ pub fn arm_json(s: &ArmState) -> serde_json::Map<String, Value> {
     }
 }
 
+/// Measures every arm's clearance at its newest positions (the watch keeps what it saw
+/// first, as the window's tracker does).
+pub fn measure_clearance(v: &Vehicle<ArmState>, watch: &mut ClearanceWatch) {
+    let facts: Vec<ArmFacts<'_>> = v
+        .arms()
+        .filter_map(|(id, s)| {
+            Some(ArmFacts {
+                input: ArmInput {
+                    id,
+                    spec: s.spec.as_ref()?,
+                    positions: &s.positions.as_ref()?.value,
+                },
+                presets: &s.presets,
+            })
+        })
+        .collect();
+    // Events are the recording's; a probe shows the state.
+    watch.update(&facts, 0, &mut Vec::new());
+}
+
+/// One arm's `clearance` object (as `/jaus/arm_state` has it), `null` while not measured.
+fn clearance_json(s: &ArmState, clearance: &ClearanceWatch) -> Value {
+    s.selected
+        .and_then(|id| clearance.summary(id, s.spec.as_ref()))
+        .unwrap_or(Value::Null)
+}
+
 /// The probe's JSON object: the focused arm's fields at the top level (as before several
 /// arms were followed), the network's (our ID, components, counters), and `arms`, one object
-/// per manipulator followed with the same per-arm fields.
-pub fn to_json(v: &Vehicle<ArmState>) -> Value {
+/// per manipulator followed with the same per-arm fields; each arm's `clearance` as
+/// `clearance` measured it.
+pub fn to_json(v: &Vehicle<ArmState>, clearance: &ClearanceWatch) -> Value {
     let s = v.focused();
     let mut object = arm_json(s);
+    object.insert("clearance".into(), clearance_json(s, clearance));
+    let arm_with_clearance = |a: &ArmState| {
+        let mut o = arm_json(a);
+        o.insert("clearance".into(), clearance_json(a, clearance));
+        Value::Object(o)
+    };
     let network = json!({
         "ocu_id": s.ocu_id.map(|id| id.to_string()),
         "id_conflict": s.id_conflict.as_ref().map(|c| json!({
@@ -269,7 +311,7 @@ pub fn to_json(v: &Vehicle<ArmState>) -> Value {
         "id_suspect": s.id_suspect.as_ref().map(|c| json!({
             "address": c.address.map(|a| a.to_string()), "evidence": c.evidence,
         })),
-        "arms": v.arms().map(|(_, a)| Value::Object(arm_json(a))).collect::<Vec<_>>(),
+        "arms": v.arms().map(|(_, a)| arm_with_clearance(a)).collect::<Vec<_>>(),
         "components": s.components.values().map(|(c, lost)| json!({
             "id": c.id.to_string(), "address": c.address.to_string(), "manipulator": c.manipulator, "lost": lost,
         })).collect::<Vec<_>>(),
@@ -290,9 +332,23 @@ pub fn to_json(v: &Vehicle<ArmState>) -> Value {
     Value::Object(object)
 }
 
-/// The probe's text screen: the focused arm in full, then one line per other arm.
-pub fn vehicle_text(v: &Vehicle<ArmState>, rates: Option<&dyn Fn(Signal) -> f64>) -> String {
+/// The probe's text screen: the focused arm in full, then one line per other arm, each with
+/// its line of clearance.
+pub fn vehicle_text(
+    v: &Vehicle<ArmState>,
+    rates: Option<&dyn Fn(Signal) -> f64>,
+    clearance: &ClearanceWatch,
+) -> String {
     let mut o = to_text(v.focused(), rates);
+    let clearance_line = |o: &mut String, s: &ArmState, indent: &str| {
+        if let Some(words) = s
+            .selected
+            .and_then(|id| clearance.nearest_words(id, s.spec.as_ref()))
+        {
+            let _ = writeln!(o, "{indent}clearance: {words}");
+        }
+    };
+    clearance_line(&mut o, v.focused(), "  ");
     let others: Vec<_> = v
         .arms()
         .filter(|(id, _)| Some(*id) != v.focused_id())
@@ -313,6 +369,7 @@ pub fn vehicle_text(v: &Vehicle<ArmState>, rates: Option<&dyn Fn(Signal) -> f64>
             s.status,
             s.control_words()
         );
+        clearance_line(&mut o, s, "    ");
     }
     o
 }
@@ -598,7 +655,12 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
             args.timeout
         );
     }
-    let (cfg, _identity) = args.net.net_config()?;
+    let geometry = super::read_vehicle_file(args.vehicle.as_deref())?;
+    let (mut cfg, _identity) = args.net.net_config()?;
+    if let Some(g) = &geometry {
+        cfg.client.vehicle = g.clone();
+    }
+    let mut clearance = ClearanceWatch::new(geometry);
     let looked = args.net.looked_at(&cfg);
     let handle = NetHandle::spawn(cfg)?;
     let mut vehicle: Vehicle<ArmState> = Vehicle::new();
@@ -653,10 +715,11 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
             // Then the next counters (at most a second away), so that `stats` says what
             // happened, kernel drops and scheduling included.
             if settled_at.is_some_and(|t| fresh_stats || now - t > STATS_WAIT) {
+                measure_clearance(&vehicle, &mut clearance);
                 if args.json {
-                    println!("{}", to_json(&vehicle));
+                    println!("{}", to_json(&vehicle, &clearance));
                 } else {
-                    print!("{}", vehicle_text(&vehicle, None));
+                    print!("{}", vehicle_text(&vehicle, None, &clearance));
                 }
                 let conflict = vehicle.focused().id_conflict.is_some();
                 handle.shutdown(Duration::from_millis(300));
@@ -687,10 +750,14 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
                     as f64
                     / dt
             };
+            measure_clearance(&vehicle, &mut clearance);
             if args.json {
-                println!("{}", to_json(&vehicle));
+                println!("{}", to_json(&vehicle, &clearance));
             } else {
-                print!("\x1b[2J\x1b[H{}", vehicle_text(&vehicle, Some(&rates)));
+                print!(
+                    "\x1b[2J\x1b[H{}",
+                    vehicle_text(&vehicle, Some(&rates), &clearance)
+                );
             }
         }
     }

@@ -48,6 +48,11 @@ pub struct RecordArgs {
     /// `@S` for a bookmark. Repeatable.
     #[arg(long, value_name = "TEXT@S")]
     pub note: Vec<String>,
+    /// The vehicle file (TOML, as `assets/vehicles/demo.toml`): the ground, the vehicle's
+    /// obstacles and the pairs allowed to touch, for the clearance in `/jaus/arm_state` and
+    /// `/jaus/events`. Without it only the arms' own cylinders are checked.
+    #[arg(long, value_name = "FILE")]
+    pub vehicle: Option<PathBuf>,
 }
 
 /// `--note TEXT@S`: the note, or what is wrong with it.
@@ -121,12 +126,18 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
         .iter()
         .map(|n| parse_note(n))
         .collect::<Result<Vec<_>>>()?;
+    let vehicle = super::read_vehicle_file(args.vehicle.as_deref())?;
     let (mut cfg, _identity) = args.net.net_config()?;
+    if let Some(v) = &vehicle {
+        cfg.client.vehicle = v.clone();
+    }
     // The recorder starts first and shares the session's clock, so the first datagram the
     // network side sends is recorded and replay times equal live times.
     let epoch = Epoch::now();
     let tap = Tap::new();
-    let recorder = Recorder::start(recorder_config(args, &cfg, epoch.unix_ns, &tap))?;
+    let mut rcfg = recorder_config(args, &cfg, epoch.unix_ns, &tap);
+    rcfg.vehicle = vehicle;
+    let recorder = Recorder::start(rcfg)?;
     tap.connect(recorder.sender());
     // Each note carries its own time; the recorder thread takes them at once.
     let note_tx = recorder.note_sender();

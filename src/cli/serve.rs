@@ -46,6 +46,11 @@ pub struct ServeArgs {
     /// No progress line (errors and the final summary only).
     #[arg(long, short)]
     pub quiet: bool,
+    /// The vehicle file (TOML, as `assets/vehicles/demo.toml`): the ground, the vehicle's
+    /// obstacles and the pairs allowed to touch, for the clearance in `/jaus/arm_state` and
+    /// `/jaus/events`. Without it only the arms' own cylinders are checked.
+    #[arg(long, value_name = "FILE")]
+    pub vehicle: Option<PathBuf>,
 }
 
 /// Runs the subcommand. Exit status 0 when it stopped as asked, 1 when the server or the
@@ -93,10 +98,16 @@ fn progress(stats: &LiveStats, elapsed: f64, arms: &str) -> String {
 }
 
 fn serve_live(args: &ServeArgs, done: &dyn Fn() -> bool) -> Result<i32> {
+    let vehicle = super::read_vehicle_file(args.vehicle.as_deref())?;
     let (mut cfg, _identity) = args.net.net_config()?;
+    if let Some(v) = &vehicle {
+        cfg.client.vehicle = v.clone();
+    }
     let epoch = Epoch::now();
     let tap = Tap::new();
-    let mut server = LiveServer::start(&LiveConfig::new(args.listen, epoch.unix_ns, Some(look())))?;
+    let mut live = LiveConfig::new(args.listen, epoch.unix_ns, Some(look()));
+    live.vehicle = vehicle;
+    let mut server = LiveServer::start(&live)?;
     server.attach(&tap);
     cfg.tap = tap.clone();
     cfg.epoch = Some(epoch);
@@ -138,12 +149,14 @@ fn serve_live(args: &ServeArgs, done: &dyn Fn() -> bool) -> Result<i32> {
 }
 
 fn serve_file(args: &ServeArgs, path: &std::path::Path, done: &dyn Fn() -> bool) -> Result<i32> {
+    let vehicle = super::read_vehicle_file(args.vehicle.as_deref())?;
     let port = crate::jaus::judp::PORT;
     let span = live_file::span(path, port)
         .with_context(|| format!("cannot serve {}", path.display()))?
         .with_context(|| format!("cannot serve {}: it holds no JUDP datagram", path.display()))?;
     let mut cfg = LiveConfig::new(args.listen, span.origin, Some(look()));
     cfg.playback = Some((span.first_ns, span.last_ns));
+    cfg.vehicle = vehicle;
     let server = LiveServer::start(&cfg)?;
     announce(
         &server,

@@ -360,7 +360,7 @@ pub const SCHEMA_SPECIFICATION: &str = concat!(
 pub const SCHEMA_EVENTS: &str = concat!(
     r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Session event","type":"object","properties":{"t":{"type":"number","description":"Time, s since the session started"},"#,
     component_property!(),
-    r#","kind":{"enum":["control","status","emergency","transition","gap","stale","outcome","component","link","error","threshold","command","network","recording","note"]},"label":{"type":"string","description":"What happened, for people"},"state":{"type":"string"},"authority":{"type":["integer","null"]},"pose":{"type":["integer","null"]},"from":{"type":"integer"},"to":{"type":"integer"},"command":{"type":"string"},"outcome":{"enum":["confirmed","rejected","timed_out","completed","failed","no_answer"]},"reason":{"type":"string"},"id":{"type":"string","description":"JAUS ID subsystem.node.component"},"address":{"type":"string"},"identification":{"type":["string","null"]},"lost":{"type":"boolean"},"signal":{"type":"string"},"stale":{"type":"boolean"}},"required":["t","kind","label"]}"#
+    r#","kind":{"enum":["control","status","emergency","transition","gap","stale","outcome","component","link","error","threshold","command","network","recording","note","clearance"]},"label":{"type":"string","description":"What happened, for people"},"pair":{"type":"string","description":"clearance: the two parts, e.g. wrist_roll (joint 5) ↔ turret (joint 1)"},"gap_m":{"type":"number","description":"clearance: their surface gap, m; negative: overlapping"},"zone":{"enum":["in contact","inside the stop margin","inside the warning band"],"description":"clearance: the zone the pair entered"},"state":{"type":"string"},"authority":{"type":["integer","null"]},"pose":{"type":["integer","null"]},"from":{"type":"integer"},"to":{"type":"integer"},"command":{"type":"string"},"outcome":{"enum":["confirmed","rejected","timed_out","completed","failed","no_answer"]},"reason":{"type":"string"},"id":{"type":"string","description":"JAUS ID subsystem.node.component"},"address":{"type":"string"},"identification":{"type":["string","null"]},"lost":{"type":"boolean"},"signal":{"type":"string"},"stale":{"type":"boolean"}},"required":["t","kind","label"]}"#
 );
 
 /// Topic of the operator's notes: one JSON message per note ([`SCHEMA_NOTE`]), logged at the
@@ -913,6 +913,23 @@ fn event(out: &mut Vec<u8>, update: &Update) {
             _ => {}
         },
     }
+    out.push(b'}');
+}
+
+/// A clearance event ([`crate::record::clearance`]) as a `/jaus/events` message at `t`
+/// (s since the session started), into `out` (cleared first): kind `clearance`, its label,
+/// `pair`, `gap_m` and `zone`.
+pub fn encode_clearance_event(
+    out: &mut Vec<u8>,
+    t: f64,
+    e: &crate::record::clearance::ClearanceEvent,
+) {
+    out.clear();
+    event_head(out, t, Some(e.arm), "clearance", &e.label());
+    str_field(out, "pair", &e.pair);
+    key(out, "gap_m");
+    num(out, (e.gap * 1e4).round() / 1e4);
+    str_field(out, "zone", e.zone.name());
     out.push(b'}');
 }
 

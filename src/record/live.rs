@@ -34,6 +34,7 @@ use foxglove::websocket::{
 };
 use foxglove::{Context, PartialMetadata, RawChannel, Schema, WebSocketServer};
 
+use crate::model::clearance::obstacles::VehicleGeometry;
 use crate::model::events::Note;
 use crate::model::update::ComponentId;
 use crate::net::tap::{Attached, Tap, WireRecord};
@@ -66,6 +67,9 @@ pub struct LiveConfig {
     /// playback control capability, so Foxglove's playback bar plays, pauses, seeks and
     /// changes speed ([`Playback`]). `None` live.
     pub playback: Option<(u64, u64)>,
+    /// The vehicle file clearance measures against (`None`, the default: the arms' own
+    /// cylinders only, no ground and no obstacles).
+    pub vehicle: Option<Arc<VehicleGeometry>>,
 }
 
 impl LiveConfig {
@@ -80,6 +84,7 @@ impl LiveConfig {
             backlog: 1024,
             name: format!("jaus-ocu {}", env!("CARGO_PKG_VERSION")),
             playback: None,
+            vehicle: None,
         }
     }
 }
@@ -337,8 +342,10 @@ impl LiveServer {
             pipeline: Pipeline::new(PipelineConfig {
                 start_ns: cfg.session_start_ns,
                 foxglove: cfg.foxglove,
+                vehicle: cfg.vehicle.clone(),
             }),
             foxglove: cfg.foxglove,
+            vehicle: cfg.vehicle.clone(),
             sink: LiveSink {
                 context,
                 shared: shared.clone(),
@@ -532,6 +539,7 @@ impl Shared {
 struct Machine {
     pipeline: Pipeline,
     foxglove: Option<SceneLook>,
+    vehicle: Option<Arc<VehicleGeometry>>,
     sink: LiveSink,
     /// Record time minus wall time at the newest record (0 live, the replay's offset when
     /// serving a file): ticks between records run on the records' clock.
@@ -659,6 +667,7 @@ impl Machine {
         self.pipeline = Pipeline::new(PipelineConfig {
             start_ns,
             foxglove: self.foxglove,
+            vehicle: self.vehicle.clone(),
         });
         lock(&self.sink.shared).latched.clear();
         if let Some(handle) = &lock(&self.sink.shared).handle {

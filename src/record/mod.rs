@@ -19,12 +19,15 @@
 //! - [`live_file`]: a file served to the live view, with Foxglove's playback control.
 //! - [`summary`]: the per-arm summary channel `/jaus/arm_state` (control holder, link
 //!   health, management state).
+//! - [`clearance`]: the clearance of every arm's cylinders in the summary, and an event when
+//!   a pair enters the warning band, the stop margin or contact.
 //! - [`foxglove`]: builders of Foxglove's well-known JSON messages (transforms, scene, log).
 //!
 //! [`WireRecord`]: crate::net::tap::WireRecord
 //! [`Update`]: crate::model::update::Update
 //! [`Vehicle`]: crate::model::vehicle::Vehicle
 pub mod capture;
+pub mod clearance;
 pub mod export;
 pub mod format;
 pub mod foxglove;

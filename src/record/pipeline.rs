@@ -1,6 +1,9 @@
 //! The decoded side of a session, one pipeline for every sink: wire records → the replay
 //! [`Observer`] → [`Update`]s → the decoded JSON channels (`/jaus/*`, [`format`]), the
-//! arm-state summary ([`summary`]), the Foxglove channels ([`FoxgloveStream`]), the operator's
+//! arm-state summary ([`summary`]) with each arm's clearance ([`clearance`]: one tracker of
+//! every arm, fed from the summaries' arm state whenever positions, a specification or
+//! presets change; a pair entering the warning band, the stop margin or contact is an event
+//! on `/jaus/events` and a warning on `/foxglove/log`), the Foxglove channels ([`FoxgloveStream`]), the operator's
 //! notes and one metadata record per arm. The MCAP recorder
 //! ([`crate::record::recorder`]) writes what it hands out into a file, the live view server
 //! ([`crate::record::live`]) sends it to Foxglove viewers: the same messages, built by this
@@ -12,13 +15,17 @@
 //! needs at once.
 //!
 //! [`format`]: crate::record::format
+//! [`clearance`]: crate::record::clearance
 //! [`summary`]: crate::record::summary
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
+use crate::model::clearance::obstacles::VehicleGeometry;
 use crate::model::events::Note;
 use crate::model::update::{ArmFact, ComponentId, MAX_ARMS, NetFact, Signal, Update};
 use crate::net::tap::WireRecord;
+use crate::record::clearance::{ClearanceEvent, ClearanceWatch};
 use crate::record::format::{self, DecodedTopic};
 use crate::record::foxglove::{FoxgloveStream, FoxgloveTopic, LogLevel, SceneLook};
 use crate::record::observer::{Observer, ObserverStats};
@@ -27,6 +34,12 @@ use crate::record::summary::{self, Summaries};
 /// Spacing of the decoded samples per channel while a sink is behind: 10 ms, the highest
 /// default event rate (end-effector force/torque, 100 Hz).
 pub const THIN_INTERVAL_NS: u64 = 10_000_000;
+
+/// Shortest log time between two clearance measurements, ns: 1 ms, the fastest an arm
+/// reports its positions. A flood of positions costs at most a thousand measurements a
+/// second ([`THIN_INTERVAL_NS`] apart while a sink is behind); the newest positions are
+/// measured at the next record or tick once it has passed.
+pub const CLEARANCE_INTERVAL_NS: u64 = 1_000_000;
 
 /// A JSON channel of the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,12 +134,15 @@ pub enum Out<'a> {
 }
 
 /// How the pipeline is set up.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PipelineConfig {
     /// The session's time origin, ns since the Unix epoch.
     pub start_ns: u64,
     /// Also the Foxglove channels, drawn with this look (`None`: none).
     pub foxglove: Option<SceneLook>,
+    /// The vehicle file clearance measures against (`None`: the arms' own cylinders only,
+    /// no ground and no obstacles).
+    pub vehicle: Option<Arc<VehicleGeometry>>,
 }
 
 /// The pipeline (see the module doc).
@@ -139,6 +155,12 @@ pub struct Pipeline {
     json: Vec<u8>,
     foxglove: Option<FoxgloveStream>,
     summaries: Summaries,
+    clearance: ClearanceWatch,
+    /// Log time of the last clearance update, ns (for thinning while behind).
+    clearance_ns: Option<u64>,
+    clearance_events: Vec<ClearanceEvent>,
+    /// The sink was behind at the last record.
+    behind: bool,
     names: HashMap<ComponentId, String>,
     /// Arms whose metadata record is out (at most [`MAX_ARMS`]: the observer follows no
     /// more).
@@ -160,6 +182,10 @@ impl Pipeline {
             json: Vec::new(),
             foxglove: cfg.foxglove.map(FoxgloveStream::new),
             summaries: Summaries::new(cfg.start_ns),
+            clearance: ClearanceWatch::new(cfg.vehicle),
+            clearance_ns: None,
+            clearance_events: Vec::new(),
+            behind: false,
             names: HashMap::new(),
             arms_written: Vec::new(),
             last_sample_ns: Vec::new(),
@@ -182,26 +208,46 @@ impl Pipeline {
         self.observer
             .get_or_insert_with(|| Observer::new(start_ns))
             .observe(rec, &mut self.updates);
-        self.now_ns = self.now_ns.max(rec.t_ns);
-        if !self.updates.is_empty() {
-            self.hand_out(rec.t_ns, behind, emit)?;
-        }
-        self.tick(rec.t_ns, emit)
+        self.apply(std::iter::empty(), rec.t_ns, behind, emit)
     }
 
-    /// Time passes with nothing received (`now_ns`, ns since the Unix epoch): hands out the
-    /// summaries that are due (the age of an arm's last report grows while it is silent).
+    /// Hands out `updates` as if the observer had decoded them from one record at
+    /// `log_time` (a source already decoded: the model's own facts, tests); `behind` as for
+    /// [`Pipeline::observe`].
+    pub fn apply<E>(
+        &mut self,
+        updates: impl IntoIterator<Item = Update>,
+        log_time: u64,
+        behind: bool,
+        emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.updates.extend(updates);
+        self.now_ns = self.now_ns.max(log_time);
+        if !self.updates.is_empty() {
+            self.hand_out(log_time, behind, emit)?;
+        }
+        self.behind = behind;
+        self.tick(log_time, emit)
+    }
+
+    /// Time passes with nothing received (`now_ns`, ns since the Unix epoch): measures the
+    /// newest positions' clearance if not yet measured, and hands out the summaries that are
+    /// due (the age of an arm's last report grows while it is silent).
     pub fn tick<E>(
         &mut self,
         now_ns: u64,
         emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.measure(now_ns, self.behind, emit)?;
         if !self.summaries.any_due(now_ns) {
             return Ok(());
         }
         let due: Vec<ComponentId> = self.summaries.due(now_ns).collect();
         for arm in due {
-            if self.summaries.write(arm, now_ns, &mut self.json) {
+            if self
+                .summaries
+                .write(arm, now_ns, &self.clearance, &mut self.json)
+            {
                 emit(Out::Message {
                     channel: Channel::ArmState,
                     log_time: now_ns,
@@ -266,6 +312,66 @@ impl Pipeline {
             arm: None,
             latched: false,
         })
+    }
+
+    /// Measures clearance at `log_time` when positions, a specification or presets changed
+    /// (at most every [`CLEARANCE_INTERVAL_NS`], [`THIN_INTERVAL_NS`] while behind), and
+    /// hands out an event per pair that entered a zone.
+    fn measure<E>(
+        &mut self,
+        log_time: u64,
+        behind: bool,
+        emit: &mut dyn FnMut(Out<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let interval = if behind {
+            THIN_INTERVAL_NS
+        } else {
+            CLEARANCE_INTERVAL_NS
+        };
+        if self
+            .clearance_ns
+            .is_some_and(|l| log_time.saturating_sub(l) < interval)
+        {
+            return Ok(());
+        }
+        if !self.summaries.take_moved() {
+            return Ok(());
+        }
+        self.clearance_ns = Some(log_time);
+        let mut events = std::mem::take(&mut self.clearance_events);
+        events.clear();
+        self.clearance
+            .update(&self.summaries.arm_facts(), log_time, &mut events);
+        let t = log_time.saturating_sub(self.start_ns) as f64 * 1e-9;
+        for e in &events {
+            self.summaries.touch(e.arm);
+            format::encode_clearance_event(&mut self.json, t, e);
+            emit(Out::Message {
+                channel: Channel::Decoded(DecodedTopic::Events),
+                log_time,
+                bytes: &self.json,
+                arm: Some(e.arm),
+                latched: false,
+            })?;
+            if self.foxglove.is_some() {
+                crate::record::foxglove::log(
+                    &mut self.json,
+                    log_time,
+                    LogLevel::Warning,
+                    &format!("{}/clearance", e.arm),
+                    &e.label(),
+                );
+                emit(Out::Message {
+                    channel: Channel::Foxglove(FoxgloveTopic::Log),
+                    log_time,
+                    bytes: &self.json,
+                    arm: Some(e.arm),
+                    latched: false,
+                })?;
+            }
+        }
+        self.clearance_events = events;
+        Ok(())
     }
 
     /// Decoded samples left out while behind.

@@ -38,6 +38,7 @@ use mcap::McapError;
 use mcap::records::{MessageHeader, Metadata};
 use mcap::write::{WriteOptions, Writer};
 
+use crate::model::clearance::obstacles::VehicleGeometry;
 use crate::model::events::Note;
 use crate::net::tap::{Direction, Tap, WireRecord};
 use crate::record::format;
@@ -109,6 +110,9 @@ pub struct RecorderConfig {
     /// behind (the tap then drops raw datagrams sooner). Why: ARCHITECTURE.md, "Recording at
     /// wire speed".
     pub thin_when_behind: bool,
+    /// The vehicle file clearance measures against in the decoded channels (`None`, the
+    /// default: the arms' own cylinders only, no ground and no obstacles).
+    pub vehicle: Option<Arc<VehicleGeometry>>,
 }
 
 pub use crate::record::pipeline::THIN_INTERVAL_NS;
@@ -130,6 +134,7 @@ impl RecorderConfig {
             foxglove: None,
             tap: None,
             thin_when_behind: true,
+            vehicle: None,
         }
     }
 }
@@ -303,6 +308,7 @@ impl Recorder {
             pipeline: Pipeline::new(PipelineConfig {
                 start_ns: cfg.session_start_ns,
                 foxglove: cfg.foxglove.filter(|_| cfg.decoded),
+                vehicle: cfg.vehicle.clone(),
             }),
             decoded: cfg.decoded,
             channels: [None; Channel::ALL.len()],

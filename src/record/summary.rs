@@ -1,16 +1,20 @@
 //! The arm-state summary channel (`/jaus/arm_state`): per arm, once a second and at once when
 //! it changes, what no generic bridge says — who holds control (ID and authority), the link's
 //! health (age of the last report, rates, stale signals, silences), the management and
-//! emergency state and the presets. Built from the observer's updates by
+//! emergency state, the presets and the clearance of its nearest pairs
+//! ([`crate::record::clearance`]). Built from the observer's updates by
 //! [`crate::record::pipeline::Pipeline`], so a recording and the live view server carry the
 //! same messages. Sans-I/O: time is the caller's (log time, ns since the Unix epoch).
 
 use std::collections::BTreeMap;
 
+use crate::model::clearance::ArmFacts;
+use crate::model::clearance::scene::ArmInput;
 use crate::model::state::ArmState;
 use crate::model::update::{
     ArmFact, ComponentId, ControlState, LinkState, MAX_ARMS, ManagementState, Signal,
 };
+use crate::record::clearance::ClearanceWatch;
 use crate::record::format;
 
 /// Longest time between two summaries of one arm, ns: the age of its last report grows
@@ -38,8 +42,10 @@ pub const SCHEMA_ARM_STATE: &str = concat!(
     r#""rates_hz":{"type":"object","additionalProperties":{"type":"number"},"description":"Samples per second since the previous summary, by signal"},"#,
     r#""stale":{"type":"array","items":{"type":"string"},"description":"Signals the arm's reports say are overdue"},"#,
     r#""silences":{"type":"integer","description":"Silences of the arm seen so far"},"#,
-    r#""presets":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"}},"required":["id","name"]}}},"#,
-    r#""required":["t","component","link","heard","last_report_age_s","management","emergency","control","rates_hz","stale","silences","presets"]}"#
+    r#""presets":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"}},"required":["id","name"]}},"#,
+    r##""clearance":{"description":"The arm's nearest pairs of bounding cylinders (with each other, another arm, the vehicle file's obstacles and ground); null until its specification and positions are known","oneOf":[{"type":"null"},{"type":"object","properties":{"nearest":{"description":"The pair not allowed to touch with the smallest gap; null: none checked","oneOf":[{"type":"null"},{"$ref":"#/$defs/pair"}]},"nearest_allowed":{"description":"The pair allowed to touch nearest its allowed depth; null: none","oneOf":[{"type":"null"},{"$ref":"#/$defs/pair"}]},"allowed_pairs":{"type":"integer","description":"Pairs of the arm allowed to touch (vehicle file, its presets, in contact when first seen)"}},"required":["nearest","nearest_allowed","allowed_pairs"]}]}},"##,
+    r#""$defs":{"pair":{"type":"object","properties":{"pair":{"type":"string","description":"The two parts, e.g. wrist_roll (joint 5) ↔ turret (joint 1)"},"gap_m":{"type":"number","description":"Surface gap, m; negative: overlapping"},"zone":{"enum":["in contact","inside the stop margin","inside the warning band","clear"]},"allowed_m":{"type":"number","description":"Allowed pairs: the depth they may overlap, m"},"effective_m":{"type":"number","description":"Allowed pairs: the gap plus the depth allowed, m"}},"required":["pair","gap_m","zone"]}},"#,
+    r#""required":["t","component","link","heard","last_report_age_s","management","emergency","control","rates_hz","stale","silences","presets","clearance"]}"#
 );
 
 /// Schema name of `/jaus/arm_state`.
@@ -62,6 +68,8 @@ struct Arm {
     /// The newest sample's time, s since the session started.
     last_sample: Option<f64>,
     silences: u64,
+    /// The newest joint positions (for clearance), empty until the first.
+    positions: Vec<f64>,
 }
 
 /// Every followed arm's summary (at most [`MAX_ARMS`], as the observer follows).
@@ -70,6 +78,8 @@ pub struct Summaries {
     start_ns: u64,
     arms: Vec<Arm>,
     names: BTreeMap<ComponentId, String>,
+    /// Positions, a specification or presets changed since [`Summaries::take_moved`].
+    moved: bool,
 }
 
 impl Summaries {
@@ -110,6 +120,7 @@ impl Summaries {
                     written: [0; Signal::ALL.len()],
                     last_sample: None,
                     silences: 0,
+                    positions: Vec::new(),
                 });
                 self.arms.len() - 1
             }
@@ -125,7 +136,18 @@ impl Summaries {
         ) {
             a.silences += 1;
         }
-        // Samples (the 1 kHz part) are counted and timed, not kept: no copy of their values.
+        // Samples (the 1 kHz part) are counted and timed, not kept: no copy of their values
+        // but the newest positions, in place (clearance needs them).
+        if let ArmFact::JointPositions { values, .. } = fact {
+            a.positions.clone_from(values);
+            self.moved = true;
+        }
+        if matches!(
+            fact,
+            ArmFact::Specification { .. } | ArmFact::Presets { .. }
+        ) {
+            self.moved = true;
+        }
         if let (Some(signal), Some(t)) = (fact.signal(), sample_time(fact)) {
             if let Some(k) = Signal::ALL.iter().position(|s| *s == signal) {
                 a.seen[k] += 1;
@@ -167,9 +189,46 @@ impl Summaries {
         self.due(now_ns).next().is_some()
     }
 
-    /// Writes `arm`'s summary at `now_ns` into `out` (cleared first); false (and `out` empty)
-    /// for an arm not followed.
-    pub fn write(&mut self, arm: ComponentId, now_ns: u64, out: &mut Vec<u8>) -> bool {
+    /// Whether positions, a specification or presets changed since the last call (clearance
+    /// is then due), and clears it.
+    pub fn take_moved(&mut self) -> bool {
+        std::mem::take(&mut self.moved)
+    }
+
+    /// Makes `arm`'s summary due at once (its clearance entered a zone).
+    pub fn touch(&mut self, arm: ComponentId) {
+        if let Some(a) = self.arms.iter_mut().find(|a| a.id == arm) {
+            a.changed = true;
+        }
+    }
+
+    /// Every arm with a specification and positions, as clearance takes them.
+    pub fn arm_facts(&self) -> Vec<ArmFacts<'_>> {
+        self.arms
+            .iter()
+            .filter(|a| !a.positions.is_empty())
+            .filter_map(|a| {
+                Some(ArmFacts {
+                    input: ArmInput {
+                        id: a.id,
+                        spec: a.state.spec.as_ref()?,
+                        positions: &a.positions,
+                    },
+                    presets: &a.state.presets,
+                })
+            })
+            .collect()
+    }
+
+    /// Writes `arm`'s summary at `now_ns` into `out` (cleared first), its clearance as
+    /// `clearance` measured it; false (and `out` empty) for an arm not followed.
+    pub fn write(
+        &mut self,
+        arm: ComponentId,
+        now_ns: u64,
+        clearance: &ClearanceWatch,
+        out: &mut Vec<u8>,
+    ) -> bool {
         out.clear();
         let Some(a) = self.arms.iter_mut().find(|a| a.id == arm) else {
             return false;
@@ -232,6 +291,7 @@ impl Summaries {
             "stale": stale,
             "silences": a.silences,
             "presets": s.presets.iter().map(|p| serde_json::json!({"id": p.id, "name": p.name})).collect::<Vec<_>>(),
+            "clearance": clearance.summary(arm, s.spec.as_ref()),
         });
         // Writing a JSON value into a Vec cannot fail.
         let _ = serde_json::to_writer(&mut *out, &body);
@@ -287,7 +347,7 @@ mod tests {
                 state: ManagementState::Ready
             }
         ));
-        assert!(s.write(id(), START, &mut out));
+        assert!(s.write(id(), START, &ClearanceWatch::default(), &mut out));
         assert_eq!(s.due(START + 1).count(), 0);
         let holder = ComponentId::new(200, 7, 3);
         let fact = ArmFact::Controller {
@@ -299,7 +359,7 @@ mod tests {
         };
         assert!(s.apply(id(), &fact));
         assert_eq!(s.due(START + 2).collect::<Vec<_>>(), vec![id()]);
-        s.write(id(), START + 2, &mut out);
+        s.write(id(), START + 2, &ClearanceWatch::default(), &mut out);
         let v = json(&out);
         assert_eq!(v["control"]["holder"], "200.7.3");
         assert_eq!(v["control"]["authority"], 200);
@@ -320,7 +380,7 @@ mod tests {
                 },
             );
         }
-        s.write(id(), START, &mut out);
+        s.write(id(), START, &ClearanceWatch::default(), &mut out);
         for k in 50..100 {
             let t = f64::from(k) * 0.02;
             s.apply(
@@ -334,11 +394,21 @@ mod tests {
         // Nothing changed but time: due after a second, not before.
         assert_eq!(s.due(START + 999_000_000).count(), 0);
         assert_eq!(s.due(START + 1_000_000_000).count(), 1);
-        s.write(id(), START + 1_000_000_000, &mut out);
+        s.write(
+            id(),
+            START + 1_000_000_000,
+            &ClearanceWatch::default(),
+            &mut out,
+        );
         let v = json(&out);
         assert_eq!(v["heard"], "live");
         assert!((v["rates_hz"]["joint_positions"].as_f64().unwrap() - 50.0).abs() < 1e-9);
-        s.write(id(), START + 4_000_000_000, &mut out);
+        s.write(
+            id(),
+            START + 4_000_000_000,
+            &ClearanceWatch::default(),
+            &mut out,
+        );
         let v = json(&out);
         assert_eq!(v["heard"], "silent");
         assert!(v["last_report_age_s"].as_f64().unwrap() > 2.0);

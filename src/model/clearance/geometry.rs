@@ -175,7 +175,7 @@ pub fn capsule_box(a: &Capsule, b: &OrientedBox) -> Contact {
         }
     }
     // The ends too: the minimum may sit on one.
-    let best = [0.0, (lo + hi) / 2.0, 1.0]
+    let best = [0.0, f64::midpoint(lo, hi), 1.0]
         .into_iter()
         .map(|s| (s, at(s)))
         .fold((0.0, f64::INFINITY), |m, x| if x.1 < m.1 { x } else { m });

@@ -494,7 +494,7 @@ impl Clearance {
             .filter(move |c| c.gap.a.arm() == Some(arm) || c.gap.b.arm() == Some(arm))
     }
 
-    /// A pair in words: "wrist_roll (joint 5) ↔ turret (joint 1)"; parts of another arm
+    /// A pair in words: "`wrist_roll` (joint 5) ↔ turret (joint 1)"; parts of another arm
     /// than `arm` carry its ID.
     pub fn pair_words(
         &self,

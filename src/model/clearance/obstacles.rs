@@ -290,7 +290,7 @@ fn obstacle_shape(
             }))
         }
         (None, Some(c)) => {
-            if !finite(c.from) || !finite(c.to) || !(c.radius.is_finite() && c.radius >= 0.0) {
+            if !(finite(c.from) && finite(c.to) && c.radius.is_finite() && c.radius >= 0.0) {
                 return Err(format!(
                     "cylinder from {:?} to {:?} radius {}: give finite metres, radius 0 or more",
                     c.from, c.to, c.radius

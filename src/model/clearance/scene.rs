@@ -219,7 +219,7 @@ fn push_capsules(
     }
 }
 
-/// A part in words: "wrist_roll (joint 5)", "link to elbow (joint 3)", "chassis", "ground";
+/// A part in words: "`wrist_roll` (joint 5)", "link to elbow (joint 3)", "chassis", "ground";
 /// with the arm's ID when `with_arm` (pairs across two arms). `joint_name` gives a joint's
 /// name where the specification has one.
 pub fn part_name(
