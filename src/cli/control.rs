@@ -808,7 +808,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
     }
     let actions = parse_actions(&args.actions)?;
     let (mut cfg, _identity) = args.net.net_config()?;
-    cfg.client.vehicle = super::vehicle::load(args.vehicle.as_deref())?;
+    cfg.client.vehicle = super::read_vehicle_file(args.vehicle.as_deref())?.unwrap_or_default();
     if let (Some(Action::SetEmergency), Some(id)) = (actions.first(), args.net.component) {
         // The named arm's stop is the first datagram this process sends (`stop_first`).
         cfg.first.push(Command::SetEmergencyOf(id.into()));

@@ -19,7 +19,6 @@ pub mod relay;
 pub mod screenshot;
 pub mod serve;
 pub mod sim;
-pub mod vehicle;
 
 /// Reads `--vehicle FILE` (a vehicle file, `assets/vehicles/demo.toml` shows the schema):
 /// `None` without one (clearance then knows the arms' own cylinders only, no ground and no
@@ -33,7 +32,8 @@ pub fn read_vehicle_file(
     };
     let text = std::fs::read_to_string(path).map_err(|e| {
         anyhow::anyhow!(
-            "--vehicle {}: cannot read it ({e}); give the path of a vehicle file              (TOML, as assets/vehicles/demo.toml)",
+            "--vehicle {}: cannot read it ({e}); give the path of a vehicle file \
+             (TOML, as assets/vehicles/demo.toml)",
             path.display()
         )
     })?;
