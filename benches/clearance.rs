@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use jaus_ocu::model::arm::Mount;
+use jaus_ocu::model::arm::ArmSpec;
 use jaus_ocu::model::clearance::guard::JogGuard;
 use jaus_ocu::model::clearance::obstacles::VehicleGeometry;
 use jaus_ocu::model::clearance::scene::ArmInput;
@@ -17,6 +17,43 @@ use jaus_ocu::model::clearance::{ArmFacts, Clearance, Settings};
 use jaus_ocu::model::id::ComponentId;
 use jaus_ocu::model::update::PresetInfo;
 use jaus_ocu::sim::arm_file::ArmFile;
+use jaus_ocu::sim::vehicle::vehicle_arms;
+
+const A: ComponentId = ComponentId::new(126, 1, 10);
+const B: ComponentId = ComponentId::new(126, 1, 11);
+
+fn facts<'a>(
+    id: ComponentId,
+    spec: &'a ArmSpec,
+    q: &'a [f64],
+    presets: &'a [PresetInfo],
+) -> ArmFacts<'a> {
+    ArmFacts {
+        input: ArmInput {
+            id,
+            spec,
+            positions: q,
+        },
+        presets,
+    }
+}
+
+fn guard<'a>(c: &'a Clearance, spec: &'a ArmSpec, tool_point: [f64; 3]) -> JogGuard<'a> {
+    JogGuard {
+        clearance: c,
+        arm: A,
+        spec,
+        tool_point,
+        others: Vec::new(),
+        decel: spec
+            .joints
+            .iter()
+            .map(|j| j.max_speed.unwrap_or(0.0) * 0.2 / 0.25)
+            .collect(),
+        period: 0.05,
+        never: c.never_checked(),
+    }
+}
 
 fn bench(c: &mut Criterion) {
     let f = ArmFile::builtin("demo").expect("the demo arm");
@@ -30,75 +67,37 @@ fn bench(c: &mut Criterion) {
         })
         .collect();
     let deploy = f.presets[1].positions.clone();
-    let mut right = f.spec.clone();
-    right.mount = Some(Mount::at([0.35, 0.8, -0.25], 1.57));
-    let (a, b) = (ComponentId::new(126, 1, 10), ComponentId::new(126, 1, 11));
-    let one = |q: &[f64]| {
-        [ArmFacts {
-            input: ArmInput {
-                id: a,
-                spec: &f.spec,
-                positions: q,
-            },
-            presets: &presets,
-        }]
-    };
+    let arms = vehicle_arms(&f, 2);
+    let (left, right) = (&arms[0].1.spec, &arms[1].1.spec);
+
     let mut alone = Clearance::new(Settings::default(), Arc::default());
-    alone.update(&one(&deploy));
-    c.bench_function("clearance_update_one_arm", |bench| {
-        bench.iter(|| alone.update(black_box(&one(&deploy))));
+    let one = [facts(A, &f.spec, &deploy, &presets)];
+    alone.update(&one);
+    c.bench_function("clearance_update_one_arm", |b| {
+        b.iter(|| alone.update(black_box(&one)));
     });
+
     let mut vehicle = Clearance::new(Settings::default(), Arc::new(VehicleGeometry::demo()));
-    let two = |q: &[f64]| {
-        [
-            ArmFacts {
-                input: ArmInput {
-                    id: a,
-                    spec: &f.spec,
-                    positions: q,
-                },
-                presets: &presets,
-            },
-            ArmFacts {
-                input: ArmInput {
-                    id: b,
-                    spec: &right,
-                    positions: q,
-                },
-                presets: &presets,
-            },
-        ]
-    };
-    vehicle.update(&two(&deploy));
-    c.bench_function("clearance_update_two_arms_and_obstacles", |bench| {
-        bench.iter(|| vehicle.update(black_box(&two(&deploy))));
+    let two = [
+        facts(A, left, &deploy, &presets),
+        facts(B, right, &deploy, &presets),
+    ];
+    vehicle.update(&two);
+    c.bench_function("clearance_update_two_arms_and_obstacles", |b| {
+        b.iter(|| vehicle.update(black_box(&two)));
     });
-    let guard = |c: &Clearance| JogGuard {
-        clearance: c,
-        arm: a,
-        spec: &f.spec,
-        tool_point: f.tool_point,
-        others: Vec::new(),
-        decel: f
-            .spec
-            .joints
-            .iter()
-            .map(|j| j.max_speed.unwrap_or(0.0) * 0.2 / 0.25)
-            .collect(),
-        period: 0.05,
-        never: c.never_checked(),
-    };
+
     let mut v = vec![0.0; 7];
     v[1] = -0.12;
-    let g = guard(&vehicle);
-    c.bench_function("clearance_guard_tick_free", |bench| {
-        bench.iter(|| g.find(black_box(&deploy), black_box(&v)));
+    let g = guard(&vehicle, left, f.tool_point);
+    c.bench_function("clearance_guard_tick_free", |b| {
+        b.iter(|| g.find(black_box(&deploy), black_box(&v)));
     });
     // Near the ground: the bisection runs.
     let mut low = f.presets[2].positions.clone();
     low[1] = 0.2;
-    c.bench_function("clearance_guard_tick_limited", |bench| {
-        bench.iter(|| g.find(black_box(&low), black_box(&v)));
+    c.bench_function("clearance_guard_tick_limited", |b| {
+        b.iter(|| g.find(black_box(&low), black_box(&v)));
     });
 }
 

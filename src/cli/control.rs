@@ -775,6 +775,29 @@ fn jog(s: &mut Session, args: &ControlArgs, action: &Action) -> Result<Outcome> 
     })
 }
 
+/// Before a preset move: its clearance at the target and along a joint-interpolated path
+/// (advice: the arm plans its own path), on stderr.
+fn say_preset_advice(
+    vehicle: &Vehicle<ArmState>,
+    geometry: &std::sync::Arc<crate::model::clearance::obstacles::VehicleGeometry>,
+    cmd: &Command,
+) {
+    let (Command::GoToPreset { pose_id }, Some(arm)) = (cmd, vehicle.focused_id()) else {
+        return;
+    };
+    let states: Vec<_> = vehicle.arms().map(|(id, s)| (id, s)).collect();
+    let advice = crate::model::clearance::path::preset_advice(
+        crate::model::clearance::Settings::default(),
+        geometry.clone(),
+        &states,
+        arm,
+        *pose_id,
+    );
+    for w in advice.map(|a| a.words).unwrap_or_default() {
+        eprintln!("go-to: {w}");
+    }
+}
+
 /// `GoToPreset` of the preset `p` names (its id or name), or the refusal that lists the
 /// arm's presets.
 fn preset_command(st: &ArmState, p: &str) -> std::result::Result<Command, Outcome> {
@@ -809,6 +832,7 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
     let actions = parse_actions(&args.actions)?;
     let (mut cfg, _identity) = args.net.net_config()?;
     cfg.client.vehicle = super::read_vehicle_file(args.vehicle.as_deref())?.unwrap_or_default();
+    let vehicle_geometry = cfg.client.vehicle.clone();
     if let (Some(Action::SetEmergency), Some(id)) = (actions.first(), args.net.component) {
         // The named arm's stop is the first datagram this process sends (`stop_first`).
         cfg.first.push(Command::SetEmergencyOf(id.into()));
@@ -893,7 +917,10 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
             Action::Resume => (Command::Resume, command_wait),
             Action::Standby => (Command::Standby, command_wait),
             Action::GoTo(p) => match preset_command(s.vehicle.focused(), p) {
-                Ok(cmd) => (cmd, transition_wait),
+                Ok(cmd) => {
+                    say_preset_advice(&s.vehicle, &vehicle_geometry, &cmd);
+                    (cmd, transition_wait)
+                }
                 Err(o) => {
                     report(args.json, action, &o, s.vehicle.focused());
                     code = EXIT_NOT_DONE;

@@ -115,3 +115,45 @@ pub fn preset_path(
         words,
     }
 }
+
+/// The advice for arm `arm` going to its preset `pose_id`, from the arms' latest states
+/// (every arm with a specification and positions), in `vehicle` with `settings`: `None`
+/// when the arm, its positions or the preset's positions are not known.
+pub fn preset_advice(
+    settings: super::Settings,
+    vehicle: std::sync::Arc<super::obstacles::VehicleGeometry>,
+    states: &[(crate::model::id::ComponentId, &crate::model::state::ArmState)],
+    arm: crate::model::id::ComponentId,
+    pose_id: u8,
+) -> Option<PathAdvice> {
+    let facts: Vec<super::ArmFacts<'_>> = states
+        .iter()
+        .filter_map(|(id, s)| {
+            let spec = s.spec.as_ref()?;
+            let q = &s.positions.as_ref()?.value;
+            (q.len() == spec.joints.len()).then_some(super::ArmFacts {
+                input: ArmInput {
+                    id: *id,
+                    spec,
+                    positions: q,
+                },
+                presets: &s.presets,
+            })
+        })
+        .collect();
+    let me = facts.iter().find(|f| f.input.id == arm)?;
+    let target = me
+        .presets
+        .iter()
+        .find(|p| p.id == pose_id)?
+        .positions
+        .as_ref()?;
+    let mut c = Clearance::new(settings, vehicle);
+    c.update(&facts);
+    let others: Vec<ArmInput<'_>> = facts
+        .iter()
+        .filter(|f| f.input.id != arm)
+        .map(|f| f.input)
+        .collect();
+    Some(preset_path(&c, me.input, target, &others))
+}
