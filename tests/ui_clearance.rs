@@ -1,0 +1,185 @@
+//! The window's clearance (issue 45): beside the jog strip the focused arm's nearest pair and
+//! its gap in mm, in the zone's words; every pair allowed to touch listed with its depth and
+//! why, the count always said.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests report a failure by panicking"
+)]
+
+use std::sync::Arc;
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use jaus_ocu::model::clearance::obstacles::VehicleGeometry;
+use jaus_ocu::model::clearance::scene::ArmInput;
+use jaus_ocu::model::clearance::{ArmFacts, Clearance, Settings, Zone, joint_name};
+use jaus_ocu::model::update::{ArmFact, Update};
+use jaus_ocu::ui::app::OcuApp;
+
+#[path = "common/ui.rs"]
+mod ui_common;
+use ui_common::*;
+
+/// The demo arm's preset `name`, as the arm reported it.
+fn preset(app: &OcuApp, name: &str) -> Vec<f64> {
+    let p = app.state.presets.iter().find(|p| p.name == name);
+    p.and_then(|p| p.positions.clone())
+        .unwrap_or_else(|| panic!("preset {name} reported with positions"))
+}
+
+/// A live demo window on the demo vehicle, the arm seen at home first.
+fn demo_window() -> Harness<'static, OcuApp> {
+    let (mut app, _out) = live_app(&recorded(1.0, None));
+    app.set_vehicle_geometry(Arc::new(VehicleGeometry::demo()));
+    let mut h = harness(app);
+    h.step();
+    h
+}
+
+/// The window's line for a pair: its words, the gap in mm and, unless clear, the zone.
+fn line_of((words, gap, zone): (String, f64, Zone)) -> String {
+    let mm = gap * 1000.0;
+    match zone {
+        Zone::Clear => format!("nearest: {words} {mm:.0} mm"),
+        z => format!("nearest: {words} {mm:.0} mm — {}", z.name()),
+    }
+}
+
+/// Moves the arm to `q` (a positions report after the recorded session).
+fn move_to(h: &mut Harness<'static, OcuApp>, q: &[f64], t: f64) {
+    h.state_mut().apply(&Update::arm(
+        ARM,
+        ArmFact::JointPositions {
+            t,
+            values: q.to_vec(),
+        },
+    ));
+    h.step();
+    h.step();
+}
+
+/// The nearest pair at `q` (`allowed`: the nearest of those allowed to touch), measured
+/// afresh from the arm's reported specification and presets (seen first at home, as the
+/// window saw it), in the window's words.
+fn expected(app: &OcuApp, home: &[f64], q: &[f64], allowed: bool) -> (String, f64, Zone) {
+    let spec = app.state.spec.as_ref().expect("the arm's specification");
+    let settings = Settings {
+        band: app.settings.clearance_band,
+        margin: app.settings.clearance_margin,
+    };
+    let mut c = Clearance::new(settings, Arc::new(VehicleGeometry::demo()));
+    for positions in [home, q] {
+        c.update(&[ArmFacts {
+            input: ArmInput {
+                id: ARM,
+                spec,
+                positions,
+            },
+            presets: &app.state.presets,
+        }]);
+    }
+    let n = if allowed {
+        c.nearest_allowed(ARM)
+    } else {
+        c.nearest(ARM)
+    };
+    let n = n.expect("a nearest pair").clone();
+    let words = c
+        .pair_words(Some(ARM), &n.gap.a, &n.gap.b, |_, j| joint_name(spec, j))
+        .replace('↔', "<->");
+    (words, n.effective, n.zone)
+}
+
+fn label_with(h: &Harness<'static, OcuApp>, text: &str) -> String {
+    h.query_all_by_label_contains(text)
+        .find_map(|n| {
+            let node = n.accesskit_node();
+            node.label().or_else(|| node.value())
+        })
+        .unwrap_or_else(|| panic!("a label with {text:?}"))
+}
+
+#[test]
+fn the_nearest_pair_and_its_gap_in_mm_are_said_beside_the_jog_strip() {
+    let mut h = demo_window();
+    let home = h
+        .state()
+        .state
+        .positions
+        .as_ref()
+        .expect("positions")
+        .value
+        .clone();
+    let q = preset(h.state(), "Deploy");
+    move_to(&mut h, &q, 1.5);
+    let want = expected(h.state(), &home, &q, false);
+    assert!(want.0.contains(" <-> "), "a pair: {want:?}");
+    assert_eq!(
+        label_with(&h, "nearest: "),
+        line_of(want),
+        "the window's line"
+    );
+}
+
+#[test]
+fn the_allowed_pairs_are_counted_and_listed_with_the_stowed_presets_pairs() {
+    let mut h = demo_window();
+    let n = h.state().clearance().allowed().len();
+    assert!(n > 0, "the demo arm's presets overlap by design");
+    let header = format!("{n} pairs allowed to touch");
+    h.get_by_label(&header).click();
+    h.step();
+    h.step();
+    let stowed = h
+        .query_all_by_label_contains("deepest in preset \"Stowed\"")
+        .count();
+    assert!(stowed > 0, "the Stowed preset's pairs are listed");
+    // Every one with a depth in mm.
+    assert!(h.query_all_by_label_contains("mm deep").count() >= stowed);
+    assert!(
+        h.query_by_label_contains("turret stands on the deck")
+            .is_some()
+    );
+}
+
+#[test]
+fn a_pair_inside_the_band_or_closer_is_said_in_its_zones_words() {
+    let mut h = demo_window();
+    let home = h
+        .state()
+        .state
+        .positions
+        .as_ref()
+        .expect("positions")
+        .value
+        .clone();
+    // Deploy: the elbow's and the telescope's links 10 mm apart, inside the default 15 mm
+    // stop margin.
+    let deploy = preset(h.state(), "Deploy");
+    move_to(&mut h, &deploy, 1.5);
+    let want = expected(h.state(), &home, &deploy, false);
+    assert_eq!(want.2, Zone::Margin, "{want:?}");
+    assert_eq!(label_with(&h, "nearest: "), line_of(want));
+    // A margin of 5 mm and a band of 20 mm (the settings feed the window's clearance): the
+    // same pair is inside the band.
+    h.state_mut().settings.clearance_margin = 0.005;
+    h.state_mut().settings.clearance_band = 0.02;
+    h.step();
+    h.step();
+    let want = expected(h.state(), &home, &deploy, false);
+    assert_eq!(want.2, Zone::Band, "{want:?}");
+    let line = label_with(&h, "nearest: ");
+    assert!(line.ends_with("— inside the warning band"), "{line}");
+    assert_eq!(line, line_of(want));
+    // From Stowed, the telescope 40 mm out: the wrist in the turret (issue 45), in contact.
+    let mut q = preset(h.state(), "Stowed");
+    q[3] += 0.04;
+    move_to(&mut h, &q, 1.6);
+    let want = expected(h.state(), &home, &q, false);
+    assert_eq!(want.2, Zone::Contact, "{want:?}");
+    let line = label_with(&h, "nearest: ");
+    assert!(line.ends_with("— in contact"), "{line}");
+    assert_eq!(line, line_of(want));
+}
