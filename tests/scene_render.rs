@@ -632,6 +632,7 @@ fn obstacles_the_gap_line_and_what_is_below_the_ground_are_drawn_distinctly() {
                 on_b: centre,
                 gap: 0.04,
                 zone: Zone::Band,
+                label: true,
             }],
             ..SceneClearance::default()
         },

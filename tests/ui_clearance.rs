@@ -183,3 +183,36 @@ fn a_pair_inside_the_band_or_closer_is_said_in_its_zones_words() {
     assert!(line.ends_with("— in contact"), "{line}");
     assert_eq!(line, line_of(want));
 }
+
+/// Runs `jaus-ocu demo --vehicle FILE` with no display: a file that cannot be used stops it
+/// before any window, with the file named.
+fn demo_with_vehicle(file: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_jaus-ocu"))
+        .args(["demo", "--vehicle"])
+        .arg(file)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("jaus-ocu runs")
+}
+
+#[test]
+fn a_missing_or_invalid_vehicle_file_is_an_error_naming_it() {
+    let dir = std::env::temp_dir().join(format!("jaus-ocu-vehicle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("no-such-vehicle.toml");
+    let out = demo_with_vehicle(&missing);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("no-such-vehicle.toml") && err.contains("cannot be read"),
+        "{err}"
+    );
+    let bad = dir.join("bad-vehicle.toml");
+    std::fs::write(&bad, "name = \"x\"\n[ground]\nheight = 1.0\n").unwrap();
+    let out = demo_with_vehicle(&bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("bad-vehicle.toml"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

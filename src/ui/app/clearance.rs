@@ -10,12 +10,27 @@ use super::OcuApp;
 use crate::model::arm::ArmSpec;
 use crate::model::clearance::obstacles::VehicleGeometry;
 use crate::model::clearance::scene::{ArmInput, Part};
-use crate::model::clearance::{ArmFacts, Clearance, Zone, joint_name};
+use crate::model::clearance::{ArmFacts, Checked, Clearance, Zone, joint_name};
 use crate::model::state::ArmState;
 use crate::model::update::ComponentId;
 use crate::ui::panels::clearance::{AllowedLine, ClearanceView, PairLine};
 use crate::ui::scene::{GapLine, SceneClearance, SceneObstacle};
 use crate::ui::sources::read_vehicle;
+
+/// How much deeper than allowed an allowed pair must go before the window shows it, m: an
+/// allowed pair sits at its allowed depth (effective gap 0) in the very preset it was
+/// measured in, and the wire's resolution (0.3 mm) makes that a hair either side.
+pub const ALLOWED_SLACK_M: f64 = 0.001;
+
+/// Whether the window shows a checked pair as near contact: a pair not allowed to touch
+/// inside the band or closer, or an allowed one deeper than its depth.
+fn worth_showing(k: &Checked) -> bool {
+    if k.allowed > 0.0 {
+        k.effective < -ALLOWED_SLACK_M
+    } else {
+        k.zone != Zone::Clear
+    }
+}
 
 impl OcuApp {
     /// Measures clearance against `vehicle` from now on (`--vehicle`; the network thread's
@@ -80,7 +95,7 @@ impl OcuApp {
             |id: ComponentId, joint: usize| specs.get(&id).and_then(|s| joint_name(s, joint));
         // egui's default fonts have no "↔" (U+2194): the window says "<->".
         let words = |a: &Part, b: &Part| c.pair_words(arm, a, b, names).replace('↔', "<->");
-        let line = |k: &crate::model::clearance::Checked| PairLine {
+        let line = |k: &Checked| PairLine {
             words: words(&k.gap.a, &k.gap.b),
             gap: k.effective,
             zone: k.zone,
@@ -91,7 +106,10 @@ impl OcuApp {
             // words (model/jog is another engineer's change).
             guard: None,
             nearest: arm.and_then(|a| c.nearest(a)).map(line),
-            nearest_allowed: arm.and_then(|a| c.nearest_allowed(a)).map(line),
+            nearest_allowed: arm
+                .and_then(|a| c.nearest_allowed(a))
+                .filter(|k| worth_showing(k))
+                .map(line),
             allowed: c
                 .allowed()
                 .into_iter()
@@ -116,12 +134,9 @@ impl OcuApp {
         let c = &self.clearance;
         let vehicle = c.vehicle();
         let arm = self.clearance_arm();
-        let mut shown: Vec<&crate::model::clearance::Checked> = c
-            .checked()
-            .iter()
-            .filter(|k| k.zone != Zone::Clear)
-            .collect();
-        if let Some(n) = arm.and_then(|a| c.nearest(a))
+        let mut shown: Vec<&Checked> = c.checked().iter().filter(|k| worth_showing(k)).collect();
+        let nearest = arm.and_then(|a| c.nearest(a));
+        if let Some(n) = nearest
             && !shown.iter().any(|k| std::ptr::eq(*k, n))
         {
             shown.push(n);
@@ -156,6 +171,7 @@ impl OcuApp {
                 on_b: k.gap.contact.on_b,
                 gap: k.gap.contact.gap,
                 zone: k.zone,
+                label: k.zone == Zone::Contact || nearest.is_some_and(|n| std::ptr::eq(k, n)),
             });
         }
         out.below_ground = c

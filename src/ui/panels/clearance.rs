@@ -36,7 +36,7 @@ pub struct AllowedLine {
 pub struct ClearanceView {
     /// The focused arm's nearest pair not allowed to touch.
     pub nearest: Option<PairLine>,
-    /// Its allowed pair nearest its allowed depth.
+    /// Its allowed pair deepest past its allowed depth, when one is.
     pub nearest_allowed: Option<PairLine>,
     /// Every pair allowed to touch.
     pub allowed: Vec<AllowedLine>,
@@ -85,13 +85,9 @@ pub fn show(ui: &mut egui::Ui, view: &ClearanceView, settings: &mut Settings, th
             ui.label(RichText::new("nearest: no pair measured yet").color(theme.muted));
         }
     }
-    if let Some(line) = view
-        .nearest_allowed
-        .as_ref()
-        .filter(|l| l.zone != Zone::Clear)
-    {
+    if let Some(line) = &view.nearest_allowed {
         ui.label(
-            RichText::new(pair_text("allowed pair near its depth: ", line))
+            RichText::new(pair_text("allowed pair past its depth: ", line))
                 .color(zone_colour(line.zone, theme, normal)),
         );
     }
@@ -111,26 +107,20 @@ pub fn show(ui: &mut egui::Ui, view: &ClearanceView, settings: &mut Settings, th
                     .small()
                     .color(theme.muted),
             );
-            egui::Grid::new("clearance allowed grid")
-                .striped(true)
-                .show(ui, |ui| {
-                    for a in &view.allowed {
-                        ui.label(RichText::new(&a.words).small());
-                        let depth = a.depth.map_or_else(
-                            || "never checked".to_owned(),
-                            |d| format!("{:.0} mm deep", d * 1000.0),
-                        );
-                        ui.label(RichText::new(depth).small());
-                        ui.label(RichText::new(&a.why).small().color(theme.muted));
-                        ui.end_row();
-                    }
-                });
+            // One wrapped line each: the tile beside the 3D view is narrow.
+            for a in &view.allowed {
+                let depth = a.depth.map_or_else(
+                    || "never checked".to_owned(),
+                    |d| format!("{:.0} mm deep", d * 1000.0),
+                );
+                ui.label(RichText::new(format!("{}: {depth} — {}", a.words, a.why)).small());
+            }
         });
 }
 
 /// The warning band and the stop margin, mm, with their floors.
 fn settings_row(ui: &mut egui::Ui, settings: &mut Settings) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let mut margin = settings.clearance_margin * 1000.0;
         ui.label("stop margin");
         let r = ui

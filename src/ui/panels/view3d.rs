@@ -502,7 +502,7 @@ fn gap_labels(
     theme: &Theme,
 ) {
     let painter = ui.painter_at(rect);
-    for line in &clearance.lines {
+    for line in clearance.lines.iter().filter(|l| l.label) {
         let mid = ((line.on_a + line.on_b) * 0.5).to_array();
         let Some([x, y]) = camera.project(mid, [rect.width(), rect.height()]) else {
             continue;

@@ -124,6 +124,9 @@ pub struct GapLine {
     pub gap: f64,
     /// Where the pair stands.
     pub zone: Zone,
+    /// Its gap is written beside it (the focused arm's nearest pair and pairs in contact:
+    /// every pair's would pile up where an arm folds).
+    pub label: bool,
 }
 
 /// An arm drawn beside the focused one.
