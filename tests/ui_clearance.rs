@@ -216,3 +216,70 @@ fn a_missing_or_invalid_vehicle_file_is_an_error_naming_it() {
     assert!(err.contains("bad-vehicle.toml"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_band_and_margin_set_in_the_window_travel_with_every_jog_request() {
+    use jaus_ocu::model::command::Command;
+    let (mut app, mut out) = live_app(&recorded(1.0, None));
+    app.settings.clearance_margin = 0.02;
+    app.settings.clearance_band = 0.08;
+    let mut h = harness(app);
+    h.step();
+    let plus = h
+        .query_all_by_label("+")
+        .nth(1)
+        .expect("joint 2's + button")
+        .rect();
+    let press = |pressed| eframe::egui::Event::PointerButton {
+        pos: plus.center(),
+        button: eframe::egui::PointerButton::Primary,
+        pressed,
+        modifiers: eframe::egui::Modifiers::NONE,
+    };
+    h.event(eframe::egui::Event::PointerMoved(plus.center()));
+    h.event(press(true));
+    for _ in 0..3 {
+        h.step();
+    }
+    h.event(press(false));
+    h.step();
+    let jogs: Vec<_> = out
+        .sent()
+        .iter()
+        .filter_map(|c| match c {
+            Command::Jog(r) => Some(r.options),
+            _ => None,
+        })
+        .collect();
+    assert!(!jogs.is_empty(), "jog requests were sent");
+    for o in jogs {
+        assert!((o.clearance_margin - 0.02).abs() < 1e-12, "{o:?}");
+        assert!((o.clearance_band - 0.08).abs() < 1e-12, "{o:?}");
+    }
+}
+
+#[test]
+fn in_a_small_window_the_clearance_is_one_line_and_the_allowed_pairs_a_popup() {
+    let (mut app, _out) = live_app(&recorded(1.0, None));
+    app.set_vehicle_geometry(Arc::new(VehicleGeometry::demo()));
+    let mut h = Harness::builder()
+        .with_size([800.0, 600.0])
+        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+    h.step();
+    h.step();
+    let n = h.state().clearance().allowed().len();
+    assert!(label_with(&h, "nearest: ").contains(" mm"));
+    // The count is said on the button that opens the list.
+    h.get_by_label(&format!("{n} allowed")).click();
+    h.step();
+    h.step();
+    assert!(
+        h.query_by_label(&format!("{n} pairs allowed to touch"))
+            .is_some()
+    );
+    assert!(
+        h.query_all_by_label_contains("deepest in preset \"Stowed\"")
+            .count()
+            > 0
+    );
+}

@@ -66,56 +66,74 @@ pub fn pair_text(prefix: &str, line: &PairLine) -> String {
     }
 }
 
+/// Below this height left in the tile, points, the clearance takes one line (the nearest
+/// pair cut to the width, the allowed pairs in a popup): the gauges under it keep their room
+/// in a small window.
+pub const COMPACT_BELOW: f32 = 420.0;
+
+/// What the nearest-pair line says on hover.
+const NEAREST_HOVER: &str = "The focused arm's pair nearest contact among those not allowed \
+     to touch (its bounding cylinders, the other arms, the vehicle file's obstacles and the \
+     ground). Amber inside the warning band or the stop margin, red in contact.";
+
 /// Draws the line and the section of allowed pairs; the band and margin edit `settings`.
 pub fn show(ui: &mut egui::Ui, view: &ClearanceView, settings: &mut Settings, theme: &Theme) {
     let normal = ui.visuals().text_color();
-    match &view.nearest {
+    let nearest = match &view.nearest {
         Some(line) => {
-            ui.label(
-                RichText::new(pair_text("nearest: ", line))
-                    .color(zone_colour(line.zone, theme, normal)),
-            )
-            .on_hover_text(
-                "The focused arm's pair nearest contact among those not allowed to touch \
-                 (its bounding cylinders, the other arms, the vehicle file's obstacles and \
-                 the ground). Amber inside the warning band or the stop margin, red in contact.",
-            );
+            RichText::new(pair_text("nearest: ", line)).color(zone_colour(line.zone, theme, normal))
         }
-        None => {
-            ui.label(RichText::new("nearest: no pair measured yet").color(theme.muted));
-        }
-    }
-    if let Some(line) = &view.nearest_allowed {
-        ui.label(
-            RichText::new(pair_text("allowed pair past its depth: ", line))
-                .color(zone_colour(line.zone, theme, normal)),
-        );
-    }
-    if let Some(words) = &view.guard {
-        ui.label(RichText::new(words).color(theme.warn));
-    }
+        None => RichText::new("nearest: no pair measured yet").color(theme.muted),
+    };
     let title = match view.allowed.len() {
         1 => "1 pair allowed to touch".to_owned(),
         n => format!("{n} pairs allowed to touch"),
     };
-    egui::CollapsingHeader::new(title)
-        .id_salt("clearance allowed pairs")
-        .show(ui, |ui| {
-            settings_row(ui, settings);
-            ui.label(
-                RichText::new(format!("vehicle: {}", view.vehicle))
-                    .small()
-                    .color(theme.muted),
-            );
-            // One wrapped line each: the tile beside the 3D view is narrow.
-            for a in &view.allowed {
-                let depth = a.depth.map_or_else(
-                    || "never checked".to_owned(),
-                    |d| format!("{:.0} mm deep", d * 1000.0),
-                );
-                ui.label(RichText::new(format!("{}: {depth} — {}", a.words, a.why)).small());
-            }
+    if ui.available_height() < COMPACT_BELOW {
+        ui.horizontal(|ui| {
+            ui.menu_button(format!("{} allowed", view.allowed.len()), |ui| {
+                ui.label(RichText::new(&title).strong());
+                allowed_list(ui, view, settings, theme);
+            })
+            .response
+            .on_hover_text(&title);
+            ui.add(egui::Label::new(nearest).truncate())
+                .on_hover_text(NEAREST_HOVER);
         });
+    } else {
+        ui.label(nearest).on_hover_text(NEAREST_HOVER);
+    }
+    if let Some(line) = &view.nearest_allowed {
+        let text = RichText::new(pair_text("allowed pair past its depth: ", line))
+            .color(zone_colour(line.zone, theme, normal));
+        ui.add(egui::Label::new(text).truncate());
+    }
+    if let Some(words) = &view.guard {
+        ui.add(egui::Label::new(RichText::new(words).color(theme.warn)).truncate());
+    }
+    if ui.available_height() >= COMPACT_BELOW {
+        egui::CollapsingHeader::new(title)
+            .id_salt("clearance allowed pairs")
+            .show(ui, |ui| allowed_list(ui, view, settings, theme));
+    }
+}
+
+/// The band and margin, the vehicle file, and every allowed pair with its depth and why.
+fn allowed_list(ui: &mut egui::Ui, view: &ClearanceView, settings: &mut Settings, theme: &Theme) {
+    settings_row(ui, settings);
+    ui.label(
+        RichText::new(format!("vehicle: {}", view.vehicle))
+            .small()
+            .color(theme.muted),
+    );
+    // One wrapped line each: the tile beside the 3D view is narrow.
+    for a in &view.allowed {
+        let depth = a.depth.map_or_else(
+            || "never checked".to_owned(),
+            |d| format!("{:.0} mm deep", d * 1000.0),
+        );
+        ui.label(RichText::new(format!("{}: {depth} — {}", a.words, a.why)).small());
+    }
 }
 
 /// The warning band and the stop margin, mm, with their floors.
