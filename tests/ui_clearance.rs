@@ -13,7 +13,7 @@ use std::sync::Arc;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use jaus_ocu::model::clearance::obstacles::VehicleGeometry;
-use jaus_ocu::model::clearance::scene::ArmInput;
+use jaus_ocu::model::clearance::scene::{ArmInput, Part};
 use jaus_ocu::model::clearance::{ArmFacts, Clearance, Settings, Zone, joint_name};
 use jaus_ocu::model::update::{ArmFact, Update};
 use jaus_ocu::ui::app::OcuApp;
@@ -281,5 +281,94 @@ fn in_a_small_window_the_clearance_is_one_line_and_the_allowed_pairs_a_popup() {
         h.query_all_by_label_contains("deepest in preset \"Stowed\"")
             .count()
             > 0
+    );
+}
+
+/// Drags the primary button over the 3D view by `dy` points (no modifier).
+fn drag_view(h: &mut Harness<'static, OcuApp>, dy: f32) {
+    use eframe::egui::{Event, Modifiers, PointerButton, vec2};
+    let rect = h.state().view.arm.rect.expect("the 3D view was drawn");
+    let (a, b) = (rect.center(), rect.center() + vec2(0.0, dy));
+    h.event(Event::PointerMoved(a));
+    let button = |pos, pressed| Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed,
+        modifiers: Modifiers::NONE,
+    };
+    h.event(button(a, true));
+    h.step();
+    for k in 1..=8 {
+        h.event(Event::PointerMoved(a + (b - a) * (k as f32 / 8.0)));
+        h.step();
+    }
+    h.event(button(b, false));
+    h.step();
+}
+
+/// Whether a drag up and a drag down of the view (no Ctrl) can take the eye under the ground.
+fn eye_goes_below(h: &mut Harness<'static, OcuApp>) -> bool {
+    let mut below = false;
+    for dy in [-250.0, 500.0, -500.0] {
+        drag_view(h, dy);
+        below |= !h.state().view.arm.camera.above_ground();
+    }
+    below
+}
+
+#[test]
+fn the_eye_may_orbit_under_the_ground_while_an_arm_reaches_below_it() {
+    let mut h = demo_window();
+    assert!(
+        !eye_goes_below(&mut h),
+        "above the ground, the eye stops at it without Ctrl"
+    );
+    // The forearm through the ground (issue 45: the shoulder at its soft stop, the elbow
+    // folded): the first such pose of a sweep of the shoulder and the elbow.
+    let spec = h.state().state.spec.clone().expect("the specification");
+    let home = h
+        .state()
+        .state
+        .positions
+        .as_ref()
+        .expect("positions")
+        .value
+        .clone();
+    let vehicle = VehicleGeometry::demo();
+    let below = |q: &[f64]| {
+        let input = ArmInput {
+            id: ARM,
+            spec: &spec,
+            positions: q,
+        };
+        jaus_ocu::model::clearance::scene::gaps(&[input], &vehicle, |_| true)
+            .iter()
+            .any(|g| g.b == Part::Ground && g.contact.gap < -0.05)
+    };
+    let (lo1, hi1) = (spec.joints[1].min.unwrap(), spec.joints[1].max.unwrap());
+    let (lo2, hi2) = (spec.joints[2].min.unwrap(), spec.joints[2].max.unwrap());
+    let q = (0..=20)
+        .flat_map(|i| (0..=20).map(move |j| (i, j)))
+        .map(|(i, j)| {
+            let mut q = home.clone();
+            q[1] = lo1 + (hi1 - lo1) * f64::from(i) / 20.0;
+            q[2] = lo2 + (hi2 - lo2) * f64::from(j) / 20.0;
+            q[3] = spec.joints[3].max.unwrap();
+            q
+        })
+        .find(|q| below(q))
+        .expect("a pose of the demo arm reaching below the ground");
+    move_to(&mut h, &q, 1.5);
+    assert!(
+        h.state()
+            .clearance()
+            .checked()
+            .iter()
+            .any(|k| k.gap.b == Part::Ground && k.gap.contact.gap < 0.0),
+        "the window's clearance sees it"
+    );
+    assert!(
+        eye_goes_below(&mut h),
+        "the part under the ground can be seen"
     );
 }
