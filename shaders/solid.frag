@@ -4,6 +4,8 @@
 uniform vec3 u_eye;
 uniform vec4 u_color;
 uniform float u_lit;
+uniform float u_ground;      // world z of the ground: below it the surface is striped
+uniform vec3 u_below_color;  // the stripes' colour
 
 in vec3 v_world;
 in vec3 v_normal;
@@ -19,5 +21,11 @@ void main() {
     float shade = 0.3 + 0.4 * facing + 0.35 * key;
     float highlight = 0.25 * pow(facing, 32.0);
     vec3 lit = u_color.rgb * shade + vec3(highlight);
-    out_color = vec4(mix(u_color.rgb, lit, u_lit), u_color.a);
+    vec3 rgb = mix(u_color.rgb, lit, u_lit);
+    if (v_world.z < u_ground) {
+        // Below the ground (issue 45): diagonal stripes.
+        float stripe = step(0.5, fract((v_world.x + v_world.y + v_world.z) * 25.0));
+        rgb = mix(rgb, u_below_color, 0.3 + 0.5 * stripe);
+    }
+    out_color = vec4(rgb, u_color.a);
 }

@@ -8,6 +8,8 @@ uniform vec4 u_color;        // rgb tint; a = opacity facing the viewer
 uniform float u_rim_alpha;   // opacity at grazing angles
 uniform float u_dashed;
 uniform float u_dash_count;  // bands per unit of the mesh's local z
+uniform float u_ground;      // world z of the ground: below it the volume is striped
+uniform vec3 u_below_color;  // the stripes' colour
 
 in vec3 v_world;
 in vec3 v_normal;
@@ -24,6 +26,12 @@ void main() {
     if (u_dashed > 0.5) {
         float band = step(0.5, fract(v_local.z * u_dash_count));
         alpha = mix(u_rim_alpha * rim * 0.6, alpha, band);
+    }
+    if (v_world.z < u_ground) {
+        // Below the ground (issue 45): diagonal stripes, never mistaken for a tint.
+        float stripe = step(0.5, fract((v_world.x + v_world.y + v_world.z) * 25.0));
+        rgb = mix(rgb, u_below_color, 0.35 + 0.5 * stripe);
+        alpha = max(alpha, 0.2 + 0.3 * stripe);
     }
     if (alpha < 0.004) {
         discard;

@@ -19,7 +19,9 @@ use jaus_ocu::model::arm::{ArmSpec, Mount};
 use jaus_ocu::model::kinematics::{ArmPose, CylinderKind, forward};
 use jaus_ocu::model::update::ComponentId;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::ui::scene::{Camera, Scene, SceneArm, SceneInput, ScenePalette};
+use jaus_ocu::ui::scene::{
+    Camera, GapLine, Scene, SceneArm, SceneClearance, SceneInput, SceneObstacle, ScenePalette,
+};
 use three_d::{
     ClearState, DepthTexture2D, Interpolation, RenderTarget, ScissorBox, Texture2D, Viewport,
     Wrapping,
@@ -167,6 +169,7 @@ fn input(pose: Option<ArmPose>) -> SceneInput {
         show_frames: false,
         dark: true,
         others: Vec::new(),
+        clearance: SceneClearance::default(),
     }
 }
 
@@ -595,5 +598,71 @@ fn the_picture_lands_where_the_view_is_and_only_inside_its_clip() {
     assert_eq!(
         wrong, 0,
         "{wrong} pixels are not the view's picture, shifted and clipped"
+    );
+}
+
+#[test]
+fn obstacles_the_gap_line_and_what_is_below_the_ground_are_drawn_distinctly() {
+    use jaus_ocu::model::clearance::Zone;
+    use jaus_ocu::model::clearance::geometry::OrientedBox;
+    use jaus_ocu::model::clearance::obstacles::ObstacleShape;
+    let gl = headless();
+    let mut scene = Scene::new(&gl.gl).expect("the shaders compile with the clearance uniforms");
+    let palette = ScenePalette::new(true);
+    let camera = camera();
+    let pose = live_pose();
+    let plain = input(Some(pose.clone()));
+    let before = render(&gl, &mut scene, &plain, &camera);
+    // A box beside the arm, a line from the base to the tool point, and the ground raised
+    // to the height of the arm's middle, so its upper half is above and its lower half below.
+    let mid_z = 0.5 * (pose.mount.translation.z + pose.tool_point_vehicle.z);
+    let centre = glam::DVec3::new(0.0, -0.6, mid_z);
+    let cleared = SceneInput {
+        clearance: SceneClearance {
+            ground: Some(pose.mount.translation.z - 0.05),
+            obstacles: vec![SceneObstacle {
+                shape: ObstacleShape::Box(OrientedBox {
+                    pose: glam::DAffine3::from_translation(centre),
+                    half: glam::DVec3::splat(0.1),
+                }),
+                zone: None,
+            }],
+            lines: vec![GapLine {
+                on_a: pose.tool_point_vehicle,
+                on_b: centre,
+                gap: 0.04,
+                zone: Zone::Band,
+                label: true,
+            }],
+            ..SceneClearance::default()
+        },
+        ..plain.clone()
+    };
+    let after = render(&gl, &mut scene, &cleared, &camera);
+    after.save(&Path::new(env!("CARGO_MANIFEST_DIR")).join("target/scene_render_clearance.png"));
+    let at = |f: &Frame, p: glam::DVec3| {
+        let [x, y] = project(&camera, p);
+        f.at(x, y).expect("in the frame")
+    };
+    assert_ne!(
+        at(&before, centre),
+        at(&after, centre),
+        "the obstacle is drawn"
+    );
+    // The line's middle, in the band's amber, over everything.
+    let mid = (pose.tool_point_vehicle + centre) * 0.5;
+    let want = u8_rgb(palette.near_limit);
+    let got = at(&after, mid);
+    assert!(
+        (0..3).all(|c| got[c].abs_diff(want[c]) <= 3),
+        "{got:?} at the line's middle, not amber {want:?}"
+    );
+    // The mount is 5 cm under the raised ground: the pedestal there is striped red, so the
+    // red channel gains over the plain picture there.
+    let base = pose.mount.translation + glam::DVec3::new(0.0, 0.0, -0.02);
+    let (b, a) = (at(&before, base), at(&after, base));
+    assert!(
+        i32::from(a[0]) - i32::from(a[2]) > i32::from(b[0]) - i32::from(b[2]) + 20,
+        "below the ground: {a:?}, not redder than {b:?}"
     );
 }

@@ -3,6 +3,7 @@
 //! loopback UDP) and `jaus-ocu replay`.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -10,6 +11,7 @@ use clap::Args;
 use super::identity::{self, Role};
 use super::sim::load_arm;
 use crate::jaus::{JausId, judp};
+use crate::model::clearance::obstacles::VehicleGeometry;
 use crate::net::client::ClientConfig;
 use crate::net::fault::Faults;
 use crate::net::thread::NetConfig;
@@ -53,6 +55,11 @@ pub struct GuiArgs {
     /// Lichtblick. Loopback unless asked; see README on SSH tunnels.
     #[arg(long, value_name = "ADDR")]
     pub live_view: Option<SocketAddr>,
+    /// The vehicle file (TOML, as `assets/vehicles/demo.toml`): the ground, the vehicle's
+    /// obstacles and the pairs allowed to touch, which the clearance shown and the jog's
+    /// guard keep off (default: none: the arms' own cylinders only).
+    #[arg(long, value_name = "FILE")]
+    pub vehicle: Option<std::path::PathBuf>,
 }
 
 /// Arguments of `jaus-ocu demo`.
@@ -82,6 +89,11 @@ pub struct DemoArgs {
     /// Lichtblick. Loopback unless asked; see README on SSH tunnels.
     #[arg(long, value_name = "ADDR")]
     pub live_view: Option<SocketAddr>,
+    /// The vehicle file (TOML, as `assets/vehicles/demo.toml`): the ground, the vehicle's
+    /// obstacles and the pairs allowed to touch, which the clearance shown and the jog's
+    /// guard keep off (default: the built-in demo vehicle).
+    #[arg(long, value_name = "FILE")]
+    pub vehicle: Option<std::path::PathBuf>,
 }
 
 /// Arguments of `jaus-ocu replay`.
@@ -98,6 +110,11 @@ pub struct ReplayArgs {
     /// memory, at most 4 GiB). Beyond it the oldest samples are kept as a min/max envelope.
     #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
     pub memory_limit: Option<u64>,
+    /// The vehicle file (TOML, as `assets/vehicles/demo.toml`): the ground, the vehicle's
+    /// obstacles and the pairs allowed to touch, which the clearance shown and the jog's
+    /// guard keep off (default: none: the arms' own cylinders only).
+    #[arg(long, value_name = "FILE")]
+    pub vehicle: Option<std::path::PathBuf>,
 }
 
 /// `--memory-limit` as clap reads it.
@@ -105,9 +122,37 @@ fn parse_memory_limit(text: &str) -> Result<u64, String> {
     crate::ui::memory::parse_limit(text, crate::ui::memory::physical_memory())
 }
 
+/// The vehicle file at `path` (`--vehicle`), else `default`: a file that cannot be read or
+/// used is an error naming it and what to fix.
+pub fn load_vehicle(
+    path: Option<&std::path::Path>,
+    default: impl FnOnce() -> VehicleGeometry,
+) -> Result<Arc<VehicleGeometry>> {
+    let Some(path) = path else {
+        return Ok(Arc::new(default()));
+    };
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "vehicle file {}: cannot be read (give --vehicle a readable TOML vehicle file, \
+             as assets/vehicles/demo.toml)",
+            path.display()
+        )
+    })?;
+    let vehicle = VehicleGeometry::parse(&text, &path.display().to_string())?;
+    tracing::info!(
+        "vehicle {:?} from {}: {} obstacles, {} pairs allowed by the file",
+        vehicle.name,
+        path.display(),
+        vehicle.obstacles.len(),
+        vehicle.allow.len()
+    );
+    Ok(Arc::new(vehicle))
+}
+
 /// Opens the GUI replaying a file.
 pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
-    crate::ui::run_replay(&args.file, args.port, args.memory_limit)?;
+    let vehicle = load_vehicle(args.vehicle.as_deref(), VehicleGeometry::default)?;
+    crate::ui::run_replay(&args.file, args.port, args.memory_limit, vehicle)?;
     Ok(0)
 }
 
@@ -143,12 +188,14 @@ pub fn run_open(file: &std::path::Path, gui: &GuiArgs) -> Result<i32> {
         file: file.to_path_buf(),
         port: judp::PORT,
         memory_limit: gui.memory_limit,
+        vehicle: gui.vehicle.clone(),
     })
 }
 
 /// Runs the GUI on the network.
 pub fn run_live(args: &GuiArgs) -> Result<i32> {
     super::probe::check_something_asked(&args.connect, args.no_multicast)?;
+    let vehicle = load_vehicle(args.vehicle.as_deref(), VehicleGeometry::default)?;
     let identity = identity::choose(args.jaus_id, Role::Gui)?;
     tracing::info!("{}", identity.describe());
     let cfg = NetConfig {
@@ -162,6 +209,7 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
             multicast: (!args.no_multicast)
                 .then(|| SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT))),
             component: args.component,
+            vehicle,
             ..ClientConfig::default()
         },
         ..NetConfig::default()
@@ -183,6 +231,7 @@ pub const DEMO_SIM_RATE_HZ: f64 = 200.0;
 /// Starts the simulated arms on loopback and the GUI connected to every one of them.
 pub fn run_demo(args: &DemoArgs) -> Result<i32> {
     let arm = load_arm(&args.arm)?;
+    let vehicle = load_vehicle(args.vehicle.as_deref(), VehicleGeometry::demo)?;
     let mut sims = Vec::new();
     let mut connect = Vec::new();
     let arms = vehicle_arms(&arm, usize::from(args.arms));
@@ -217,6 +266,7 @@ pub fn run_demo(args: &DemoArgs) -> Result<i32> {
             connect,
             multicast: None,
             component: first,
+            vehicle,
             ..ClientConfig::default()
         },
         ..NetConfig::default()

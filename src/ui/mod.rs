@@ -106,10 +106,13 @@ pub fn run(
             // An emergency, a lost link, a change of control or an outcome: at once.
             let ctx = cc.egui_ctx.clone();
             net_cfg.urgent_waker = Some(Arc::new(move || ctx.request_repaint()));
+            let vehicle = net_cfg.client.vehicle.clone();
             let net = NetHandle::spawn(net_cfg)?;
             configure_renderer(cc);
             let settings = OcuApp::load_settings(cc.storage);
             let mut app = OcuApp::new(kind, Some(net), sims, settings);
+            // The network thread's jog guard and the window keep off the same vehicle.
+            app.set_vehicle_geometry(vehicle.clone());
             app.set_pace(pace);
             let (mapping, problem) = gamepad_mapping();
             if let Some(problem) = problem {
@@ -173,8 +176,14 @@ fn configure_renderer(cc: &eframe::CreationContext<'_>) {
 /// Opens the window replaying `path` (a `.mcap` recording or a `.pcap`/`.pcapng` capture,
 /// JUDP on UDP `port`) and runs until it is closed. The file loads in the background while
 /// the window draws what has arrived; a file that cannot be opened at all fails here, before
-/// any window appears. `memory_limit` as for [`run`].
-pub fn run_replay(path: &Path, port: u16, memory_limit: Option<u64>) -> anyhow::Result<()> {
+/// any window appears. `memory_limit` as for [`run`]; `vehicle` is the vehicle file the
+/// clearance is shown against (`--vehicle`).
+pub fn run_replay(
+    path: &Path,
+    port: u16,
+    memory_limit: Option<u64>,
+    vehicle: Arc<crate::model::clearance::obstacles::VehicleGeometry>,
+) -> anyhow::Result<()> {
     GUI_START.get_or_init(Instant::now);
     gl_ffi::keep_frame_memory();
     // The loader wakes the window as batches arrive, once the window exists.
@@ -198,6 +207,7 @@ pub fn run_replay(path: &Path, port: u16, memory_limit: Option<u64>) -> anyhow::
             configure_renderer(cc);
             let settings = OcuApp::load_settings(cc.storage);
             let mut app = OcuApp::with_replay(replay, settings);
+            app.set_vehicle_geometry(vehicle);
             app.replay_port = port;
             app.memory_override = memory_limit;
             Ok(Box::new(app))

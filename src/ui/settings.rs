@@ -53,12 +53,27 @@ pub struct Settings {
     /// Jogging: send efforts as velocities (the compatibility mode for arms that read
     /// `SetJointEffort` so). Off by default: on other arms 50 % would mean 50 rad/s.
     pub jog_effort_as_velocity: bool,
+    /// Clearance (issue 45): the warning band, m: gap-closing jogs slow inside it (floored
+    /// by `model::clearance::Settings::floored`).
+    pub clearance_band: f64,
+    /// Clearance: the stop margin, m: gap-closing jogs stop here.
+    pub clearance_margin: f64,
     /// Where View → Live view server listens (loopback by default: remote viewers come
     /// through an SSH tunnel, README).
     pub live_view_listen: String,
 }
 
 impl Settings {
+    /// The clearance band and margin of these settings, floored (what the window's
+    /// clearance and every jog request use).
+    pub fn clearance(&self) -> crate::model::clearance::Settings {
+        crate::model::clearance::Settings {
+            band: self.clearance_band,
+            margin: self.clearance_margin,
+        }
+        .floored()
+    }
+
     /// The default layout with every tile shown (View → Layout → Reset layout).
     pub fn reset_layout(&mut self) {
         self.tiles = super::tiles::TileLayout::default();
@@ -109,6 +124,8 @@ impl Default for Settings {
             live_view_listen: crate::record::live::DEFAULT_LISTEN.to_owned(),
             jog_refuse_long_timeout: false,
             jog_effort_as_velocity: false,
+            clearance_band: crate::model::clearance::DEFAULT_BAND_M,
+            clearance_margin: crate::model::clearance::DEFAULT_MARGIN_M,
         }
     }
 }

@@ -224,6 +224,12 @@ pub struct ScenePalette {
     pub at_limit: [f32; 3],
     /// An arm beside the focused one whose link is lost (its last known pose).
     pub lost: [f32; 3],
+    /// The vehicle file's obstacles (translucent, neutral).
+    pub obstacle: [f32; 3],
+    /// The stripes on what of an arm is below the ground.
+    pub below_ground: [f32; 3],
+    /// The line between the closest points of the nearest pair while it is clear.
+    pub gap_line: [f32; 3],
 }
 
 impl ScenePalette {
@@ -250,6 +256,9 @@ impl ScenePalette {
             near_limit,
             at_limit,
             lost: [0.0; 3],
+            obstacle: [0.0; 3],
+            below_ground: at_limit,
+            gap_line: [0.0; 3],
         };
         if dark {
             Self {
@@ -264,6 +273,8 @@ impl ScenePalette {
                 ghost: [0.3, 0.95, 0.7],
                 marker_outline: [0.02, 0.02, 0.03],
                 lost: [0.36, 0.37, 0.39],
+                obstacle: [0.62, 0.6, 0.56],
+                gap_line: [0.85, 0.9, 1.0],
                 ..common
             }
         } else {
@@ -279,6 +290,8 @@ impl ScenePalette {
                 ghost: [0.05, 0.62, 0.42],
                 marker_outline: [1.0, 1.0, 1.0],
                 lost: [0.66, 0.67, 0.69],
+                obstacle: [0.4, 0.39, 0.36],
+                gap_line: [0.15, 0.2, 0.3],
                 ..common
             }
         }

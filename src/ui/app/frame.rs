@@ -66,6 +66,7 @@ impl OcuApp {
         self.apply_budget();
         self.upkeep_exact_window();
         self.sync_state();
+        self.sync_clearance();
         // When to draw again is decided once per frame in `App::ui` (app::repaint_after).
         self.sync_threshold();
     }

@@ -77,13 +77,15 @@ impl OcuApp {
 
     /// The jog options of the settings and this session's acknowledgement.
     pub(crate) fn jog_options(&self) -> JogOptions {
+        let clearance = self.settings.clearance();
         JogOptions {
+            clearance_band: clearance.band,
+            clearance_margin: clearance.margin,
             speed_scale: self.settings.jog_speed_scale,
             timeout_limit: self.settings.jog_timeout_limit,
             acknowledge_timeout: self.view.jog.acknowledged
                 && !self.settings.jog_refuse_long_timeout,
             effort_as_velocity: self.settings.jog_effort_as_velocity,
-            ..JogOptions::default()
         }
     }
 

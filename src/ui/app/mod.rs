@@ -14,6 +14,7 @@
 //! these files import `ui/app`; panels and the vocabulary (`ui/action.rs`, `ui/settings.rs`,
 //! `ui/words.rs`, ...) do not.
 
+mod clearance;
 mod event_log;
 mod frame;
 mod jog;
@@ -150,6 +151,8 @@ pub struct OcuApp {
     /// The gamepad, its mapping and what it asked last (`None`: no gamepad input, as in
     /// tests and offscreen renders).
     pub(crate) pad: Option<jog::Pad>,
+    /// Clearance at the drawn time, against the vehicle file the window was started with.
+    pub(crate) clearance: crate::model::clearance::Clearance,
 }
 
 const SETTINGS_KEY: &str = "jaus-ocu-settings";
@@ -304,6 +307,7 @@ impl OcuApp {
     }
 
     fn from_sources(sources: Sources, start: Instant, settings: Settings) -> Self {
+        let settings_clearance = settings.clearance();
         Self {
             sources,
             time: TimeControl::live(),
@@ -328,6 +332,10 @@ impl OcuApp {
             rate_log: None,
             pace: Pace::from_env(moving_interval(), LIVE_IDLE_INTERVAL),
             pad: None,
+            clearance: crate::model::clearance::Clearance::new(
+                settings_clearance,
+                std::sync::Arc::default(),
+            ),
         }
     }
 

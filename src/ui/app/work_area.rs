@@ -9,6 +9,7 @@ use crate::model::jog::Source;
 use crate::ui::action::Action;
 use crate::ui::arms;
 use crate::ui::panels::arm_list;
+use crate::ui::panels::clearance;
 use crate::ui::panels::event_log::{self, LogInput};
 use crate::ui::panels::gauges;
 use crate::ui::panels::jog;
@@ -108,6 +109,7 @@ impl WorkArea<'_> {
             last_known: self.last_known.as_deref(),
             focus: app.focus,
             others: app.scene_arms(),
+            clearance: app.scene_clearance(),
             past: self.past.as_deref(),
             // The banner has its own strip over the tiles (`layout.rs`).
             banner: &[],
@@ -152,7 +154,15 @@ impl WorkArea<'_> {
                 needs: app.jog_needs(ui.ctx()),
             };
             jog::show(ui, &view, &mut app.view.jog, &mut app.settings, self.theme);
+        }
+        // Beside the jog strip, live and in the past alike: the state drawn.
+        if !data.is_empty() {
+            let clearance = app.clearance_view();
+            clearance::show(ui, &clearance, &mut app.settings, self.theme);
             ui.separator();
+        }
+        if live_jog {
+            let status = &app.state.jog;
             let j = &app.view.jog;
             let moving = match status.source {
                 _ if !status.moving => None,

@@ -5,6 +5,7 @@
 
 pub mod arm_list;
 pub mod banner;
+pub mod clearance;
 pub mod confirm;
 pub mod event_log;
 pub mod gamepad;

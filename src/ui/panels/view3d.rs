@@ -19,7 +19,7 @@ use crate::model::state::{ArmState, components_summary};
 use crate::model::update::{ComponentId, ManagementState};
 use crate::ui::action::Action;
 use crate::ui::commands::UiCommand;
-use crate::ui::scene::{ArmView, Camera, SceneArm, SceneInput};
+use crate::ui::scene::{ArmView, Camera, SceneArm, SceneClearance, SceneInput};
 use crate::ui::settings::Settings;
 use crate::ui::sources::Badge;
 use crate::ui::theme::Theme;
@@ -331,6 +331,8 @@ pub struct View3dInput<'a> {
     pub focus: Option<ComponentId>,
     /// The other arms of its subsystem, at the drawn time ([`crate::ui::arms::scene_arms`]).
     pub others: Vec<SceneArm>,
+    /// The vehicle's obstacles and ground and the pairs near contact (issue 45).
+    pub clearance: SceneClearance,
     /// When the past is drawn, when it is (`at −12.4 s (12:03:04 UTC)`): said over the view.
     pub past: Option<&'a str>,
     /// The banner's lines (the live arm's emergency, lost link…), drawn over the view under
@@ -436,6 +438,10 @@ pub fn show(
         .map(|a| Extent::of_poses(&a.pose, &a.presets))
         .collect();
     panel.keep_in_view(ui.available_size(), input.focus, extent, &others);
+    if let Some(z) = input.clearance.ground {
+        // The vehicle file's ground is where the grid is (world z is up).
+        panel.camera.ground = -z;
+    }
     let before = panel.camera;
     let scene = SceneInput {
         pose: live.clone(),
@@ -446,6 +452,7 @@ pub fn show(
         show_frames: settings.show_frames,
         dark: settings.dark,
         others: input.others.clone(),
+        clearance: input.clearance.clone(),
     };
     panel.drawn = live
         .as_ref()
@@ -482,6 +489,32 @@ pub fn show(
     }
     if !input.others.is_empty() {
         arm_labels(ui, rect, input, live.as_ref(), &panel.camera, theme);
+    }
+    gap_labels(ui, rect, &input.clearance, &panel.camera, theme);
+}
+
+/// Each pair's gap in mm beside the middle of its line, in the zone's colour.
+fn gap_labels(
+    ui: &egui::Ui,
+    rect: egui::Rect,
+    clearance: &SceneClearance,
+    camera: &Camera,
+    theme: &Theme,
+) {
+    let painter = ui.painter_at(rect);
+    for line in clearance.lines.iter().filter(|l| l.label) {
+        let mid = ((line.on_a + line.on_b) * 0.5).to_array();
+        let Some([x, y]) = camera.project(mid, [rect.width(), rect.height()]) else {
+            continue;
+        };
+        let colour = super::clearance::zone_colour(line.zone, theme, ui.visuals().text_color());
+        painter.text(
+            rect.min + egui::vec2(x + 8.0, y),
+            Align2::LEFT_CENTER,
+            format!("{:.0} mm", line.gap * 1000.0),
+            FontId::proportional(13.0),
+            colour,
+        );
     }
 }
 

@@ -41,6 +41,7 @@ pub fn visibly_changed(last: &Rendered, next: &Rendered) -> bool {
         || a.dark != b.dark
         || tints_differ(&a.joint_warning, &b.joint_warning)
         || a.others.len() != b.others.len()
+        || clearance_changed(&a.clearance, &b.clearance)
     {
         return true;
     }
@@ -55,6 +56,18 @@ pub fn visibly_changed(last: &Rendered, next: &Rendered) -> bool {
             .iter()
             .zip(&b.others)
             .any(|(x, y)| other_changed(x, y) || moved(Some(&x.pose), Some(&y.pose)))
+}
+
+/// What of the clearance shows other than by the arms moving: the obstacles, the ground,
+/// the tints and the pairs' zones (a line's ends move with the arm it is on).
+fn clearance_changed(a: &super::SceneClearance, b: &super::SceneClearance) -> bool {
+    a.focus != b.focus
+        || a.ground != b.ground
+        || a.below_ground != b.below_ground
+        || a.obstacles != b.obstacles
+        || a.tinted != b.tinted
+        || a.lines.len() != b.lines.len()
+        || a.lines.iter().zip(&b.lines).any(|(x, y)| x.zone != y.zone)
 }
 
 fn other_changed(a: &SceneArm, b: &SceneArm) -> bool {

@@ -5,6 +5,8 @@ use glam::{DMat3, DMat4, DVec3};
 
 use super::SceneInput;
 use super::camera::to_world;
+use crate::model::clearance::Zone;
+use crate::model::clearance::obstacles::ObstacleShape;
 use crate::model::kinematics::ArmPose;
 use crate::ui::theme::{ScenePalette, unit_warning};
 
@@ -29,6 +31,8 @@ pub(super) fn rgba(rgb: [f32; 3], alpha: f32) -> [f32; 4] {
 pub(super) enum Shape {
     Cylinder,
     Sphere,
+    /// The cube from −1 to 1.
+    Box,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,6 +59,8 @@ pub(super) struct Item {
     /// Where it is, for back-to-front sorting.
     pub(super) centre: DVec3,
     pub(super) style: Style,
+    /// Striped where it is below the ground (an arm's parts; not the vehicle's obstacles).
+    pub(super) striped_below: bool,
 }
 
 impl Item {
@@ -82,6 +88,7 @@ impl Item {
             local_z_metres: length,
             centre: (from + to) * 0.5,
             style,
+            striped_below: true,
         }
     }
 
@@ -94,6 +101,25 @@ impl Item {
             local_z_metres: radius,
             centre,
             style,
+            striped_below: true,
+        }
+    }
+
+    /// A box of half size `half` placed by `pose` (vehicle ← box).
+    fn oriented_box(pose: &glam::DAffine3, half: DVec3, style: Style) -> Self {
+        let half = half.max(DVec3::splat(1e-9));
+        // World = the vehicle frame turned 180° about x.
+        let turn = DMat4::from_diagonal(glam::DVec4::new(1.0, -1.0, -1.0, 1.0));
+        let model = turn * DMat4::from(*pose) * DMat4::from_scale(half);
+        let linear = DMat3::from_mat4(model);
+        Self {
+            shape: Shape::Box,
+            model,
+            normal_matrix: linear.inverse().transpose(),
+            local_z_metres: 2.0 * half.z,
+            centre: to_world(pose.translation),
+            style,
+            striped_below: false,
         }
     }
 }
@@ -178,6 +204,7 @@ impl DrawList {
         if let Some(ghost) = &input.ghost {
             list.add_ghost(ghost, input, palette, &sizes);
         }
+        list.add_clearance(input, palette, &sizes);
         // The vehicle frame at its origin, once.
         if input.pose.is_some() || !input.others.is_empty() {
             list.add_triad(
@@ -192,7 +219,7 @@ impl DrawList {
             list.add_arm(
                 &other.pose,
                 &other.joint_warning,
-                look,
+                (look, Some(other.id)),
                 input,
                 palette,
                 &sizes,
@@ -207,7 +234,7 @@ impl DrawList {
             list.add_arm(
                 pose,
                 &input.joint_warning,
-                Look::Focused,
+                (Look::Focused, input.clearance.focus),
                 input,
                 palette,
                 &focused,
@@ -220,13 +247,21 @@ impl DrawList {
         &mut self,
         pose: &ArmPose,
         joint_warning: &[f32],
-        look: Look,
+        (look, id): (Look, Option<crate::model::update::ComponentId>),
         input: &SceneInput,
         palette: &ScenePalette,
         sizes: &Sizes,
     ) {
         let focused = look == Look::Focused;
-        for c in &pose.cylinders {
+        for (index, c) in pose.cylinders.iter().enumerate() {
+            // In a pair inside the band or closer: that pair's colour, whatever the joint's.
+            let zone = input
+                .clearance
+                .tinted
+                .iter()
+                .filter(|(arm, i, _)| Some(*arm) == id && *i == index)
+                .map(|(_, _, z)| *z)
+                .min();
             let warning = joint_warning
                 .get(c.joint.wrapping_sub(1))
                 .copied()
@@ -247,13 +282,20 @@ impl DrawList {
                     0.2,
                 ),
             };
-            let style = Style::Volume {
-                color: rgba(
-                    look.colour(palette, palette.warning_tint(base, w)),
-                    (alpha + 0.15 * w) * look.alpha(),
-                ),
-                rim_alpha: 0.75 * look.alpha(),
-                dash_period,
+            let style = match zone.and_then(|z| zone_colour(palette, z)) {
+                Some(rgb) => Style::Volume {
+                    color: rgba(rgb, 0.35),
+                    rim_alpha: 0.9,
+                    dash_period,
+                },
+                None => Style::Volume {
+                    color: rgba(
+                        look.colour(palette, palette.warning_tint(base, w)),
+                        (alpha + 0.15 * w) * look.alpha(),
+                    ),
+                    rim_alpha: 0.75 * look.alpha(),
+                    dash_period,
+                },
             };
             self.translucent.push(Item::cylinder(
                 to_world(pose.mount.transform_point3(c.from)),
@@ -307,6 +349,53 @@ impl DrawList {
                 sizes.marker,
                 flat(look.colour(palette, palette.tool_marker)),
             ));
+        }
+    }
+
+    /// The vehicle file's obstacles (translucent, tinted by the zone of a pair shown) and a
+    /// line between the closest points of each pair shown, over everything.
+    fn add_clearance(&mut self, input: &SceneInput, palette: &ScenePalette, sizes: &Sizes) {
+        for o in &input.clearance.obstacles {
+            let rgb = o
+                .zone
+                .and_then(|z| zone_colour(palette, z))
+                .unwrap_or(palette.obstacle);
+            let style = Style::Volume {
+                color: rgba(rgb, 0.14),
+                rim_alpha: 0.5,
+                dash_period: None,
+            };
+            match o.shape {
+                ObstacleShape::Box(b) => {
+                    self.translucent
+                        .push(Item::oriented_box(&b.pose, b.half, style));
+                }
+                ObstacleShape::Capsule(c) => {
+                    let (from, to) = (to_world(c.from), to_world(c.to));
+                    for mut item in [
+                        Item::cylinder(from, to, c.radius, style),
+                        Item::sphere(from, c.radius, style),
+                        Item::sphere(to, c.radius, style),
+                    ] {
+                        item.striped_below = false;
+                        self.translucent.push(item);
+                    }
+                }
+            }
+        }
+        for line in &input.clearance.lines {
+            let rgb = zone_colour(palette, line.zone).unwrap_or(palette.gap_line);
+            let flat = Style::Solid {
+                color: rgba(rgb, 1.0),
+                lit: false,
+            };
+            let (a, b) = (to_world(line.on_a), to_world(line.on_b));
+            self.overlay
+                .push(Item::cylinder(a, b, sizes.line * 1.2, flat));
+            for end in [a, b] {
+                self.overlay
+                    .push(Item::sphere(end, sizes.joint * 0.45, flat));
+            }
         }
     }
 
@@ -408,6 +497,16 @@ impl DrawList {
                 },
             ));
         }
+    }
+}
+
+/// The colour of a pair in `zone`: amber inside the band or the margin, red in contact;
+/// `None` when clear.
+fn zone_colour(palette: &ScenePalette, zone: Zone) -> Option<[f32; 3]> {
+    match zone {
+        Zone::Contact => Some(palette.at_limit),
+        Zone::Margin | Zone::Band => Some(palette.near_limit),
+        Zone::Clear => None,
     }
 }
 

@@ -85,3 +85,31 @@ pub(super) fn unit_sphere(slices: u32, stacks: u32) -> CpuMesh {
     }
     mesh
 }
+
+/// The cube from −1 to 1 on every axis, a face's normal at each of its four corners.
+pub(super) fn unit_cube() -> CpuMesh {
+    let mut mesh = CpuMesh {
+        positions: Vec::new(),
+        normals: Vec::new(),
+        indices: Vec::new(),
+    };
+    for axis in 0..3 {
+        for sign in [-1.0f32, 1.0] {
+            let mut n = [0.0f32; 3];
+            n[axis] = sign;
+            // Two axes spanning the face, ordered so (u × v) points along the normal.
+            let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+            let base = mesh.positions.len() as u32;
+            for (a, b) in [(-1.0f32, -1.0f32), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                let mut p = n;
+                p[u] = a * sign;
+                p[v] = b;
+                mesh.positions.push(p);
+                mesh.normals.push(n);
+            }
+            mesh.indices
+                .extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+        }
+    }
+    mesh
+}

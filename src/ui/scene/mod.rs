@@ -41,13 +41,15 @@ use three_d::{
     RenderTarget, ScissorBox, Vec3, Vec4, VertexBuffer, Viewport, WriteMask,
 };
 
+use crate::model::clearance::Zone;
+use crate::model::clearance::obstacles::ObstacleShape;
 use crate::model::kinematics::ArmPose;
 use crate::model::update::ComponentId;
 use crate::ui::gl_ffi::GlPicture;
 pub use crate::ui::theme::ScenePalette;
 pub use camera::Camera;
 use draw::{DrawList, Item, Shape, Style, rgba};
-use mesh::{CpuMesh, unit_cylinder, unit_sphere};
+use mesh::{CpuMesh, unit_cube, unit_cylinder, unit_sphere};
 
 const MESH_VERT: &str = include_str!("../../../shaders/mesh.vert");
 const SOLID_FRAG: &str = include_str!("../../../shaders/solid.frag");
@@ -79,6 +81,52 @@ pub struct SceneInput {
     /// The other arms of the vehicle (the focused arm's subsystem), each at its mount, drawn
     /// dimmed beside the focused arm ([`SceneInput::pose`]), greyed when their link is lost.
     pub others: Vec<SceneArm>,
+    /// The vehicle file's obstacles and ground, and the pairs near contact (issue 45).
+    pub clearance: SceneClearance,
+}
+
+/// What the 3D view draws of clearance (issue 45), vehicle frame.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SceneClearance {
+    /// The focused arm (the one [`SceneInput::pose`] draws), for [`SceneClearance::tinted`].
+    pub focus: Option<ComponentId>,
+    /// The ground's vehicle z, m (+z down), when the vehicle file gives one: the grid is
+    /// drawn there and what of an arm is below it is striped.
+    pub ground: Option<f64>,
+    /// The vehicle file's obstacles, drawn translucent.
+    pub obstacles: Vec<SceneObstacle>,
+    /// Arm cylinders tinted by the zone of a pair they are in: the arm, the index into its
+    /// pose's cylinders, the zone (amber inside the band or margin, red in contact).
+    pub tinted: Vec<(ComponentId, usize, Zone)>,
+    /// Lines between the closest points of the pairs shown.
+    pub lines: Vec<GapLine>,
+    /// Some arm reaches below the ground: the camera may orbit under it.
+    pub below_ground: bool,
+}
+
+/// One obstacle of the vehicle file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SceneObstacle {
+    /// Its shape, vehicle frame.
+    pub shape: ObstacleShape,
+    /// The zone of the nearest pair it is in, when one is shown.
+    pub zone: Option<Zone>,
+}
+
+/// A line between the closest points of a pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GapLine {
+    /// The point of the first part, vehicle frame, m.
+    pub on_a: DVec3,
+    /// The point of the other, m.
+    pub on_b: DVec3,
+    /// The surface gap, m (negative: overlapping).
+    pub gap: f64,
+    /// Where the pair stands.
+    pub zone: Zone,
+    /// Its gap is written beside it (the focused arm's nearest pair and pairs in contact:
+    /// every pair's would pile up where an arm folds).
+    pub label: bool,
 }
 
 /// An arm drawn beside the focused one.
@@ -107,6 +155,7 @@ impl Default for SceneInput {
             show_axes: false,
             show_frames: false,
             dark: true,
+            clearance: SceneClearance::default(),
         }
     }
 }
@@ -210,6 +259,7 @@ pub struct Scene {
     grid: Program,
     cylinder: GpuMesh,
     sphere: GpuMesh,
+    cube: GpuMesh,
     square: GpuMesh,
     /// The last picture rendered by [`Scene::paint_cached`].
     picture: Option<Picture>,
@@ -251,6 +301,7 @@ impl Scene {
             renders: 0,
             cylinder: GpuMesh::new(context, &unit_cylinder(32)),
             sphere: GpuMesh::new(context, &unit_sphere(32, 16)),
+            cube: GpuMesh::new(context, &unit_cube()),
             square: GpuMesh::new(context, &square),
         })
     }
@@ -435,9 +486,14 @@ impl Scene {
                 * Camera::MARKER_PX
         });
         let mut list = DrawList::build(input, &palette, marker);
+        // What of an arm is below this world height is striped (no ground: nothing is).
+        let below = Below {
+            ground: input.clearance.ground.map_or(f32::MIN, |z| (-z) as f32),
+            colour: palette.below_ground,
+        };
 
         for item in &list.opaque {
-            self.draw(item, view_projection, eye, OPAQUE, viewport);
+            self.draw(item, view_projection, eye, OPAQUE, viewport, below);
         }
         // Back to front; each volume's far side before its near side.
         list.translucent.sort_by(|a, b| {
@@ -451,12 +507,12 @@ impl Scene {
                     cull: Cull::Front,
                     ..TRANSLUCENT
                 };
-                self.draw(item, view_projection, eye, back, viewport);
+                self.draw(item, view_projection, eye, back, viewport, below);
             }
-            self.draw(item, view_projection, eye, TRANSLUCENT, viewport);
+            self.draw(item, view_projection, eye, TRANSLUCENT, viewport, below);
         }
         for item in &list.overlay {
-            self.draw(item, view_projection, eye, OVERLAY, viewport);
+            self.draw(item, view_projection, eye, OVERLAY, viewport, below);
         }
     }
 
@@ -467,6 +523,7 @@ impl Scene {
         eye: DVec3,
         states: RenderStates,
         viewport: Viewport,
+        below: Below,
     ) {
         let program = match item.style {
             Style::Solid { color, lit } => {
@@ -493,9 +550,17 @@ impl Scene {
         program.use_uniform("u_model", mat4(item.model));
         program.use_uniform("u_normal_matrix", mat3(item.normal_matrix));
         program.use_uniform("u_eye", vec3(eye));
+        let ground = if item.striped_below {
+            below.ground
+        } else {
+            f32::MIN
+        };
+        program.use_uniform("u_ground", ground);
+        program.use_uniform("u_below_color", Vec3::from(below.colour));
         let mesh = match item.shape {
             Shape::Cylinder => &self.cylinder,
             Shape::Sphere => &self.sphere,
+            Shape::Box => &self.cube,
         };
         program.use_vertex_attribute("a_position", &mesh.positions);
         program.use_vertex_attribute("a_normal", &mesh.normals);
@@ -529,6 +594,14 @@ impl Scene {
         p.use_vertex_attribute("a_position", &self.square.positions);
         p.draw_elements(GRID, viewport, &self.square.indices);
     }
+}
+
+/// Where the ground is for the shaders' stripes under it: world z (`f32::MIN`: none) and the
+/// stripes' colour.
+#[derive(Debug, Clone, Copy)]
+struct Below {
+    ground: f32,
+    colour: [f32; 3],
 }
 
 /// How the view is painted: through its picture ([`Scene::paint_cached`]), or, for measuring
@@ -631,7 +704,7 @@ impl ArmView {
         response.widget_info(|| {
             egui::WidgetInfo::labeled(egui::Role::Canvas, ui.is_enabled(), "3D arm view")
         });
-        interact(camera, ui, &response);
+        interact(camera, ui, &response, input.clearance.below_ground);
 
         if !ui.is_rect_visible(rect) {
             return response;
@@ -681,8 +754,9 @@ impl ArmView {
 }
 
 /// Orbit (drag), pan (right/middle or shift+drag), zoom (scroll or pinch); a double-click is
-/// the caller's (the 3D panel follows the arm again).
-fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response) {
+/// the caller's (the 3D panel follows the arm again). The eye orbits under the ground with
+/// Ctrl, or freely while `below_ground` (an arm reaches under it).
+fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response, below_ground: bool) {
     let shift = ui.input(|i| i.modifiers.shift);
     let delta = response.drag_delta();
     let pixels_per_point = f64::from(ui.ctx().pixels_per_point());
@@ -696,8 +770,9 @@ fn interact(camera: &mut Camera, ui: &egui::Ui, response: &egui::Response) {
             f64::from(response.rect.height()) * pixels_per_point,
         );
     } else if response.dragged_by(egui::PointerButton::Primary) {
-        // Ctrl lets the eye go under the ground: only then is a view from below deliberate.
-        let below = ui.input(|i| i.modifiers.ctrl);
+        // Ctrl lets the eye go under the ground: only then is a view from below deliberate;
+        // and whenever an arm reaches below the ground, so the part under it can be seen.
+        let below = below_ground || ui.input(|i| i.modifiers.ctrl);
         camera.orbit(
             -f64::from(delta.x) * ArmView::ORBIT_PER_POINT,
             f64::from(delta.y) * ArmView::ORBIT_PER_POINT,
