@@ -5,6 +5,11 @@
 //!
 //! `cargo bench --bench clearance`
 
+#![allow(
+    clippy::expect_used,
+    reason = "benchmarks report a failure by panicking"
+)]
+
 use std::hint::black_box;
 use std::sync::Arc;
 

@@ -93,7 +93,10 @@ fn random_pose(spec: &ArmSpec, u: &[f64]) -> Vec<f64> {
         .iter()
         .zip(u)
         .map(|(j, u)| {
-            let (lo, hi) = (j.min.unwrap_or(-3.14), j.max.unwrap_or(3.14));
+            let (lo, hi) = (
+                j.min.unwrap_or(-std::f64::consts::PI),
+                j.max.unwrap_or(std::f64::consts::PI),
+            );
             lo + (hi - lo) * u
         })
         .collect()
@@ -415,7 +418,7 @@ fn a_jog_towards_the_ground_is_slowed_in_the_band_and_stopped_at_the_margin() {
 fn random_jog_ticks_never_close_a_gap_inside_the_margin() {
     let (f, presets) = demo();
     let spec = &f.spec;
-    let mut rng = 0x2545F4914F6CDD1Du64;
+    let mut rng = 0x2545_F491_4F6C_DD1D_u64;
     let mut next = move || {
         rng ^= rng << 13;
         rng ^= rng >> 7;
@@ -439,7 +442,9 @@ fn random_jog_ticks_never_close_a_gap_inside_the_margin() {
             Deflection::Joints((0..7).map(|_| next() * 2.0 - 1.0).collect())
         } else {
             let mut axes = [0.0; 6];
-            axes.iter_mut().for_each(|a| *a = next() * 2.0 - 1.0);
+            for a in &mut axes {
+                *a = next() * 2.0 - 1.0;
+            }
             Deflection::Twist {
                 axes,
                 frame: if next() < 0.5 {

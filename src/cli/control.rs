@@ -785,7 +785,7 @@ fn say_preset_advice(
     let (Command::GoToPreset { pose_id }, Some(arm)) = (cmd, vehicle.focused_id()) else {
         return;
     };
-    let states: Vec<_> = vehicle.arms().map(|(id, s)| (id, s)).collect();
+    let states: Vec<_> = vehicle.arms().collect();
     let advice = crate::model::clearance::path::preset_advice(
         crate::model::clearance::Settings::default(),
         geometry.clone(),

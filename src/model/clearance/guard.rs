@@ -179,7 +179,7 @@ impl JogGuard<'_> {
         };
         let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
         for _ in 0..BISECTIONS {
-            let mid = (lo + hi) / 2.0;
+            let mid = f64::midpoint(lo, hi);
             match self.forbids(q, &now, v, mid) {
                 None => lo = mid,
                 Some(p) => {

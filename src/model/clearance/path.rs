@@ -122,7 +122,10 @@ pub fn preset_path(
 pub fn preset_advice(
     settings: super::Settings,
     vehicle: std::sync::Arc<super::obstacles::VehicleGeometry>,
-    states: &[(crate::model::id::ComponentId, &crate::model::state::ArmState)],
+    states: &[(
+        crate::model::id::ComponentId,
+        &crate::model::state::ArmState,
+    )],
     arm: crate::model::id::ComponentId,
     pose_id: u8,
 ) -> Option<PathAdvice> {

@@ -438,6 +438,27 @@ impl Client {
         j.request = Some(req);
     }
 
+    /// The clearance band and margin of the arm in hand's jog request (the window's
+    /// settings, `control`'s options), floored, in force for its guard.
+    fn clearance_settings_of_request(&mut self) {
+        let Some(o) = self
+            .arm
+            .as_ref()
+            .and_then(|s| s.jog.request.as_ref())
+            .map(|r| r.options)
+        else {
+            return;
+        };
+        let wanted = ClearanceSettings {
+            band: o.clearance_band,
+            margin: o.clearance_margin,
+        }
+        .floored();
+        if self.clearance.clearance.settings() != wanted {
+            self.clearance.clearance.set_settings(wanted);
+        }
+    }
+
     /// The arm in hand's jog at `now`: gates, driver, then the controller's command (if
     /// any) on the wire; the status and events said.
     pub(super) fn jog_tick(&mut self, now: f64, out: &mut Output) {
@@ -448,21 +469,7 @@ impl Client {
         let focus = self.focus;
         let peer = self.arm.as_ref().and_then(|s| self.endpoint.peer(s.id));
         let peer = peer.map(|p| p.data.clone());
-        if let Some(o) = self
-            .arm
-            .as_ref()
-            .and_then(|s| s.jog.request.as_ref())
-            .map(|r| r.options)
-        {
-            let wanted = ClearanceSettings {
-                band: o.clearance_band,
-                margin: o.clearance_margin,
-            }
-            .floored();
-            if self.clearance.clearance.settings() != wanted {
-                self.clearance.clearance.set_settings(wanted);
-            }
-        }
+        self.clearance_settings_of_request();
         let Some(s) = &mut self.arm else { return };
         let Some(req) = s.jog.request.clone() else {
             return;
@@ -475,20 +482,7 @@ impl Client {
         let words = driver_words(driver, twist, &spec, &req, period, s.control_timeout);
         let (if_link_drops_tool, position_bounds) =
             next_jog_words(&offers, &spec, &req, period, s.control_timeout);
-        let positions_fresh = {
-            let limit = s
-                .subs
-                .iter()
-                .find(|x| x.signal == Signal::JointPositions)
-                .and_then(super::subscriptions::Sub::period)
-                .map_or(super::subscriptions::STALE_FLOOR, stale_limit);
-            let last = s.last_sample.get(&Signal::JointPositions).copied();
-            !s.stale
-                .get(&Signal::JointPositions)
-                .copied()
-                .unwrap_or(false)
-                && last.is_some_and(|t| now - t <= limit + self.lateness)
-        };
+        let positions_fresh = positions_fresh(s, now, self.lateness);
         let gates = Gates {
             source: req.source,
             live_focused_arm: req.live && focus == Some(s.id) && s.link == LinkState::Live,
@@ -548,26 +542,15 @@ impl Client {
                 j.moving_with = driver;
                 driver
             };
-            let messages = jog_messages(
-                j,
-                with,
-                (&spec, &guard),
-                &o,
-                starting,
-                req.options.speed_scale,
-            );
+            let scale = req.options.speed_scale;
+            let messages = jog_messages(j, with, (&spec, &guard, scale), &o, starting);
             j.sent += 1;
             for m in messages {
                 self.send(id, m, out);
             }
         }
-        say_events(
-            now,
-            &events,
-            left_axis.as_deref(),
-            clearance.as_deref(),
-            out,
-        );
+        let why = (left_axis.as_deref(), clearance.as_deref());
+        say_events(now, &events, why, out);
         let Some(s) = &mut self.arm else { return };
         let j = &mut s.jog;
         let status = JogStatus {
@@ -601,13 +584,29 @@ impl Client {
     }
 }
 
+/// Whether the arm's joint positions are fresh enough to jog on at `now`: not stale, and
+/// the last no older than its subscription's stale limit plus the tick's `lateness`.
+fn positions_fresh(s: &super::FollowedArm, now: f64, lateness: f64) -> bool {
+    let limit = s
+        .subs
+        .iter()
+        .find(|x| x.signal == Signal::JointPositions)
+        .and_then(super::subscriptions::Sub::period)
+        .map_or(super::subscriptions::STALE_FLOOR, stale_limit);
+    let last = s.last_sample.get(&Signal::JointPositions).copied();
+    !s.stale
+        .get(&Signal::JointPositions)
+        .copied()
+        .unwrap_or(false)
+        && last.is_some_and(|t| now - t <= limit + lateness)
+}
+
 /// The controller's events as timeline marks; a stop for leaving the axis is said as that
 /// (`left_axis`), not as a release; a stop for clearance in the guard's words.
 fn say_events(
     now: f64,
     events: &[Event],
-    left_axis: Option<&str>,
-    clearance: Option<&str>,
+    (left_axis, clearance): (Option<&str>, Option<&str>),
     out: &mut Output,
 ) {
     for e in events {
@@ -636,10 +635,9 @@ fn say_events(
 fn jog_messages(
     j: &mut ArmJog,
     driver: Option<JogDriver>,
-    (spec, guard): (&ArmSpec, &JogGuard<'_>),
+    (spec, guard, scale): (&ArmSpec, &JogGuard<'_>, f64),
     o: &JogOut,
     starting: bool,
-    scale: f64,
 ) -> Vec<Message> {
     let mut messages = Vec::with_capacity(2);
     let Some(driver) = driver else {

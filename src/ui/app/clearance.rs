@@ -102,9 +102,11 @@ impl OcuApp {
         };
         let vehicle = c.vehicle();
         ClearanceView {
-            // TODO(issue 45): `self.state.jog.clearance` once `JogStatus` carries the guard's
-            // words (model/jog is another engineer's change).
-            guard: None,
+            // The live arm's jog: what the network side's guard said last.
+            guard: self
+                .with_live_state(|s| s.jog.clearance.clone())
+                .flatten()
+                .map(|w| w.replace('↔', "<->")),
             nearest: arm.and_then(|a| c.nearest(a)).map(line),
             nearest_allowed: arm
                 .and_then(|a| c.nearest_allowed(a))

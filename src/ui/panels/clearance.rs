@@ -42,9 +42,8 @@ pub struct ClearanceView {
     pub allowed: Vec<AllowedLine>,
     /// The vehicle file in force, in words ("Demo UGV (assets/vehicles/demo.toml)").
     pub vehicle: String,
-    /// What the network side's jog guard said last ("stopped 16 mm from contact: …").
-    // TODO(issue 45): fill from `JogStatus::clearance` once model::jog carries it (another
-    // engineer adds the field); `None` until then.
+    /// What the network side's jog guard said last ("stopped 16 mm from contact: …"), for
+    /// the live arm's jog (`JogStatus::clearance`).
     pub guard: Option<String>,
 }
 
