@@ -929,6 +929,9 @@ struct Variant {
     /// reader's own run-queue wait (the UI thread reads once per frame in any case, every
     /// 33 ms at most). One loaded variant leaves it normal to show what that wait adds.
     raise_consumer: bool,
+    /// `ClientConfig::clearance_every`: the clearance marks measured (10 ms, the default) or
+    /// never (before issue 45).
+    clearance: bool,
 }
 
 /// Raises the calling thread as the OCU raises its network threads; back to normal on drop.
@@ -1034,6 +1037,11 @@ fn loopback(variant: &Variant) -> Summary {
         client: ClientConfig {
             connect: vec![sim_view],
             multicast: None,
+            clearance_every: if variant.clearance {
+                ClientConfig::default().clearance_every
+            } else {
+                f64::INFINITY
+            },
             ..ClientConfig::default()
         },
         receive_batch: variant.batch,
@@ -1409,9 +1417,14 @@ fn loopback_variants() {
         load_threads,
         raise,
         raise_consumer,
+        clearance: true,
     };
     let variants = [
         v("per-datagram, normal, quiet", 1, 0, false, false),
+        Variant {
+            clearance: false,
+            ..v("batched, raised, quiet, no clearance", batch, 0, true, true)
+        },
         v("batched, raised, quiet", batch, 0, true, true),
         v("per-datagram, normal, loaded", 1, 2, false, false),
         v("batched, normal, loaded", batch, 2, false, false),

@@ -117,7 +117,8 @@ impl JogGuard<'_> {
         let never = &self.never;
         let arm = self.arm;
         gaps(&arms, &self.clearance.vehicle, |k: &PairKey| {
-            (k.0.arm() == Some(arm) || k.1.arm() == Some(arm)) && !never.contains(k)
+            (k.0.arm() == Some(arm) || k.1.arm() == Some(arm))
+                && (never.is_empty() || !never.contains(k))
         })
         .into_iter()
         .map(|g| self.clearance.check(g))

@@ -225,6 +225,11 @@ pub struct Clearance {
     seen: BTreeSet<ComponentId>,
     /// The latest check.
     checked: Vec<Checked>,
+    /// The depth the vehicle file and the presets allow each pair (recomputed when an arm,
+    /// its specification or its presets change): looked up for every pair of every check.
+    static_allow: foldhash::HashMap<PairKey, f64>,
+    /// The pairs never checked, likewise.
+    never: BTreeSet<PairKey>,
 }
 
 impl Default for Clearance {
@@ -243,6 +248,8 @@ impl Clearance {
             first_seen: BTreeMap::new(),
             seen: BTreeSet::new(),
             checked: Vec::new(),
+            static_allow: foldhash::HashMap::default(),
+            never: BTreeSet::new(),
         }
     }
 
@@ -267,24 +274,37 @@ impl Clearance {
     /// opened as they open), every pair measured.
     pub fn update(&mut self, arms: &[ArmFacts<'_>]) {
         let arms = &arms[..arms.len().min(MAX_TRACKED_ARMS)];
+        let before = self.arms.len();
         self.arms
             .retain(|id, _| arms.iter().any(|a| a.input.id == *id));
+        let mut changed = before != self.arms.len();
         for a in arms {
             let track = self.arms.entry(a.input.id).or_default();
-            let presets: Vec<(u8, Vec<f64>)> = a
+            let with_positions = a
                 .presets
                 .iter()
-                .filter_map(|p| p.positions.clone().map(|q| (p.id, q)))
-                .collect();
-            if track.spec.as_ref() != Some(a.input.spec) || track.presets != presets {
+                .filter_map(|p| p.positions.as_ref().map(|q| (p.id, q)));
+            let same_presets = track.presets.len() == with_positions.clone().count()
+                && track
+                    .presets
+                    .iter()
+                    .zip(with_positions.clone())
+                    .all(|((i, q), (j, r))| *i == j && q == r);
+            if track.spec.as_ref() != Some(a.input.spec) || !same_presets {
                 track.from_presets = preset_overlaps(a.input, a.presets, &self.vehicle);
                 track.spec = Some(a.input.spec.clone());
-                track.presets = presets;
+                track.presets = with_positions.map(|(i, q)| (i, q.clone())).collect();
+                changed = true;
             }
         }
+        if changed {
+            self.recompute_static();
+        }
         let inputs: Vec<ArmInput<'_>> = arms.iter().map(|a| a.input).collect();
-        let never = self.never_checked();
-        let all = gaps(&inputs, &self.vehicle, |k| !never.contains(k));
+        let never = &self.never;
+        let all = gaps(&inputs, &self.vehicle, |k| {
+            never.is_empty() || !never.contains(k)
+        });
         // First sight: a pair in contact beyond what is otherwise allowed is allowed as it
         // is; afterwards its allowance only shrinks.
         let new: Vec<ComponentId> = inputs
@@ -293,6 +313,11 @@ impl Clearance {
             .filter(|id| !self.seen.contains(id))
             .collect();
         for g in &all {
+            // Only an overlap can be a first-seen contact, and only a pair already one can
+            // open: every other pair skips the lookups.
+            if g.contact.gap >= 0.0 && self.first_seen.is_empty() {
+                continue;
+            }
             let key = PairKey::new(g.a, g.b);
             let other = self.allowance_depth(&key);
             let depth = (-g.contact.gap - other).max(0.0);
@@ -334,8 +359,12 @@ impl Clearance {
     /// Measures one pair against its allowance.
     pub fn check(&self, gap: PairGap) -> Checked {
         let key = PairKey::new(gap.a, gap.b);
-        let allowed =
-            self.allowance_depth(&key) + self.first_seen.get(&key).copied().unwrap_or(0.0);
+        let first = if self.first_seen.is_empty() {
+            0.0
+        } else {
+            self.first_seen.get(&key).copied().unwrap_or(0.0)
+        };
+        let allowed = self.allowance_depth(&key) + first;
         let (margin, band) = limits(&self.settings, allowed > 0.0);
         let effective = gap.contact.gap + allowed;
         Checked {
@@ -348,25 +377,40 @@ impl Clearance {
 
     /// The pairs never checked (the vehicle file allows them with no depth).
     pub fn never_checked(&self) -> BTreeSet<PairKey> {
-        let mut out = BTreeSet::new();
+        self.never.clone()
+    }
+
+    /// The file's and the presets' allowances and the pairs never checked, for the arms
+    /// tracked now.
+    fn recompute_static(&mut self) {
+        let mut never = BTreeSet::new();
+        let mut allow: foldhash::HashMap<PairKey, f64> = foldhash::HashMap::default();
         for a in &self.vehicle.allow {
-            if a.depth.is_some() {
-                continue;
-            }
             for key in self.file_pairs(a) {
-                out.insert(key);
+                match a.depth {
+                    None => {
+                        never.insert(key);
+                    }
+                    Some(d) => {
+                        let e = allow.entry(key).or_insert(0.0);
+                        *e = e.max(d);
+                    }
+                }
             }
         }
-        out
+        for track in self.arms.values() {
+            for (key, (d, _)) in &track.from_presets {
+                let e = allow.entry(*key).or_insert(0.0);
+                *e = e.max(*d);
+            }
+        }
+        self.never = never;
+        self.static_allow = allow;
     }
 
     /// Whether `key` is never checked.
     pub fn is_never_checked(&self, key: &PairKey) -> bool {
-        self.vehicle.allow.iter().any(|a| {
-            a.depth.is_none()
-                && (a.arm.is_none() || [key.0.arm(), key.1.arm()].contains(&a.arm))
-                && ((key.0.is(&a.a) && key.1.is(&a.b)) || (key.0.is(&a.b) && key.1.is(&a.a)))
-        })
+        self.never.contains(key)
     }
 
     /// The concrete pairs a file allowance names, over the arms tracked.
@@ -398,21 +442,7 @@ impl Clearance {
 
     /// The depth the file and the presets allow a pair, m (0: none).
     fn allowance_depth(&self, key: &PairKey) -> f64 {
-        let mut depth = 0.0_f64;
-        for a in &self.vehicle.allow {
-            let Some(d) = a.depth else { continue };
-            let arm_ok = a.arm.is_none() || [key.0.arm(), key.1.arm()].contains(&a.arm);
-            let names = (key.0.is(&a.a) && key.1.is(&a.b)) || (key.0.is(&a.b) && key.1.is(&a.a));
-            if arm_ok && names {
-                depth = depth.max(d);
-            }
-        }
-        for track in self.arms.values() {
-            if let Some((d, _)) = track.from_presets.get(key) {
-                depth = depth.max(*d);
-            }
-        }
-        depth
+        self.static_allow.get(key).copied().unwrap_or(0.0)
     }
 
     /// Every allowed pair with its depth (`None`: never checked) and why, for the window

@@ -23,7 +23,7 @@ use crate::model::kinematics::{CylinderKind, DEFAULT_CYLINDER_RADIUS, Kinematics
 pub const ZERO_LENGTH_M: f64 = 0.001;
 
 /// One body of the scene.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Part {
     /// A bounding cylinder of an arm: its index in [`forward`]'s list (base to tip), the
     /// joint whose record gives it (1-based) and whether it is the link-length one.
@@ -41,6 +41,26 @@ pub enum Part {
     Obstacle(usize),
     /// The ground.
     Ground,
+}
+
+impl std::hash::Hash for Part {
+    /// One word per part (the allowances are looked up for every pair of every check): the
+    /// kind, the arm's ID and the cylinder's index — the joint and the kind of cylinder
+    /// follow from the index, so equal parts hash equal.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let word = match self {
+            Part::Cylinder { arm, index, .. } => {
+                (1 << 62)
+                    | (u64::from(arm.subsystem) << 32)
+                    | (u64::from(arm.node) << 24)
+                    | (u64::from(arm.component) << 16)
+                    | (*index as u64 & 0xffff)
+            }
+            Part::Obstacle(i) => (2 << 62) | (*i as u64 & 0xffff_ffff),
+            Part::Ground => 3 << 62,
+        };
+        state.write_u64(word);
+    }
 }
 
 impl Part {

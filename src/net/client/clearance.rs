@@ -2,8 +2,10 @@
 //! followed arm's reported positions, a mark when a pair enters the warning band or the
 //! stop margin or touches, and the guard each jog command passes ([`JogGuard`]).
 //!
-//! The tracker runs on each `ReportJointPositions` of any followed arm (microseconds: every
-//! pair of a 7-joint arm and its vehicle); a silent arm costs nothing. Marks are said on
+//! The tracker runs on a `ReportJointPositions` of any followed arm, at most every
+//! `ClientConfig::clearance_every` (10 ms: microseconds each, every pair of a 7-joint arm and
+//! its vehicle, so a flood of reports costs at most 100 measurements a second); a silent arm
+//! costs nothing. Marks are said on
 //! entry into a worse zone, at most once per pair per [`MARK_EVERY_S`].
 
 use std::collections::BTreeMap;
@@ -29,6 +31,8 @@ pub(super) struct ClearanceWatch {
     pub(super) clearance: Clearance,
     /// Each pair's last zone, and when its entry was last said.
     zones: BTreeMap<PairKey, (Zone, f64)>,
+    /// When the pairs were last measured (`NEG_INFINITY`: never).
+    measured: f64,
 }
 
 impl ClearanceWatch {
@@ -39,6 +43,7 @@ impl ClearanceWatch {
         ClearanceWatch {
             clearance: Clearance::new(Settings::default(), vehicle),
             zones: BTreeMap::new(),
+            measured: f64::NEG_INFINITY,
         }
     }
 }
@@ -66,6 +71,12 @@ impl Client {
     /// Measures every pair at the latest positions and says the pairs that entered a worse
     /// zone (band, margin, contact).
     pub(super) fn clearance_update(&mut self, now: f64, out: &mut Output) {
+        // `is_finite`: an infinite period (never) and a broken one measure nothing.
+        let every = self.cfg.clearance_every;
+        if !every.is_finite() || now - self.clearance.measured < every {
+            return;
+        }
+        self.clearance.measured = now;
         let mut watch = std::mem::take(&mut self.clearance);
         {
             let arms = self.clearance_arms();

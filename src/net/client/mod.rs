@@ -181,6 +181,10 @@ pub struct ClientConfig {
     /// to touch): the jog's clearance guard keeps off it (`--vehicle`; none: only the arms'
     /// own cylinders are checked).
     pub vehicle: std::sync::Arc<crate::model::clearance::obstacles::VehicleGeometry>,
+    /// The clearance marks are measured on a positions report at most this often, s
+    /// (default 0.01: a flood of reports costs at most 100 measurements a second; infinite:
+    /// never — the jog's guard measures on its own, every command).
+    pub clearance_every: f64,
 }
 
 impl Default for ClientConfig {
@@ -200,6 +204,7 @@ impl Default for ClientConfig {
             transition_timeout: 120.0,
             dialect: Dialect::Jsidl,
             vehicle: std::sync::Arc::default(),
+            clearance_every: 0.01,
         }
     }
 }
