@@ -11,11 +11,12 @@
 use std::sync::Arc;
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::{By, NodeT, Queryable};
 use jaus_ocu::model::clearance::obstacles::VehicleGeometry;
 use jaus_ocu::model::clearance::scene::{ArmInput, Part};
 use jaus_ocu::model::clearance::{ArmFacts, Clearance, Settings, Zone, joint_name};
-use jaus_ocu::model::update::{ArmFact, Update};
+use jaus_ocu::model::update::{ArmFact, ControlState, Update};
+use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::app::OcuApp;
 
 #[path = "common/ui.rs"]
@@ -371,4 +372,30 @@ fn the_eye_may_orbit_under_the_ground_while_an_arm_reaches_below_it() {
         eye_goes_below(&mut h),
         "the part under the ground can be seen"
     );
+}
+
+/// Before Go to, the confirmation says the preset's clearance at the target and along a
+/// joint-interpolated path (advice: the arm plans its own).
+#[test]
+fn go_to_a_preset_says_its_clearance_before_the_confirmation() {
+    let mut h = demo_window();
+    h.state_mut().apply(&Update::arm(
+        ARM,
+        ArmFact::Control {
+            t: 1.0,
+            state: ControlState::Held { authority: 100 },
+        },
+    ));
+    h.step();
+    let goal = ArmFile::demo().presets[3].clone();
+    h.get_by_label_contains(&goal.name).click();
+    h.step();
+    h.get_by_label_contains("Go to").click();
+    h.step();
+    h.step();
+    h.get_by_label("Confirm");
+    let target = h.query(By::new().label_contains("At the target: nearest"));
+    assert!(target.is_some(), "the target's nearest pair is said");
+    let path = h.query(By::new().label_contains("Along a joint-interpolated path"));
+    assert!(path.is_some(), "the path's nearest pair is said");
 }

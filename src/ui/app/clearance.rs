@@ -33,6 +33,30 @@ fn worth_showing(k: &Checked) -> bool {
 }
 
 impl OcuApp {
+    /// Before Go to: the live focused arm's clearance at preset `pose_id` and along a
+    /// joint-interpolated path to it, in words (advice: the arm plans its own path; empty
+    /// when the arm's positions or the preset's are not known).
+    pub(crate) fn preset_advice(&self, pose_id: u8) -> Vec<String> {
+        let Some(live) = self.sources.live_source() else {
+            return Vec::new();
+        };
+        let v = read_vehicle(&live.vehicle);
+        let Some(arm) = v.focused_id() else {
+            return Vec::new();
+        };
+        let states: Vec<(ComponentId, &ArmState)> =
+            v.arms().map(|(id, s)| (id, &s.latest)).collect();
+        crate::model::clearance::path::preset_advice(
+            self.clearance.settings(),
+            self.clearance.vehicle().clone(),
+            &states,
+            arm,
+            pose_id,
+        )
+        .map(|a| a.words.iter().map(|w| w.replace('↔', "<->")).collect())
+        .unwrap_or_default()
+    }
+
     /// Measures clearance against `vehicle` from now on (`--vehicle`; the network thread's
     /// jog guard is given the same file).
     pub fn set_vehicle_geometry(&mut self, vehicle: Arc<VehicleGeometry>) {

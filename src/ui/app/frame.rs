@@ -236,7 +236,11 @@ impl OcuApp {
         }
         if let Some(c) = self.view.confirm {
             let live = self.live_state();
-            if let Some(yes) = confirm::show(ctx, c, live.as_ref(), shown, theme) {
+            let advice = match c {
+                crate::ui::action::Confirm::GoToPreset(id) => self.preset_advice(id),
+                _ => Vec::new(),
+            };
+            if let Some(yes) = confirm::show(ctx, c, live.as_ref(), (shown, &advice), theme) {
                 actions.push(Action::Answer(yes));
             }
         }

@@ -44,12 +44,14 @@ pub fn words(confirm: Confirm, live: Option<&ArmState>, shown: Shown) -> (&'stat
     }
 }
 
-/// Draws the dialog for `confirm`; the operator's answer, once given.
+/// Draws the dialog for `confirm` with its clearance `advice` (a preset move's: the target
+/// and the path; a line saying the target touches another arm or an obstacle in the
+/// warning colour); the operator's answer, once given.
 pub fn show(
     ctx: &egui::Context,
     confirm: Confirm,
     live: Option<&ArmState>,
-    shown: Shown,
+    (shown, advice): (Shown, &[String]),
     theme: &Theme,
 ) -> Option<bool> {
     let (title, question) = words(confirm, live, shown);
@@ -60,6 +62,11 @@ pub fn show(
         .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
         .show(ctx, |ui| {
             ui.label(question);
+            for line in advice {
+                let touches = line.starts_with("The target touches");
+                let color = if touches { theme.danger } else { theme.muted };
+                ui.label(RichText::new(line).color(color).small());
+            }
             ui.horizontal(|ui| {
                 if ui
                     .button(RichText::new("Confirm").color(theme.warn))
