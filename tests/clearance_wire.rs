@@ -193,3 +193,72 @@ fn jogging_one_arm_into_the_other_stops_at_the_margin() {
     );
     println!("{words}; closest {:.1} mm", min_gap * 1e3);
 }
+
+/// Issue 45's case: from Stowed (the demo's home), the telescope out drove the wrist 43 mm
+/// into the turret. Now the jog is held at once, said in words naming the pair, and no pair
+/// that was apart comes closer than it was (measured from the reported positions).
+#[test]
+fn from_stowed_the_telescope_out_is_held_and_says_why() {
+    let demo = ArmFile::builtin("demo").unwrap();
+    let id = jaus_ocu::sim::component::DEFAULT_ID;
+    let arm = ComponentId::from(id);
+    let cfg = ClientConfig {
+        connect: vec![addr(3794)],
+        multicast: None,
+        vehicle: Arc::new(VehicleGeometry::demo()),
+        ..ClientConfig::default()
+    };
+    let mut net = SimNet::new(cfg, addr(5000), Duration::from_millis(2), 46);
+    net.add_peer(
+        addr(3794),
+        Component::new(demo.clone(), SimConfig::default()),
+    );
+    assert!(run_until(&mut net, 10.0, |n| positions(n, arm).is_some()));
+    net.command(Command::RequestControl { authority: 10 });
+    net.command(Command::Resume);
+    assert!(run_until(&mut net, 10.0, |n| status(n, arm)
+        == Some(ManagementState::Ready)));
+    let start = positions(&net, arm).unwrap();
+    let apart = |q: &[f64]| -> Vec<(String, f64)> {
+        gaps(
+            &[ArmInput {
+                id: arm,
+                spec: &demo.spec,
+                positions: q,
+            }],
+            &VehicleGeometry::demo(),
+            |_| true,
+        )
+        .into_iter()
+        .map(|g| (format!("{:?}{:?}", g.a, g.b), g.contact.gap))
+        .collect()
+    };
+    let before = apart(&start);
+    let end = net.now() + 6.0;
+    let mut words = None;
+    while net.now() < end {
+        let t = net.now();
+        if (t / 0.02).fract() < 0.1 {
+            net.command(Command::Jog(Box::new(JogRequest::new(
+                arm,
+                Source::Keys,
+                Input {
+                    at: t,
+                    deflection: Deflection::joint(7, 3, 1.0),
+                },
+                JogOptions::default(),
+            ))));
+        }
+        net.step();
+        if let Some(w) = jog_status(&net, arm).and_then(|s| s.clearance) {
+            words.get_or_insert(w);
+        }
+    }
+    let words = words.expect("the guard said why");
+    assert!(words.contains("turret (joint 1)"), "{words}");
+    let after = apart(&positions(&net, arm).unwrap());
+    for ((pair, b), (_, a)) in before.iter().zip(&after) {
+        assert!(*b < 0.0 || *a >= 0.0, "{pair}: {b} → {a}");
+    }
+    println!("{words}");
+}
