@@ -220,7 +220,7 @@ fn allowed_pairs_come_from_the_presets_and_the_vehicle_file() {
             .find(|(p, _, _)| p == w)
             .unwrap_or_else(|| panic!("{w} in {allowed:#?}"))
     };
-    let (_, depth, source) = find("turret (joint 1) ↔ gripper_roll (joint 7)");
+    let (_, depth, source) = find("turret (joint 1) and gripper_roll (joint 7)");
     assert!((depth.unwrap() - 0.038).abs() < 0.001, "{depth:?}");
     assert_eq!(
         *source,
@@ -228,14 +228,14 @@ fn allowed_pairs_come_from_the_presets_and_the_vehicle_file() {
             name: "Stowed".into()
         }
     );
-    let (_, depth, source) = find("turret (joint 1) ↔ chassis");
+    let (_, depth, source) = find("turret (joint 1) and chassis");
     assert_eq!(*depth, Some(0.125));
     assert!(matches!(source, AllowSource::File { .. }));
     // The wrist and the turret are apart in every preset: never allowed.
     assert!(
         allowed
             .iter()
-            .all(|(p, _, _)| p != "turret (joint 1) ↔ wrist_roll (joint 5)")
+            .all(|(p, _, _)| p != "turret (joint 1) and wrist_roll (joint 5)")
     );
     // A file pair with no depth is never checked.
     let text = format!(
@@ -296,7 +296,7 @@ fn an_arm_first_seen_in_contact_can_only_open_the_gap() {
         .find(|(k, a)| {
             a.source == AllowSource::FirstSeen
                 && c.pair_words(Some(ARM), &k.0, &k.1, names)
-                    == "turret (joint 1) ↔ wrist_roll (joint 5)"
+                    == "turret (joint 1) and wrist_roll (joint 5)"
         })
         .expect("the wrist in the turret, a first-seen contact");
     let first = a.depth.unwrap();
@@ -490,3 +490,4 @@ fn no_guard_passes_everything() {
     let m = Motion::Joints(vec![1.0]);
     assert_eq!(NoGuard.limit(&[0.0], &m).scale, 1.0);
 }
+

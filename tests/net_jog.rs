@@ -149,6 +149,17 @@ fn values(m: &Message) -> Vec<f64> {
     }
 }
 
+/// The demo arm starting in its Deploy preset, where every joint and the tool point may be
+/// jogged either way with room to spare: from Stowed (its home) the clearance guard holds
+/// motions that would drive the gripper deeper into the turret (issue 45), which is not what
+/// these tests are about.
+fn free_arm() -> ArmFile {
+    let mut arm = ArmFile::demo();
+    let deploy = arm.presets.iter().find(|p| p.name == "Deploy").unwrap();
+    arm.home.clone_from(&deploy.positions);
+    arm
+}
+
 fn client_cfg() -> ClientConfig {
     ClientConfig {
         connect: vec![SIM],
@@ -218,7 +229,7 @@ impl Net {
     /// A client connected to one demo-arm sim at [`SIM`], run until the link is live.
     fn live(sim: SimConfig) -> Self {
         let mut net = Net::new(client_cfg());
-        net.add_peer(SIM, Component::new(ArmFile::demo(), sim));
+        net.add_peer(SIM, Component::new(free_arm(), sim));
         net.connect();
         net
     }
@@ -230,11 +241,11 @@ impl Net {
             component: Some(SIM_ID),
             ..client_cfg()
         });
-        net.add_peer(SIM, Component::new(ArmFile::demo(), sim_cfg()));
+        net.add_peer(SIM, Component::new(free_arm(), sim_cfg()));
         net.add_peer(
             SIM_B,
             Component::new(
-                ArmFile::demo(),
+                free_arm(),
                 SimConfig {
                     id: SIM_B_ID,
                     hold: Some(vec![0.5; JOINTS]),

@@ -276,7 +276,7 @@ fn probe_once_json_gives_each_arm_its_nearest_pair_with_a_finite_gap() {
             .unwrap_or_else(|| panic!("gap_m in {arm}"));
         assert!(gap.is_finite() && gap.abs() < 2.0, "{nearest}");
         let pair = nearest["pair"].as_str().unwrap();
-        assert!(pair.contains(" ↔ ") && pair.contains("(joint "), "{pair}");
+        assert!(pair.contains(" and ") && pair.contains("(joint "), "{pair}");
         assert!(nearest["zone"].is_string(), "{nearest}");
         assert!(
             arm["clearance"]["allowed_pairs"].as_u64().unwrap() > 0,

@@ -87,9 +87,7 @@ fn expected(app: &OcuApp, home: &[f64], q: &[f64], allowed: bool) -> (String, f6
         c.nearest(ARM)
     };
     let n = n.expect("a nearest pair").clone();
-    let words = c
-        .pair_words(Some(ARM), &n.gap.a, &n.gap.b, |_, j| joint_name(spec, j))
-        .replace('↔', "<->");
+    let words = c.pair_words(Some(ARM), &n.gap.a, &n.gap.b, |_, j| joint_name(spec, j));
     (words, n.effective, n.zone)
 }
 
@@ -116,7 +114,7 @@ fn the_nearest_pair_and_its_gap_in_mm_are_said_beside_the_jog_strip() {
     let q = preset(h.state(), "Deploy");
     move_to(&mut h, &q, 1.5);
     let want = expected(h.state(), &home, &q, false);
-    assert!(want.0.contains(" <-> "), "a pair: {want:?}");
+    assert!(want.0.contains(" and "), "a pair: {want:?}");
     assert_eq!(
         label_with(&h, "nearest: "),
         line_of(want),
@@ -156,9 +154,10 @@ fn a_pair_inside_the_band_or_closer_is_said_in_its_zones_words() {
         .expect("positions")
         .value
         .clone();
-    // Deploy: the elbow's and the telescope's links 10 mm apart, inside the default 15 mm
-    // stop margin.
-    let deploy = preset(h.state(), "Deploy");
+    // Inspect low with the shoulder lowered to 0.13 rad: the gripper about 10 mm above the
+    // ground, inside the default 15 mm stop margin.
+    let mut deploy = preset(h.state(), "Inspect low");
+    deploy[1] = 0.13;
     move_to(&mut h, &deploy, 1.5);
     let want = expected(h.state(), &home, &deploy, false);
     assert_eq!(want.2, Zone::Margin, "{want:?}");

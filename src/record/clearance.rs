@@ -34,7 +34,7 @@ pub const ALLOWED_SLACK_M: f64 = 0.0003;
 pub struct ClearanceEvent {
     /// The arm it is about (the first part's).
     pub arm: ComponentId,
-    /// The pair in words, e.g. `wrist_roll (joint 5) ↔ turret (joint 1)`.
+    /// The pair in words, e.g. `wrist_roll (joint 5) and turret (joint 1)`.
     pub pair: String,
     /// Its surface gap, m (negative: overlapping).
     pub gap: f64,
@@ -43,7 +43,7 @@ pub struct ClearanceEvent {
 }
 
 impl ClearanceEvent {
-    /// The event's label, e.g. `clearance: wrist_roll (joint 5) ↔ turret (joint 1) 12 mm,
+    /// The event's label, e.g. `clearance: wrist_roll (joint 5) and turret (joint 1) 12 mm,
     /// inside the stop margin`.
     pub fn label(&self) -> String {
         format!(

@@ -201,7 +201,7 @@ impl JogGuard<'_> {
         }
     }
 
-    /// A finding in words: "stopped 16 mm from contact: `wrist_roll` (joint 5) ↔ turret
+    /// A finding in words: "stopped 16 mm from contact: `wrist_roll` (joint 5) and turret
     /// (joint 1)", "slowed to 40 % 31 mm from contact: …".
     pub fn words(&self, f: &Finding) -> Option<String> {
         let (c, now) = f.pair.as_ref()?;

@@ -524,7 +524,7 @@ impl Clearance {
             .filter(move |c| c.gap.a.arm() == Some(arm) || c.gap.b.arm() == Some(arm))
     }
 
-    /// A pair in words: "`wrist_roll` (joint 5) ↔ turret (joint 1)"; parts of another arm
+    /// A pair in words: "`wrist_roll` (joint 5) and turret (joint 1)"; parts of another arm
     /// than `arm` carry its ID.
     pub fn pair_words(
         &self,
@@ -537,7 +537,7 @@ impl Clearance {
             let other = p.arm().is_some() && p.arm() != arm;
             part_name(p, joint_name, &self.vehicle, other)
         };
-        format!("{} ↔ {}", name(a), name(b))
+        format!("{} and {}", name(a), name(b))
     }
 }
 

@@ -197,7 +197,7 @@ impl std::fmt::Display for StopReason {
 pub struct GuardLimit {
     /// The fraction of the command that may go out, 0..=1.
     pub scale: f64,
-    /// Why it is below 1, in words ("stopped 16 mm from contact: … ↔ …").
+    /// Why it is below 1, in words ("stopped 16 mm from contact: … and …").
     pub words: Option<String>,
 }
 

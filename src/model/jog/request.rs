@@ -136,7 +136,7 @@ pub struct JogStatus {
     /// accept without an acknowledgement), in words with what to do.
     pub refusal: Option<String>,
     /// Why the clearance guard slows or holds the jog, in words ("stopped 16 mm from
-    /// contact: `wrist_roll` (joint 5) ↔ turret (joint 1)"); `None` while it passes all.
+    /// contact: `wrist_roll` (joint 5) and turret (joint 1)"); `None` while it passes all.
     pub clearance: Option<String>,
     /// The refusal is the arm's access timeout, past the limit: the operator's
     /// acknowledgement (once per session) lets the jog go ahead.

@@ -53,7 +53,7 @@ impl OcuApp {
             arm,
             pose_id,
         )
-        .map(|a| a.words.iter().map(|w| w.replace('↔', "<->")).collect())
+        .map(|a| a.words)
         .unwrap_or_default()
     }
 
@@ -117,8 +117,7 @@ impl OcuApp {
         let specs = self.specs();
         let names =
             |id: ComponentId, joint: usize| specs.get(&id).and_then(|s| joint_name(s, joint));
-        // egui's default fonts have no "↔" (U+2194): the window says "<->".
-        let words = |a: &Part, b: &Part| c.pair_words(arm, a, b, names).replace('↔', "<->");
+        let words = |a: &Part, b: &Part| c.pair_words(arm, a, b, names);
         let line = |k: &Checked| PairLine {
             words: words(&k.gap.a, &k.gap.b),
             gap: k.effective,
@@ -127,10 +126,7 @@ impl OcuApp {
         let vehicle = c.vehicle();
         ClearanceView {
             // The live arm's jog: what the network side's guard said last.
-            guard: self
-                .with_live_state(|s| s.jog.clearance.clone())
-                .flatten()
-                .map(|w| w.replace('↔', "<->")),
+            guard: self.with_live_state(|s| s.jog.clearance.clone()).flatten(),
             nearest: arm.and_then(|a| c.nearest(a)).map(line),
             nearest_allowed: arm
                 .and_then(|a| c.nearest_allowed(a))

@@ -56,7 +56,7 @@ pub fn zone_colour(zone: Zone, theme: &Theme, normal: egui::Color32) -> egui::Co
     }
 }
 
-/// A pair's line: "nearest: A ↔ B 43 mm" with the zone's words when not clear.
+/// A pair's line: "nearest: A and B 43 mm" with the zone's words when not clear.
 pub fn pair_text(prefix: &str, line: &PairLine) -> String {
     let mm = line.gap * 1000.0;
     match line.zone {
