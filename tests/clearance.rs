@@ -490,4 +490,3 @@ fn no_guard_passes_everything() {
     let m = Motion::Joints(vec![1.0]);
     assert_eq!(NoGuard.limit(&[0.0], &m).scale, 1.0);
 }
-

@@ -226,10 +226,16 @@ impl Net {
         }
     }
 
-    /// A client connected to one demo-arm sim at [`SIM`], run until the link is live.
+    /// A client connected to one demo-arm sim at [`SIM`] (starting in Deploy), run until the
+    /// link is live.
     fn live(sim: SimConfig) -> Self {
+        Net::live_with(free_arm(), sim)
+    }
+
+    /// [`Net::live`] with `arm`.
+    fn live_with(arm: ArmFile, sim: SimConfig) -> Self {
         let mut net = Net::new(client_cfg());
-        net.add_peer(SIM, Component::new(free_arm(), sim));
+        net.add_peer(SIM, Component::new(arm, sim));
         net.connect();
         net
     }
@@ -242,10 +248,17 @@ impl Net {
             ..client_cfg()
         });
         net.add_peer(SIM, Component::new(free_arm(), sim_cfg()));
+        // B stands 5 m to the side: the two arms never meet (clearance between arms is
+        // tests/clearance_wire.rs's).
+        let mut b = free_arm();
+        b.spec.mount = Some(jaus_ocu::model::arm::Mount {
+            position: [0.35, 5.0, -0.25],
+            ..b.spec.mount.unwrap()
+        });
         net.add_peer(
             SIM_B,
             Component::new(
-                free_arm(),
+                b,
                 SimConfig {
                     id: SIM_B_ID,
                     hold: Some(vec![0.5; JOINTS]),
@@ -1451,16 +1464,19 @@ fn each_driver_stops_with_its_own_zero_whatever_ends_the_jog() {
 fn a_tool_point_jog_that_leaves_its_axis_stops_and_names_the_joint_at_its_limit() {
     // Issue 44: "x (base frame)" moved the tool 57 mm along x and 87 mm down, the telescope at
     // its limit left out of the arm's solve, and nothing was said. From the demo arm's home
-    // pose a jog up (+z) drives joint 3 to its limit within about 3 s.
-    let mut net = Net::live(sim_with(
-        Drivers {
-            position: true,
-            velocity: false,
-            effort: false,
-            tool: true,
-        },
-        2,
-    ));
+    // pose (Stowed) a jog up (+z) drives joint 3 to its limit within about 3 s.
+    let mut net = Net::live_with(
+        ArmFile::demo(),
+        sim_with(
+            Drivers {
+                position: true,
+                velocity: false,
+                effort: false,
+                tool: true,
+            },
+            2,
+        ),
+    );
     net.take_control(10);
     let mut req = keys(0, 1.0);
     req.options.acknowledge_timeout = true;
