@@ -5,6 +5,10 @@
 use super::scene::{ArmInput, PairKey, gaps};
 use super::{Checked, Clearance, Zone, joint_name};
 
+/// How much deeper than allowed an allowed pair goes before it is said, m (the wire's
+/// 0.3 mm resolution either side of the allowed depth).
+const ALLOWED_SLACK_M: f64 = 0.0005;
+
 /// Points sampled along the path (the target included, the start not).
 pub const PATH_SAMPLES: usize = 32;
 
@@ -43,8 +47,10 @@ pub fn preset_path(
         .map(|g| c.check(g))
         .collect()
     };
+    // An allowed pair sits at its allowed depth in its own preset: it is news only deeper.
     let nearest = |v: Vec<Checked>| {
         v.into_iter()
+            .filter(|x| x.allowed == 0.0 || x.effective < -ALLOWED_SLACK_M)
             .min_by(|a, b| a.effective.total_cmp(&b.effective))
     };
     let mut path: Option<(Checked, f64)> = None;

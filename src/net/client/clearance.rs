@@ -21,6 +21,9 @@ use crate::model::update::{MarkKind, Remark};
 
 /// A pair's zone entries are said at most this often, s.
 pub const MARK_EVERY_S: f64 = 1.0;
+/// How much deeper than allowed an allowed pair goes before its contact is news, m (the
+/// wire's 0.3 mm resolution either side of the allowed depth).
+const ALLOWED_SLACK_M: f64 = 0.0005;
 /// Most pairs whose last zone is remembered (a bound, like every table).
 const MAX_ZONES: usize = 4096;
 
@@ -84,7 +87,14 @@ impl Client {
             for c in watch.clearance.checked() {
                 let key = PairKey::new(c.gap.a, c.gap.b);
                 let before = watch.zones.get(&key).copied();
-                let worse = before.is_none_or(|(z, _)| c.zone < z) && c.zone != Zone::Clear;
+                // An allowed pair sits at its allowed depth in the preset it was measured in:
+                // news only when deeper than allowed (past the wire's resolution).
+                let zone = if c.allowed > 0.0 && c.effective >= -ALLOWED_SLACK_M {
+                    Zone::Clear
+                } else {
+                    c.zone
+                };
+                let worse = before.is_none_or(|(z, _)| zone < z) && zone != Zone::Clear;
                 let quiet = before.is_none_or(|(_, at)| now - at >= MARK_EVERY_S);
                 if worse && quiet {
                     let arm = c.gap.a.arm();
@@ -105,16 +115,16 @@ impl Client {
                         label: format!(
                             "clearance: {words} {:.0} mm{allowed}, {}",
                             c.gap.contact.gap * 1000.0,
-                            c.zone.name()
+                            zone.name()
                         ),
                     });
-                    watch.zones.insert(key, (c.zone, now));
+                    watch.zones.insert(key, (zone, now));
                 } else if let Some((z, at)) = before {
-                    if c.zone != z {
-                        watch.zones.insert(key, (c.zone, at));
+                    if zone != z {
+                        watch.zones.insert(key, (zone, at));
                     }
                 } else if watch.zones.len() < MAX_ZONES {
-                    watch.zones.insert(key, (c.zone, f64::NEG_INFINITY));
+                    watch.zones.insert(key, (zone, f64::NEG_INFINITY));
                 }
             }
         }
