@@ -62,15 +62,7 @@ fn guard<'a>(c: &'a Clearance, spec: &'a ArmSpec, tool_point: [f64; 3]) -> JogGu
 
 fn bench(c: &mut Criterion) {
     let f = ArmFile::builtin("demo").expect("the demo arm");
-    let presets: Vec<PresetInfo> = f
-        .presets
-        .iter()
-        .map(|p| PresetInfo {
-            id: p.id,
-            name: p.name.clone(),
-            positions: Some(p.positions.clone()),
-        })
-        .collect();
+    let presets = f.preset_infos();
     let deploy = f.presets[1].positions.clone();
     let arms = vehicle_arms(&f, 2);
     let (left, right) = (&arms[0].1.spec, &arms[1].1.spec);

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use eframe::egui;
 use jaus_ocu::model::signals::{PlotLayout, PlotSpec, Series, SignalRef};
-use jaus_ocu::model::update::{ArmFact, ComponentId, NetFact, PresetInfo, Update};
+use jaus_ocu::model::update::{ArmFact, ComponentId, NetFact, Update};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::vehicle::vehicle_updates;
 use jaus_ocu::ui::app::OcuApp;
@@ -118,15 +118,7 @@ fn app_of(hours: f64, window_s: f64) -> OcuApp {
         arm_id(),
         ArmFact::Presets {
             t: 0.0,
-            presets: arm
-                .presets
-                .iter()
-                .map(|p| PresetInfo {
-                    id: p.id,
-                    name: p.name.clone(),
-                    positions: Some(p.positions.clone()),
-                })
-                .collect(),
+            presets: arm.preset_infos(),
         },
     ));
     app.apply(&Update::arm(

@@ -35,15 +35,7 @@ const BRAKE_S: f64 = 0.25;
 
 fn demo() -> (ArmFile, Vec<PresetInfo>) {
     let f = ArmFile::builtin("demo").unwrap();
-    let presets = f
-        .presets
-        .iter()
-        .map(|p| PresetInfo {
-            id: p.id,
-            name: p.name.clone(),
-            positions: Some(p.positions.clone()),
-        })
-        .collect();
+    let presets = f.preset_infos();
     (f, presets)
 }
 

@@ -45,15 +45,7 @@ why = "the telescope slides along the elbow's link"
 
 fn demo() -> (ArmFile, Vec<PresetInfo>) {
     let f = ArmFile::builtin("demo").unwrap();
-    let presets = f
-        .presets
-        .iter()
-        .map(|p| PresetInfo {
-            id: p.id,
-            name: p.name.clone(),
-            positions: Some(p.positions.clone()),
-        })
-        .collect();
+    let presets = f.preset_infos();
     (f, presets)
 }
 

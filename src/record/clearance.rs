@@ -152,13 +152,7 @@ impl ClearanceWatch {
         let c = &self.clearance;
         // Nothing of the arm measured: nothing to say.
         c.of_arm(arm).next()?;
-        let names = |a: ComponentId, joint: usize| {
-            if a == arm {
-                spec.and_then(|s| joint_name(s, joint))
-            } else {
-                None
-            }
-        };
+        let names = joint_names(arm, spec);
         let pair = |k: &Checked| {
             let mut v = serde_json::json!({
                 "pair": c.pair_words(Some(arm), &k.gap.a, &k.gap.b, names),
@@ -192,13 +186,7 @@ impl ClearanceWatch {
         let c = &self.clearance;
         // Nothing of the arm measured: nothing to say.
         c.of_arm(arm).next()?;
-        let names = |a: ComponentId, joint: usize| {
-            if a == arm {
-                spec.and_then(|s| joint_name(s, joint))
-            } else {
-                None
-            }
-        };
+        let names = joint_names(arm, spec);
         Some(match c.nearest(arm) {
             Some(n) => format!(
                 "nearest {} {:.0} mm, {}",
@@ -214,4 +202,19 @@ impl ClearanceWatch {
 /// To 0.1 mm: the wire's resolution of lengths is 0.3 mm.
 fn round4(v: f64) -> f64 {
     (v * 1e4).round() / 1e4
+}
+
+/// The joint names of `arm` (from `spec`) as [`Clearance::pair_words`] takes them; another
+/// arm's joints go by number.
+fn joint_names(
+    arm: ComponentId,
+    spec: Option<&ArmSpec>,
+) -> impl Fn(ComponentId, usize) -> Option<String> + Copy + '_ {
+    move |a: ComponentId, joint: usize| {
+        if a == arm {
+            spec.and_then(|s| joint_name(s, joint))
+        } else {
+            None
+        }
+    }
 }

@@ -156,6 +156,19 @@ impl ArmFile {
         check(repr).map_err(|b| b.into_error(origin))
     }
 
+    /// The presets as the arm reports them (`ReportPresetPoseCapabilities` and
+    /// `ReportPresetPoseSpecifications`: id, name and positions), in file order.
+    pub fn preset_infos(&self) -> Vec<crate::model::update::PresetInfo> {
+        self.presets
+            .iter()
+            .map(|p| crate::model::update::PresetInfo {
+                id: p.id,
+                name: p.name.clone(),
+                positions: Some(p.positions.clone()),
+            })
+            .collect()
+    }
+
     /// The built-in demo arm (`assets/arms/demo.toml`): a 7-joint ground-robot manipulator.
     ///
     /// # Panics
