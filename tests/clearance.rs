@@ -482,3 +482,38 @@ fn no_guard_passes_everything() {
     let m = Motion::Joints(vec![1.0]);
     assert_eq!(NoGuard.limit(&[0.0], &m).scale, 1.0);
 }
+
+/// An arm of more joints than any real one (the wire allows 255) is not checked: its pairs
+/// would grow with the square of its cylinders.
+#[test]
+fn an_arm_of_too_many_joints_is_not_checked() {
+    use jaus_ocu::model::arm::Joint;
+    use jaus_ocu::model::clearance::scene::MAX_CHECKED_JOINTS;
+    let spec = |n: usize| ArmSpec {
+        mount: None,
+        joints: (0..n).map(|_| Joint::revolute(0.1, 0.3, 0.1)).collect(),
+    };
+    for (n, checked) in [
+        (MAX_CHECKED_JOINTS, true),
+        (MAX_CHECKED_JOINTS + 1, false),
+        (255, false),
+    ] {
+        let s = spec(n);
+        let q = vec![0.5; n];
+        let pairs = gaps(
+            &[ArmInput {
+                id: ARM,
+                spec: &s,
+                positions: &q,
+            }],
+            &VehicleGeometry::default(),
+            |_| true,
+        );
+        assert_eq!(
+            !pairs.is_empty(),
+            checked,
+            "{n} joints: {} pairs",
+            pairs.len()
+        );
+    }
+}

@@ -19,6 +19,11 @@ use crate::model::arm::ArmSpec;
 use crate::model::id::ComponentId;
 use crate::model::kinematics::{CylinderKind, DEFAULT_CYLINDER_RADIUS, KinematicsError, forward};
 
+/// Arms with more joints than this are not checked (said by the window as no pair): the
+/// pairs grow with the square of the cylinders, and the wire allows 255 joints (about
+/// 130,000 pairs, milliseconds a check). Real manipulators have 6 to 8.
+pub const MAX_CHECKED_JOINTS: usize = 32;
+
 /// A cylinder this short (m) is zero long: the wire's resolution for lengths is 0.3 mm.
 pub const ZERO_LENGTH_M: f64 = 0.001;
 
@@ -171,13 +176,17 @@ fn neighbours(bodies: &[Body], i: usize, j: usize) -> bool {
 
 /// Every checked pair's gap for `arms` in `vehicle`; `keep` says which pairs to measure
 /// (all of them: `|_| true`). An arm whose specification and positions do not fit is left
-/// out (nothing to place).
+/// out (nothing to place), and so is an arm of more than [`MAX_CHECKED_JOINTS`] joints.
 pub fn gaps(
     arms: &[ArmInput<'_>],
     vehicle: &VehicleGeometry,
     mut keep: impl FnMut(&PairKey) -> bool,
 ) -> Vec<PairGap> {
-    let placed: Vec<Vec<Body>> = arms.iter().filter_map(|a| arm_bodies(a).ok()).collect();
+    let placed: Vec<Vec<Body>> = arms
+        .iter()
+        .filter(|a| a.spec.joints.len() <= MAX_CHECKED_JOINTS)
+        .filter_map(|a| arm_bodies(a).ok())
+        .collect();
     let mut out = Vec::new();
     for (ai, bodies) in placed.iter().enumerate() {
         for (i, a) in bodies.iter().enumerate() {
