@@ -343,14 +343,6 @@ impl Clearance {
         self.checked = all.into_iter().map(|g| self.check(g)).collect();
     }
 
-    /// Forgets an arm no longer followed (its first-seen contacts go with it).
-    pub fn forget(&mut self, id: ComponentId) {
-        self.arms.remove(&id);
-        self.seen.remove(&id);
-        self.first_seen
-            .retain(|k, _| k.0.arm() != Some(id) && k.1.arm() != Some(id));
-    }
-
     fn rezone(&mut self) {
         let checked = std::mem::take(&mut self.checked);
         self.checked = checked.into_iter().map(|c| self.check(c.gap)).collect();
@@ -406,11 +398,6 @@ impl Clearance {
         }
         self.never = never;
         self.static_allow = allow;
-    }
-
-    /// Whether `key` is never checked.
-    pub fn is_never_checked(&self, key: &PairKey) -> bool {
-        self.never.contains(key)
     }
 
     /// The concrete pairs a file allowance names, over the arms tracked.
