@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use super::arm::ArmSpec;
 use super::command::CommandKind;
 use super::kinematics;
+use super::limits::LimitState;
 use super::update::{
     ArmFact, ComponentId, ComponentInfo, ControlLoss, ControlState, Controller, Delivery,
     IdConflict, LinkState, MAX_COMPONENTS, ManagementState, NetFact, NetStats, Outcome, PoseState,
@@ -90,7 +91,38 @@ pub struct ArmState {
     pub address: Option<SocketAddr>,
     /// Another address answering our discovery with the arm's ID, while it does.
     pub address_other: Option<SocketAddr>,
+    /// Per joint (joint 1 first): it entered its limit's near band while our own jog
+    /// streamed, and has not left the band since: the operator put it there
+    /// ([`Self::limit_rests`]).
+    pub limit_jogged: Vec<bool>,
 }
+
+/// Why a joint on (or next to) its limit, and still, is not an alarm: it rests where it
+/// was sent ([`ArmState::limit_rests`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitRest {
+    /// The arm is at this preset (reported at it, or every joint within 0.02 of its
+    /// positions), which has the joint there: the arm's maker put it there.
+    Preset(String),
+    /// The operator's jog took it there.
+    Jogged,
+}
+
+impl LimitRest {
+    /// In words, after "at its limit": "where preset “Reach forward” puts it".
+    pub fn words(&self) -> String {
+        match self {
+            Self::Preset(name) => format!("where preset \"{name}\" puts it"),
+            Self::Jogged => "where the operator's jog stopped it".into(),
+        }
+    }
+}
+
+/// A joint slower than this fraction of its maximum speed counts as still.
+const STILL_FRACTION: f64 = 0.01;
+
+/// A joint slower than this (rad/s or m/s) counts as still whatever its maximum speed.
+const STILL_SPEED: f64 = 1e-3;
 
 /// How fresh the selected arm's data is: what the operator may trust of what is drawn.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,6 +262,20 @@ pub fn components_summary(state: &ArmState) -> String {
     lines.join("\n")
 }
 
+/// Which limit `value` is on or next to (within the near band): `Some(false)` the lower,
+/// `Some(true)` the upper, `None` neither (or no limits, or no value).
+fn limit_side(joint: &super::arm::Joint, value: Option<f64>) -> Option<bool> {
+    match joint.limit_state(value) {
+        LimitState::Inside | LimitState::Unlimited => None,
+        LimitState::NearMin => Some(false),
+        LimitState::NearMax => Some(true),
+        LimitState::AtLimit => {
+            let (v, lo, hi) = (value?, joint.min?, joint.max?);
+            Some(v - lo > hi - v)
+        }
+    }
+}
+
 fn push_bounded<T>(v: &mut Vec<T>, x: T) {
     if v.len() >= 50 {
         v.remove(0);
@@ -270,17 +316,95 @@ impl ArmState {
         })
     }
 
+    /// The preset the arm is at, whatever its name: reported at it, or every joint within
+    /// 0.02 (rad or m) of its positions.
+    pub fn at_preset(&self) -> Option<&PresetInfo> {
+        let q = self.positions.as_ref().map(|p| p.value.as_slice());
+        self.presets.iter().find(|p| {
+            self.pose == PoseState::At(p.id)
+                || p.positions.as_deref().zip(q).is_some_and(|(at, q)| {
+                    at.len() == q.len() && at.iter().zip(q).all(|(a, b)| (a - b).abs() < 0.02)
+                })
+        })
+    }
+
+    /// Per joint (joint 1 first): why a joint on or next to its limit is not an alarm, or
+    /// `None` (not near a limit, or an alarm). A limit is an alarm while the joint moves
+    /// toward it, and when the joint arrived there unsent; it is said, not alarmed, when the
+    /// joint is still and was sent there: the arm is at a rest pose ([`Self::at_rest`]), at
+    /// a preset that has the joint on that limit, or the operator's own jog took it there
+    /// ([`Self::limit_jogged`]). Still: slower than 1 % of its maximum speed (or 0.001);
+    /// without velocity reports, still while our jog does not stream.
+    pub fn limit_rests(&self) -> Vec<Option<LimitRest>> {
+        let Some(spec) = &self.spec else {
+            return Vec::new();
+        };
+        let q = self.positions.as_ref().map(|p| p.value.as_slice());
+        let rest_pose = self.at_rest();
+        let preset = self.at_preset();
+        spec.joints
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                let value = q.and_then(|q| q.get(i).copied());
+                let side = limit_side(j, value)?;
+                let speed = self.velocities.as_ref().and_then(|v| v.value.get(i));
+                let still = speed.map_or(!self.jog.moving, |v| {
+                    v.abs() <= (j.max_speed.unwrap_or(0.0) * STILL_FRACTION).max(STILL_SPEED)
+                });
+                if !still {
+                    return None;
+                }
+                if let Some(p) = rest_pose {
+                    return Some(LimitRest::Preset(p.name.clone()));
+                }
+                if let Some(p) = preset {
+                    // The preset has this joint at the same limit (or the arm says it is at
+                    // the preset without giving the preset's positions: the arm put it there).
+                    let target = p.positions.as_ref().and_then(|t| t.get(i).copied());
+                    let same = target.is_none_or(|t| limit_side(j, Some(t)) == Some(side));
+                    if same {
+                        return Some(LimitRest::Preset(p.name.clone()));
+                    }
+                }
+                self.limit_jogged
+                    .get(i)
+                    .copied()
+                    .unwrap_or(false)
+                    .then_some(LimitRest::Jogged)
+            })
+            .collect()
+    }
+
     /// How close each joint is to a limit, 0..1 ([`super::limits::joint_warnings`]), for the
-    /// gauges' and the 3D view's colours: all 0 at a rest pose ([`Self::at_rest`]).
+    /// gauges' and the 3D view's colours: 0 for a joint resting where it was sent
+    /// ([`Self::limit_rests`]).
     pub fn joint_warnings(&self) -> Vec<f32> {
         let Some(spec) = &self.spec else {
             return Vec::new();
         };
         let q = self.positions.as_ref().map(|p| p.value.as_slice());
-        if self.at_rest().is_some() {
-            return vec![0.0; spec.joints.len()];
-        }
+        let rests = self.limit_rests();
         super::limits::joint_warnings(spec, q)
+            .into_iter()
+            .zip(rests)
+            .map(|(w, rest)| if rest.is_some() { 0.0 } else { w })
+            .collect()
+    }
+
+    /// Keeps [`Self::limit_jogged`] after new joint positions: a joint entering its
+    /// limit's band while our jog streams was put there by the operator; one leaving the
+    /// band forgets it.
+    fn track_limit_arrivals(&mut self) {
+        let (Some(spec), Some(q)) = (&self.spec, &self.positions) else {
+            return;
+        };
+        let n = spec.joints.len();
+        self.limit_jogged.resize(n, false);
+        for (i, j) in spec.joints.iter().enumerate() {
+            let near = limit_side(j, q.value.get(i).copied()).is_some();
+            self.limit_jogged[i] = near && (self.limit_jogged[i] || self.jog.moving);
+        }
     }
 
     /// The holder of control when it is another client, as the arm reported it.
@@ -345,6 +469,7 @@ impl ArmState {
                     value: values.clone(),
                 });
                 *self.counts.entry(Signal::JointPositions).or_default() += 1;
+                self.track_limit_arrivals();
             }
             ArmFact::JointVelocities { t, values } => {
                 self.velocities = Some(Stamped {
@@ -491,8 +616,7 @@ mod tests {
     use super::*;
     use crate::model::update::{ComponentId, ComponentInfo};
 
-    #[test]
-    fn a_limit_at_a_rest_pose_is_not_alarmed() {
+    fn two_joint_arm(at: [f64; 2]) -> ArmState {
         use crate::model::arm::{ArmSpec, Joint};
         let spec = ArmSpec {
             mount: None,
@@ -501,31 +625,85 @@ mod tests {
                 Joint::prismatic(0.0, 0.0, 0.0, 0.3, 0.9),
             ],
         };
-        let preset = |id, name: &str| PresetInfo {
-            id,
-            name: name.into(),
-            positions: Some(vec![0.0, 0.3]),
-        };
-        let mut s = ArmState {
+        ArmState {
             spec: Some(spec),
             positions: Some(Stamped {
                 t: 1.0,
-                value: vec![0.0, 0.3],
+                value: at.to_vec(),
             }),
-            presets: vec![preset(2, "Deploy")],
             ..ArmState::default()
-        };
-        // The telescope on its minimum, at a pose that is not a rest: alarmed.
+        }
+    }
+
+    fn preset(id: u8, name: &str, at: [f64; 2]) -> PresetInfo {
+        PresetInfo {
+            id,
+            name: name.into(),
+            positions: Some(at.to_vec()),
+        }
+    }
+
+    #[test]
+    fn a_limit_at_a_rest_pose_is_not_alarmed() {
+        let mut s = two_joint_arm([0.0, 0.3]);
+        s.presets = vec![preset(2, "Deploy", [0.0, 0.6])];
+        // The telescope on its minimum, at no preset and not jogged there: alarmed.
         assert_eq!(s.at_rest(), None);
         assert_eq!(s.joint_warnings(), [0.0, 1.0]);
+        assert_eq!(s.limit_rests(), [None, None]);
         // The same positions at "Stowed": said, not alarmed (by position or as reported).
-        s.presets.push(preset(1, "Stowed"));
+        s.presets.push(preset(1, "Stowed", [0.0, 0.3]));
         assert_eq!(s.at_rest().map(|p| p.id), Some(1));
         assert_eq!(s.joint_warnings(), [0.0, 0.0]);
         s.presets[1].positions = None;
         assert_eq!(s.at_rest(), None);
         s.pose = PoseState::At(1);
         assert_eq!(s.at_rest().map(|p| p.id), Some(1));
+    }
+
+    #[test]
+    fn a_preset_that_puts_a_joint_on_its_limit_is_not_an_alarm_once_the_joint_is_still() {
+        let mut s = two_joint_arm([0.0, 0.9]);
+        s.presets = vec![preset(3, "Reach forward", [0.0, 0.9])];
+        let reach = Some(LimitRest::Preset("Reach forward".into()));
+        assert_eq!(s.limit_rests(), [None, reach.clone()]);
+        assert_eq!(s.joint_warnings(), [0.0, 0.0]);
+        // Still arriving (0.05 m/s toward the limit): an alarm until it stops.
+        s.velocities = Some(Stamped {
+            t: 1.0,
+            value: vec![0.0, 0.05],
+        });
+        assert_eq!(s.limit_rests(), [None, None]);
+        assert_eq!(s.joint_warnings(), [0.0, 1.0]);
+        s.velocities.as_mut().unwrap().value[1] = 0.0;
+        assert_eq!(s.limit_rests(), [None, reach]);
+        // At the preset's pose but on the other limit than the preset's: an alarm.
+        s.presets[0].positions = Some(vec![0.0, 0.3]);
+        s.pose = PoseState::At(3);
+        assert_eq!(s.limit_rests(), [None, None]);
+    }
+
+    #[test]
+    fn a_joint_the_operator_jogged_onto_its_limit_is_said_one_that_arrived_unsent_is_alarmed() {
+        let mut s = two_joint_arm([0.0, 0.6]);
+        let positions = |s: &mut ArmState, x: f64| {
+            s.apply_arm(&ArmFact::JointPositions {
+                t: 2.0,
+                values: vec![0.0, x],
+            });
+        };
+        s.jog.moving = true;
+        positions(&mut s, 0.89);
+        assert_eq!(s.limit_rests(), [None, None], "moving: an alarm");
+        s.jog.moving = false;
+        positions(&mut s, 0.9);
+        assert_eq!(s.limit_rests(), [None, Some(LimitRest::Jogged)]);
+        assert_eq!(s.joint_warnings(), [0.0, 0.0]);
+        // Away from the limit and back without a jog of ours: an unexpected arrival.
+        positions(&mut s, 0.6);
+        positions(&mut s, 0.9);
+        assert_eq!(s.limit_rests(), [None, None]);
+        assert_eq!(s.joint_warnings(), [0.0, 1.0]);
     }
 
     #[test]

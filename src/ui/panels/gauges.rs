@@ -36,7 +36,7 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
         .copied()
         .unwrap_or(false)
         || state.freshness().is_lost();
-    let at_rest = state.at_rest().is_some();
+    let rests = state.limit_rests();
     spec.joints
         .iter()
         .enumerate()
@@ -52,7 +52,7 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
             degrees: settings.degrees,
             millimetres: settings.millimetres,
             stale,
-            at_rest,
+            rest: rests.get(i).cloned().flatten().map(|r| r.words()),
         })
         .collect()
 }

@@ -37,9 +37,10 @@ pub struct GaugeData {
     pub millimetres: bool,
     /// The position is stale.
     pub stale: bool,
-    /// The arm is at a rest pose (Stowed, `ArmState::at_rest`): a limit here is by design,
-    /// said in plain words and not alarmed.
-    pub at_rest: bool,
+    /// The joint is still on (or next to) its limit where it was sent
+    /// (`ArmState::limit_rests`), in words ("where preset \"Stowed\" puts it"): the limit is
+    /// said with a neutral mark, not alarmed. `None`: a limit here is an alarm.
+    pub rest: Option<String>,
 }
 
 impl GaugeData {
@@ -82,14 +83,14 @@ impl GaugeData {
             (Some(a), Some(b)) => format!("limits {} to {}", self.format(a), self.format(b)),
             _ => "continuous".to_string(),
         };
-        let warning = match (self.limit_state(), self.at_rest) {
-            (LimitState::NearMin | LimitState::NearMax | LimitState::AtLimit, true) => {
-                ", at its rest position"
+        let warning = match (self.limit_state(), &self.rest) {
+            (LimitState::NearMin | LimitState::NearMax | LimitState::AtLimit, Some(why)) => {
+                format!(", at its limit {why}")
             }
-            (LimitState::NearMin, _) => ", NEAR LOWER LIMIT",
-            (LimitState::NearMax, _) => ", NEAR UPPER LIMIT",
-            (LimitState::AtLimit, _) => ", AT LIMIT",
-            _ => "",
+            (LimitState::NearMin, _) => ", NEAR LOWER LIMIT".into(),
+            (LimitState::NearMax, _) => ", NEAR UPPER LIMIT".into(),
+            (LimitState::AtLimit, _) => ", AT LIMIT".into(),
+            _ => String::new(),
         };
         format!(
             "{}: {value}, {limits}{warning}{}",
@@ -180,12 +181,8 @@ pub const ROW_HEIGHT: f32 = 30.0;
 /// The colour of a value in `state` (near-limit, at limit, stale).
 fn value_colour(d: &GaugeData, theme: &Theme) -> Color32 {
     match d.limit_state() {
-        LimitState::AtLimit | LimitState::NearMin | LimitState::NearMax if d.at_rest => {
-            if d.stale {
-                theme.muted
-            } else {
-                theme.accent
-            }
+        LimitState::AtLimit | LimitState::NearMin | LimitState::NearMax if d.rest.is_some() => {
+            if d.stale { theme.muted } else { theme.accent }
         }
         LimitState::AtLimit => theme.danger,
         LimitState::NearMin | LimitState::NearMax => theme.warn,
@@ -298,8 +295,8 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
         let colour = value_colour(d, theme);
         let p = ui.painter();
         let warn_text = match state {
-            LimitState::NearMin | LimitState::NearMax | LimitState::AtLimit if d.at_rest => {
-                "rest position"
+            LimitState::NearMin | LimitState::NearMax | LimitState::AtLimit if d.rest.is_some() => {
+                "at limit"
             }
             LimitState::NearMin => "near lower limit",
             LimitState::NearMax => "near upper limit",
@@ -351,7 +348,7 @@ mod tests {
             degrees: true,
             millimetres: false,
             stale: false,
-            at_rest: false,
+            rest: None,
         }
     }
 
@@ -364,13 +361,14 @@ mod tests {
         assert_eq!(g(1.0).limit_state(), LimitState::AtLimit);
         assert!(g(0.95).warning_level() > 0.4 && g(0.0).warning_level() == 0.0);
         assert!(g(0.95).describe().contains("NEAR UPPER LIMIT"));
-        // At a rest pose a limit is said, not alarmed.
+        // Where a preset put it, a limit is said, not alarmed.
         let rest = GaugeData {
-            at_rest: true,
+            rest: Some("where preset \"Stowed\" puts it".into()),
             ..g(1.0)
         };
         assert!(
-            rest.describe().ends_with("at its rest position"),
+            rest.describe()
+                .ends_with("at its limit where preset \"Stowed\" puts it"),
             "{}",
             rest.describe()
         );
