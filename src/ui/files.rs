@@ -65,7 +65,95 @@ struct Prompt {
     task: Task,
     text: String,
     why: String,
+    /// Where the proposed path lands, in words (shown under the path).
+    folder: String,
     focused: bool,
+}
+
+/// The folder a save proposes (and File > Open starts in): [`recordings_dir`], created; the
+/// working directory when it cannot be.
+pub struct DefaultFolder {
+    /// The folder, absolute.
+    pub path: PathBuf,
+    /// Why it is not the recordings folder (it could not be created), if it is not.
+    pub fallback: Option<String>,
+}
+
+impl DefaultFolder {
+    /// The folder in words for the prompt: "Folder: /home/op/.local/share/jaus-ocu/recordings".
+    pub fn words(&self) -> String {
+        match &self.fallback {
+            None => format!("Folder: {}", self.path.display()),
+            Some(why) => format!("Folder: {} ({why})", self.path.display()),
+        }
+    }
+}
+
+/// The recordings folder: `$JAUS_OCU_RECORDINGS_DIR`, else
+/// `$XDG_DATA_HOME/jaus-ocu/recordings`, else `$HOME/.local/share/jaus-ocu/recordings` (the
+/// XDG base directory default); `None` without any of them. Relative values are ignored, as
+/// the XDG specification says.
+pub fn recordings_dir() -> Option<PathBuf> {
+    recordings_dir_with(|name| std::env::var_os(name))
+}
+
+/// [`recordings_dir`] with the environment read through `env`.
+fn recordings_dir_with(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let var = |name: &str| env(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    var("JAUS_OCU_RECORDINGS_DIR")
+        .or_else(|| var("XDG_DATA_HOME").map(|d| d.join("jaus-ocu").join("recordings")))
+        .or_else(|| {
+            var("HOME").map(|h| {
+                h.join(".local")
+                    .join("share")
+                    .join("jaus-ocu")
+                    .join("recordings")
+            })
+        })
+}
+
+/// The folder a dialog or prompt for `task` starts in: the recordings folder, created (for
+/// recordings and exports alike), else the working directory with the reason.
+pub fn default_folder(task: &Task) -> DefaultFolder {
+    folder_in(task, recordings_dir())
+}
+
+/// [`default_folder`] with the recordings folder `dir`.
+fn folder_in(task: &Task, dir: Option<PathBuf>) -> DefaultFolder {
+    let cwd = || std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let Some(dir) = dir else {
+        return DefaultFolder {
+            path: cwd(),
+            fallback: Some("no HOME or XDG_DATA_HOME for the recordings folder".into()),
+        };
+    };
+    if matches!(task, Task::Open) {
+        // Opening creates nothing: start there if it exists.
+        return if dir.is_dir() {
+            DefaultFolder {
+                path: dir,
+                fallback: None,
+            }
+        } else {
+            DefaultFolder {
+                path: cwd(),
+                fallback: None,
+            }
+        };
+    }
+    match std::fs::create_dir_all(&dir) {
+        Ok(()) => DefaultFolder {
+            path: dir,
+            fallback: None,
+        },
+        Err(e) => DefaultFolder {
+            path: cwd(),
+            fallback: Some(format!(
+                "the recordings folder {} could not be created: {e}",
+                dir.display()
+            )),
+        },
+    }
 }
 
 /// Writes a replay's notes to their sidecar file `path` off the UI thread (through a
@@ -162,18 +250,17 @@ impl Jobs {
     }
 
     pub(crate) fn open_prompt(&mut self, task: Task, name: &str, why: String) {
+        let folder = default_folder(&task);
         let text = if name.is_empty() {
             String::new()
         } else {
-            std::env::current_dir()
-                .map_or_else(|_| PathBuf::from(name), |d| d.join(name))
-                .display()
-                .to_string()
+            folder.path.join(name).display().to_string()
         };
         self.prompt = Some(Prompt {
             task,
             text,
             why,
+            folder: folder.words(),
             focused: false,
         });
     }
@@ -226,11 +313,7 @@ pub fn default_name(
 }
 
 fn run_dialog(task: &Task, name: &str) -> Option<PathBuf> {
-    let dialog = rfd::FileDialog::new();
-    let dialog = match std::env::current_dir() {
-        Ok(dir) => dialog.set_directory(dir),
-        Err(_) => dialog,
-    };
+    let dialog = rfd::FileDialog::new().set_directory(default_folder(task).path);
     match task {
         Task::Open => dialog
             .set_title("Open a recording or capture")
@@ -272,9 +355,14 @@ pub fn prompt(ctx: &egui::Context, jobs: &mut Jobs, theme: &Theme) -> Option<(Ta
         Task::ExportPng => "Export the 3D view to",
         Task::ExportUrdf => "Export the arm as URDF to",
     };
+    // Wide enough for a whole path under the recordings folder (the folder is written whole
+    // under the field too).
+    let width = (ctx.content_rect().width() - 40.0).clamp(300.0, 640.0);
     egui::Window::new(title)
         .collapsible(false)
         .resizable(false)
+        .min_width(width)
+        .max_width(width)
         .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
         .show(ctx, |ui| {
             ui.label(RichText::new(&p.why).color(theme.warn));
@@ -284,8 +372,9 @@ pub fn prompt(ctx: &egui::Context, jobs: &mut Jobs, theme: &Theme) -> Option<(Ta
                         Task::Open => "/path/to/recording.mcap",
                         _ => "/path/to/file",
                     })
-                    .desired_width(480.0),
+                    .desired_width(f32::INFINITY),
             );
+            ui.label(RichText::new(&p.folder).small().color(theme.muted));
             if !p.focused {
                 edit.request_focus();
                 p.focused = true;
@@ -389,5 +478,67 @@ pub fn csv_range(plot_range: Option<(f64, f64)>, span: Option<(f64, f64)>) -> (f
             "every series over the whole session (the plots are hidden)".into(),
         ),
         (None, None) => (0.0, 0.0, "nothing yet: the session is empty".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recordings_go_to_the_xdg_data_folder_and_relative_values_are_ignored() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert_eq!(
+            recordings_dir_with(env(&[("HOME", "/home/op")])),
+            Some(PathBuf::from("/home/op/.local/share/jaus-ocu/recordings"))
+        );
+        assert_eq!(
+            recordings_dir_with(env(&[("HOME", "/home/op"), ("XDG_DATA_HOME", "/data")])),
+            Some(PathBuf::from("/data/jaus-ocu/recordings"))
+        );
+        assert_eq!(
+            recordings_dir_with(env(&[("HOME", "/home/op"), ("XDG_DATA_HOME", "rel")])),
+            Some(PathBuf::from("/home/op/.local/share/jaus-ocu/recordings")),
+            "a relative XDG_DATA_HOME is ignored"
+        );
+        assert_eq!(
+            recordings_dir_with(env(&[
+                ("JAUS_OCU_RECORDINGS_DIR", "/mnt/usb"),
+                ("HOME", "/home/op")
+            ])),
+            Some(PathBuf::from("/mnt/usb"))
+        );
+        assert_eq!(recordings_dir_with(env(&[])), None);
+    }
+
+    #[test]
+    fn a_save_creates_the_folder_and_says_it_whole() {
+        let base = std::env::temp_dir().join(format!("jaus-ocu-folder-{}", std::process::id()));
+        let dir = base.join("a").join("recordings");
+        let _ = std::fs::remove_dir_all(&base);
+        // Opening creates nothing.
+        let open = folder_in(&Task::Open, Some(dir.clone()));
+        assert!(!dir.exists());
+        assert_ne!(open.path, dir);
+        let f = folder_in(&Task::Record, Some(dir.clone()));
+        assert!(dir.is_dir(), "created");
+        assert_eq!(f.path, dir);
+        assert!(f.path.is_absolute());
+        assert_eq!(f.words(), format!("Folder: {}", dir.display()));
+        assert_eq!(folder_in(&Task::ExportPng, Some(dir.clone())).path, dir);
+        // A folder that cannot be created (a file is in its way): the working directory,
+        // and why.
+        let blocked = base.join("file");
+        std::fs::write(&blocked, b"x").unwrap();
+        let f = folder_in(&Task::Record, Some(blocked.join("recordings")));
+        assert!(f.path.is_absolute());
+        assert!(f.words().contains("could not be created"), "{}", f.words());
+        let _ = std::fs::remove_dir_all(&base);
     }
 }
