@@ -109,6 +109,10 @@ pub fn show(ui: &mut egui::Ui, view: &ClearanceView, settings: &mut Settings, th
     }
     if let Some(words) = &view.guard {
         ui.add(egui::Label::new(RichText::new(words).color(theme.warn)).truncate());
+    } else if view.nearest_allowed.is_none() {
+        // The guard's line is kept while it says nothing, so what is under it (the joint
+        // gauges and their jog buttons) does not move when a jog starts or ends.
+        ui.add_space(ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y);
     }
     if ui.available_height() >= COMPACT_BELOW {
         egui::CollapsingHeader::new(title)

@@ -115,7 +115,19 @@ pub fn show(
         }
         options_menu(ui, jog, settings);
     });
+    // The state line keeps its height whatever it says (moving, blocked, idle), so the
+    // gauges under it do not jump when a − / + button is let go: a strong line and two small
+    // ones, the most it says but for a refusal.
+    let top = ui.cursor().top();
     state_line(ui, view, jog, settings, theme);
+    let spacing = ui.spacing().item_spacing.y;
+    let reserve = ui.text_style_height(&egui::TextStyle::Body)
+        + 2.0 * ui.text_style_height(&egui::TextStyle::Small)
+        + 3.0 * spacing;
+    let used = ui.cursor().top() - top;
+    if used < reserve {
+        ui.add_space(reserve - used);
+    }
 }
 
 /// The jog's options: the access-timeout rule and the effort compatibility mode.
