@@ -116,13 +116,34 @@ fn command_button(
 /// A slot exactly `width` wide in which `add` lays out left to right, clipped to it: what
 /// follows does not move when its content changes.
 fn slot<R>(ui: &mut egui::Ui, width: f32, add: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    slot_in(
+        ui,
+        width,
+        egui::Layout::left_to_right(egui::Align::Center),
+        add,
+    )
+}
+
+/// A [`slot`] whose content sits at its right edge (words that belong to the button after
+/// them: "free" beside Request control, not a slot's width away from it).
+fn slot_right<R>(ui: &mut egui::Ui, width: f32, add: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    slot_in(
+        ui,
+        width,
+        egui::Layout::right_to_left(egui::Align::Center),
+        add,
+    )
+}
+
+fn slot_in<R>(
+    ui: &mut egui::Ui,
+    width: f32,
+    layout: egui::Layout,
+    add: impl FnOnce(&mut egui::Ui) -> R,
+) -> R {
     let height = ui.spacing().interact_size.y;
     let (rect, _) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
-    let mut child = ui.new_child(
-        egui::UiBuilder::new()
-            .max_rect(rect)
-            .layout(egui::Layout::left_to_right(egui::Align::Center)),
-    );
+    let mut child = ui.new_child(egui::UiBuilder::new().max_rect(rect).layout(layout));
     child.set_clip_rect(rect.intersect(ui.clip_rect()));
     add(&mut child)
 }
@@ -475,7 +496,7 @@ fn control(
     };
     let colour = if loss.is_some() { theme.warn } else { colour };
     slot(ui, CONTROL_W, |ui| {
-        slot(ui, CONTROL_WORDS_W, |ui| {
+        slot_right(ui, CONTROL_WORDS_W, |ui| {
             ui.add(egui::Label::new(RichText::new(&words).color(colour)).truncate())
                 .on_hover_text(format!("{words}\n{hover}"));
         });

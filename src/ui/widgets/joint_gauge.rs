@@ -3,7 +3,7 @@
 //! [`crate::model::limits`]: within 5 % of the range).
 
 use eframe::egui::{
-    Align2, Color32, FontId, Painter, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2,
+    self, Align2, Color32, FontId, Painter, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2,
     WidgetInfo, pos2, vec2,
 };
 
@@ -204,10 +204,8 @@ pub fn joint_row(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
         let p = ui.painter();
         let small = FontId::proportional(10.5);
         name_and_value(p, rect, d, colour, ui.visuals().text_color(), "");
-        let limits = match (d.min, d.max) {
-            (Some(a), Some(b)) => format!("{} … {}", d.format(a), d.format(b)),
-            _ => "continuous".to_string(),
-        };
+        // The limits leave the bar at least 24 points.
+        let limits = limits_text(p, d, &small, rect.width() - 30.0);
         let y = rect.top() + 17.0;
         let limits_rect = p.text(
             pos2(rect.left(), y),
@@ -270,14 +268,51 @@ fn name_and_value(
         );
         name_end = warn_rect.left() - 6.0;
     }
-    let name_clip = Rect::from_min_max(rect.min, pos2(name_end, rect.top() + 16.0));
-    p.with_clip_rect(name_clip.intersect(p.clip_rect())).text(
-        rect.left_top(),
-        Align2::LEFT_TOP,
-        &d.label,
-        font,
-        text_colour,
-    );
+    // A name longer than its room ends in "…" (never cut mid-letter; the tooltip and the
+    // screen reader have it whole).
+    let mut job = egui::text::LayoutJob::simple_singleline(d.label.clone(), font, text_colour);
+    job.wrap = egui::text::TextWrapping::truncate_at_width((name_end - rect.left()).max(0.0));
+    p.galley(rect.left_top(), p.layout_job(job), text_colour);
+}
+
+/// The limits of a compact row in the width `room`: "0.3000 m … 0.8000 m", else with the
+/// unit once ("0.3000…0.8000 m"), else with it once and a digit fewer each.
+fn limits_text(p: &Painter, d: &GaugeData, font: &FontId, room: f32) -> String {
+    let (Some(a), Some(b)) = (d.min, d.max) else {
+        return "continuous".to_string();
+    };
+    let (fa, fb) = (d.format(a), d.format(b));
+    let full = format!("{fa} … {fb}");
+    let width = |t: &str| {
+        p.layout_no_wrap(t.to_string(), font.clone(), Color32::WHITE)
+            .size()
+            .x
+    };
+    if width(&full) <= room {
+        return full;
+    }
+    let (na, unit) = split_unit(&fa);
+    let (nb, _) = split_unit(&fb);
+    let once = format!("{na}…{nb}{unit}");
+    if width(&once) <= room {
+        return once;
+    }
+    let shorter = |n: &str| match n.rfind('.') {
+        Some(i) if n.len() - i > 2 => n[..n.len() - 1].to_string(),
+        _ => n.to_string(),
+    };
+    format!("{}…{}{unit}", shorter(na), shorter(nb))
+}
+
+/// A formatted value's number and unit: ("0.3000", " m"), ("-171.9", "°").
+fn split_unit(s: &str) -> (&str, &str) {
+    if let Some(i) = s.find(' ') {
+        s.split_at(i)
+    } else if let Some(n) = s.strip_suffix('°') {
+        (n, "°")
+    } else {
+        (s, "")
+    }
 }
 
 /// Draws a gauge; returns its response (hover shows the details).
@@ -375,6 +410,14 @@ mod tests {
         let theme = Theme::new(true);
         assert_eq!(value_colour(&rest, &theme), theme.accent);
         assert_eq!(value_colour(&g(1.0), &theme), theme.danger);
+    }
+
+    #[test]
+    fn a_value_splits_into_its_number_and_unit() {
+        assert_eq!(split_unit("0.3000 m"), ("0.3000", " m"));
+        assert_eq!(split_unit("-171.9°"), ("-171.9", "°"));
+        assert_eq!(split_unit("250.0 mm"), ("250.0", " mm"));
+        assert_eq!(split_unit("—"), ("—", ""));
     }
 
     #[test]
