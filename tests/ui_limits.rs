@@ -10,17 +10,11 @@
     reason = "tests report a failure by panicking"
 )]
 
-use std::net::SocketAddr;
-use std::time::Duration;
-
 use egui_kittest::kittest::{NodeT, Queryable};
 use jaus_ocu::model::command::Command;
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::{ArmFact, PoseState, Update};
-use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, SimConfig};
-use jaus_ocu::sim::harness::SimNet;
 
 #[path = "common/ui.rs"]
 mod ui_common;
@@ -33,18 +27,6 @@ const TELESCOPE: usize = 3;
 /// report where the telescope is within the near band of its upper limit and still moving,
 /// and up to the arm resting at the preset (stepped until it is, with a deadline).
 fn reach_forward() -> (Vec<Update>, Vec<Update>) {
-    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-    let cfg = ClientConfig {
-        connect: vec![sim_addr],
-        multicast: None,
-        ..ClientConfig::default()
-    };
-    let mut net = SimNet::new(
-        cfg,
-        "127.0.0.1:5000".parse().unwrap(),
-        Duration::from_millis(2),
-        7,
-    );
     let arm = ArmFile::demo();
     let preset = arm
         .presets
@@ -57,7 +39,7 @@ fn reach_forward() -> (Vec<Update>, Vec<Update>) {
         (preset.positions[TELESCOPE] - upper).abs() < 1e-9,
         "the preset puts the telescope on its upper limit"
     );
-    net.add_peer(sim_addr, Component::new(arm, SimConfig::default()));
+    let mut net = sim_net(arm, 7);
     net.run_with(1.0, &mut |_| {});
     net.command(Command::RequestControl { authority: 100 });
     net.run_with(1.0, &mut |_| {});
@@ -95,27 +77,27 @@ fn reach_forward() -> (Vec<Update>, Vec<Update>) {
     panic!("the arm did not settle at Reach forward in 60 s (telescope at {position} m)");
 }
 
+/// What the telescope's gauge says to a screen reader in the window fed `updates`.
+fn telescope_words(updates: &[Update]) -> String {
+    let mut h = harness(app_with(updates));
+    h.step();
+    let node = h.get_by_label_contains("4 telescope:");
+    node.accesskit_node().label().unwrap_or_default()
+}
+
 #[test]
 fn a_preset_that_ends_on_a_limit_is_said_not_alarmed_once_the_arm_is_still() {
     let (arriving, arrived) = reach_forward();
 
     // Arriving, still moving toward the limit: the alarm stands.
-    let app = app_with(&arriving);
-    let mut h = harness(app);
-    h.step();
-    let node = h.get_by_label_contains("4 telescope:");
-    let text = node.accesskit_node().label().unwrap_or_default();
+    let text = telescope_words(&arriving);
     assert!(
         text.contains("NEAR UPPER LIMIT") || text.contains("AT LIMIT"),
         "moving toward the limit is an alarm: {text}"
     );
 
     // Arrived and still: said, not alarmed.
-    let app = app_with(&arrived);
-    let mut h = harness(app);
-    h.step();
-    let node = h.get_by_label_contains("4 telescope:");
-    let text = node.accesskit_node().label().unwrap_or_default();
+    let text = telescope_words(&arrived);
     assert!(
         text.contains("at its limit where preset \"Reach forward\" puts it"),
         "{text}"

@@ -125,3 +125,23 @@ pub fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
         .with_size([1280.0, 800.0])
         .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
 }
+
+/// The real client (at 127.0.0.1:5000, 2 ms steps, seeded with `seed`) and the simulator
+/// running `arm` at 127.0.0.1:3794, in memory.
+#[allow(dead_code, reason = "not every suite uses each")]
+pub fn sim_net(arm: ArmFile, seed: u64) -> SimNet {
+    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
+    let cfg = ClientConfig {
+        connect: vec![sim_addr],
+        multicast: None,
+        ..ClientConfig::default()
+    };
+    let mut net = SimNet::new(
+        cfg,
+        "127.0.0.1:5000".parse().unwrap(),
+        Duration::from_millis(2),
+        seed,
+    );
+    net.add_peer(sim_addr, Component::new(arm, SimConfig::default()));
+    net
+}
