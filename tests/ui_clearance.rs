@@ -225,11 +225,7 @@ fn the_band_and_margin_set_in_the_window_travel_with_every_jog_request() {
     app.settings.clearance_band = 0.08;
     let mut h = harness(app);
     h.step();
-    let plus = h
-        .query_all_by_label("+")
-        .nth(1)
-        .expect("joint 2's + button")
-        .rect();
+    let plus = h.get_by_label("Jog joint 2 shoulder +").rect();
     let press = |pressed| eframe::egui::Event::PointerButton {
         pos: plus.center(),
         button: eframe::egui::PointerButton::Primary,

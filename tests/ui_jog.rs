@@ -50,11 +50,7 @@ fn holding_a_gauges_plus_button_jogs_that_joint_every_frame_and_letting_go_says_
     let mut h = harness(app);
     h.step();
     assert!(out.jogs().is_empty(), "nothing held, nothing said");
-    let plus = h
-        .query_all_by_label("+")
-        .nth(1)
-        .expect("joint 2's + button")
-        .rect();
+    let plus = h.get_by_label("Jog joint 2 shoulder +").rect();
     pointer(&h, plus.center(), true);
     for _ in 0..5 {
         h.step();
@@ -90,11 +86,7 @@ fn sliding_off_a_held_button_lets_go() {
     let (app, mut out) = live_app(&recorded(1.0, None));
     let mut h = harness(app);
     h.step();
-    let minus = h
-        .query_all_by_label("−")
-        .next()
-        .expect("joint 1's − button")
-        .rect();
+    let minus = h.get_by_label("Jog joint 1 turret −").rect();
     pointer(&h, minus.center(), true);
     h.step();
     h.step();
@@ -161,7 +153,7 @@ fn without_a_live_network_side_there_is_no_jog_strip_nor_buttons() {
     h.step();
     assert!(h.query_by_label_contains("To jog").is_none());
     assert_eq!(
-        h.query_all_by_label("+").count(),
+        h.query_all_by_label_contains("Jog joint").count(),
         0,
         "no jog buttons without a live arm"
     );

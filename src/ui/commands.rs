@@ -407,6 +407,18 @@ impl UiCommand {
         match self {
             UiCommand::Open => keys![ctrl(Key::O)],
             UiCommand::ToggleRecording => keys![ctrl(Key::R)],
+            // Every command has a key (issue 46). Ctrl only with letters no single key uses
+            // (Ctrl+E would hold back E, the emergency stop, while Ctrl is down); C, V and X
+            // with Ctrl are the clipboard's.
+            UiCommand::ExportCsv => keys![ctrl(Key::D)],
+            UiCommand::ExportPng => keys![ctrl(Key::P)],
+            UiCommand::ExportUrdf => keys![ctrl(Key::M)],
+            UiCommand::SaveNotes => keys![ctrl(Key::S)],
+            UiCommand::ToggleLiveView => keys![ctrl(Key::B)],
+            UiCommand::ToggleTheme => keys![ctrl(Key::I)],
+            // Shift: clearing is deliberate, like Resume's Shift+R (and asks first); taken
+            // before C, the control toggle (see `ALL`).
+            UiCommand::ClearEmergency => keys![shift(Key::C)],
             UiCommand::ToggleHelp => keys![
                 press(Key::F1),
                 // `?` with or without Shift: it needs Shift on some layouts, not on others,

@@ -47,6 +47,11 @@ pub fn words(confirm: Confirm, live: Option<&ArmState>, shown: Shown) -> (&'stat
 /// Draws the dialog for `confirm` with its clearance `advice` (a preset move's: the target
 /// and the path; a line saying the target touches another arm or an obstacle in the
 /// warning colour); the operator's answer, once given.
+///
+/// From the keyboard: Enter confirms, Esc (the table's Cancel) cancels, Tab reaches the two
+/// buttons. Enter counts from the dialog's second frame on only (the Enter that pressed a
+/// focused "Go to…" opened it and must not also answer it), and only while the keyboard
+/// focus is on the dialog or nowhere (never while it presses a button behind it).
 pub fn show(
     ctx: &egui::Context,
     confirm: Confirm,
@@ -55,7 +60,19 @@ pub fn show(
     theme: &Theme,
 ) -> Option<bool> {
     let (title, question) = words(confirm, live, shown);
+    let opened = opened_frame(ctx, title);
+    let first_frame = opened == ctx.cumulative_frame_nr();
+    if first_frame {
+        // The focus leaves what opened the dialog: Enter now answers the dialog, not that
+        // button again.
+        ctx.memory_mut(|m| {
+            if let Some(id) = m.focused() {
+                m.surrender_focus(id);
+            }
+        });
+    }
     let mut decision = None;
+    let mut buttons = Vec::with_capacity(2);
     egui::Window::new(title)
         .collapsible(false)
         .resizable(false)
@@ -68,16 +85,41 @@ pub fn show(
                 ui.label(RichText::new(line).color(color).small());
             }
             ui.horizontal(|ui| {
-                if ui
+                let yes = ui
                     .button(RichText::new("Confirm").color(theme.warn))
-                    .clicked()
-                {
+                    .on_hover_text("Enter");
+                let no = ui.button("Cancel").on_hover_text("Esc");
+                buttons.extend([yes.id, no.id]);
+                if yes.clicked() {
                     decision = Some(true);
-                }
-                if ui.button("Cancel").clicked() {
+                } else if no.clicked() {
                     decision = Some(false);
                 }
             });
         });
+    let focus_here = ctx
+        .memory(egui::Memory::focused)
+        .is_none_or(|id| buttons.contains(&id));
+    if decision.is_none()
+        && !first_frame
+        && focus_here
+        && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Enter))
+    {
+        decision = Some(true);
+    }
     decision
+}
+
+/// The frame the dialog titled `title` was first drawn in, of its showing now (kept in
+/// egui's memory: a view detail): reset when it was not drawn the frame before.
+fn opened_frame(ctx: &egui::Context, title: &str) -> u64 {
+    let id = egui::Id::unique(("confirm_opened", title));
+    let frame = ctx.cumulative_frame_nr();
+    ctx.data_mut(|d| {
+        let (first, last) = d.get_temp::<(u64, u64)>(id).unwrap_or((frame, frame));
+        // Drawn last frame (or earlier this frame): the same showing.
+        let first = if last + 1 >= frame { first } else { frame };
+        d.insert_temp(id, (first, frame));
+        first
+    })
 }

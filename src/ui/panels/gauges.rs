@@ -140,7 +140,7 @@ pub fn show(
                 let r = ui
                     .horizontal(|ui| {
                         if let Some(j) = jog.as_deref_mut() {
-                            jog_buttons(ui, i, compact, j);
+                            jog_buttons(ui, (i, &d.label), compact, j);
                         }
                         ui.vertical(|ui| {
                             if compact {
@@ -184,8 +184,9 @@ pub fn show(
     }
 }
 
-/// The − and + buttons of joint `i`, held to jog it (the held button is the enable).
-fn jog_buttons(ui: &mut egui::Ui, i: usize, compact: bool, jog: &mut GaugeJog) {
+/// The − and + buttons of joint `i` (labelled `label`: `2 shoulder`), held to jog it (the
+/// held button is the enable). A screen reader reads `Jog joint 2 shoulder +`.
+fn jog_buttons(ui: &mut egui::Ui, (i, label): (usize, &str), compact: bool, jog: &mut GaugeJog) {
     // Compact rows are for narrow or short panels: small buttons, so the row keeps its
     // width (its value is drawn at its right edge).
     let size = if compact {
@@ -195,8 +196,9 @@ fn jog_buttons(ui: &mut egui::Ui, i: usize, compact: bool, jog: &mut GaugeJog) {
     };
     ui.spacing_mut().item_spacing.x = if compact { 1.0 } else { 2.0 };
     let moving = jog.moving == Some(i);
-    let minus = hold_button(ui, "−", size, moving);
-    let plus = hold_button(ui, "+", size, moving);
+    let name = |sign: &str| format!("Jog joint {} {sign}", label.trim());
+    let minus = hold_button(ui, "−", &name("−"), size, moving);
+    let plus = hold_button(ui, "+", &name("+"), size, moving);
     let what = format!(
         "Hold to jog joint {} {{}} (let go: it stops). Needs control, READY and the live arm{}",
         i + 1,

@@ -98,6 +98,8 @@ pub fn show(
                     .speed(1.0)
                     .suffix(" %"),
             )
+            // Its text is only the number: named for a screen reader.
+            .accessible_name("jog speed")
             .on_hover_text(
                 "Speed at full deflection, of each joint's maximum speed (the arm is told the \
                  same limit in its motion profile)",

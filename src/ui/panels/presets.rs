@@ -78,8 +78,15 @@ pub fn show(
         if here {
             text = text.strong().color(theme.ok);
         }
+        // Where the arm is, said in words too (on screen only by colour).
+        let name = if here {
+            format!("{}  {}, the arm is here", p.id, p.name)
+        } else {
+            format!("{}  {}", p.id, p.name)
+        };
         let r = ui
             .selectable_label(previewing, text)
+            .accessible_name(name)
             .on_hover_text(if here {
                 "The arm is at this pose"
             } else {

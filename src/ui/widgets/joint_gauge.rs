@@ -2,6 +2,7 @@
 //! effort against max effort, with a near-limit warning (the model's rule,
 //! [`crate::model::limits`]: within 5 % of the range).
 
+use eframe::egui::accesskit::Role;
 use eframe::egui::{
     self, Align2, Color32, FontId, Painter, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2,
     WidgetInfo, pos2, vec2,
@@ -191,14 +192,32 @@ fn value_colour(d: &GaugeData, theme: &Theme) -> Color32 {
     }
 }
 
+/// Names a gauge or row for a screen reader (and a test): a meter (read-only: a slider
+/// would say the operator can set it), labelled [`GaugeData::describe`] (`2 shoulder:
+/// 12.0°, limits …`), its value as shown (`12.0°`) and in SI (rad or m) within its limits.
+fn accessibility(response: &Response, d: &GaugeData) {
+    let text = d.describe();
+    response.widget_info(|| WidgetInfo::labeled(Role::Meter, true, &text));
+    response.ctx.accesskit_node_builder(response.id, |node| {
+        node.set_read_only();
+        if let Some(v) = d.value {
+            node.set_numeric_value(v);
+            node.set_value(d.format(v));
+        }
+        if let (Some(lo), Some(hi)) = (d.min, d.max) {
+            node.set_min_numeric_value(lo);
+            node.set_max_numeric_value(hi);
+        }
+    });
+}
+
 /// Draws a joint in one compact row (where the full gauges do not all fit): the number
 /// and name and the value with its unit (in the near-limit colour) over the limits and a
 /// thin bar of the value within them. Speed and effort are in the tooltip.
 pub fn joint_row(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
     let size = Vec2::new(ui.available_width().max(120.0), ROW_HEIGHT);
     let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
-    let text = d.describe();
-    response.widget_info(|| WidgetInfo::slider(true, d.value.unwrap_or(f64::NAN), &text));
+    accessibility(&response, d);
     if ui.is_rect_visible(rect) {
         let colour = value_colour(d, theme);
         let p = ui.painter();
@@ -322,8 +341,7 @@ pub fn joint_gauge(ui: &mut Ui, d: &GaugeData, theme: &Theme) -> Response {
     // 2. Allocate.
     let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
     // 3. Interact: nothing to change; describe for accessibility.
-    let text = d.describe();
-    response.widget_info(|| WidgetInfo::slider(true, d.value.unwrap_or(f64::NAN), &text));
+    accessibility(&response, d);
     // 4. Paint, only if visible.
     if ui.is_rect_visible(rect) {
         let state = d.limit_state();
