@@ -8,8 +8,9 @@ use std::net::SocketAddr;
 use super::OcuApp;
 use crate::model::events::Note;
 use crate::model::update::{MarkKind, Remark, Update};
-use crate::record::live::{LiveConfig, LiveServer};
+use crate::record::live::{LiveConfig, LiveServer, LiveStats};
 use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::panels::status_bar::LiveViewLine;
 use crate::ui::theme::ScenePalette;
 
 impl OcuApp {
@@ -86,23 +87,12 @@ impl OcuApp {
         }
     }
 
-    /// The status bar's words while it runs: `Live view ws://127.0.0.1:8765 · 2 viewers`.
-    pub fn live_view_line(&self) -> Option<String> {
+    /// The status bar's words while it runs: `Live view ws://127.0.0.1:8765 · 2 viewers`, then
+    /// each viewer that did not receive everything (`· 127.0.0.1:40112 lost 5474`) and the
+    /// datagrams not decoded for any viewer while the server was behind.
+    pub fn live_view_line(&self) -> Option<LiveViewLine> {
         let server = self.live_view.as_ref()?;
-        let stats = server.stats();
-        let viewers = match stats.viewers {
-            1 => "1 viewer".to_owned(),
-            n => format!("{n} viewers"),
-        };
-        let lost = if stats.dropped > 0 {
-            format!(" · {} lost while behind", stats.dropped)
-        } else {
-            String::new()
-        };
-        Some(format!(
-            "Live view ws://{} · {viewers}{lost}",
-            server.address()
-        ))
+        Some(live_view_words(server.address(), &server.stats()))
     }
 
     /// Each frame: a server whose live session is gone (closed, replaced) stops.
@@ -139,5 +129,49 @@ impl OcuApp {
             kind: MarkKind::Network,
             label: label.to_owned(),
         }));
+    }
+}
+
+/// The status bar's item for a live view server at `address` with `stats`.
+pub fn live_view_words(address: SocketAddr, stats: &LiveStats) -> LiveViewLine {
+    let viewers = match stats.viewers {
+        1 => "1 viewer".to_owned(),
+        n => format!("{n} viewers"),
+    };
+    let mut text = format!("Live view ws://{address} · {viewers}");
+    let mut hover = String::new();
+    for v in &stats.per_viewer {
+        if v.not_received > 0 {
+            text.push_str(&format!(" · {} lost {}", v.peer, v.not_received));
+        }
+        hover.push_str(&format!(
+            "\nviewer {}: sent {} messages, {} not received (its connection could not keep up)",
+            v.peer, v.sent, v.not_received
+        ));
+    }
+    let gone = stats.not_received - stats.per_viewer.iter().map(|v| v.not_received).sum::<u64>();
+    if gone > 0 {
+        hover.push_str(&format!(
+            "\nviewers that left did not receive {gone} messages"
+        ));
+    }
+    if stats.dropped > 0 {
+        text.push_str(&format!(" · {} not decoded", stats.dropped));
+        hover.push_str(&format!(
+            "\n{} datagrams were not decoded for any viewer: the server fell behind",
+            stats.dropped
+        ));
+    }
+    let lost_now: u64 = stats.per_viewer.iter().map(|v| v.not_received).sum();
+    let short = if lost_now + stats.dropped > 0 {
+        format!("live {} · lost {}", stats.viewers, lost_now + stats.dropped)
+    } else {
+        format!("live {}", stats.viewers)
+    };
+    LiveViewLine {
+        text,
+        short,
+        hover: hover.trim_start().to_owned(),
+        losing: lost_now + stats.dropped > 0,
     }
 }
