@@ -175,3 +175,43 @@ pub fn live_view_words(address: SocketAddr, stats: &LiveStats) -> LiveViewLine {
         losing: lost_now + stats.dropped > 0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::live_view_words;
+    use crate::record::live::{LiveStats, ViewerStats};
+
+    #[test]
+    fn each_viewer_that_did_not_receive_everything_is_named_with_its_count() {
+        let at = "127.0.0.1:8765".parse().unwrap();
+        let mut stats = LiveStats {
+            viewers: 2,
+            ..LiveStats::default()
+        };
+        let viewer = |port: u16, sent: u64, not_received: u64| ViewerStats {
+            peer: ([127, 0, 0, 1], port).into(),
+            sent,
+            not_received,
+        };
+        stats.per_viewer = vec![viewer(40000, 9000, 0), viewer(40112, 3000, 5474)];
+        stats.not_received = 5474;
+        let line = live_view_words(at, &stats);
+        assert_eq!(
+            line.text,
+            "Live view ws://127.0.0.1:8765 · 2 viewers · 127.0.0.1:40112 lost 5474"
+        );
+        assert_eq!(line.short, "live 2 · lost 5474");
+        assert!(line.losing);
+        assert!(
+            line.hover
+                .contains("viewer 127.0.0.1:40000: sent 9000 messages, 0 not received")
+        );
+        // Nobody lost anything: nothing said of losses, not in the warning colour.
+        stats.per_viewer = vec![viewer(40000, 9000, 0)];
+        stats.viewers = 1;
+        stats.not_received = 0;
+        let line = live_view_words(at, &stats);
+        assert_eq!(line.text, "Live view ws://127.0.0.1:8765 · 1 viewer");
+        assert!(!line.losing);
+    }
+}

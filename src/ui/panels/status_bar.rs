@@ -144,8 +144,8 @@ impl Need {
 
 /// Decides which items of a line `width` points wide are drawn whole, short or not at all:
 /// items are `gap` apart, and a chip `more` points wide says how many went. The least
-/// important item (highest rank; of equal ranks the later one) takes its short form first;
-/// once every item that has one took it, the least important go, down to their floor.
+/// important item (highest rank; of equal ranks the later one) gives way first, as far as its
+/// floor lets it (its short form, then gone) before the next one gives way at all.
 pub fn fit(needs: &[Need], width: f32, gap: f32, more: f32) -> Vec<Fit> {
     let mut fits = vec![Fit::Whole; needs.len()];
     let total = |fits: &[Fit]| {
@@ -165,17 +165,12 @@ pub fn fit(needs: &[Need], width: f32, gap: f32, more: f32) -> Vec<Fit> {
     order.sort_by_key(|&i| (std::cmp::Reverse(needs[i].rank), std::cmp::Reverse(i)));
     for &i in &order {
         if total(&fits) <= width {
-            return fits;
+            break;
         }
         if needs[i].floor != Floor::Whole && needs[i].short.is_some() {
             fits[i] = Fit::Short;
         }
-    }
-    for &i in &order {
-        if total(&fits) <= width {
-            break;
-        }
-        if needs[i].floor == Floor::Gone {
+        if total(&fits) > width && needs[i].floor == Floor::Gone {
             fits[i] = Fit::Gone;
         }
     }
@@ -250,8 +245,11 @@ impl Item {
 /// Width of the last outcome and error at least, when cut, points.
 const MESSAGE_MIN: f32 = 140.0;
 
-/// Space between items (a separator is drawn in it between groups), points.
-const GAP: f32 = 14.0;
+/// Space between items of a group (the rates), points.
+const GAP: f32 = 8.0;
+
+/// More space before an item that starts a group, a separator drawn in it, points.
+const GROUP_GAP: f32 = 8.0;
 
 /// Draws the status bar: one line whatever it holds, so nothing above it moves when a
 /// message arrives; the items fitted to the width by their priorities ([`fit`]). Returns
@@ -279,6 +277,8 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
     let needs: Vec<Need> = items
         .iter()
         .map(|item| {
+            // A group's first item carries the separator's room in its widths.
+            let extra = if item.group { GROUP_GAP } else { 0.0 };
             let whole = measure(ui, item, &item.text);
             let short = if item.role == Role::Message {
                 Some(whole.min(MESSAGE_MIN))
@@ -286,8 +286,8 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
                 item.short.as_ref().map(|s| measure(ui, item, s))
             };
             Need {
-                whole,
-                short,
+                whole: whole + extra,
+                short: short.map(|s| s + extra),
                 floor: item.floor,
                 rank: item.rank,
             }
@@ -321,17 +321,18 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
             more(ui, &mut x, (more_w, height, rect.top()), &gone, theme);
             chip_drawn = true;
         }
-        let mut w = need.width(*fit);
+        let extra = if item.group { GROUP_GAP } else { 0.0 };
+        let mut w = need.width(*fit) - extra;
         if item.role == Role::Message {
             // On the right, with whatever room is left.
             if *fit == Fit::Short {
-                w = (w + slack).min(need.whole);
+                w = (w + slack).min(need.whole - extra);
             }
             x = x.max(rect.right() - w);
         } else if item.group && !first {
-            let sx = x - GAP / 2.0;
+            x += extra;
             ui.painter().vline(
-                sx,
+                x - (GAP + extra) / 2.0,
                 rect.y_range().shrink(3.0),
                 ui.visuals().widgets.noninteractive.bg_stroke,
             );
@@ -412,9 +413,10 @@ fn more(
 }
 
 /// The line's items, in the order drawn, each with its rank: the trust counters (0, never
-/// cut), the link (1), the rates (2, short at least), the kernel's drops (3), the live view
-/// (4), our ID while it is in doubt (4), the recording (5), the last outcome and error (6),
-/// then the rest.
+/// cut), the link (1), the rates (2, short at least), our ID while it is in doubt (2, after
+/// the rates' short forms), the kernel's drops (3), the live view (4, short at least: its
+/// losses), the recording (5, short at least), the last outcome and error (6, its first words
+/// at least), then the rest.
 fn items(bar: &StatusBar<'_>, theme: &Theme) -> Vec<Item> {
     let mut out = Vec::new();
     out.extend(ocu(bar, theme));
@@ -427,7 +429,7 @@ fn items(bar: &StatusBar<'_>, theme: &Theme) -> Vec<Item> {
             theme.recording,
             format!("Recording every datagram of the live session ({keys} stops)"),
         )
-        .rank(5, Floor::Gone)
+        .rank(5, Floor::Short)
         .short(short)
         .group();
         item.strong = true;
@@ -449,7 +451,7 @@ fn items(bar: &StatusBar<'_>, theme: &Theme) -> Vec<Item> {
                     live.hover
                 ),
             )
-            .rank(4, Floor::Gone)
+            .rank(4, Floor::Short)
             .short(live.short.clone())
             .group(),
         );
@@ -549,8 +551,8 @@ fn ocu(bar: &StatusBar<'_>, theme: &Theme) -> Option<Item> {
                  showed it: {evidence}"
             ),
         )
-        .rank(4, Floor::Gone)
-        .short(format!("OCU {id} ⚠ ID seen{from}"))
+        .rank(2, Floor::Gone)
+        .short(format!("OCU {id} · ID seen{from}"))
     } else {
         Item::new(
             format!("OCU {id}"),
@@ -692,7 +694,8 @@ fn rate(signal: Signal, nominal: f64, stale: bool, measured: f64) -> f64 {
     }
 }
 
-/// The short form of [`signal_rate`] for a narrow window: `pos 20 Hz`, `pose ~` (on change).
+/// The short form of [`signal_rate`] for a narrow window: `pos 20` (Hz), `pose ~` (on
+/// change).
 pub fn short_rate(signal: Signal, delivery: Delivery, stale: bool, measured: f64) -> String {
     let name = match signal {
         Signal::JointPositions => "pos",
@@ -708,7 +711,7 @@ pub fn short_rate(signal: Signal, delivery: Delivery, stale: bool, measured: f64
         Delivery::OnChange if !stale => return format!("{name} ~"),
         Delivery::OnChange => 0.0,
     };
-    format!("{name} {:.0} Hz", rate(signal, nominal, stale, measured))
+    format!("{name} {:.0}", rate(signal, nominal, stale, measured))
 }
 
 /// Samples of `history` within the second before `t`, per second (where the history holds
@@ -752,7 +755,8 @@ fn message(state: &ArmState, theme: &Theme) -> Option<Item> {
         .map(|(text, _)| text.as_str())
         .collect::<Vec<_>>()
         .join("  ·  ");
-    let mut item = Item::new(text, colour, "").rank(6, Floor::Gone).group();
+    // Never gone: at least its first words, the rest in the tooltip.
+    let mut item = Item::new(text, colour, "").rank(6, Floor::Short).group();
     item.role = Role::Message;
     Some(item)
 }
@@ -771,7 +775,7 @@ fn counters(out: &mut Vec<Item>, bar: &StatusBar<'_>, theme: &Theme) {
     );
     out.push(
         Item::new(format!("rx {}", s.datagrams), theme.muted, hover.clone())
-            .rank(5, Floor::Gone)
+            .rank(7, Floor::Gone)
             .group(),
     );
     let trust = [
@@ -846,6 +850,48 @@ mod tests {
                 };
                 show(ui, &bar, &Theme::new(true));
             })
+    }
+
+    #[test]
+    fn the_least_important_item_gives_way_first_and_the_counters_never() {
+        use super::{Fit, Floor, Need, fit};
+        let need = |whole: f32, short: Option<f32>, floor: Floor, rank: u8| Need {
+            whole,
+            short,
+            floor,
+            rank,
+        };
+        let needs = [
+            need(100.0, None, Floor::Whole, 0),       // a counter
+            need(100.0, Some(40.0), Floor::Short, 2), // a rate
+            need(100.0, Some(50.0), Floor::Gone, 5),  // the recording
+            need(100.0, None, Floor::Gone, 9),        // the memory figure
+        ];
+        // Room for all.
+        assert_eq!(fit(&needs, 1000.0, 10.0, 20.0), [Fit::Whole; 4]);
+        // The memory figure goes first (the "+1" chip takes its place).
+        assert_eq!(
+            fit(&needs, 350.0, 10.0, 20.0),
+            [Fit::Whole, Fit::Whole, Fit::Whole, Fit::Gone]
+        );
+        // Then the recording shortens, then goes; only then the rate shortens.
+        assert_eq!(
+            fit(&needs, 300.0, 10.0, 20.0),
+            [Fit::Whole, Fit::Whole, Fit::Short, Fit::Gone]
+        );
+        assert_eq!(
+            fit(&needs, 240.0, 10.0, 20.0),
+            [Fit::Whole, Fit::Whole, Fit::Gone, Fit::Gone]
+        );
+        assert_eq!(
+            fit(&needs, 180.0, 10.0, 20.0),
+            [Fit::Whole, Fit::Short, Fit::Gone, Fit::Gone]
+        );
+        // Too narrow for even the floors: the counter and the rate's short form stay.
+        assert_eq!(
+            fit(&needs, 50.0, 10.0, 20.0),
+            [Fit::Whole, Fit::Short, Fit::Gone, Fit::Gone]
+        );
     }
 
     #[test]
