@@ -367,7 +367,7 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
         } else {
             response.on_hover_text(hover)
         };
-        if item.role == Role::Memory && response.clicked() {
+        if item.role == Role::Memory && bar.memory.recording_holds_exact && response.clicked() {
             open_recording = true;
         }
     }
