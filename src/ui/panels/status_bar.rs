@@ -145,7 +145,8 @@ impl Need {
 /// Decides which items of a line `width` points wide are drawn whole, short or not at all:
 /// items are `gap` apart, and a chip `more` points wide says how many went. The least
 /// important item (highest rank; of equal ranks the later one) gives way first, as far as its
-/// floor lets it (its short form, then gone) before the next one gives way at all.
+/// floor lets it (its short form, then gone) before the next one gives way at all; items that
+/// keep their short form (the rates) take it together, all of one rank at once.
 pub fn fit(needs: &[Need], width: f32, gap: f32, more: f32) -> Vec<Fit> {
     let mut fits = vec![Fit::Whole; needs.len()];
     let total = |fits: &[Fit]| {
@@ -167,7 +168,14 @@ pub fn fit(needs: &[Need], width: f32, gap: f32, more: f32) -> Vec<Fit> {
         if total(&fits) <= width {
             break;
         }
-        if needs[i].floor != Floor::Whole && needs[i].short.is_some() {
+        if needs[i].floor == Floor::Short {
+            // Items that keep their short form (the rates) take it together, as one row.
+            for (j, n) in needs.iter().enumerate() {
+                if n.floor == Floor::Short && n.rank == needs[i].rank && n.short.is_some() {
+                    fits[j] = Fit::Short;
+                }
+            }
+        } else if needs[i].floor == Floor::Gone && needs[i].short.is_some() {
             fits[i] = Fit::Short;
         }
         if total(&fits) > width && needs[i].floor == Floor::Gone {
