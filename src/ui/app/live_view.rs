@@ -151,6 +151,7 @@ pub fn live_view_words(address: SocketAddr, stats: &LiveStats) -> LiveViewLine {
     }
     let gone = stats.not_received - stats.per_viewer.iter().map(|v| v.not_received).sum::<u64>();
     if gone > 0 {
+        text.push_str(&format!(" · {gone} lost by viewers gone"));
         hover.push_str(&format!(
             "\nviewers that left did not receive {gone} messages"
         ));
@@ -162,9 +163,9 @@ pub fn live_view_words(address: SocketAddr, stats: &LiveStats) -> LiveViewLine {
             stats.dropped
         ));
     }
-    let lost_now: u64 = stats.per_viewer.iter().map(|v| v.not_received).sum();
-    let short = if lost_now + stats.dropped > 0 {
-        format!("live {} · lost {}", stats.viewers, lost_now + stats.dropped)
+    let lost = stats.not_received + stats.dropped;
+    let short = if lost > 0 {
+        format!("live {} · lost {lost}", stats.viewers)
     } else {
         format!("live {}", stats.viewers)
     };
@@ -172,7 +173,7 @@ pub fn live_view_words(address: SocketAddr, stats: &LiveStats) -> LiveViewLine {
         text,
         short,
         hover: hover.trim_start().to_owned(),
-        losing: lost_now + stats.dropped > 0,
+        losing: lost > 0,
     }
 }
 
