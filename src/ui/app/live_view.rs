@@ -3,6 +3,7 @@
 //! exit; its address and viewers for the status bar; the operator's notes handed to it as they
 //! are written. The server itself is `record::live`.
 
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 use super::OcuApp;
@@ -142,26 +143,28 @@ pub fn live_view_words(address: SocketAddr, stats: &LiveStats) -> LiveViewLine {
     let mut hover = String::new();
     for v in &stats.per_viewer {
         if v.not_received > 0 {
-            text.push_str(&format!(" · {} lost {}", v.peer, v.not_received));
+            let _ = write!(text, " · {} lost {}", v.peer, v.not_received);
         }
-        hover.push_str(&format!(
+        let _ = write!(
+            hover,
             "\nviewer {}: sent {} messages, {} not received (its connection could not keep up)",
             v.peer, v.sent, v.not_received
-        ));
+        );
     }
-    let gone = stats.not_received - stats.per_viewer.iter().map(|v| v.not_received).sum::<u64>();
+    let gone = stats
+        .not_received
+        .saturating_sub(stats.per_viewer.iter().map(|v| v.not_received).sum::<u64>());
     if gone > 0 {
-        text.push_str(&format!(" · {gone} lost by viewers gone"));
-        hover.push_str(&format!(
-            "\nviewers that left did not receive {gone} messages"
-        ));
+        let _ = write!(text, " · {gone} lost by viewers gone");
+        let _ = write!(hover, "\nviewers that left did not receive {gone} messages");
     }
     if stats.dropped > 0 {
-        text.push_str(&format!(" · {} not decoded", stats.dropped));
-        hover.push_str(&format!(
+        let _ = write!(text, " · {} not decoded", stats.dropped);
+        let _ = write!(
+            hover,
             "\n{} datagrams were not decoded for any viewer: the server fell behind",
             stats.dropped
-        ));
+        );
     }
     let lost = stats.not_received + stats.dropped;
     let short = if lost > 0 {

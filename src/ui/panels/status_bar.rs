@@ -156,7 +156,7 @@ pub fn fit(needs: &[Need], width: f32, gap: f32, more: f32) -> Vec<Fit> {
             .filter(|(_, f)| **f != Fit::Gone)
             .map(|(n, f)| n.width(*f))
             .collect();
-        let gone = fits.iter().any(|f| *f == Fit::Gone);
+        let gone = fits.contains(&Fit::Gone);
         let count = shown.len() + usize::from(gone);
         shown.iter().sum::<f32>()
             + if gone { more } else { 0.0 }
@@ -340,7 +340,7 @@ pub fn show(ui: &mut egui::Ui, bar: &StatusBar<'_>, theme: &Theme) -> bool {
         } else if item.group && !first {
             x += extra;
             ui.painter().vline(
-                x - (GAP + extra) / 2.0,
+                x - f32::midpoint(GAP, extra),
                 rect.y_range().shrink(3.0),
                 ui.visuals().widgets.noninteractive.bg_stroke,
             );
