@@ -1,7 +1,8 @@
 //! The live view server (`record::live`, issue 33), seen by a client of Foxglove's WebSocket
 //! protocol: read-only, every channel with its JSON schema, the latched state at once for a
-//! viewer that connects late, the same messages as the recording of the same session, and a
-//! viewer that stops reading costs the feed nothing.
+//! viewer that connects late, the same messages as the recording of the same session, a
+//! viewer that stops reading costs the feed nothing, and what a viewer on a thin link does
+//! not receive is counted for it and told to it (issue 46) while a fast viewer loses nothing.
 
 #![allow(
     clippy::unwrap_used,
@@ -307,6 +308,104 @@ fn a_viewer_that_stops_reading_costs_the_feed_nothing_and_loses_no_latched_state
     }));
     assert_eq!(server.stats().viewers, 2);
     drop(stuck);
+    server.stop();
+}
+
+#[test]
+fn a_viewer_on_a_thin_link_has_its_losses_counted_and_told_while_a_fast_one_loses_nothing() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let mut net = sim_net();
+    let tap = Tap::new();
+    let mut server = server(1024);
+    assert!(server.attach(&tap));
+    let mut feed = |p: &Passage<'_>| tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
+    net.run_with(0.5, &mut feed);
+    // Both subscribe to everything and get the positions.
+    let mut fast = Viewer::connect(server.address());
+    let mut slow = Viewer::connect_small(server.address(), 4096);
+    let (mut got_fast, mut got_slow) = (Vec::new(), Vec::new());
+    let positions = |got: &[Received]| got.iter().any(|r| r.topic == "/jaus/joint_positions");
+    let end = Instant::now() + DEADLINE;
+    while !(positions(&got_fast) && positions(&got_slow)) {
+        assert!(Instant::now() < end, "the viewers never got the positions");
+        net.run_with(0.02, &mut feed);
+        for (v, got) in [(&mut fast, &mut got_fast), (&mut slow, &mut got_slow)] {
+            while let Some(r) = v.poll() {
+                got.push(r);
+            }
+            v.subscribe_all();
+        }
+    }
+    let (fast_at, slow_at) = (fast.local_addr(), slow.local_addr());
+    // From here the slow viewer reads nothing; the fast one reads all the time on its own
+    // thread.
+    let stop = Arc::new(AtomicBool::new(false));
+    let received = Arc::new(AtomicU64::new(0));
+    let reader = {
+        let (stop, received) = (stop.clone(), received.clone());
+        std::thread::Builder::new()
+            .name("fast-viewer".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    if fast.poll().is_some() {
+                        received.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                fast
+            })
+            .unwrap()
+    };
+    let viewer = |at: SocketAddr| {
+        let stats = server.stats();
+        stats.per_viewer.iter().find(|v| v.peer == at).cloned()
+    };
+    let end = Instant::now() + Duration::from_mins(1);
+    while viewer(slow_at).is_none_or(|v| v.not_received == 0) {
+        assert!(
+            Instant::now() < end,
+            "the slow viewer never lost anything: {:?}",
+            server.stats()
+        );
+        net.run_with(0.5, &mut feed);
+        wait_for("the server to keep up", &|| server.queued() < 1000);
+    }
+    let stats = server.stats();
+    let slow_stats = viewer(slow_at).unwrap();
+    let fast_stats = viewer(fast_at).expect("the fast viewer is counted too");
+    assert!(slow_stats.not_received > 0, "{stats:?}");
+    assert_eq!(
+        fast_stats.not_received, 0,
+        "the fast viewer lost: {stats:?}"
+    );
+    assert!(fast_stats.sent > slow_stats.sent, "{stats:?}");
+    assert_eq!(stats.not_received, slow_stats.not_received, "{stats:?}");
+    assert_eq!(stats.dropped, 0, "the feed itself kept up: {stats:?}");
+    // The slow viewer reads again: it is told what it did not receive.
+    let told = |_: &[Received], v: &Viewer| {
+        v.statuses.iter().any(|s| {
+            s["id"] == "jaus-ocu-not-received"
+                && s["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("did not receive"))
+        })
+    };
+    assert!(
+        slow.read_until(DEADLINE, &mut got_slow, &told),
+        "the slow viewer was not told: {:?}",
+        slow.statuses
+    );
+    stop.store(true, Ordering::Relaxed);
+    let fast = reader.join().unwrap();
+    assert!(received.load(Ordering::Relaxed) > 0);
+    assert!(
+        !fast
+            .statuses
+            .iter()
+            .any(|s| s["id"] == "jaus-ocu-not-received"),
+        "the fast viewer was told of losses: {:?}",
+        fast.statuses
+    );
     server.stop();
 }
 

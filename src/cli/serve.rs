@@ -90,10 +90,56 @@ fn announce(server: &LiveServer, what: &str) {
     );
 }
 
+/// One progress line: the feed's losses (`not decoded`: datagrams the server was too busy to
+/// decode), every viewer's (`not received`: messages its connection could not take), then
+/// each viewer that lost some.
 fn progress(stats: &LiveStats, elapsed: f64, arms: &str) -> String {
     format!(
-        "live view  {:.0} s  viewers {}  datagrams {}  messages {}  dropped {}  arms {arms}",
-        elapsed, stats.viewers, stats.datagrams, stats.messages, stats.dropped
+        "live view  {:.0} s  viewers {}  datagrams {}  messages {}  not decoded {}  \
+         not received {}{}  arms {arms}",
+        elapsed,
+        stats.viewers,
+        stats.datagrams,
+        stats.messages,
+        stats.dropped,
+        stats.not_received,
+        per_viewer(stats)
+    )
+}
+
+/// ` (127.0.0.1:40112 5474 of 60000)` for each viewer connected that did not receive
+/// everything it was sent (empty when none).
+fn per_viewer(stats: &LiveStats) -> String {
+    let losing: Vec<String> = stats
+        .per_viewer
+        .iter()
+        .filter(|v| v.not_received > 0)
+        .map(|v| {
+            format!(
+                "{} {} of {}",
+                v.peer,
+                v.not_received,
+                v.sent + v.not_received
+            )
+        })
+        .collect();
+    if losing.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", losing.join(", "))
+    }
+}
+
+/// The last line: what was decoded and sent, and what was lost where.
+fn summary(stats: &LiveStats) -> String {
+    format!(
+        "stopped serving: {} datagrams decoded, {} messages sent, {} datagrams not decoded \
+         while behind, {} messages not received by viewers{}",
+        stats.datagrams,
+        stats.messages,
+        stats.dropped,
+        stats.not_received,
+        per_viewer(stats)
     )
 }
 
@@ -141,10 +187,7 @@ fn serve_live(args: &ServeArgs, done: &dyn Fn() -> bool) -> Result<i32> {
     net.shutdown(Duration::from_millis(300));
     let stats = server.stats();
     server.stop();
-    eprintln!(
-        "stopped serving: {} datagrams decoded, {} messages sent, {} lost while behind",
-        stats.datagrams, stats.messages, stats.dropped
-    );
+    eprintln!("{}", summary(&stats));
     Ok(0)
 }
 
@@ -202,10 +245,6 @@ fn serve_file(args: &ServeArgs, path: &std::path::Path, done: &dyn Fn() -> bool)
     .with_context(|| format!("cannot serve {}", path.display()))?;
     let stats = server.stats();
     server.stop();
-    eprintln!(
-        "stopped serving: {} datagrams decoded, {} messages sent, {} lost while behind, \
-         {passes} pass(es)",
-        stats.datagrams, stats.messages, stats.dropped
-    );
+    eprintln!("{}, {passes} pass(es)", summary(&stats));
     Ok(0)
 }

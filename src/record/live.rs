@@ -9,9 +9,11 @@
 //! - `jaus-live` runs the pipeline (observer → decoded, summary and Foxglove channels) and logs
 //!   each message to the server's channels; it ticks every [`TICK`] with nothing received, so
 //!   an arm's summary ages while it is silent;
-//! - the server's own runtime (one worker, `jaus-live-ws`) sends to each viewer from a queue
-//!   of [`LiveConfig::backlog`] messages that drops the oldest when the viewer cannot keep up
-//!   (the crate's rule; it does not count them, see README).
+//! - the crate's server, on its own runtime (one worker, `jaus-live-ws`), listens on loopback
+//!   only; viewers connect to our front door ([`relay`]), which relays each to it through a
+//!   queue of [`LiveConfig::backlog`] frames of our own: when a viewer cannot keep up (its
+//!   socket, its TCP window), the oldest message goes, counted for that viewer
+//!   ([`LiveStats::per_viewer`], [`LiveStats::not_received`]) and told to it as a status.
 //!
 //! Latched state: the newest message of each latched kind per arm (specification, summary,
 //! scene, transforms; [`Out::Message::latched`]) is kept and sent to a viewer at once when it
@@ -42,6 +44,10 @@ use crate::record::format;
 use crate::record::foxglove::SceneLook;
 use crate::record::pipeline::{Channel, Out, Pipeline, PipelineConfig};
 
+mod relay;
+
+pub use relay::ViewerStats;
+
 /// The default address: loopback only (reach it from elsewhere through an SSH tunnel).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8765";
 
@@ -59,7 +65,8 @@ pub struct LiveConfig {
     pub foxglove: Option<SceneLook>,
     /// Datagrams queued from the feed at most (default 65 536).
     pub capacity: usize,
-    /// Messages queued per viewer at most (default 1024); the oldest go first.
+    /// Messages queued per viewer at most (default 1024); when full the oldest message goes,
+    /// counted for that viewer.
     pub backlog: usize,
     /// What the server says it is (Foxglove shows it).
     pub name: String,
@@ -102,6 +109,11 @@ pub struct LiveStats {
     pub messages: u64,
     /// Datagrams the feed lost because the server was behind.
     pub dropped: u64,
+    /// Each viewer connected now: what it was sent and did not receive.
+    pub per_viewer: Vec<ViewerStats>,
+    /// Messages viewers did not receive (their connection could not keep up), every viewer
+    /// since the start, those gone included.
+    pub not_received: u64,
     /// Latched messages sent to viewers as they subscribed.
     pub latched_sent: u64,
     /// Still running.
@@ -271,6 +283,8 @@ pub struct LiveServer {
     thread: Option<JoinHandle<()>>,
     shared: SharedRef,
     runtime: Option<tokio::runtime::Runtime>,
+    relay: Option<relay::Relay>,
+    viewers: relay::ViewersRef,
     address: SocketAddr,
     attached: Option<(Tap, Attached)>,
 }
@@ -310,24 +324,38 @@ impl LiveServer {
         if let Some((start, end)) = cfg.playback {
             builder = builder.playback_time_range(start, end.max(start));
         }
+        // The crate's server on loopback, its queue per viewer 4 times ours: viewers reach it
+        // through the relay, whose queue is the one that fills.
         let handle = builder
             .name(cfg.name.clone())
-            .bind(cfg.listen.ip().to_string(), cfg.listen.port())
+            .bind("127.0.0.1", 0)
             .context(&context)
             .capabilities([])
             .server_info(info)
-            .message_backlog_size(cfg.backlog.max(16))
+            .message_backlog_size(cfg.backlog.max(16).saturating_mul(4))
             .listener(Arc::new(Listener {
                 shared: shared.clone(),
                 playback: playback.clone(),
             }))
             .tokio_runtime(runtime.handle())
             .start_blocking()
-            .map_err(|e| LiveError::Listen {
-                addr: cfg.listen,
-                message: describe(&e.to_string()),
-            })?;
-        let address = SocketAddr::new(cfg.listen.ip(), handle.port());
+            .map_err(|e| LiveError::Start(format!("its server: {e}")))?;
+        let inner = SocketAddr::from(([127, 0, 0, 1], handle.port()));
+        let relay = match relay::Relay::start(cfg.listen, inner, cfg.backlog.max(16)) {
+            Ok(r) => r,
+            Err(e) => {
+                let done = handle.stop();
+                let _ = runtime.block_on(async {
+                    tokio::time::timeout(Duration::from_secs(2), done.wait()).await
+                });
+                return Err(LiveError::Listen {
+                    addr: cfg.listen,
+                    message: describe(&e.to_string()),
+                });
+            }
+        };
+        let address = relay.address();
+        let viewers = relay.viewers.clone();
         {
             let mut s = lock(&shared);
             s.stats.address = Some(address);
@@ -374,6 +402,8 @@ impl LiveServer {
             thread: Some(thread),
             shared,
             runtime: Some(runtime),
+            relay: Some(relay),
+            viewers,
             address,
             attached: None,
         })
@@ -469,6 +499,11 @@ impl LiveServer {
             .as_ref()
             .map_or(0, foxglove::WebSocketServerHandle::client_count);
         stats.dropped = shared.dropped();
+        drop(shared);
+        let viewers = relay::lock_viewers(&self.viewers);
+        stats.per_viewer.clone_from(&viewers.now);
+        stats.not_received =
+            viewers.not_received_gone + viewers.now.iter().map(|v| v.not_received).sum::<u64>();
         stats
     }
 
@@ -498,6 +533,9 @@ impl LiveServer {
                 });
             }
         }
+        if let Some(mut relay) = self.relay.take() {
+            relay.stop();
+        }
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_timeout(Duration::from_secs(1));
         }
@@ -507,7 +545,7 @@ impl LiveServer {
 
 impl Drop for LiveServer {
     fn drop(&mut self) {
-        if self.thread.is_some() || self.runtime.is_some() {
+        if self.thread.is_some() || self.runtime.is_some() || self.relay.is_some() {
             self.shutdown();
         }
     }

@@ -86,6 +86,50 @@ impl Viewer {
         }
     }
 
+    /// Connects as [`Viewer::connect`] over a socket whose receive buffer is `bytes`, set
+    /// before connecting so the TCP window stays that small: a viewer on a thin link.
+    pub fn connect_small(addr: SocketAddr, bytes: usize) -> Viewer {
+        let socket = socket2::Socket::new(
+            socket2::Domain::for_address(addr),
+            socket2::Type::STREAM,
+            Some(socket2::Protocol::TCP),
+        )
+        .unwrap();
+        socket.set_recv_buffer_size(bytes).unwrap();
+        socket.connect(&addr.into()).unwrap();
+        let stream: TcpStream = socket.into();
+        let mut req = format!("ws://{addr}").into_client_request().unwrap();
+        req.headers_mut()
+            .insert("Sec-WebSocket-Protocol", "foxglove.sdk.v1".parse().unwrap());
+        let (ws, _) = tungstenite::client(req, MaybeTlsStream::Plain(stream)).unwrap();
+        if let MaybeTlsStream::Plain(s) = ws.get_ref() {
+            s.set_read_timeout(Some(Duration::from_millis(100)))
+                .unwrap();
+        }
+        Viewer::connect_with(ws)
+    }
+
+    fn connect_with(ws: WebSocket<MaybeTlsStream<TcpStream>>) -> Viewer {
+        Viewer {
+            ws,
+            server_info: None,
+            channels: BTreeMap::new(),
+            subscriptions: BTreeMap::new(),
+            next_subscription: 1,
+            statuses: Vec::new(),
+            time: None,
+            playback: Vec::new(),
+        }
+    }
+
+    /// The viewer's own address (what the server's figures name it by).
+    pub fn local_addr(&self) -> SocketAddr {
+        match self.ws.get_ref() {
+            MaybeTlsStream::Plain(s) => s.local_addr().unwrap(),
+            _ => unreachable!("plain TCP only"),
+        }
+    }
+
     /// Asks for play (or pause) at `speed`, with a seek to `seek` (ns) if given.
     pub fn send_playback(&mut self, play: bool, speed: f32, seek: Option<u64>) {
         let mut b = vec![3u8, u8::from(!play)];

@@ -157,6 +157,11 @@ impl OcuApp {
             ocu: live
                 .as_ref()
                 .and_then(|l| l.ocu_id.map(|id| (id, l.id_conflict.is_some()))),
+            ocu_suspect: live.as_ref().and_then(|l| {
+                l.id_suspect
+                    .as_ref()
+                    .map(|c| (c.address, c.evidence.clone()))
+            }),
             short_buffer: self
                 .sources
                 .live_source()

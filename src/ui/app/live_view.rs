@@ -3,13 +3,15 @@
 //! exit; its address and viewers for the status bar; the operator's notes handed to it as they
 //! are written. The server itself is `record::live`.
 
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 use super::OcuApp;
 use crate::model::events::Note;
 use crate::model::update::{MarkKind, Remark, Update};
-use crate::record::live::{LiveConfig, LiveServer};
+use crate::record::live::{LiveConfig, LiveServer, LiveStats};
 use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::panels::status_bar::LiveViewLine;
 use crate::ui::theme::ScenePalette;
 
 impl OcuApp {
@@ -86,23 +88,12 @@ impl OcuApp {
         }
     }
 
-    /// The status bar's words while it runs: `Live view ws://127.0.0.1:8765 · 2 viewers`.
-    pub fn live_view_line(&self) -> Option<String> {
+    /// The status bar's words while it runs: `Live view ws://127.0.0.1:8765 · 2 viewers`, then
+    /// each viewer that did not receive everything (`· 127.0.0.1:40112 lost 5474`) and the
+    /// datagrams not decoded for any viewer while the server was behind.
+    pub fn live_view_line(&self) -> Option<LiveViewLine> {
         let server = self.live_view.as_ref()?;
-        let stats = server.stats();
-        let viewers = match stats.viewers {
-            1 => "1 viewer".to_owned(),
-            n => format!("{n} viewers"),
-        };
-        let lost = if stats.dropped > 0 {
-            format!(" · {} lost while behind", stats.dropped)
-        } else {
-            String::new()
-        };
-        Some(format!(
-            "Live view ws://{} · {viewers}{lost}",
-            server.address()
-        ))
+        Some(live_view_words(server.address(), &server.stats()))
     }
 
     /// Each frame: a server whose live session is gone (closed, replaced) stops.
@@ -139,5 +130,92 @@ impl OcuApp {
             kind: MarkKind::Network,
             label: label.to_owned(),
         }));
+    }
+}
+
+/// The status bar's item for a live view server at `address` with `stats`.
+pub fn live_view_words(address: SocketAddr, stats: &LiveStats) -> LiveViewLine {
+    let viewers = match stats.viewers {
+        1 => "1 viewer".to_owned(),
+        n => format!("{n} viewers"),
+    };
+    let mut text = format!("Live view ws://{address} · {viewers}");
+    let mut hover = String::new();
+    for v in &stats.per_viewer {
+        if v.not_received > 0 {
+            let _ = write!(text, " · {} lost {}", v.peer, v.not_received);
+        }
+        let _ = write!(
+            hover,
+            "\nviewer {}: sent {} messages, {} not received (its connection could not keep up)",
+            v.peer, v.sent, v.not_received
+        );
+    }
+    let gone = stats
+        .not_received
+        .saturating_sub(stats.per_viewer.iter().map(|v| v.not_received).sum::<u64>());
+    if gone > 0 {
+        let _ = write!(text, " · {gone} lost by viewers gone");
+        let _ = write!(hover, "\nviewers that left did not receive {gone} messages");
+    }
+    if stats.dropped > 0 {
+        let _ = write!(text, " · {} not decoded", stats.dropped);
+        let _ = write!(
+            hover,
+            "\n{} datagrams were not decoded for any viewer: the server fell behind",
+            stats.dropped
+        );
+    }
+    let lost = stats.not_received + stats.dropped;
+    let short = if lost > 0 {
+        format!("live {} · lost {lost}", stats.viewers)
+    } else {
+        format!("live {}", stats.viewers)
+    };
+    LiveViewLine {
+        text,
+        short,
+        hover: hover.trim_start().to_owned(),
+        losing: lost > 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::live_view_words;
+    use crate::record::live::{LiveStats, ViewerStats};
+
+    #[test]
+    fn each_viewer_that_did_not_receive_everything_is_named_with_its_count() {
+        let at = "127.0.0.1:8765".parse().unwrap();
+        let mut stats = LiveStats {
+            viewers: 2,
+            ..LiveStats::default()
+        };
+        let viewer = |port: u16, sent: u64, not_received: u64| ViewerStats {
+            peer: ([127, 0, 0, 1], port).into(),
+            sent,
+            not_received,
+        };
+        stats.per_viewer = vec![viewer(40000, 9000, 0), viewer(40112, 3000, 5474)];
+        stats.not_received = 5474;
+        let line = live_view_words(at, &stats);
+        assert_eq!(
+            line.text,
+            "Live view ws://127.0.0.1:8765 · 2 viewers · 127.0.0.1:40112 lost 5474"
+        );
+        assert_eq!(line.short, "live 2 · lost 5474");
+        assert!(line.losing);
+        assert!(
+            line.hover
+                .contains("viewer 127.0.0.1:40000: sent 9000 messages, 0 not received")
+        );
+        // Nobody lost anything: nothing said of losses, not in the warning colour.
+        stats.per_viewer = vec![viewer(40000, 9000, 0)];
+        stats.viewers = 1;
+        stats.not_received = 0;
+        let line = live_view_words(at, &stats);
+        assert_eq!(line.text, "Live view ws://127.0.0.1:8765 · 1 viewer");
+        assert!(!line.losing);
     }
 }

@@ -4,6 +4,11 @@
 //! the live arm's lost link, in words with what
 //! to do. Drawn from the live arm's newest state, like the top bar's live area: none of these
 //! is ever missed, whatever time is drawn.
+//!
+//! Its strip takes room from the tiles, so it holds only what stops or refuses something.
+//! Datagrams with our JAUS ID from a stranger (nothing refused: anyone can forge an ID) are
+//! said in the status bar's OCU item instead, where nothing moves (issue 46: the amber line
+//! pushed a plot out of view for the 15 s it lasted).
 
 use eframe::egui::{self, RichText, text::LayoutJob};
 
@@ -23,9 +28,6 @@ pub enum Kind {
     Emergency,
     /// Another client uses our JAUS ID (danger fill).
     IdConflict,
-    /// Datagrams with our JAUS ID came from a stranger's address; nothing is refused (warning
-    /// text).
-    IdSuspect,
     /// The live arm's link is lost (danger text).
     LinkLost,
 }
@@ -145,29 +147,6 @@ fn id_conflict(live: &ArmState) -> Option<Line> {
     })
 }
 
-/// The line for datagrams with our JAUS ID from a stranger's address while the arm's own
-/// messages confirm nothing: said, so the operator knows, but nothing is refused (anyone can
-/// forge an ID, and a forger must not lock the operator out).
-fn id_suspect(live: &ArmState) -> Option<Line> {
-    if live.id_conflict.is_some() {
-        return None;
-    }
-    let suspect = live.id_suspect.as_ref()?;
-    let seen = suspect
-        .address
-        .map_or(String::new(), |a| format!(" from {a}"));
-    Some(Line {
-        kind: Kind::IdSuspect,
-        title: format!(
-            "Datagrams with this OCU's JAUS ID {} came{seen}",
-            ocu_id_words(live)
-        ),
-        detail: "Another OCU may use this ID, or somebody forged it. Commands still work; they are refused if the arm's own answers show another client under this ID."
-            .to_string(),
-        hover: suspect.evidence.clone(),
-    })
-}
-
 /// The line for the other arms of the vehicle in emergency (after STOP ALL, or stopped by
 /// someone else): the operator focused on one arm is never left unaware that another is
 /// stopped.
@@ -207,7 +186,6 @@ pub fn lines(
     }
     out.extend(others_stopped(others_stopped_now));
     out.extend(id_conflict(live));
-    out.extend(id_suspect(live));
     if let Freshness::Lost { last } = lost {
         let when = last.map_or(String::new(), |t| {
             format!(
@@ -235,8 +213,6 @@ pub fn show(ui: &mut egui::Ui, lines: &[Line], theme: &Theme) {
         );
         let (fill, colour) = if filled {
             (theme.danger, theme.on_danger)
-        } else if line.kind == Kind::IdSuspect {
-            (egui::Color32::TRANSPARENT, theme.warn)
         } else {
             (egui::Color32::TRANSPARENT, theme.danger)
         };
