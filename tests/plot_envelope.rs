@@ -554,7 +554,10 @@ fn columns_apart_are_joined_by_a_line_not_a_band_over_values_no_sample_had() {
     assert!(height_at(&m, 10.0) > 39.0, "{}", height_at(&m, 10.0));
     for x in [12.0, 20.0, 30.0, 40.0, 49.0] {
         let h = height_at(&m, x);
-        assert!(h <= 1.5 + 1e-3, "{h} points tall at x {x}: a band where no sample was");
+        assert!(
+            h <= 1.5 + 1e-3,
+            "{h} points tall at x {x}: a band where no sample was"
+        );
         assert!(h > 0.5, "the line is drawn at x {x}");
     }
     // Feathered alike: the line and its feathering only (a point of feathering, widened
