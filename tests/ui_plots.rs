@@ -1314,3 +1314,44 @@ fn velocity_and_effort_lanes_at_rest_draw_a_line_not_a_band() {
         );
     }
 }
+
+#[test]
+fn a_legend_chip_clicked_hides_its_signal_and_says_so() {
+    let mut h = harness(arm_app(Settings {
+        show_gauges: false,
+        show_presets: false,
+        show_arms: false,
+        ..Settings::default()
+    }));
+    h.ctx
+        .global_style_mut(|s| s.interaction.tooltip_delay = 0.0);
+    h.step();
+    h.step();
+    let chip = h
+        .query_all_by_label_contains("Fy ")
+        .next()
+        .expect("the Fy chip")
+        .rect();
+    h.get_by_label("Fy -2.00 N").click();
+    h.step();
+    h.step();
+    let hidden = &h.state().settings.plots.plots[0].hidden;
+    assert!(
+        hidden.contains(&SignalRef::new(Series::ForceTorque, 1)),
+        "Fy hidden: {hidden:?}"
+    );
+    // The chip stays, and its tooltip says it is hidden and how to show it.
+    h.event(eframe::egui::Event::PointerMoved(chip.center()));
+    h.step();
+    h.step();
+    assert!(
+        h.query_by_label_contains("hidden: click to show").is_some(),
+        "the hidden chip says so"
+    );
+    h.get_by_label("Fy -2.00 N").click();
+    h.step();
+    assert!(
+        h.state().settings.plots.plots[0].hidden.is_empty(),
+        "shown again"
+    );
+}
