@@ -18,7 +18,7 @@ use crate::ui::format::format_hms;
 use crate::ui::theme::Theme;
 
 /// The height of one lane's row, points.
-pub const ROW_HEIGHT: f32 = 10.0;
+pub const ROW_HEIGHT: f32 = 8.0;
 
 /// The gap between two rows, points.
 pub const ROW_GAP: f32 = 1.0;
