@@ -364,12 +364,14 @@ fn the_band_mesh_has_two_or_four_vertices_a_column_and_stays_inside_the_plot() {
         breaks: vec![4],
     };
     let m = EnvelopeBand::new(flat, Color32::RED, 1.5, 1).mesh(&tf, 0.0);
-    assert_eq!(m.vertices.len(), 4 + 4);
-    assert_eq!(m.indices.len(), 3 * (2 + 2));
+    // The two columns lie 50 points apart: each keeps its band over a point, a line joins
+    // them (six edges of two vertices), then the lone quad.
+    assert_eq!(m.vertices.len(), 12 + 4);
+    assert_eq!(m.indices.len(), 3 * (10 + 2));
     for pair in m.vertices.chunks(2) {
         assert!((pair[1].pos.y - pair[0].pos.y - 1.5).abs() < 1e-4);
     }
-    let lone = &m.vertices[4..];
+    let lone = &m.vertices[12..];
     assert!((lone[2].pos.x - lone[0].pos.x - 1.5).abs() < 1e-4);
 }
 
@@ -505,4 +507,74 @@ fn a_lanes_bands_are_one_mesh_each_signal_in_its_colour_and_scale() {
             .zip(&b.indices)
             .all(|(g, w)| *g == w + offset)
     );
+}
+
+/// How tall `mesh` is along the vertical line at `x`, points: the extent of every triangle's
+/// crossing of it (0 where none crosses).
+fn height_at(mesh: &eframe::egui::Mesh, x: f32) -> f32 {
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    for tri in mesh.indices.chunks_exact(3) {
+        let p: Vec<_> = tri.iter().map(|&i| mesh.vertices[i as usize].pos).collect();
+        for (a, b) in [(p[0], p[1]), (p[1], p[2]), (p[2], p[0])] {
+            let (a, b) = if a.x <= b.x { (a, b) } else { (b, a) };
+            if a.x <= x && x <= b.x && b.x > a.x {
+                let y = a.y + (b.y - a.y) * (x - a.x) / (b.x - a.x);
+                lo = lo.min(y);
+                hi = hi.max(y);
+            }
+        }
+    }
+    if hi >= lo { hi - lo } else { 0.0 }
+}
+
+#[test]
+fn columns_apart_are_joined_by_a_line_not_a_band_over_values_no_sample_had() {
+    // A column that spans a motion's end (-20 to 0) then, 40 columns later, the next sample
+    // (0): a signal reported on change, at rest in between. Without samples between them
+    // nothing but a stroke-wide line may be drawn there.
+    let frame = Rect::from_min_max(pos2(0.0, 0.0), pos2(100.0, 100.0));
+    let tf = transform(frame, (0.0, 100.0), (-25.0, 25.0));
+    let lines = Lines {
+        points: vec![
+            [9.0, -20.0],
+            [9.0, -20.0],
+            [10.0, -20.0],
+            [10.0, 0.0],
+            [50.0, 0.0],
+            [50.0, 0.0],
+            [51.0, 0.0],
+            [51.0, 0.0],
+        ],
+        breaks: Vec::new(),
+    };
+    let band = EnvelopeBand::new(lines, Color32::RED, 1.5, 0);
+    let m = band.mesh(&tf, 0.0);
+    assert!(m.is_valid());
+    // 2 points a unit: the column spanning the motion is 40 points tall.
+    assert!(height_at(&m, 10.0) > 39.0, "{}", height_at(&m, 10.0));
+    for x in [12.0, 20.0, 30.0, 40.0, 49.0] {
+        let h = height_at(&m, x);
+        assert!(
+            h <= 1.5 + 1e-3,
+            "{h} points tall at x {x}: a band where no sample was"
+        );
+        assert!(h > 0.5, "the line is drawn at x {x}");
+    }
+    // Feathered alike: the line and its feathering only (a point of feathering, widened
+    // at most fourfold where the edge it follows turns steeply).
+    let soft = band.mesh(&tf, 1.0);
+    for x in [20.0, 30.0, 40.0] {
+        let h = height_at(&soft, x);
+        assert!(h <= 1.5 + 4.0 + 1e-3, "{h} points tall at x {x}");
+    }
+    // Neighbouring columns (a point apart) keep the band between them.
+    let steady = Lines {
+        points: (0..50)
+            .flat_map(|i| [[f64::from(i), -1.0], [f64::from(i), 1.0]])
+            .collect(),
+        breaks: Vec::new(),
+    };
+    let m = EnvelopeBand::new(steady, Color32::RED, 1.5, 0).mesh(&tf, 0.0);
+    assert_eq!(m.vertices.len(), 100, "no joins between neighbours");
+    assert!((height_at(&m, 20.5) - 5.5).abs() < 1e-3);
 }

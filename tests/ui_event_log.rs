@@ -251,9 +251,27 @@ fn the_event_log_screenshot_scenario_shows_the_log_with_two_notes() {
     assert_eq!(read_vehicle(app.vehicle()).notes().len(), 2);
     let mut h = harness(app);
     h.step();
-    h.get_by_label_contains("note  tour running, gripper open");
     h.get_by_label_contains("note  bookmark");
     h.get_by_label_contains("emergency  EMERGENCY");
+    // The first note is a few lines up the log (the newest at the bottom): scrolled to.
+    let log = h.get_by_label_contains("note  bookmark").rect().center();
+    for _ in 0..20 {
+        if h.query_by_label_contains("note  tour running, gripper open")
+            .is_some()
+        {
+            break;
+        }
+        h.event(egui::Event::PointerMoved(log));
+        h.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: egui::vec2(0.0, 40.0),
+            modifiers: egui::Modifiers::NONE,
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+        });
+        h.step();
+    }
+    h.get_by_label_contains("note  tour running, gripper open");
 }
 
 /// Steps the app until `done` (at most `seconds`); whether it came.

@@ -1178,3 +1178,180 @@ fn a_frame_that_changes_no_column_builds_no_band_mesh() {
     assert!(after > built, "the force lane's mesh is built again");
     assert!(after < built + bands as u64, "only the lanes that changed");
 }
+
+/// How tall `mesh` is along the vertical line at `x`, points (0 where nothing crosses it).
+fn mesh_height_at(mesh: &eframe::egui::Mesh, x: f32) -> f32 {
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    for tri in mesh.indices.chunks_exact(3) {
+        let p: Vec<_> = tri.iter().map(|&i| mesh.vertices[i as usize].pos).collect();
+        for (a, b) in [(p[0], p[1]), (p[1], p[2]), (p[2], p[0])] {
+            let (a, b) = if a.x <= b.x { (a, b) } else { (b, a) };
+            if a.x <= x && x <= b.x && b.x > a.x {
+                let y = a.y + (b.y - a.y) * (x - a.x) / (b.x - a.x);
+                lo = lo.min(y);
+                hi = hi.max(y);
+            }
+        }
+    }
+    if hi >= lo { hi - lo } else { 0.0 }
+}
+
+/// The tallest the band of every lane drawn is over the times `[t0, t1]`, points, with
+/// how many lanes had a band.
+fn tallest_band(h: &Harness<'_, OcuApp>, (t0, t1): (f64, f64)) -> (f32, usize) {
+    let app = h.state();
+    let mut tallest: f32 = 0.0;
+    let mut bands = 0;
+    for f in &app.view.plots.frames {
+        let id = app.settings.plots.plots[f.plot].id;
+        let Some(mesh) = app
+            .view
+            .plot_caches
+            .band((id, f.unit))
+            .and_then(|m| m.mesh())
+        else {
+            continue;
+        };
+        bands += 1;
+        let (a, b) = (
+            f.x_of(t0).max(f.rect.left()),
+            f.x_of(t1).min(f.rect.right()),
+        );
+        let mut x = a;
+        while x <= b {
+            tallest = tallest.max(mesh_height_at(&mesh, x));
+            x += 0.5;
+        }
+    }
+    (tallest, bands)
+}
+
+#[test]
+fn velocity_and_effort_lanes_at_rest_draw_a_line_not_a_band() {
+    let settings = Settings {
+        plot_window_s: 600.0,
+        plots: PlotLayout {
+            plots: vec![PlotSpec::of_series(
+                1,
+                &[Series::Velocities, Series::Efforts],
+            )],
+        },
+        ..Settings::default()
+    };
+    // Zero velocities and efforts at 20 Hz for 600 s: decimated (a column holds ~10 samples).
+    let mut app = demo_arm_app(settings.clone());
+    for i in 0..12_000 {
+        let t = f64::from(i) * 0.05;
+        feed(
+            &mut app,
+            ArmFact::JointVelocities {
+                t,
+                values: vec![0.0; 7],
+            },
+        );
+        feed(
+            &mut app,
+            ArmFact::JointEfforts {
+                t,
+                values: vec![0.0; 7],
+            },
+        );
+    }
+    app.freeze_clock(600.0);
+    let mut h = harness(app);
+    h.step();
+    h.step();
+    let (tallest, bands) = tallest_band(&h, (0.5, 599.5));
+    assert!(bands >= 2, "the lanes are drawn as bands ({bands})");
+    // The stroke (1.5 points) and a point of feathering.
+    assert!(
+        tallest <= 2.5 + 1e-3,
+        "zero signals drawn {tallest} points tall"
+    );
+
+    // Reported on change (at 100 Hz while it changes): a move from 100 s to 140 s (velocity
+    // up and down), the zeros that end it, then nothing until one report at 500 s: decimated
+    // (over two samples a column), the columns at rest far apart. At rest, a line.
+    let mut app = demo_arm_app(settings);
+    let report = |app: &mut OcuApp, t: f64, v: f64| {
+        let values: Vec<f64> = (0..7).map(|k| v * f64::from(k + 1) / 7.0).collect();
+        feed(
+            app,
+            ArmFact::JointVelocities {
+                t,
+                values: values.clone(),
+            },
+        );
+        feed(
+            app,
+            ArmFact::JointEfforts {
+                t,
+                values: values.iter().map(|v| 50.0 * v).collect(),
+            },
+        );
+    };
+    report(&mut app, 1.0, 0.0);
+    for i in 0..=4000 {
+        let t = 100.0 + f64::from(i) * 0.01;
+        let v = 0.35 * (std::f64::consts::PI * f64::from(i) / 4000.0).sin();
+        report(&mut app, t, v);
+    }
+    report(&mut app, 140.01, 0.0);
+    report(&mut app, 500.0, 0.0);
+    app.freeze_clock(600.0);
+    let mut h = harness(app);
+    h.step();
+    h.step();
+    let (moving, bands) = tallest_band(&h, (100.5, 139.5));
+    assert!(bands >= 2, "bands ({bands})");
+    assert!(moving > 10.0, "the move is drawn ({moving} points)");
+    for rest in [(5.0, 95.0), (145.0, 490.0)] {
+        let (tallest, _) = tallest_band(&h, rest);
+        // The stroke, a point of feathering widened at most fourfold at a steep turn.
+        assert!(
+            tallest <= 1.5 + 4.0 + 1e-3,
+            "at rest over {rest:?} the lanes draw {tallest} points tall: a band where every value is 0"
+        );
+    }
+}
+
+#[test]
+fn a_legend_chip_clicked_hides_its_signal_and_says_so() {
+    let mut h = harness(arm_app(Settings {
+        show_gauges: false,
+        show_presets: false,
+        show_arms: false,
+        ..Settings::default()
+    }));
+    h.ctx
+        .global_style_mut(|s| s.interaction.tooltip_delay = 0.0);
+    h.step();
+    h.step();
+    let chip = h
+        .query_all_by_label_contains("Fy ")
+        .next()
+        .expect("the Fy chip")
+        .rect();
+    h.get_by_label("Fy -2.00 N").click();
+    h.step();
+    h.step();
+    let hidden = &h.state().settings.plots.plots[0].hidden;
+    assert!(
+        hidden.contains(&SignalRef::new(Series::ForceTorque, 1)),
+        "Fy hidden: {hidden:?}"
+    );
+    // The chip stays, and its tooltip says it is hidden and how to show it.
+    h.event(eframe::egui::Event::PointerMoved(chip.center()));
+    h.step();
+    h.step();
+    assert!(
+        h.query_by_label_contains("hidden: click to show").is_some(),
+        "the hidden chip says so"
+    );
+    h.get_by_label("Fy -2.00 N").click();
+    h.step();
+    assert!(
+        h.state().settings.plots.plots[0].hidden.is_empty(),
+        "shown again"
+    );
+}

@@ -10,6 +10,7 @@ pub mod history;
 pub mod id;
 pub mod jog;
 pub mod kinematics;
+pub mod lanes;
 pub mod limits;
 pub mod session;
 pub mod signals;

@@ -360,6 +360,23 @@ impl Session {
         self.log.len()
     }
 
+    /// Applies the discrete updates from the `from`-th on to `state` (the state after the
+    /// first `from`, default for 0), calling `f` with each one's index time and the state
+    /// after it; returns the number of discrete updates, the next call's `from`. What the
+    /// state lanes are computed from ([`crate::model::lanes`]), a few new updates a frame.
+    pub fn fold_discrete(
+        &self,
+        from: usize,
+        state: &mut ArmState,
+        mut f: impl FnMut(f64, &ArmState),
+    ) -> usize {
+        for (u, t) in self.log.iter().zip(&self.log_t).skip(from) {
+            u.apply_to(state);
+            f(*t, state);
+        }
+        self.log.len()
+    }
+
     /// Applies a fact about this session's arm (the vehicle routed it here: see
     /// `model::vehicle`). Times must not go backwards; older samples are refused.
     pub fn apply_arm(&mut self, fact: &ArmFact) {

@@ -13,7 +13,7 @@ use eframe::egui::{self, RichText};
 
 use crate::model::clock::format_utc_time;
 use crate::model::events::{self, Event};
-use crate::model::session::{Mark, Session};
+use crate::model::session::Session;
 use crate::ui::action::Action;
 use crate::ui::commands::UiCommand;
 use crate::ui::format::{format_hms, wall_ns};
@@ -148,22 +148,30 @@ pub fn show(
             }
         }
     });
-    ui.horizontal_wrapped(|ui| chips(ui, input.session, filter, theme));
+    let rows = log_rows(ui, input.session, *filter);
+    ui.horizontal_wrapped(|ui| {
+        kind_chips(
+            ui,
+            &rows.counts,
+            filter,
+            theme,
+            true,
+            "here and on the timeline",
+        );
+    });
     ui.separator();
-    // Only the visible rows are worded (a long session has thousands of marks).
-    let events: Vec<&Mark> = input
-        .session
-        .marks
-        .iter()
-        .filter(|m| filter.shows(m.kind))
-        .collect();
+    // Only the visible rows are worded (a long session has thousands of marks); which marks
+    // the filter shows is kept until a mark comes or the filter changes.
+    let marks = &input.session.marks;
+    let events: &[usize] = &rows.shown;
+    let mark = |i: usize| events.get(i).and_then(|&k| marks.get(k));
     if events.is_empty() {
         ui.label(RichText::new("No events yet").color(theme.muted));
         return;
     }
     // The line at or just before the drawn time is highlighted: where the cursor is.
     let current = events
-        .partition_point(|e| e.t <= input.time + NOW_S)
+        .partition_point(|&k| marks.get(k).is_some_and(|e| e.t <= input.time + NOW_S))
         .checked_sub(1);
     let row_height = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
     egui::ScrollArea::vertical()
@@ -171,7 +179,10 @@ pub fn show(
         .stick_to_bottom(true)
         .show_rows(ui, row_height, events.len(), |ui, rows| {
             for i in rows {
-                let e = Event::of_mark(events[i]);
+                let Some(m) = mark(i) else {
+                    continue;
+                };
+                let e = Event::of_mark(m);
                 let text = RichText::new(line_text(&e, input.start_ns))
                     .small()
                     .color(theme.mark(e.kind));
@@ -188,10 +199,45 @@ pub fn show(
         });
 }
 
-/// One toggle chip per kind present (with its count), as the timeline has: the same filter.
-fn chips(ui: &mut egui::Ui, session: &Session, filter: &mut MarkFilter, theme: &Theme) {
-    let counts = events::counts(session);
-    kind_chips(ui, &counts, filter, theme, true, "here and on the timeline");
+/// What the log lists, kept from frame to frame (in the window's memory): the count of each
+/// kind and the indices of the marks the filter shows. A frame with no new mark and the same
+/// filter reads them as they were: its cost is the visible rows, not the session's marks.
+#[derive(Debug, Clone, Default)]
+struct LogRows {
+    /// The session, its number of marks and the filter they were read with.
+    key: Option<(usize, usize, MarkFilter)>,
+    counts: [usize; crate::model::update::MarkKind::ALL.len()],
+    shown: std::sync::Arc<Vec<usize>>,
+}
+
+/// The log's rows of `session` under `filter`, read again only when they may differ.
+fn log_rows(ui: &egui::Ui, session: &Session, filter: MarkFilter) -> LogRows {
+    let id = egui::Id::unique("event log rows");
+    let key = (
+        std::ptr::from_ref(session) as usize,
+        session.marks.len(),
+        filter,
+    );
+    if let Some(rows) = ui.data(|d| d.get_temp::<LogRows>(id))
+        && rows.key == Some(key)
+    {
+        return rows;
+    }
+    let rows = LogRows {
+        key: Some(key),
+        counts: events::counts(session),
+        shown: std::sync::Arc::new(
+            session
+                .marks
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| filter.shows(m.kind))
+                .map(|(i, _)| i)
+                .collect(),
+        ),
+    };
+    ui.data_mut(|d| d.insert_temp(id, rows.clone()));
+    rows
 }
 
 /// What the operator did in the note window this frame.

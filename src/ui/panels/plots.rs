@@ -49,7 +49,8 @@
 //! ([`History::plot_lines_multi`], [`simplify`]).
 //!
 //! Each plot has its legend above it, one row whatever the number of signals: a chip per
-//! signal with its value at the drawn time (click to hide it); chips that do not fit fold
+//! signal with its value at the drawn time (click to hide it: a hidden signal's chip is
+//! struck through and dimmed, its tooltip "hidden: click to show"); chips that do not fit fold
 //! into a "+N more" menu. Hovering a plot shows every signal's value at the pointer's time in
 //! the legends of every plot (with that time, in a place kept for it at the row's end) and a
 //! line at that time across the plots: nothing is drawn over the data.
@@ -1560,10 +1561,20 @@ fn chips(
         } else {
             theme.series[c.colour % theme.series.len()]
         };
+        let mut rich = RichText::new(text.clone()).monospace().color(colour);
+        if c.hidden {
+            // Said, not silent: struck through and dimmed, with a tooltip that says so.
+            rich = rich.strikethrough();
+        }
+        let tooltip = if c.hidden {
+            format!("{}: hidden: click to show", info.name)
+        } else {
+            format!("{} at the time shown; click to hide it", info.name)
+        };
         out.push(Chip {
             width: measure(&text, &mono).max(measure(&template, &mono)) + padding,
-            text: RichText::new(text).monospace().color(colour),
-            tooltip: format!("{} at the time shown; click to hide or show it", info.name),
+            text: rich,
+            tooltip,
             signal: Some(c.signal),
             shown: !c.hidden,
         });

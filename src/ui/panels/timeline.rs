@@ -1,5 +1,7 @@
 //! The timeline panel: play/pause, speed 0.1×–10×, loop, step by report, previous/next mark,
-//! the scrub bar (loaded part shaded, marks as coloured ticks), elapsed and wall-clock time,
+//! the scrub bar (loaded part shaded, marks as coloured ticks), the state lanes under it
+//! (management state, control holder, link, emergency as coloured spans, click to seek:
+//! [`crate::ui::widgets::state_lanes`]), elapsed and wall-clock time,
 //! and the loading progress of a replay. Live, the same panel shows LIVE while the UI
 //! follows now, and lets the operator scrub back (the whole UI then draws the state at the
 //! cursor) and return with "Back to live".
@@ -19,6 +21,7 @@ use crate::ui::sources::ReplayState;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::{SPEEDS, Shown, TimeCommand, TimeControl};
 use crate::ui::widgets::scrub_bar::{MarkFilter, ScrubAction, ScrubBar, kind_chips, scrub_bar};
+use crate::ui::widgets::state_lanes::{LanesInput, cached_lanes, state_lanes};
 
 pub use crate::ui::time_control::{MAX_FRAME_DT, MAX_SPEED, MIN_SPEED};
 
@@ -88,6 +91,7 @@ pub fn show(
             if let Some(ScrubAction::Seek(t) | ScrubAction::Mark(t)) = action {
                 actions.push(Action::Time(TimeCommand::Seek(t)));
             }
+            lanes(ui, input, range, theme, actions);
         }
         None => {
             let text = match input.replay {
@@ -97,6 +101,38 @@ pub fn show(
             };
             ui.label(RichText::new(text).color(theme.muted));
         }
+    }
+}
+
+/// The state lanes under the scrub bar, on its time axis ([`state_lanes`]): a click on a span
+/// moves the cursor to its start.
+fn lanes(
+    ui: &mut egui::Ui,
+    input: &TimelineInput<'_>,
+    range: (f64, f64),
+    theme: &Theme,
+    actions: &mut Vec<Action>,
+) {
+    let cache = cached_lanes(ui, egui::Id::unique("timeline state lanes"), input.session);
+    let Ok(cache) = cache.lock() else {
+        return;
+    };
+    // An open span lasts until now live, until the newest data in a replay.
+    let now = match input.shown {
+        Shown::Live | Shown::LiveScrubbed { .. } => input.now,
+        Shown::Replay { .. } | Shown::ReplayOverLive { .. } => {
+            input.session.span().map_or(range.1, |s| s.1)
+        }
+    };
+    let lanes = LanesInput {
+        lanes: cache.lanes(),
+        range,
+        now,
+        cursor: input.shown.cursor(),
+    };
+    ui.spacing_mut().item_spacing.y = 0.0;
+    if let Some(t) = state_lanes(ui, &lanes, theme) {
+        actions.push(Action::Time(TimeCommand::Seek(t)));
     }
 }
 

@@ -14,6 +14,9 @@
 //! slope so a steep edge is feathered as wide as a flat one), as epaint feathers a shape. A
 //! run of a single column is drawn as a stroke-wide quad. Column x positions are clamped to
 //! the plot's frame (the cache's first and last columns lie partly outside the window).
+//! Two columns with samples that lie apart (columns without samples between them) are joined
+//! by a stroke-wide line, not a band ([`bridge_empty_columns`]): nothing is painted where no
+//! sample was (a band interpolated across them drew wedges over a signal at rest, issue 46).
 //! A column is left out where both the band's top and its bottom pass within a tolerance
 //! (a quarter of a pixel, as [`crate::ui::simplify`] allows a line) of the straight edges
 //! drawn from the last column kept to the next one kept (checked against every column left
@@ -46,7 +49,7 @@ use crate::model::history::Lines;
 const MAX_SLOPE_FACTOR: f32 = 4.0;
 
 /// A column on screen: its x, the band's top and its bottom, points.
-type Edge = (f32, f32, f32);
+pub type Edge = (f32, f32, f32);
 
 /// The most columns left out in a row.
 pub const MAX_SKIP: usize = 256;
@@ -130,6 +133,14 @@ impl BandMemo {
     /// Meshes built through this memo so far (a frame that reused the held one built none).
     pub fn built(&self) -> u64 {
         self.built.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The mesh held (the one last drawn through this memo).
+    pub fn mesh(&self) -> Option<Arc<Mesh>> {
+        self.held
+            .lock()
+            .ok()
+            .and_then(|h| h.as_ref().map(|h| h.mesh.clone()))
     }
 
     /// Bytes the held mesh takes.
@@ -298,6 +309,7 @@ impl<'a> EnvelopeBand<'a> {
         } = *map;
         // A value `v` of the lines is drawn at `v · scale` on the plot: at `sy + v · ky`.
         let ky = ky * part.scale;
+        let mut bridged = Vec::new();
         for run in part.lines.runs() {
             edges.clear();
             for pair in run.chunks_exact(2) {
@@ -313,6 +325,9 @@ impl<'a> EnvelopeBand<'a> {
                 let w = 0.5 * self.width;
                 edges.clear();
                 edges.extend([(x - w, top, bottom), (x + w, top, bottom)]);
+            } else {
+                bridge_empty_columns(edges, self.width, &mut bridged);
+                std::mem::swap(edges, &mut bridged);
             }
             let drawn = if self.tolerance > 0.0 {
                 reduce(edges, self.tolerance, kept);
@@ -322,6 +337,46 @@ impl<'a> EnvelopeBand<'a> {
             };
             strip(drawn, part.colour, feathering, mesh);
         }
+    }
+}
+
+/// The most two neighbouring columns may lie apart, points, for the band between them to be
+/// drawn as a band (columns are a point apart or less: more means columns without samples
+/// lie between them).
+pub const ADJACENT_PX: f32 = 1.5;
+
+/// `edges` (`(x, top, bottom)` of each column with samples, x increasing) into `out`, with
+/// every stretch of columns without samples between two columns drawn as a stroke-wide line
+/// (`width` points) instead of a band: a band interpolated across empty columns would paint
+/// values that no sample had (a wedge from a column that spans a motion's start or end to
+/// the next sample, seconds later, of a signal reported on change). Each column keeps its
+/// band over half a point either side; the line goes from the first column's value nearest
+/// the next one's to the next one's value nearest the first's (exact for columns of one
+/// sample, the usual case where columns lie apart).
+pub fn bridge_empty_columns(edges: &[Edge], width: f32, out: &mut Vec<Edge>) {
+    out.clear();
+    let w = 0.5 * width;
+    let centre = |e: &Edge| 0.5 * (e.1 + e.2);
+    for (i, &e) in edges.iter().enumerate() {
+        out.push(e);
+        let Some(&next) = edges.get(i + 1) else {
+            continue;
+        };
+        if next.0 - e.0 <= ADJACENT_PX {
+            continue;
+        }
+        // The band's values, without the stroke's widening.
+        let (lo, hi) = (e.1 + w, (e.2 - w).max(e.1 + w));
+        let (next_lo, next_hi) = (next.1 + w, (next.2 - w).max(next.1 + w));
+        let from = centre(&next).clamp(lo, hi);
+        let to = centre(&e).clamp(next_lo, next_hi);
+        let (x0, x1) = (e.0 + 0.5, next.0 - 0.5);
+        out.extend([
+            (x0, e.1, e.2),
+            (x0, from - w, from + w),
+            (x1, to - w, to + w),
+            (x1, next.1, next.2),
+        ]);
     }
 }
 

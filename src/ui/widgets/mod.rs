@@ -5,3 +5,4 @@ pub mod envelope_band;
 pub mod hold_button;
 pub mod joint_gauge;
 pub mod scrub_bar;
+pub mod state_lanes;
