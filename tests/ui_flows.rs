@@ -1953,7 +1953,7 @@ mod many_ocus {
         // The banner names the arm and says the two steps.
         assert!(w.has("EMERGENCY STOP — the live arm 126.1.10 is stopped."));
         assert!(w.has(
-            "1. Clear emergency… (asks for confirmation): the arm goes to STANDBY and stays stopped."
+            "1. Clear emergency… (Shift+C; asks for confirmation): the arm goes to STANDBY and stays stopped."
         ));
         assert!(w.has("2. Resume… (Shift+R) when it is safe: the arm accepts motion again."));
         w.h.get_by_label_contains("Clear emergency 1").click();

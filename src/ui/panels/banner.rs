@@ -79,8 +79,9 @@ fn emergency(live: &ArmState, shown: Shown) -> Line {
         kind: Kind::Emergency,
         title: format!("EMERGENCY STOP — {arm} is stopped."),
         detail: format!(
-            "1. {} (asks for confirmation): the arm goes to STANDBY and stays stopped.   {step2}",
-            UiCommand::ClearEmergency.text()
+            "1. {} ({}; asks for confirmation): the arm goes to STANDBY and stays stopped.   {step2}",
+            UiCommand::ClearEmergency.text(),
+            UiCommand::ClearEmergency.keys_text(shown)
         ),
         hover: String::new(),
     }

@@ -9,7 +9,9 @@ use crate::ui::settings::Settings;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
 use crate::ui::widgets::hold_button::hold_button;
-use crate::ui::widgets::joint_gauge::{GAUGE_HEIGHT, GaugeData, joint_gauge, joint_row};
+use crate::ui::widgets::joint_gauge::{
+    GAUGE_HEIGHT, GaugeData, ROW_HEIGHT, joint_gauge, joint_row,
+};
 
 /// The jog buttons beside the gauges (live only): − and + per joint, held to jog.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -136,7 +138,23 @@ pub fn show(
     let out = egui::ScrollArea::vertical()
         .max_height(room)
         .show(ui, |ui| {
+            let row_h = if compact { ROW_HEIGHT } else { GAUGE_HEIGHT };
             for (i, d) in data.iter().enumerate() {
+                // A row scrolled out of sight takes its place and nothing else: no button
+                // under another tile's (egui clips its painting, not its AccessKit node),
+                // as `ScrollArea::show_rows` does.
+                let probe = egui::Rect::from_min_size(
+                    ui.cursor().min,
+                    egui::vec2(ui.available_width(), row_h),
+                );
+                if !ui.is_rect_visible(probe) {
+                    let (r, _) = ui.allocate_exact_size(probe.size(), egui::Sense::hover());
+                    if !compact {
+                        ui.add_space(6.0);
+                    }
+                    bottoms.push(r.bottom());
+                    continue;
+                }
                 let r = ui
                     .horizontal(|ui| {
                         if let Some(j) = jog.as_deref_mut() {
