@@ -135,6 +135,18 @@ pub fn show(
     let mut bottoms = Vec::with_capacity(data.len());
     let room = (ui.available_height() - line_h).max(0.0);
     let compact = fits(data.len(), GAUGE_HEIGHT + 6.0, ui) > room;
+    // Where not every row fits, the scrolled view holds whole rows: none is cut at the
+    // bottom (its bar and limits half there), and the cue's count is what is not seen.
+    let step = if compact {
+        ROW_HEIGHT + ui.spacing().item_spacing.y
+    } else {
+        GAUGE_HEIGHT + 6.0 + 2.0 * ui.spacing().item_spacing.y
+    };
+    let room = if fits(data.len(), step - ui.spacing().item_spacing.y, ui) > room {
+        ((room / step).floor().max(1.0) * step - ui.spacing().item_spacing.y).max(0.0)
+    } else {
+        room
+    };
     let out = egui::ScrollArea::vertical()
         .max_height(room)
         .show(ui, |ui| {
