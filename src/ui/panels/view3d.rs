@@ -406,6 +406,24 @@ pub fn show(
                 actions.push(Action::Ui(cmd));
             }
         }
+        // The tool point in the toolbar, not over the view: the arm and its tool-point
+        // marker are never drawn under it.
+        if let Some(p) = live.as_ref() {
+            let t = p.tool_point_vehicle;
+            let xyz = format!("{:.3}, {:.3}, {:.3} m", t.x, t.y, t.z);
+            ui.add(
+                egui::Label::new(
+                    RichText::new(format!("tool {xyz}"))
+                        .monospace()
+                        .size(12.0)
+                        .color(theme.muted),
+                )
+                .truncate(),
+            )
+            .on_hover_text(format!(
+                "The tool point in the vehicle frame (x, y, z): {xyz}"
+            ));
+        }
         if input.plots_hidden {
             ui.label(RichText::new("plots hidden").small().color(theme.warn))
                 .on_hover_text(
@@ -573,7 +591,7 @@ fn arm_labels(
     }
 }
 
-/// The badge, what is missing when no arm can be drawn, and the tool point.
+/// The badge, and what is missing when no arm can be drawn.
 fn overlay(
     ui: &egui::Ui,
     rect: egui::Rect,
@@ -629,40 +647,24 @@ fn overlay(
             theme.danger,
         );
     }
-    match live {
-        None => {
-            let text = match (input.shown.is_replay(), input.state.selected.is_some()) {
-                (false, true) => "waiting for the arm's specification and positions…".into(),
-                (false, false) if input.state.none_is_a_manipulator() => {
-                    components_summary(input.state)
-                }
-                (false, false) => "searching for manipulators…".into(),
-                (true, true) => {
-                    "no specification and joint positions recorded up to this time".into()
-                }
-                (true, false) => "no manipulator selected in the recording at this time".into(),
-            };
-            painter.text(
-                rect.center(),
-                Align2::CENTER_CENTER,
-                text,
-                FontId::proportional(16.0),
-                theme.muted,
-            );
-        }
-        Some(p) => {
-            let t = p.tool_point_vehicle;
-            painter.text(
-                rect.left_bottom() + egui::vec2(10.0, -8.0),
-                Align2::LEFT_BOTTOM,
-                format!(
-                    "tool point (vehicle frame): {:.3}, {:.3}, {:.3} m",
-                    t.x, t.y, t.z
-                ),
-                FontId::monospace(12.0),
-                theme.muted,
-            );
-        }
+    // The tool point's caption is in the toolbar (`show`), not over the view.
+    if live.is_none() {
+        let text = match (input.shown.is_replay(), input.state.selected.is_some()) {
+            (false, true) => "waiting for the arm's specification and positions…".into(),
+            (false, false) if input.state.none_is_a_manipulator() => {
+                components_summary(input.state)
+            }
+            (false, false) => "searching for manipulators…".into(),
+            (true, true) => "no specification and joint positions recorded up to this time".into(),
+            (true, false) => "no manipulator selected in the recording at this time".into(),
+        };
+        painter.text(
+            rect.center(),
+            Align2::CENTER_CENTER,
+            text,
+            FontId::proportional(16.0),
+            theme.muted,
+        );
     }
 }
 
