@@ -1,6 +1,7 @@
 //! Notices that do not pile up (issue 46): the same message again is one notice with a count
-//! (`×3`); the notices have a strip of their own under the tiles, so at any size, with four
-//! different ones, none covers the event log's "Add note…" or any other tile's control; a
+//! (`×3`); the notices have a strip of their own at the bottom of the 3D view's tile (the
+//! view takes what is left), so at any size, with four different ones, none covers the arm,
+//! the event log's "Add note…" or any other tile's control; a
 //! long one is whole (wrapped, never cut mid-word) and its full text is on hover; Resume in
 //! an emergency says to clear the emergency first. Through the real UI code with
 //! `egui_kittest` (no display, no GPU).
@@ -21,7 +22,7 @@ use jaus_ocu::model::update::*;
 use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::panels::notices::NoticeLevel;
 use jaus_ocu::ui::settings::Settings;
-use jaus_ocu::ui::tiles::{NamedLayout, TileLayout};
+use jaus_ocu::ui::tiles::{NamedLayout, Pane, TileLayout};
 use ui_common::{ARM, recorded};
 
 /// A live app (detached network handle) after 2 s of the simulated arm, the clock at the
@@ -153,13 +154,26 @@ fn four_notices_cover_no_tile_and_neither_the_event_logs_add_note_nor_any_other_
                 strip.intersects(newest),
                 "{what}: {newest:?} outside {strip:?}"
             );
+            // In the 3D view's tile, over no other tile and not over the arm's view.
             let tiles = h.state().view.tile_rects.clone();
             for (pane, r) in &tiles {
-                assert!(
-                    !r.intersects(strip.shrink(0.5)),
-                    "{what}: the notices {strip:?} cover the {pane:?} tile {r:?}"
-                );
+                if *pane == Pane::View3d {
+                    assert!(
+                        r.expand(0.5).contains_rect(strip),
+                        "{what}: the notices {strip:?} outside the 3D view's tile {r:?}"
+                    );
+                } else {
+                    assert!(
+                        !r.intersects(strip.shrink(0.5)),
+                        "{what}: the notices {strip:?} cover the {pane:?} tile {r:?}"
+                    );
+                }
             }
+            let view = h.query_by_label("3D arm view").expect("the 3D view").rect();
+            assert!(
+                !view.intersects(strip.shrink(0.5)),
+                "{what}: the notices {strip:?} cover the arm's view {view:?}"
+            );
             // The event log's "Add note…", where the log's tile is in front.
             if let Some(add) = h.query_all_by_label("Add note…").next() {
                 let add = add.rect();
@@ -178,6 +192,8 @@ fn four_notices_cover_no_tile_and_neither_the_event_logs_add_note_nor_any_other_
             let controls: Vec<(String, Rect)> = h
                 .query_all_by(|n| matches!(n.role(), Role::Button | Role::CheckBox | Role::Slider))
                 .map(|n| (text(&n.accesskit_node()).unwrap_or_default(), n.rect()))
+                // The notices' own buttons.
+                .filter(|(name, _)| name != "Dismiss")
                 .filter_map(|(name, r)| {
                     let (_, tile) = tiles.iter().find(|(_, t)| t.contains(r.center()))?;
                     Some((name, r.intersect(*tile)))

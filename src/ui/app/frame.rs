@@ -188,8 +188,8 @@ impl OcuApp {
             .show(ui, |ui| timeline::show(ui, &input, filter, theme, actions));
     }
 
-    /// The notices' strip under the tiles (`notices.rs`), then the tiles (`work_area.rs`)
-    /// in the central panel: nothing is drawn over a tile.
+    /// The tiles (`work_area.rs`) in the central panel, the notices in a strip of their own
+    /// in the 3D view's tile: nothing is drawn over a tile.
     fn panels(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
         let shown = self.shown();
         let last_known = last_known(&self.state, self.sources.start_ns());
@@ -204,13 +204,14 @@ impl OcuApp {
         let short_past = past
             .as_deref()
             .map(|p| p.strip_prefix("at ").unwrap_or(p).to_string());
-        // The notices' strip first: its room is taken from the tiles, which it never covers.
+        // The notices are drawn in the 3D view's tile (`notices::strip`), in a strip of
+        // their own.
         let ctx = ui.ctx().clone();
         let now = ctx.input(|i| i.time);
         if let Some(next) = notices::expire(&mut self.view.notices, now) {
             ctx.request_repaint_after(std::time::Duration::from_secs_f64(next.max(0.05)));
         }
-        self.view.notice_rect = notices::strip(ui, &self.view.notices, theme, actions);
+        self.view.notice_rect = None;
         let rects = self.work_area(ui, theme, last_known, short_past, actions);
         self.view.tile_rects = rects;
     }

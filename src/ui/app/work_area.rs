@@ -129,9 +129,11 @@ impl WorkArea<'_> {
             // The banner has its own strip over the tiles (`layout.rs`).
             banner: &[],
             plots_hidden: self.plots_hidden,
+            notices: &app.view.notices,
         };
         let (panel, settings) = (&mut app.view.arm, &mut app.settings);
         view3d::show(ui, &input, panel, settings, self.theme, self.actions);
+        app.view.notice_rect = app.view.arm.notice_rect;
     }
 
     fn gauges(&mut self, ui: &mut egui::Ui) {

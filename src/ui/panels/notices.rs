@@ -1,7 +1,7 @@
 //! Messages for the operator (what finished, what failed and what to do), in a strip of
-//! their own under the tiles (its room taken from the work area while there is a notice):
-//! never over a tile, so never over the arm, the event log or any tile's controls, at any
-//! size of window. The same message again is one notice with a count (`×3`); each is whole,
+//! their own along the bottom of the 3D view's tile (its room taken from the view while
+//! there is a notice): never over the arm, the view's controls, the event log or any other
+//! tile, at any size of window, and nothing outside the view moves when one arrives. The same message again is one notice with a count (`×3`); each is whole,
 //! wrapped, with its full text on hover. An Info (a command's outcome, a file written) goes
 //! after [`INFO_SECONDS`], a warning after [`WARNING_SECONDS`], an error stays until
 //! dismissed. Command outcomes stay in the event log (`MarkKind::Command` marks of the
@@ -115,13 +115,14 @@ pub fn push(notices: &mut Vec<Notice>, notice: Notice) {
     notices.push(notice);
 }
 
-/// Tallest the strip grows, as a share of the room left for the tiles (more notices
-/// scroll, newest in view).
-const MAX_SHARE: f32 = 0.25;
+/// Tallest the strip grows, as a share of the 3D view's tile (more notices scroll, the
+/// newest in view).
+const MAX_SHARE: f32 = 0.4;
 
-/// Draws the notices in their strip along the bottom of the work area, newest last, taking
-/// its room from the tiles (drawn after it) while there is a notice; nothing without one.
-/// Returns the strip's rect.
+/// Draws the notices in a strip along the bottom of `ui` (the 3D view's tile, under its
+/// toolbar), newest last, taking its room from the view drawn after it: never over the arm,
+/// the view's controls or any other tile, and nothing outside the 3D view moves when one
+/// arrives. Nothing without a notice. Returns the strip's rect.
 pub fn strip(
     ui: &mut egui::Ui,
     notices: &[Notice],
@@ -131,10 +132,15 @@ pub fn strip(
     if notices.is_empty() {
         return None;
     }
-    let max = (ui.available_height() * MAX_SHARE).clamp(24.0, 120.0);
+    let max = (ui.available_height() * MAX_SHARE).clamp(24.0, 140.0);
     let panel = egui::Panel::bottom("notices")
         .resizable(false)
-        .frame(egui::Frame::side_top_panel(ui.style()).inner_margin(egui::Margin::symmetric(6, 3)))
+        .show_separator_line(false)
+        .frame(
+            egui::Frame::popup(ui.style())
+                .inner_margin(egui::Margin::symmetric(6, 3))
+                .outer_margin(egui::Margin::ZERO),
+        )
         .show(ui, |ui| {
             egui::ScrollArea::vertical()
                 .max_height(max)
