@@ -194,12 +194,9 @@ fn emergency(app: &mut OcuApp) {
     ));
 }
 
-/// The notices' area as drawn last frame, when it holds a notice.
+/// The notices' strip as drawn last frame, when it holds a notice.
 fn notice_rect(h: &Harness<'_, OcuApp>) -> Option<Rect> {
-    if h.state().view.notices.is_empty() {
-        return None;
-    }
-    h.ctx.memory(|m| m.area_rect(notices::area_id()))
+    h.state().view.notice_rect
 }
 
 /// The banner (both its lines: the headline and the steps) and E-STOP inside the window,
@@ -515,4 +512,252 @@ fn losing_control_adds_no_row_and_needs_control_is_whole_beside_resume() {
         );
         assert_eq!(view(&h), before, "{size:?}: the tiles moved");
     }
+}
+
+/// The tab of `pane`: its title's rect above its tile.
+fn tab_of(h: &Harness<'_, OcuApp>, pane: Pane) -> Rect {
+    let tile = tiles(h)[&pane];
+    h.query_all_by_label(pane.title())
+        .map(|n| n.rect())
+        .find(|r| {
+            r.bottom() <= tile.top() + 1.0
+                && r.left() >= tile.left() - 1.0
+                && r.right() <= tile.right() + 1.0
+        })
+        .unwrap_or_else(|| panic!("no tab for {pane:?}"))
+}
+
+/// Drags `pane`'s tab with the pointer and drops it at `to`, as an operator.
+fn drag_tab(h: &mut Harness<'_, OcuApp>, pane: Pane, to: eframe::egui::Pos2) {
+    let from = tab_of(h, pane).center();
+    h.hover_at(from);
+    h.step();
+    h.drag_at(from);
+    h.step();
+    // Past egui's drag threshold, then over the target for a few frames (the drop zone
+    // is chosen from where the pointer is).
+    for k in 1..=4 {
+        let f = k as f32 / 4.0;
+        h.hover_at(from + (to - from) * f);
+        h.step();
+    }
+    h.step();
+    h.drop_at(to);
+    h.step();
+    h.step();
+}
+
+/// The 3D view is drawn (its canvas at least `min` points tall) and has its tile to itself.
+fn assert_view_in_front(h: &Harness<'_, OcuApp>, min: f32, what: &str) {
+    let view = h
+        .query_by_label("3D arm view")
+        .unwrap_or_else(|| panic!("{what}: the 3D view is not drawn"))
+        .rect();
+    assert!(view.height() >= min, "{what}: 3D view {view:?}");
+    assert!(
+        h.state().settings.tiles.view3d_stacked_in().is_none(),
+        "{what}: the 3D view shares its tabs: {:?}",
+        h.state().settings.tiles
+    );
+}
+
+#[test]
+fn the_plots_tab_dropped_on_the_3d_view_goes_back_and_the_arm_stays_in_view() {
+    for named in NamedLayout::ALL {
+        let settings = Settings {
+            tiles: TileLayout(named.tree()),
+            ..Settings::default()
+        };
+        let mut h = harness(live_app(ArmFile::demo(), settings), (1280.0, 800.0));
+        let before = h.state().settings.tiles.clone();
+        let target = tiles(&h)[&Pane::View3d].center();
+        // Aiming at the plots' top edge grabs their tab; dropped on the 3D view.
+        drag_tab(&mut h, Pane::Plots, target);
+        let what = format!("{named:?}");
+        assert_view_in_front(&h, 150.0, &what);
+        assert!(
+            h.query_all_by_label_contains("The 3D view keeps a tile of its own")
+                .next()
+                .is_some(),
+            "{what}: no notice says the drop was refused: {:?}",
+            h.state().view.notices
+        );
+        assert!(
+            h.state().settings.tiles == before,
+            "{what}: the layout changed: {:?}",
+            h.state().settings.tiles
+        );
+        // The plots are still drawn where they were.
+        assert!(tiles(&h).contains_key(&Pane::Plots), "{what}");
+        // A refused drop is not a change to undo.
+        assert!(h.state().view.layout_history.is_empty(), "{what}");
+    }
+}
+
+#[test]
+fn ctrl_z_undoes_a_dropped_tab_and_a_layout_saved_with_the_view_stacked_is_repaired() {
+    let mut h = harness(
+        live_app(ArmFile::demo(), Settings::default()),
+        (1280.0, 800.0),
+    );
+    let before = h.state().settings.tiles.clone();
+    // The plots dropped on the gauges' tabs: allowed, the plots become a tab there.
+    let gauges = tiles(&h)[&Pane::Gauges].center();
+    drag_tab(&mut h, Pane::Plots, gauges);
+    let layout = &h.state().settings.tiles;
+    let parent = |l: &TileLayout, p: Pane| l.0.tiles.parent_of(l.tile_of(p).unwrap());
+    assert_eq!(
+        parent(layout, Pane::Plots),
+        parent(layout, Pane::Gauges),
+        "the drop did not happen: {layout:?}"
+    );
+    assert!(h.state().settings.tiles != before);
+    assert_eq!(h.state().view.layout_history.len(), 1);
+    // Ctrl+Z: the tree as it was.
+    h.key_press_modifiers(eframe::egui::Modifiers::COMMAND, eframe::egui::Key::Z);
+    h.step();
+    h.step();
+    assert!(
+        h.state().settings.tiles == before,
+        "{:?}",
+        h.state().settings.tiles
+    );
+    assert!(tiles(&h).contains_key(&Pane::Plots));
+    assert_view_in_front(&h, 200.0, "after Ctrl+Z");
+    // Ctrl+Z with nothing left to undo says what else to do.
+    h.key_press_modifiers(eframe::egui::Modifiers::COMMAND, eframe::egui::Key::Z);
+    h.step();
+    assert!(
+        h.query_all_by_label_contains("No layout change to undo")
+            .next()
+            .is_some()
+    );
+
+    // A layout saved with the 3D view behind the plots (before this rule): the view comes
+    // back in front at once, the plots in a tile of their own, and it says so.
+    let mut t = egui_tiles::Tiles::default();
+    let [view, gauges, plots, presets, log, arms] = Pane::ALL.map(|p| t.insert_pane(p));
+    let stack = t.insert_tab_tile(vec![view, plots]);
+    if let Some(egui_tiles::Tile::Container(egui_tiles::Container::Tabs(tabs))) = t.get_mut(stack) {
+        tabs.set_active(plots);
+    }
+    let left = t.insert_tab_tile(vec![gauges, arms]);
+    let right = t.insert_vertical_tile(vec![presets, log]);
+    let root = t.insert_horizontal_tile(vec![left, stack, right]);
+    let stacked = egui_tiles::Tree::new(eframe::egui::Id::unique("stacked"), root, t);
+    assert!(TileLayout::valid(&stacked));
+    let settings = Settings {
+        tiles: TileLayout(stacked),
+        ..Settings::default()
+    };
+    assert!(settings.tiles.view3d_stacked_in().is_some());
+    let h = harness(live_app(ArmFile::demo(), settings), (1280.0, 800.0));
+    assert_view_in_front(&h, 150.0, "a stacked layout loaded");
+    assert!(tiles(&h).contains_key(&Pane::Plots));
+    assert!(
+        h.query_all_by_label_contains("The 3D view was behind the Plots tab")
+            .next()
+            .is_some(),
+        "{:?}",
+        h.state().view.notices
+    );
+}
+
+#[test]
+fn a_replay_keeps_its_own_layout_and_the_live_view_gets_its_own_back() {
+    let mut h = harness(
+        live_app(ArmFile::demo(), Settings::default()),
+        (1280.0, 800.0),
+    );
+    // Live: the small window's layout.
+    h.state_mut().settings.tiles = TileLayout(NamedLayout::Small.tree());
+    h.step();
+    let live_layout = h.state().settings.tiles.clone();
+    h.state_mut()
+        .open_replay(std::path::Path::new(
+            "tests/data/SAE_Management_PacketCapture.pcap",
+        ))
+        .unwrap();
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while !h.state().shown().is_replay() {
+        assert!(std::time::Instant::now() < until, "the replay never showed");
+        std::thread::sleep(Duration::from_millis(10));
+        h.step();
+    }
+    h.step();
+    // The replay opens in its own layout (the default, never set), not the live one.
+    assert!(h.state().settings.tiles_are_replay);
+    assert!(
+        shape(&h.state().settings.tiles) == shape(&TileLayout::default())
+            && shape(&live_layout) != shape(&TileLayout::default()),
+        "{:?}",
+        h.state().settings.tiles
+    );
+    h.state_mut().settings.tiles = TileLayout(NamedLayout::Desk.tree());
+    h.step();
+    let replay_layout = h.state().settings.tiles.clone();
+    // Back to live: the live layout again; the replay's is kept for the next replay, and
+    // both survive a save and load of the settings.
+    h.state_mut().back_to_live();
+    h.step();
+    h.step();
+    assert!(!h.state().settings.tiles_are_replay);
+    assert!(h.state().settings.tiles == live_layout);
+    assert!(h.state().settings.other_tiles == replay_layout);
+    let mut storage = Memory::default();
+    eframe::App::save(h.state_mut(), &mut storage);
+    let loaded = OcuApp::load_settings(Some(&storage));
+    assert!(loaded.tiles == live_layout && loaded.other_tiles == replay_layout);
+}
+
+/// Each pane's containers up to the root, by kind: a layout's shape, whatever its shares.
+fn shape(layout: &TileLayout) -> Vec<Vec<egui_tiles::ContainerKind>> {
+    let tiles = &layout.0.tiles;
+    Pane::ALL
+        .iter()
+        .map(|p| {
+            let mut id = layout.tile_of(*p).unwrap();
+            let mut kinds = Vec::new();
+            while let Some(parent) = tiles.parent_of(id) {
+                // A tab container of one tile is how every pane is drawn (its title).
+                if let Some(egui_tiles::Tile::Container(c)) = tiles.get(parent)
+                    && !(c.kind() == egui_tiles::ContainerKind::Tabs && c.num_children() == 1)
+                {
+                    kinds.push(c.kind());
+                }
+                id = parent;
+            }
+            kinds
+        })
+        .collect()
+}
+
+#[test]
+fn ctrl_q_asks_the_window_to_close() {
+    let mut h = harness(
+        live_app(ArmFile::demo(), Settings::default()),
+        (1280.0, 800.0),
+    );
+    let closes = |h: &Harness<'_, OcuApp>| {
+        h.output()
+            .viewport_output
+            .values()
+            .any(|v| v.commands.contains(&eframe::egui::ViewportCommand::Close))
+    };
+    assert!(!closes(&h));
+    // The press in one frame's input (the harness keeps the last frame's output only).
+    let ctrl = eframe::egui::Modifiers::COMMAND;
+    let input = h.input_mut();
+    input
+        .events
+        .push(eframe::egui::Event::ModifiersChanged(ctrl));
+    input.events.push(eframe::egui::Event::Key {
+        key: eframe::egui::Key::Q,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: ctrl,
+    });
+    h.step();
+    assert!(closes(&h), "no Close asked for after Ctrl+Q");
 }

@@ -105,6 +105,10 @@ pub struct ReplayArgs {
     /// UDP port that carries JUDP in captures.
     #[arg(long, default_value_t = judp::PORT)]
     pub port: u16,
+    /// Accepted as the GUI's and every network command's: a replay queries nobody (no
+    /// multicast group, no address), with or without it.
+    #[arg(long)]
+    pub no_multicast: bool,
     /// The session's memory budget for this run: 512M, 2G, 1.5GiB or a share of this
     /// machine's memory such as 25% (default: as set in View → Memory, else a quarter of the
     /// memory, at most 4 GiB). Beyond it the oldest samples are kept as a min/max envelope.
@@ -156,20 +160,24 @@ pub fn run_replay(args: &ReplayArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// `jaus-ocu FILE` (the desktop entry's "Open with"): replays the file, with the memory
-/// budget given; the network options make no sense with a file and are refused.
-pub fn run_open(file: &std::path::Path, gui: &GuiArgs) -> Result<i32> {
-    if !gui.connect.is_empty()
-        || gui.component.is_some()
-        || gui.jaus_id.is_some()
-        || gui.no_multicast
-    {
+/// Refuses the network options that make no sense with a FILE to replay (`--connect`,
+/// `--component`, `--jaus-id`); `--no-multicast` asks for less network, which a replay uses
+/// none of: accepted.
+fn check_file_options(file: &std::path::Path, gui: &GuiArgs) -> Result<()> {
+    if !gui.connect.is_empty() || gui.component.is_some() || gui.jaus_id.is_some() {
         anyhow::bail!(
             "{}: a file is replayed, not connected to; give either a FILE or the network \
-             options (--connect, --no-multicast, --component, --jaus-id), not both",
+             options (--connect, --component, --jaus-id), not both",
             file.display()
         );
     }
+    Ok(())
+}
+
+/// `jaus-ocu FILE` (the desktop entry's "Open with"): replays the file, with the memory
+/// budget given; the network options make no sense with a file and are refused.
+pub fn run_open(file: &std::path::Path, gui: &GuiArgs) -> Result<i32> {
+    check_file_options(file, gui)?;
     if !file.exists() && file.extension().is_none() && file.components().count() == 1 {
         // `jaus-ocu demoo`: a mistyped subcommand reads as a file name.
         let subcommands: Vec<String> = super::app::command()
@@ -187,23 +195,22 @@ pub fn run_open(file: &std::path::Path, gui: &GuiArgs) -> Result<i32> {
     run_replay(&ReplayArgs {
         file: file.to_path_buf(),
         port: judp::PORT,
+        no_multicast: gui.no_multicast,
         memory_limit: gui.memory_limit,
         vehicle: gui.vehicle.clone(),
     })
 }
 
-/// Runs the GUI on the network.
-pub fn run_live(args: &GuiArgs) -> Result<i32> {
-    super::probe::check_something_asked(&args.connect, args.no_multicast)?;
-    let vehicle = load_vehicle(args.vehicle.as_deref(), VehicleGeometry::default)?;
-    let identity = identity::choose(args.jaus_id, Role::Gui)?;
-    tracing::info!("{}", identity.describe());
-    let cfg = NetConfig {
+/// The live source's network configuration from the GUI's options: `--connect`,
+/// `--no-multicast` (no multicast group, no implicit local address), `--component`,
+/// `--bind`, with the OCU's own ID `id`.
+pub fn live_config(args: &GuiArgs, id: JausId, vehicle: Arc<VehicleGeometry>) -> NetConfig {
+    NetConfig {
         bind: args
             .bind
             .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
         client: ClientConfig {
-            id: identity.id,
+            id,
             connect: args.connect.clone(),
             implicit: super::probe::implicit_addresses(&args.connect, args.no_multicast),
             multicast: (!args.no_multicast)
@@ -213,7 +220,16 @@ pub fn run_live(args: &GuiArgs) -> Result<i32> {
             ..ClientConfig::default()
         },
         ..NetConfig::default()
-    };
+    }
+}
+
+/// Runs the GUI on the network.
+pub fn run_live(args: &GuiArgs) -> Result<i32> {
+    super::probe::check_something_asked(&args.connect, args.no_multicast)?;
+    let vehicle = load_vehicle(args.vehicle.as_deref(), VehicleGeometry::default)?;
+    let identity = identity::choose(args.jaus_id, Role::Gui)?;
+    tracing::info!("{}", identity.describe());
+    let cfg = live_config(args, identity.id, vehicle);
     crate::ui::run(
         LiveKind::Live,
         cfg,
@@ -279,4 +295,74 @@ pub fn run_demo(args: &DemoArgs) -> Result<i32> {
         args.live_view,
     )?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        reason = "tests report a failure by panicking"
+    )]
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::app::{Cli, Command};
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    #[test]
+    fn the_gui_takes_no_multicast_into_its_live_source_config() {
+        let cli = parse(&["jaus-ocu", "--no-multicast", "--connect", "10.0.0.2"]);
+        assert!(cli.command.is_none() && cli.gui.no_multicast);
+        let id = JausId::new(200, 1, 1);
+        let cfg = live_config(&cli.gui, id, Arc::new(VehicleGeometry::default()));
+        assert_eq!(cfg.client.multicast, None);
+        assert_eq!(
+            cfg.client.connect,
+            vec![SocketAddr::from(([10, 0, 0, 2], judp::PORT))]
+        );
+        // Nor the implicit local simulator: only the address asked.
+        assert!(cfg.client.implicit.is_empty(), "{:?}", cfg.client.implicit);
+        // Without it, the multicast group and the local address are queried too.
+        let cli = parse(&["jaus-ocu", "--connect", "10.0.0.2"]);
+        let cfg = live_config(&cli.gui, id, Arc::new(VehicleGeometry::default()));
+        assert_eq!(
+            cfg.client.multicast,
+            Some(SocketAddr::from((judp::MULTICAST_GROUP, judp::PORT)))
+        );
+        assert!(!cfg.client.implicit.is_empty());
+    }
+
+    #[test]
+    fn every_gui_subcommand_accepts_no_multicast() {
+        let cli = parse(&["jaus-ocu", "demo", "--no-multicast"]);
+        assert!(matches!(
+            cli.command,
+            Some(Command::Demo(DemoArgs {
+                no_multicast: true,
+                ..
+            }))
+        ));
+        let cli = parse(&["jaus-ocu", "replay", "x.mcap", "--no-multicast"]);
+        assert!(matches!(
+            cli.command,
+            Some(Command::Replay(ReplayArgs {
+                no_multicast: true,
+                ..
+            }))
+        ));
+        // `jaus-ocu FILE --no-multicast` (a replay) is not refused for it.
+        let cli = parse(&["jaus-ocu", "x.mcap", "--no-multicast"]);
+        assert!(cli.gui.no_multicast);
+        let file = cli.file.expect("the file");
+        check_file_options(&file, &cli.gui).expect("--no-multicast with a file");
+        // The network options that make no sense with a file still are refused.
+        let cli = parse(&["jaus-ocu", "x.mcap", "--connect", "10.0.0.2"]);
+        let err = check_file_options(&file, &cli.gui).unwrap_err();
+        assert!(err.to_string().contains("not both"), "{err}");
+    }
 }

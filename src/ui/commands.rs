@@ -91,6 +91,10 @@ pub enum UiCommand {
     /// Start or stop the live view server (the live session served read-only to Foxglove
     /// and Lichtblick).
     ToggleLiveView,
+    /// Undo the last change to the tiles (a tab dropped, a tile closed, a layout chosen).
+    UndoLayout,
+    /// Close the window (a recording running is finished and its file closed first).
+    Quit,
 }
 
 /// How a shortcut is matched.
@@ -185,18 +189,23 @@ impl Shortcut {
         if m.shift {
             text.push_str("Shift+");
         }
-        text.push_str(match self.key {
-            Key::ArrowLeft => "←",
-            Key::ArrowRight => "→",
-            Key::ArrowUp => "↑",
-            Key::ArrowDown => "↓",
-            Key::Questionmark => "?",
-            Key::Comma => ",",
-            Key::Period => ".",
-            Key::Escape => "Esc",
-            other => other.name(),
-        });
+        text.push_str(key_name(self.key));
         text
+    }
+}
+
+/// How the help, tooltips and menus write a key: what is printed on it (`[`, `-`, `=`,
+/// `←`), else its name (`Space`, `Esc`, `F1`).
+pub fn key_name(key: Key) -> &'static str {
+    match key {
+        Key::ArrowLeft => "←",
+        Key::ArrowRight => "→",
+        Key::ArrowUp => "↑",
+        Key::ArrowDown => "↓",
+        Key::Escape => "Esc",
+        // The key's own hyphen, not egui's typographic minus sign.
+        Key::Minus => "-",
+        other => other.symbol_or_name(),
     }
 }
 
@@ -212,7 +221,7 @@ impl UiCommand {
     /// Ctrl+R does not also reset the camera with R), Shift+ and Alt+arrows before plain
     /// arrows. Shift+E (stop all) is matched before E (stop the focused arm), as Shift+R
     /// before R.
-    pub const ALL: [UiCommand; 37] = [
+    pub const ALL: [UiCommand; 39] = [
         UiCommand::Open,
         UiCommand::ToggleRecording,
         UiCommand::ExportCsv,
@@ -250,6 +259,8 @@ impl UiCommand {
         UiCommand::JogPlus,
         UiCommand::ToggleJogMode,
         UiCommand::ToggleLiveView,
+        UiCommand::UndoLayout,
+        UiCommand::Quit,
     ];
 
     /// The label of its button or menu entry, and what it does.
@@ -370,6 +381,23 @@ impl UiCommand {
                 "Joint / tool jog",
                 "Switch between joint jog and tool-point jog",
             ),
+            UiCommand::UndoLayout | UiCommand::Quit => self.window_text_and_tooltip(),
+        }
+    }
+
+    /// The label and tooltip of the window's own commands (undo a layout change, quit).
+    fn window_text_and_tooltip(self) -> (&'static str, &'static str) {
+        match self {
+            UiCommand::UndoLayout => (
+                "Undo layout change",
+                "Undo the last change to the tiles: a tab dropped, a tile closed, a layout \
+                 chosen (View > Layout > Reset layout is the default layout)",
+            ),
+            UiCommand::Quit => (
+                "Quit",
+                "Close the window (a recording running is finished and its file closed)",
+            ),
+            _ => ("", ""),
         }
     }
 
@@ -458,6 +486,8 @@ impl UiCommand {
             UiCommand::JogPrevAxis => keys![press(Key::OpenBracket)],
             UiCommand::JogNextAxis => keys![press(Key::CloseBracket)],
             UiCommand::ToggleJogMode => keys![press(Key::T)],
+            UiCommand::UndoLayout => keys![ctrl(Key::Z)],
+            UiCommand::Quit => keys![ctrl(Key::Q)],
             _ => keys![],
         }
     }
@@ -862,6 +892,51 @@ mod tests {
         assert!(
             live.iter()
                 .any(|r| r.keys == "Space" && r.what.contains("Play"))
+        );
+    }
+
+    #[test]
+    fn keys_are_written_as_printed_on_them_in_the_help_and_tooltips() {
+        for (k, name) in [
+            (Key::OpenBracket, "["),
+            (Key::CloseBracket, "]"),
+            (Key::Minus, "-"),
+            (Key::Equals, "="),
+            (Key::Comma, ","),
+            (Key::Period, "."),
+            (Key::ArrowLeft, "←"),
+            (Key::Escape, "Esc"),
+            (Key::Space, "Space"),
+            (Key::F1, "F1"),
+            (Key::Q, "Q"),
+        ] {
+            assert_eq!(key_name(k), name, "{k:?}");
+        }
+        let live = help_rows(Shown::Live);
+        let keys: Vec<&str> = live.iter().map(|r| r.keys.as_str()).collect();
+        assert!(keys.contains(&"[ / ]"), "{keys:?}");
+        assert!(keys.contains(&"- / ="), "{keys:?}");
+        for row in &live {
+            for word in ["Bracket", "Minus", "Equals", "Period", "Comma"] {
+                assert!(!row.keys.contains(word), "{word} in {:?}", row.keys);
+            }
+        }
+        assert_eq!(
+            UiCommand::JogPrevAxis.hover_text(Shown::Live),
+            "Select the previous joint to jog ([)"
+        );
+    }
+
+    #[test]
+    fn ctrl_q_quits_and_ctrl_z_undoes_a_layout_change_in_every_mode() {
+        for shown in Shown::ALL {
+            assert_eq!(fired_by(ctrl(Key::Q), shown), [UiCommand::Quit]);
+            assert_eq!(fired_by(ctrl(Key::Z), shown), [UiCommand::UndoLayout]);
+        }
+        assert!(
+            help_rows(Shown::Replay { t: 0.0 })
+                .iter()
+                .any(|r| r.keys == "Ctrl+Q" && r.what.starts_with("Close the window"))
         );
     }
 

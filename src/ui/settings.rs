@@ -41,8 +41,13 @@ pub struct Settings {
     /// Show the arm list's tile.
     pub show_arms: bool,
     /// The work area's tiles: splits, tabs, sizes (older settings files, and a saved tree
-    /// that does not load, get the default layout).
+    /// that does not load, get the default layout). The layout drawn now: live or replay,
+    /// as [`Settings::tiles_are_replay`] says.
     pub tiles: super::tiles::TileLayout,
+    /// The other mode's layout (a replay and the live view each keep their own).
+    pub other_tiles: super::tiles::TileLayout,
+    /// [`Settings::tiles`] is the replay's layout (else the live view's).
+    pub tiles_are_replay: bool,
     /// Jogging: the fraction of each joint's maximum speed at full deflection, 0..1.
     pub jog_speed_scale: f64,
     /// Jogging: the longest access timeout (s) a velocity or effort jog accepts without the
@@ -84,6 +89,17 @@ impl Settings {
         }
     }
 
+    /// The layout of a replay (`replay`) or of the live view drawn from now on: the two are
+    /// swapped when the mode drawn changes.
+    pub fn use_tiles_of(&mut self, replay: bool) -> bool {
+        if self.tiles_are_replay == replay {
+            return false;
+        }
+        std::mem::swap(&mut self.tiles, &mut self.other_tiles);
+        self.tiles_are_replay = replay;
+        true
+    }
+
     /// Whether `pane`'s tile is shown (the View menu's tick; closing the tile clears it);
     /// `None` for the 3D view, which is always shown.
     pub fn shows(&mut self, pane: super::tiles::Pane) -> Option<&mut bool> {
@@ -119,6 +135,8 @@ impl Default for Settings {
             memory_limit: None,
             show_arms: true,
             tiles: super::tiles::TileLayout::default(),
+            other_tiles: super::tiles::TileLayout::default(),
+            tiles_are_replay: false,
             jog_speed_scale: 0.2,
             jog_timeout_limit: 1.0,
             live_view_listen: crate::record::live::DEFAULT_LISTEN.to_owned(),

@@ -57,6 +57,10 @@ pub enum NamedLayout {
     /// A laptop's 1280×800 or 1366×768: gauges (the arm list a tab behind them) left, the
     /// 3D view over the plots, presets over the event log right. The default.
     Laptop,
+    /// A laptop's window with the 3D view the whole height of the centre (about 540 points
+    /// tall at 1280×800 instead of 250): the plots, narrower (the event log a tab beside
+    /// them), over the presets right.
+    LaptopTallView,
     /// A desk screen (1920×1080): as the laptop's, with the event log under the presets.
     Desk,
     /// An 800×600 window: the gauges, presets, arms and log as tabs left of the 3D view and
@@ -66,12 +70,18 @@ pub enum NamedLayout {
 
 impl NamedLayout {
     /// Every named layout, in the menu's order.
-    pub const ALL: [NamedLayout; 3] = [NamedLayout::Laptop, NamedLayout::Desk, NamedLayout::Small];
+    pub const ALL: [NamedLayout; 4] = [
+        NamedLayout::Laptop,
+        NamedLayout::LaptopTallView,
+        NamedLayout::Desk,
+        NamedLayout::Small,
+    ];
 
     /// The menu's words.
     pub fn name(self) -> &'static str {
         match self {
             NamedLayout::Laptop => "Laptop (1280×800)",
+            NamedLayout::LaptopTallView => "Laptop, tall 3D view",
             NamedLayout::Desk => "Desk (1920×1080)",
             NamedLayout::Small => "Small window (800×600)",
         }
@@ -87,15 +97,14 @@ impl NamedLayout {
         let presets = pane(&mut tiles, Pane::Presets);
         let log = pane(&mut tiles, Pane::EventLog);
         let arms = pane(&mut tiles, Pane::Arms);
-        let centre = linear(
-            &mut tiles,
-            LinearDir::Vertical,
-            &[(view, 1.0), (plots, 1.35)],
-        );
+        let centre = |tiles: &mut Tiles<Pane>| {
+            linear(tiles, LinearDir::Vertical, &[(view, 1.0), (plots, 1.35)])
+        };
         let root = match self {
             NamedLayout::Laptop => {
                 // Two tabs a side at most (at 800 wide three would scroll); the log, off by
                 // default, under the presets: turned on, it is seen at once.
+                let middle = centre(&mut tiles);
                 let left = tiles.insert_tab_tile(vec![gauges, arms]);
                 let right = linear(
                     &mut tiles,
@@ -105,10 +114,33 @@ impl NamedLayout {
                 linear(
                     &mut tiles,
                     LinearDir::Horizontal,
-                    &[(left, 0.7), (centre, 2.0), (right, 0.55)],
+                    &[(left, 0.7), (middle, 2.0), (right, 0.55)],
+                )
+            }
+            NamedLayout::LaptopTallView => {
+                // The 3D view the whole height of the centre (in a laptop's 550–600 points
+                // of work area, sharing it with three plots left the view the smallest tile,
+                // 200 points). Two tabs a side at most (at 800 wide three would scroll);
+                // right, the plots over the presets, the log (off by default) a tab with
+                // the plots: turned on, it is in front, as tall as they are.
+                let left = tiles.insert_tab_tile(vec![gauges, arms]);
+                let review = tiles.insert_tab_tile(vec![plots, log]);
+                // Hidden until the View menu's tick (or the settings) turn it on, which
+                // brings it to the front.
+                tiles.set_visible(log, false);
+                let right = linear(
+                    &mut tiles,
+                    LinearDir::Vertical,
+                    &[(review, 1.6), (presets, 1.0)],
+                );
+                linear(
+                    &mut tiles,
+                    LinearDir::Horizontal,
+                    &[(left, 0.7), (view, 1.2), (right, 1.0)],
                 )
             }
             NamedLayout::Desk => {
+                let middle = centre(&mut tiles);
                 let under = tiles.insert_tab_tile(vec![log, arms]);
                 let right = linear(
                     &mut tiles,
@@ -118,15 +150,16 @@ impl NamedLayout {
                 linear(
                     &mut tiles,
                     LinearDir::Horizontal,
-                    &[(gauges, 0.6), (centre, 2.0), (right, 0.6)],
+                    &[(gauges, 0.6), (middle, 2.0), (right, 0.6)],
                 )
             }
             NamedLayout::Small => {
+                let middle = centre(&mut tiles);
                 let left = tiles.insert_tab_tile(vec![gauges, presets, arms, log]);
                 linear(
                     &mut tiles,
                     LinearDir::Horizontal,
-                    &[(left, 0.9), (centre, 2.0)],
+                    &[(left, 0.9), (middle, 2.0)],
                 )
             }
         };
@@ -391,4 +424,180 @@ pub fn pane_rects(tree: &Tree<Pane>) -> Vec<(Pane, egui::Rect)> {
             _ => None,
         })
         .collect()
+}
+
+impl TileLayout {
+    /// The tab container that stacks the 3D view with other tiles (an ancestor of the view
+    /// with more than one tab, hidden tabs included: turned on from the View menu, one would
+    /// come to the front and hide the arm), the innermost first; `None` when the view has
+    /// its tile to itself.
+    pub fn view3d_stacked_in(&self) -> Option<TileId> {
+        let tiles = &self.0.tiles;
+        let mut id = self.tile_of(Pane::View3d)?;
+        while let Some(parent) = tiles.parent_of(id) {
+            if let Some(Tile::Container(Container::Tabs(t))) = tiles.get(parent)
+                && t.children.len() > 1
+            {
+                return Some(parent);
+            }
+            id = parent;
+        }
+        None
+    }
+
+    /// The panes stacked with the 3D view (their tabs beside its own), for the notice that
+    /// says what was moved.
+    pub fn stacked_with_view3d(&self) -> Vec<Pane> {
+        let Some(tabs) = self.view3d_stacked_in() else {
+            return Vec::new();
+        };
+        let view = self.tile_of(Pane::View3d);
+        Pane::ALL
+            .into_iter()
+            .filter(|p| *p != Pane::View3d)
+            .filter(|p| {
+                self.tile_of(*p).is_some_and(|mut id| {
+                    // In the stack and not on the view's side of it.
+                    while let Some(parent) = self.0.tiles.parent_of(id) {
+                        if parent == tabs {
+                            return view.is_none_or(|v| !self.is_under(v, id));
+                        }
+                        id = parent;
+                    }
+                    false
+                })
+            })
+            .collect()
+    }
+
+    /// Whether `tile` is `ancestor` or inside it.
+    fn is_under(&self, mut tile: TileId, ancestor: TileId) -> bool {
+        loop {
+            if tile == ancestor {
+                return true;
+            }
+            match self.0.tiles.parent_of(tile) {
+                Some(p) => tile = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// Gives the 3D view a tile of its own again: the tabs stacked with it move to a tab
+    /// container of their own under it (the view keeps its place and its size). Returns
+    /// whether anything moved.
+    pub fn unstack_view3d(&mut self) -> bool {
+        let mut moved = false;
+        // Each pass takes one stack apart; a tree holds six panes, so a few passes at most.
+        for _ in 0..Pane::ALL.len() {
+            let Some(stack) = self.view3d_stacked_in() else {
+                return moved;
+            };
+            let Some(view) = self.tile_of(Pane::View3d) else {
+                return moved;
+            };
+            let Some(Tile::Container(Container::Tabs(tabs))) = self.0.tiles.get(stack) else {
+                return moved;
+            };
+            let (keep, others): (Vec<TileId>, Vec<TileId>) =
+                tabs.children.iter().partition(|c| self.is_under(view, **c));
+            let tiles = &mut self.0.tiles;
+            if let Some(Tile::Container(Container::Tabs(tabs))) = tiles.get_mut(stack) {
+                tabs.children.clone_from(&keep);
+                if let Some(k) = keep.first() {
+                    tabs.set_active(*k);
+                }
+            }
+            let aside = tiles.insert_tab_tile(others);
+            let parent = tiles.parent_of(stack);
+            let split = tiles.insert_container(Container::Linear(Linear::new(
+                LinearDir::Vertical,
+                vec![stack, aside],
+            )));
+            match parent {
+                Some(p) => {
+                    if let Some(Tile::Container(c)) = tiles.get_mut(p) {
+                        let _ = c.replace_child(stack, split);
+                    }
+                }
+                None => self.0.root = Some(split),
+            }
+            moved = true;
+        }
+        moved
+    }
+}
+
+/// Layout changes kept for Ctrl+Z ([`crate::ui::commands::UiCommand::UndoLayout`]), at most.
+pub const UNDO_DEPTH: usize = 20;
+
+/// A layout as undo restores it: the tree and which panes the View menu shows.
+#[derive(Clone, PartialEq)]
+pub struct LayoutSnapshot {
+    /// The tree.
+    pub tiles: TileLayout,
+    /// Whether each pane of [`Pane::ALL`] is shown (the 3D view always is).
+    pub shown: [bool; 6],
+}
+
+/// The layout changes to undo, newest last, and the layout as the last frame left it (to
+/// see changes made from outside the tiles: the View menu, a named layout, Reset layout).
+#[derive(Default)]
+pub struct LayoutHistory {
+    undo: Vec<LayoutSnapshot>,
+    last: Option<LayoutSnapshot>,
+    /// A split was being dragged in the last frame (a drag is one change, not one a frame).
+    resizing: bool,
+}
+
+impl LayoutHistory {
+    /// Keeps `before` as the layout Ctrl+Z goes back to.
+    pub fn push(&mut self, before: LayoutSnapshot) {
+        if self.undo.last() == Some(&before) {
+            return;
+        }
+        if self.undo.len() >= UNDO_DEPTH {
+            self.undo.remove(0);
+        }
+        self.undo.push(before);
+    }
+
+    /// The layout before the last change, taken off the list.
+    pub fn pop(&mut self) -> Option<LayoutSnapshot> {
+        self.undo.pop()
+    }
+
+    /// How many changes can be undone.
+    pub fn len(&self) -> usize {
+        self.undo.len()
+    }
+
+    /// Whether there is nothing to undo.
+    pub fn is_empty(&self) -> bool {
+        self.undo.is_empty()
+    }
+
+    /// At the start of a frame: a layout changed since the last frame from outside the tiles
+    /// is a change to undo.
+    pub fn begin(&mut self, now: &LayoutSnapshot) {
+        if let Some(last) = self.last.take()
+            && last != *now
+        {
+            self.push(last);
+        }
+    }
+
+    /// At the end of a frame: the layout as it is left, and whether a split is being
+    /// dragged; returns whether this frame's resize is the start of a drag.
+    pub fn end(&mut self, now: LayoutSnapshot, resizing: bool) -> bool {
+        self.last = Some(now);
+        let started = resizing && !self.resizing;
+        self.resizing = resizing;
+        started
+    }
+
+    /// Forgets everything (the other mode's layout is drawn now: its own changes only).
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
 }

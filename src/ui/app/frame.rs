@@ -22,7 +22,6 @@ use crate::ui::panels::top_bar::{self, FileMenu, TopBar};
 use crate::ui::scene::SceneArm;
 use crate::ui::sources::{ReplayState, read_vehicle};
 use crate::ui::theme::Theme;
-use crate::ui::tiles::Pane;
 use crate::ui::words::{last_known, past_label};
 
 impl OcuApp {
@@ -194,9 +193,8 @@ impl OcuApp {
             .show(ui, |ui| timeline::show(ui, &input, filter, theme, actions));
     }
 
-    /// The tiles (`work_area.rs`) in the central panel, then the notices over the bottom of
-    /// the 3D view's tile (or of the work area while the 3D view is a hidden tab): never over
-    /// the bars, the banner or the preset list.
+    /// The tiles (`work_area.rs`) in the central panel, the notices in a strip of their own
+    /// in the 3D view's tile: nothing is drawn over a tile.
     fn panels(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
         let shown = self.shown();
         let last_known = last_known(&self.state, self.sources.start_ns());
@@ -211,18 +209,15 @@ impl OcuApp {
         let short_past = past
             .as_deref()
             .map(|p| p.strip_prefix("at ").unwrap_or(p).to_string());
-        let area = ui.available_rect_before_wrap();
-        let rects = self.work_area(ui, theme, last_known, short_past, actions);
-        let over = rects
-            .iter()
-            .find(|(p, _)| *p == Pane::View3d)
-            .map_or(area, |(_, r)| *r);
+        // The notices are drawn in the 3D view's tile (`notices::strip`), in a strip of
+        // their own.
         let ctx = ui.ctx().clone();
         let now = ctx.input(|i| i.time);
         if let Some(next) = notices::expire(&mut self.view.notices, now) {
             ctx.request_repaint_after(std::time::Duration::from_secs_f64(next.max(0.05)));
         }
-        notices::overlay(&ctx, over, &self.view.notices, theme, actions);
+        self.view.notice_rect = None;
+        let rects = self.work_area(ui, theme, last_known, short_past, actions);
         self.view.tile_rects = rects;
     }
 

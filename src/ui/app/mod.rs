@@ -44,7 +44,7 @@ use crate::ui::sources::Sources;
 use crate::ui::time_control::{Shown, TimeControl};
 
 use crate::ui::action::Confirm;
-use crate::ui::panels::notices::{MAX_NOTICES, Notice, NoticeLevel};
+use crate::ui::panels::notices::{Notice, NoticeLevel};
 use crate::ui::settings::Settings;
 use crate::ui::sources::{LiveKind, ReplayState};
 use crate::ui::words::{arm_name, last_outcome};
@@ -94,6 +94,10 @@ pub struct ViewState {
     pub log: crate::ui::panels::event_log::LogView,
     /// Where each visible tile's pane was drawn in the last frame.
     pub tile_rects: Vec<(crate::ui::tiles::Pane, egui::Rect)>,
+    /// Where the notices' strip was drawn in the last frame (none without a notice).
+    pub notice_rect: Option<egui::Rect>,
+    /// The layout changes Ctrl+Z undoes.
+    pub layout_history: crate::ui::tiles::LayoutHistory,
     /// The jog: mode, selected axis, the button held, the session's acknowledgement.
     pub jog: crate::ui::jog::JogUi,
 }
@@ -566,7 +570,7 @@ impl OcuApp {
         }
     }
 
-    /// Shows a message for the operator over the bottom of the 3D view: an Info for
+    /// Shows a message for the operator in the notices' strip under the tiles: an Info for
     /// [`crate::ui::panels::notices::INFO_SECONDS`], a warning for [`crate::ui::panels::notices::WARNING_SECONDS`], an
     /// error until dismissed.
     pub fn notify(&mut self, level: NoticeLevel, text: impl Into<String>) {
@@ -575,10 +579,8 @@ impl OcuApp {
             NoticeLevel::Error => tracing::warn!("{text}"),
             _ => tracing::info!("{text}"),
         }
-        if self.view.notices.len() >= MAX_NOTICES {
-            self.view.notices.remove(0);
-        }
-        self.view.notices.push(Notice::new(level, text));
+        // The same message again is counted on the one shown (`notices::push`).
+        crate::ui::panels::notices::push(&mut self.view.notices, Notice::new(level, text));
     }
 }
 

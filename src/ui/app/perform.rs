@@ -146,6 +146,14 @@ impl OcuApp {
             // The focused arm's whole reach, followed; R (reset) the whole vehicle's.
             UiCommand::FitView => self.view.arm.follow_arm(),
             UiCommand::ResetCamera => self.view.arm.reset(),
+            UiCommand::UndoLayout => self.undo_layout(),
+            UiCommand::Quit => {
+                // eframe then saves the settings and runs `on_exit` (the recording is
+                // finished, the live side shut down).
+                if let Some(ctx) = &self.egui_ctx {
+                    ctx.send_viewport_cmd(eframe::egui::ViewportCommand::Close);
+                }
+            }
         }
     }
 
@@ -214,6 +222,15 @@ impl OcuApp {
     fn resume_refused(&self) -> Option<String> {
         let live = self.live_state()?;
         let arm = crate::ui::words::live_arm_words(Some(&live));
+        if live.status == ManagementState::Emergency {
+            // Resume never clears an emergency: that is its own confirmed step first.
+            return Some(format!(
+                "Not resumed: {arm} is in EMERGENCY. Clear the emergency first (the top bar's \
+                 {}), then Resume ({}) takes it from STANDBY to READY",
+                UiCommand::ClearEmergency.text(),
+                UiCommand::Resume.keys_text(self.shown())
+            ));
+        }
         if live.status != ManagementState::Standby {
             let word = crate::ui::words::status_word(live.status);
             return Some(format!(

@@ -2,7 +2,7 @@
 //! tile with its panel's own `show` function, handed what it shows.
 
 use eframe::egui;
-use egui_tiles::{Behavior, SimplificationOptions, TileId, Tiles, UiResponse};
+use egui_tiles::{Behavior, EditAction, SimplificationOptions, TileId, Tiles, UiResponse};
 
 use super::OcuApp;
 use crate::model::jog::Source;
@@ -13,12 +13,14 @@ use crate::ui::panels::clearance;
 use crate::ui::panels::event_log::{self, LogInput};
 use crate::ui::panels::gauges;
 use crate::ui::panels::jog;
+use crate::ui::panels::notices::NoticeLevel;
 use crate::ui::panels::plots::{self, PlotsInput};
 use crate::ui::panels::presets;
 use crate::ui::panels::view3d::{self, View3dInput};
+use crate::ui::settings::Settings;
 use crate::ui::sources::read_vehicle;
 use crate::ui::theme::Theme;
-use crate::ui::tiles::{Pane, TileLayout, pane_rects};
+use crate::ui::tiles::{LayoutSnapshot, Pane, TileLayout, pane_rects};
 use crate::ui::time_control::Shown;
 
 /// Draws the tiles for one frame: what each pane needs from the app, the theme, and where the
@@ -33,6 +35,10 @@ struct WorkArea<'a> {
     past: Option<String>,
     /// The plots gave way to the 3D view in a short window (the view says so).
     plots_hidden: bool,
+    /// The operator changed the tree this frame (a tab dropped or closed): undoable.
+    edited: bool,
+    /// A split is being dragged this frame.
+    resized: bool,
 }
 
 /// What a tile holding the 3D view takes besides the view: its tab, margins and toolbar,
@@ -72,8 +78,17 @@ impl Behavior<Pane> for WorkArea<'_> {
             if let Some(shown) = self.app.settings.shows(pane) {
                 *shown = false;
             }
+            self.edited = true;
         }
         false
+    }
+
+    fn on_edit(&mut self, edit: EditAction) {
+        match edit {
+            EditAction::TileDropped => self.edited = true,
+            EditAction::TileResized => self.resized = true,
+            EditAction::TileDragged | EditAction::TabSelected => {}
+        }
     }
 
     fn tab_bar_height(&self, _style: &egui::Style) -> f32 {
@@ -114,9 +129,11 @@ impl WorkArea<'_> {
             // The banner has its own strip over the tiles (`layout.rs`).
             banner: &[],
             plots_hidden: self.plots_hidden,
+            notices: &app.view.notices,
         };
         let (panel, settings) = (&mut app.view.arm, &mut app.settings);
         view3d::show(ui, &input, panel, settings, self.theme, self.actions);
+        app.view.notice_rect = app.view.arm.notice_rect;
     }
 
     fn gauges(&mut self, ui: &mut egui::Ui) {
@@ -279,7 +296,89 @@ impl WorkArea<'_> {
     }
 }
 
+/// The layout as undo restores it: the tree and the View menu's ticks.
+fn snapshot(settings: &mut Settings) -> LayoutSnapshot {
+    let shown = Pane::ALL.map(|p| settings.shows(p).is_none_or(|s| *s));
+    LayoutSnapshot {
+        tiles: settings.tiles.clone(),
+        shown,
+    }
+}
+
+/// The words of the panes in `panes`: `the Plots tab`, `the Joints and Arms tabs`.
+fn tab_words(panes: &[Pane]) -> String {
+    let titles: Vec<&str> = panes.iter().map(|p| p.title()).collect();
+    match titles.as_slice() {
+        [] => "the other tabs".to_string(),
+        [one] => format!("the {one} tab"),
+        [rest @ .., last] => format!("the {} and {last} tabs", rest.join(", ")),
+    }
+}
+
 impl OcuApp {
+    /// Undoes the last change to the tiles (Ctrl+Z): the tree and the View menu's ticks as
+    /// they were before it.
+    pub fn undo_layout(&mut self) {
+        let Some(before) = self.view.layout_history.pop() else {
+            self.notify(
+                NoticeLevel::Info,
+                "No layout change to undo. View > Layout > Reset layout gives the default \
+                 layout.",
+            );
+            return;
+        };
+        self.settings.tiles = before.tiles;
+        for (pane, on) in Pane::ALL.into_iter().zip(before.shown) {
+            if let Some(shown) = self.settings.shows(pane) {
+                *shown = on;
+            }
+        }
+        // Not itself a change to undo.
+        let now = snapshot(&mut self.settings);
+        self.view.layout_history.end(now, false);
+    }
+
+    /// The layout of what is drawn now (a replay and the live view each keep their own),
+    /// with the changes made from outside the tiles since the last frame kept for undo.
+    fn begin_layout(&mut self) {
+        if self.settings.use_tiles_of(self.shown().is_replay()) {
+            self.view.layout_history.clear();
+        }
+        let now = snapshot(&mut self.settings);
+        self.view.layout_history.begin(&now);
+    }
+
+    /// After the tiles are drawn: a drop that stacked the 3D view behind another tab is
+    /// refused (the tree goes back to `before`); a 3D view found stacked otherwise (a layout
+    /// saved before this rule) is given its own tile again. Both say so.
+    fn keep_view3d_in_front(&mut self, layout: &mut TileLayout, before: LayoutSnapshot) -> bool {
+        let stacked = layout.stacked_with_view3d();
+        if layout.view3d_stacked_in().is_none() {
+            return false;
+        }
+        let words = tab_words(&stacked);
+        if before.tiles.view3d_stacked_in().is_none() {
+            *layout = before.tiles;
+            self.notify(
+                NoticeLevel::Info,
+                format!(
+                    "The 3D view keeps a tile of its own: {words} went back where it was. To \
+                     make a tile taller or wider, drag the gap between two tiles.",
+                ),
+            );
+        } else {
+            layout.unstack_view3d();
+            self.notify(
+                NoticeLevel::Info,
+                format!(
+                    "The 3D view was behind {words}: they now have a tile of their own under \
+                     it (Ctrl+Z puts them back)."
+                ),
+            );
+        }
+        true
+    }
+
     /// Draws the tiles in the central panel: each pane's tile shown or hidden as the View
     /// menu says, then the tree (the operator's splits, tabs and sizes). Returns where each
     /// visible pane was drawn.
@@ -291,6 +390,8 @@ impl OcuApp {
         past: Option<String>,
         actions: &mut Vec<Action>,
     ) -> Vec<(Pane, egui::Rect)> {
+        self.begin_layout();
+        let before = snapshot(&mut self.settings);
         let placeholder = TileLayout(egui_tiles::Tree::empty(egui::Id::unique(
             "jaus-ocu placeholder",
         )));
@@ -325,12 +426,21 @@ impl OcuApp {
             last_known,
             past,
             plots_hidden,
+            edited: false,
+            resized: false,
         };
         egui::CentralPanel::default()
             .frame(egui::Frame::new().inner_margin(2.0))
             .show(ui, |ui| layout.0.ui(&mut area, ui));
+        let (edited, resized) = (area.edited, area.resized);
         let rects = pane_rects(&layout.0);
+        let refused = self.keep_view3d_in_front(&mut layout, before.clone());
         self.settings.tiles = layout;
+        let after = snapshot(&mut self.settings);
+        let resize_started = self.view.layout_history.end(after, resized);
+        if (edited && !refused) || resize_started {
+            self.view.layout_history.push(before);
+        }
         if !rects.iter().any(|(p, _)| *p == Pane::Plots) {
             self.view.plots.range = None;
         }

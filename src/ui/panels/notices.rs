@@ -1,8 +1,11 @@
-//! Messages for the operator (what finished, what failed and what to do), over the bottom of
-//! the 3D view's tile: never over the banner, the top bar or the preset list. An Info (a
-//! command's outcome, a file written) goes after [`INFO_SECONDS`], a warning after
-//! [`WARNING_SECONDS`], an error stays until dismissed. Command outcomes stay in the event
-//! log (`MarkKind::Command` marks of the session).
+//! Messages for the operator (what finished, what failed and what to do), in a strip of
+//! their own along the bottom of the 3D view's tile (its room taken from the view while
+//! there is a notice): never over the arm, the view's controls, the event log or any other
+//! tile, at any size of window, and nothing outside the view moves when one arrives. The same message again is one notice with a count (`×3`); each is whole,
+//! wrapped, with its full text on hover. An Info (a command's outcome, a file written) goes
+//! after [`INFO_SECONDS`], a warning after [`WARNING_SECONDS`], an error stays until
+//! dismissed. Command outcomes stay in the event log (`MarkKind::Command` marks of the
+//! session).
 
 use eframe::egui;
 
@@ -30,6 +33,8 @@ pub struct Notice {
     pub text: String,
     /// When it was first drawn (egui's input time, seconds): it expires from then.
     pub since: Option<f64>,
+    /// How many times it was said (the same level and text, merged into this one).
+    pub count: u32,
 }
 
 impl PartialEq for Notice {
@@ -51,6 +56,16 @@ impl Notice {
             level,
             text: text.into(),
             since: None,
+            count: 1,
+        }
+    }
+
+    /// Its text as shown: `… (×3)` when it was said three times.
+    pub fn shown_text(&self) -> String {
+        if self.count > 1 {
+            format!("{} (×{})", self.text, self.count)
+        } else {
+            self.text.clone()
         }
     }
 
@@ -84,52 +99,60 @@ pub fn expire(notices: &mut Vec<Notice>, now: f64) -> Option<f64> {
 /// Notices kept at most (the oldest go first).
 pub const MAX_NOTICES: usize = 6;
 
-/// Widest a notice overlay is drawn, points.
-pub const OVERLAY_WIDTH: f32 = 520.0;
-
-/// The ID of the notices' area (tests find its rect in egui's memory).
-pub fn area_id() -> egui::Id {
-    egui::Id::unique("jaus-ocu notices")
+/// Adds `notice` to `notices`, newest last: the same message (level and text) as one shown
+/// already is merged into it, counted, made the newest and shown for its full time again.
+pub fn push(notices: &mut Vec<Notice>, notice: Notice) {
+    if let Some(i) = notices.iter().position(|n| *n == notice) {
+        let mut same = notices.remove(i);
+        same.count = same.count.saturating_add(notice.count);
+        same.since = None;
+        notices.push(same);
+        return;
+    }
+    if notices.len() >= MAX_NOTICES {
+        notices.remove(0);
+    }
+    notices.push(notice);
 }
 
-/// Draws the notices over the bottom of `over` (the 3D view's tile), newest last, taking at
-/// most the lower 45 % of it, without taking room from any panel. Called every frame, with
-/// no notice too: an area drawn for the first time spends that frame measuring itself,
-/// invisible, and a notice must show in the frame it arrives.
-pub fn overlay(
-    ctx: &egui::Context,
-    over: egui::Rect,
+/// Tallest the strip grows, as a share of the 3D view's tile (more notices scroll, the
+/// newest in view).
+const MAX_SHARE: f32 = 0.4;
+
+/// Draws the notices in a strip along the bottom of `ui` (the 3D view's tile, under its
+/// toolbar), newest last, taking its room from the view drawn after it: never over the arm,
+/// the view's controls or any other tile, and nothing outside the 3D view moves when one
+/// arrives. Nothing without a notice. Returns the strip's rect.
+pub fn strip(
+    ui: &mut egui::Ui,
     notices: &[Notice],
     theme: &Theme,
     actions: &mut Vec<Action>,
-) {
-    let margin = 6.0;
-    let width = (over.width() - 2.0 * margin).clamp(60.0, OVERLAY_WIDTH);
-    // A fixed top: placed by its own size, the area would sit elsewhere for its first
-    // frame (it knows its size only after drawing), and a click aimed at it would miss.
-    let height = (over.height() * 0.45).clamp(24.0, 180.0);
-    let top = over.bottom() - height;
-    egui::Area::new(area_id())
-        .order(egui::Order::Foreground)
-        .fixed_pos(egui::pos2(over.right() - width - margin, top))
-        // Empty, the pointer goes through to what is under it.
-        .interactable(!notices.is_empty())
-        .show(ctx, |ui| {
-            ui.set_max_size(egui::vec2(width, height - margin));
-            if notices.is_empty() {
-                return;
-            }
-            egui::Frame::popup(ui.style()).show(ui, |ui| {
-                ui.set_width(width - 16.0);
-                egui::ScrollArea::vertical()
-                    .max_height(height - margin - 16.0)
-                    .stick_to_bottom(true)
-                    .show(ui, |ui| show(ui, notices, theme, actions));
-            });
+) -> Option<egui::Rect> {
+    if notices.is_empty() {
+        return None;
+    }
+    let max = (ui.available_height() * MAX_SHARE).clamp(24.0, 140.0);
+    let panel = egui::Panel::bottom("notices")
+        .resizable(false)
+        .show_separator_line(false)
+        .frame(
+            egui::Frame::popup(ui.style())
+                .inner_margin(egui::Margin::symmetric(6, 3))
+                .outer_margin(egui::Margin::ZERO),
+        )
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical()
+                .max_height(max)
+                .stick_to_bottom(true)
+                .auto_shrink([false, true])
+                .show(ui, |ui| show(ui, notices, theme, actions));
         });
+    Some(panel.response.rect)
 }
 
-/// Draws the notices; "Dismiss" asks for [`Action::Dismiss`].
+/// Draws the notices; "Dismiss" asks for [`Action::Dismiss`]. Each is wrapped whole (never
+/// cut mid-word), its full text on hover too.
 pub fn show(ui: &mut egui::Ui, notices: &[Notice], theme: &Theme, actions: &mut Vec<Action>) {
     for (i, n) in notices.iter().enumerate() {
         ui.horizontal(|ui| {
@@ -145,7 +168,9 @@ pub fn show(ui: &mut egui::Ui, notices: &[Notice], theme: &Theme, actions: &mut 
             {
                 actions.push(Action::Dismiss(i));
             }
-            ui.add(egui::Label::new(egui::RichText::new(&n.text).color(colour)).wrap());
+            let text = n.shown_text();
+            ui.add(egui::Label::new(egui::RichText::new(&text).color(colour)).wrap())
+                .on_hover_text(text);
         });
     }
 }

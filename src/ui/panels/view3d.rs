@@ -74,6 +74,8 @@ pub struct ArmPanel {
     pub camera: Camera,
     /// Where the view was drawn last frame, in points (for the PNG export).
     pub rect: Option<egui::Rect>,
+    /// Where the notices' strip was drawn last frame (none without a notice).
+    pub notice_rect: Option<egui::Rect>,
     view: ArmView,
     /// What the camera keeps in view.
     follow: Follow,
@@ -341,6 +343,8 @@ pub struct View3dInput<'a> {
     /// The plots are switched on but hidden: the window is too small for them and the 3D
     /// view's minimum.
     pub plots_hidden: bool,
+    /// The messages for the operator, drawn in a strip along the bottom of the tile.
+    pub notices: &'a [crate::ui::panels::notices::Notice],
 }
 
 /// The arm at the drawn positions and the previewed preset's ghost, when computable.
@@ -413,6 +417,24 @@ pub fn show(
                      the plots again",
                 );
         }
+        // The tool point in the toolbar, not over the view: the arm and its tool-point
+        // marker are never drawn under it. Cut to the room left (whole on hover).
+        if let Some(p) = live.as_ref().filter(|_| ui.available_width() > 60.0) {
+            let t = p.tool_point_vehicle;
+            let xyz = format!("{:.3}, {:.3}, {:.3} m", t.x, t.y, t.z);
+            ui.add(
+                egui::Label::new(
+                    RichText::new(format!("tool {xyz}"))
+                        .monospace()
+                        .size(12.0)
+                        .color(theme.muted),
+                )
+                .truncate(),
+            )
+            .on_hover_text(format!(
+                "The tool point in the vehicle frame (x, y, z): {xyz}"
+            ));
+        }
         // Cut in a narrow column: a row wider than the column would widen what is under it
         // (the banner) past the presets.
         let hint = if panel.follow == Follow::Free {
@@ -421,7 +443,11 @@ pub fn show(
             RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom (leave follow)")
                 .color(theme.muted)
         };
-        ui.add(egui::Label::new(hint.small()).truncate());
+        // Only where there is room left: an elided hint placed past the column's end
+        // would widen the tile's content (the notices' strip under it among them).
+        if ui.available_width() > 40.0 {
+            ui.add(egui::Label::new(hint.small()).truncate());
+        }
     });
     if !input.banner.is_empty() {
         // Under the toolbar, in this column only: nothing the pointer may be on moves.
@@ -429,6 +455,9 @@ pub fn show(
         let h = drawn.response.rect.height();
         ui.ctx().data_mut(|d| d.insert_temp(banner_id(), h));
     }
+    // The notices' strip at the bottom, before the view: the view takes what is left, so
+    // no notice is ever over the arm.
+    panel.notice_rect = super::notices::strip(ui, input.notices, theme, actions);
     // The view takes what is left: follow for its shape before it is drawn.
     let presets = preset_poses(state);
     let extent = live.as_ref().map(|p| Extent::of_poses(p, &presets));
@@ -573,7 +602,7 @@ fn arm_labels(
     }
 }
 
-/// The badge, what is missing when no arm can be drawn, and the tool point.
+/// The badge, and what is missing when no arm can be drawn.
 fn overlay(
     ui: &egui::Ui,
     rect: egui::Rect,
@@ -629,40 +658,24 @@ fn overlay(
             theme.danger,
         );
     }
-    match live {
-        None => {
-            let text = match (input.shown.is_replay(), input.state.selected.is_some()) {
-                (false, true) => "waiting for the arm's specification and positions…".into(),
-                (false, false) if input.state.none_is_a_manipulator() => {
-                    components_summary(input.state)
-                }
-                (false, false) => "searching for manipulators…".into(),
-                (true, true) => {
-                    "no specification and joint positions recorded up to this time".into()
-                }
-                (true, false) => "no manipulator selected in the recording at this time".into(),
-            };
-            painter.text(
-                rect.center(),
-                Align2::CENTER_CENTER,
-                text,
-                FontId::proportional(16.0),
-                theme.muted,
-            );
-        }
-        Some(p) => {
-            let t = p.tool_point_vehicle;
-            painter.text(
-                rect.left_bottom() + egui::vec2(10.0, -8.0),
-                Align2::LEFT_BOTTOM,
-                format!(
-                    "tool point (vehicle frame): {:.3}, {:.3}, {:.3} m",
-                    t.x, t.y, t.z
-                ),
-                FontId::monospace(12.0),
-                theme.muted,
-            );
-        }
+    // The tool point's caption is in the toolbar (`show`), not over the view.
+    if live.is_none() {
+        let text = match (input.shown.is_replay(), input.state.selected.is_some()) {
+            (false, true) => "waiting for the arm's specification and positions…".into(),
+            (false, false) if input.state.none_is_a_manipulator() => {
+                components_summary(input.state)
+            }
+            (false, false) => "searching for manipulators…".into(),
+            (true, true) => "no specification and joint positions recorded up to this time".into(),
+            (true, false) => "no manipulator selected in the recording at this time".into(),
+        };
+        painter.text(
+            rect.center(),
+            Align2::CENTER_CENTER,
+            text,
+            FontId::proportional(16.0),
+            theme.muted,
+        );
     }
 }
 
