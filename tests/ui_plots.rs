@@ -1208,7 +1208,7 @@ fn tallest_band(h: &Harness<'_, OcuApp>, (t0, t1): (f64, f64)) -> (f32, usize) {
             .view
             .plot_caches
             .band((id, f.unit))
-            .and_then(|m| m.mesh())
+            .and_then(jaus_ocu::ui::widgets::envelope_band::BandMemo::mesh)
         else {
             continue;
         };
