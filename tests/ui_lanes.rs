@@ -41,7 +41,7 @@ const ARM: ComponentId = ComponentId::new(126, 1, 10);
 
 fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
     let h = Harness::builder()
-        .with_size([1280.0, 800.0])
+        .with_size([1280.0, 1000.0])
         .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
     // Tooltips at once: the test reads them.
     h.ctx
