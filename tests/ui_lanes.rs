@@ -41,7 +41,7 @@ const ARM: ComponentId = ComponentId::new(126, 1, 10);
 
 fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
     let h = Harness::builder()
-        .with_size([1280.0, 800.0])
+        .with_size([1280.0, 1000.0])
         .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
     // Tooltips at once: the test reads them.
     h.ctx
@@ -261,7 +261,7 @@ fn record_estop(hold: f64) -> (PathBuf, Vec<Update>) {
     let mut live = Vec::new();
     let mut state = ArmState::default();
     let (mut asked, mut stopped, mut cleared) = (false, None::<f64>, None::<f64>);
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_mins(1);
     while Instant::now() < deadline {
         if let Ok(u) = net.updates().recv_timeout(Duration::from_millis(20)) {
             for u in std::iter::once(u).chain(net.updates().try_iter()) {

@@ -541,10 +541,10 @@ fn the_joint_lines_break_where_the_samples_stop() {
 #[test]
 fn a_plot_added_with_the_picker_shows_its_signals_and_the_choice_persists() {
     // A window and a panel with room for a fourth plot of two units (two lanes): an empty
-    // one, removed with its ×.
+    // one, removed with its ×. (Tall: the timeline's state lanes are shown.)
     let mut settings = Settings::default();
     settings.plots.add();
-    let mut h = harness_sized(arm_app(settings), 1280.0, 1600.0);
+    let mut h = harness_sized(arm_app(settings), 1280.0, 1660.0);
     h.step();
     h.step();
     h.query_all_by_label("×").last().unwrap().click();
@@ -1208,7 +1208,7 @@ fn tallest_band(h: &Harness<'_, OcuApp>, (t0, t1): (f64, f64)) -> (f32, usize) {
             .view
             .plot_caches
             .band((id, f.unit))
-            .and_then(|m| m.mesh())
+            .and_then(jaus_ocu::ui::widgets::envelope_band::BandMemo::mesh)
         else {
             continue;
         };

@@ -72,6 +72,7 @@ pub fn show(
     ui.horizontal(|ui| {
         ui.set_clip_rect(ui.max_rect().intersect(ui.clip_rect()));
         speed_and_loop(ui, input, actions);
+        lanes_toggle(ui);
         ui.separator();
         wall_clock(ui, input);
         ui.separator();
@@ -113,6 +114,9 @@ fn lanes(
     theme: &Theme,
     actions: &mut Vec<Action>,
 ) {
+    if !lanes_shown(ui) {
+        return;
+    }
     let cache = cached_lanes(ui, egui::Id::unique("timeline state lanes"), input.session);
     let Ok(cache) = cache.lock() else {
         return;
@@ -133,6 +137,43 @@ fn lanes(
     ui.spacing_mut().item_spacing.y = 0.0;
     if let Some(t) = state_lanes(ui, &lanes, theme) {
         actions.push(Action::Time(TimeCommand::Seek(t)));
+    }
+}
+
+/// Where the window remembers whether the state lanes are shown.
+fn lanes_id() -> egui::Id {
+    egui::Id::unique("timeline state lanes shown")
+}
+
+/// The least window height, points, at which the state lanes are shown until the operator
+/// says otherwise (below it their rows would take room a plot needs).
+pub const LANES_AUTO_HEIGHT: f32 = 900.0;
+
+/// Whether the state lanes are shown: as the "lanes" toggle was set, else when the window is
+/// at least [`LANES_AUTO_HEIGHT`] tall.
+fn lanes_shown(ui: &egui::Ui) -> bool {
+    let set = ui.data_mut(|d| d.get_temp::<bool>(lanes_id()));
+    set.unwrap_or_else(|| ui.ctx().content_rect().height() >= LANES_AUTO_HEIGHT)
+}
+
+/// Shows or hides the state lanes (what the timeline's "lanes" toggle does).
+pub fn show_lanes(ctx: &egui::Context, on: bool) {
+    ctx.data_mut(|d| d.insert_temp(lanes_id(), on));
+}
+
+/// The toggle that shows or hides the state lanes (at first shown in a window at least
+/// [`LANES_AUTO_HEIGHT`] tall: in a laptop window the rows would take room a plot needs).
+fn lanes_toggle(ui: &mut egui::Ui) {
+    let mut on = lanes_shown(ui);
+    if ui
+        .toggle_value(&mut on, "lanes")
+        .on_hover_text(
+            "Show or hide the state lanes under the scrub bar: management state, control \
+             holder, link and E-stop over time (click a span to go to its start)",
+        )
+        .changed()
+    {
+        ui.data_mut(|d| d.insert_temp(lanes_id(), on));
     }
 }
 

@@ -18,7 +18,7 @@ use crate::ui::format::format_hms;
 use crate::ui::theme::Theme;
 
 /// The height of one lane's row, points.
-pub const ROW_HEIGHT: f32 = 8.0;
+pub const ROW_HEIGHT: f32 = 6.0;
 
 /// The gap between two rows, points.
 pub const ROW_GAP: f32 = 1.0;
@@ -167,7 +167,7 @@ pub fn state_lanes(ui: &mut Ui, input: &LanesInput<'_>, theme: &Theme) -> Option
     let mut seek = None;
     let width = ui.available_width().max(50.0);
     let ppp = ui.ctx().pixels_per_point();
-    let font = egui::FontId::proportional(ROW_HEIGHT - 1.0);
+    let font = egui::FontId::proportional(ROW_HEIGHT + 1.0);
     for lane in Lane::ALL {
         let (rect, response) =
             ui.allocate_exact_size(vec2(width, ROW_HEIGHT + ROW_GAP), Sense::click());
