@@ -10,7 +10,7 @@
 
 use eframe::egui;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use jaus_ocu::model::command::*;
 use jaus_ocu::model::update::*;
 use jaus_ocu::ui::app::OcuApp;
@@ -366,4 +366,48 @@ fn a_live_note_goes_into_the_recording_and_recording_start_and_stop_are_events()
     assert_eq!(notes[0]["text"], "valve opened");
     assert_eq!(notes[0]["arm"], "126.1.10");
     let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn next_mark_steps_through_two_marks_at_one_instant_one_by_one() {
+    let mut app = app();
+    // A second mark at the instant of the outcome (2.0 s).
+    app.apply(&Update::net(Remark::Mark {
+        t: 2.0,
+        kind: MarkKind::Note,
+        label: "beside the outcome".into(),
+    }));
+    let mut h = harness(app);
+    h.step();
+    h.state_mut()
+        .time_command(jaus_ocu::ui::time_control::TimeCommand::Seek(1.8));
+    h.step();
+    let selected = |h: &Harness<'static, OcuApp>, text: &str| {
+        h.get_by_label_contains(text).accesskit_node().toggled()
+            == Some(egui::accesskit::Toggled::True)
+    };
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        h.key_press(egui::Key::Period);
+        h.step();
+        h.step();
+        assert!(
+            (h.state().time() - 2.0).abs() < 1e-9,
+            "{}",
+            h.state().time()
+        );
+        seen.push((
+            selected(&h, OUTCOME_LINE),
+            selected(&h, "beside the outcome"),
+        ));
+    }
+    // Each of the two is highlighted in turn, the cursor staying at 2.0 s.
+    assert!(
+        seen.contains(&(true, false)) && seen.contains(&(false, true)),
+        "{seen:?}"
+    );
+    // Then on to the next instant.
+    h.key_press(egui::Key::Period);
+    h.step();
+    assert!(h.state().time() > 2.5, "{}", h.state().time());
 }

@@ -247,14 +247,29 @@ impl Playback {
 
 /// The first mark strictly after `t` (marks in time order).
 pub fn next_mark(marks: &[Mark], t: f64) -> Option<&Mark> {
-    let i = marks.partition_point(|m| m.t <= t + SAME_TIME_S);
-    marks.get(i)
+    mark_step(marks, t, None, true).and_then(|i| marks.get(i))
+}
+
+/// The mark a jump goes to (an index into `marks`, in time order) from time `t`: from the
+/// mark `landed` on (the cursor still at it) the one after it in order, even at the same
+/// instant (`.` on two marks at one time shows each); else the first after `t` or the last
+/// before it.
+pub fn mark_step(marks: &[Mark], t: f64, landed: Option<usize>, forward: bool) -> Option<usize> {
+    match (landed, forward) {
+        (Some(i), true) => Some(i + 1).filter(|&j| j < marks.len()),
+        (Some(i), false) => i.checked_sub(1),
+        (None, true) => {
+            Some(marks.partition_point(|m| m.t <= t + SAME_TIME_S)).filter(|&j| j < marks.len())
+        }
+        (None, false) => marks
+            .partition_point(|m| m.t < t - SAME_TIME_S)
+            .checked_sub(1),
+    }
 }
 
 /// The last mark strictly before `t` (marks in time order).
 pub fn prev_mark(marks: &[Mark], t: f64) -> Option<&Mark> {
-    let i = marks.partition_point(|m| m.t < t - SAME_TIME_S);
-    i.checked_sub(1).and_then(|i| marks.get(i))
+    mark_step(marks, t, None, false).and_then(|i| marks.get(i))
 }
 
 /// An operator's request to move the drawn time.
@@ -324,6 +339,9 @@ pub struct TimeControl {
     playback: Playback,
     /// Following now: the cursor is not used (live only).
     following: bool,
+    /// The mark (index into the session's marks) the last mark jump landed on: marks at one
+    /// instant are stepped through one by one while the cursor stays there.
+    landed: Option<usize>,
 }
 
 impl TimeControl {
@@ -332,6 +350,7 @@ impl TimeControl {
         Self {
             playback: Playback::new(0.0),
             following: true,
+            landed: None,
         }
     }
 
@@ -340,6 +359,7 @@ impl TimeControl {
         Self {
             playback: Playback::new(0.0),
             following: false,
+            landed: None,
         }
     }
 
@@ -420,12 +440,11 @@ impl TimeControl {
             TimeCommand::JumpMark { forward } => {
                 let from = self.from(span);
                 let marks = &cx.session.marks;
-                let target = if forward {
-                    next_mark(marks, from)
-                } else {
-                    prev_mark(marks, from)
-                };
-                self.step_to(target.map(|m| m.t), span);
+                let target = mark_step(marks, from, self.landed_at(marks, from), forward);
+                if target.is_some() {
+                    self.landed = target;
+                }
+                self.step_to(target.and_then(|i| marks.get(i)).map(|m| m.t), span);
             }
             TimeCommand::Home => {
                 if let Some((a, _)) = span {
@@ -476,6 +495,16 @@ impl TimeControl {
         if self.playback.step_to(t, span) {
             self.following = false;
         }
+    }
+
+    /// The mark the last mark jump landed on, while the cursor is still at it (an index
+    /// into `marks`): the event log highlights it, and the next jump goes on from it.
+    pub fn landed_at(&self, marks: &[Mark], at: f64) -> Option<usize> {
+        self.landed.filter(|&i| {
+            marks
+                .get(i)
+                .is_some_and(|m| (m.t - at).abs() <= SAME_TIME_S)
+        })
     }
 
     /// Where stepping starts: the cursor, or the newest data while following.
@@ -809,6 +838,26 @@ mod tests {
             "live End follows now"
         );
         assert_eq!(tc.cursor(), None);
+    }
+
+    #[test]
+    fn marks_at_one_instant_are_stepped_through_one_by_one() {
+        let m = [1.0, 3.0, 3.0, 5.0].map(|t| Mark::new(t, MarkKind::Note, String::new()));
+        assert_eq!(mark_step(&m, 2.0, None, true), Some(1));
+        assert_eq!(
+            mark_step(&m, 3.0, Some(1), true),
+            Some(2),
+            "the second at 3 s"
+        );
+        assert_eq!(mark_step(&m, 3.0, Some(2), true), Some(3));
+        assert_eq!(mark_step(&m, 5.0, Some(3), true), None);
+        assert_eq!(mark_step(&m, 3.0, Some(2), false), Some(1));
+        assert_eq!(
+            mark_step(&m, 3.0, None, true),
+            Some(3),
+            "not landed: past both"
+        );
+        assert_eq!(mark_step(&m, 3.0, None, false), Some(0));
     }
 
     #[test]

@@ -255,10 +255,13 @@ impl WorkArea<'_> {
         let shown = app.shown();
         let shared = app.vehicle().clone();
         let vehicle = read_vehicle(&shared);
+        let session = vehicle.arm_or_focused(app.focus);
+        let time = shown.time(app.now());
         let input = LogInput {
-            session: vehicle.arm_or_focused(app.focus),
+            session,
             shown,
-            time: shown.time(app.now()),
+            time,
+            landed: app.time_control().landed_at(&session.marks, time),
             start_ns: app.start_ns(),
             unsaved: app
                 .view

@@ -81,6 +81,10 @@ pub struct LogInput<'a> {
     pub start_ns: Option<u64>,
     /// Notes added to a replay and not saved (the Save button says how many).
     pub unsaved: usize,
+    /// The mark the last mark jump (`,` `.`) landed on, an index into the session's marks,
+    /// while the cursor is at it: highlighted rather than the last mark at the drawn time
+    /// (two marks at one instant are each shown in turn).
+    pub landed: Option<usize>,
 }
 
 /// `12:03:04` (UTC) of session time `t`, or `—` when the wall clock is unknown.
@@ -170,9 +174,14 @@ pub fn show(
         return;
     }
     // The line at or just before the drawn time is highlighted: where the cursor is.
-    let current = events
-        .partition_point(|&k| marks.get(k).is_some_and(|e| e.t <= input.time + NOW_S))
-        .checked_sub(1);
+    let current = input
+        .landed
+        .and_then(|l| events.iter().position(|&k| k == l))
+        .or_else(|| {
+            events
+                .partition_point(|&k| marks.get(k).is_some_and(|e| e.t <= input.time + NOW_S))
+                .checked_sub(1)
+        });
     let row_height = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
