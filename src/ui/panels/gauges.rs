@@ -135,18 +135,7 @@ pub fn show(
     let mut bottoms = Vec::with_capacity(data.len());
     let room = (ui.available_height() - line_h).max(0.0);
     let compact = fits(data.len(), GAUGE_HEIGHT + 6.0, ui) > room;
-    // Where not every row fits, the scrolled view holds whole rows: none is cut at the
-    // bottom (its bar and limits half there), and the cue's count is what is not seen.
-    let step = if compact {
-        ROW_HEIGHT + ui.spacing().item_spacing.y
-    } else {
-        GAUGE_HEIGHT + 6.0 + 2.0 * ui.spacing().item_spacing.y
-    };
-    let room = if fits(data.len(), step - ui.spacing().item_spacing.y, ui) > room {
-        ((room / step).floor().max(1.0) * step - ui.spacing().item_spacing.y).max(0.0)
-    } else {
-        room
-    };
+    let room = whole_rows(ui, data.len(), room, compact);
     let out = egui::ScrollArea::vertical()
         .max_height(room)
         .show(ui, |ui| {
@@ -244,6 +233,23 @@ fn jog_buttons(ui: &mut egui::Ui, (i, label): (usize, &str), compact: bool, jog:
         jog.held = Some((i, -1.0));
     } else if plus.held {
         jog.held = Some((i, 1.0));
+    }
+}
+
+/// The scrolled view's height in `room` for `n` joints: where not every row fits, whole
+/// rows, none cut at the bottom (its bar and limits half there), so the cue's count is what
+/// is not seen.
+fn whole_rows(ui: &egui::Ui, n: usize, room: f32, compact: bool) -> f32 {
+    let spacing = ui.spacing().item_spacing.y;
+    let step = if compact {
+        ROW_HEIGHT + spacing
+    } else {
+        GAUGE_HEIGHT + 6.0 + 2.0 * spacing
+    };
+    if fits(n, step - spacing, ui) > room {
+        ((room / step).floor().max(1.0) * step - spacing).max(0.0)
+    } else {
+        room
     }
 }
 
