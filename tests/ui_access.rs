@@ -11,18 +11,14 @@
     reason = "tests report a failure by panicking"
 )]
 
-use std::net::SocketAddr;
-use std::time::Duration;
-
 use eframe::egui::{Key, Modifiers, accesskit::Role};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{By, NodeT, Queryable};
 use jaus_ocu::jaus::core::Status;
 use jaus_ocu::model::command::Command;
 use jaus_ocu::model::update::{ArmFact, ControlState, ManagementState, PoseState, Update};
-use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, SimConfig};
+use jaus_ocu::sim::component::Component;
 use jaus_ocu::sim::harness::SimNet;
 use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::commands::{UiCommand, help_rows};
@@ -323,22 +319,7 @@ struct Wired {
 impl Wired {
     /// `seconds` of the session, then the app fed what the client published.
     fn new(seconds: f64) -> Self {
-        let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-        let cfg = ClientConfig {
-            connect: vec![sim_addr],
-            multicast: None,
-            ..ClientConfig::default()
-        };
-        let mut net = SimNet::new(
-            cfg,
-            "127.0.0.1:5000".parse().unwrap(),
-            Duration::from_millis(2),
-            3,
-        );
-        net.add_peer(
-            sim_addr,
-            Component::new(ArmFile::demo(), SimConfig::default()),
-        );
+        let mut net = sim_net(ArmFile::demo(), 3);
         net.run_with(seconds, &mut |_| {});
         let (mut app, out) = live_app(&net.updates);
         app.freeze_clock(net.now());

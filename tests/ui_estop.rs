@@ -9,17 +9,12 @@
     reason = "tests report a failure by panicking"
 )]
 
-use std::net::SocketAddr;
-use std::time::Duration;
-
 use egui_kittest::kittest::Queryable;
 use jaus_ocu::jaus::core::Status;
 use jaus_ocu::model::command::Command;
 use jaus_ocu::model::update::{ArmFact, StopState, Update};
-use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::fault::Faults;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
 
 #[path = "common/ui.rs"]
@@ -57,22 +52,7 @@ fn last_stop(updates: &[Update]) -> StopState {
 
 #[test]
 fn a_stop_pressed_while_the_link_is_cut_shows_as_sent_until_the_arm_confirms_it() {
-    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-    let cfg = ClientConfig {
-        connect: vec![sim_addr],
-        multicast: None,
-        ..ClientConfig::default()
-    };
-    let mut net = SimNet::new(
-        cfg,
-        "127.0.0.1:5000".parse().unwrap(),
-        Duration::from_millis(2),
-        7,
-    );
-    net.add_peer(
-        sim_addr,
-        Component::new(ArmFile::demo(), SimConfig::default()),
-    );
+    let mut net = sim_net(ArmFile::demo(), 7);
     run(&mut net, 2.0);
     net.command(Command::RequestControl { authority: 100 });
     run(&mut net, 1.0);

@@ -1764,7 +1764,6 @@ fn the_status_bar_shows_kernel_drops_and_tolerated_deviations_only_when_there_ar
 mod many_ocus {
     use std::net::SocketAddr;
     use std::path::Path;
-    use std::time::Duration;
 
     use eframe::egui;
     use egui_kittest::Harness;
@@ -1773,9 +1772,7 @@ mod many_ocus {
     use jaus_ocu::jaus::core::RequestControl;
     use jaus_ocu::model::command::*;
     use jaus_ocu::model::update::*;
-    use jaus_ocu::net::client::ClientConfig;
     use jaus_ocu::sim::arm_file::ArmFile;
-    use jaus_ocu::sim::component::{Component, SimConfig};
     use jaus_ocu::sim::harness::SimNet;
     use jaus_ocu::ui::app::OcuApp;
     use jaus_ocu::ui::commands::UiCommand;
@@ -1802,22 +1799,7 @@ mod many_ocus {
     impl Wired {
         /// `seconds` of the session, then the app fed what the client published.
         fn new(seconds: f64) -> Self {
-            let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-            let cfg = ClientConfig {
-                connect: vec![sim_addr],
-                multicast: None,
-                ..ClientConfig::default()
-            };
-            let mut net = SimNet::new(
-                cfg,
-                "127.0.0.1:5000".parse().unwrap(),
-                Duration::from_millis(2),
-                1,
-            );
-            net.add_peer(
-                sim_addr,
-                Component::new(ArmFile::demo(), SimConfig::default()),
-            );
+            let mut net = crate::ui_common::sim_net(ArmFile::demo(), 1);
             net.run_with(seconds, &mut |_| {});
             let (mut app, out) = live_app(&net.updates);
             app.freeze_clock(net.now());
