@@ -1355,3 +1355,24 @@ fn a_legend_chip_clicked_hides_its_signal_and_says_so() {
         "shown again"
     );
 }
+
+#[test]
+fn a_plot_added_at_1280x800_leaves_the_three_defaults_in_view_and_says_it_in_the_header() {
+    let mut settings = Settings::default();
+    settings.plots.add();
+    let mut h = harness(arm_app(settings));
+    h.step();
+    h.step();
+    // Adding a fourth plot left out two (the line saying so took a plot's room).
+    let shown = h.state().view.plots.plots_drawn();
+    assert_eq!(shown, 3, "{shown} of 4 drawn");
+    for f in h.state().view.plots.frames.clone() {
+        assert!(f.height >= SMALLEST_PLOT_HEIGHT - 24.0, "{f:?}");
+    }
+    let note = h.get_by_label("1 more plot(s) below").rect();
+    let add = h.get_by_label("+ Plot").rect();
+    assert!(
+        (note.top() - add.top()).abs() < 12.0 && note.left() > add.right(),
+        "said in the header's row, right of its controls: {note:?} vs + Plot {add:?}"
+    );
+}

@@ -889,12 +889,22 @@ pub fn lane_counts(session: &Session, settings: &Settings) -> Vec<usize> {
         .collect()
 }
 
+/// The least free width of the header's row, points, for the plots left out to be said
+/// there.
+const NOTE_IN_HEADER_W: f32 = 150.0;
+
 /// How many of the plots of `lanes[i]` lanes each a panel with `room` points under its
 /// header shows, each plot taking `legend` points for its legend (with its spacing) and its
 /// lanes at least [`SMALLEST_PLOT_HEIGHT`] each, [`LANE_GAP`] apart: as many as fit (with
 /// room left for the line that says the rest do not), at least one. A scrolled panel would hide widgets under the
 /// bars below it and fight the wheel, which zooms the plots.
 pub fn shown_plots(room: f32, legend: f32, lanes: &[usize]) -> usize {
+    shown_plots_noted(room, legend, lanes, legend)
+}
+
+/// [`shown_plots`] with the line that says the rest do not fit taking `note` points (0
+/// where it is written in the header's row).
+pub fn shown_plots_noted(room: f32, legend: f32, lanes: &[usize], note: f32) -> usize {
     let cost = |n: usize| -> f32 {
         lanes[..n]
             .iter()
@@ -908,7 +918,7 @@ pub fn shown_plots(room: f32, legend: f32, lanes: &[usize]) -> usize {
     // Room for the note too.
     (1..all)
         .rev()
-        .find(|&n| cost(n) + legend <= room + 0.5)
+        .find(|&n| cost(n) + note <= room + 0.5)
         .unwrap_or(1)
         .min(all)
 }
@@ -1087,7 +1097,7 @@ pub fn show(
     if view.follow {
         view.whole = false;
     }
-    header(ui, input, view, settings, theme);
+    let header_row = header(ui, input, view, settings, theme);
     let gap = ui.spacing().item_spacing.y;
     let m = Metrics {
         width,
@@ -1113,8 +1123,13 @@ pub fn show(
     let room = (full.bottom() - top - TIME_AXIS_HEIGHT).max(0.0);
     // Each plot: its legend and a gap after it and after its lanes.
     let per_plot = m.legend + 2.0 * gap;
-    let n = shown_plots(room, per_plot, &counts);
-    let note = if n < all.len() { m.legend + gap } else { 0.0 };
+    // The line that says how many plots are left out goes in the header's row when there is
+    // room there (a row of its own would leave out one plot more: adding a fourth plot at
+    // 1280×800 hid two).
+    let in_header = header_row.width() >= NOTE_IN_HEADER_W;
+    let note_row = if in_header { 0.0 } else { m.legend + gap };
+    let n = shown_plots_noted(room, per_plot, &counts, note_row);
+    let note = if n < all.len() { note_row } else { 0.0 };
     let lanes_shown: usize = counts[..n].iter().sum();
     let gaps = (lanes_shown - n.min(lanes_shown)) as f32 * LANE_GAP;
     let h = ((room - note - n as f32 * per_plot - gaps) / lanes_shown.max(1) as f32)
@@ -1165,14 +1180,30 @@ pub fn show(
         }
     }
     if more > 0 {
-        let rect = Rect::from_min_size(pos2(left, bottom + gap), vec2(width, m.legend));
-        let mut child = ui.new_child(UiBuilder::new().max_rect(rect));
-        child.label(
-            RichText::new(format!(
-                "{more} more plot(s) below: drag the tile taller (its top edge) to see them"
-            ))
-            .color(theme.warn),
-        );
+        let text =
+            format!("{more} more plot(s) below: drag the tile taller (its top edge) to see them");
+        if in_header {
+            let mut child = ui.new_child(
+                UiBuilder::new()
+                    .max_rect(header_row)
+                    .layout(egui::Layout::right_to_left(egui::Align::Center)),
+            );
+            child.set_clip_rect(header_row.intersect(ui.clip_rect()));
+            child
+                .add(
+                    egui::Label::new(
+                        RichText::new(format!("{more} more plot(s) below"))
+                            .strong()
+                            .color(theme.warn),
+                    )
+                    .truncate(),
+                )
+                .on_hover_text(text);
+        } else {
+            let rect = Rect::from_min_size(pos2(left, bottom + gap), vec2(width, m.legend));
+            let mut child = ui.new_child(UiBuilder::new().max_rect(rect));
+            child.label(RichText::new(text).color(theme.warn));
+        }
     }
     if settings.plots.plots.is_empty() {
         ui.label(RichText::new("No plots: add one with + Plot").color(theme.muted));
@@ -1729,13 +1760,16 @@ fn legend_row(
 
 /// The panel's header: title, what the time range follows, window, threshold, add a plot,
 /// samples; it wraps in a narrow window.
+/// Draws the header; returns the free part of its last row (right of its contents), where
+/// the plots left out may be said.
 fn header(
     ui: &mut egui::Ui,
     input: &PlotsInput<'_>,
     view: &mut PlotsView,
     settings: &mut Settings,
     theme: &Theme,
-) {
+) -> Rect {
+    let right = ui.max_rect().right();
     ui.horizontal_wrapped(|ui| {
         ui.heading("Plots");
         let replay = input.shown.is_replay();
@@ -1819,12 +1853,18 @@ fn header(
             settings.plots.add();
         }
         let samples = input.session.ft.len() + input.session.positions.len();
-        ui.label(
+        let last = ui.label(
             RichText::new(format!("{samples} samples"))
                 .small()
                 .color(theme.muted),
         );
-    });
+        let row = last.rect;
+        Rect::from_min_max(
+            pos2(row.right() + 8.0, row.top() - 2.0),
+            pos2(right.max(row.right() + 8.0), row.bottom() + 2.0),
+        )
+    })
+    .inner
 }
 
 #[cfg(test)]
