@@ -386,3 +386,31 @@ fn a_replay_shows_the_lanes_of_its_live_session() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn at_1280x800_the_lanes_toggle_shows_them_and_the_choice_is_kept_in_the_settings() {
+    let laptop = |app: OcuApp| {
+        Harness::builder()
+            .with_size([1280.0, 800.0])
+            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+    };
+    let mut h = laptop(live_app());
+    h.step();
+    h.step();
+    // In a laptop window the lanes wait to be asked for: the plots need the room.
+    assert!(h.query_by_label("E-stop lane").is_none());
+    assert_eq!(h.state().settings.show_lanes, None);
+    h.get_by_label("lanes").click();
+    h.step();
+    h.step();
+    h.get_by_label("E-stop lane");
+    assert_eq!(h.state().settings.show_lanes, Some(true));
+    // The next window opened with these settings shows them at once.
+    let settings = h.state().settings.clone();
+    let mut app = live_app();
+    app.settings = settings;
+    let mut h = laptop(app);
+    h.step();
+    h.step();
+    h.get_by_label("E-stop lane");
+}

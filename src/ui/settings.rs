@@ -36,6 +36,9 @@ pub struct Settings {
     pub plots: crate::model::signals::PlotLayout,
     /// Show the event log panel (off by default: at 800×600 the 3D view needs the width).
     pub show_log: bool,
+    /// Show the timeline's state lanes, as the operator last set the "lanes" toggle (`None`:
+    /// not set, shown in a window at least 900 points tall).
+    pub show_lanes: Option<bool>,
     /// The session's memory budget, bytes (`None`: automatic, see [`super::memory`]).
     pub memory_limit: Option<u64>,
     /// Show the arm list's tile.
@@ -132,6 +135,7 @@ impl Default for Settings {
             marks: super::widgets::scrub_bar::MarkFilter::ALL,
             plots: crate::model::signals::PlotLayout::default(),
             show_log: false,
+            show_lanes: None,
             memory_limit: None,
             show_arms: true,
             tiles: super::tiles::TileLayout::default(),

@@ -189,8 +189,17 @@ impl OcuApp {
             replay: self.sources.replay(),
         };
         let filter = &mut self.settings.marks;
+        // The lanes toggle is kept with the settings (a laptop's operator who turns the
+        // lanes on finds them on the next time).
+        let ctx = ui.ctx().clone();
+        if let Some(on) = self.settings.show_lanes
+            && timeline::lanes_set(&ctx).is_none()
+        {
+            timeline::show_lanes(&ctx, on);
+        }
         egui::Panel::bottom("timeline")
             .show(ui, |ui| timeline::show(ui, &input, filter, theme, actions));
+        self.settings.show_lanes = timeline::lanes_set(&ctx).or(self.settings.show_lanes);
     }
 
     /// The tiles (`work_area.rs`) in the central panel, the notices in a strip of their own

@@ -161,6 +161,11 @@ pub fn show_lanes(ctx: &egui::Context, on: bool) {
     ctx.data_mut(|d| d.insert_temp(lanes_id(), on));
 }
 
+/// The "lanes" toggle as the operator set it (`None`: not set), for the settings.
+pub fn lanes_set(ctx: &egui::Context) -> Option<bool> {
+    ctx.data_mut(|d| d.get_temp::<bool>(lanes_id()))
+}
+
 /// The toggle that shows or hides the state lanes (at first shown in a window at least
 /// [`LANES_AUTO_HEIGHT`] tall: in a laptop window the rows would take room a plot needs).
 fn lanes_toggle(ui: &mut egui::Ui) {
