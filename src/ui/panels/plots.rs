@@ -1180,30 +1180,13 @@ pub fn show(
         }
     }
     if more > 0 {
-        let text =
-            format!("{more} more plot(s) below: drag the tile taller (its top edge) to see them");
-        if in_header {
-            let mut child = ui.new_child(
-                UiBuilder::new()
-                    .max_rect(header_row)
-                    .layout(egui::Layout::right_to_left(egui::Align::Center)),
-            );
-            child.set_clip_rect(header_row.intersect(ui.clip_rect()));
-            child
-                .add(
-                    egui::Label::new(
-                        RichText::new(format!("{more} more plot(s) below"))
-                            .strong()
-                            .color(theme.warn),
-                    )
-                    .truncate(),
-                )
-                .on_hover_text(text);
-        } else {
-            let rect = Rect::from_min_size(pos2(left, bottom + gap), vec2(width, m.legend));
-            let mut child = ui.new_child(UiBuilder::new().max_rect(rect));
-            child.label(RichText::new(text).color(theme.warn));
-        }
+        let own_row = Rect::from_min_size(pos2(left, bottom + gap), vec2(width, m.legend));
+        left_out(
+            ui,
+            more,
+            in_header.then_some(header_row).ok_or(own_row),
+            theme,
+        );
     }
     if settings.plots.plots.is_empty() {
         ui.label(RichText::new("No plots: add one with + Plot").color(theme.muted));
@@ -1760,6 +1743,37 @@ fn legend_row(
 
 /// The panel's header: title, what the time range follows, window, threshold, add a plot,
 /// samples; it wraps in a narrow window.
+/// Says that `more` plots are left out: in the header's free part (`Ok`, short, the whole
+/// text on hover), else in a row of its own under the plots (`Err`).
+fn left_out(ui: &mut egui::Ui, more: usize, at: Result<Rect, Rect>, theme: &Theme) {
+    let text =
+        format!("{more} more plot(s) below: drag the tile taller (its top edge) to see them");
+    match at {
+        Ok(header_row) => {
+            let mut child = ui.new_child(
+                UiBuilder::new()
+                    .max_rect(header_row)
+                    .layout(egui::Layout::right_to_left(egui::Align::Center)),
+            );
+            child.set_clip_rect(header_row.intersect(ui.clip_rect()));
+            child
+                .add(
+                    egui::Label::new(
+                        RichText::new(format!("{more} more plot(s) below"))
+                            .strong()
+                            .color(theme.warn),
+                    )
+                    .truncate(),
+                )
+                .on_hover_text(text);
+        }
+        Err(row) => {
+            let mut child = ui.new_child(UiBuilder::new().max_rect(row));
+            child.label(RichText::new(text).color(theme.warn));
+        }
+    }
+}
+
 /// Draws the header; returns the free part of its last row (right of its contents), where
 /// the plots left out may be said.
 fn header(
