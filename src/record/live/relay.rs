@@ -154,6 +154,7 @@ struct Frame {
 }
 
 /// A viewer's queue between the two threads.
+#[derive(Default)]
 struct Queue {
     frames: VecDeque<Frame>,
     /// The crate's side ended.
@@ -164,6 +165,13 @@ struct Queue {
 }
 
 type QueueRef = Arc<(Mutex<Queue>, Condvar)>;
+
+impl Queue {
+    /// An empty queue, shared by the viewer's two threads.
+    fn shared() -> QueueRef {
+        Arc::new((Mutex::new(Queue::default()), Condvar::new()))
+    }
+}
 
 fn connect(
     viewer: TcpStream,
@@ -181,15 +189,7 @@ fn connect(
         sent: 0,
         not_received: 0,
     });
-    let queue: QueueRef = Arc::new((
-        Mutex::new(Queue {
-            frames: VecDeque::new(),
-            closed: false,
-            gone: false,
-            not_received: 0,
-        }),
-        Condvar::new(),
-    ));
+    let queue = Queue::shared();
     {
         let mut from_viewer = viewer.try_clone()?;
         let mut to_server = server.try_clone()?;
@@ -440,15 +440,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_drops_the_oldest_message_data_and_counts_it_but_keeps_the_rest() {
-        let queue: QueueRef = Arc::new((
-            Mutex::new(Queue {
-                frames: VecDeque::new(),
-                closed: false,
-                gone: false,
-                not_received: 0,
-            }),
-            Condvar::new(),
-        ));
+        let queue = Queue::shared();
         let frame = |data: bool, tag: u8| Frame {
             bytes: vec![tag],
             data,
