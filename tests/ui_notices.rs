@@ -15,7 +15,7 @@
 #[path = "common/ui.rs"]
 mod ui_common;
 
-use eframe::egui::{Key, Modifiers, Rect, accesskit::Role, pos2};
+use eframe::egui::{Key, Modifiers, Rect, accesskit::Role};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use jaus_ocu::model::update::*;
@@ -23,7 +23,7 @@ use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::panels::notices::NoticeLevel;
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::tiles::{NamedLayout, Pane, TileLayout};
-use ui_common::{ARM, recorded};
+use ui_common::{ARM, recorded, text, window};
 
 /// A live app (detached network handle) after 2 s of the simulated arm, the clock at the
 /// end, with `settings`.
@@ -47,19 +47,6 @@ fn harness(app: OcuApp, (w, h): (f32, f32)) -> Harness<'static, OcuApp> {
         h.step();
     }
     h
-}
-
-fn window(h: &Harness<'_, OcuApp>) -> Rect {
-    Rect::from_min_size(pos2(0.0, 0.0), h.ctx.content_rect().size())
-}
-
-/// A node's text as `egui_kittest` matches it: a label keeps its text as its value.
-fn text(n: &egui_kittest::kittest::AccessKitNode<'_>) -> Option<String> {
-    if n.role() == Role::Label {
-        n.value()
-    } else {
-        n.label()
-    }
 }
 
 /// Every tile shown, the event log among them.

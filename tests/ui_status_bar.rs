@@ -49,15 +49,6 @@ fn harness(app: OcuApp, (w, h): (f32, f32)) -> Harness<'static, OcuApp> {
         .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
 }
 
-/// A node's text as `egui_kittest` matches it: a label keeps its text as its value.
-fn text(n: &egui_kittest::kittest::AccessKitNode<'_>) -> Option<String> {
-    if n.role() == egui::accesskit::Role::Label {
-        n.value()
-    } else {
-        n.label()
-    }
-}
-
 /// Steps the window until a label starts with `prefix` in lower case (the server's threads
 /// and the recorder run on their own), with a deadline.
 fn wait_for_prefix(h: &mut Harness<'_, OcuApp>, prefix: &str) {

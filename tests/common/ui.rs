@@ -145,3 +145,19 @@ pub fn sim_net(arm: ArmFile, seed: u64) -> SimNet {
     net.add_peer(sim_addr, Component::new(arm, SimConfig::default()));
     net
 }
+
+/// The window's rectangle in the harness `h`.
+#[allow(dead_code, reason = "not every suite uses each")]
+pub fn window(h: &Harness<'_, OcuApp>) -> eframe::egui::Rect {
+    eframe::egui::Rect::from_min_size(eframe::egui::Pos2::ZERO, h.ctx.content_rect().size())
+}
+
+/// A node's text as `egui_kittest` matches it: a label keeps its text as its value.
+#[allow(dead_code, reason = "not every suite uses each")]
+pub fn text(n: &egui_kittest::kittest::AccessKitNode<'_>) -> Option<String> {
+    if n.role() == eframe::egui::accesskit::Role::Label {
+        n.value()
+    } else {
+        n.label()
+    }
+}
