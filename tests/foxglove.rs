@@ -536,3 +536,93 @@ fn a_stream_of_two_arms_draws_one_frame_tree_and_one_scene_per_arm() {
         .unwrap();
     assert_eq!(log["name"], "126.1.11/gap");
 }
+
+/// The r of each cylinder drawn for joint `joint` (1-based: the entity of frame
+/// `…link_{joint}`, after the arm's prefix) in a `SceneUpdate`.
+fn joint_reds(msg: &Value, joint: usize) -> Vec<f64> {
+    let id = format!("link_{joint}");
+    msg["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["frame_id"].as_str().unwrap().ends_with(&id))
+        .flat_map(|e| e["cylinders"].as_array().unwrap().clone())
+        .map(|c| number(&c["color"]["r"]))
+        .collect()
+}
+
+/// Issue 46: a joint resting on its limit where a preset put it is not tinted in the
+/// recording's scene (as in the window); the same pose reached with no preset said is.
+#[test]
+fn a_joint_resting_on_its_limit_at_a_preset_is_not_tinted_in_the_scene() {
+    let arm = ArmFile::demo();
+    let reach = arm
+        .presets
+        .iter()
+        .find(|p| p.name == "Reach forward")
+        .unwrap()
+        .clone();
+    // The telescope (joint 4) on its upper limit.
+    assert_eq!(Some(reach.positions[3]), arm.spec.joints[3].max);
+    let id = ComponentId::new(126, 1, 10);
+    let palette = ScenePalette::new(true);
+    let tinted = |said_preset: bool, q: &[f64]| -> Vec<f64> {
+        let mut stream = foxglove::FoxgloveStream::new(palette.foxglove_look());
+        let mut scene = None;
+        let mut emit = |topic: foxglove::FoxgloveTopic, bytes: &[u8]| -> Result<(), ()> {
+            if topic == foxglove::FoxgloveTopic::Scene {
+                scene = Some(serde_json::from_slice::<Value>(bytes).unwrap());
+            }
+            Ok(())
+        };
+        let mut facts = vec![ArmFact::Specification {
+            t: 0.0,
+            spec: arm.spec.clone(),
+        }];
+        if said_preset {
+            facts.push(ArmFact::Presets {
+                t: 0.0,
+                presets: vec![PresetInfo {
+                    id: reach.id,
+                    name: reach.name.clone(),
+                    positions: Some(reach.positions.clone()),
+                }],
+            });
+            facts.push(ArmFact::CurrentPose {
+                t: 0.1,
+                pose: PoseState::At(reach.id),
+            });
+        }
+        facts.push(ArmFact::JointVelocities {
+            t: 0.2,
+            values: vec![0.0; 7],
+        });
+        facts.push(ArmFact::JointPositions {
+            t: 0.2,
+            values: q.to_vec(),
+        });
+        for (k, fact) in facts.into_iter().enumerate() {
+            stream
+                .update(&Update::arm(id, fact), 1_000 + k as u64, &mut emit)
+                .unwrap();
+        }
+        joint_reds(&scene.expect("a scene was written"), 4)
+    };
+    // The telescope's colour halfway out, far from its limits (home has it retracted, on
+    // its lower limit).
+    let mut halfway = arm.home.clone();
+    let telescope = &arm.spec.joints[3];
+    halfway[3] = 0.5 * (telescope.min.unwrap() + telescope.max.unwrap());
+    let plain = tinted(false, &halfway);
+    assert!(!plain.is_empty());
+    let at_preset = tinted(true, &reach.positions);
+    assert_eq!(
+        at_preset, plain,
+        "at the preset the telescope is not tinted"
+    );
+    let unsent = tinted(false, &reach.positions);
+    assert!(
+        unsent.iter().zip(&plain).all(|(a, b)| (a - b).abs() > 1e-3),
+        "arrived unsent: {unsent:?} tinted (plain {plain:?})"
+    );
+}

@@ -79,6 +79,7 @@ fn tour_stays_in_view(size: [f32; 2], resize: Option<[f32; 2]>) {
         .map(|(t, _)| t)
         .fold(0.0, f64::max);
     let mut t = FRAME_STEP;
+    let mut width_before = None;
     while t <= end {
         let mut batch = Vec::new();
         while let Some(u) = updates.get(next) {
@@ -93,6 +94,7 @@ fn tour_stays_in_view(size: [f32; 2], resize: Option<[f32; 2]>) {
         }
         h.state_mut().freeze_clock(t);
         if let Some(to) = resize.filter(|_| frames == (end / FRAME_STEP / 2.0) as u32) {
+            width_before = h.state().view.arm.rect.map(|r| r.width());
             h.set_size(egui::Vec2::from(to));
         }
         h.step();
@@ -135,9 +137,12 @@ fn tour_stays_in_view(size: [f32; 2], resize: Option<[f32; 2]>) {
     assert!(checked > 1_500, "only {checked} points checked");
     if let Some(r) = resize {
         let rect = h.state().view.arm.rect.unwrap();
+        let before = width_before.expect("the view was drawn before the resize");
+        // The window 1.5 times as wide: the view's share of it grows as much, less the
+        // fixed widths beside it.
         assert!(
-            rect.width() > size[0] * 0.6 && r[0] > size[0],
-            "the view grew with the window: {rect:?}"
+            rect.width() > before * 1.3 && r[0] > size[0],
+            "the view grew with the window: {before} -> {rect:?}"
         );
     }
 }
@@ -195,7 +200,7 @@ fn orbiting_leaves_follow_and_f_returns_to_it() {
     );
     let turned = h.state().view.arm.camera.yaw;
     // The toolbar says how to come back.
-    h.get_by_label_contains("follow the arm again");
+    h.get_by_label_contains("free camera · F: follow");
     h.key_press(egui::Key::F);
     h.step();
     h.step();

@@ -61,7 +61,7 @@ fn units_toggle_changes_what_the_gauges_say() {
         h.query_all_by_label_contains("°").count() > 0,
         "gauges in degrees by default"
     );
-    h.get_by_label("deg").click();
+    h.get_by_label("Angles in degrees").click();
     h.step();
     h.step();
     assert!(!h.state().settings.degrees);
@@ -70,17 +70,18 @@ fn units_toggle_changes_what_the_gauges_say() {
         h.query_all_by_label_contains(" rad").count() > 0,
         "gauges now in radians"
     );
-    // The button reads the unit shown now: "rad", and a click brings degrees back.
-    assert!(h.query_by_label("deg").is_none());
-    h.get_by_label("rad").click();
+    // The button reads the unit shown now ("rad", named "Angles in radians"), and a click
+    // brings degrees back.
+    assert!(h.query_by_label("Angles in degrees").is_none());
+    h.get_by_label("Angles in radians").click();
     h.step();
     assert!(h.state().settings.degrees);
-    // Lengths the same way: metres by default, the button says "m".
-    h.get_by_label("m").click();
+    // Lengths the same way: metres by default, the button says "m" ("Lengths in metres").
+    h.get_by_label("Lengths in metres").click();
     h.step();
     assert!(h.state().settings.millimetres);
     h.step();
-    h.get_by_label("mm");
+    h.get_by_label("Lengths in millimetres");
 }
 
 /// A live app holding control with the fourth preset clicked (previewed), its outbox and the
@@ -890,9 +891,16 @@ mod replay_flows {
         let notice = &h.state().view.notices.last().unwrap();
         assert_eq!(notice.level, NoticeLevel::Error);
         assert!(h.query_by_label_contains("not an MCAP recording").is_some());
+        // A frame for the new strip to settle (its wrapped text sizes it on the second), as
+        // before any click a person makes.
+        h.step();
         h.get_by_label("Dismiss").click();
         h.step();
-        assert!(h.state().view.notices.is_empty());
+        assert!(
+            h.state().view.notices.is_empty(),
+            "{:?}",
+            h.state().view.notices
+        );
     }
 
     #[test]
@@ -1644,7 +1652,7 @@ mod trust {
             "Resume…",
             "File",
             "View",
-            "?",
+            "Keyboard shortcuts",
         ] {
             let (_, r) = widgets
                 .iter()

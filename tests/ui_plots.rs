@@ -28,6 +28,7 @@ use jaus_ocu::ui::panels::plots::{
 };
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
+use jaus_ocu::ui::tiles::{NamedLayout, TileLayout};
 use jaus_ocu::ui::time_control::Shown;
 
 /// The arm the apps' facts are about (focused first, as the network side does).
@@ -78,7 +79,13 @@ fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
     harness_sized(app, 1280.0, 800.0)
 }
 
-fn harness_sized(app: OcuApp, w: f32, h: f32) -> Harness<'static, OcuApp> {
+/// `app` drawn `w`×`h`. These tests are about the plots as they are drawn three deep and
+/// as wide as the 3D view above them: an app given the default layout gets the wide-plots
+/// one (the default's narrower plots: [`the_default_layout_at_1280x800_draws_four_plots`]).
+fn harness_sized(mut app: OcuApp, w: f32, h: f32) -> Harness<'static, OcuApp> {
+    if app.settings.tiles == TileLayout::default() {
+        app.settings.tiles = TileLayout(NamedLayout::LaptopWidePlots.tree());
+    }
     Harness::builder()
         .with_size([w, h])
         .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
@@ -1375,4 +1382,25 @@ fn a_plot_added_at_1280x800_leaves_the_three_defaults_in_view_and_says_it_in_the
         (note.top() - add.top()).abs() < 12.0 && note.left() > add.right(),
         "said in the header's row, right of its controls: {note:?} vs + Plot {add:?}"
     );
+}
+
+/// The default layout (the 3D view the centre's whole height, the plots right of it over the
+/// presets) draws the three default plots and a fourth at 1280×800, each readable, and the
+/// five presets whole under them.
+#[test]
+fn the_default_layout_at_1280x800_draws_four_plots() {
+    let mut settings = Settings::default();
+    settings.plots.add();
+    let app = arm_app(settings);
+    let mut h = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+    h.step();
+    h.step();
+    let shown = h.state().view.plots.plots_drawn();
+    assert_eq!(shown, 4, "{shown} of 4 drawn");
+    for f in h.state().view.plots.frames.clone() {
+        assert!(f.height >= SMALLEST_PLOT_HEIGHT - 24.0, "{f:?}");
+    }
+    assert!(h.query_by_label_contains("more plot(s) below").is_none());
 }

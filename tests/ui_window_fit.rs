@@ -31,6 +31,7 @@ use jaus_ocu::ui::commands::UiCommand;
 use jaus_ocu::ui::panels::view3d::MIN_VIEW3D_HEIGHT;
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
+use jaus_ocu::ui::tiles::{Pane, pane_rects};
 use jaus_ocu::ui::time_control::Shown;
 
 const SAE: &str = "tests/data/SAE_Management_PacketCapture.pcap";
@@ -259,11 +260,20 @@ fn every_timeline_control_is_inside_a_1920x1080_window() {
 /// The controls whose place must not change under the pointer: the top bar's, the
 /// timeline's, the gauges' unit toggles and the 3D view's buttons.
 const STEADY: [&str; 10] = [
-    "File", "View", "?", "Pause", "speed", "LIVE", "◀ step", "deg", "m", "fit arm",
+    "File",
+    "View",
+    "Keyboard shortcuts",
+    "Pause",
+    "speed",
+    "LIVE",
+    "◀ step",
+    "Angles in degrees",
+    "Lengths in metres",
+    "fit arm",
 ];
 
 /// Of [`STEADY`], the controls in tiles (under the banner's strip).
-const TILED: [&str; 3] = ["deg", "m", "fit arm"];
+const TILED: [&str; 3] = ["Angles in degrees", "Lengths in metres", "fit arm"];
 
 fn places(h: &Harness<'_, OcuApp>) -> Vec<(&'static str, Rect)> {
     STEADY.iter().map(|l| (*l, rect_of(h, l, false))).collect()
@@ -467,7 +477,7 @@ fn scrubbed_back_the_gauges_and_the_3d_view_say_how_far_back() {
     h.state_mut().seek(now - 2.5);
     h.step();
     h.step();
-    let gauges = rect_of(&h, "deg", false);
+    let gauges = rect_of(&h, "Angles in degrees", false);
     let view = view3d(&h);
     let labels = past(&h);
     assert!(
@@ -492,4 +502,42 @@ fn scrubbed_back_the_gauges_and_the_3d_view_say_how_far_back() {
                 .is_none(),
         "live again: no past label"
     );
+}
+
+/// Issue 46: in the default layout at a laptop's sizes the 3D view is the largest tile
+/// (it was the smallest, about 250 points tall under three plots), and the presets are
+/// whole with a preview's "Go to …" under them, nothing to scroll.
+#[test]
+fn at_laptop_sizes_the_3d_view_is_the_largest_tile_and_the_presets_show_their_go_to() {
+    for size in [(1280.0, 800.0), (1366.0, 768.0)] {
+        let mut h = harness(live_app(), size);
+        h.step();
+        h.step();
+        let rects = pane_rects(&h.state().settings.tiles.0);
+        let of = |pane| {
+            rects.iter().find(|(p, _)| *p == pane).map_or_else(
+                || panic!("{size:?}: {pane:?} not drawn: {rects:?}"),
+                |(_, r)| *r,
+            )
+        };
+        let view = of(Pane::View3d);
+        assert!(view.height() > 500.0, "{size:?}: the view {view:?}");
+        for (pane, r) in &rects {
+            if *pane != Pane::View3d {
+                assert!(
+                    view.area() > r.area() && view.height() >= r.height() - 1.0,
+                    "{size:?}: {pane:?} {r:?} larger than the 3D view {view:?}"
+                );
+            }
+        }
+        let presets = of(Pane::Presets);
+        h.get_by_label_contains("Hand-off").click();
+        h.step();
+        h.step();
+        let go = h.get_by_label_contains("Go to Hand-off").rect();
+        assert!(
+            presets.contains_rect(go),
+            "{size:?}: Go to {go:?} outside the presets {presets:?}"
+        );
+    }
 }

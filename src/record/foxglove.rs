@@ -43,6 +43,7 @@ use glam::{DAffine3, DQuat, DVec3};
 use crate::model::arm::ArmSpec;
 use crate::model::kinematics::{self, CylinderKind, KinematicsError};
 use crate::model::limits::limit_tint;
+use crate::model::state::ArmState;
 use crate::model::update::{
     ArmFact, ComponentId, LinkState, MAX_ARMS, ManagementState, MarkKind, NetFact, Outcome, Remark,
     Update,
@@ -598,6 +599,11 @@ struct ArmScene {
     last_scene: Option<u64>,
     scene_key: Vec<i64>,
     changed: bool,
+    /// What the arm said of its presets, its pose, its speeds and where its joints are: a
+    /// joint resting on a limit where a preset or a rest pose put it is not tinted
+    /// ([`ArmState::joint_warnings`], as the window draws it). The operator's jogs are not
+    /// in the updates: a joint jogged onto its limit is tinted here.
+    state: ArmState,
 }
 
 impl ArmScene {
@@ -611,6 +617,7 @@ impl ArmScene {
             last_scene: None,
             scene_key: Vec::new(),
             changed: true,
+            state: ArmState::default(),
         }
     }
 }
@@ -681,6 +688,7 @@ impl FoxgloveStream {
                     let a = &mut self.arms[i];
                     a.frames = ArmFrames::new(&arm_prefix(a.id), spec.joint_count());
                     a.spec = Some(spec.clone());
+                    a.state.spec = Some(spec.clone());
                     a.changed = true;
                 }
             }
@@ -695,12 +703,26 @@ impl FoxgloveStream {
             }
             Update::Arm {
                 arm,
-                fact: ArmFact::JointPositions { values, .. },
+                fact: fact @ ArmFact::JointPositions { values, .. },
             } => {
                 return match self.arm(Some(*arm)) {
-                    Some(i) => self.positions(i, values, t_ns, emit),
+                    Some(i) => {
+                        self.arms[i].state.apply_arm(fact);
+                        self.positions(i, values, t_ns, emit)
+                    }
                     None => Ok(()),
                 };
+            }
+            Update::Arm {
+                arm,
+                fact:
+                    fact @ (ArmFact::Presets { .. }
+                    | ArmFact::CurrentPose { .. }
+                    | ArmFact::JointVelocities { .. }),
+            } => {
+                if let Some(i) = self.arm(Some(*arm)) {
+                    self.arms[i].state.apply_arm(fact);
+                }
             }
             _ => {}
         }
@@ -757,12 +779,13 @@ impl FoxgloveStream {
         }
         // The key of what the scene shows (near-limit steps, prismatic millimetres), built
         // in a kept buffer: most samples compare equal and emit nothing.
+        // Rest-aware: a joint resting where it was sent counts 0 (as the window).
+        let warnings = a.state.joint_warnings();
         key_buf.clear();
         key_buf.extend(
-            spec.joints
+            warnings
                 .iter()
-                .enumerate()
-                .map(|(i, j)| (f64::from(j.warning_level(q.get(i).copied())) * 20.0).round() as i64)
+                .map(|w| (f64::from(*w) * 20.0).round() as i64)
                 .chain(
                     spec.joints
                         .iter()
@@ -774,7 +797,6 @@ impl FoxgloveStream {
         if !(a.changed || due || *key_buf != a.scene_key) {
             return Ok(());
         }
-        let warnings = crate::model::limits::joint_warnings(spec, Some(q));
         let key = std::mem::take(key_buf);
         if scene_update(
             buf,

@@ -54,13 +54,13 @@ impl Pane {
 /// The layouts the View → Layout menu offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamedLayout {
-    /// A laptop's 1280×800 or 1366×768: gauges (the arm list a tab behind them) left, the
-    /// 3D view over the plots, presets over the event log right. The default.
+    /// A laptop's 1280×800 or 1366×768, the default: gauges (the arm list a tab behind them)
+    /// left, the 3D view the whole height of the centre (about 630 points tall at 1280×800),
+    /// right the plots (the event log a tab beside them) over the presets.
     Laptop,
-    /// A laptop's window with the 3D view the whole height of the centre (about 540 points
-    /// tall at 1280×800 instead of 250): the plots, narrower (the event log a tab beside
-    /// them), over the presets right.
-    LaptopTallView,
+    /// A laptop's window with the plots wide under the 3D view (the view about 250 points
+    /// tall at 1280×800), presets over the event log right.
+    LaptopWidePlots,
     /// A desk screen (1920×1080): as the laptop's, with the event log under the presets.
     Desk,
     /// An 800×600 window: the gauges, presets, arms and log as tabs left of the 3D view and
@@ -72,7 +72,7 @@ impl NamedLayout {
     /// Every named layout, in the menu's order.
     pub const ALL: [NamedLayout; 4] = [
         NamedLayout::Laptop,
-        NamedLayout::LaptopTallView,
+        NamedLayout::LaptopWidePlots,
         NamedLayout::Desk,
         NamedLayout::Small,
     ];
@@ -81,7 +81,7 @@ impl NamedLayout {
     pub fn name(self) -> &'static str {
         match self {
             NamedLayout::Laptop => "Laptop (1280×800)",
-            NamedLayout::LaptopTallView => "Laptop, tall 3D view",
+            NamedLayout::LaptopWidePlots => "Laptop, wide plots",
             NamedLayout::Desk => "Desk (1920×1080)",
             NamedLayout::Small => "Small window (800×600)",
         }
@@ -102,6 +102,29 @@ impl NamedLayout {
         };
         let root = match self {
             NamedLayout::Laptop => {
+                // The 3D view the whole height of the centre (in a laptop's 550–600 points
+                // of work area, sharing it with three plots under it left the view the
+                // smallest tile, 250 points: issue 46). The presets take the height five
+                // presets need, the plots the rest. Two tabs a side at most (at 800 wide three would scroll);
+                // right, the plots over the presets, the log (off by default) a tab with
+                // the plots: turned on, it is in front, as tall as they are.
+                let left = tiles.insert_tab_tile(vec![gauges, arms]);
+                let review = tiles.insert_tab_tile(vec![plots, log]);
+                // Hidden until the View menu's tick (or the settings) turn it on, which
+                // brings it to the front.
+                tiles.set_visible(log, false);
+                let right = linear(
+                    &mut tiles,
+                    LinearDir::Vertical,
+                    &[(review, 2.6), (presets, 1.0)],
+                );
+                linear(
+                    &mut tiles,
+                    LinearDir::Horizontal,
+                    &[(left, 0.62), (view, 1.1), (right, 1.1)],
+                )
+            }
+            NamedLayout::LaptopWidePlots => {
                 // Two tabs a side at most (at 800 wide three would scroll); the log, off by
                 // default, under the presets: turned on, it is seen at once.
                 let middle = centre(&mut tiles);
@@ -115,28 +138,6 @@ impl NamedLayout {
                     &mut tiles,
                     LinearDir::Horizontal,
                     &[(left, 0.7), (middle, 2.0), (right, 0.55)],
-                )
-            }
-            NamedLayout::LaptopTallView => {
-                // The 3D view the whole height of the centre (in a laptop's 550–600 points
-                // of work area, sharing it with three plots left the view the smallest tile,
-                // 200 points). Two tabs a side at most (at 800 wide three would scroll);
-                // right, the plots over the presets, the log (off by default) a tab with
-                // the plots: turned on, it is in front, as tall as they are.
-                let left = tiles.insert_tab_tile(vec![gauges, arms]);
-                let review = tiles.insert_tab_tile(vec![plots, log]);
-                // Hidden until the View menu's tick (or the settings) turn it on, which
-                // brings it to the front.
-                tiles.set_visible(log, false);
-                let right = linear(
-                    &mut tiles,
-                    LinearDir::Vertical,
-                    &[(review, 1.6), (presets, 1.0)],
-                );
-                linear(
-                    &mut tiles,
-                    LinearDir::Horizontal,
-                    &[(left, 0.7), (view, 1.2), (right, 1.0)],
                 )
             }
             NamedLayout::Desk => {
@@ -355,6 +356,55 @@ impl TileLayout {
             l.shares.set_share(view_child, wanted);
         }
         true
+    }
+
+    /// Keeps `pane` (shown: its own tile, or the front tab of a tab tile) at least `min`
+    /// points tall, its tab bar included, in the vertical split it is a part of, in a
+    /// column `height` points tall: its share is raised (a drag stops there). A pane that
+    /// spans its column's height, or sits behind another tab, is left alone.
+    pub fn keep_height(&mut self, pane: Pane, height: f32, min: f32) {
+        let Some((parent, child)) = self.vertical_part(pane) else {
+            return;
+        };
+        let Some(Tile::Container(Container::Linear(l))) = self.0.tiles.get(parent) else {
+            return;
+        };
+        let tiles = &self.0.tiles;
+        let share = l.shares[child];
+        let others: f32 = l
+            .children
+            .iter()
+            .filter(|c| **c != child && tiles.is_visible(**c))
+            .map(|c| l.shares[*c])
+            .sum();
+        if others <= 0.0 || height <= min || height * share / (share + others) >= min {
+            return;
+        }
+        let f = min / height;
+        let wanted = others * f / (1.0 - f);
+        if let Some(Tile::Container(Container::Linear(l))) = self.0.tiles.get_mut(parent) {
+            l.shares.set_share(child, wanted);
+        }
+    }
+
+    /// The vertical split `pane` is a part of: the split and its child that holds the pane;
+    /// `None` where the pane is hidden, behind another tab, or spans its column's height.
+    fn vertical_part(&self, pane: Pane) -> Option<(TileId, TileId)> {
+        let tiles = &self.0.tiles;
+        let mut child = self.tile_of(pane)?;
+        if !tiles.is_visible(child) {
+            return None;
+        }
+        while let Some(parent) = tiles.parent_of(child) {
+            match tiles.get(parent)? {
+                Tile::Container(Container::Tabs(t)) if t.active != Some(child) => return None,
+                Tile::Container(Container::Linear(l)) => {
+                    return (l.dir == LinearDir::Vertical).then_some((parent, child));
+                }
+                _ => child = parent,
+            }
+        }
+        None
     }
 
     /// The vertical split the 3D view shares with the visible plots: the split, the view's

@@ -45,6 +45,9 @@ struct WorkArea<'a> {
 /// points.
 const VIEW3D_CHROME: f32 = 50.0;
 
+/// A tile's tab bar and the gap under it, points.
+const TAB_BAR: f32 = 28.0;
+
 impl Behavior<Pane> for WorkArea<'_> {
     fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
         pane.title().into()
@@ -422,6 +425,11 @@ impl OcuApp {
         if plots_hidden {
             layout.set_visible(Pane::Plots, false);
         }
+        // The presets keep the height of their list and the row under it ("Go to …"), the
+        // plots beside them at least their least.
+        let wanted = presets::wanted_height(ui, self.state.presets.len()) + TAB_BAR;
+        let room = height - plots::MIN_PANEL_HEIGHT - TAB_BAR;
+        layout.keep_height(Pane::Presets, height, wanted.min(room));
         let mut area = WorkArea {
             app: self,
             theme,

@@ -59,6 +59,53 @@ pub fn gauge_data(state: &ArmState, settings: &Settings) -> Vec<GaugeData> {
         .collect()
 }
 
+/// The panel's heading with its unit toggles.
+fn heading(ui: &mut egui::Ui, shown: Shown, settings: &mut Settings) {
+    ui.horizontal(|ui| {
+        ui.heading("Joints");
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            // Each button reads the unit shown now (a toggle reading "deg" while radians
+            // were shown said the opposite of the gauges); a click switches it.
+            let (mm, deg) = (settings.millimetres, settings.degrees);
+            let lengths = if mm {
+                "Prismatic joints in millimetres: click for metres"
+            } else {
+                "Prismatic joints in metres: click for millimetres"
+            };
+            if ui
+                .button(if mm { "mm" } else { "m" })
+                .accessible_name(if mm {
+                    "Lengths in millimetres"
+                } else {
+                    "Lengths in metres"
+                })
+                .on_hover_text(lengths)
+                .clicked()
+            {
+                settings.millimetres = !mm;
+            }
+            let units = UiCommand::ToggleUnits;
+            let angles = if deg {
+                "Revolute joints in degrees: click for radians"
+            } else {
+                "Revolute joints in radians: click for degrees"
+            };
+            if ui
+                .button(if deg { "deg" } else { "rad" })
+                .accessible_name(if deg {
+                    "Angles in degrees"
+                } else {
+                    "Angles in radians"
+                })
+                .on_hover_text(format!("{angles} — {}", units.keys_text(shown)))
+                .clicked()
+            {
+                settings.degrees = !deg;
+            }
+        });
+    });
+}
+
 /// Draws the panel: `data` from [`gauge_data`]; the unit toggles change `settings`.
 /// `last_known`, when given, says the values are the last known (`last known at 12:03:04
 /// UTC`): it is written over the gauges, which are greyed. `past`, when the past is drawn,
@@ -81,39 +128,7 @@ pub fn show(
     theme: &Theme,
     mut jog: Option<&mut GaugeJog>,
 ) {
-    ui.horizontal(|ui| {
-        ui.heading("Joints");
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            // Each button reads the unit shown now (a toggle reading "deg" while radians
-            // were shown said the opposite of the gauges); a click switches it.
-            let (mm, deg) = (settings.millimetres, settings.degrees);
-            let lengths = if mm {
-                "Prismatic joints in millimetres: click for metres"
-            } else {
-                "Prismatic joints in metres: click for millimetres"
-            };
-            if ui
-                .button(if mm { "mm" } else { "m" })
-                .on_hover_text(lengths)
-                .clicked()
-            {
-                settings.millimetres = !mm;
-            }
-            let units = UiCommand::ToggleUnits;
-            let angles = if deg {
-                "Revolute joints in degrees: click for radians"
-            } else {
-                "Revolute joints in radians: click for degrees"
-            };
-            if ui
-                .button(if deg { "deg" } else { "rad" })
-                .on_hover_text(format!("{angles} — {}", units.keys_text(shown)))
-                .clicked()
-            {
-                settings.degrees = !deg;
-            }
-        });
-    });
+    heading(ui, shown, settings);
     if data.is_empty() {
         ui.label(if shown.is_replay() {
             "No specification recorded up to this time."

@@ -54,6 +54,15 @@ fn preset_name(state: &ArmState, id: u8) -> Option<String> {
         .map(|p| p.name.clone())
 }
 
+/// How tall the panel is with `presets` presets, points: the heading, a row each, the
+/// separator and one row under it (the "Go to …" button of a preview).
+pub fn wanted_height(ui: &egui::Ui, presets: usize) -> f32 {
+    let spacing = ui.spacing();
+    let row = spacing.interact_size.y + spacing.item_spacing.y + 2.0;
+    let heading = ui.text_style_height(&egui::TextStyle::Heading) + spacing.item_spacing.y;
+    heading + row * (presets.max(1) as f32 + 1.0) + 3.0 * spacing.item_spacing.y + 8.0
+}
+
 /// Draws the panel for `state` with preset `preview` previewed.
 pub fn show(
     ui: &mut egui::Ui,

@@ -307,6 +307,7 @@ pub fn show(
             let help = UiCommand::ToggleHelp;
             if ui
                 .button(help.text())
+                .accessible_name("Keyboard shortcuts")
                 .on_hover_text(help.hover_text(shown))
                 .clicked()
             {

@@ -378,19 +378,17 @@ pub fn preset_poses(state: &ArmState) -> Vec<ArmPose> {
         .collect()
 }
 
-/// Draws the panel.
-pub fn show(
+/// The view's toolbar: the overlays, the camera's buttons, the tool point (`live`) and how
+/// to drive the camera.
+fn toolbar(
     ui: &mut egui::Ui,
     input: &View3dInput<'_>,
-    panel: &mut ArmPanel,
+    panel: &ArmPanel,
+    live: Option<&ArmPose>,
     settings: &mut Settings,
     theme: &Theme,
     actions: &mut Vec<Action>,
 ) {
-    let state = input.state;
-    let (live, ghost) = poses(state, input.preview);
-    // At a rest pose (Stowed) a joint on its limit is by design: not tinted.
-    let warnings = state.joint_warnings();
     ui.horizontal(|ui| {
         ui.toggle_value(&mut settings.show_axes, "axes")
             .on_hover_text("Show joint axes");
@@ -417,9 +415,21 @@ pub fn show(
                      the plots again",
                 );
         }
+        // A camera that no longer follows the arm is said before the tool point, whole:
+        // in a narrow view the tool point is cut, never this.
+        if panel.follow == Follow::Free {
+            ui.label(
+                RichText::new("free camera · F: follow")
+                    .small()
+                    .color(theme.warn),
+            )
+            .on_hover_text(
+                "The camera stays where you left it: F or a double-click follows the arm again",
+            );
+        }
         // The tool point in the toolbar, not over the view: the arm and its tool-point
         // marker are never drawn under it. Cut to the room left (whole on hover).
-        if let Some(p) = live.as_ref().filter(|_| ui.available_width() > 60.0) {
+        if let Some(p) = live.filter(|_| ui.available_width() > 60.0) {
             let t = p.tool_point_vehicle;
             let xyz = format!("{:.3}, {:.3}, {:.3} m", t.x, t.y, t.z);
             ui.add(
@@ -437,18 +447,31 @@ pub fn show(
         }
         // Cut in a narrow column: a row wider than the column would widen what is under it
         // (the banner) past the presets.
-        let hint = if panel.follow == Follow::Free {
-            RichText::new("free camera · F or double-click: follow the arm again").color(theme.warn)
-        } else {
+        let hint =
             RichText::new("drag: orbit · shift/right-drag: pan · scroll: zoom (leave follow)")
-                .color(theme.muted)
-        };
+                .color(theme.muted);
         // Only where there is room left: an elided hint placed past the column's end
         // would widen the tile's content (the notices' strip under it among them).
-        if ui.available_width() > 40.0 {
+        if panel.follow != Follow::Free && ui.available_width() > 40.0 {
             ui.add(egui::Label::new(hint.small()).truncate());
         }
     });
+}
+
+/// Draws the panel.
+pub fn show(
+    ui: &mut egui::Ui,
+    input: &View3dInput<'_>,
+    panel: &mut ArmPanel,
+    settings: &mut Settings,
+    theme: &Theme,
+    actions: &mut Vec<Action>,
+) {
+    let state = input.state;
+    let (live, ghost) = poses(state, input.preview);
+    // At a rest pose (Stowed) a joint on its limit is by design: not tinted.
+    let warnings = state.joint_warnings();
+    toolbar(ui, input, panel, live.as_ref(), settings, theme, actions);
     if !input.banner.is_empty() {
         // Under the toolbar, in this column only: nothing the pointer may be on moves.
         let drawn = ui.scope(|ui| super::banner::show(ui, input.banner, theme));
