@@ -277,14 +277,28 @@ fn a_jog_keeps_control_of_a_one_second_arm_and_a_taken_one_ends_with_that_verdic
     let port = free_port();
     let _sim = sim(&["--drivers", "velocity", "--control-timeout", "1"], port);
     let addr = format!("127.0.0.1:{port}");
-    let out = control_json(
-        &addr,
-        &["--component", "126.1.10"],
-        &["request-control", "jog", "1", "0.2", "3"],
-    )
-    .output()
-    .unwrap();
-    let lines = json_lines(&out.stdout);
+    // A jog stops when its own process is held up (its input goes stale: the safety rule,
+    // not the arm): on a machine that busy the run says so, and is run again (three tries).
+    let mut tries = 0;
+    let (out, lines) = loop {
+        tries += 1;
+        let out = control_json(
+            &addr,
+            &["--component", "126.1.10"],
+            &["request-control", "jog", "1", "0.2", "3"],
+        )
+        .output()
+        .unwrap();
+        let lines = json_lines(&out.stdout);
+        let held_up = lines.iter().any(|l| {
+            l["outcome"]["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("this process was held up"))
+        });
+        if !held_up || tries == 3 {
+            break (out, lines);
+        }
+    };
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -297,53 +311,67 @@ fn a_jog_keeps_control_of_a_one_second_arm_and_a_taken_one_ends_with_that_verdic
         .expect("the jog's line");
     assert_eq!(jog["outcome"]["result"], "completed", "{jog}");
 
-    // Another OCU (its own ID, a higher authority) takes control mid-jog.
-    let mut first = control_json(
-        &addr,
-        &["--component", "126.1.10"],
-        &["request-control", "jog", "1", "-0.2", "8"],
-    )
-    .spawn()
-    .unwrap();
-    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
-    let request = lines.next().expect("a line").unwrap();
-    assert!(request.contains("\"confirmed\""), "{request}");
-    // The jog starts once control is confirmed; let it stream a moment before the taking.
-    std::thread::sleep(Duration::from_millis(800));
-    let taker = control_json(
-        &addr,
-        &["--component", "126.1.10", "--authority", "200"],
-        &["request-control"],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(
-        taker.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&taker.stderr)
-    );
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(st) = first.try_wait().unwrap() {
-            break st.code();
+    // Another OCU (its own ID, a higher authority) takes control mid-jog; a run whose jog
+    // stopped because this machine held its process up is run again, as above.
+    let mut tries = 0;
+    let jog = loop {
+        tries += 1;
+        // Another OCU (its own ID, a higher authority) takes control mid-jog.
+        let mut first = control_json(
+            &addr,
+            &["--component", "126.1.10"],
+            &["request-control", "jog", "1", "-0.2", "8"],
+        )
+        .spawn()
+        .unwrap();
+        let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+        let request = lines.next().expect("a line").unwrap();
+        assert!(request.contains("\"confirmed\""), "{request}");
+        // The jog starts once control is confirmed; let it stream a moment before the taking.
+        std::thread::sleep(Duration::from_millis(800));
+        let taker = control_json(
+            &addr,
+            &["--component", "126.1.10", "--authority", "200"],
+            &["request-control"],
+        )
+        .output()
+        .unwrap();
+        assert_eq!(
+            taker.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&taker.stderr)
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(st) = first.try_wait().unwrap() {
+                break st.code();
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = first.kill();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let rest: Vec<Value> = lines
+            .map_while(Result::ok)
+            .filter_map(|l| serde_json::from_str(&l).ok())
+            .collect();
+        assert_eq!(status, Some(1), "{rest:?}");
+        let jog = rest
+            .iter()
+            .find(|l| l["action"] == "jog 1 -0.2 8")
+            .expect("the jog's line");
+        assert_eq!(jog["outcome"]["result"], "failed", "{jog}");
+        let held_up = jog["outcome"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("this process was held up"));
+        if !held_up || tries == 3 {
+            break jog.clone();
         }
-        if std::time::Instant::now() > deadline {
-            let _ = first.kill();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+        // The taker's control ends with it (the arm's one-second timeout).
+        std::thread::sleep(Duration::from_millis(1500));
     };
-    let rest: Vec<Value> = lines
-        .map_while(Result::ok)
-        .filter_map(|l| serde_json::from_str(&l).ok())
-        .collect();
-    assert_eq!(status, Some(1), "{rest:?}");
-    let jog = rest
-        .iter()
-        .find(|l| l["action"] == "jog 1 -0.2 8")
-        .expect("the jog's line");
-    assert_eq!(jog["outcome"]["result"], "failed", "{jog}");
     let reason = jog["outcome"]["reason"].as_str().unwrap();
     assert!(
         reason.starts_with("interrupted after") && reason.contains("control"),

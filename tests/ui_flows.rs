@@ -250,8 +250,8 @@ mod replay_flows {
     use jaus_ocu::sim::host;
     use jaus_ocu::ui::app::OcuApp;
     use jaus_ocu::ui::files::Task;
+    use jaus_ocu::ui::notice::{Notice, NoticeLevel};
     use jaus_ocu::ui::panels::gauges::gauge_data;
-    use jaus_ocu::ui::panels::notices::{Notice, NoticeLevel};
     use jaus_ocu::ui::recording::Recording;
     use jaus_ocu::ui::settings::Settings;
     use jaus_ocu::ui::sources::Badge;

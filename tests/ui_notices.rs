@@ -20,7 +20,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use jaus_ocu::model::update::*;
 use jaus_ocu::ui::app::OcuApp;
-use jaus_ocu::ui::panels::notices::NoticeLevel;
+use jaus_ocu::ui::notice::NoticeLevel;
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::tiles::{NamedLayout, Pane, TileLayout};
 use ui_common::{ARM, recorded, text, window};

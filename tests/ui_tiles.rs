@@ -26,7 +26,7 @@ use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
 use jaus_ocu::ui::app::OcuApp;
-use jaus_ocu::ui::panels::notices::{self, NoticeLevel};
+use jaus_ocu::ui::notice::{self, NoticeLevel};
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::sources::LiveKind;
 use jaus_ocu::ui::tiles::{NamedLayout, Pane, TileLayout};
@@ -373,7 +373,7 @@ fn notices_never_cover_the_banner_the_top_bar_or_the_preset_list_and_an_info_exp
         assert!(window(&h).contains_rect(n), "{size:?}: notices {n:?}");
         // The Info notices go after a few seconds of frames (egui's clock: 0.25 s a step);
         // the error stays until dismissed.
-        for _ in 0..(notices::INFO_SECONDS / 0.25) as usize + 4 {
+        for _ in 0..(notice::INFO_SECONDS / 0.25) as usize + 4 {
             h.step();
         }
         let left: Vec<NoticeLevel> = h.state().view.notices.iter().map(|n| n.level).collect();

@@ -363,7 +363,7 @@ fn nothing_moves_under_the_pointer_when_an_emergency_begins_a_long_message_arriv
         assert_same_places(&before, &places(&h), &format!("{size:?} recording"));
         h.state_mut().stop_recording();
         h.state_mut().notify(
-            jaus_ocu::ui::panels::notices::NoticeLevel::Warning,
+            jaus_ocu::ui::notice::NoticeLevel::Warning,
             "live arm 126.1.10: ClearEmergency confirmed (a notice, as after a command sent \
              while the past is drawn)",
         );

@@ -24,6 +24,7 @@ use crate::net::tap::Direction;
 use crate::record::capture::{CaptureEvent, CaptureReader};
 use crate::record::export::write_vehicle_csv;
 use crate::record::format;
+use crate::record::io_error::describe_io;
 use crate::record::pcapng::{PacketDirection, PcapngError, PcapngWriter};
 use crate::record::player::Replay;
 use crate::record::source::{SourceInfo, SourceKind, WireSource};
@@ -560,7 +561,7 @@ impl AtomicFile {
             .create(true)
             .truncate(true)
             .open(&temp)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {}", dest.display(), describe(&e)))?;
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {}", dest.display(), describe_io(&e)))?;
         Ok(AtomicFile {
             dest: dest.to_path_buf(),
             temp,
@@ -611,24 +612,6 @@ fn io_failure(dest: &Path, e: &io::Error) -> anyhow::Error {
     anyhow::anyhow!(
         "cannot write {}: {}; nothing was left under that name",
         dest.display(),
-        describe(e)
+        describe_io(e)
     )
-}
-
-/// What failed and what to do, for an I/O error.
-fn describe(e: &io::Error) -> String {
-    let mut cause = e.to_string();
-    // "(os error 28)" means nothing to a user; the words before it do.
-    if let Some(i) = cause.rfind(" (os error ") {
-        cause.truncate(i);
-    }
-    let advice = match e.kind() {
-        io::ErrorKind::StorageFull => "free space or choose another disk",
-        io::ErrorKind::ReadOnlyFilesystem => "the disk is read-only: choose another folder",
-        io::ErrorKind::PermissionDenied => "choose a folder you can write to",
-        io::ErrorKind::NotFound => "the folder does not exist: create it or choose another path",
-        io::ErrorKind::IsADirectory => "that is a folder: give a file name",
-        _ => "check the disk, or choose another path",
-    };
-    format!("{cause} — {advice}")
 }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::check::{CheckResult, Verdict};
 use super::run::Report;
+use crate::record::xml::xml_escape;
 
 fn verdict_counts(r: &Report) -> String {
     format!(
@@ -251,24 +252,6 @@ pub fn markdown(r: &Report) -> String {
         );
     }
     s
-}
-
-/// Escapes text for XML and HTML.
-pub fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Characters XML 1.0 cannot hold.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('?'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The report as a self-contained HTML page.

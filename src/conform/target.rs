@@ -12,6 +12,7 @@ use crate::jaus::core::{
 use crate::jaus::judp::Broadcast;
 use crate::jaus::message::ids;
 use crate::jaus::{JausId, Message};
+use crate::net::reports::is_manipulator_service;
 
 use super::tester::{SendOptions, Tester, Wire};
 
@@ -72,10 +73,11 @@ pub enum NotFound {
     NoManipulator(Vec<JausId>),
 }
 
+/// Whether `c` is a manipulator, by the OCU's rule ([`is_manipulator_service`]).
 fn is_manipulator(c: &Candidate) -> bool {
     c.services
         .as_ref()
-        .is_some_and(|s| s.iter().any(|r| r.uri.contains(":manipulator:")))
+        .is_some_and(|s| s.iter().any(|r| is_manipulator_service(&r.uri)))
 }
 
 /// Sends `QueryIdentification` and a wildcard `QueryServices` to every `--connect` address,

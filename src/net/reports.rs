@@ -389,12 +389,19 @@ pub fn take_services(known: &mut Vec<(String, u8, u8)>, reported: Vec<(String, u
     }
 }
 
-/// Whether a component's services (URI, major, minor) make it a manipulator.
+/// Whether a component's services (URI, major, minor) make it a manipulator
+/// ([`is_manipulator_service`]).
 pub fn is_manipulator(services: &[(String, u8, u8)]) -> bool {
-    services.iter().any(|(uri, _, _)| {
-        uri == "urn:jaus:jss:manipulator:ManipulatorSpecificationService"
-            || uri == "urn:jaus:jss:manipulator:ManipulatorJointPositionSensor"
-    })
+    services
+        .iter()
+        .any(|(uri, _, _)| is_manipulator_service(uri))
+}
+
+/// Whether offering the service `uri` makes a component a manipulator: its specification or
+/// its joint positions (what the OCU follows and `conform` tests).
+pub fn is_manipulator_service(uri: &str) -> bool {
+    uri == "urn:jaus:jss:manipulator:ManipulatorSpecificationService"
+        || uri == "urn:jaus:jss:manipulator:ManipulatorJointPositionSensor"
 }
 
 /// Reports an OCU reads without turning them into updates (so they are not "unexpected").

@@ -32,10 +32,20 @@ pub const MAX_UDP_PAYLOAD_V6: usize = 65_527;
 /// Time to live / hop limit written into every packet.
 const HOP_LIMIT: u8 = 64;
 
-mod block {
+/// pcapng block types and the section header's byte-order magic: what this writer writes
+/// and the reader ([`crate::record::capture`]) acts on.
+pub mod block {
+    /// Section Header Block.
     pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
+    /// Interface Description Block.
     pub const INTERFACE_DESCRIPTION: u32 = 0x0000_0001;
+    /// Packet Block (obsolete, still read).
+    pub const PACKET: u32 = 0x0000_0002;
+    /// Simple Packet Block (read).
+    pub const SIMPLE_PACKET: u32 = 0x0000_0003;
+    /// Enhanced Packet Block.
     pub const ENHANCED_PACKET: u32 = 0x0000_0006;
+    /// The section header's byte-order magic.
     pub const BYTE_ORDER_MAGIC: u32 = 0x1A2B_3C4D;
 }
 

@@ -43,6 +43,7 @@ use crate::model::events::Note;
 use crate::net::tap::{Direction, Tap, WireRecord};
 use crate::record::format;
 use crate::record::foxglove::SceneLook;
+use crate::record::io_error::describe_io;
 use crate::record::pipeline::{Channel, Out, Pipeline, PipelineConfig};
 
 /// How chunks are compressed.
@@ -931,25 +932,6 @@ fn set_error(shared: &Mutex<Shared>, path: &Path, detail: String) {
 fn clock(ns: u64) -> String {
     let s = ns / 1_000_000_000;
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-}
-
-/// What failed and what to do about it, for an I/O error.
-fn describe_io(e: &io::Error) -> String {
-    let mut cause = e.to_string();
-    // "(os error 28)" means nothing to an operator; the words before it do.
-    if let Some(i) = cause.rfind(" (os error ") {
-        cause.truncate(i);
-    }
-    let advice = match e.kind() {
-        io::ErrorKind::StorageFull => "free space or choose another disk",
-        io::ErrorKind::QuotaExceeded => "free space in your quota or choose another disk",
-        io::ErrorKind::ReadOnlyFilesystem => "the disk is read-only: choose another disk",
-        io::ErrorKind::PermissionDenied => "choose a folder you can write to",
-        io::ErrorKind::NotFound => "the folder does not exist: create it or choose another path",
-        io::ErrorKind::IsADirectory => "that is a folder: give a file name",
-        _ => "check the disk, or choose another path",
-    };
-    format!("{cause} — {advice}")
 }
 
 fn describe_mcap(e: &McapError) -> String {

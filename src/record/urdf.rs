@@ -48,6 +48,7 @@ use glam::{DAffine3, DMat3, DQuat, DVec3};
 use crate::model::arm::{ArmSpec, Joint, JointType};
 use crate::model::kinematics::{self, KinematicsError};
 use crate::model::update::ComponentId;
+use crate::record::xml::xml_escape as escape;
 
 /// Why no URDF could be written.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -567,24 +568,6 @@ fn num(v: f64) -> String {
     } else {
         format!("{v}")
     }
-}
-
-/// Text for an XML attribute value.
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Control characters are not allowed in XML 1.0.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

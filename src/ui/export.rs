@@ -13,7 +13,7 @@ use eframe::egui;
 
 use super::files::Jobs;
 use super::format::{format_hms, group_digits};
-use super::panels::notices::{Notice, NoticeLevel};
+use super::notice::{Notice, NoticeLevel};
 use super::sources::read_vehicle;
 use crate::model::arm::ArmSpec;
 use crate::model::kinematics::DEFAULT_CYLINDER_RADIUS;

@@ -24,6 +24,7 @@ pub mod gamepad;
 pub mod gl_ffi;
 pub mod jog;
 pub mod memory;
+pub mod notice;
 pub mod pace;
 pub mod panels;
 pub mod plot_caches;
@@ -116,14 +117,14 @@ pub fn run(
             app.set_pace(pace);
             let (mapping, problem) = gamepad_mapping();
             if let Some(problem) = problem {
-                app.notify(panels::notices::NoticeLevel::Warning, problem);
+                app.notify(notice::NoticeLevel::Warning, problem);
             }
             app.set_gamepad(gamepad::Gamepad::spawn(cc.egui_ctx.clone()), mapping);
             app.memory_override = memory_limit;
             if let Some(addr) = live_view
                 && let Err(why) = app.start_live_view(addr)
             {
-                app.notify(panels::notices::NoticeLevel::Error, why);
+                app.notify(notice::NoticeLevel::Error, why);
             }
             Ok(Box::new(app))
         }),

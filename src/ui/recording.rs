@@ -11,7 +11,7 @@ use eframe::egui::{self, RichText};
 
 use super::commands::UiCommand;
 use super::format::{format_hms, group_digits};
-use super::panels::notices::{Notice, NoticeLevel};
+use super::notice::{Notice, NoticeLevel};
 use super::theme::Theme;
 use super::time_control::Shown;
 use crate::model::clock::utc;

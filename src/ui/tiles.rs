@@ -387,6 +387,17 @@ impl TileLayout {
         }
     }
 
+    /// Whether `pane` and `other` are parts of one vertical split (one column), `pane`
+    /// shown and not spanning the column's height.
+    pub fn share_a_column(&self, pane: Pane, other: Pane) -> bool {
+        match (self.vertical_part(pane), self.tile_of(other)) {
+            (Some((parent, child)), Some(o)) => {
+                self.is_under(o, parent) && !self.is_under(o, child)
+            }
+            _ => false,
+        }
+    }
+
     /// The vertical split `pane` is a part of: the split and its child that holds the pane;
     /// `None` where the pane is hidden, behind another tab, or spans its column's height.
     fn vertical_part(&self, pane: Pane) -> Option<(TileId, TileId)> {

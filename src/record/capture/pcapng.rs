@@ -6,19 +6,15 @@ use std::io::Read;
 
 use super::input::{Endian, Input, io_error};
 use super::{CaptureError, MAX_FRAME_LEN, Record};
+use crate::record::pcapng::block as block_type;
 
 /// How many pcapng interfaces are remembered; each costs memory, and a file of nothing but
 /// interface descriptions must not grow the reader without bound.
 const MAX_INTERFACES: usize = 1024;
 
-/// pcapng block types that the reader acts on.
-mod block_type {
-    pub const INTERFACE_DESCRIPTION: u32 = 0x0000_0001;
-    pub const PACKET: u32 = 0x0000_0002;
-    pub const SIMPLE_PACKET: u32 = 0x0000_0003;
-    pub const ENHANCED_PACKET: u32 = 0x0000_0006;
-    pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
-}
+/// The byte-order magic as a little- and a big-endian section writes it.
+const MAGIC_LE: [u8; 4] = block_type::BYTE_ORDER_MAGIC.to_le_bytes();
+const MAGIC_BE: [u8; 4] = block_type::BYTE_ORDER_MAGIC.to_be_bytes();
 
 /// The state of a pcapng section: its byte order and the interfaces described so far.
 pub(super) struct NgState {
@@ -73,8 +69,8 @@ pub(super) fn read_section_header<R: Read>(
 ) -> Result<Endian, CaptureError> {
     // The byte-order magic is what tells how to read every other field, the length included.
     let endian = match byte_order {
-        [0x4d, 0x3c, 0x2b, 0x1a] => Endian::Little,
-        [0x1a, 0x2b, 0x3c, 0x4d] => Endian::Big,
+        MAGIC_LE => Endian::Little,
+        MAGIC_BE => Endian::Big,
         other => {
             return Err(CaptureError::Corrupt {
                 frame,

@@ -5,8 +5,8 @@
 use super::OcuApp;
 use crate::model::events::{Note, NotesFile, sidecar_path};
 use crate::ui::files;
+use crate::ui::notice::NoticeLevel;
 use crate::ui::panels::event_log::{NoteAnswer, NoteDraft, note_window};
-use crate::ui::panels::notices::NoticeLevel;
 use crate::ui::sources::read_vehicle;
 use eframe::egui::{self};
 

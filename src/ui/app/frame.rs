@@ -12,10 +12,10 @@ use crate::ui::action::Action;
 use crate::ui::arms;
 use crate::ui::commands::refusal;
 use crate::ui::files;
+use crate::ui::notice::{self, NoticeLevel};
 use crate::ui::panels::banner;
 use crate::ui::panels::confirm;
 use crate::ui::panels::help;
-use crate::ui::panels::notices::{self, NoticeLevel};
 use crate::ui::panels::status_bar::{self, StatusBar};
 use crate::ui::panels::timeline::{self, TimelineInput};
 use crate::ui::panels::top_bar::{self, FileMenu, TopBar};
@@ -222,7 +222,7 @@ impl OcuApp {
         // their own.
         let ctx = ui.ctx().clone();
         let now = ctx.input(|i| i.time);
-        if let Some(next) = notices::expire(&mut self.view.notices, now) {
+        if let Some(next) = notice::expire(&mut self.view.notices, now) {
             ctx.request_repaint_after(std::time::Duration::from_secs_f64(next.max(0.05)));
         }
         self.view.notice_rect = None;

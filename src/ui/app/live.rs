@@ -10,7 +10,7 @@ use crate::model::command::CommandKind;
 use crate::model::state::{ArmState, outcome_text};
 use crate::model::update::{ComponentId, ControlState, ManagementState, Remark};
 use crate::ui::arms::{ArmRow, rows};
-use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::notice::NoticeLevel;
 
 impl OcuApp {
     /// The live arm's newest state, whatever is drawn: `None` when no live source exists

@@ -10,7 +10,7 @@ use super::OcuApp;
 use crate::model::events::Note;
 use crate::model::update::{MarkKind, Remark, Update};
 use crate::record::live::{LiveConfig, LiveServer, LiveStats};
-use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::notice::NoticeLevel;
 use crate::ui::panels::status_bar::LiveViewLine;
 use crate::ui::theme::ScenePalette;
 

@@ -44,7 +44,7 @@ use crate::ui::sources::Sources;
 use crate::ui::time_control::{Shown, TimeControl};
 
 use crate::ui::action::Confirm;
-use crate::ui::panels::notices::{Notice, NoticeLevel};
+use crate::ui::notice::{Notice, NoticeLevel};
 use crate::ui::settings::Settings;
 use crate::ui::sources::{LiveKind, ReplayState};
 use crate::ui::words::{arm_name, last_outcome};
@@ -571,7 +571,7 @@ impl OcuApp {
     }
 
     /// Shows a message for the operator in the notices' strip under the tiles: an Info for
-    /// [`crate::ui::panels::notices::INFO_SECONDS`], a warning for [`crate::ui::panels::notices::WARNING_SECONDS`], an
+    /// [`crate::ui::notice::INFO_SECONDS`], a warning for [`crate::ui::notice::WARNING_SECONDS`], an
     /// error until dismissed.
     pub fn notify(&mut self, level: NoticeLevel, text: impl Into<String>) {
         let text = text.into();
@@ -579,8 +579,8 @@ impl OcuApp {
             NoticeLevel::Error => tracing::warn!("{text}"),
             _ => tracing::info!("{text}"),
         }
-        // The same message again is counted on the one shown (`notices::push`).
-        crate::ui::panels::notices::push(&mut self.view.notices, Notice::new(level, text));
+        // The same message again is counted on the one shown (`notice::push`).
+        crate::ui::notice::push(&mut self.view.notices, Notice::new(level, text));
     }
 }
 

@@ -12,7 +12,7 @@ use crate::ui::action::{Action, Confirm};
 use crate::ui::commands::{self, UiCommand};
 use crate::ui::export;
 use crate::ui::files::{self, Task};
-use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::notice::NoticeLevel;
 use crate::ui::sources::read_vehicle;
 use crate::ui::time_control::{Shown, TimeCommand};
 use crate::ui::words::file_name;

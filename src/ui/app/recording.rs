@@ -7,7 +7,7 @@ use crate::model::update::{MarkKind, Remark, Update};
 use crate::record::format;
 use crate::record::recorder::{Recorder, RecorderConfig};
 use crate::ui::files::Task;
-use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::notice::NoticeLevel;
 use crate::ui::recording::Recording;
 use crate::ui::sources::{LiveKind, read_vehicle};
 use crate::ui::theme::ScenePalette;

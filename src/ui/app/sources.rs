@@ -11,7 +11,7 @@ use crate::model::update::{ComponentId, NetFact, Remark, Update};
 use crate::model::vehicle::Vehicle;
 use crate::record::player::{LoadWaker, Replay};
 use crate::ui::format::format_hms;
-use crate::ui::panels::notices::NoticeLevel;
+use crate::ui::notice::NoticeLevel;
 use crate::ui::sources::{Previous, ReplayState, read_vehicle, write_vehicle};
 use crate::ui::time_control::{Shown, TimeCommand, TimeControl};
 use std::path::Path;

@@ -8,12 +8,12 @@ use super::OcuApp;
 use crate::model::jog::Source;
 use crate::ui::action::Action;
 use crate::ui::arms;
+use crate::ui::notice::NoticeLevel;
 use crate::ui::panels::arm_list;
 use crate::ui::panels::clearance;
 use crate::ui::panels::event_log::{self, LogInput};
 use crate::ui::panels::gauges;
 use crate::ui::panels::jog;
-use crate::ui::panels::notices::NoticeLevel;
 use crate::ui::panels::plots::{self, PlotsInput};
 use crate::ui::panels::presets;
 use crate::ui::panels::view3d::{self, View3dInput};
@@ -417,19 +417,23 @@ impl OcuApp {
         // work area's height, not from how the view came out, so it does not flip from frame
         // to frame.
         let height = ui.available_height();
-        let plots_hidden = !layout.keep_view3d(
+        let mut plots_hidden = !layout.keep_view3d(
             height,
             view3d::MIN_VIEW3D_HEIGHT + VIEW3D_CHROME,
             plots::MIN_PANEL_HEIGHT + 24.0,
         );
+        // The presets keep the height of their list and the row under it ("Go to …"); in a
+        // column too short for them and the plots' least, the plots give way as above (the
+        // presets are commands).
+        let wanted = presets::wanted_height(ui, self.state.presets.len()) + TAB_BAR;
+        let plots_least = plots::MIN_PANEL_HEIGHT + TAB_BAR;
+        if wanted + plots_least > height && layout.share_a_column(Pane::Presets, Pane::Plots) {
+            plots_hidden = true;
+        }
         if plots_hidden {
             layout.set_visible(Pane::Plots, false);
         }
-        // The presets keep the height of their list and the row under it ("Go to …"), the
-        // plots beside them at least their least.
-        let wanted = presets::wanted_height(ui, self.state.presets.len()) + TAB_BAR;
-        let room = height - plots::MIN_PANEL_HEIGHT - TAB_BAR;
-        layout.keep_height(Pane::Presets, height, wanted.min(room));
+        layout.keep_height(Pane::Presets, height, wanted);
         let mut area = WorkArea {
             app: self,
             theme,

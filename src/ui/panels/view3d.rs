@@ -344,7 +344,7 @@ pub struct View3dInput<'a> {
     /// view's minimum.
     pub plots_hidden: bool,
     /// The messages for the operator, drawn in a strip along the bottom of the tile.
-    pub notices: &'a [crate::ui::panels::notices::Notice],
+    pub notices: &'a [crate::ui::notice::Notice],
 }
 
 /// The arm at the drawn positions and the previewed preset's ghost, when computable.
@@ -408,12 +408,17 @@ fn toolbar(
                 actions.push(Action::Ui(cmd));
             }
         }
-        if input.plots_hidden {
-            ui.label(RichText::new("plots hidden").small().color(theme.warn))
-                .on_hover_text(
-                    "The window is too small for the plots and the 3D view: enlarge it to see \
+        // Cut to the room left, never past the tile's edge (a row wider than the tile
+        // widens what is under it: the notices' strip).
+        if input.plots_hidden && ui.available_width() > 24.0 {
+            ui.add(
+                egui::Label::new(RichText::new("plots hidden").small().color(theme.warn))
+                    .truncate(),
+            )
+            .on_hover_text(
+                "The window is too small for the plots and the 3D view: enlarge it to see \
                      the plots again",
-                );
+            );
         }
         // A camera that no longer follows the arm is said before the tool point, whole:
         // in a narrow view the tool point is cut, never this.

@@ -55,18 +55,35 @@
 //! the legends of every plot (with that time, in a place kept for it at the row's end) and a
 //! line at that time across the plots: nothing is drawn over the data.
 
-use eframe::egui::{self, Rect, RichText, Sense, UiBuilder, Vec2, pos2, vec2};
+use eframe::egui::{self, Rect, RichText, Sense, UiBuilder, pos2, vec2};
 use egui::containers::menu::{MenuButton, MenuConfig};
 use egui_plot::{
     AxisHints, GridInput, HLine, Line, LineStyle, Plot, PlotPoints, VLine, uniform_grid_spacer,
 };
 
+mod axis;
+mod caches;
+mod lanes;
+
+use axis::LABEL_MARGIN;
+pub use axis::{
+    DEFAULT_TICK_LABEL_HEIGHT, fit_y, labelled_ticks, tick_label, tick_label_height, tick_values,
+    value_text, wheel_zoom, y_steps,
+};
+pub use caches::{LaneData, cached_lines, plot_lines, value_at};
+use lanes::NOTE_IN_HEADER_W;
+pub use lanes::{
+    Channel, HEADER_HEIGHT, LANE_GAP, LEGEND_HEIGHT, Lane, MIN_GUTTER, MIN_PANEL_HEIGHT,
+    MIN_PLOT_HEIGHT, SMALLEST_PLOT_HEIGHT, TIME_AXIS_HEIGHT, channels, default_panel_height,
+    default_panel_height_lanes, lane_counts, lanes, mixed, panel_height, panel_height_lanes,
+    shown_plots, shown_plots_noted, shows_force, units,
+};
+
 use super::plot_picker;
-use crate::model::history::{History, Lines};
 use crate::model::session::Session;
-use crate::model::signals::{PlotSpec, Series, SignalInfo, SignalRef, Units, describe};
+use crate::model::signals::{PlotSpec, Series, SignalRef, Units};
 use crate::ui::commands::UiCommand;
-use crate::ui::plot_caches::{BandLines, PlotCaches};
+use crate::ui::plot_caches::PlotCaches;
 use crate::ui::settings::Settings;
 use crate::ui::simplify::simplify;
 use crate::ui::theme::Theme;
@@ -202,307 +219,6 @@ impl Default for PlotsView {
     }
 }
 
-/// The least width of the Y label gutter, points.
-pub const MIN_GUTTER: f32 = 64.0;
-
-/// Space between a Y tick label and the gutter's edges, points.
-const LABEL_MARGIN: f32 = 4.0;
-
-/// The least height of one plot, points: two or three labelled Y ticks.
-pub const MIN_PLOT_HEIGHT: f32 = 64.0;
-
-/// The least height a plot (each lane of it) is drawn at when a small window gives the panel
-/// less than it asks (800×600: the 3D arm keeps its room; two labelled ticks still show).
-/// More plots than fit at this height are left out (a line says so).
-pub const SMALLEST_PLOT_HEIGHT: f32 = 48.0;
-
-/// The height of the panel's header row, points (title, follow, window, threshold).
-pub const HEADER_HEIGHT: f32 = 30.0;
-
-/// The height of a plot's legend row with its spacing, points.
-pub const LEGEND_HEIGHT: f32 = 28.0;
-
-/// The height of the time axis under the bottom plot, points.
-pub const TIME_AXIS_HEIGHT: f32 = 20.0;
-
-/// The least height of the plots panel, points: the header, two legends and two plots of
-/// [`MIN_PLOT_HEIGHT`] (other panels may use it to decide who gives way).
-pub const MIN_PANEL_HEIGHT: f32 = panel_height(2, MIN_PLOT_HEIGHT);
-
-/// The panel's height for `plots` plots of one lane each, `plot_height` each.
-pub const fn panel_height(plots: usize, plot_height: f32) -> f32 {
-    HEADER_HEIGHT + plots as f32 * (plot_height + LEGEND_HEIGHT) + TIME_AXIS_HEIGHT
-}
-
-/// The panel's height for plots of `lanes[i]` lanes each, `plot_height` each lane.
-pub fn panel_height_lanes(lanes: &[usize], plot_height: f32) -> f32 {
-    let plots: f32 = lanes
-        .iter()
-        .map(|&n| LEGEND_HEIGHT + lanes_height(n, plot_height))
-        .sum();
-    HEADER_HEIGHT + plots + TIME_AXIS_HEIGHT
-}
-
-/// The panel's starting height in a window area `available` points tall with `plots` plots:
-/// a third of it, more to give each plot [`MIN_PLOT_HEIGHT`], never more than half of it, and
-/// in a small window (800×600) no more than 42 % of it (the plots give way first; plots that
-/// do not fit are left out, [`shown_plots`]).
-pub fn default_panel_height(available: f32, plots: usize) -> f32 {
-    default_panel_height_for(available, panel_height(plots.max(1), MIN_PLOT_HEIGHT))
-}
-
-/// [`default_panel_height`] for plots of `lanes[i]` lanes each ([`lane_counts`]): a plot of
-/// several units asks for a lane per unit.
-pub fn default_panel_height_lanes(available: f32, lanes: &[usize]) -> f32 {
-    let wanted = if lanes.is_empty() {
-        panel_height(1, MIN_PLOT_HEIGHT)
-    } else {
-        panel_height_lanes(lanes, MIN_PLOT_HEIGHT)
-    };
-    default_panel_height_for(available, wanted)
-}
-
-/// The panel's starting height in `available` points when it wants `wanted`.
-fn default_panel_height_for(available: f32, wanted: f32) -> f32 {
-    let cap = if available < 560.0 { 0.42 } else { 0.5 };
-    (available * 0.34)
-        .max(wanted.min(available * cap))
-        .max(MIN_PANEL_HEIGHT.min(available * 0.42))
-}
-
-/// The height of a Y tick label at the body font of egui's default style, points (what the
-/// unit tests use; the panel measures the font it draws with, [`tick_label_height`]).
-pub const DEFAULT_TICK_LABEL_HEIGHT: f64 = 15.0;
-
-/// Labelled Y ticks are chosen at least this far apart when the plot is tall enough, points.
-const TICK_COMFORTABLE_SPACING: f64 = 28.0;
-
-/// The height of a Y tick label in `ui`'s style, points (the row height of its body font).
-pub fn tick_label_height(ui: &egui::Ui) -> f64 {
-    f64::from(ui.text_style_height(&egui::TextStyle::Body))
-}
-
-/// Zoom factors (time, value) for one frame's wheel input; above 1 zooms in. The wheel
-/// zooms time; Shift + wheel (which egui hands over as a horizontal scroll) and Ctrl +
-/// wheel (which egui hands over as a pinch zoom) zoom the value axis.
-pub fn wheel_zoom(scroll: Vec2, pinch: f32, shift: bool) -> Vec2 {
-    if pinch.is_finite() && pinch > 0.0 && (pinch - 1.0).abs() > f32::EPSILON {
-        return vec2(1.0, pinch);
-    }
-    let wheel = if scroll.y == 0.0 { scroll.x } else { scroll.y };
-    let factor = (wheel * 0.002).exp();
-    if shift {
-        vec2(1.0, factor)
-    } else {
-        vec2(factor, 1.0)
-    }
-}
-
-/// The 1-2-5 step at or above `x` (> 0).
-fn nice_at_least(x: f64) -> f64 {
-    let power = 10f64.powf(x.log10().floor());
-    match x / power {
-        m if m <= 1.0 => power,
-        m if m <= 2.0 => 2.0 * power,
-        m if m <= 5.0 => 5.0 * power,
-        _ => 10.0 * power,
-    }
-}
-
-/// The 1-2-5 step above the 1-2-5 step `s`.
-fn nice_above(s: f64) -> f64 {
-    nice_at_least(s * 1.01)
-}
-
-/// How many multiples of `step` lie in `[lo, hi]`.
-fn multiples_in(lo: f64, hi: f64, step: f64) -> usize {
-    if hi < lo || step <= 0.0 || !step.is_finite() {
-        return 0;
-    }
-    let first = (lo / step).ceil();
-    let last = (hi / step).floor();
-    if last >= first {
-        (last - first) as usize + 1
-    } else {
-        0
-    }
-}
-
-/// Y grid steps (fine, labelled, coarse) for the visible value range `bounds` drawn at
-/// `px_per_value` points per unit with labels `label` points tall: labelled ticks
-/// [`TICK_COMFORTABLE_SPACING`] apart when the plot is tall enough, closer (never closer than
-/// a label) until at least two of them fall where their labels show whole.
-pub fn y_steps(bounds: (f64, f64), px_per_value: f64, label: f64) -> [f64; 3] {
-    let (lo, hi) = (bounds.0.min(bounds.1), bounds.0.max(bounds.1));
-    let range = hi - lo;
-    if !(range > 0.0 && range.is_finite() && px_per_value > 0.0 && px_per_value.is_finite()) {
-        return [0.2, 1.0, 5.0];
-    }
-    let margin = 0.5 * label / px_per_value;
-    let mut step = nice_at_least(TICK_COMFORTABLE_SPACING.max(label) / px_per_value);
-    for _ in 0..64 {
-        if multiples_in(lo + margin, hi - margin, step) >= 2 {
-            break;
-        }
-        let down = step_down(step);
-        if down * px_per_value < label || down < range * 1e-6 {
-            break;
-        }
-        step = down;
-    }
-    [step / 5.0, step, step * 5.0]
-}
-
-/// The 1-2-5 step below `s`.
-fn step_down(s: f64) -> f64 {
-    let power = 10f64.powf(s.log10().floor());
-    let m = (s / power).round();
-    if m >= 5.0 {
-        2.0 * power
-    } else if m >= 2.0 {
-        power
-    } else {
-        0.5 * power
-    }
-}
-
-/// The labelled Y ticks over `bounds` in a data area `height` points tall with labels
-/// `label` points tall, and their step: the multiples of [`y_steps`]' labelled step whose
-/// label stands whole inside the data area, when labels are at least a label apart. These
-/// are the labels the panel draws.
-pub fn tick_values(bounds: (f64, f64), height: f64, label: f64) -> (Vec<f64>, f64) {
-    let (lo, hi) = (bounds.0.min(bounds.1), bounds.0.max(bounds.1));
-    let range = hi - lo;
-    if !(range > 0.0 && range.is_finite() && height > 0.0) {
-        return (Vec::new(), 1.0);
-    }
-    let px = height / range;
-    let [_, step, _] = y_steps((lo, hi), px, label);
-    if step * px < label {
-        return (Vec::new(), step);
-    }
-    let margin = 0.5 * label / px;
-    let first = ((lo + margin) / step).ceil() as i64;
-    let last = ((hi - margin) / step).floor() as i64;
-    let values = (first..=last).take(64).map(|k| k as f64 * step).collect();
-    (values, step)
-}
-
-/// How many labelled Y ticks the panel draws over `bounds` in a data area `height` points
-/// tall with labels `label` points tall ([`tick_values`]).
-pub fn labelled_ticks(bounds: (f64, f64), height: f64, label: f64) -> usize {
-    tick_values(bounds, height, label).0.len()
-}
-
-/// The Y range that fits values `[lo, hi]` (and the `threshold` line when given, and its
-/// negative when values go below zero) in a data area `height` points tall with labels
-/// `label` points tall, padded, with at least two labelled ticks ([`labelled_ticks`]): when
-/// the padded range leaves too little room, a wider range around the data in which two
-/// 1-2-5 multiples stand a label apart with half a label (and a point) inside each edge
-/// (`two_ticks`). `None` when there is nothing to fit.
-pub fn fit_y(
-    lo: f64,
-    hi: f64,
-    threshold: Option<f64>,
-    height: f64,
-    label: f64,
-) -> Option<(f64, f64)> {
-    if !(lo.is_finite() && hi.is_finite()) || hi < lo {
-        return None;
-    }
-    let (mut lo, mut hi) = (lo, hi);
-    if let Some(th) = threshold.filter(|t| t.is_finite()) {
-        hi = hi.max(th);
-        if lo < 0.0 {
-            lo = lo.min(-th);
-        }
-    }
-    let pad = ((hi - lo) * 0.1).max(0.1);
-    let fitted = (lo - pad, hi + pad);
-    if labelled_ticks(fitted, height, label) >= 2 {
-        return Some(fitted);
-    }
-    Some(two_ticks(lo - 0.25 * pad, hi + 0.25 * pad, height, label).unwrap_or(fitted))
-}
-
-/// The narrowest range (of a few tried per step) holding `[lo, hi]` in which two
-/// multiples of a 1-2-5 step are labelled in a data area `height` points tall with labels
-/// `label` points tall: the step's two labels at least a label apart (the range at most
-/// `step · height / label` wide), each with half a label and a point between it and the
-/// edge. Trying wider steps until one fits; `None` when the area is too short for two labels.
-fn two_ticks(lo: f64, hi: f64, height: f64, label: f64) -> Option<(f64, f64)> {
-    let room = label + 2.0;
-    if height.is_nan() || height <= label + room || hi < lo {
-        return None;
-    }
-    let span = (hi - lo).max(1e-9);
-    let mut step = nice_at_least(span * label / height);
-    for _ in 0..48 {
-        // Two labels a label apart at most this wide; the labels' room at least this wide.
-        let widest = step * height / (label + 0.25);
-        let narrowest = (step * height / (height - room)).max(span);
-        for k in 0..=4 {
-            let d = narrowest + (widest - narrowest) * f64::from(k) / 4.0;
-            if d > widest {
-                break;
-            }
-            let r = 0.5 * room * d / height;
-            let first = ((hi - d + r) / step).floor() as i64 - 1;
-            let last = ((lo - r) / step).ceil() as i64 + 1;
-            for j in first..=last.min(first + 64) {
-                let tick = j as f64 * step;
-                let from = (hi - d).max(tick + step - d + r);
-                let to = lo.min(tick - r);
-                if from <= to {
-                    let y0 = (0.5 * (lo + hi - d)).clamp(from, to);
-                    let bounds = (y0, y0 + d);
-                    if labelled_ticks(bounds, height, label) >= 2 {
-                        return Some(bounds);
-                    }
-                }
-            }
-        }
-        step = nice_above(step);
-    }
-    None
-}
-
-/// A Y tick's label: the value with as many decimals as the tick spacing needs, and the unit.
-pub fn tick_label(value: f64, step: f64, unit: &str) -> String {
-    let decimals = if step > 0.0 && step.is_finite() {
-        (-step.log10().floor()).clamp(0.0, 6.0) as usize
-    } else {
-        1
-    };
-    // -0.0 reads as a different value than 0.
-    let value = if value.abs() < step.abs() * 1e-6 {
-        0.0
-    } else {
-        value
-    };
-    let unit = if unit.is_empty() || unit == "°" {
-        unit.to_string()
-    } else {
-        format!(" {unit}")
-    };
-    format!("{value:.decimals$}{unit}")
-}
-
-/// A value with its unit as the legends write it (decimals by unit, as the gauges do).
-pub fn value_text(v: f64, unit: &str) -> String {
-    let decimals = match unit {
-        "rad" | "rad/s" => 3,
-        "m" | "m/s" => 4,
-        "°" | "°/s" | "mm" | "mm/s" | "%" => 1,
-        _ => 2,
-    };
-    if unit == "°" {
-        format!("{v:.decimals$}°")
-    } else {
-        format!("{v:.decimals$} {unit}")
-    }
-}
-
 /// What the plots show.
 pub struct PlotsInput<'a> {
     /// The session drawn.
@@ -516,219 +232,6 @@ pub struct PlotsInput<'a> {
 /// The time window to draw: the last `window` seconds when following live.
 pub fn live_window(now: f64, window: f64) -> (f64, f64) {
     (now - window, now)
-}
-
-/// One signal of a plot as drawn.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Channel {
-    /// The signal.
-    pub signal: SignalRef,
-    /// It resolved against the arm shown; `None` when the arm has no such signal.
-    pub info: Option<SignalInfo>,
-    /// Hidden by the operator.
-    pub hidden: bool,
-    /// Its colour's index in the theme's series colours.
-    pub colour: usize,
-}
-
-impl Channel {
-    /// Its name in a legend; `mixed` when the plot holds several series.
-    pub fn label(&self, mixed: bool) -> String {
-        match &self.info {
-            Some(i) if mixed => i.medium.clone(),
-            Some(i) => i.short.clone(),
-            None => fallback_name(self.signal),
-        }
-    }
-
-    /// Its unit (empty when unavailable).
-    pub fn unit(&self, units: Units) -> &'static str {
-        self.info.as_ref().map_or("", |i| i.unit(units))
-    }
-
-    /// Drawn: available and not hidden.
-    pub fn drawn(&self) -> bool {
-        self.info.is_some() && !self.hidden
-    }
-}
-
-/// The name of a signal the arm shown does not have.
-fn fallback_name(signal: SignalRef) -> String {
-    match signal.series {
-        Series::ForceTorque => format!("F/T {}", signal.channel + 1),
-        s => format!(
-            "J{} {}",
-            signal.channel.saturating_add(1),
-            s.title().to_lowercase()
-        ),
-    }
-}
-
-/// The signals of `spec` on the arm in `session`, each resolved, with its colour (the
-/// end-effector channels keep theirs, joints take theirs by joint, a second series in the
-/// plot shifts its colours so two signals rarely share one).
-pub fn channels(session: &Session, spec: &PlotSpec) -> Vec<Channel> {
-    let signals = spec.signals_on(session);
-    let mut series_seen: Vec<Series> = Vec::new();
-    signals
-        .into_iter()
-        .map(|signal| {
-            let k = match series_seen.iter().position(|s| *s == signal.series) {
-                Some(k) => k,
-                None => {
-                    series_seen.push(signal.series);
-                    series_seen.len() - 1
-                }
-            };
-            Channel {
-                signal,
-                info: describe(session, signal),
-                hidden: spec.hidden.contains(&signal),
-                colour: signal.channel + 3 * k,
-            }
-        })
-        .collect()
-}
-
-/// Whether the channels come from more than one series.
-pub fn mixed(channels: &[Channel]) -> bool {
-    channels
-        .windows(2)
-        .any(|w| w[0].signal.series != w[1].signal.series)
-}
-
-/// Whether the plot draws an end-effector force (the threshold applies to |F|).
-pub fn shows_force(channels: &[Channel]) -> bool {
-    channels.iter().any(|c| {
-        c.drawn() && c.signal.series == Series::ForceTorque && !(3..6).contains(&c.signal.channel)
-    })
-}
-
-/// Lines of the drawn `channels` over `[t0, t1]` in `columns` columns, broken at gaps, in
-/// shown units: `(index into channels, lines)`.
-pub fn plot_lines(
-    session: &Session,
-    channels: &[Channel],
-    units: Units,
-    (t0, t1): (f64, f64),
-    columns: usize,
-) -> Vec<(usize, Lines)> {
-    let mut out = Vec::new();
-    let mut bounds = Vec::new();
-    for series in Series::ALL {
-        let of_series: Vec<usize> = channels
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.drawn() && c.signal.series == series)
-            .map(|(i, _)| i)
-            .collect();
-        if of_series.is_empty() {
-            continue;
-        }
-        let history = series.history(session);
-        let wanted: Vec<usize> = of_series
-            .iter()
-            .map(|&i| channels[i].signal.channel)
-            .collect();
-        let gap = history.gap_threshold(t0, t1);
-        let lines = history.plot_lines_multi(&wanted, t0, t1, columns, gap, &mut bounds);
-        for (i, mut l) in of_series.into_iter().zip(lines) {
-            let scale = channels[i]
-                .info
-                .as_ref()
-                .map_or(1.0, |info| info.scale(units));
-            if scale != 1.0 {
-                l.points.iter_mut().for_each(|p| p[1] *= scale);
-            }
-            out.push((i, l));
-        }
-    }
-    out
-}
-
-/// One drawn signal's data in a lane.
-#[derive(Debug, Clone)]
-pub enum LaneData {
-    /// Min/max pairs per pixel column from the caches, drawn as an [`EnvelopeBand`] with
-    /// the values multiplied by `scale` (the shown unit's).
-    Band {
-        /// The pairs and their range, in the history's units.
-        lines: BandLines,
-        /// The shown unit's scale.
-        scale: f64,
-    },
-    /// Points in shown units, drawn as lines.
-    Raw(Lines),
-}
-
-impl LaneData {
-    /// Points held (a band's two per column).
-    pub fn points(&self) -> usize {
-        match self {
-            Self::Band { lines, .. } => lines.lines.points.len(),
-            Self::Raw(l) => l.points.len(),
-        }
-    }
-
-    /// The smallest and largest value shown (`+inf, -inf` when none).
-    pub fn range(&self) -> (f64, f64) {
-        match self {
-            Self::Band { lines, scale } => {
-                let (a, b) = (lines.range.0 * scale, lines.range.1 * scale);
-                (a.min(b), a.max(b))
-            }
-            Self::Raw(l) => l
-                .points
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-                    (a.min(p[1]), b.max(p[1]))
-                }),
-        }
-    }
-}
-
-/// Lines of the drawn `channels` over `[t0, t1]` in `columns` columns as
-/// [`plot_lines`], from `caches` where a series decimates (brought to this view by
-/// [`PlotCaches::update`]): `(index into channels, data)`.
-pub fn cached_lines(
-    session: &Session,
-    caches: &PlotCaches,
-    channels: &[Channel],
-    units: Units,
-    range: (f64, f64),
-    columns: usize,
-) -> Vec<(usize, LaneData)> {
-    let mut out = Vec::new();
-    let mut raw = Vec::new();
-    for (i, c) in channels.iter().enumerate() {
-        if !c.drawn() {
-            continue;
-        }
-        match caches.band_lines(c.signal) {
-            Some(lines) => {
-                let scale = c.info.as_ref().map_or(1.0, |info| info.scale(units));
-                out.push((i, LaneData::Band { lines, scale }));
-            }
-            None => raw.push(c.clone()),
-        }
-    }
-    if !raw.is_empty() {
-        // Keep the indices into `channels`: the raw ones are drawn as `plot_lines` draws them.
-        let hidden: Vec<Channel> = channels
-            .iter()
-            .map(|c| {
-                let mut c = c.clone();
-                c.hidden |= !raw.iter().any(|r| r.signal == c.signal);
-                c
-            })
-            .collect();
-        out.extend(
-            plot_lines(session, &hidden, units, range, columns)
-                .into_iter()
-                .map(|(i, l)| (i, LaneData::Raw(l))),
-        );
-    }
-    out
 }
 
 /// Brings the envelope caches to this frame's `range` for every signal the lanes of `slots`
@@ -803,124 +306,6 @@ fn lane_columns(view: &PlotsView, width: f32) -> usize {
     } else {
         usize::MAX / 4
     }
-}
-
-/// The value of `channel` shown at time `t`: the last sample at or before it (`hover`: the
-/// sample nearest it, unless that is farther than a gap away), scaled to shown units.
-pub fn value_at(
-    session: &Session,
-    channel: &Channel,
-    units: Units,
-    t: f64,
-    hover: bool,
-) -> Option<f64> {
-    let info = channel.info.as_ref()?;
-    let history: &History = channel.signal.series.history(session);
-    let c = channel.signal.channel;
-    let (ts, v) = if hover {
-        let (ts, v) = history.nearest(c, t)?;
-        let gap = history.gap_threshold(t - 30.0, t + 30.0);
-        if (ts - t).abs() > gap.min(30.0) {
-            return None;
-        }
-        (ts, v)
-    } else {
-        history.value_at(c, t)?
-    };
-    let _ = ts;
-    Some(v * info.scale(units)).filter(|v| v.is_finite())
-}
-
-/// One lane of a plot: the channels of one unit, drawn against one Y axis labelled in it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Lane {
-    /// The unit of its axis ("" for a plot without available signals).
-    pub unit: &'static str,
-    /// Its channels: indices into the plot's channels.
-    pub channels: Vec<usize>,
-}
-
-/// The lanes of a plot of `channels` in `units`: one per unit, in the order the units first
-/// appear, each with the channels in that unit (hidden ones included, so hiding a chip never
-/// moves a lane). Signals the arm lacks are in none. A plot without available signals is one
-/// lane without a unit.
-pub fn lanes(channels: &[Channel], units: Units) -> Vec<Lane> {
-    let mut out: Vec<Lane> = Vec::new();
-    for (i, c) in channels.iter().enumerate() {
-        if c.info.is_none() {
-            continue;
-        }
-        let unit = c.unit(units);
-        match out.iter_mut().find(|l| l.unit == unit) {
-            Some(lane) => lane.channels.push(i),
-            None => out.push(Lane {
-                unit,
-                channels: vec![i],
-            }),
-        }
-    }
-    if out.is_empty() {
-        out.push(Lane {
-            unit: "",
-            channels: Vec::new(),
-        });
-    }
-    out
-}
-
-/// Points between two lanes of one plot.
-pub const LANE_GAP: f32 = 2.0;
-
-/// The height of `lanes` lanes of one plot, each `height` tall, with the gaps between them.
-fn lanes_height(lanes: usize, height: f32) -> f32 {
-    let n = lanes.max(1) as f32;
-    n * height + (n - 1.0) * LANE_GAP
-}
-
-/// How many lanes each plot of `settings` takes on the arm in `session`: what a layout sizing
-/// the panel gives [`panel_height_lanes`].
-pub fn lane_counts(session: &Session, settings: &Settings) -> Vec<usize> {
-    let units = units(settings);
-    settings
-        .plots
-        .plots
-        .iter()
-        .map(|spec| lanes(&channels(session, spec), units).len())
-        .collect()
-}
-
-/// The least free width of the header's row, points, for the plots left out to be said
-/// there.
-const NOTE_IN_HEADER_W: f32 = 150.0;
-
-/// How many of the plots of `lanes[i]` lanes each a panel with `room` points under its
-/// header shows, each plot taking `legend` points for its legend (with its spacing) and its
-/// lanes at least [`SMALLEST_PLOT_HEIGHT`] each, [`LANE_GAP`] apart: as many as fit (with
-/// room left for the line that says the rest do not), at least one. A scrolled panel would hide widgets under the
-/// bars below it and fight the wheel, which zooms the plots.
-pub fn shown_plots(room: f32, legend: f32, lanes: &[usize]) -> usize {
-    shown_plots_noted(room, legend, lanes, legend)
-}
-
-/// [`shown_plots`] with the line that says the rest do not fit taking `note` points (0
-/// where it is written in the header's row).
-pub fn shown_plots_noted(room: f32, legend: f32, lanes: &[usize], note: f32) -> usize {
-    let cost = |n: usize| -> f32 {
-        lanes[..n]
-            .iter()
-            .map(|&k| legend + lanes_height(k, SMALLEST_PLOT_HEIGHT))
-            .sum()
-    };
-    let all = lanes.len();
-    if room + 0.5 >= cost(all) {
-        return all;
-    }
-    // Room for the note too.
-    (1..all)
-        .rev()
-        .find(|&n| cost(n) + note <= room + 0.5)
-        .unwrap_or(1)
-        .min(all)
 }
 
 /// Where one plot of the panel goes this frame.
@@ -1483,14 +868,6 @@ fn lines_drawn() -> bool {
     *DRAWN.get_or_init(|| std::env::var("JAUS_OCU_PLOT_LINES").as_deref() != Ok("off"))
 }
 
-/// The unit choices of `settings`.
-pub fn units(settings: &Settings) -> Units {
-    Units {
-        degrees: settings.degrees,
-        millimetres: settings.millimetres,
-    }
-}
-
 /// What a plot's legend row asks: to remove the plot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum LegendAsk {
@@ -1746,8 +1123,9 @@ fn legend_row(
 /// Says that `more` plots are left out: in the header's free part (`Ok`, short, the whole
 /// text on hover), else in a row of its own under the plots (`Err`).
 fn left_out(ui: &mut egui::Ui, more: usize, at: Result<Rect, Rect>, theme: &Theme) {
-    let text =
-        format!("{more} more plot(s) below: drag the tile taller (its top edge) to see them");
+    let text = format!(
+        "{more} more plot(s) below: make the tile taller (drag the gap at its edge) to see them"
+    );
     match at {
         Ok(header_row) => {
             let mut child = ui.new_child(
@@ -1768,8 +1146,12 @@ fn left_out(ui: &mut egui::Ui, more: usize, at: Result<Rect, Rect>, theme: &Them
                 .on_hover_text(text);
         }
         Err(row) => {
+            // One line, cut to the row (whole on hover): a wrapped line ran past the tile.
             let mut child = ui.new_child(UiBuilder::new().max_rect(row));
-            child.label(RichText::new(text).color(theme.warn));
+            child.set_clip_rect(row.intersect(ui.clip_rect()));
+            child
+                .add(egui::Label::new(RichText::new(&text).color(theme.warn)).truncate())
+                .on_hover_text(text);
         }
     }
 }
@@ -1884,19 +1266,6 @@ fn header(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nice_steps_go_up_and_down_the_1_2_5_ladder() {
-        assert!((nice_at_least(0.3) - 0.5).abs() < 1e-12);
-        assert!((nice_at_least(2.0) - 2.0).abs() < 1e-12);
-        assert!((nice_at_least(7.0) - 10.0).abs() < 1e-12);
-        assert!((step_down(10.0) - 5.0).abs() < 1e-12);
-        assert!((step_down(5.0) - 2.0).abs() < 1e-12);
-        assert!((step_down(2.0) - 1.0).abs() < 1e-12);
-        assert!((nice_above(2.0) - 5.0).abs() < 1e-12);
-        assert_eq!(multiples_in(0.5, 3.5, 1.0), 3);
-        assert_eq!(multiples_in(0.1, 0.9, 1.0), 0);
-    }
 
     #[test]
     fn the_panel_starts_tall_enough_for_its_plots_but_gives_way_in_a_small_window() {
