@@ -22,7 +22,7 @@ pub mod files;
 pub mod format;
 pub mod gamepad;
 pub mod gl_ffi;
-pub mod jog;
+pub mod jog_input;
 pub mod memory;
 pub mod notice;
 pub mod pace;

@@ -3,7 +3,7 @@
 //! closes. The tree is saved with the [`super::app::Settings`]; a saved tree that does not
 //! load (or holds no 3D view) is replaced by the default one ([`NamedLayout::Laptop`]).
 //!
-//! What must never be covered or cut lives outside the tiles (`layout.rs`): the top bar with
+//! What must never be covered or cut lives outside the tiles (`app/frame.rs`): the top bar with
 //! the emergency stop, the banner's strip, the status bar and the timeline.
 
 use eframe::egui;

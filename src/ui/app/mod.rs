@@ -17,8 +17,8 @@
 mod clearance;
 mod event_log;
 mod frame;
-mod jog;
-pub use jog::{Pad, mapping_path};
+mod jog_frame;
+pub use jog_frame::{Pad, mapping_path};
 mod live;
 mod live_view;
 mod perform;
@@ -99,7 +99,7 @@ pub struct ViewState {
     /// The layout changes Ctrl+Z undoes.
     pub layout_history: crate::ui::tiles::LayoutHistory,
     /// The jog: mode, selected axis, the button held, the session's acknowledgement.
-    pub jog: crate::ui::jog::JogUi,
+    pub jog: crate::ui::jog_input::JogUi,
 }
 
 /// The application.
@@ -154,7 +154,7 @@ pub struct OcuApp {
     pace: Pace,
     /// The gamepad, its mapping and what it asked last (`None`: no gamepad input, as in
     /// tests and offscreen renders).
-    pub(crate) pad: Option<jog::Pad>,
+    pub(crate) pad: Option<jog_frame::Pad>,
     /// Clearance at the drawn time, against the vehicle file the window was started with.
     pub(crate) clearance: crate::model::clearance::Clearance,
 }
@@ -632,8 +632,8 @@ impl eframe::App for OcuApp {
             // Input first: while a jog input is held the window reports it every
             // JOG_FRAME whatever its CPU budget (the network side stops a jog whose input
             // ages past one period).
-            after = Some(after.map_or(crate::ui::jog::JOG_FRAME, |a| {
-                a.min(crate::ui::jog::JOG_FRAME)
+            after = Some(after.map_or(crate::ui::jog_input::JOG_FRAME, |a| {
+                a.min(crate::ui::jog_input::JOG_FRAME)
             }));
         }
         if let Some(after) = after {

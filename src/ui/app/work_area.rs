@@ -13,7 +13,7 @@ use crate::ui::panels::arm_list;
 use crate::ui::panels::clearance;
 use crate::ui::panels::event_log::{self, LogInput};
 use crate::ui::panels::gauges;
-use crate::ui::panels::jog;
+use crate::ui::panels::jog_strip;
 use crate::ui::panels::plots::{self, PlotsInput};
 use crate::ui::panels::presets;
 use crate::ui::panels::view3d::{self, View3dInput};
@@ -129,7 +129,7 @@ impl WorkArea<'_> {
             others: app.scene_arms(),
             clearance: app.scene_clearance(),
             past: self.past.as_deref(),
-            // The banner has its own strip over the tiles (`layout.rs`).
+            // The banner has its own strip over the tiles (`app/frame.rs`).
             banner: &[],
             plots_hidden: self.plots_hidden,
             notices: &app.view.notices,
@@ -164,7 +164,7 @@ impl WorkArea<'_> {
                     .map(|j| j.kind == crate::model::arm::JointType::Revolute)
                     .collect()
             });
-            let view = jog::JogView {
+            let view = jog_strip::JogView {
                 revolute: &revolute,
                 pad: pad.as_deref(),
                 control: &control,
@@ -173,7 +173,7 @@ impl WorkArea<'_> {
                 shown,
                 needs: app.jog_needs(ui.ctx()),
             };
-            jog::show(ui, &view, &mut app.view.jog, &mut app.settings, self.theme);
+            jog_strip::show(ui, &view, &mut app.view.jog, &mut app.settings, self.theme);
         }
         // Beside the jog strip, live and in the past alike: the state drawn.
         if !data.is_empty() {

@@ -11,7 +11,7 @@ pub mod event_log;
 pub mod gamepad;
 pub mod gauges;
 pub mod help;
-pub mod jog;
+pub mod jog_strip;
 pub mod notices;
 pub mod plot_picker;
 pub mod plots;

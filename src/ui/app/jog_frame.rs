@@ -1,6 +1,6 @@
 //! The window's jog input each frame (issue 32): what is held (the buttons beside the gauges,
 //! the jog keys, the gamepad) goes to the network side as a [`Command::Jog`], which streams
-//! the commands and stops them itself when this input ages ([`crate::ui::jog`]).
+//! the commands and stops them itself when this input ages ([`crate::ui::jog_input`]).
 
 use eframe::egui;
 
@@ -9,7 +9,7 @@ use crate::model::command::Command;
 use crate::model::jog::{Gate, Gates, JogOptions, Source};
 use crate::ui::commands::UiCommand;
 use crate::ui::gamepad::{Gamepad, Mapping, PadIntent, PadState};
-use crate::ui::jog::{Held, PadInput};
+use crate::ui::jog_input::{Held, PadInput};
 use crate::ui::time_control::Shown;
 
 /// The gamepad as the app uses it: the worker, the mapping, the mapping's state and what the

@@ -5,7 +5,7 @@ use eframe::egui;
 
 use crate::model::jog::{Frame, Gate, JogDriver, JogStatus};
 use crate::ui::commands::UiCommand;
-use crate::ui::jog::JogUi;
+use crate::ui::jog_input::JogUi;
 use crate::ui::settings::Settings;
 use crate::ui::theme::Theme;
 use crate::ui::time_control::Shown;
