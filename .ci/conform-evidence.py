@@ -87,7 +87,7 @@ def describe(datagram):
     return "blocks " + ", ".join(parts)
 
 
-VERDICT_RESULT = {"FAIL": "failure", "n/a": "skipped", "pass": "none", "warning": "none"}
+VERDICT_RESULT = {"FAIL": "failure", "n/a": "skipped", "not run": "skipped", "pass": "none", "warning": "none"}
 
 
 def result_of(case):

@@ -465,3 +465,71 @@ fn a_flood_of_spoofed_datagrams_changes_no_verdict() {
     );
     assert_evidence(r, &dir.join("run.pcapng"), port);
 }
+
+/// Issue 47: a component that stops answering halfway is one verdict — the check that met the
+/// silence says when the component last answered and in which frame — and every later check
+/// says it was not run, instead of a "no reply" failure per check.
+#[test]
+fn a_component_that_dies_halfway_is_one_verdict_and_the_later_checks_are_not_run() {
+    let dir = scratch("dies");
+    // The simulator is stopped a few seconds into the run (a whole run takes about 12 s):
+    // after discovery, before the end. On a machine so slow that discovery had not ended,
+    // the run found nothing: again with a later stop.
+    let mut found = None;
+    for after in [Duration::from_secs(4), Duration::from_secs(8)] {
+        let port = free_port();
+        let sim = sim(&[], port);
+        let killer = std::thread::Builder::new()
+            .name("stop-sim".into())
+            .spawn(move || {
+                std::thread::sleep(after);
+                drop(sim);
+            })
+            .unwrap();
+        let ran = conform(port, &[], &dir, Duration::from_mins(3));
+        killer.join().unwrap();
+        if ran.status != 3 {
+            found = Some(ran);
+            break;
+        }
+    }
+    let ran = found.expect("the component was found before it was stopped");
+    let r = &ran.report;
+    assert_eq!(ran.status, 1, "{}\n{}", summary(r), ran.stderr);
+    let all = checks(r);
+    let failed: Vec<usize> = (0..all.len())
+        .filter(|&i| all[i]["verdict"] == "fail")
+        .collect();
+    assert_eq!(failed.len(), 1, "one verdict: {}", summary(r));
+    let dead = &all[failed[0]];
+    let reason = dead["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("the component stopped answering at ")
+            && reason.contains("its last answer frame "),
+        "{reason}"
+    );
+    let not_run: Vec<&Value> = all.iter().filter(|c| c["verdict"] == "not_run").collect();
+    assert!(!not_run.is_empty(), "{}", summary(r));
+    for c in &not_run {
+        assert!(
+            c["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("not run: the component is silent"),
+            "{c}"
+        );
+    }
+    // Every check is either before the silence (and ran), the one that met it, or not run.
+    assert_eq!(
+        all.iter()
+            .filter(|c| c["verdict"] == "pass" || c["verdict"] == "not_applicable")
+            .count()
+            + 1
+            + not_run.len(),
+        all.len(),
+        "{}",
+        summary(r)
+    );
+    let junit = std::fs::read_to_string(dir.join("run.xml")).unwrap();
+    assert!(junit.contains("failures=\"1\""), "{junit}");
+}

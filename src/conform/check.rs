@@ -20,6 +20,8 @@ pub enum Verdict {
     NotApplicable,
     /// The component breaks the reference in a way that breaks interoperability.
     Fail,
+    /// Not run: the component had stopped answering (one check before says when).
+    NotRun,
 }
 
 impl Verdict {
@@ -30,6 +32,7 @@ impl Verdict {
             Verdict::Warning => "warning",
             Verdict::NotApplicable => "n/a",
             Verdict::Fail => "FAIL",
+            Verdict::NotRun => "not run",
         }
     }
 }
@@ -90,6 +93,11 @@ impl Outcome {
     /// Not applicable, because `reason`.
     pub fn not_applicable(reason: impl Into<String>) -> Self {
         Self::new(Verdict::NotApplicable, reason)
+    }
+
+    /// Not run, because `reason` (the component is silent).
+    pub fn not_run(reason: impl Into<String>) -> Self {
+        Self::new(Verdict::NotRun, reason)
     }
 
     /// Adds frames as evidence.

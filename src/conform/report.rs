@@ -9,13 +9,18 @@ use super::run::Report;
 use crate::record::xml::xml_escape;
 
 fn verdict_counts(r: &Report) -> String {
-    format!(
+    let mut s = format!(
         "{} passed, {} failed, {} warnings, {} not applicable",
         r.count(Verdict::Pass),
         r.count(Verdict::Fail),
         r.count(Verdict::Warning),
         r.count(Verdict::NotApplicable)
-    )
+    );
+    let not_run = r.count(Verdict::NotRun);
+    if not_run > 0 {
+        let _ = write!(s, ", {not_run} not run (the component stopped answering)");
+    }
+    s
 }
 
 fn overall(r: &Report) -> &'static str {
@@ -188,7 +193,7 @@ pub fn markdown(r: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "\n| Suite | Pass | Fail | Warning | N/A |\n|---|---|---|---|---|"
+        "\n| Suite | Pass | Fail | Warning | N/A | Not run |\n|---|---|---|---|---|---|"
     );
     for suite in &r.suites {
         let n = |v: Verdict| {
@@ -199,11 +204,12 @@ pub fn markdown(r: &Report) -> String {
         };
         let _ = writeln!(
             s,
-            "| {suite} | {} | {} | {} | {} |",
+            "| {suite} | {} | {} | {} | {} | {} |",
             n(Verdict::Pass),
             n(Verdict::Fail),
             n(Verdict::Warning),
-            n(Verdict::NotApplicable)
+            n(Verdict::NotApplicable),
+            n(Verdict::NotRun)
         );
     }
     let problems: Vec<&CheckResult> = r
@@ -297,7 +303,7 @@ pub fn html(r: &Report) -> String {
             );
         }
         let class = match c.outcome.verdict {
-            Verdict::NotApplicable => "na",
+            Verdict::NotApplicable | Verdict::NotRun => "na",
             v => v.word(),
         };
         let _ = writeln!(
@@ -332,7 +338,7 @@ pub fn junit(r: &Report) -> String {
         e(&r.target.to_string()),
         r.checks.len(),
         r.count(Verdict::Fail),
-        r.count(Verdict::NotApplicable)
+        r.count(Verdict::NotApplicable) + r.count(Verdict::NotRun)
     );
     for suite in &r.suites {
         let cases: Vec<&CheckResult> = r.checks.iter().filter(|c| c.suite == *suite).collect();
@@ -342,7 +348,7 @@ pub fn junit(r: &Report) -> String {
             .count();
         let skipped = cases
             .iter()
-            .filter(|c| c.outcome.verdict == Verdict::NotApplicable)
+            .filter(|c| matches!(c.outcome.verdict, Verdict::NotApplicable | Verdict::NotRun))
             .count();
         let time = cases.iter().map(|c| c.seconds).sum::<f64>().max(0.0);
         let _ = writeln!(
@@ -401,7 +407,7 @@ pub fn junit(r: &Report) -> String {
                         e(&text)
                     );
                 }
-                Verdict::NotApplicable => {
+                Verdict::NotApplicable | Verdict::NotRun => {
                     let _ = writeln!(s, "      <skipped message=\"{}\"/>", e(&c.outcome.reason));
                 }
                 Verdict::Warning | Verdict::Pass => {

@@ -7,11 +7,12 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
-use crate::jaus::core::ServiceRec;
+use crate::jaus::core::{QueryIdentification, QueryStatus, QueryType, ServiceRec};
+use crate::jaus::message::ids;
 use crate::jaus::{JausId, Message};
 
 use super::check::{CheckResult, Outcome, Verdict};
-use super::tester::{Received, Sent, Tester, Wire, name_of};
+use super::tester::{Direction, Received, Sent, Tester, Wire, name_of};
 
 /// A test suite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -272,6 +273,9 @@ pub struct Run<'a, W: Wire> {
     pub options: Options,
     results: Vec<CheckResult>,
     suite: &'static str,
+    /// When the component stopped answering (seconds into the run) and the frame of its
+    /// last answer: the checks after the one that found it are not run.
+    silent: Option<(f64, Option<u32>)>,
 }
 
 impl<'a, W: Wire> Run<'a, W> {
@@ -283,6 +287,7 @@ impl<'a, W: Wire> Run<'a, W> {
             options,
             results: Vec::new(),
             suite: "",
+            silent: None,
         }
     }
 
@@ -298,13 +303,20 @@ impl<'a, W: Wire> Run<'a, W> {
         let (name, title) = (name.into(), title.into());
         let before = self.tester.frame_count();
         let started = self.tester.now();
-        let outcome = match self
-            .tester
-            .drain()
-            .and_then(|()| f(self.tester, &mut self.facts, &self.options))
-        {
-            Ok(o) => o,
-            Err(e) => Outcome::fail(format!("the check could not run: {e}")),
+        let outcome = if let Some((since, _)) = self.silent {
+            Outcome::not_run(format!(
+                "not run: the component is silent (no answer since {since:.1} s)"
+            ))
+        } else {
+            let outcome = match self
+                .tester
+                .drain()
+                .and_then(|()| f(self.tester, &mut self.facts, &self.options))
+            {
+                Ok(o) => o,
+                Err(e) => Outcome::fail(format!("the check could not run: {e}")),
+            };
+            self.silence_of(outcome, before)
         };
         let seconds = self.tester.now() - started;
         let frames = self.tester.frames_since(before);
@@ -318,6 +330,77 @@ impl<'a, W: Wire> Run<'a, W> {
             frames,
             seconds,
         });
+    }
+
+    /// `outcome` as it stands, unless it failed with nothing heard from the component since
+    /// frame `before` and the component, asked a query it answered earlier in the run, does
+    /// not answer it within the reply bound: then it stopped answering, said once here with
+    /// the time and the frame of its last answer, and the later checks are not run (a dead
+    /// component is one verdict, not one failure per check).
+    fn silence_of(&mut self, outcome: Outcome, before: u32) -> Outcome {
+        if outcome.verdict != Verdict::Fail || self.heard_since(before) {
+            return outcome;
+        }
+        // A query it answered before (Management_11 of JTS answers no discovery query).
+        let probe: Option<(Message, u16)> = [
+            (Message::from(QueryStatus), ids::ReportStatus),
+            (
+                QueryIdentification {
+                    query_type: QueryType::Subsystem,
+                }
+                .into(),
+                ids::ReportIdentification,
+            ),
+        ]
+        .into_iter()
+        .find(|(q, r)| {
+            self.facts.answered.contains(&Answered {
+                query: q.name().into(),
+                reply: name_of(*r),
+            })
+        });
+        let Some((query, reply_id)) = probe else {
+            return outcome;
+        };
+        if !matches!(self.tester.query(&query, reply_id), Ok((_, None))) {
+            return outcome;
+        }
+        let last = self.last_answer();
+        let since = last.map_or(0.0, |(at, _)| at);
+        self.silent = Some((since, last.map(|(_, f)| f)));
+        let frame = last.map_or_else(String::new, |(_, f)| format!(", its last answer frame {f}"));
+        let mut silent = Outcome::fail(format!(
+            "the component stopped answering at {since:.1} s{frame}: nothing came during this \
+             check, nor an answer to {} (answered earlier) within {:.1} s; the later checks are \
+             not run. This check said: {}",
+            query.name(),
+            self.tester.reply_bound,
+            outcome.reason
+        ));
+        silent.evidence = outcome.evidence;
+        silent
+    }
+
+    /// Whether a datagram came from the component at or after frame `before`.
+    fn heard_since(&self, before: u32) -> bool {
+        let addr = self.tester.addr;
+        self.tester
+            .frames()
+            .iter()
+            .rev()
+            .take_while(|f| f.number >= before)
+            .any(|f| f.direction == Direction::Received && f.remote == addr)
+    }
+
+    /// The time (seconds into the run) and frame of the component's last datagram.
+    fn last_answer(&self) -> Option<(f64, u32)> {
+        let addr = self.tester.addr;
+        self.tester
+            .frames()
+            .iter()
+            .rev()
+            .find(|f| f.direction == Direction::Received && f.remote == addr)
+            .map(|f| (f.at, f.number))
     }
 
     /// Checks from here on belong to `suite`.
