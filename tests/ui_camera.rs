@@ -10,6 +10,9 @@
     reason = "tests report a failure by panicking"
 )]
 
+#[path = "common/ui.rs"]
+mod ui_common;
+
 use eframe::egui::{self, Event, Modifiers, PointerButton};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -42,9 +45,7 @@ fn live_app() -> OcuApp {
 }
 
 fn harness(size: [f32; 2]) -> Harness<'static, OcuApp> {
-    Harness::builder()
-        .with_size(size)
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), live_app())
+    ui_common::sized(live_app(), size)
 }
 
 fn positions_of(u: &Update) -> Option<(f64, &[f64])> {

@@ -258,9 +258,7 @@ fn the_band_and_margin_set_in_the_window_travel_with_every_jog_request() {
 fn in_a_small_window_the_clearance_is_one_line_and_the_allowed_pairs_a_popup() {
     let (mut app, _out) = live_app(&recorded(1.0, None));
     app.set_vehicle_geometry(Arc::new(VehicleGeometry::demo()));
-    let mut h = Harness::builder()
-        .with_size([800.0, 600.0])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+    let mut h = ui_common::sized(app, [800.0, 600.0]);
     h.step();
     h.step();
     let n = h.state().clearance().allowed().len();

@@ -8,6 +8,9 @@
     reason = "tests report a failure by panicking"
 )]
 
+#[path = "common/ui.rs"]
+mod ui_common;
+
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -71,9 +74,7 @@ fn app() -> OcuApp {
 }
 
 fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
-    Harness::builder()
-        .with_size([1280.0, 800.0])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+    ui_common::sized(app, [1280.0, 800.0])
 }
 
 /// The log line of the outcome (the status bar's text has no kind before it).

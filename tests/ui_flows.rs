@@ -269,9 +269,7 @@ mod replay_flows {
     }
 
     fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
-        Harness::builder()
-            .with_size([1280.0, 800.0])
-            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+        crate::ui_common::sized(app, [1280.0, 800.0])
     }
 
     fn replay_app(path: &Path) -> OcuApp {
@@ -627,12 +625,10 @@ mod replay_flows {
         // Not waiting: the first frames may run while the file loads.
         // Tall enough for every default plot (the test is about what they show, not the fit:
         // ui_tiles checks that).
-        let mut h = Harness::builder()
-            .with_size([1280.0, 1000.0])
-            .build_ui_state(
-                |ui, app: &mut OcuApp| app.frame(ui),
-                OcuApp::with_replay(replay, Settings::default()),
-            );
+        let mut h = crate::ui_common::sized(
+            OcuApp::with_replay(replay, Settings::default()),
+            [1280.0, 1000.0],
+        );
         h.state().replay().unwrap().replay.wait();
         h.step();
         h.step();
@@ -1285,9 +1281,7 @@ mod trust {
     const SAE: &str = "tests/data/SAE_Management_PacketCapture.pcap";
 
     fn harness_sized(app: OcuApp, w: f32, h: f32) -> Harness<'static, OcuApp> {
-        Harness::builder()
-            .with_size([w, h])
-            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+        crate::ui_common::sized(app, [w, h])
     }
 
     fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
@@ -1812,9 +1806,7 @@ mod many_ocus {
             let (mut app, out) = live_app(&net.updates);
             app.freeze_clock(net.now());
             let fed = net.updates.len();
-            let mut h = Harness::builder()
-                .with_size([1280.0, 800.0])
-                .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+            let mut h = crate::ui_common::sized(app, [1280.0, 800.0]);
             h.step();
             Self {
                 net,
@@ -2004,9 +1996,7 @@ mod many_ocus {
         ));
         let (mut app, mut out) = live_app(&updates);
         app.freeze_clock(end + 0.5);
-        let mut h = Harness::builder()
-            .with_size([1280.0, 800.0])
-            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+        let mut h = crate::ui_common::sized(app, [1280.0, 800.0]);
         h.step();
         let live_commands: Vec<UiCommand> = UiCommand::ALL
             .into_iter()
@@ -2071,9 +2061,7 @@ mod many_ocus {
         ));
         let (mut app, mut out) = live_app(&updates);
         app.freeze_clock(end + 0.5);
-        let mut h = Harness::builder()
-            .with_size([1280.0, 800.0])
-            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+        let mut h = crate::ui_common::sized(app, [1280.0, 800.0]);
         h.step();
         let goal = ArmFile::demo().presets[1].clone();
         h.get_by_label_contains(&goal.name).click();
@@ -2124,9 +2112,7 @@ mod many_ocus {
         let end = updates.last().map_or(0.0, Update::t);
         let (mut app, mut out) = live_app(&updates);
         app.freeze_clock(end);
-        let mut h = Harness::builder()
-            .with_size([1280.0, 800.0])
-            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+        let mut h = crate::ui_common::sized(app, [1280.0, 800.0]);
         h.step();
         assert!(h.query_by_label("OCU 200.1.1").is_some(), "our ID, always");
         assert_eq!(enabled(&h, "Request control"), Some(true));

@@ -11,6 +11,9 @@
     reason = "tests report a failure by panicking"
 )]
 
+#[path = "common/ui.rs"]
+mod ui_common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -40,9 +43,7 @@ use jaus_ocu::ui::widgets::state_lanes::{LanesCache, x_of};
 const ARM: ComponentId = ComponentId::new(126, 1, 10);
 
 fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
-    let h = Harness::builder()
-        .with_size([1280.0, 1000.0])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+    let h = ui_common::sized(app, [1280.0, 1000.0]);
     // Tooltips at once: the test reads them.
     h.ctx
         .global_style_mut(|s| s.interaction.tooltip_delay = 0.0);
@@ -389,11 +390,7 @@ fn a_replay_shows_the_lanes_of_its_live_session() {
 
 #[test]
 fn at_1280x800_the_lanes_toggle_shows_them_and_the_choice_is_kept_in_the_settings() {
-    let laptop = |app: OcuApp| {
-        Harness::builder()
-            .with_size([1280.0, 800.0])
-            .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
-    };
+    let laptop = |app: OcuApp| ui_common::sized(app, [1280.0, 800.0]);
     let mut h = laptop(live_app());
     h.step();
     h.step();

@@ -7,6 +7,9 @@
     reason = "tests report a failure by panicking"
 )]
 
+#[path = "common/ui.rs"]
+mod ui_common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -69,9 +72,7 @@ fn recording(name: &str) -> PathBuf {
 }
 
 fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
-    Harness::builder()
-        .with_size([1280.0, 800.0])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+    ui_common::sized(app, [1280.0, 800.0])
 }
 
 /// Steps until `done` holds, failing after `secs` (a read in the background on a busy machine).

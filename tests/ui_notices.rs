@@ -40,9 +40,7 @@ fn live(settings: Settings) -> OcuApp {
 }
 
 fn harness(app: OcuApp, (w, h): (f32, f32)) -> Harness<'static, OcuApp> {
-    let mut h = Harness::builder()
-        .with_size([w, h])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+    let mut h = ui_common::sized(app, [w, h]);
     for _ in 0..3 {
         h.step();
     }

@@ -9,6 +9,9 @@
     reason = "tests report a failure by panicking"
 )]
 
+#[path = "common/ui.rs"]
+mod ui_common;
+
 use std::time::Duration;
 
 use eframe::egui::vec2;
@@ -86,9 +89,7 @@ fn harness_sized(mut app: OcuApp, w: f32, h: f32) -> Harness<'static, OcuApp> {
     if app.settings.tiles == TileLayout::default() {
         app.settings.tiles = TileLayout(NamedLayout::LaptopWidePlots.tree());
     }
-    Harness::builder()
-        .with_size([w, h])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+    ui_common::sized(app, [w, h])
 }
 
 /// The top of the first widget whose label contains `text`.
@@ -1392,9 +1393,7 @@ fn the_default_layout_at_1280x800_draws_four_plots() {
     let mut settings = Settings::default();
     settings.plots.add();
     let app = arm_app(settings);
-    let mut h = Harness::builder()
-        .with_size([1280.0, 800.0])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+    let mut h = ui_common::sized(app, [1280.0, 800.0]);
     h.step();
     h.step();
     let shown = h.state().view.plots.plots_drawn();

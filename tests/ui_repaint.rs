@@ -10,6 +10,9 @@
     reason = "tests report a failure by panicking"
 )]
 
+#[path = "common/ui.rs"]
+mod ui_common;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -60,9 +63,7 @@ fn harness(updates: &[Update]) -> Harness<'static, OcuApp> {
     }
     let t = updates.iter().filter_map(time_of).fold(0.0, f64::max);
     app.freeze_clock(t);
-    Harness::builder()
-        .with_size([1280.0, 800.0])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+    ui_common::sized(app, [1280.0, 800.0])
 }
 
 fn time_of(u: &Update) -> Option<f64> {

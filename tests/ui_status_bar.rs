@@ -44,9 +44,7 @@ fn busy_app() -> (OcuApp, std::path::PathBuf) {
 }
 
 fn harness(app: OcuApp, (w, h): (f32, f32)) -> Harness<'static, OcuApp> {
-    Harness::builder()
-        .with_size([w, h])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+    ui_common::sized(app, [w, h])
 }
 
 /// Steps the window until a label starts with `prefix` in lower case (the server's threads

@@ -11,6 +11,9 @@
     reason = "tests report a failure by panicking"
 )]
 
+#[path = "common/ui.rs"]
+mod ui_common;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -72,9 +75,7 @@ fn twelve() -> ArmFile {
 }
 
 fn harness(app: OcuApp, (w, h): (f32, f32)) -> Harness<'static, OcuApp> {
-    let mut h = Harness::builder()
-        .with_size([w, h])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app);
+    let mut h = ui_common::sized(app, [w, h]);
     for _ in 0..3 {
         h.step();
     }

@@ -12,6 +12,9 @@
     reason = "tests report a failure by panicking"
 )]
 
+#[path = "common/ui.rs"]
+mod ui_common;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -114,9 +117,7 @@ fn live_app() -> OcuApp {
 }
 
 fn harness(app: OcuApp, (w, h): (f32, f32)) -> Harness<'static, OcuApp> {
-    Harness::builder()
-        .with_size([w, h])
-        .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
+    ui_common::sized(app, [w, h])
 }
 
 fn window(h: &Harness<'_, OcuApp>) -> Rect {

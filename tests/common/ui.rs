@@ -119,10 +119,17 @@ pub fn app_with(updates: &[Update]) -> OcuApp {
     live_app(updates).0
 }
 
+/// `app`'s window at 1280×800.
 #[allow(dead_code, reason = "not every suite uses each")]
 pub fn harness(app: OcuApp) -> Harness<'static, OcuApp> {
+    sized(app, [1280.0, 800.0])
+}
+
+/// `app`'s window at `size` (points), drawn by its own frame.
+#[allow(dead_code, reason = "not every suite uses each")]
+pub fn sized(app: OcuApp, size: impl Into<eframe::egui::Vec2>) -> Harness<'static, OcuApp> {
     Harness::builder()
-        .with_size([1280.0, 800.0])
+        .with_size(size)
         .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
 }
 
