@@ -369,14 +369,8 @@ impl TileLayout {
         let Some(Tile::Container(Container::Linear(l))) = self.0.tiles.get(parent) else {
             return;
         };
-        let tiles = &self.0.tiles;
         let share = l.shares[child];
-        let others: f32 = l
-            .children
-            .iter()
-            .filter(|c| **c != child && tiles.is_visible(**c))
-            .map(|c| l.shares[*c])
-            .sum();
+        let others = others_share(&self.0.tiles, l, child);
         if others <= 0.0 || height <= min || height * share / (share + others) >= min {
             return;
         }
@@ -449,12 +443,7 @@ impl TileLayout {
             return None;
         }
         let view_child = v[i - 1];
-        let others: f32 = l
-            .children
-            .iter()
-            .filter(|c| **c != view_child && tiles.is_visible(**c))
-            .map(|c| l.shares[*c])
-            .sum();
+        let others = others_share(tiles, l, view_child);
         let share = l.shares[view_child];
         (share + others > 0.0).then_some((*parent, view_child, share, others))
     }
@@ -471,6 +460,15 @@ impl TileLayout {
             self.0.make_active(|tid, _| tid == id);
         }
     }
+}
+
+/// The shares of `l`'s visible children other than `child`, summed.
+fn others_share(tiles: &Tiles<Pane>, l: &Linear, child: TileId) -> f32 {
+    l.children
+        .iter()
+        .filter(|c| **c != child && tiles.is_visible(**c))
+        .map(|c| l.shares[*c])
+        .sum()
 }
 
 /// The rects the tiles were drawn in this frame, for what is drawn over them (the notices)
