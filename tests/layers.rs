@@ -88,12 +88,13 @@ fn the_layer_check_sees_an_upward_import() {
     assert_eq!(found, vec![(1, "ui".to_string())]);
 }
 
-// The import direction inside every folder of `src/` (ARCHITECTURE.md, "Import circles"): each
-// file is a node; a file names another through `crate::`, `super::`, `self::` and child-module
-// paths, in `use` trees and inline. A path that lands on a name a module file re-exports (`pub
-// use x::{Y, Z}`) or imports is followed to the file that defines it. The circles of that graph
-// (its strongly connected components) hold at most two files, so imports run one way: the
-// composite on top, the parts it is made of in leaf files below it.
+// The import direction inside every folder of `src/` (ARCHITECTURE.md, "ui/ map", how the
+// direction is checked): each file is a node; a file names another through `crate::`,
+// `super::`, `self::` and child-module paths, in `use` trees and inline. A path that lands on
+// a name a module file re-exports (`pub use x::{Y, Z}`) or imports is followed to the file
+// that defines it. A module's file naming its own submodules is the module tree, no edge. The
+// circles of that graph (its strongly connected components) hold at most two files, so
+// imports run one way: the composite on top, the parts it is made of in leaf files below it.
 
 /// The largest import circle allowed in `src/`: two files that name each other (a type and
 /// the job that fills it, such as `ui/export.rs` and `ui/files.rs`).
@@ -321,7 +322,10 @@ fn use_statements(source: &Source) -> Vec<Use> {
 fn imports(files: &[(Vec<String>, String)]) -> Vec<Vec<usize>> {
     let modules: Vec<Vec<String>> = files.iter().map(|(m, _)| m.clone()).collect();
     let index_of = |path: &[String]| modules.iter().position(|m| m.as_slice() == path);
-    let sources: Vec<Source> = files.iter().map(|(m, t)| Source::read(m.clone(), t)).collect();
+    let sources: Vec<Source> = files
+        .iter()
+        .map(|(m, t)| Source::read(m.clone(), t))
+        .collect();
     let statements: Vec<_> = sources.iter().map(use_statements).collect();
     // The names each file brings into its module's scope, and where they lead.
     let names: Vec<Vec<(String, Vec<String>)>> = sources
@@ -352,7 +356,11 @@ fn imports(files: &[(Vec<String>, String)]) -> Vec<Vec<usize>> {
             let Some((_, to)) = names[file].iter().find(|(known, _)| known == name) else {
                 return Some(file);
             };
-            path = to.iter().cloned().chain(path[k + 1..].iter().cloned()).collect();
+            path = to
+                .iter()
+                .cloned()
+                .chain(path[k + 1..].iter().cloned())
+                .collect();
         }
         None
     };
@@ -528,7 +536,11 @@ fn imports_run_one_way_in_every_folder() {
     assert!(files.len() > 150, "src read: {} files", files.len());
     for layer in ["ui", "net", "jaus", "model", "cli"] {
         assert!(
-            files.iter().filter(|(m, _)| m[..].first().is_some_and(|l| l == layer)).count() > 3,
+            files
+                .iter()
+                .filter(|(m, _)| m[..].first().is_some_and(|l| l == layer))
+                .count()
+                > 3,
             "src/{layer} read"
         );
     }
@@ -536,7 +548,7 @@ fn imports_run_one_way_in_every_folder() {
     assert!(
         large.is_empty(),
         "import circles in src larger than {MAX_CIRCLE} files (move the shared types into a \
-         leaf file; ARCHITECTURE.md, \"Import circles\"):\n{}",
+         leaf file; ARCHITECTURE.md, \"ui/ map\"):\n{}",
         large
             .iter()
             .map(|c| format!("  {} files: {}", c.len(), c.join(", ")))
