@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(args);
     let result = match &cli.command {
         None => match &cli.file {
-            Some(file) => cli::gui::run_open(file, &cli.gui),
+            Some(file) => cli::gui::run_open(file, &cli.gui, &cli::app::command()),
             None => cli::gui::run_live(&cli.gui),
         },
         Some(Command::Demo(args)) => cli::gui::run_demo(args),
@@ -37,7 +37,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => cli::serve::run(args),
         Some(Command::Conform(args)) => cli::conform::run(args),
         Some(Command::Export(args)) => cli::export::run(args),
-        Some(Command::Generate(args)) => cli::generate::run(args),
+        Some(Command::Generate(args)) => cli::generate::run(args, &cli::app::command()),
         Some(Command::Flood(args)) => cli::flood::run(args),
         Some(Command::Relay(args)) => cli::relay::run(args),
     };

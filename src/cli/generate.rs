@@ -59,17 +59,18 @@ impl Shell {
     }
 }
 
-/// Runs `jaus-ocu generate`; prints each file written.
-pub fn run(args: &GenerateArgs) -> Result<i32> {
+/// Runs `jaus-ocu generate` for `cmd`, the clap command `main` parses
+/// (`cli::app::command()`); prints each file written.
+pub fn run(args: &GenerateArgs, cmd: &clap::Command) -> Result<i32> {
     let written = match &args.what {
-        GenerateWhat::Man { out } => man_pages(out)?,
+        GenerateWhat::Man { out } => man_pages(out, cmd)?,
         GenerateWhat::Completions { out, shells } => {
             let shells = if shells.is_empty() {
                 vec![Shell::Bash, Shell::Zsh, Shell::Fish]
             } else {
                 shells.clone()
             };
-            completions(out, &shells)?
+            completions(out, &shells, cmd)?
         }
     };
     for path in written {
@@ -87,10 +88,11 @@ fn create_dir(out: &Path) -> Result<()> {
     })
 }
 
-/// Writes jaus-ocu.1 and a page per visible subcommand into `out`; returns the files written.
-pub fn man_pages(out: &Path) -> Result<Vec<PathBuf>> {
+/// Writes jaus-ocu.1 and a page per visible subcommand of `cmd` into `out`; returns the files
+/// written.
+pub fn man_pages(out: &Path, cmd: &clap::Command) -> Result<Vec<PathBuf>> {
     create_dir(out)?;
-    let cmd = super::app::command();
+    let cmd = cmd.clone();
     let mut names: Vec<String> = cmd
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
@@ -102,14 +104,14 @@ pub fn man_pages(out: &Path) -> Result<Vec<PathBuf>> {
     Ok(names.into_iter().map(|n| out.join(n)).collect())
 }
 
-/// Writes one completion file per shell into `out`; returns the files written.
-pub fn completions(out: &Path, shells: &[Shell]) -> Result<Vec<PathBuf>> {
+/// Writes one completion file of `cmd` per shell into `out`; returns the files written.
+pub fn completions(out: &Path, shells: &[Shell], cmd: &clap::Command) -> Result<Vec<PathBuf>> {
     create_dir(out)?;
     let mut written = Vec::with_capacity(shells.len());
     for &shell in shells {
         let path = out.join(shell.file_name());
         let mut buf = Vec::new();
-        let mut cmd = super::app::command();
+        let mut cmd = cmd.clone();
         let generator = match shell {
             Shell::Bash => clap_complete::Shell::Bash,
             Shell::Zsh => clap_complete::Shell::Zsh,

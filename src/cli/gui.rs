@@ -175,12 +175,14 @@ fn check_file_options(file: &std::path::Path, gui: &GuiArgs) -> Result<()> {
 }
 
 /// `jaus-ocu FILE` (the desktop entry's "Open with"): replays the file, with the memory
-/// budget given; the network options make no sense with a file and are refused.
-pub fn run_open(file: &std::path::Path, gui: &GuiArgs) -> Result<i32> {
+/// budget given; the network options make no sense with a file and are refused. `cmd` is the
+/// clap command `main` parses (`cli::app::command()`), for the subcommands a mistyped one is
+/// told.
+pub fn run_open(file: &std::path::Path, gui: &GuiArgs, cmd: &clap::Command) -> Result<i32> {
     check_file_options(file, gui)?;
     if !file.exists() && file.extension().is_none() && file.components().count() == 1 {
         // `jaus-ocu demoo`: a mistyped subcommand reads as a file name.
-        let subcommands: Vec<String> = super::app::command()
+        let subcommands: Vec<String> = cmd
             .get_subcommands()
             .filter(|c| !c.is_hide_set())
             .map(|c| c.get_name().to_owned())

@@ -6,8 +6,8 @@
 use serde::Serialize;
 
 use super::error::{DecodeError, EncodeError};
-use super::message::{Body, EmbeddedMessage};
-use super::wire::{Reader, Writer, scales};
+use super::message::EmbeddedMessage;
+use super::wire::{Body, Reader, Writer, scales};
 
 wire_enum! {
     /// Events: `EventType`.

@@ -6,8 +6,7 @@ use serde::Serialize;
 use super::error::{DecodeError, EncodeError};
 use super::id::JausId;
 use super::manipulator::{JointValue, POSITION, Pose, emit_joint_values, parse_joint_values};
-use super::message::Body;
-use super::wire::{Reader, Writer, scales};
+use super::wire::{Body, Reader, Writer, scales};
 
 /// 0xD998 `QueryManipulatorEndEffectorForceTorque`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

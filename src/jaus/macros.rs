@@ -72,7 +72,7 @@ macro_rules! empty_message {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
         pub struct $name;
 
-        impl $crate::jaus::message::Body for $name {
+        impl $crate::jaus::wire::Body for $name {
             fn parse(_r: &mut $crate::jaus::wire::Reader<'_>) -> Result<Self, $crate::jaus::error::DecodeError> {
                 Ok(Self)
             }

@@ -5,8 +5,7 @@
 use serde::Serialize;
 
 use super::error::{DecodeError, DecodeErrorKind, EncodeError};
-use super::message::Body;
-use super::wire::{Dialect, JointKind, Reader, Scale, Writer, scales};
+use super::wire::{Body, Dialect, JointKind, Reader, Scale, Writer, scales};
 
 /// A joint value from a variable field (§3.5): a type-and-units code, then a u32 scaled by that
 /// code. The unit follows the kind: rad, rad/s, N·m for revolute; m, m/s, N for prismatic.

@@ -33,15 +33,7 @@ use super::manipulator::{
     SetEndEffectorVelocityState, SetJointEffort, SetJointMotionProfile, SetJointPositions,
     SetJointVelocity, SetToolOffset,
 };
-use super::wire::{DecodeContext, Dialect, Reader, Writer};
-
-/// A message body: its fields in declaration order, no length, no padding.
-pub trait Body: Sized {
-    /// Reads the body. The reader is positioned just after the message ID.
-    fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError>;
-    /// Writes the body. Fails on a value the field cannot carry.
-    fn emit(&self, w: &mut Writer) -> Result<(), EncodeError>;
-}
+use super::wire::{Body, DecodeContext, Dialect, Reader, Writer};
 
 /// A complete JAUS message carried inside another (CreateEvent.QueryMessage,
 /// Event.ReportMessage): a u32 count then the message with its ID. Kept as bytes so an

@@ -173,6 +173,14 @@ impl DecodeContext {
     }
 }
 
+/// A message body: its fields in declaration order, no length, no padding.
+pub trait Body: Sized {
+    /// Reads the body. The reader is positioned just after the message ID.
+    fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError>;
+    /// Writes the body. Fails on a value the field cannot carry.
+    fn emit(&self, w: &mut Writer) -> Result<(), EncodeError>;
+}
+
 /// A bounds-checked little-endian cursor over a message.
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {

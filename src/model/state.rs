@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 
 use super::arm::ArmSpec;
 use super::command::CommandKind;
+use super::jog::Gates;
 use super::kinematics;
 use super::limits::LimitState;
 use super::update::{
@@ -594,6 +595,19 @@ impl ArmState {
             Freshness::Live
         } else {
             Freshness::Stale { signals, last }
+        }
+    }
+
+    /// `gates` with this arm's facts filled in: emergency, control, READY and fresh joint
+    /// positions (present and not stale, [`ArmState::freshness`]).
+    pub fn jog_gates(&self, gates: Gates) -> Gates {
+        Gates {
+            // Our own stop not yet confirmed holds motion back as the arm's EMERGENCY does.
+            no_emergency: self.status != ManagementState::Emergency && !self.stop.is_pending(),
+            control_held: matches!(self.control, ControlState::Held { .. }),
+            ready: self.status == ManagementState::Ready,
+            fresh_joint_data: self.positions.is_some() && self.freshness().positions_fresh(),
+            ..gates
         }
     }
 

@@ -3,9 +3,6 @@
 //! The app fills [`Gates`] from what it knows each tick; [`Gates::blocking`] says which gates
 //! block, always in the order of [`Gate::ALL`] so the first is the one to fix first.
 
-use crate::model::state::ArmState;
-use crate::model::update::{ControlState, ManagementState};
-
 /// Where the operator's jog input comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Source {
@@ -228,19 +225,6 @@ impl Gates {
         }
     }
 
-    /// These gates with the arm's facts filled in from `state`: emergency, control, READY
-    /// and fresh joint positions (present and not stale, [`ArmState::freshness`]).
-    pub fn with_arm(self, state: &ArmState) -> Gates {
-        Gates {
-            // Our own stop not yet confirmed holds motion back as the arm's EMERGENCY does.
-            no_emergency: state.status != ManagementState::Emergency && !state.stop.is_pending(),
-            control_held: matches!(state.control, ControlState::Held { .. }),
-            ready: state.status == ManagementState::Ready,
-            fresh_joint_data: state.positions.is_some() && state.freshness().positions_fresh(),
-            ..self
-        }
-    }
-
     /// The gates that block, in the order of [`Gate::ALL`]. The window gate does not apply
     /// to a script, the gamepad gate only when the gamepad is the source.
     pub fn blocking(&self) -> GateSet {
@@ -265,8 +249,10 @@ impl Gates {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::state::Stamped;
-    use crate::model::update::{ArmFact, ComponentId, LinkState, NetFact};
+    use crate::model::state::{ArmState, Stamped};
+    use crate::model::update::{
+        ArmFact, ComponentId, ControlState, LinkState, ManagementState, NetFact,
+    };
 
     /// `gates` with the one gate `g` failing.
     fn failing(g: Gate, source: Source) -> Gates {
@@ -344,7 +330,7 @@ mod tests {
     #[test]
     fn the_arms_facts_fill_their_gates() {
         let mut s = ArmState::default();
-        let blocked = Gates::all_pass(Source::Keys).with_arm(&s).blocking();
+        let blocked = s.jog_gates(Gates::all_pass(Source::Keys)).blocking();
         assert!(blocked.contains(Gate::ControlHeld));
         assert!(blocked.contains(Gate::Ready));
         assert!(blocked.contains(Gate::FreshJointData));
@@ -370,8 +356,7 @@ mod tests {
             state: ManagementState::Ready,
         });
         assert!(
-            Gates::all_pass(Source::Keys)
-                .with_arm(&s)
+            s.jog_gates(Gates::all_pass(Source::Keys))
                 .blocking()
                 .is_empty()
         );
@@ -379,7 +364,7 @@ mod tests {
             t: 0.0,
             state: ManagementState::Emergency,
         });
-        let b = Gates::all_pass(Source::Keys).with_arm(&s).blocking();
+        let b = s.jog_gates(Gates::all_pass(Source::Keys)).blocking();
         assert_eq!(b.first(), Some(Gate::NoEmergency));
         assert!(b.contains(Gate::Ready));
     }

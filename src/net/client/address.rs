@@ -32,8 +32,7 @@
 
 use std::net::SocketAddr;
 
-use super::discovery::MAX_LISTED;
-use super::{CONFLICT_QUIET, Client, Output};
+use super::{CONFLICT_QUIET, Client, MAX_LISTED, Output};
 use crate::jaus::core::SetEmergency;
 use crate::jaus::{DecodeContext, JausId, Message};
 use crate::model::command::Command;

@@ -5,10 +5,10 @@
 
 use std::collections::HashMap;
 
-use super::commands::{Pending, Transition};
+use super::arm_jog::ArmJog;
 use super::estop::StopIntent;
-use super::jog::ArmJog;
-use super::subscriptions::{STALE_DWELL, Sub, SubState};
+use super::pending::{Pending, Transition};
+use super::sub::{STALE_DWELL, Sub, SubState};
 use super::{Client, Output};
 use crate::jaus::core::{QueryEventTimeout, QueryHeartbeatPulse, QueryStatus, QueryTimeout};
 use crate::jaus::iop::{

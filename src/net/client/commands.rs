@@ -16,6 +16,7 @@
 //! Standby are refused locally unless control is held.
 
 use super::arm::FollowedArm;
+use super::pending::{FIRST_BACKOFF, MAX_BACKOFF, Pending, REASON_WAIT, Transition};
 use super::{Client, Output, estop, label};
 use crate::jaus::core::{
     ClearEmergency, ConfirmControlCode, QueryControl, QueryStatus, ReleaseControl, ReportControl,
@@ -32,10 +33,6 @@ use crate::model::update::{
 };
 use crate::net::reports;
 
-/// First interval between tries, s (doubled after each, at most [`MAX_BACKOFF`]).
-const FIRST_BACKOFF: f64 = 0.25;
-/// Longest interval between tries, s.
-const MAX_BACKOFF: f64 = 1.0;
 /// Tries without any sign of progress before a preset move is given up. Each try is one
 /// `QueryCurrentPose` round trip: at 30 % loss each way about half of them fail, so ten tries
 /// in a row fail by chance once in about 400 moves (0.51⁹), while a silent arm is still given
@@ -46,8 +43,6 @@ const KEEP_ALIVE_RETRY: f64 = 0.2;
 /// Seconds after the start within which control under our ID that we did not ask for is
 /// named as most likely an earlier process of ours (dead without releasing it).
 const PREDECESSOR_WINDOW: f64 = 10.0;
-/// How long a refused transition waits for the status that says why, s.
-const REASON_WAIT: f64 = 0.5;
 /// How long a refused control request, or a loss of control, waits for the arm's
 /// `ReportControl` saying who holds control, s (`QueryControl` is sent at once and again
 /// halfway).
@@ -59,89 +54,6 @@ const CONTROL_QUERY_PERIOD: f64 = 1.5;
 /// The same while we hold or request control: the arm's answer is how another client under
 /// our ID shows (an authority we did not ask for), and it must show within 2 s.
 const CONTROL_QUERY_PERIOD_HELD: f64 = 1.0;
-
-/// A command sent and not yet judged.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Pending {
-    pub(super) kind: CommandKind,
-    /// When it was first sent.
-    pub(super) sent: f64,
-    /// How many times it was sent.
-    pub(super) tries: u8,
-    /// When it is sent again (if still pending).
-    pub(super) next_try: f64,
-    backoff: f64,
-    /// A status received after the arm acknowledged the command (so after it arrived)
-    /// showed the opposite of the effect: the evidence of a refusal.
-    pub(super) contrary: bool,
-    /// The JUDP sequence numbers of the tries that asked for an ACK (the last few).
-    pub(super) acked_seqs: [Option<u16>; 4],
-    /// When the arm first acknowledged a try: the command arrived.
-    pub(super) arrived: Option<f64>,
-}
-
-impl Pending {
-    fn new(kind: CommandKind, now: f64) -> Self {
-        Self {
-            kind,
-            sent: now,
-            tries: 1,
-            next_try: now + FIRST_BACKOFF,
-            backoff: FIRST_BACKOFF,
-            contrary: false,
-            acked_seqs: [None; 4],
-            arrived: None,
-        }
-    }
-
-    /// Remembers the sequence number of a try that asked for an ACK.
-    fn asked_ack(&mut self, seq: Option<u16>) {
-        if seq.is_some() {
-            self.acked_seqs.rotate_right(1);
-            self.acked_seqs[0] = seq;
-        }
-    }
-
-    /// Schedules the next try after one was sent at `now`.
-    fn retried(&mut self, now: f64) {
-        self.tries = self.tries.saturating_add(1);
-        self.backoff = (self.backoff * 2.0).min(MAX_BACKOFF);
-        self.next_try = now + self.backoff;
-    }
-
-    /// When the next thing happens: a try, or (after `timeout`) the verdict.
-    pub(super) fn deadline(&self, timeout: f64) -> f64 {
-        self.next_try.min(self.sent + timeout)
-    }
-}
-
-/// A preset move in progress.
-#[derive(Debug, Clone)]
-pub(super) struct Transition {
-    pub(super) pose_id: u8,
-    /// Every request ID used for it (a retry takes a new one); the last is the current one.
-    pub(super) request_ids: Vec<u8>,
-    pub(super) sent: f64,
-    /// Tries in a row without a sign of progress (moving towards the pose, or at it).
-    pub(super) tries: u8,
-    pub(super) next_check: f64,
-    backoff: f64,
-    /// A pose report arrived since the last check: moving to our pose (`Some(true)`) or not.
-    progress: Option<bool>,
-    /// The arm refused the current request: when, and its status code; the outcome waits
-    /// up to [`REASON_WAIT`] for the status that says why.
-    pub(super) refused: Option<(f64, TransitionStatus)>,
-}
-
-impl Transition {
-    pub(super) fn deadline(&self, timeout: f64) -> f64 {
-        let d = self.next_check.min(self.sent + timeout);
-        match self.refused {
-            Some((t, _)) => d.min(t + REASON_WAIT),
-            None => d,
-        }
-    }
-}
 
 /// Whether `state` shows the effect of status command `kind`.
 fn status_effect(kind: CommandKind, state: ManagementState) -> bool {

@@ -22,7 +22,7 @@
 use std::net::SocketAddr;
 
 use super::arm::{FollowedArm, MOVE_PROBES};
-use super::{Client, Output};
+use super::{Client, MAX_LISTED, Output};
 use crate::jaus::JausId;
 use crate::jaus::Message;
 use crate::jaus::core::{
@@ -41,13 +41,10 @@ pub(super) const SOLICIT_WINDOW: f64 = 5.0;
 /// Most services queries outstanding at once (each identification from a new component asks
 /// one; a flood of identifications must not make us a sender of as many queries).
 pub(super) const MAX_OUTSTANDING: usize = 64;
-/// Most components taken from one `ReportServices` (a node lists a handful; the format
-/// allows 255 × 255).
-pub(super) const MAX_LISTED: usize = 32;
 /// How long a component that answered our own query is kept ahead of strangers, s.
 pub(super) const VALUED_FOR: f64 = 30.0;
 
-use super::subscriptions::SubState;
+use super::sub::SubState;
 
 /// What the client knows of a peer besides what the endpoint keeps (address, time heard).
 #[derive(Debug, Clone)]

@@ -3,14 +3,14 @@
 //!
 //! - The window (or `jaus-ocu control … jog`) sends [`Command::Jog`] with what the operator
 //!   holds, at every change and at least once a period while anything is held. Each followed
-//!   arm keeps one [`JogController`] (`model::jog`): it streams a command every period while
-//!   every gate passes and the input is younger than one period, and otherwise sends an
-//!   explicit zero at once, repeats it, then goes silent. The arm's timers tick it
+//!   arm keeps one [`JogController`](crate::model::jog::JogController): it streams a command
+//!   every period while every gate passes and the input is younger than one period, and
+//!   otherwise sends an explicit zero at once, repeats it, then goes silent. The arm's timers tick it
 //!   ([`Client::arm_deadline`] includes its schedule), so input that stops arriving stops the
 //!   arm within one period without any new message.
 //! - Gates known here are filled from the arm's own state: the focused, live arm; no
 //!   emergency; control held (the arm's word); READY; joint positions fresh (the staleness
-//!   rule of `subscriptions`); one input at a time. The window's own gates (live view, focus,
+//!   rule of `sub`); one input at a time. The window's own gates (live view, focus,
 //!   gamepad, enable) come with the input.
 //! - The driver follows the services the arm lists: position targets where it offers
 //!   `ManipulatorJointPositionDriver` (each leads the arm by at most its stopping distance
@@ -22,7 +22,8 @@
 //! - What happens is said: [`ArmFact::Jog`] on every change of the status, and a timeline
 //!   mark for each start, stop (with why) and refusal.
 
-use super::subscriptions::stale_limit;
+use super::arm_jog::ArmJog;
+use super::sub::stale_limit;
 use super::{Client, Output};
 use glam::{DQuat, DVec3};
 
@@ -37,9 +38,8 @@ use crate::model::clearance::guard::JogGuard;
 use crate::model::clearance::{Settings as ClearanceSettings, limits as clearance_limits};
 use crate::model::command::CommandKind;
 use crate::model::jog::{
-    AxisTrack, Deflection, Event, Frame, Gate, Gates, Input, JogController, JogDriver, JogOut,
-    JogRequest, JogSettings, JogStatus, Motion, OFF_AXIS_M, StopReason, Twist, joint_at_limit,
-    joint_target, stop_bound,
+    AxisTrack, Deflection, Event, Frame, Gate, Gates, Input, JogDriver, JogOut, JogRequest,
+    JogStatus, Motion, OFF_AXIS_M, StopReason, Twist, joint_at_limit, joint_target, stop_bound,
 };
 use crate::model::kinematics::{end_effector_pose, tool_point};
 use crate::model::update::{
@@ -50,61 +50,6 @@ use crate::model::update::{
 /// rest: its deceleration rate is the reduced speed over this. A position target leads the
 /// arm by the stopping distance at that rate plus one period of motion.
 pub const BRAKE_S: f64 = 0.25;
-
-/// How far past one period an input's age is judged stale, s (past the controller's own
-/// comparison slack).
-const STALE_SLACK: f64 = 1e-6;
-
-/// One arm's jog: the stream's state machine and what it last sent and said.
-#[derive(Debug)]
-pub(super) struct ArmJog {
-    controller: JogController,
-    /// The last input of the source whose jog this is.
-    request: Option<JogRequest>,
-    /// The status last said ([`ArmFact::Jog`]).
-    said: JogStatus,
-    /// Another input asked for motion while this one held the arm (said in the status).
-    other_refused: bool,
-    /// When that other input was read (said only while it is younger than one period).
-    other_at: f64,
-    /// Position targets of the current jog (position driver), joint 1 first.
-    targets: Vec<f64>,
-    /// Commands sent (motion and zeros).
-    sent: u64,
-    /// The speed scale of the motion profile last sent (`NaN`: none yet).
-    profile_scale: f64,
-    /// The driver of the motion last sent: a stop goes out with it, whatever the input now
-    /// asks (a released tool-point jog is no longer a twist, and its zero must still be one).
-    moving_with: Option<JogDriver>,
-    /// The tool point's track of the tool-point jog streaming (`axis`).
-    track: Option<AxisTrack>,
-    /// The tool-point jog left its axis: why, in words; it is held stopped until let go.
-    off_axis: Option<String>,
-    /// The arm's joint positions, last reported (rad or m).
-    pub(super) positions: Vec<f64>,
-    /// The arm's tool point, end-effector frame, m (`ReportToolOffset`; zero until said).
-    pub(super) tool_point: [f64; 3],
-}
-
-impl Default for ArmJog {
-    fn default() -> Self {
-        Self {
-            controller: JogController::new(JogSettings::default()),
-            request: None,
-            said: JogStatus::default(),
-            other_refused: false,
-            other_at: f64::NEG_INFINITY,
-            targets: Vec::new(),
-            sent: 0,
-            profile_scale: f64::NAN,
-            moving_with: None,
-            track: None,
-            off_axis: None,
-            positions: Vec::new(),
-            tool_point: [0.0; 3],
-        }
-    }
-}
 
 impl ArmJog {
     /// A jog's first motion went out: a tool-point jog's track starts where the tool point
@@ -160,21 +105,6 @@ impl ArmJog {
         );
         self.off_axis = Some(words.clone());
         Some(words)
-    }
-
-    /// When the stream next needs a tick (`None`: silent): the next command on schedule,
-    /// and while it moves also the instant its input turns one period old (so input that
-    /// stops arriving is stopped when it goes stale, not at the schedule after).
-    pub(super) fn next_due(&self) -> Option<f64> {
-        let due = self.controller.next_due()?;
-        let stale_at = self
-            .request
-            .as_ref()
-            .filter(|_| self.controller.is_moving())
-            .map_or(f64::INFINITY, |r| {
-                r.input.at + self.controller.settings().period + STALE_SLACK
-            });
-        Some(due.min(stale_at))
     }
 }
 
@@ -591,8 +521,8 @@ fn positions_fresh(s: &super::FollowedArm, now: f64, lateness: f64) -> bool {
         .subs
         .iter()
         .find(|x| x.signal == Signal::JointPositions)
-        .and_then(super::subscriptions::Sub::period)
-        .map_or(super::subscriptions::STALE_FLOOR, stale_limit);
+        .and_then(super::sub::Sub::period)
+        .map_or(super::sub::STALE_FLOOR, stale_limit);
     let last = s.last_sample.get(&Signal::JointPositions).copied();
     !s.stale
         .get(&Signal::JointPositions)

@@ -76,11 +76,14 @@
 
 mod address;
 mod arm;
+mod arm_jog;
 mod clearance;
 mod commands;
 mod discovery;
 mod estop;
 mod jog;
+mod pending;
+mod sub;
 mod subscriptions;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -119,6 +122,9 @@ const FAST_DISCOVERY_FOR: f64 = 10.0;
 const MAX_PEERS: usize = crate::model::update::MAX_COMPONENTS;
 /// Seconds without new evidence after which a conflict over our JAUS ID is over.
 const CONFLICT_QUIET: f64 = 15.0;
+/// Most components taken from one `ReportServices` (a node lists a handful; the format
+/// allows 255 × 255).
+const MAX_LISTED: usize = 32;
 /// Requested event rates, Hz.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rates {

@@ -92,7 +92,7 @@ impl OcuApp {
     /// The first gate that would block a jog of the live arm now, from its state and the
     /// window (the enable is not counted: it is what the operator holds to start).
     pub(crate) fn jog_needs(&self, ctx: &egui::Context) -> Option<Gate> {
-        let mut gates = self.with_live_state(|s| Gates::all_pass(Source::Keys).with_arm(s))?;
+        let mut gates = self.with_live_state(|s| s.jog_gates(Gates::all_pass(Source::Keys)))?;
         gates.live_focused_arm = self.shown() == Shown::Live;
         gates.window_focused = ctx.input(|i| i.focused);
         gates.blocking().first()
