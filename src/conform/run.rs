@@ -316,7 +316,7 @@ impl<'a, W: Wire> Run<'a, W> {
                 Ok(o) => o,
                 Err(e) => Outcome::fail(format!("the check could not run: {e}")),
             };
-            self.silence_of(outcome, before)
+            self.silence_of(outcome)
         };
         let seconds = self.tester.now() - started;
         let frames = self.tester.frames_since(before);
@@ -332,13 +332,14 @@ impl<'a, W: Wire> Run<'a, W> {
         });
     }
 
-    /// `outcome` as it stands, unless it failed with nothing heard from the component since
-    /// frame `before` and the component, asked a query it answered earlier in the run, does
-    /// not answer it within the reply bound: then it stopped answering, said once here with
-    /// the time and the frame of its last answer, and the later checks are not run (a dead
-    /// component is one verdict, not one failure per check).
-    fn silence_of(&mut self, outcome: Outcome, before: u32) -> Outcome {
-        if outcome.verdict != Verdict::Fail || self.heard_since(before) {
+    /// `outcome` as it stands, unless it failed and the component, asked a query it answered
+    /// earlier in the run, does not answer it within the reply bound: then it stopped
+    /// answering, said once here with the time and the frame of its last answer, and the
+    /// later checks are not run (a dead component is one verdict, not one failure per
+    /// check). A live component answers the query at once: a failed check costs it one round
+    /// trip.
+    fn silence_of(&mut self, outcome: Outcome) -> Outcome {
+        if outcome.verdict != Verdict::Fail {
             return outcome;
         }
         // A query it answered before (Management_11 of JTS answers no discovery query).
@@ -370,26 +371,15 @@ impl<'a, W: Wire> Run<'a, W> {
         self.silent = Some((since, last.map(|(_, f)| f)));
         let frame = last.map_or_else(String::new, |(_, f)| format!(", its last answer frame {f}"));
         let mut silent = Outcome::fail(format!(
-            "the component stopped answering at {since:.1} s{frame}: nothing came during this \
-             check, nor an answer to {} (answered earlier) within {:.1} s; the later checks are \
-             not run. This check said: {}",
+            "the component stopped answering at {since:.1} s{frame}: after this check {} \
+             (answered earlier) got no reply within {:.1} s; the later checks are not run. \
+             This check said: {}",
             query.name(),
             self.tester.reply_bound,
             outcome.reason
         ));
         silent.evidence = outcome.evidence;
         silent
-    }
-
-    /// Whether a datagram came from the component at or after frame `before`.
-    fn heard_since(&self, before: u32) -> bool {
-        let addr = self.tester.addr;
-        self.tester
-            .frames()
-            .iter()
-            .rev()
-            .take_while(|f| f.number >= before)
-            .any(|f| f.direction == Direction::Received && f.remote == addr)
     }
 
     /// The time (seconds into the run) and frame of the component's last datagram.
