@@ -592,15 +592,14 @@ pub const SCENE_INTERVAL_NS: u64 = 250_000_000;
 struct ArmScene {
     /// The arm (`None`: facts of a single-arm producer with no focus named).
     id: Option<ComponentId>,
-    spec: Option<ArmSpec>,
     frames: ArmFrames,
     tool_point: [f64; 3],
     last_transforms: Option<u64>,
     last_scene: Option<u64>,
     scene_key: Vec<i64>,
     changed: bool,
-    /// What the arm said of its presets, its pose, its speeds and where its joints are: a
-    /// joint resting on a limit where a preset or a rest pose put it is not tinted
+    /// What the arm said of its specification, presets, pose, speeds and where its joints
+    /// are: a joint resting on a limit where a preset or a rest pose put it is not tinted
     /// ([`ArmState::joint_warnings`], as the window draws it). The operator's jogs are not
     /// in the updates: a joint jogged onto its limit is tinted here.
     state: ArmState,
@@ -610,7 +609,6 @@ impl ArmScene {
     fn new(id: Option<ComponentId>) -> Self {
         Self {
             id,
-            spec: None,
             frames: ArmFrames::new(&arm_prefix(id), 0),
             tool_point: [0.0; 3],
             last_transforms: None,
@@ -687,7 +685,6 @@ impl FoxgloveStream {
                 if let Some(i) = self.arm(Some(*arm)) {
                     let a = &mut self.arms[i];
                     a.frames = ArmFrames::new(&arm_prefix(a.id), spec.joint_count());
-                    a.spec = Some(spec.clone());
                     a.state.spec = Some(spec.clone());
                     a.changed = true;
                 }
@@ -753,7 +750,7 @@ impl FoxgloveStream {
             ..
         } = self;
         let a = &mut arms[i];
-        let Some(spec) = &a.spec else {
+        let Some(spec) = &a.state.spec else {
             return Ok(());
         };
         if q.len() != spec.joint_count() {
