@@ -136,10 +136,9 @@ fn the_simulated_session_moves_the_arm_off_home() {
     let arm = ArmFile::demo();
     let home = arm.home.clone();
     let app = simulated_app(arm, 6.0);
-    let q = &app
-        .state
+    let q = app
+        .drawn_state()
         .positions
-        .as_ref()
         .expect("positions arrived")
         .value;
     assert_eq!(q.len(), home.len());
@@ -152,7 +151,10 @@ fn the_simulated_session_moves_the_arm_off_home() {
         moved > 0.1,
         "largest joint move {moved}: {q:?} vs home {home:?}"
     );
-    assert!(app.state.spec.is_some(), "the specification arrived");
+    assert!(
+        app.drawn_state().spec.is_some(),
+        "the specification arrived"
+    );
     let ft = app
         .vehicle()
         .read()
@@ -255,7 +257,11 @@ fn the_emergency_and_lost_link_scenarios_show_their_banner_and_a_bad_name_fails(
     );
     assert!(e > n + 20_000, "emergency red pixels {e}, normal {n}");
     let app = scenario_app(ArmFile::demo(), 3.0, Scenario::Lost);
-    assert!(app.state.freshness().is_lost(), "{:?}", app.state.link);
+    assert!(
+        app.drawn_state().freshness().is_lost(),
+        "{:?}",
+        app.drawn_state().link
+    );
     let o = run(&["screenshot", "--out", "x.png", "--scenario", "meltdown"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains(
@@ -270,20 +276,23 @@ fn the_taken_and_emergency_held_scenarios_end_as_they_say() {
     // Another OCU took control: the arm says who, the client says why ours was lost.
     let app = scenario_app(ArmFile::demo(), 3.0, Scenario::Taken);
     let (by, _) = OTHER_OCU;
-    assert_eq!(app.state.control, ControlState::Released);
+    assert_eq!(app.drawn_state().control, ControlState::Released);
     assert_eq!(
-        app.state.control_words(),
+        app.drawn_state().control_words(),
         format!("held by {by} (authority {OTHER_AUTHORITY})")
     );
     assert!(
-        matches!(app.state.control_loss, Some((_, ControlLoss::Taken { by: b, .. })) if b == by),
+        matches!(app.drawn_state().control_loss, Some((_, ControlLoss::Taken { by: b, .. })) if b == by),
         "{:?}",
-        app.state.control_loss
+        app.drawn_state().control_loss
     );
     // Control held, then the emergency stop.
     let app = scenario_app(ArmFile::demo(), 3.0, Scenario::EmergencyHeld);
-    assert_eq!(app.state.status, ManagementState::Emergency);
-    assert!(matches!(app.state.control, ControlState::Held { .. }));
+    assert_eq!(app.drawn_state().status, ManagementState::Emergency);
+    assert!(matches!(
+        app.drawn_state().control,
+        ControlState::Held { .. }
+    ));
 }
 
 /// Pixels of the focused arm's tool marker and of the other arms' (dimmed) in `image`.

@@ -92,7 +92,7 @@ fn frames_until(
 
 /// The live arm reports EMERGENCY (at its last report's time).
 fn emergency(h: &mut Harness<'_, OcuApp>) {
-    let t = h.state().state.positions.as_ref().unwrap().t;
+    let t = h.state().drawn_state().positions.as_ref().unwrap().t;
     h.state_mut().apply(&Update::arm(
         ARM,
         ArmFact::Status {
@@ -202,7 +202,14 @@ fn the_operators_controls_have_roles_and_names_a_screen_reader_finds() {
     named(&h, Role::Button, "Request control 126.1.10");
     // The gauges: read-only meters, each with its value as shown and in SI within its limits.
     let arm = ArmFile::demo();
-    let q = h.state().state.positions.as_ref().unwrap().value.clone();
+    let q = h
+        .state()
+        .drawn_state()
+        .positions
+        .as_ref()
+        .unwrap()
+        .value
+        .clone();
     let joints = &arm.spec.joints;
     assert_eq!(
         h.query_all_by_role(Role::Meter).count(),
@@ -242,7 +249,7 @@ fn the_operators_controls_have_roles_and_names_a_screen_reader_finds() {
         }
     }
     // The presets, the one the arm is at said in words (on screen by colour only).
-    let here = match h.state().state.pose {
+    let here = match h.state().drawn_state().pose {
         PoseState::At(id) => Some(id),
         _ => None,
     };
@@ -375,7 +382,7 @@ impl Wired {
     /// The arm's management state and the app's reading of it agree after a few frames.
     fn app_says(&mut self, status: ManagementState) -> bool {
         for _ in 0..40 {
-            if self.h.state().state.status == status {
+            if self.h.state().drawn_state().status == status {
                 return true;
             }
             self.pump();
@@ -427,10 +434,10 @@ fn a_whole_session_from_the_keyboard_alone() {
     assert!(
         w.shows("control held"),
         "the window says so: {:?}",
-        w.h.state().state.control
+        w.h.state().drawn_state().control
     );
     assert!(matches!(
-        w.h.state().state.control,
+        w.h.state().drawn_state().control,
         ControlState::Held { .. }
     ));
 

@@ -25,7 +25,8 @@ use ui_common::*;
 
 /// The demo arm's preset `name`, as the arm reported it.
 fn preset(app: &OcuApp, name: &str) -> Vec<f64> {
-    let p = app.state.presets.iter().find(|p| p.name == name);
+    let drawn = app.drawn_state();
+    let p = drawn.presets.iter().find(|p| p.name == name);
     p.and_then(|p| p.positions.clone())
         .unwrap_or_else(|| panic!("preset {name} reported with positions"))
 }
@@ -65,7 +66,8 @@ fn move_to(h: &mut Harness<'static, OcuApp>, q: &[f64], t: f64) {
 /// afresh from the arm's reported specification and presets (seen first at home, as the
 /// window saw it), in the window's words.
 fn expected(app: &OcuApp, home: &[f64], q: &[f64], allowed: bool) -> (String, f64, Zone) {
-    let spec = app.state.spec.as_ref().expect("the arm's specification");
+    let drawn = app.drawn_state();
+    let spec = drawn.spec.as_ref().expect("the arm's specification");
     let settings = Settings {
         band: app.settings.clearance_band,
         margin: app.settings.clearance_margin,
@@ -78,7 +80,7 @@ fn expected(app: &OcuApp, home: &[f64], q: &[f64], allowed: bool) -> (String, f6
                 spec,
                 positions,
             },
-            presets: &app.state.presets,
+            presets: &drawn.presets,
         }]);
     }
     let n = if allowed {
@@ -105,7 +107,7 @@ fn the_nearest_pair_and_its_gap_in_mm_are_said_beside_the_jog_strip() {
     let mut h = demo_window();
     let home = h
         .state()
-        .state
+        .drawn_state()
         .positions
         .as_ref()
         .expect("positions")
@@ -148,7 +150,7 @@ fn a_pair_inside_the_band_or_closer_is_said_in_its_zones_words() {
     let mut h = demo_window();
     let home = h
         .state()
-        .state
+        .drawn_state()
         .positions
         .as_ref()
         .expect("positions")
@@ -319,10 +321,15 @@ fn the_eye_may_orbit_under_the_ground_while_an_arm_reaches_below_it() {
     );
     // The forearm through the ground (issue 45: the shoulder at its soft stop, the elbow
     // folded): the first such pose of a sweep of the shoulder and the elbow.
-    let spec = h.state().state.spec.clone().expect("the specification");
+    let spec = h
+        .state()
+        .drawn_state()
+        .spec
+        .clone()
+        .expect("the specification");
     let home = h
         .state()
-        .state
+        .drawn_state()
         .positions
         .as_ref()
         .expect("positions")

@@ -331,7 +331,7 @@ fn a_live_note_goes_into_the_recording_and_recording_start_and_stop_are_events()
     let app = OcuApp::new(LiveKind::Simulated, Some(net), vec![sim], settings);
     let mut h = harness(app);
     assert!(
-        run_until(&mut h, 10.0, |a| a.state.positions.is_some()),
+        run_until(&mut h, 10.0, |a| a.drawn_state().positions.is_some()),
         "the arm reports"
     );
     let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

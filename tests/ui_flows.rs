@@ -198,14 +198,14 @@ fn selecting_another_arm_sends_select() {
     h.step();
     assert_eq!(
         h.state()
-            .state
+            .drawn_state()
             .components
             .values()
             .filter(|c| c.0.manipulator)
             .count(),
         2
     );
-    let selected = h.state().state.selected.unwrap();
+    let selected = h.state().drawn_state().selected.unwrap();
     h.get_by_label("arm").click();
     h.step();
     h.step();
@@ -221,6 +221,42 @@ fn selecting_another_arm_sends_select() {
         "{:?}",
         out.sent()
     );
+}
+
+/// One `ArmState` per arm (issue 47): while following live the window draws the live
+/// session's newest state itself, so what the window says and what the session keeps (the
+/// event log, a recording's summary) cannot part. A command the network thread could not take
+/// is said there too, not in a copy of the window's own that the next focus change forgot.
+#[test]
+fn the_drawn_state_is_the_live_sessions_newest_and_a_refused_send_is_kept_in_it() {
+    let (mut app, out) = live_app(&recorded(1.0, None));
+    let latest = |app: &OcuApp| {
+        jaus_ocu::ui::sources::read_vehicle(app.vehicle())
+            .focused()
+            .latest
+            .clone()
+    };
+    let mut h = harness(app);
+    h.step();
+    // (Compared in full through Debug: `ArmState` has no `PartialEq`.)
+    let same = |app: &OcuApp| format!("{:?}", app.drawn_state()) == format!("{:?}", latest(app));
+    assert!(same(h.state()));
+    // The network side gone: its command channel is closed.
+    drop(out);
+    app = h.into_state();
+    assert!(!app.command(Command::Select(ComponentId::new(126, 1, 10))));
+    let said = |s: &jaus_ocu::model::state::ArmState| {
+        s.errors
+            .iter()
+            .any(|(_, m)| m.contains("the network thread has stopped"))
+    };
+    assert!(said(&latest(&app)), "kept in the live session");
+    assert!(
+        said(&app.drawn_state()),
+        "and drawn: {:?}",
+        app.drawn_state().errors
+    );
+    assert!(same(&app));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -404,7 +440,7 @@ mod replay_flows {
         h.step();
         assert_eq!(h.state().focus(), Some(other));
         assert_eq!(h.state().view.arm.drawn_arms()[0], other);
-        assert_eq!(h.state().state.selected, Some(other));
+        assert_eq!(h.state().drawn_state().selected, Some(other));
         assert!(sends_nothing(h.state()));
         let _ = std::fs::remove_file(&path);
     }
@@ -473,13 +509,13 @@ mod replay_flows {
         h.step();
         h.step();
         assert_eq!(cursor(&h), b);
-        assert_eq!(h.state().state.status, ManagementState::Standby);
+        assert_eq!(h.state().drawn_state().status, ManagementState::Standby);
         assert!(h.query_by_label("STANDBY").is_some(), "the top bar says so");
         h.key_press(egui::Key::Home);
         h.step();
         h.step();
         assert_eq!(cursor(&h), a);
-        assert_ne!(h.state().state.status, ManagementState::Standby);
+        assert_ne!(h.state().drawn_state().status, ManagementState::Standby);
         assert!(h.query_by_label("STANDBY").is_none());
     }
 
@@ -604,7 +640,7 @@ mod replay_flows {
         let want = read_vehicle(h.state().vehicle())
             .focused()
             .state_at(cursor(&h));
-        assert_eq!(h.state().state.positions, want.positions);
+        assert_eq!(h.state().drawn_state().positions, want.positions);
         // F1's help lists both strides.
         let rows = jaus_ocu::ui::commands::help_rows(h.state().shown());
         assert!(
@@ -711,7 +747,10 @@ mod replay_flows {
             "the recording starts before the arm reports"
         );
         assert_eq!(cursor(&h), first);
-        assert!(h.state().state.positions.is_some(), "the arm is drawn");
+        assert!(
+            h.state().drawn_state().positions.is_some(),
+            "the arm is drawn"
+        );
         // Home still goes to the very start.
         h.key_press(egui::Key::Home);
         h.step();
@@ -752,7 +791,12 @@ mod replay_flows {
         let (app, mut out) = live_app(&updates);
         let mut h = harness(app);
         h.step();
-        let latest = h.state().state.positions.clone().expect("positions");
+        let latest = h
+            .state()
+            .drawn_state()
+            .positions
+            .clone()
+            .expect("positions");
         assert!(h.query_by_label("LIVE").is_some(), "following live");
         // Back to 1.5 s: every panel draws the state then.
         h.state_mut().seek(1.5);
@@ -760,7 +804,7 @@ mod replay_flows {
         h.step();
         let then = h
             .state()
-            .state
+            .drawn_state()
             .positions
             .clone()
             .expect("positions at 1.5 s");
@@ -772,7 +816,7 @@ mod replay_flows {
             .positions
             .unwrap();
         assert_eq!(then, want);
-        let gauge = gauge_data(&h.state().state, &h.state().settings)[0].describe();
+        let gauge = gauge_data(&h.state().drawn_state(), &h.state().settings)[0].describe();
         assert!(
             h.query_by_label(&gauge).is_some(),
             "the first gauge shows the older value: {gauge}"
@@ -783,7 +827,7 @@ mod replay_flows {
         h.step();
         h.step();
         assert_eq!(h.state().time_control().cursor(), None);
-        assert_eq!(h.state().state.positions.as_ref(), Some(&latest));
+        assert_eq!(h.state().drawn_state().positions.as_ref(), Some(&latest));
         assert!(h.query_by_label("LIVE").is_some());
         // The emergency stop stays on E while live, scrubbed or not (issue 12: Space is the
         // timeline's Play everywhere and never stops an arm).
@@ -875,7 +919,7 @@ mod replay_flows {
         for u in &super::recorded(1.0, None) {
             app.apply(u);
         }
-        let before = app.state.positions.clone();
+        let before = app.drawn_state().positions.clone();
         let mut h = harness(app);
         h.step();
         let err = h.state_mut().open_replay(&path).unwrap_err();
@@ -883,7 +927,7 @@ mod replay_flows {
         assert!(err.contains("not an MCAP recording"), "{err}");
         assert_eq!(badge(h.state()), Some(Badge::Simulated));
         assert!(h.state().replay().is_none());
-        assert_eq!(h.state().state.positions, before);
+        assert_eq!(h.state().drawn_state().positions, before);
         let notice = &h.state().view.notices.last().unwrap();
         assert_eq!(notice.level, NoticeLevel::Error);
         assert!(h.query_by_label_contains("not an MCAP recording").is_some());
@@ -945,7 +989,7 @@ mod replay_flows {
         for u in &super::recorded(1.0, None) {
             app.apply(u);
         }
-        let live_positions = app.state.positions.clone();
+        let live_positions = app.drawn_state().positions.clone();
         let mut h = harness(app);
         h.step();
         h.input_mut().hovered_files.push(egui::HoveredFile {
@@ -966,12 +1010,12 @@ mod replay_flows {
         h.key_press(egui::Key::End);
         h.step();
         h.step();
-        assert_eq!(h.state().state.status, ManagementState::Standby);
+        assert_eq!(h.state().drawn_state().status, ManagementState::Standby);
         h.state_mut().back_to_live();
         h.step();
         assert_eq!(badge(h.state()), Some(Badge::Simulated));
         assert!(h.state().replay().is_none());
-        assert_eq!(h.state().state.positions, live_positions);
+        assert_eq!(h.state().drawn_state().positions, live_positions);
     }
 
     #[test]
@@ -1106,7 +1150,7 @@ mod replay_flows {
         let _ = std::fs::remove_file(&path);
         let mut h = harness(demo_app());
         assert!(
-            run_until(&mut h, 10.0, |a| a.state.positions.is_some()),
+            run_until(&mut h, 10.0, |a| a.drawn_state().positions.is_some()),
             "the demo arm reports"
         );
         h.state_mut().start_recording(path.clone()).unwrap();
@@ -1153,7 +1197,7 @@ mod replay_flows {
         let (app, mut out): (OcuApp, Outbox) = live_app(&super::recorded(1.0, None));
         let mut h = harness(app);
         assert!(
-            run_until(&mut h, 10.0, |a| a.state.positions.is_some()),
+            run_until(&mut h, 10.0, |a| a.drawn_state().positions.is_some()),
             "the demo arm reports"
         );
         h.state_mut()
@@ -1207,7 +1251,10 @@ mod replay_flows {
     #[test]
     fn a_write_error_stops_recording_with_a_message_and_the_live_view_carries_on() {
         let mut h = harness(demo_app());
-        assert!(run_until(&mut h, 10.0, |a| a.state.positions.is_some()));
+        assert!(run_until(&mut h, 10.0, |a| a
+            .drawn_state()
+            .positions
+            .is_some()));
         let fail = Arc::new(AtomicBool::new(false));
         let cfg = h
             .state()
@@ -1240,9 +1287,14 @@ mod replay_flows {
             !h.state().net().unwrap().tap().is_connected(),
             "tap disconnected"
         );
-        let t = h.state().state.positions.as_ref().unwrap().t;
+        let t = h.state().drawn_state().positions.as_ref().unwrap().t;
         assert!(
-            run_until(&mut h, 5.0, |a| a.state.positions.as_ref().unwrap().t
+            run_until(&mut h, 5.0, |a| a
+                .drawn_state()
+                .positions
+                .as_ref()
+                .unwrap()
+                .t
                 > t + 0.2),
             "live positions keep arriving"
         );
@@ -1323,7 +1375,7 @@ mod trust {
         h.step();
         assert!(matches!(h.state().shown(), Shown::LiveScrubbed { .. }));
         assert_eq!(
-            h.state().state.status,
+            h.state().drawn_state().status,
             ManagementState::Emergency,
             "drawn: the past"
         );
@@ -1360,7 +1412,7 @@ mod trust {
         h.state_mut().seek(end - 1.0);
         h.step();
         h.step();
-        assert_eq!(h.state().state.status, ManagementState::Ready);
+        assert_eq!(h.state().drawn_state().status, ManagementState::Ready);
         assert!(h.query_by_label("EMERGENCY").is_some(), "the live state");
         assert!(
             h.query(By::new().label_contains("EMERGENCY STOP — the live arm 126.1.10 is stopped"))
@@ -1459,7 +1511,7 @@ mod trust {
         let (app, mut out) = live_app(&updates);
         let mut h = harness(app);
         h.step();
-        let first = h.state().state.presets[0].id;
+        let first = h.state().drawn_state().presets[0].id;
         h.state_mut().perform(Action::Preview(Some(first)));
         h.step();
         assert!(
@@ -1504,7 +1556,7 @@ mod trust {
                 .is_some(),
             "the banner"
         );
-        let first = h.state().state.presets[0].id;
+        let first = h.state().drawn_state().presets[0].id;
         h.state_mut().perform(Action::Preview(Some(first)));
         h.step();
         assert!(
@@ -1538,9 +1590,9 @@ mod trust {
         let mut h = harness(app);
         h.step();
         assert!(
-            h.state().state.freshness().is_lost(),
+            h.state().drawn_state().freshness().is_lost(),
             "{:?}",
-            h.state().state.link
+            h.state().drawn_state().link
         );
         assert!(h.query_by_label("LINK LOST").is_some());
         assert!(h.query_by_label("READY").is_none(), "no READY while lost");
@@ -1880,7 +1932,7 @@ mod many_ocus {
     }
 
     fn held(a: &OcuApp) -> bool {
-        matches!(a.state.control, ControlState::Held { .. })
+        matches!(a.drawn_state().control, ControlState::Held { .. })
     }
 
     #[test]
@@ -1892,8 +1944,8 @@ mod many_ocus {
         // A second OCU, 200.7.3, asks with authority 200: the arm passes control to it.
         w.other_requests(200);
         assert!(
-            w.pump_until(3.0, |a| a.state.control_loss.is_some()
-                && a.state.other_controller().is_some()),
+            w.pump_until(3.0, |a| a.drawn_state().control_loss.is_some()
+                && a.drawn_state().other_controller().is_some()),
             "the loss and the new holder reported"
         );
         assert!(w.has("held by 200.7.3 (authority 200)"), "who holds it");
@@ -1931,7 +1983,8 @@ mod many_ocus {
         w.h.get_by_label_contains("Request control").click();
         assert!(w.pump_until(3.0, held));
         w.h.get_by_label_contains("E-STOP").click();
-        assert!(w.pump_until(3.0, |a| a.state.status == ManagementState::Emergency));
+        assert!(w.pump_until(3.0, |a| a.drawn_state().status
+            == ManagementState::Emergency));
         // The banner names the arm and says the two steps.
         assert!(w.has("EMERGENCY STOP — the live arm 126.1.10 is stopped."));
         assert!(w.has(
@@ -1941,7 +1994,7 @@ mod many_ocus {
         w.h.get_by_label_contains("Clear emergency 1").click();
         assert!(w.shows("Clear the emergency stop of the live arm 126.1.10?"));
         w.h.get_by_label("Confirm").click();
-        assert!(w.pump_until(3.0, |a| a.state.status == ManagementState::Standby));
+        assert!(w.pump_until(3.0, |a| a.drawn_state().status == ManagementState::Standby));
         let sent = w.out.sent().to_vec();
         assert!(sent.contains(&Command::ClearEmergency), "{sent:?}");
         assert!(
@@ -1950,7 +2003,7 @@ mod many_ocus {
         );
         // Still STANDBY a while later: nothing resumed it.
         w.pump_until(1.0, |_| false);
-        assert_eq!(w.h.state().state.status, ManagementState::Standby);
+        assert_eq!(w.h.state().drawn_state().status, ManagementState::Standby);
         // The top bar offers Resume…; its key asks first, and only Confirm sends it.
         assert!(w.h.query_by_label_contains("Resume 1").is_some());
         w.h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::R);
@@ -1961,7 +2014,7 @@ mod many_ocus {
             "not before Confirm"
         );
         w.h.get_by_label("Confirm").click();
-        assert!(w.pump_until(3.0, |a| a.state.status == ManagementState::Ready));
+        assert!(w.pump_until(3.0, |a| a.drawn_state().status == ManagementState::Ready));
         assert_eq!(
             w.out
                 .sent()
@@ -2336,9 +2389,9 @@ mod vehicle_flows {
             let s = h.state().vehicle().read().unwrap();
             s.arm(b).unwrap().latest.positions.clone().unwrap()
         };
-        let drawn = h.state().state.positions.clone().unwrap();
+        let drawn = h.state().drawn_state().positions.clone().unwrap();
         assert_eq!(drawn.value, b_latest.value);
-        assert_eq!(h.state().state.selected, Some(b));
+        assert_eq!(h.state().drawn_state().selected, Some(b));
         assert_eq!(h.state().view.arm.drawn_arms(), [b, a]);
         assert!(h.query_by_label("E-STOP 126.1.11").is_some());
         // Another arm's facts do not reach the drawn state.
@@ -2350,7 +2403,7 @@ mod vehicle_flows {
             },
         ));
         h.step();
-        assert_ne!(h.state().state.status, ManagementState::Emergency);
+        assert_ne!(h.state().drawn_state().status, ManagementState::Emergency);
     }
 
     #[test]

@@ -84,7 +84,7 @@ fn step_until(h: &mut Harness<'static, OcuApp>, secs: u64, mut done: impl FnMut(
             let status = app.sources().replay().map(|r| r.exact.status());
             panic!(
                 "not within {secs} s: exact window {status:?}, drawn {:?}",
-                app.state.positions
+                app.drawn_state().positions
             );
         }
         h.step();
@@ -151,7 +151,7 @@ fn a_replay_larger_than_its_budget_loads_within_it_and_reads_exact_values_at_the
     assert!((exact.t - t).abs() < 1e-9 && (exact.value[0] - q1(k)).abs() < 1e-6);
     h.state_mut().seek(t);
     step_until(&mut h, 60, |app| {
-        app.state.positions.as_ref() == Some(&exact)
+        app.drawn_state().positions.as_ref() == Some(&exact)
     });
     let status = h
         .state()

@@ -112,7 +112,8 @@ fn assert_whole(h: &Harness<'_, OcuApp>, (label, r): &(String, Rect), size: (f32
 
 /// The trust counters as the status bar must write them, from the app's own figures.
 fn counters(app: &OcuApp) -> Vec<String> {
-    let s = &app.state.stats;
+    let drawn = app.drawn_state();
+    let s = &drawn.stats;
     vec![
         format!("malformed {}", s.malformed),
         format!("foreign {}", s.foreign_version + s.foreign_reports),

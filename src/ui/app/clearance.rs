@@ -70,7 +70,7 @@ impl OcuApp {
 
     /// The arm clearance is said for: the focused one.
     fn clearance_arm(&self) -> Option<ComponentId> {
-        self.focus.or(self.state.selected)
+        self.focus.or_else(|| self.with_drawn(|s| s.selected))
     }
 
     /// Takes every arm's state at the drawn time into the tracker (each frame: the check

@@ -7,6 +7,7 @@
 use eframe::egui;
 
 use super::OcuApp;
+use crate::model::state::ArmState;
 use crate::record::live::LiveServer;
 use crate::ui::action::Action;
 use crate::ui::arms;
@@ -22,6 +23,7 @@ use crate::ui::panels::top_bar::{self, FileMenu, TopBar};
 use crate::ui::scene::SceneArm;
 use crate::ui::sources::{ReplayState, read_vehicle};
 use crate::ui::theme::Theme;
+use crate::ui::time_control::Shown;
 use crate::ui::words::{last_known, past_label};
 
 impl OcuApp {
@@ -99,7 +101,7 @@ impl OcuApp {
                 busy: self.jobs.dialog_open(),
                 csv: (t1 > t0).then_some(range),
                 png: self.view.arm.rect.is_some(),
-                urdf: self.state.spec.is_some(),
+                urdf: self.with_drawn(|s| s.spec.is_some()),
             },
             memory: top_bar::MemoryMenu {
                 in_force: self.budget(),
@@ -114,21 +116,22 @@ impl OcuApp {
         let replay_name = self.sources.replay().map(ReplayState::name);
         let start_ns = self.sources.start_ns();
         if let Some(label) = past_label(shown, self.now(), start_ns, replay_name.as_deref()) {
-            let state = &self.state;
             let past_arms = arms::rows(
                 self.drawn_arms.iter().map(|(id, s)| (*id, s)),
                 None,
                 self.focus,
             );
-            egui::Panel::top("past")
-                .frame(
-                    egui::Frame::side_top_panel(ui.style())
-                        .fill(theme.past_fill)
-                        .stroke(egui::Stroke::new(2.0, theme.replay)),
-                )
-                .show(ui, |ui| {
-                    top_bar::past(ui, &label, state, &past_arms, shown, theme, actions);
-                });
+            self.with_drawn(|state| {
+                egui::Panel::top("past")
+                    .frame(
+                        egui::Frame::side_top_panel(ui.style())
+                            .fill(theme.past_fill)
+                            .stroke(egui::Stroke::new(2.0, theme.replay)),
+                    )
+                    .show(ui, |ui| {
+                        top_bar::past(ui, &label, state, &past_arms, shown, theme, actions);
+                    });
+            });
         }
         let live_start = self
             .sources
@@ -146,36 +149,7 @@ impl OcuApp {
                 .frame(egui::Frame::new())
                 .show(ui, |ui| banner::show(ui, &lines, theme));
         }
-        let status = StatusBar {
-            state: &self.state,
-            shown,
-            time: shown.time(self.now()),
-            recording: self.recording.summary(),
-            live_view: self.live_view_line(),
-            replay: self.sources.replay(),
-            ocu: live
-                .as_ref()
-                .and_then(|l| l.ocu_id.map(|id| (id, l.id_conflict.is_some()))),
-            ocu_suspect: live.as_ref().and_then(|l| {
-                l.id_suspect
-                    .as_ref()
-                    .map(|c| (c.address, c.evidence.clone()))
-            }),
-            short_buffer: self
-                .sources
-                .live_source()
-                .and_then(crate::ui::sources::LiveSource::short_buffer_advice),
-            positions_rate: status_bar::measured_rate(
-                &read_vehicle(self.sources.vehicle())
-                    .arm_or_focused(self.focus)
-                    .positions,
-                shown.time(self.now()),
-            ),
-            memory: self.memory_line(shown),
-        };
-        let open_recording = egui::Panel::bottom("status_bar")
-            .show(ui, |ui| status_bar::show(ui, &status, theme))
-            .inner;
+        let open_recording = self.status_bar(ui, theme, shown, live.as_ref());
         if open_recording {
             actions.push(Action::ExactFromRecording);
         }
@@ -202,11 +176,57 @@ impl OcuApp {
         self.settings.show_lanes = timeline::lanes_set(&ctx).or(self.settings.show_lanes);
     }
 
+    /// The status bar, from the drawn state and the live arm's (`live`); `true` when the
+    /// operator asked to read the exact values back from the recording.
+    fn status_bar(
+        &self,
+        ui: &mut egui::Ui,
+        theme: &Theme,
+        shown: Shown,
+        live: Option<&ArmState>,
+    ) -> bool {
+        let positions_rate = status_bar::measured_rate(
+            &read_vehicle(self.sources.vehicle())
+                .arm_or_focused(self.focus)
+                .positions,
+            shown.time(self.now()),
+        );
+        let recording = self.recording.summary();
+        let live_view = self.live_view_line();
+        let memory = self.memory_line(shown);
+        let short_buffer = self
+            .sources
+            .live_source()
+            .and_then(crate::ui::sources::LiveSource::short_buffer_advice);
+        self.with_drawn(|state| {
+            let status = StatusBar {
+                state,
+                shown,
+                time: shown.time(self.now()),
+                recording,
+                live_view,
+                replay: self.sources.replay(),
+                ocu: live.and_then(|l| l.ocu_id.map(|id| (id, l.id_conflict.is_some()))),
+                ocu_suspect: live.and_then(|l| {
+                    l.id_suspect
+                        .as_ref()
+                        .map(|c| (c.address, c.evidence.clone()))
+                }),
+                short_buffer,
+                positions_rate,
+                memory,
+            };
+            egui::Panel::bottom("status_bar")
+                .show(ui, |ui| status_bar::show(ui, &status, theme))
+                .inner
+        })
+    }
+
     /// The tiles (`work_area.rs`) in the central panel, the notices in a strip of their own
     /// in the 3D view's tile: nothing is drawn over a tile.
     fn panels(&mut self, ui: &mut egui::Ui, theme: &Theme, actions: &mut Vec<Action>) {
         let shown = self.shown();
-        let last_known = last_known(&self.state, self.sources.start_ns());
+        let last_known = self.with_drawn(|s| last_known(s, self.sources.start_ns()));
         let past = past_label(
             shown,
             self.now(),

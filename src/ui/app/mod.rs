@@ -32,7 +32,7 @@ use eframe::egui;
 
 use crate::model::command::{Command, CommandKind};
 use crate::model::state::ArmState;
-use crate::model::update::{ComponentId, ControlState, NetFact, Outcome, Remark};
+use crate::model::update::{ComponentId, ControlState, NetFact, Outcome, Remark, Update};
 use crate::model::vehicle::SharedVehicle;
 use crate::net::thread::NetHandle;
 use crate::sim::host::SimHandle;
@@ -108,15 +108,17 @@ pub struct OcuApp {
     pub(crate) sources: Sources,
     /// The drawn time.
     pub(crate) time: TimeControl,
-    /// The facts drawn this frame: the live latest state, or the session's state at the cursor.
-    pub state: ArmState,
-    /// What `state` was rebuilt for (time, loaded datagrams, focused arm): `None` while it is
-    /// the live latest state.
+    /// The facts drawn this frame while the past is drawn: the session's state at the cursor.
+    /// `None` while following live: the drawn state is then the live session's newest, read
+    /// in place ([`OcuApp::with_drawn`]), so each live sample is applied to one `ArmState`.
+    pub(crate) past: Option<ArmState>,
+    /// What `past` was rebuilt for (time, loaded datagrams, focused arm): `None` while
+    /// following live.
     pub(crate) drawn: Option<(f64, u64, Option<ComponentId>)>,
     /// Every arm's state at the drawn time while the past is drawn (empty while following
     /// live: the live sessions' latest states are read in place).
     pub(crate) drawn_arms: Vec<(ComponentId, ArmState)>,
-    /// The arm the view is about this frame (`state` is its state): the network's focused
+    /// The arm the view is about this frame (the drawn state is its state): the network's focused
     /// arm live, the operator's pick in a replay.
     pub(crate) focus: Option<ComponentId>,
     /// UDP port of JUDP in captures opened from the UI.
@@ -315,7 +317,7 @@ impl OcuApp {
         Self {
             sources,
             time: TimeControl::live(),
-            state: ArmState::default(),
+            past: None,
             drawn: None,
             drawn_arms: Vec::new(),
             focus: None,
@@ -490,27 +492,42 @@ impl OcuApp {
                 true
             }
             Err(e) => {
+                // Said in the live session, as the network side's own errors are.
                 let t = self.now();
-                self.state
-                    .apply_net(&NetFact::Remark(Remark::Error { t, message: e }));
+                self.apply(&Update::Net(NetFact::Remark(Remark::Error {
+                    t,
+                    message: e,
+                })));
                 false
             }
         }
     }
 
+    /// `f` of the drawn state: the state at the cursor while the past is drawn, else the live
+    /// session's newest, read in place under its lock (take what else needs the session before:
+    /// the lock is not taken twice).
+    pub fn with_drawn<R>(&self, f: impl FnOnce(&ArmState) -> R) -> R {
+        with_drawn_of(self.past.as_ref(), &self.sources, f)
+    }
+
+    /// A copy of the drawn state ([`OcuApp::with_drawn`] reads it without one).
+    pub fn drawn_state(&self) -> ArmState {
+        self.with_drawn(ArmState::clone)
+    }
+
     /// Whether we hold control.
     pub fn holds_control(&self) -> bool {
-        matches!(self.state.control, ControlState::Held { .. })
+        self.with_drawn(|s| matches!(s.control, ControlState::Held { .. }))
     }
 
     /// The newest command outcome in the drawn state.
     pub fn last_outcome(&self) -> Option<(CommandKind, Outcome)> {
-        last_outcome(&self.state)
+        self.with_drawn(last_outcome)
     }
 
     /// The selected arm's name (identification, else its JAUS ID).
     pub fn arm_name(&self) -> Option<String> {
-        arm_name(&self.state)
+        self.with_drawn(arm_name)
     }
 
     /// The window title: arm and mode.
@@ -539,7 +556,7 @@ impl OcuApp {
                 .map(|s| s / speed.abs().max(1e-3))
                 .filter(|s| s.is_finite())
                 .map(Duration::from_secs_f64),
-            live_fresh: self.state.freshness().positions_fresh(),
+            live_fresh: self.with_drawn(|s| s.freshness().positions_fresh()),
         }
     }
 
@@ -650,5 +667,20 @@ impl eframe::App for OcuApp {
         self.finish_recording_on_exit();
         self.stop_live_view("stopped: the window closed");
         self.shutdown_live(Duration::from_millis(300));
+    }
+}
+
+/// [`OcuApp::with_drawn`] from the app's fields (`past`, `sources`), for a panel that borrows
+/// other fields of the app mutably while it reads the drawn state.
+pub(crate) fn with_drawn_of<R>(
+    past: Option<&ArmState>,
+    sources: &Sources,
+    f: impl FnOnce(&ArmState) -> R,
+) -> R {
+    match past {
+        Some(s) => f(s),
+        None => f(&crate::ui::sources::read_vehicle(sources.vehicle())
+            .focused()
+            .latest),
     }
 }

@@ -352,7 +352,8 @@ impl OcuApp {
                 self.jobs.shot = Some(export::request_png(&ctx, path));
             }
             Task::ExportUrdf => {
-                let Some(spec) = self.state.spec.clone() else {
+                let (spec, tool_point) = self.with_drawn(|s| (s.spec.clone(), s.tool_point));
+                let Some(spec) = spec else {
                     self.notify(
                         NoticeLevel::Error,
                         "No specification shown: there is no arm to export yet.",
@@ -360,7 +361,6 @@ impl OcuApp {
                     return;
                 };
                 let name = self.arm_name().unwrap_or_else(|| "jaus-arm".to_owned());
-                let tool_point = self.state.tool_point;
                 match export::export_urdf(spec, name, tool_point, path, self.egui_ctx.clone()) {
                     Ok(job) => self.jobs.exports.push(job),
                     Err(e) => self.notify(NoticeLevel::Error, e),

@@ -6,7 +6,6 @@
 use super::OcuApp;
 use crate::model::command::Command;
 use crate::model::session::Session;
-use crate::model::state::ArmState;
 use crate::model::update::{ComponentId, NetFact, Remark, Update};
 use crate::model::vehicle::Vehicle;
 use crate::record::player::{LoadWaker, Replay};
@@ -19,8 +18,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 impl OcuApp {
-    /// Applies one live update to the live session (and to the drawn state while it is the
-    /// live latest state). Without a live source the update is dropped.
+    /// Applies one live update to the live session (the drawn state while following live is
+    /// its newest, read in place: `OcuApp::with_drawn`). Without a live source the update is
+    /// dropped.
     pub fn apply(&mut self, u: &Update) {
         let Some(live) = self.sources.live.as_ref().map(|l| l.vehicle.clone()) else {
             return;
@@ -30,7 +30,6 @@ impl OcuApp {
     }
 
     fn apply_to(&mut self, live: &mut Vehicle, u: &Update) {
-        let focused = live.focused_id();
         live.apply(u);
         if let Some(r @ Remark::CommandOutcome { .. }) = u.remark() {
             // The outcome of a command to one arm is told with that arm's state.
@@ -42,23 +41,6 @@ impl OcuApp {
         }
         if let Update::Net(NetFact::Selected { .. }) = u {
             self.view.preview = None;
-        }
-        if self.drawn.is_none() && self.shown() == Shown::Live {
-            if live.focused_id() == focused {
-                match u {
-                    // The focused arm's facts; another arm's stay in its own session.
-                    Update::Arm { arm, fact } => {
-                        if Some(*arm) == focused {
-                            self.state.apply_arm(fact);
-                        }
-                    }
-                    // News for every arm.
-                    Update::Net(fact) => self.state.apply_net(fact),
-                }
-            } else {
-                // Another arm is focused: the drawn state is its own, whole.
-                self.state = live.focused().latest.clone();
-            }
         }
     }
 
@@ -138,7 +120,7 @@ impl OcuApp {
         self.view.replay_focus = None;
         self.drawn = None;
         self.drawn_arms.clear();
-        self.state = ArmState::default();
+        self.past = None;
         self.view.arm = crate::ui::panels::view3d::ArmPanel::default();
     }
 
@@ -335,17 +317,15 @@ impl OcuApp {
         }
     }
 
-    /// Rebuilds `state` for the drawn time and focus when either changed (or more of the file
+    /// Rebuilds `past` for the drawn time and focus when either changed (or more of the file
     /// arrived), and the drawn states of the other arms with it.
     pub fn sync_state(&mut self) {
         self.focus = self.focus_now();
         match self.shown().cursor() {
             None => {
                 if self.drawn.take().is_some() {
-                    self.state = read_vehicle(self.sources.vehicle())
-                        .focused()
-                        .latest
-                        .clone();
+                    // Following live: the live session's newest is drawn in place.
+                    self.past = None;
                     self.drawn_arms.clear();
                 }
             }
@@ -367,7 +347,7 @@ impl OcuApp {
                         .filter(|_| envelope.is_some_and(|e| t < e))
                         .and_then(|r| r.exact.covering(t, t));
                     let v = read_vehicle(exact.unwrap_or(self.sources.vehicle()));
-                    self.state = v.arm_or_focused(self.focus).state_at(t);
+                    self.past = Some(v.arm_or_focused(self.focus).state_at(t));
                     self.drawn_arms = v.arms().map(|(id, s)| (id, s.state_at(t))).collect();
                     drop(v);
                     self.drawn = Some(key);

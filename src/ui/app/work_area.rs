@@ -4,7 +4,7 @@
 use eframe::egui;
 use egui_tiles::{Behavior, EditAction, SimplificationOptions, TileId, Tiles, UiResponse};
 
-use super::OcuApp;
+use super::{OcuApp, with_drawn_of};
 use crate::model::jog::Source;
 use crate::ui::action::Action;
 use crate::ui::arms;
@@ -119,51 +119,63 @@ impl WorkArea<'_> {
     fn view3d(&mut self, ui: &mut egui::Ui) {
         let app = &mut *self.app;
         let badge = app.sources.badge();
-        let input = View3dInput {
-            state: &app.state,
-            preview: app.view.preview,
-            shown: app.shown(),
-            badge: badge.as_ref(),
-            last_known: self.last_known.as_deref(),
-            focus: app.focus,
-            others: app.scene_arms(),
-            clearance: app.scene_clearance(),
-            past: self.past.as_deref(),
-            // The banner has its own strip over the tiles (`app/frame.rs`).
-            banner: &[],
-            plots_hidden: self.plots_hidden,
-            notices: &app.view.notices,
-        };
-        let (panel, settings) = (&mut app.view.arm, &mut app.settings);
-        view3d::show(ui, &input, panel, settings, self.theme, self.actions);
+        let shown = app.shown();
+        let others = app.scene_arms();
+        let clearance = app.scene_clearance();
+        with_drawn_of(app.past.as_ref(), &app.sources, |state| {
+            let input = View3dInput {
+                state,
+                preview: app.view.preview,
+                shown,
+                badge: badge.as_ref(),
+                last_known: self.last_known.as_deref(),
+                focus: app.focus,
+                others,
+                clearance,
+                past: self.past.as_deref(),
+                // The banner has its own strip over the tiles (`app/frame.rs`).
+                banner: &[],
+                plots_hidden: self.plots_hidden,
+                notices: &app.view.notices,
+            };
+            let (panel, settings) = (&mut app.view.arm, &mut app.settings);
+            view3d::show(ui, &input, panel, settings, self.theme, self.actions);
+        });
         app.view.notice_rect = app.view.arm.notice_rect;
     }
 
     fn gauges(&mut self, ui: &mut egui::Ui) {
         let app = &mut *self.app;
         let shown = app.shown();
-        let data = gauges::gauge_data(&app.state, &app.settings);
-        let (note, past) = (self.last_known.as_deref(), self.past.as_deref());
-        // Jogging acts on the live arm now: the strip and the buttons only while it is drawn.
-        let live_jog = shown == Shown::Live && app.sources.net().is_some() && !data.is_empty();
-        let mut gauge_jog = None;
-        if live_jog {
-            let status = app.state.jog.clone();
-            let tool_available = app.state.selected.is_some_and(|id| {
-                app.state.components.get(&id).is_some_and(|(c, _)| {
+        // What the gauges and the jog strip read of the drawn state, taken at once.
+        let (data, status, tool_available, control, revolute) = app.with_drawn(|state| {
+            let tool_available = state.selected.is_some_and(|id| {
+                state.components.get(&id).is_some_and(|(c, _)| {
                     c.services
                         .iter()
                         .any(|(uri, _, _)| uri.ends_with("EndEffectorVelocityStateDriver"))
                 })
             });
-            let control = app.state.control_words();
-            let pad = app.pad_status();
-            let revolute: Vec<bool> = app.state.spec.as_ref().map_or_else(Vec::new, |s| {
+            let revolute: Vec<bool> = state.spec.as_ref().map_or_else(Vec::new, |s| {
                 s.joints
                     .iter()
                     .map(|j| j.kind == crate::model::arm::JointType::Revolute)
                     .collect()
             });
+            (
+                gauges::gauge_data(state, &app.settings),
+                state.jog.clone(),
+                tool_available,
+                state.control_words(),
+                revolute,
+            )
+        });
+        let (note, past) = (self.last_known.as_deref(), self.past.as_deref());
+        // Jogging acts on the live arm now: the strip and the buttons only while it is drawn.
+        let live_jog = shown == Shown::Live && app.sources.net().is_some() && !data.is_empty();
+        let mut gauge_jog = None;
+        if live_jog {
+            let pad = app.pad_status();
             let view = jog_strip::JogView {
                 revolute: &revolute,
                 pad: pad.as_deref(),
@@ -182,7 +194,6 @@ impl WorkArea<'_> {
             ui.separator();
         }
         if live_jog {
-            let status = &app.state.jog;
             let j = &app.view.jog;
             let moving = match status.source {
                 _ if !status.moving => None,
@@ -243,14 +254,9 @@ impl WorkArea<'_> {
     fn presets(&mut self, ui: &mut egui::Ui) {
         let app = &*self.app;
         let shown = app.shown();
-        presets::show(
-            ui,
-            &app.state,
-            app.view.preview,
-            shown,
-            self.theme,
-            self.actions,
-        );
+        app.with_drawn(|state| {
+            presets::show(ui, state, app.view.preview, shown, self.theme, self.actions);
+        });
     }
 
     fn event_log(&mut self, ui: &mut egui::Ui) {
@@ -425,7 +431,8 @@ impl OcuApp {
         // The presets keep the height of their list and the row under it ("Go to …"); in a
         // column too short for them and the plots' least, the plots give way as above (the
         // presets are commands).
-        let wanted = presets::wanted_height(ui, self.state.presets.len()) + TAB_BAR;
+        let presets = self.with_drawn(|s| s.presets.len());
+        let wanted = presets::wanted_height(ui, presets) + TAB_BAR;
         let plots_least = plots::MIN_PANEL_HEIGHT + TAB_BAR;
         if wanted + plots_least > height && layout.share_a_column(Pane::Presets, Pane::Plots) {
             plots_hidden = true;
