@@ -6,6 +6,7 @@ pub mod clearance;
 pub mod clock;
 pub mod command;
 pub mod events;
+pub mod fresh;
 pub mod history;
 pub mod id;
 pub mod jog;

@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 
 use super::arm::ArmSpec;
 use super::command::CommandKind;
-use super::jog::Gates;
+use super::fresh::Samples;
+use super::jog::{ArmGateFacts, Gates};
 use super::kinematics;
 use super::limits::LimitState;
 use super::update::{
@@ -598,17 +599,31 @@ impl ArmState {
         }
     }
 
-    /// `gates` with this arm's facts filled in: emergency, control, READY and fresh joint
-    /// positions (present and not stale, [`ArmState::freshness`]).
-    pub fn jog_gates(&self, gates: Gates) -> Gates {
-        Gates {
-            // Our own stop not yet confirmed holds motion back as the arm's EMERGENCY does.
-            no_emergency: self.status != ManagementState::Emergency && !self.stop.is_pending(),
+    /// What this arm's joint positions are known to be: the stale flag, the last sample's
+    /// receive time, how they are delivered (`model::fresh`: the network side's rule too).
+    pub fn positions_samples(&self) -> Samples {
+        Samples {
+            stale: self
+                .stale
+                .get(&Signal::JointPositions)
+                .copied()
+                .unwrap_or(false),
+            last: self.positions.as_ref().map(|p| p.t),
+            delivery: self.delivery.get(&Signal::JointPositions).copied(),
+        }
+    }
+
+    /// `gates` with this arm's facts filled in ([`Gates::with_arm`], the stream's rule):
+    /// emergency, control, READY, and joint positions fresh at `now` ([`Samples::fresh_at`],
+    /// `lateness` how late the one asking runs).
+    pub fn jog_gates(&self, gates: Gates, now: f64, lateness: f64) -> Gates {
+        gates.with_arm(ArmGateFacts {
+            emergency: self.status == ManagementState::Emergency,
+            stop_pending: self.stop.is_pending(),
             control_held: matches!(self.control, ControlState::Held { .. }),
             ready: self.status == ManagementState::Ready,
-            fresh_joint_data: self.positions.is_some() && self.freshness().positions_fresh(),
-            ..gates
-        }
+            positions_fresh: self.positions_samples().fresh_at(now, lateness),
+        })
     }
 
     /// Whether the selected arm is fully known: specification, tool point and positions.

@@ -361,6 +361,17 @@ pub enum Delivery {
     Polling(f64),
 }
 
+impl Delivery {
+    /// How often a sample is due, s: a periodic event's or a poll's period; `None` for an
+    /// every-change event (and a rate of 0, which is one).
+    pub fn period(self) -> Option<f64> {
+        match self {
+            Delivery::Event(rate) | Delivery::Polling(rate) if rate > 0.0 => Some(1.0 / rate),
+            Delivery::Event(_) | Delivery::Polling(_) | Delivery::OnChange => None,
+        }
+    }
+}
+
 /// A preset pose as the arm describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PresetInfo {

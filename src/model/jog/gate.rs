@@ -192,7 +192,40 @@ pub struct Gates {
     pub enable_held: bool,
 }
 
+/// What the arm's own gates read of it, gathered alike by the window (its preview, from its
+/// `ArmState`: [`crate::model::state::ArmState::jog_gates`]) and the network side (the stream,
+/// from its record of the arm), so both fill them by one rule ([`Gates::with_arm`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "one fact per gate, by design"
+)]
+pub struct ArmGateFacts {
+    /// The arm reports EMERGENCY.
+    pub emergency: bool,
+    /// Our own stop is not yet confirmed (it holds motion back as the arm's EMERGENCY does).
+    pub stop_pending: bool,
+    /// The arm says we hold control.
+    pub control_held: bool,
+    /// The arm reports READY.
+    pub ready: bool,
+    /// Its joint positions are fresh (`model::fresh`'s rule).
+    pub positions_fresh: bool,
+}
+
 impl Gates {
+    /// `self` with the arm's gates filled from `arm`: emergency, control, READY, fresh joint
+    /// positions.
+    pub fn with_arm(self, arm: ArmGateFacts) -> Gates {
+        Gates {
+            no_emergency: !arm.emergency && !arm.stop_pending,
+            control_held: arm.control_held,
+            ready: arm.ready,
+            fresh_joint_data: arm.positions_fresh,
+            ..self
+        }
+    }
+
     /// Sets whether gate `g` passes.
     pub fn set(&mut self, g: Gate, passes: bool) {
         let flag = match g {
@@ -330,7 +363,9 @@ mod tests {
     #[test]
     fn the_arms_facts_fill_their_gates() {
         let mut s = ArmState::default();
-        let blocked = s.jog_gates(Gates::all_pass(Source::Keys)).blocking();
+        let blocked = s
+            .jog_gates(Gates::all_pass(Source::Keys), 0.0, 0.0)
+            .blocking();
         assert!(blocked.contains(Gate::ControlHeld));
         assert!(blocked.contains(Gate::Ready));
         assert!(blocked.contains(Gate::FreshJointData));
@@ -356,7 +391,7 @@ mod tests {
             state: ManagementState::Ready,
         });
         assert!(
-            s.jog_gates(Gates::all_pass(Source::Keys))
+            s.jog_gates(Gates::all_pass(Source::Keys), 0.0, 0.0)
                 .blocking()
                 .is_empty()
         );
@@ -364,8 +399,44 @@ mod tests {
             t: 0.0,
             state: ManagementState::Emergency,
         });
-        let b = s.jog_gates(Gates::all_pass(Source::Keys)).blocking();
+        let b = s
+            .jog_gates(Gates::all_pass(Source::Keys), 0.0, 0.0)
+            .blocking();
         assert_eq!(b.first(), Some(Gate::NoEmergency));
         assert!(b.contains(Gate::Ready));
+    }
+
+    /// The preview judges fresh joint positions by the stream's rule (`model::fresh`): by the
+    /// age of the last sample against its delivery, before the network side's stale flag
+    /// (which lags by its dwell) has said anything.
+    #[test]
+    fn the_preview_holds_positions_to_the_streams_age_limit() {
+        use crate::model::update::Delivery;
+        let mut s = ArmState::default();
+        s.apply_arm(&ArmFact::Delivery {
+            t: 0.0,
+            signal: crate::model::update::Signal::JointPositions,
+            delivery: Delivery::Event(10.0),
+        });
+        s.positions = Some(Stamped {
+            t: 1.0,
+            value: vec![0.0],
+        });
+        let fresh = |s: &ArmState, now: f64| {
+            !s.jog_gates(Gates::all_pass(Source::Keys), now, 0.0)
+                .blocking()
+                .contains(Gate::FreshJointData)
+        };
+        // 10 Hz: held to the 0.5 s floor, with no stale flag said.
+        assert!(fresh(&s, 1.5));
+        assert!(!fresh(&s, 1.6));
+        // At 1 Hz, three periods.
+        s.apply_arm(&ArmFact::Delivery {
+            t: 0.0,
+            signal: crate::model::update::Signal::JointPositions,
+            delivery: Delivery::Event(1.0),
+        });
+        assert!(fresh(&s, 3.9));
+        assert!(!fresh(&s, 4.1));
     }
 }

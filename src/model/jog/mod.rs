@@ -27,6 +27,6 @@ pub use controller::{
     MotionGuard, NoGuard, StopReason, Twist,
 };
 pub use enable::{Enable, EnableState, EnableThresholds};
-pub use gate::{Gate, GateSet, Gates, Source};
+pub use gate::{ArmGateFacts, Gate, GateSet, Gates, Source};
 pub use request::{JogDriver, JogOptions, JogRequest, JogStatus};
 pub use soft::{Margin, SoftLimits};

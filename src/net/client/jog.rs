@@ -23,7 +23,6 @@
 //!   mark for each start, stop (with why) and refusal.
 
 use super::arm_jog::ArmJog;
-use super::sub::stale_limit;
 use super::{Client, Output};
 use glam::{DQuat, DVec3};
 
@@ -37,6 +36,8 @@ use crate::model::arm::{ArmSpec, JointType};
 use crate::model::clearance::guard::JogGuard;
 use crate::model::clearance::{Settings as ClearanceSettings, limits as clearance_limits};
 use crate::model::command::CommandKind;
+use crate::model::fresh::Samples;
+use crate::model::jog::ArmGateFacts;
 use crate::model::jog::{
     AxisTrack, Deflection, Event, Frame, Gate, Gates, Input, JogDriver, JogOut, JogRequest,
     JogStatus, Motion, OFF_AXIS_M, StopReason, Twist, joint_at_limit, joint_target, stop_bound,
@@ -412,20 +413,24 @@ impl Client {
         let words = driver_words(driver, twist, &spec, &req, period, s.control_timeout);
         let (if_link_drops_tool, position_bounds) =
             next_jog_words(&offers, &spec, &req, period, s.control_timeout);
-        let positions_fresh = positions_fresh(s, now, self.lateness);
+        // The arm's own gates by the window's rule (`Gates::with_arm`), from what this side
+        // knows of it.
         let gates = Gates {
             source: req.source,
             live_focused_arm: req.live && focus == Some(s.id) && s.link == LinkState::Live,
-            // Our own stop not yet confirmed holds motion back as the arm's EMERGENCY does.
-            no_emergency: s.status != Some(ManagementState::Emergency) && s.stop.is_none(),
-            control_held: matches!(s.control, ControlState::Held { .. }),
             one_source: true,
-            ready: s.status == Some(ManagementState::Ready),
-            fresh_joint_data: positions_fresh,
             window_focused: req.window_focused,
             gamepad_connected: req.gamepad_connected,
             enable_held: req.enable_held,
-        };
+            ..Gates::all_pass(req.source)
+        }
+        .with_arm(ArmGateFacts {
+            emergency: s.status == Some(ManagementState::Emergency),
+            stop_pending: s.stop.is_some(),
+            control_held: matches!(s.control, ControlState::Held { .. }),
+            ready: s.status == Some(ManagementState::Ready),
+            positions_fresh: positions_samples(s).fresh_at(now, self.lateness),
+        });
         let j = &mut s.jog;
         let left_axis = j.watch_axis(&spec, &req, driver);
         let input = if words.is_ok() && j.off_axis.is_none() {
@@ -514,21 +519,22 @@ impl Client {
     }
 }
 
-/// Whether the arm's joint positions are fresh enough to jog on at `now`: not stale, and
-/// the last no older than its subscription's stale limit plus the tick's `lateness`.
-fn positions_fresh(s: &super::FollowedArm, now: f64, lateness: f64) -> bool {
-    let limit = s
-        .subs
-        .iter()
-        .find(|x| x.signal == Signal::JointPositions)
-        .and_then(super::sub::Sub::period)
-        .map_or(super::sub::STALE_FLOOR, stale_limit);
-    let last = s.last_sample.get(&Signal::JointPositions).copied();
-    !s.stale
-        .get(&Signal::JointPositions)
-        .copied()
-        .unwrap_or(false)
-        && last.is_some_and(|t| now - t <= limit + lateness)
+/// What the network side knows of the arm's joint positions: its stale flag, the last
+/// sample's receive time, how they are delivered (judged by `model::fresh`, the window's rule).
+fn positions_samples(s: &super::FollowedArm) -> Samples {
+    Samples {
+        stale: s
+            .stale
+            .get(&Signal::JointPositions)
+            .copied()
+            .unwrap_or(false),
+        last: s.last_sample.get(&Signal::JointPositions).copied(),
+        delivery: s
+            .subs
+            .iter()
+            .find(|x| x.signal == Signal::JointPositions)
+            .and_then(super::sub::Sub::delivery),
+    }
 }
 
 /// The controller's events as timeline marks; a stop for leaving the axis is said as that

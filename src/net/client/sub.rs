@@ -1,24 +1,14 @@
-//! A signal's subscription as the client keeps it per arm ([`Sub`], [`SubState`]) and when
-//! a signal is stale ([`stale_limit`], [`STALE_FLOOR`], [`STALE_DWELL`]). A leaf: the arm's
-//! record (`arm.rs`) holds them, `subscriptions.rs` drives them, the jog and discovery read
-//! them.
+//! A signal's subscription as the client keeps it per arm ([`Sub`], [`SubState`]) and how
+//! often its stale flag may change ([`STALE_DWELL`]); when a signal is stale is
+//! `model::fresh`'s rule, the window's too. A leaf: the arm's record (`arm.rs`) holds them,
+//! `subscriptions.rs` drives them, the jog and discovery read them.
 
 use crate::jaus::Message;
 use crate::jaus::core::EventType;
-use crate::model::update::Signal;
-
-/// The least time a signal is overdue before it is called stale, s: shorter gaps are loss an
-/// operator cannot see (at 30 % loss a 10 Hz signal misses three in a row every few seconds),
-/// and a busy machine delays the network thread by tens of milliseconds.
-pub(super) const STALE_FLOOR: f64 = 0.5;
+use crate::model::update::{Delivery, Signal};
 /// A signal's stale flag changes at most once per this many seconds (the link text does not
 /// flap on a lossy link).
 pub(super) const STALE_DWELL: f64 = 1.0;
-
-/// How long a signal of `period` may be overdue before it is stale, s.
-pub(super) fn stale_limit(period: f64) -> f64 {
-    (3.0 * period).max(STALE_FLOOR)
-}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum SubState {
@@ -50,10 +40,29 @@ pub(super) struct Sub {
 }
 
 impl Sub {
+    /// How the signal is delivered now (`None` while its event is being asked for): what
+    /// `ArmFact::Delivery` says to the window.
+    pub(super) fn delivery(&self) -> Option<Delivery> {
+        match self.state {
+            SubState::Active { rate, .. } if self.kind == EventType::Periodic => {
+                Some(Delivery::Event(rate))
+            }
+            SubState::Active { .. } => Some(Delivery::OnChange),
+            SubState::Polling { rate, .. } => Some(Delivery::Polling(rate)),
+            SubState::Requesting { .. } => None,
+        }
+    }
+
+    /// How often a sample is due, s, for the stale flags (`subscriptions.rs`): for a periodic
+    /// signal (the joint positions among them) its [`Delivery::period`], as the window and the
+    /// jog judge it; an every-change signal polled instead is not flagged stale (its polls
+    /// answer whether or not it changed: the link's silence says it is gone).
     pub(super) fn period(&self) -> Option<f64> {
         match self.state {
             SubState::Active { rate, .. } if rate > 0.0 => Some(1.0 / rate),
-            SubState::Polling { rate, .. } if self.kind == EventType::Periodic => Some(1.0 / rate),
+            SubState::Polling { rate, .. } if self.kind == EventType::Periodic => {
+                Delivery::Polling(rate).period()
+            }
             _ => None,
         }
     }

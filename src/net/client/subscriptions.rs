@@ -2,11 +2,11 @@
 //! status), renewed at half the peer's event timeout; `RejectEventRequest` or three unanswered
 //! requests fall back to periodic queries; events older than the last one applied are dropped
 //! (reordered in flight); a signal overdue by three periods (at least
-//! [`STALE_FLOOR`](super::sub::STALE_FLOOR), plus how late the network thread's own tick ran)
+//! [`STALE_FLOOR`](crate::model::fresh::STALE_FLOOR), plus how late the network thread's own tick ran)
 //! is stale, its stale flag changes at most once per [`STALE_DWELL`], and an event stale for
 //! more than a second is re-created. Nothing of this runs while the arm's link is lost.
 
-use super::sub::{STALE_DWELL, Sub, SubState, stale_limit};
+use super::sub::{STALE_DWELL, Sub, SubState};
 use super::{Client, Output};
 use crate::jaus::core::{CancelEvent, CreateEvent, Event, EventType, QueryStatus};
 use crate::jaus::iop::{QueryCurrentPose, QueryManipulatorEndEffectorForceTorque};
@@ -14,6 +14,7 @@ use crate::jaus::manipulator::{
     QueryJointEffort, QueryJointForceTorques, QueryJointPositions, QueryJointVelocity,
 };
 use crate::jaus::{EmbeddedMessage, JausId, Message};
+use crate::model::fresh::stale_limit;
 use crate::model::update::{ArmFact, Delivery, LinkState, Signal};
 
 impl Client {
@@ -247,16 +248,12 @@ impl Client {
                             rate: c.confirmed_periodic_rate,
                             renew_at: now + interval,
                         };
-                        if !was_active {
+                        if !was_active && let Some(delivery) = sub.delivery() {
                             sub.since = now;
                             out.fact(ArmFact::Delivery {
                                 t: now,
                                 signal: sub.signal,
-                                delivery: if sub.kind == EventType::Periodic {
-                                    Delivery::Event(c.confirmed_periodic_rate)
-                                } else {
-                                    Delivery::OnChange
-                                },
+                                delivery,
                             });
                         }
                     }

@@ -12,6 +12,11 @@ use crate::ui::gamepad::{Gamepad, Mapping, PadIntent, PadState};
 use crate::ui::jog_input::{Held, PadInput};
 use crate::ui::time_control::Shown;
 
+/// How late the window's view of a sample may be, s, when it judges the joint positions fresh
+/// for the jog gates' preview (`model::fresh`, the stream's rule): the way from the socket to
+/// the window, through the network thread's publishing and one frame.
+const PREVIEW_LATENESS: f64 = 0.1;
+
 /// The gamepad as the app uses it: the worker, the mapping, the mapping's state and what the
 /// pad asked in the last frame (for the gamepad window).
 pub struct Pad {
@@ -92,7 +97,10 @@ impl OcuApp {
     /// The first gate that would block a jog of the live arm now, from its state and the
     /// window (the enable is not counted: it is what the operator holds to start).
     pub(crate) fn jog_needs(&self, ctx: &egui::Context) -> Option<Gate> {
-        let mut gates = self.with_live_state(|s| s.jog_gates(Gates::all_pass(Source::Keys)))?;
+        let now = self.now();
+        let mut gates = self.with_live_state(|s| {
+            s.jog_gates(Gates::all_pass(Source::Keys), now, PREVIEW_LATENESS)
+        })?;
         gates.live_focused_arm = self.shown() == Shown::Live;
         gates.window_focused = ctx.input(|i| i.focused);
         gates.blocking().first()
