@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Times @mcap/core iterating every message of FILE.mcap (.ci/mcap-iterate.mjs); prints one JSON
-# line {"seconds", "messages"}. The npm packages are installed as .ci/mcap-js.sh installs them
-# (exactly as locked in .ci/package-lock.json) into target/mcap-js/npm, shared with it.
-# Usage: .ci/mcap-iterate.sh FILE.mcap
+# Times @mcap/core iterating the messages of FILE.mcap, every one or (--topic-prefix P) only
+# those channels' (.ci/mcap-iterate.mjs); prints one JSON line {"seconds", "messages"}.
+# The npm packages are installed as .ci/mcap-js.sh installs them (exactly as locked in
+# .ci/package-lock.json) into target/mcap-js/npm, shared with it.
+# Usage: .ci/mcap-iterate.sh [--topic-prefix P] FILE.mcap
 set -euo pipefail
-file=$(realpath "$1")
+args=("$@")
+file=$(realpath "${args[-1]}")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 npm_dir=${MCAP_JS_NPM_DIR:-$root/target/mcap-js/npm}
@@ -20,4 +22,4 @@ if ! cmp -s "$here/package-lock.json" "$npm_dir/package-lock.json" 2>/dev/null \
     (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error) >&2
 fi
 cp "$here/mcap-iterate.mjs" "$npm_dir/mcap-iterate.mjs"
-node "$npm_dir/mcap-iterate.mjs" "$file"
+node "$npm_dir/mcap-iterate.mjs" "${args[@]:0:${#args[@]}-1}" "$file"

@@ -19,7 +19,8 @@
 //!   (b0), the same work on one thread as the loader did before issue 14 (`WireSource`,
 //!   `Observer`, `Session::apply` in turn) for the comparison in one run; after it (b2),
 //!   Foxglove's own reader, `@mcap/core` (Node), iterating every message of the same file
-//!   (`.ci/mcap-iterate.sh`), and the ratio (issue 31: at least 5x).
+//!   and only the raw `/judp/` channels replay reads (`.ci/mcap-iterate.sh --topic-prefix`),
+//!   and the ratios (issues 31 and 47: at least 5x over the raw channels).
 //! - (c) seek on the fully loaded session (criterion; target <= 16 ms): `state_at(t)` at
 //!   random times over the hour; `next_report` / `prev_report` at random times.
 //! - (d) memory per hour: `Session::memory_bytes()` of the loaded session, MB, and bytes per
@@ -277,18 +278,24 @@ fn main() {
         datagrams as f64 / loads[1]
     );
     // (b2) Foxglove's own reader on the same file, in the same run: @mcap/core iterating
-    // every message (`.ci/mcap-iterate.sh`; needs Node.js, installs the locked npm packages
-    // once). `REPLAY_BENCH_NODE=off` skips it.
+    // every message, and only the raw `/judp/` channels replay reads (its own `topics`
+    // filter), each beside the full load (`.ci/mcap-iterate.sh`; needs Node.js, installs the
+    // locked npm packages once). `REPLAY_BENCH_NODE=off` skips them.
     if std::env::var("REPLAY_BENCH_NODE").as_deref() == Ok("off") {
         println!("@mcap/core: skipped (REPLAY_BENCH_NODE=off)");
     } else {
-        match mcap_core_seconds(&path) {
-            Ok((seconds, messages)) => println!(
-                "@mcap/core (Node) iterating the same file's {messages} messages: {seconds:.2} s; \
-                 full load {:.1}x faster (median)",
-                seconds / loads[1]
-            ),
-            Err(why) => println!("@mcap/core: not measured ({why})"),
+        for (what, prefix) in [
+            ("every channel", None),
+            ("the raw /judp/ channels", Some("/judp/")),
+        ] {
+            match mcap_core_seconds(&path, prefix) {
+                Ok((seconds, messages)) => println!(
+                    "@mcap/core (Node) iterating {what} of the same file ({messages} messages): \
+                     {seconds:.2} s; full load {:.1}x faster (median)",
+                    seconds / loads[1]
+                ),
+                Err(why) => println!("@mcap/core over {what}: not measured ({why})"),
+            }
         }
     }
     let replay = loaded.expect("loaded");
@@ -333,11 +340,16 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Runs `.ci/mcap-iterate.sh` on `path`: @mcap/core's seconds and message count.
-fn mcap_core_seconds(path: &Path) -> Result<(f64, u64), String> {
+/// Runs `.ci/mcap-iterate.sh` on `path` (only the channels whose topic starts with `prefix`,
+/// when given): @mcap/core's seconds and message count.
+fn mcap_core_seconds(path: &Path, prefix: Option<&str>) -> Result<(f64, u64), String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/mcap-iterate.sh");
-    let out = std::process::Command::new("bash")
-        .arg(&script)
+    let mut command = std::process::Command::new("bash");
+    command.arg(&script);
+    if let Some(p) = prefix {
+        command.args(["--topic-prefix", p]);
+    }
+    let out = command
         .arg(path)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", script.display()))?;

@@ -401,6 +401,11 @@ impl ArmState {
         let (Some(spec), Some(q)) = (&self.spec, &self.positions) else {
             return;
         };
+        if !self.jog.moving && !self.limit_jogged.contains(&true) {
+            // Nothing jogged onto a limit, and no jog to bring one there (a replay's every
+            // sample, and live ones at rest): nothing changes.
+            return;
+        }
         let n = spec.joints.len();
         self.limit_jogged.resize(n, false);
         for (i, j) in spec.joints.iter().enumerate() {
@@ -466,32 +471,20 @@ impl ArmState {
                 self.presets_reported = true;
             }
             ArmFact::JointPositions { t, values } => {
-                self.positions = Some(Stamped {
-                    t: *t,
-                    value: values.clone(),
-                });
+                set_stamped(&mut self.positions, *t, values);
                 *self.counts.entry(Signal::JointPositions).or_default() += 1;
                 self.track_limit_arrivals();
             }
             ArmFact::JointVelocities { t, values } => {
-                self.velocities = Some(Stamped {
-                    t: *t,
-                    value: values.clone(),
-                });
+                set_stamped(&mut self.velocities, *t, values);
                 *self.counts.entry(Signal::JointVelocities).or_default() += 1;
             }
             ArmFact::JointEfforts { t, values } => {
-                self.efforts = Some(Stamped {
-                    t: *t,
-                    value: values.clone(),
-                });
+                set_stamped(&mut self.efforts, *t, values);
                 *self.counts.entry(Signal::JointEfforts).or_default() += 1;
             }
             ArmFact::JointForceTorques { t, values } => {
-                self.joint_force_torques = Some(Stamped {
-                    t: *t,
-                    value: values.clone(),
-                });
+                set_stamped(&mut self.joint_force_torques, *t, values);
                 *self.counts.entry(Signal::JointForceTorques).or_default() += 1;
             }
             ArmFact::ForceTorque { t, force, torque } => {
@@ -637,6 +630,24 @@ impl ArmState {
         self.selected.is_none()
             && !self.components.is_empty()
             && self.components.values().all(|(c, _)| !c.manipulator)
+    }
+}
+
+/// `slot` set to `values` at `t`, in the buffer it already has (one sample after another
+/// allocates nothing).
+fn set_stamped(slot: &mut Option<Stamped<Vec<f64>>>, t: f64, values: &[f64]) {
+    match slot {
+        Some(s) => {
+            s.t = t;
+            s.value.clear();
+            s.value.extend_from_slice(values);
+        }
+        None => {
+            *slot = Some(Stamped {
+                t,
+                value: values.to_vec(),
+            });
+        }
     }
 }
 

@@ -251,6 +251,9 @@ pub struct Observer {
     names: Vec<String>,
     /// Datagrams by peer address, folded into [`ObserverStats::peers`] the same way.
     peers: HashMap<SocketAddr, u64>,
+    /// The peer of the datagrams just before and how many came in a row, folded into `peers`
+    /// when another peer sends (one lookup a run, not one a datagram).
+    peer_run: Option<(SocketAddr, u64)>,
     /// The live client's intake, promiscuous: duplicates keyed by (source, destination).
     endpoint: Endpoint,
     /// Messages that did not decode (the endpoint counts what did not frame).
@@ -350,6 +353,7 @@ impl Observer {
             counts: HashMap::new(),
             names: Vec::new(),
             peers: HashMap::new(),
+            peer_run: None,
             endpoint: Endpoint::promiscuous(MAX_TRACKED),
             decode_errors: 0,
             contexts: HashMap::new(),
@@ -371,7 +375,13 @@ impl Observer {
 
     /// Seconds since the time origin of a record time.
     pub fn time(&self, t_ns: u64) -> f64 {
-        (i128::from(t_ns) - i128::from(self.start_ns)) as f64 / 1e9
+        // In u64 either way round (the same integer as an i128 difference, without its slow
+        // conversion: this runs for every datagram).
+        if t_ns >= self.start_ns {
+            (t_ns - self.start_ns) as f64 / 1e9
+        } else {
+            -((self.start_ns - t_ns) as f64) / 1e9
+        }
     }
 
     /// The focused arm: the one [`NetFact::Selected`] named last.
@@ -393,7 +403,14 @@ impl Observer {
     pub fn observe(&mut self, rec: &WireRecord, out: &mut Vec<Update>) {
         let t = self.time(rec.t_ns);
         self.stats.datagrams += 1;
-        *self.peers.entry(rec.peer).or_insert(0) += 1;
+        match &mut self.peer_run {
+            Some((peer, n)) if *peer == rec.peer => *n += 1,
+            run => {
+                if let Some((peer, n)) = run.replace((rec.peer, 1)) {
+                    *self.peers.entry(peer).or_insert(0) += n;
+                }
+            }
+        }
         self.check_silence(t, out);
         self.take_in(t, rec, out);
         // Foreign versions count as malformed here: a recording of ours holds only JUDP v2.
@@ -938,6 +955,9 @@ impl Observer {
                 .or_insert(0) += n;
         }
         stats.peers.extend(self.peers.iter().map(|(a, n)| (*a, *n)));
+        if let Some((peer, n)) = self.peer_run {
+            *stats.peers.entry(peer).or_insert(0) += n;
+        }
         let by_name = |counts: &[u64]| {
             let mut m = BTreeMap::new();
             for (index, n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
