@@ -330,12 +330,8 @@ fn report(json_out: bool, action: &Action, outcome: &Outcome, state: &ArmState) 
                 "address_conflict": state.address_other.map(|a| a.to_string()),
                 "ocu_id": state.ocu_id.map(|id| id.to_string()),
                 "outcome": outcome_json(outcome),
-                "status": format!("{:?}", state.status).to_uppercase(),
-                "control": match state.control {
-                    ControlState::Held { .. } => "held",
-                    ControlState::Requested => "requested",
-                    ControlState::Released => "released",
-                },
+                "status": state.status.name(),
+                "control": state.control.name(),
                 "control_text": state.control_words(),
                 "controller": controller_json(state),
                 "id_conflict": state.id_conflict.as_ref().map(|c| json!({

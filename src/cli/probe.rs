@@ -158,9 +158,8 @@ fn kind_name(k: JointType) -> &'static str {
 
 fn control_name(c: ControlState) -> String {
     match c {
-        ControlState::Released => "released".into(),
-        ControlState::Requested => "requested".into(),
         ControlState::Held { authority } => format!("held (authority {authority})"),
+        ControlState::Released | ControlState::Requested => c.name().into(),
     }
 }
 
