@@ -274,7 +274,7 @@ pub fn arm_json(s: &ArmState) -> serde_json::Map<String, Value> {
         "identification": component.and_then(|c| c.0.identification.clone()),
         "services": component.map(|c| c.0.services.iter().map(|(u, a, b)| format!("{u} {a}.{b}")).collect::<Vec<_>>()),
         "link": LinkState::name(s.link),
-        "status": format!("{:?}", s.status).to_uppercase(),
+        "status": s.status.name(),
         "control": control_name(s.control),
         "controller": controller_json(s),
         "control_text": s.control_words(),
