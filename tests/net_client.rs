@@ -31,7 +31,7 @@ use jaus_ocu::jaus::manipulator::{
 use jaus_ocu::jaus::message::ids;
 use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, JointKind, Message};
-use jaus_ocu::model::arm::{ArmSpec, Joint};
+use jaus_ocu::model::arm::ArmSpec;
 use jaus_ocu::model::command::*;
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;
@@ -2011,40 +2011,9 @@ fn reordered_events_never_move_positions_backwards() {
     assert!(net.client.stats().out_of_order - dropped_before >= inversions as u64);
 }
 
-/// An arm of 255 joints with long names: its specification needs several JUDP blocks.
-fn long_arm() -> ArmFile {
-    let joints: Vec<Joint> = (0..255)
-        .map(|i| Joint {
-            name: Some(format!(
-                "joint number {i:03} with a deliberately long descriptive name"
-            )),
-            min: Some(-1.0),
-            max: Some(1.0),
-            max_speed: Some(1.0),
-            axis_radius: Some(0.05),
-            link_radius: (i > 0).then_some(0.04),
-            ..Joint::revolute(
-                if i == 0 { 0.0 } else { 0.1 },
-                if i == 0 { 0.0 } else { 0.2 },
-                0.05,
-            )
-        })
-        .collect();
-    ArmFile {
-        name: "long arm".into(),
-        spec: ArmSpec {
-            mount: None,
-            joints,
-        },
-        tool_point: [0.0; 3],
-        home: vec![0.0; 255],
-        presets: vec![],
-    }
-}
-
 #[test]
 fn a_multi_packet_specification_is_reassembled() {
-    let arm = long_arm();
+    let arm = common::long_arm();
     let encoded = Message::from(jaus_ocu::net::reports::spec_report(&arm.spec))
         .emit()
         .unwrap();
@@ -2436,17 +2405,8 @@ fn two_arms() -> (Net, usize, usize) {
             },
         ),
     );
-    let live = |n: &Net, id: JausId| {
-        n.facts_of(id.into(), 0)
-            .filter_map(|u| match u {
-                ArmFact::Link { state, .. } => Some(*state),
-                _ => None,
-            })
-            .last()
-            == Some(LinkState::Live)
-    };
     assert!(
-        net.run_until(5.0, |n| live(n, SIM_ID) && live(n, SIM_B_ID)),
+        net.run_until(5.0, |n| n.all_live(&[SIM_ID, SIM_B_ID])),
         "both arms live within 5 s: {:?}",
         net.discrete_updates(0)
     );

@@ -233,17 +233,8 @@ impl Net {
                 },
             ),
         );
-        let live = |n: &Net, id: JausId| {
-            n.facts_of(id.into(), 0)
-                .filter_map(|u| match u {
-                    ArmFact::Link { state, .. } => Some(*state),
-                    _ => None,
-                })
-                .last()
-                == Some(LinkState::Live)
-        };
         assert!(
-            net.run_until(5.0, |n| live(n, SIM_ID) && live(n, SIM_B_ID)),
+            net.run_until(5.0, |n| n.all_live(&[SIM_ID, SIM_B_ID])),
             "both arms live within 5 s"
         );
         net.run(0.3);
@@ -253,7 +244,7 @@ impl Net {
     /// Runs until the link is live, then a little longer so every query is answered.
     fn connect(&mut self) {
         assert!(
-            self.run_until(5.0, |n| n.link(SIM_ID) == Some(LinkState::Live)),
+            self.run_until(5.0, |n| n.link_of(SIM_ID) == Some(LinkState::Live)),
             "no live link within 5 s"
         );
         self.run(0.3);
@@ -334,7 +325,7 @@ impl Net {
         self.command(Command::RequestControl { authority });
         assert!(
             self.run_until(1.0, |n| matches!(
-                n.control(SIM_ID),
+                n.control_of(SIM_ID),
                 Some(ControlState::Held { .. })
             )),
             "control not held"
@@ -346,24 +337,6 @@ impl Net {
     fn send_to_peer(&mut self, i: usize, src: JausId, m: impl Into<Message>) {
         let bytes = self.harness.datagram_to_peer(i, src, 777, &m.into());
         self.harness.inject_to_peer(i, OTHER, &bytes);
-    }
-
-    fn link(&self, arm: JausId) -> Option<LinkState> {
-        self.facts_of(arm.into(), 0)
-            .filter_map(|f| match f {
-                ArmFact::Link { state, .. } => Some(*state),
-                _ => None,
-            })
-            .last()
-    }
-
-    fn control(&self, arm: JausId) -> Option<ControlState> {
-        self.facts_of(arm.into(), 0)
-            .filter_map(|f| match f {
-                ArmFact::Control { state, .. } => Some(*state),
-                _ => None,
-            })
-            .last()
     }
 
     /// Jog commands (motion and profile) the client sent to `to` at or after `t`.

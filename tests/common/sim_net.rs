@@ -15,7 +15,7 @@ use std::time::Duration;
 use jaus_ocu::jaus::judp::{AckNak, DataFlags, Datagram, Header};
 use jaus_ocu::jaus::{JausId, Message};
 use jaus_ocu::model::command::Command;
-use jaus_ocu::model::update::Update;
+use jaus_ocu::model::update::{ArmFact, ControlState, LinkState, Update};
 use jaus_ocu::net::client::{ClientConfig, DEFAULT_OCU_ID};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{self, Component, SimConfig};
@@ -210,6 +210,32 @@ impl<S: Suite> Net<S> {
     /// Where the updates stand now (for "since" queries).
     pub fn mark(&self) -> usize {
         self.updates.len()
+    }
+
+    /// The link to `arm` as the client last said it.
+    pub fn link_of(&self, arm: JausId) -> Option<LinkState> {
+        self.facts_of(arm.into(), 0)
+            .filter_map(|f| match f {
+                ArmFact::Link { state, .. } => Some(*state),
+                _ => None,
+            })
+            .last()
+    }
+
+    /// Our control of `arm` as the client last said it.
+    pub fn control_of(&self, arm: JausId) -> Option<ControlState> {
+        self.facts_of(arm.into(), 0)
+            .filter_map(|f| match f {
+                ArmFact::Control { state, .. } => Some(*state),
+                _ => None,
+            })
+            .last()
+    }
+
+    /// Whether the links to every one of `arms` are live.
+    pub fn all_live(&self, arms: &[JausId]) -> bool {
+        arms.iter()
+            .all(|a| self.link_of(*a) == Some(LinkState::Live))
     }
 
     /// Moves the clock `secs` on (rounded to whole nanoseconds by `round`: `f64::ceil` to land
