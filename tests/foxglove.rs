@@ -23,6 +23,9 @@ use jaus_ocu::record::foxglove::{self, ArmFrames, LogLevel, SceneLook};
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::ui::scene::ScenePalette;
 
+#[path = "common/sim_net.rs"]
+mod sim_net;
+
 fn validator(schema: &str) -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(schema).unwrap();
     jsonschema::validator_for(&schema).unwrap()
@@ -319,28 +322,12 @@ fn log_messages_are_valid_at_every_level_with_any_text() {
 /// A recording of an eventful in-memory session (control, a preset move, an emergency and
 /// its clearing) made by the real recorder with the Foxglove channels on.
 fn eventful_recording(path: &Path) {
-    use jaus_ocu::jaus::judp;
     use jaus_ocu::model::command::Command;
-    use jaus_ocu::net::client::ClientConfig;
     use jaus_ocu::net::tap::Tap;
     use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
-    use jaus_ocu::sim::component::{Component, SimConfig};
-    use jaus_ocu::sim::harness::{Passage, SimNet};
-    use std::net::SocketAddr;
-    use std::time::Duration;
+    use jaus_ocu::sim::harness::Passage;
 
-    let sim = SocketAddr::from(([127, 0, 0, 1], judp::PORT));
-    let mut net = SimNet::new(
-        ClientConfig {
-            connect: vec![sim],
-            multicast: None,
-            ..ClientConfig::default()
-        },
-        SocketAddr::from(([127, 0, 0, 1], 5000)),
-        Duration::from_millis(2),
-        3,
-    );
-    net.add_peer(sim, Component::new(ArmFile::demo(), SimConfig::default()));
+    let mut net = sim_net::sim_net(ArmFile::demo(), 3);
     let mut cfg = RecorderConfig::new(path.to_path_buf(), 0);
     cfg.foxglove = Some(ScenePalette::new(true).foxglove_look());
     let recorder = Recorder::start(cfg).unwrap();

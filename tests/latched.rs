@@ -25,11 +25,9 @@ use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
 
-const SIM: SocketAddr = SocketAddr::new(
-    std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-    judp::PORT,
-);
-const OCU: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 5000);
+#[path = "common/sim_net.rs"]
+mod sim_net;
+use sim_net::{OCU, SIM};
 
 fn temp(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
@@ -41,17 +39,7 @@ fn temp(name: &str) -> PathBuf {
 /// only what crossed the wire after recording began. Returns the file and the time recording
 /// began (s since the session started).
 fn record_mid_session(name: &str, before: f64, during: f64, latch: bool) -> (PathBuf, f64) {
-    let mut net = SimNet::new(
-        ClientConfig {
-            connect: vec![SIM],
-            multicast: None,
-            ..ClientConfig::default()
-        },
-        OCU,
-        Duration::from_millis(2),
-        7,
-    );
-    net.add_peer(SIM, Component::new(ArmFile::demo(), SimConfig::default()));
+    let mut net = sim_net::sim_net(ArmFile::demo(), 7);
     let tap = Tap::new();
     let mut feed = |p: &jaus_ocu::sim::harness::Passage<'_>| {
         tap.offer(p.t_ns, p.direction, p.peer, p.bytes);

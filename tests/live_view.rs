@@ -11,6 +11,8 @@
     reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
 )]
 
+#[path = "common/sim_net.rs"]
+mod sim_net;
 #[path = "common/ws.rs"]
 mod ws;
 
@@ -21,38 +23,20 @@ use std::time::{Duration, Instant};
 
 use jaus_ocu::jaus::judp;
 use jaus_ocu::model::command::Command;
-use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Tap;
 use jaus_ocu::record::live::{LiveConfig, LiveServer};
 use jaus_ocu::record::live_file;
 use jaus_ocu::record::recorder::{Recorder, RecorderConfig};
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::{Passage, SimNet};
 use ws::{Received, Viewer};
-
-const SIM: SocketAddr = SocketAddr::new(
-    std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-    judp::PORT,
-);
-const OCU: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 5000);
 
 /// Generous: a busy machine; every wait ends as soon as its condition holds.
 const DEADLINE: Duration = Duration::from_secs(20);
 
-fn sim_net() -> SimNet {
-    let mut net = SimNet::new(
-        ClientConfig {
-            connect: vec![SIM],
-            multicast: None,
-            ..ClientConfig::default()
-        },
-        OCU,
-        Duration::from_millis(2),
-        7,
-    );
-    net.add_peer(SIM, Component::new(ArmFile::demo(), SimConfig::default()));
-    net
+/// The client and the simulated demo arm in memory.
+fn demo_net() -> SimNet {
+    sim_net::sim_net(ArmFile::demo(), 7)
 }
 
 fn server(backlog: usize) -> LiveServer {
@@ -120,7 +104,7 @@ fn check_required(viewer: &Viewer, got: &[Received]) {
 
 #[test]
 fn a_late_viewer_gets_the_latched_state_at_once_on_read_only_json_channels() {
-    let mut net = sim_net();
+    let mut net = demo_net();
     let tap = Tap::new();
     let mut feed = |p: &Passage<'_>| tap.offer(p.t_ns, p.direction, p.peer, p.bytes);
     net.run_with(1.0, &mut feed);
@@ -194,7 +178,7 @@ fn a_late_viewer_gets_the_latched_state_at_once_on_read_only_json_channels() {
 
 #[test]
 fn the_live_view_sends_the_same_messages_as_the_recording_of_the_same_session() {
-    let mut net = sim_net();
+    let mut net = demo_net();
     let tap = Tap::new();
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("live-same-{}.mcap", std::process::id()));
@@ -267,7 +251,7 @@ fn the_live_view_sends_the_same_messages_as_the_recording_of_the_same_session() 
 
 #[test]
 fn a_viewer_that_stops_reading_costs_the_feed_nothing_and_loses_no_latched_state() {
-    let mut net = sim_net();
+    let mut net = demo_net();
     let tap = Tap::new();
     let mut server = server(64);
     assert!(server.attach(&tap));
@@ -315,7 +299,7 @@ fn a_viewer_that_stops_reading_costs_the_feed_nothing_and_loses_no_latched_state
 fn a_viewer_on_a_thin_link_has_its_losses_counted_and_told_while_a_fast_one_loses_nothing() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    let mut net = sim_net();
+    let mut net = demo_net();
     let tap = Tap::new();
     let mut server = server(1024);
     assert!(server.attach(&tap));
@@ -418,7 +402,7 @@ fn a_server_that_falls_behind_loses_datagrams_counted_and_tells_its_viewers() {
     let mut got = Vec::new();
     // A viewer is connected (the server info came) before anything is lost.
     assert!(viewer.read_until(DEADLINE, &mut got, &|_, v| v.server_info.is_some()));
-    let mut net = sim_net();
+    let mut net = demo_net();
     let mut records = Vec::new();
     net.run_with(2.0, &mut |p: &Passage<'_>| {
         records.push(jaus_ocu::net::tap::WireRecord {
@@ -452,7 +436,7 @@ fn a_server_that_falls_behind_loses_datagrams_counted_and_tells_its_viewers() {
 
 /// A recording of `seconds` of a simulated session, with control taken at 1 s.
 fn recording(name: &str, seconds: f64) -> PathBuf {
-    let mut net = sim_net();
+    let mut net = demo_net();
     let tap = Tap::new();
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("live-{name}-{}.mcap", std::process::id()));

@@ -23,7 +23,7 @@ use jaus_ocu::jaus::core::{
     QueryIdentification, QueryStatus, QueryType, RejectEventCode, RejectEventRequest,
     ReportHeartbeatPulse, RequestControl, SetEmergency, Status,
 };
-use jaus_ocu::jaus::judp::{self, AckNak, DataFlags, Datagram, DatagramWriter, Header};
+use jaus_ocu::jaus::judp::{self, AckNak, DatagramWriter, Header};
 use jaus_ocu::jaus::manipulator::{
     JointMotionProfile, JointValue, QueryJointPositions, ReportJointPositions, ReportToolOffset,
     SetJointMotionProfile, SetJointVelocity,
@@ -31,7 +31,7 @@ use jaus_ocu::jaus::manipulator::{
 use jaus_ocu::jaus::message::ids;
 use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{EmbeddedMessage, JausId, JointKind, Message};
-use jaus_ocu::model::arm::{ArmSpec, Joint};
+use jaus_ocu::model::arm::ArmSpec;
 use jaus_ocu::model::command::*;
 use jaus_ocu::model::state::ArmState;
 use jaus_ocu::model::update::*;
@@ -40,29 +40,18 @@ use jaus_ocu::net::fault::Faults;
 use jaus_ocu::net::tap::Direction;
 use jaus_ocu::sim::arm_file::ArmFile;
 use jaus_ocu::sim::component::{self, Component, SimConfig};
-use jaus_ocu::sim::harness::{Passage, SimNet, Verdict, WireTap};
+use jaus_ocu::sim::harness::{Passage, SimNet, Verdict};
 
 mod common;
 use common::Feed;
+#[path = "common/sim_net.rs"]
+mod sim_net;
+use sim_net::{
+    OCU, OCU_ID, OTHER, OTHER_ID, SIM, SIM_B, SIM_B_ID, SIM_ID, Suite, client_cfg, decode, local,
+    sim_cfg,
+};
 
-const fn local(port: u16) -> SocketAddr {
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
-}
-
-/// Where the client lives.
-const OCU: SocketAddr = local(5000);
-/// Where the (first) simulated manipulator lives.
-const SIM: SocketAddr = local(3794);
-/// A second manipulator's address.
-const SIM_B: SocketAddr = local(3795);
-/// Somebody else on the network (another OCU, an attacker).
-const OTHER: SocketAddr = local(6000);
-
-const OCU_ID: JausId = DEFAULT_OCU_ID;
-const SIM_ID: JausId = component::DEFAULT_ID;
-const SIM_B_ID: JausId = JausId::new(126, 1, 11);
 const FOREIGN_ID: JausId = JausId::new(127, 1, 10);
-const OTHER_ID: JausId = JausId::new(150, 1, 1);
 
 // -------------------------------------------------------------------------------------------
 // The harness.
@@ -117,10 +106,9 @@ struct EventSeen {
     report_id: Option<u16>,
 }
 
-/// The client and its peers on the in-memory network ([`SimNet`], reached through `Deref`),
-/// plus what this suite reads off the wire.
-struct Net {
-    harness: SimNet,
+/// What this suite reads off the wire beside the in-memory network, and the randomness of
+/// its hand-made datagrams.
+struct Wire {
     rng: Rng,
     sent: Vec<Sent>,
     heard: Vec<Heard>,
@@ -128,35 +116,20 @@ struct Net {
     events: Vec<EventSeen>,
 }
 
-impl std::ops::Deref for Net {
-    type Target = SimNet;
+/// The client and its peers on the in-memory network, with this suite's wire log.
+type Net = sim_net::Net<Wire>;
 
-    fn deref(&self) -> &SimNet {
-        &self.harness
+impl Suite for Wire {
+    fn log(&mut self, p: &Passage<'_>, peers: &[SocketAddr]) {
+        log_passage(
+            p,
+            peers,
+            &mut self.sent,
+            &mut self.heard,
+            self.record_events,
+            &mut self.events,
+        );
     }
-}
-
-impl std::ops::DerefMut for Net {
-    fn deref_mut(&mut self) -> &mut SimNet {
-        &mut self.harness
-    }
-}
-
-/// The messages of a datagram, one per block (`None` for ACKs, fragments and undecodable ones).
-fn decode(bytes: &[u8]) -> Vec<(Header, Option<Message>)> {
-    let Ok(dg) = Datagram::new_checked(bytes) else {
-        return Vec::new();
-    };
-    dg.blocks()
-        .map_while(Result::ok)
-        .map(|b| {
-            let h = Header::parse(&b.block);
-            let m = (h.data_flags == DataFlags::Single && h.ack_nak == AckNak::None)
-                .then(|| Message::parse(b.block.payload()).ok())
-                .flatten();
-            (h, m)
-        })
-        .collect()
 }
 
 /// The message ID of the report inside an Event datagram.
@@ -170,21 +143,6 @@ fn report_in_event(bytes: &[u8]) -> Option<u16> {
 /// One datagram carrying `m` from `src` to `dst`.
 fn datagram(dst: JausId, src: JausId, seq: u16, m: impl Into<Message>) -> Vec<u8> {
     judp::single(&Header::new(dst, src, seq), &m.into().emit().unwrap()).unwrap()
-}
-
-fn client_cfg() -> ClientConfig {
-    ClientConfig {
-        connect: vec![SIM],
-        multicast: None,
-        ..ClientConfig::default()
-    }
-}
-
-fn sim_cfg() -> SimConfig {
-    SimConfig {
-        control_timeout_s: 2,
-        ..SimConfig::default()
-    }
 }
 
 /// What this suite keeps of a datagram on the wire: every message the client sent; what peers
@@ -233,14 +191,18 @@ fn log_passage(
 
 impl Net {
     fn new(cfg: ClientConfig) -> Self {
-        Self {
-            harness: SimNet::new(cfg, OCU, Duration::from_millis(1), 0x5EED),
-            rng: Rng(0x5EED),
-            sent: Vec::new(),
-            heard: Vec::new(),
-            record_events: false,
-            events: Vec::new(),
-        }
+        Net::start(
+            cfg,
+            Duration::from_millis(1),
+            0x5EED,
+            Wire {
+                rng: Rng(0x5EED),
+                sent: Vec::new(),
+                heard: Vec::new(),
+                record_events: false,
+                events: Vec::new(),
+            },
+        )
     }
 
     /// A client connected to one demo-arm sim at [`SIM`].
@@ -267,61 +229,9 @@ impl Net {
         self.run(0.2);
     }
 
-    /// Runs one phase of the in-memory network with this suite's wire log as the tap.
-    fn phase(&mut self, phase: fn(&mut SimNet, WireTap<'_>)) {
-        let Net {
-            harness: net,
-            sent,
-            heard,
-            record_events,
-            events,
-            ..
-        } = self;
-        let peers: Vec<SocketAddr> = net.peers.iter().map(|p| p.addr).collect();
-        let record_events = *record_events;
-        phase(net, &mut |p| {
-            log_passage(p, &peers, sent, heard, record_events, events);
-        });
-    }
-
-    /// One clock step: the client's timers, its datagrams to the peers, the peers' timers, what
-    /// is due to arrive at the client, and the client's answers to that straight to the peers.
-    fn step(&mut self) {
-        self.harness.tick_client();
-        self.flush();
-        self.harness.tick_sims();
-        self.phase(SimNet::deliver_to_client);
-        self.flush();
-        self.harness.advance();
-    }
-
-    fn run(&mut self, secs: f64) {
-        let end = self.now_ns() + (secs * 1e9).round() as u64;
-        while self.now_ns() < end {
-            self.step();
-        }
-    }
-
-    /// Steps until `done` or `secs` have passed; whether `done` became true.
-    fn run_until(&mut self, secs: f64, mut done: impl FnMut(&Net) -> bool) -> bool {
-        let end = self.now_ns() + (secs * 1e9).round() as u64;
-        while self.now_ns() < end {
-            self.step();
-            if done(self) {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// Routes the client's datagrams to the peers now.
-    fn flush(&mut self) {
-        self.phase(SimNet::deliver_to_sims);
-    }
-
     /// A hand-made message to peer `i` from `src` at `from`.
     fn send_to_peer(&mut self, i: usize, from: SocketAddr, src: JausId, m: impl Into<Message>) {
-        let seq = self.rng.next() as u16;
+        let seq = self.suite.rng.next() as u16;
         let bytes = self.harness.datagram_to_peer(i, src, seq, &m.into());
         self.harness.inject_to_peer(i, from, &bytes);
     }
@@ -330,15 +240,6 @@ impl Net {
     fn inject(&mut self, from: SocketAddr, bytes: &[u8]) {
         self.harness.inject_to_client(from, bytes);
         self.flush();
-    }
-
-    fn command(&mut self, cmd: Command) {
-        self.harness.command(cmd);
-        self.flush();
-    }
-
-    fn mark(&self) -> usize {
-        self.updates.len()
     }
 
     fn link(&self) -> Option<LinkState> {
@@ -416,7 +317,8 @@ impl Net {
 
     /// Messages the client sent at or after `t` that satisfy `pred`.
     fn sent_since(&self, t: f64, pred: impl Fn(&Message) -> bool) -> Vec<&Sent> {
-        self.sent
+        self.suite
+            .sent
             .iter()
             .filter(|s| s.t >= t && s.msg.as_ref().is_some_and(&pred))
             .collect()
@@ -430,38 +332,6 @@ impl Net {
                 u.coalesce_key().is_none() && !matches!(u, Update::Net(NetFact::Stats { .. }))
             })
             .collect()
-    }
-
-    /// Runs the client the way the network thread does: woken only at its own deadlines (the
-    /// peers run at those times too), for `secs`. Returns the number of wake-ups; a deadline
-    /// left in the past makes it spin, which the cap turns into a failing count.
-    fn run_by_deadlines(&mut self, secs: f64) -> usize {
-        let end = self.now() + secs;
-        let mut wakeups = 0;
-        while wakeups < 100_000 {
-            let target = self.harness.client.next_deadline().max(self.now());
-            if target > end {
-                break;
-            }
-            let ns = ((target - self.now()) * 1e9).ceil() as u64;
-            let step = self.harness.step_size;
-            self.harness.step_size = Duration::from_nanos(ns);
-            self.harness.advance();
-            self.harness.step_size = step;
-            self.harness.tick_client();
-            self.flush();
-            self.harness.tick_sims();
-            self.phase(SimNet::deliver_to_client);
-            self.flush();
-            wakeups += 1;
-        }
-        // The clock ends at `end` whatever the last deadline.
-        let ns = ((end - self.now()).max(0.0) * 1e9).round() as u64;
-        let step = self.harness.step_size;
-        self.harness.step_size = Duration::from_nanos(ns);
-        self.harness.advance();
-        self.harness.step_size = step;
-        wakeups
     }
 
     /// The last `Identity` update's conflict (`None` when there is no conflict).
@@ -1987,6 +1857,7 @@ fn ack_requests_are_answered_with_an_ack() {
     .unwrap();
     net.inject(SIM, &bytes);
     let acks: Vec<&Sent> = net
+        .suite
         .sent
         .iter()
         .filter(|s| s.t >= t && s.header.ack_nak == AckNak::Ack)
@@ -2113,13 +1984,14 @@ fn reordered_events_never_move_positions_backwards() {
     net.delay_to_client = Some(Box::new(move |_, _| {
         Duration::from_millis(jitter.below(51))
     }));
-    net.record_events = true;
+    net.suite.record_events = true;
     let mark = net.mark();
     let dropped_before = net.client.stats().out_of_order;
     net.run(3.0);
     // The peer's positions events really arrived out of order...
     let id = positions_event(&net);
     let seqs: Vec<u8> = net
+        .suite
         .events
         .iter()
         .filter(|e| e.event_id == id && e.report_id == Some(ids::ReportJointPositions))
@@ -2139,40 +2011,9 @@ fn reordered_events_never_move_positions_backwards() {
     assert!(net.client.stats().out_of_order - dropped_before >= inversions as u64);
 }
 
-/// An arm of 255 joints with long names: its specification needs several JUDP blocks.
-fn long_arm() -> ArmFile {
-    let joints: Vec<Joint> = (0..255)
-        .map(|i| Joint {
-            name: Some(format!(
-                "joint number {i:03} with a deliberately long descriptive name"
-            )),
-            min: Some(-1.0),
-            max: Some(1.0),
-            max_speed: Some(1.0),
-            axis_radius: Some(0.05),
-            link_radius: (i > 0).then_some(0.04),
-            ..Joint::revolute(
-                if i == 0 { 0.0 } else { 0.1 },
-                if i == 0 { 0.0 } else { 0.2 },
-                0.05,
-            )
-        })
-        .collect();
-    ArmFile {
-        name: "long arm".into(),
-        spec: ArmSpec {
-            mount: None,
-            joints,
-        },
-        tool_point: [0.0; 3],
-        home: vec![0.0; 255],
-        presets: vec![],
-    }
-}
-
 #[test]
 fn a_multi_packet_specification_is_reassembled() {
-    let arm = long_arm();
+    let arm = common::long_arm();
     let encoded = Message::from(jaus_ocu::net::reports::spec_report(&arm.spec))
         .emit()
         .unwrap();
@@ -2507,7 +2348,8 @@ fn arbitrary_bytes_never_panic_a_live_client() {
 
 /// The event IDs peer `peer` confirmed to the client.
 fn confirmed_events(net: &Net, peer: usize) -> BTreeSet<u8> {
-    net.heard
+    net.suite
+        .heard
         .iter()
         .filter(|h| h.peer == peer)
         .filter_map(|h| match &h.msg {
@@ -2519,7 +2361,8 @@ fn confirmed_events(net: &Net, peer: usize) -> BTreeSet<u8> {
 
 /// The event ID of the first periodic subscription peer 0 confirmed (positions: created first).
 fn positions_event(net: &Net) -> u8 {
-    net.heard
+    net.suite
+        .heard
         .iter()
         .find_map(|h| match &h.msg {
             Message::ConfirmEventRequest(c) if c.confirmed_periodic_rate > 0.0 => Some(c.event_id),
@@ -2530,7 +2373,7 @@ fn positions_event(net: &Net) -> u8 {
 
 /// When peer 0 cancelled event `id` (`ConfirmEventRequest` with rate 0 for a periodic event).
 fn cancelled_at(net: &Net, id: u8, after: f64) -> Option<f64> {
-    net.heard.iter().find_map(|h| match &h.msg {
+    net.suite.heard.iter().find_map(|h| match &h.msg {
         Message::ConfirmEventRequest(c)
             if h.t > after && c.event_id == id && c.confirmed_periodic_rate == 0.0 =>
         {
@@ -2562,17 +2405,8 @@ fn two_arms() -> (Net, usize, usize) {
             },
         ),
     );
-    let live = |n: &Net, id: JausId| {
-        n.facts_of(id.into(), 0)
-            .filter_map(|u| match u {
-                ArmFact::Link { state, .. } => Some(*state),
-                _ => None,
-            })
-            .last()
-            == Some(LinkState::Live)
-    };
     assert!(
-        net.run_until(5.0, |n| live(n, SIM_ID) && live(n, SIM_B_ID)),
+        net.run_until(5.0, |n| n.all_live(&[SIM_ID, SIM_B_ID])),
         "both arms live within 5 s: {:?}",
         net.discrete_updates(0)
     );
@@ -2641,6 +2475,7 @@ fn commands_go_only_to_the_focused_arm_and_focus_moves_without_dropping_the_othe
     net.run(0.5);
     // A keeps its subscriptions and our control; nothing was cancelled or released there.
     let to_a: Vec<&Sent> = net
+        .suite
         .sent
         .iter()
         .filter(|s| s.t >= t && s.to == SIM)
@@ -2793,6 +2628,7 @@ fn a_silent_arm_is_lost_alone_and_probed_slowly_while_the_other_stays_live() {
     // Towards the silent arm: at most one query a second (the re-probe and discovery).
     let late = t + 5.0;
     let to_b = net
+        .suite
         .sent
         .iter()
         .filter(|s| s.t >= late && s.to == SIM_B)
@@ -2819,7 +2655,8 @@ fn fast_discovery_rounds_for_an_address_without_an_arm_do_not_ask_the_followed_a
     net.run(8.0 - from);
     let to = net.now();
     let asked = |addr: SocketAddr| {
-        net.sent
+        net.suite
+            .sent
             .iter()
             .filter(|s| {
                 s.t >= from
@@ -2915,9 +2752,9 @@ fn shutdown_cancels_every_event_and_releases_control() {
     assert_eq!(net.peers[0].sim.subscriptions(), 0);
     assert_eq!(net.peers[0].sim.controller(), None);
     // Nothing more leaves the client.
-    let n = net.sent.len();
+    let n = net.suite.sent.len();
     net.run(2.0);
-    assert_eq!(net.sent.len(), n, "{:?}", &net.sent[n..]);
+    assert_eq!(net.suite.sent.len(), n, "{:?}", &net.suite.sent[n..]);
 }
 
 #[test]
@@ -2934,6 +2771,7 @@ fn identification_queries_are_answered_from_anyone() {
     );
     net.inject(OTHER, &q);
     let answers: Vec<&Sent> = net
+        .suite
         .sent
         .iter()
         .filter(|s| s.t >= t && s.to == OTHER)
@@ -3159,6 +2997,7 @@ fn a_silent_arm_costs_a_few_wake_ups_and_at_most_one_query_a_second() {
     // 2 s), counters (1 s), the re-probe (2 s) and the first seconds' retries.
     assert!(wakeups <= 5 * 63, "{wakeups} wake-ups in 63 s");
     let to_arm: Vec<&Sent> = net
+        .suite
         .sent
         .iter()
         .filter(|s| s.t > lost_at + 0.01 && s.to == SIM)
@@ -3352,6 +3191,7 @@ fn our_own_echo_is_not_a_conflict() {
     // Everything the client sent, handed back to it from its own address (a multicast
     // echo): numbers it sent, from its port.
     let echoes: Vec<Vec<u8>> = net
+        .suite
         .sent
         .iter()
         .rev()

@@ -11,11 +11,10 @@
     reason = "tests report a failure by panicking; a scenario reads best whole"
 )]
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use jaus_ocu::jaus::core::{RequestControl, SetEmergency};
-use jaus_ocu::jaus::judp::{AckNak, DataFlags, Datagram, Header};
 use jaus_ocu::jaus::manipulator::QueryCommandedJointVelocity;
 use jaus_ocu::jaus::{JausId, Message};
 use jaus_ocu::model::command::Command;
@@ -23,30 +22,18 @@ use jaus_ocu::model::jog::{
     Deflection, Gate, Input, JogDriver, JogOptions, JogRequest, JogStatus, Source, stop_bound,
 };
 use jaus_ocu::model::update::{ArmFact, ControlState, LinkState, Remark, Update};
-use jaus_ocu::net::client::{BRAKE_S, Client, ClientConfig, DEFAULT_OCU_ID, Output};
+use jaus_ocu::net::client::{BRAKE_S, Client, ClientConfig, Output};
 use jaus_ocu::net::tap::Direction;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{self, Component, Drivers, SimConfig};
-use jaus_ocu::sim::harness::{Passage, SimNet, WireTap};
+use jaus_ocu::sim::component::{Component, Drivers, SimConfig};
+use jaus_ocu::sim::harness::Passage;
 use jaus_ocu::sim::motion::Mode;
 
-const fn local(port: u16) -> SocketAddr {
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
-}
-
-/// Where the client lives.
-const OCU: SocketAddr = local(5000);
-/// Where the (first) simulated manipulator lives.
-const SIM: SocketAddr = local(3794);
-/// A second manipulator's address.
-const SIM_B: SocketAddr = local(3795);
-/// Another OCU on the network.
-const OTHER: SocketAddr = local(6000);
-
-const OCU_ID: JausId = DEFAULT_OCU_ID;
-const SIM_ID: JausId = component::DEFAULT_ID;
-const SIM_B_ID: JausId = JausId::new(126, 1, 11);
-const OTHER_ID: JausId = JausId::new(150, 1, 1);
+#[path = "common/sim_net.rs"]
+mod sim_net;
+use sim_net::{
+    OCU_ID, OTHER, OTHER_ID, SIM, SIM_B, SIM_B_ID, SIM_ID, Suite, client_cfg, decode, sim_cfg,
+};
 
 /// The jog's streaming period (`JogSettings::default`), s.
 const PERIOD: f64 = 0.05;
@@ -87,43 +74,43 @@ struct Second {
     held: Option<Held>,
 }
 
-/// The client and its peers on the in-memory network ([`SimNet`], reached through `Deref`),
-/// plus the wire log and the inputs held.
-struct Net {
-    harness: SimNet,
+/// What this suite keeps beside the in-memory network: the messages the client sent, the
+/// inputs held, and a second OCU.
+#[derive(Default)]
+struct Jog {
     sent: Vec<Sent>,
     held: Vec<Held>,
     second: Option<Second>,
 }
 
-impl std::ops::Deref for Net {
-    type Target = SimNet;
+/// The client and its peers on the in-memory network, with this suite's wire log and inputs.
+type Net = sim_net::Net<Jog>;
 
-    fn deref(&self) -> &SimNet {
-        &self.harness
+impl Suite for Jog {
+    fn log(&mut self, p: &Passage<'_>, _peers: &[SocketAddr]) {
+        if p.direction == Direction::Tx {
+            for msg in messages(p.bytes) {
+                self.sent.push(Sent {
+                    t: p.t,
+                    to: p.peer,
+                    msg,
+                });
+            }
+        }
     }
-}
 
-impl std::ops::DerefMut for Net {
-    fn deref_mut(&mut self) -> &mut SimNet {
-        &mut self.harness
+    fn before_step(net: &mut Net) {
+        net.send_held();
+    }
+
+    fn after_step(net: &mut Net) {
+        net.step_second();
     }
 }
 
 /// The messages of a datagram (ACKs, fragments and undecodable blocks left out).
-fn decode(bytes: &[u8]) -> Vec<Message> {
-    let Ok(dg) = Datagram::new_checked(bytes) else {
-        return Vec::new();
-    };
-    dg.blocks()
-        .map_while(Result::ok)
-        .filter_map(|b| {
-            let h = Header::parse(&b.block);
-            (h.data_flags == DataFlags::Single && h.ack_nak == AckNak::None)
-                .then(|| Message::parse(b.block.payload()).ok())
-                .flatten()
-        })
-        .collect()
+fn messages(bytes: &[u8]) -> Vec<Message> {
+    decode(bytes).into_iter().filter_map(|(_, m)| m).collect()
 }
 
 /// Whether `m` moves the arm (or is a jog's zero): a joint driver's command.
@@ -158,21 +145,6 @@ fn free_arm() -> ArmFile {
     let deploy = arm.presets.iter().find(|p| p.name == "Deploy").unwrap();
     arm.home.clone_from(&deploy.positions);
     arm
-}
-
-fn client_cfg() -> ClientConfig {
-    ClientConfig {
-        connect: vec![SIM],
-        multicast: None,
-        ..ClientConfig::default()
-    }
-}
-
-fn sim_cfg() -> SimConfig {
-    SimConfig {
-        control_timeout_s: 2,
-        ..SimConfig::default()
-    }
 }
 
 /// A sim offering only these drivers, with this access timeout.
@@ -218,12 +190,7 @@ fn keys(joint: usize, amount: f64) -> JogRequest {
 
 impl Net {
     fn new(cfg: ClientConfig) -> Self {
-        Self {
-            harness: SimNet::new(cfg, OCU, Duration::from_secs_f64(STEP), 0x10C),
-            sent: Vec::new(),
-            held: Vec::new(),
-            second: None,
-        }
+        Net::start(cfg, Duration::from_secs_f64(STEP), 0x10C, Jog::default())
     }
 
     /// A client connected to one demo-arm sim at [`SIM`] (starting in Deploy), run until the
@@ -266,17 +233,8 @@ impl Net {
                 },
             ),
         );
-        let live = |n: &Net, id: JausId| {
-            n.facts_of(id.into(), 0)
-                .filter_map(|u| match u {
-                    ArmFact::Link { state, .. } => Some(*state),
-                    _ => None,
-                })
-                .last()
-                == Some(LinkState::Live)
-        };
         assert!(
-            net.run_until(5.0, |n| live(n, SIM_ID) && live(n, SIM_B_ID)),
+            net.run_until(5.0, |n| n.all_live(&[SIM_ID, SIM_B_ID])),
             "both arms live within 5 s"
         );
         net.run(0.3);
@@ -286,40 +244,17 @@ impl Net {
     /// Runs until the link is live, then a little longer so every query is answered.
     fn connect(&mut self) {
         assert!(
-            self.run_until(5.0, |n| n.link(SIM_ID) == Some(LinkState::Live)),
+            self.run_until(5.0, |n| n.link_of(SIM_ID) == Some(LinkState::Live)),
             "no live link within 5 s"
         );
         self.run(0.3);
-    }
-
-    /// Runs one phase of the in-memory network with this suite's wire log as the tap.
-    fn phase(&mut self, phase: fn(&mut SimNet, WireTap<'_>)) {
-        let Net {
-            harness: net, sent, ..
-        } = self;
-        phase(net, &mut |p: &Passage<'_>| {
-            if p.direction == Direction::Tx {
-                for msg in decode(p.bytes) {
-                    sent.push(Sent {
-                        t: p.t,
-                        to: p.peer,
-                        msg,
-                    });
-                }
-            }
-        });
-    }
-
-    /// Routes the client's datagrams to the peers now.
-    fn flush(&mut self) {
-        self.phase(SimNet::deliver_to_sims);
     }
 
     /// The held inputs due now go to the client (each stamped now).
     fn send_held(&mut self) {
         let now = self.now();
         let mut due = Vec::new();
-        for h in &mut self.held {
+        for h in &mut self.suite.held {
             if now >= h.next - EPS {
                 h.req.input.at = now;
                 h.next += INPUT_EVERY;
@@ -328,27 +263,6 @@ impl Net {
         }
         for req in due {
             self.command(Command::Jog(Box::new(req)));
-        }
-    }
-
-    /// One clock step: held inputs, the client's timers, its datagrams to the peers, the
-    /// peers' timers, what is due to arrive at the client, the client's answers to that
-    /// straight to the peers, and the second OCU's turn.
-    fn step(&mut self) {
-        self.send_held();
-        self.harness.tick_client();
-        self.flush();
-        self.harness.tick_sims();
-        self.phase(SimNet::deliver_to_client);
-        self.flush();
-        self.step_second();
-        self.harness.advance();
-    }
-
-    fn run(&mut self, secs: f64) {
-        let end = self.now_ns() + (secs * 1e9).round() as u64;
-        while self.now_ns() < end {
-            self.step();
         }
     }
 
@@ -361,50 +275,6 @@ impl Net {
         }
     }
 
-    /// Steps until `done` or `secs` have passed; whether `done` became true.
-    fn run_until(&mut self, secs: f64, mut done: impl FnMut(&Net) -> bool) -> bool {
-        let end = self.now_ns() + (secs * 1e9).round() as u64;
-        while self.now_ns() < end {
-            self.step();
-            if done(self) {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// Runs the client the way the network thread does: woken only at its own deadlines
-    /// (the peers run at those times too), for `secs`; no held input is sent.
-    fn run_by_deadlines(&mut self, secs: f64) {
-        let end = self.now() + secs;
-        for _ in 0..100_000 {
-            let target = self.harness.client.next_deadline().max(self.now());
-            if target > end {
-                break;
-            }
-            self.advance_by(target - self.now());
-            self.harness.tick_client();
-            self.flush();
-            self.harness.tick_sims();
-            self.phase(SimNet::deliver_to_client);
-            self.flush();
-        }
-        self.advance_by((end - self.now()).max(0.0));
-    }
-
-    /// Moves the clock `secs` on (rounded up to whole nanoseconds).
-    fn advance_by(&mut self, secs: f64) {
-        let step = self.harness.step_size;
-        self.harness.step_size = Duration::from_nanos((secs * 1e9).ceil() as u64);
-        self.harness.advance();
-        self.harness.step_size = step;
-    }
-
-    fn command(&mut self, cmd: Command) {
-        self.harness.command(cmd);
-        self.flush();
-    }
-
     /// Holds `req`: sent now and every [`INPUT_EVERY`] (replacing its source's held input).
     fn hold(&mut self, req: JogRequest) {
         self.hold_from(req, self.now());
@@ -412,8 +282,8 @@ impl Net {
 
     /// Holds `req`, first sent at `first`.
     fn hold_from(&mut self, req: JogRequest, first: f64) {
-        self.held.retain(|h| h.req.source != req.source);
-        self.held.push(Held { req, next: first });
+        self.suite.held.retain(|h| h.req.source != req.source);
+        self.suite.held.push(Held { req, next: first });
         self.send_held();
     }
 
@@ -421,6 +291,7 @@ impl Net {
     fn change(&mut self, source: Source, f: impl FnOnce(&mut JogRequest)) {
         let now = self.now();
         let h = self
+            .suite
             .held
             .iter_mut()
             .find(|h| h.req.source == source)
@@ -441,11 +312,12 @@ impl Net {
     /// `source`'s input stops arriving (a stalled window); returns its last request.
     fn stop_sending(&mut self, source: Source) -> JogRequest {
         let i = self
+            .suite
             .held
             .iter()
             .position(|h| h.req.source == source)
             .expect("that source holds an input");
-        self.held.remove(i).req
+        self.suite.held.remove(i).req
     }
 
     /// Asks for control and waits until it is held.
@@ -453,7 +325,7 @@ impl Net {
         self.command(Command::RequestControl { authority });
         assert!(
             self.run_until(1.0, |n| matches!(
-                n.control(SIM_ID),
+                n.control_of(SIM_ID),
                 Some(ControlState::Held { .. })
             )),
             "control not held"
@@ -467,31 +339,10 @@ impl Net {
         self.harness.inject_to_peer(i, OTHER, &bytes);
     }
 
-    fn mark(&self) -> usize {
-        self.updates.len()
-    }
-
-    fn link(&self, arm: JausId) -> Option<LinkState> {
-        self.facts_of(arm.into(), 0)
-            .filter_map(|f| match f {
-                ArmFact::Link { state, .. } => Some(*state),
-                _ => None,
-            })
-            .last()
-    }
-
-    fn control(&self, arm: JausId) -> Option<ControlState> {
-        self.facts_of(arm.into(), 0)
-            .filter_map(|f| match f {
-                ArmFact::Control { state, .. } => Some(*state),
-                _ => None,
-            })
-            .last()
-    }
-
     /// Jog commands (motion and profile) the client sent to `to` at or after `t`.
     fn jog_sent(&self, to: SocketAddr, t: f64) -> Vec<&Sent> {
-        self.sent
+        self.suite
+            .sent
             .iter()
             .filter(|s| s.to == to && s.t >= t - EPS && is_jog(&s.msg))
             .collect()
@@ -499,7 +350,8 @@ impl Net {
 
     /// Motion commands the client sent to `to` at or after `t`.
     fn motion_sent(&self, to: SocketAddr, t: f64) -> Vec<&Sent> {
-        self.sent
+        self.suite
+            .sent
             .iter()
             .filter(|s| s.to == to && s.t >= t - EPS && is_motion(&s.msg))
             .collect()
@@ -541,7 +393,7 @@ impl Net {
             ..client_cfg()
         })
         .with_local_addr(OTHER);
-        self.second = Some(Second {
+        self.suite.second = Some(Second {
             client,
             out: Output::default(),
             updates: Vec::new(),
@@ -553,7 +405,7 @@ impl Net {
     /// The second OCU's turn: its held input, its timers, its datagrams to peer 0, and what
     /// the peers sent it.
     fn step_second(&mut self) {
-        let Some(mut s) = self.second.take() else {
+        let Some(mut s) = self.suite.second.take() else {
             return;
         };
         let now = self.now();
@@ -573,13 +425,13 @@ impl Net {
         }
         s.client.tick(now, &mut s.out);
         for (to, bytes) in std::mem::take(&mut s.out.datagrams) {
-            s.sent.extend(decode(&bytes));
+            s.sent.extend(messages(&bytes));
             if to == SIM {
                 self.harness.inject_to_peer(0, OTHER, &bytes);
             }
         }
         s.updates.append(&mut s.out.updates);
-        self.second = Some(s);
+        self.suite.second = Some(s);
     }
 }
 
@@ -1038,7 +890,7 @@ fn an_acknowledged_access_timeout_lets_a_velocity_jog_stream_and_the_echo_reads_
         .stray
         .iter()
         .filter(|o| o.to == OTHER)
-        .flat_map(|o| decode(&o.bytes))
+        .flat_map(|o| messages(&o.bytes))
         .find_map(|m| match m {
             Message::ReportCommandedJointVelocity(r) => Some(r),
             _ => None,
@@ -1104,7 +956,7 @@ fn a_dead_ocu_leaves_a_position_jog_stopping_within_the_stated_bound() {
             "the joint stopped"
         );
         assert!(
-            net.sent.last().is_some_and(|s| net.now() - s.t > 1.9),
+            net.suite.sent.last().is_some_and(|s| net.now() - s.t > 1.9),
             "nothing was sent after the kill"
         );
         let after = (sim_q(&net, 0)[0] - q_last).abs();
@@ -1235,7 +1087,7 @@ fn a_second_ocu_jogging_an_arm_the_first_controls_sends_nothing_and_names_the_ho
     // The second asks for control with no more authority: refused by the arm.
     let now = net.now();
     {
-        let s = net.second.as_mut().unwrap();
+        let s = net.suite.second.as_mut().unwrap();
         s.client
             .handle_command(now, Command::RequestControl { authority: 10 }, &mut s.out);
     }
@@ -1243,7 +1095,7 @@ fn a_second_ocu_jogging_an_arm_the_first_controls_sends_nothing_and_names_the_ho
     assert_eq!(net.peers[0].sim.controller(), Some(OCU_ID));
     // The second jogs the arm.
     {
-        let s = net.second.as_mut().unwrap();
+        let s = net.suite.second.as_mut().unwrap();
         s.held = Some(Held {
             req: keys(0, 1.0),
             next: now + 0.5,
@@ -1251,7 +1103,7 @@ fn a_second_ocu_jogging_an_arm_the_first_controls_sends_nothing_and_names_the_ho
     }
     let q = sim_q(&net, 0);
     net.run(2.0);
-    let s = net.second.as_ref().unwrap();
+    let s = net.suite.second.as_ref().unwrap();
     let jogged: Vec<&Message> = s.sent.iter().filter(|m| is_jog(m)).collect();
     assert!(jogged.is_empty(), "the second OCU sent {jogged:?}");
     let status = s
@@ -1348,7 +1200,12 @@ fn stops_with_its_own_zero(
         "{what}: {:?}",
         net.status(SIM_ID)
     );
-    let moving: Vec<_> = net.sent.iter().filter_map(|s| driver_of(&s.msg)).collect();
+    let moving: Vec<_> = net
+        .suite
+        .sent
+        .iter()
+        .filter_map(|s| driver_of(&s.msg))
+        .collect();
     assert!(
         moving.iter().any(|(d, zero)| *d == want && !zero)
             || (want == JogDriver::Position && !moving.is_empty()),
@@ -1369,6 +1226,7 @@ fn stops_with_its_own_zero(
     }
     net.run(0.4);
     let after: Vec<(f64, JogDriver, bool)> = net
+        .suite
         .sent
         .iter()
         .filter(|s| s.t >= t - EPS)
@@ -1502,6 +1360,7 @@ fn a_tool_point_jog_that_leaves_its_axis_stops_and_names_the_joint_at_its_limit(
     // The zero twist went out at once, and the arm stands still although the key is held.
     net.run(0.5);
     let after: Vec<_> = net
+        .suite
         .sent
         .iter()
         .filter(|x| x.t >= t - EPS)

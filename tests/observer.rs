@@ -11,7 +11,7 @@
     reason = "tests and benchmarks report a failure by panicking; a scenario reads best whole"
 )]
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use jaus_ocu::jaus::core::{
@@ -31,21 +31,16 @@ use jaus_ocu::net::tap::{Direction, WireRecord};
 use jaus_ocu::record::capture::{CaptureEvent, CaptureReader, JUDP_PORT};
 use jaus_ocu::record::observer::{GAP_S, Observer};
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{self, Component, SimConfig};
+use jaus_ocu::sim::component::{Component, SimConfig};
 use jaus_ocu::sim::harness::SimNet;
 use proptest::prelude::*;
 
 mod common;
 use common::Feed;
+#[path = "common/sim_net.rs"]
+mod sim_net;
+use sim_net::{OCU, OTHER_ID as OTHER_OCU, SIM, SIM_ID, local};
 
-const fn local(port: u16) -> SocketAddr {
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
-}
-
-const OCU: SocketAddr = local(5000);
-const SIM: SocketAddr = local(3794);
-const SIM_ID: JausId = component::DEFAULT_ID;
-const OTHER_OCU: JausId = JausId::new(150, 1, 1);
 const START_NS: u64 = 1_700_000_000_000_000_000;
 
 fn capture_records(path: &str) -> Vec<WireRecord> {

@@ -19,7 +19,7 @@ use jaus_ocu::jaus::judp::{self, AckNak, Broadcast, DataFlags, Datagram, Header}
 use jaus_ocu::jaus::manipulator::*;
 use jaus_ocu::jaus::wire::scales;
 use jaus_ocu::jaus::{DecodeContext, Dialect, EmbeddedMessage, JausId, JointKind, Message};
-use jaus_ocu::model::arm::{ArmSpec, Joint, JointType};
+use jaus_ocu::model::arm::{ArmSpec, JointType};
 use jaus_ocu::net::fault::Faults;
 use jaus_ocu::net::reassembly::{Reassembler, Reassembly};
 use jaus_ocu::sim::arm_file::{ArmFile, Preset};
@@ -852,33 +852,7 @@ fn held_joints_report_exactly_and_answer_ack_requests() {
 
 #[test]
 fn a_255_joint_specification_arrives_as_a_multi_packet_message() {
-    let joints: Vec<Joint> = (0..255)
-        .map(|i| Joint {
-            name: Some(format!(
-                "joint number {i:03} with a deliberately long descriptive name"
-            )),
-            min: Some(-1.0),
-            max: Some(1.0),
-            max_speed: Some(1.0),
-            axis_radius: Some(0.05),
-            link_radius: (i > 0).then_some(0.04),
-            ..Joint::revolute(
-                if i == 0 { 0.0 } else { 0.1 },
-                if i == 0 { 0.0 } else { 0.2 },
-                0.05,
-            )
-        })
-        .collect();
-    let arm = ArmFile {
-        name: "long arm".into(),
-        spec: ArmSpec {
-            mount: None,
-            joints,
-        },
-        tool_point: [0.0; 3],
-        home: vec![0.0; 255],
-        presets: vec![],
-    };
+    let arm = common::long_arm();
     let encoded = Message::from(jaus_ocu::net::reports::spec_report(&arm.spec))
         .emit()
         .unwrap();

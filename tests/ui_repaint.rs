@@ -13,57 +13,18 @@
 #[path = "common/ui.rs"]
 mod ui_common;
 
-use std::net::SocketAddr;
-use std::time::Duration;
-
 use eframe::egui::{Event, Modifiers, PointerButton};
 use egui_kittest::Harness;
 use jaus_ocu::model::update::*;
-use jaus_ocu::net::client::ClientConfig;
-use jaus_ocu::net::tap::Epoch;
-use jaus_ocu::net::thread::{NetHandle, is_urgent, wakes_window};
-use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, SimConfig};
-use jaus_ocu::sim::harness::SimNet;
+use jaus_ocu::net::thread::{is_urgent, wakes_window};
 use jaus_ocu::ui::app::{MOTION_INTERVAL, OcuApp, repaint_after};
-use jaus_ocu::ui::settings::Settings;
-use jaus_ocu::ui::sources::LiveKind;
-
-/// Updates from `seconds` of an in-memory session between the real client and the demo arm.
-fn recorded(seconds: f64) -> Vec<Update> {
-    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-    let cfg = ClientConfig {
-        connect: vec![sim_addr],
-        multicast: None,
-        ..ClientConfig::default()
-    };
-    let ocu: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-    let mut net = SimNet::new(cfg, ocu, Duration::from_millis(2), 1);
-    net.add_peer(
-        sim_addr,
-        Component::new(ArmFile::demo(), SimConfig::default()),
-    );
-    for _ in 0..(seconds / 0.002) as usize {
-        net.step();
-    }
-    net.updates
-}
 
 /// A live app fed `updates`, its clock stopped at the last one.
 fn harness(updates: &[Update]) -> Harness<'static, OcuApp> {
-    let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
-    let mut app = OcuApp::new(
-        LiveKind::Simulated,
-        Some(net),
-        Vec::new(),
-        Settings::default(),
-    );
-    for u in updates {
-        app.apply(u);
-    }
+    let mut app = ui_common::app_with(updates);
     let t = updates.iter().filter_map(time_of).fold(0.0, f64::max);
     app.freeze_clock(t);
-    ui_common::sized(app, [1280.0, 800.0])
+    ui_common::harness(app)
 }
 
 fn time_of(u: &Update) -> Option<f64> {
@@ -97,7 +58,7 @@ fn positions(arm: ComponentId, t: f64, values: Vec<f64>) -> Update {
 
 #[test]
 fn the_3d_view_renders_again_only_when_it_changes_by_more_than_a_pixel() {
-    let updates = recorded(2.0);
+    let updates = ui_common::recorded(2.0, None);
     let (arm, t, q) = last_positions(&updates);
     let mut h = harness(&updates);
     h.step();
@@ -135,7 +96,7 @@ fn the_3d_view_renders_again_only_when_it_changes_by_more_than_a_pixel() {
 
 #[test]
 fn a_drag_in_the_3d_view_redraws_it_at_once() {
-    let updates = recorded(2.0);
+    let updates = ui_common::recorded(2.0, None);
     let mut h = harness(&updates);
     h.step();
     h.step();

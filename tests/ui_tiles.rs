@@ -13,53 +13,27 @@
 
 #[path = "common/ui.rs"]
 mod ui_common;
+use ui_common::{text, window};
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::time::Duration;
 
-use eframe::egui::{Rect, pos2};
+use eframe::egui::Rect;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use jaus_ocu::model::update::*;
-use jaus_ocu::net::client::ClientConfig;
 use jaus_ocu::net::tap::Epoch;
 use jaus_ocu::net::thread::NetHandle;
 use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, SimConfig};
-use jaus_ocu::sim::harness::SimNet;
 use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::notice::{self, NoticeLevel};
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::sources::LiveKind;
 use jaus_ocu::ui::tiles::{NamedLayout, Pane, TileLayout};
 
-/// Updates from `seconds` of an in-memory session between the real client and a simulated
-/// `arm`.
-fn recorded(arm: ArmFile, seconds: f64) -> Vec<Update> {
-    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-    let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-    let cfg = ClientConfig {
-        connect: vec![sim_addr],
-        multicast: None,
-        ..ClientConfig::default()
-    };
-    let mut net = SimNet::new(cfg, ocu_addr, Duration::from_millis(2), 1);
-    net.add_peer(sim_addr, Component::new(arm, SimConfig::default()));
-    for _ in 0..(seconds / 0.002) as usize {
-        net.step();
-    }
-    net.updates
-}
-
-/// The simulated arm's ID.
-fn arm_id() -> ComponentId {
-    ComponentId::new(126, 1, 10)
-}
-
 /// A live app (detached network handle) with 2 s of `arm`, the clock at the end.
 fn live_app(arm: ArmFile, settings: Settings) -> OcuApp {
-    let updates = recorded(arm, 2.0);
+    let updates = ui_common::updates_after(ui_common::sim_net(arm, 1), 2.0);
     let end = updates.last().map_or(0.0, Update::t);
     let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
     let mut app = OcuApp::new(LiveKind::Simulated, Some(net), Vec::new(), settings);
@@ -80,19 +54,6 @@ fn harness(app: OcuApp, (w, h): (f32, f32)) -> Harness<'static, OcuApp> {
         h.step();
     }
     h
-}
-
-fn window(h: &Harness<'_, OcuApp>) -> Rect {
-    Rect::from_min_size(pos2(0.0, 0.0), h.ctx.content_rect().size())
-}
-
-/// A node's text as `egui_kittest` matches it: a label keeps its text as its value.
-fn text(n: &egui_kittest::kittest::AccessKitNode<'_>) -> Option<String> {
-    if n.role() == eframe::egui::accesskit::Role::Label {
-        n.value()
-    } else {
-        n.label()
-    }
 }
 
 /// Where each visible pane was drawn.
@@ -187,7 +148,7 @@ fn at_1920x1080_the_default_layout_shows_twelve_joints() {
 fn emergency(app: &mut OcuApp) {
     let t = app.now();
     app.apply(&Update::arm(
-        arm_id(),
+        ui_common::ARM,
         ArmFact::Status {
             t,
             state: ManagementState::Emergency,
@@ -443,21 +404,21 @@ fn the_layout_survives_a_save_and_load_and_a_corrupt_one_loads_as_the_default() 
 fn take_control(app: &mut OcuApp) {
     let t = app.now();
     app.apply(&Update::arm(
-        arm_id(),
+        ui_common::ARM,
         ArmFact::Control {
             t,
             state: jaus_ocu::model::update::ControlState::Held { authority: 100 },
         },
     ));
     app.apply(&Update::arm(
-        arm_id(),
+        ui_common::ARM,
         ArmFact::Control {
             t: t + 0.001,
             state: jaus_ocu::model::update::ControlState::Released,
         },
     ));
     app.apply(&Update::arm(
-        arm_id(),
+        ui_common::ARM,
         ArmFact::ControlLost {
             t: t + 0.001,
             reason: jaus_ocu::model::update::ControlLoss::Taken {
@@ -487,7 +448,7 @@ fn losing_control_adds_no_row_and_needs_control_is_whole_beside_resume() {
         // STANDBY without control: the disabled Resume and "needs control" both whole.
         let t = h.state().now();
         h.state_mut().apply(&Update::arm(
-            arm_id(),
+            ui_common::ARM,
             ArmFact::Status {
                 t,
                 state: ManagementState::Standby,

@@ -14,26 +14,19 @@
 
 #[path = "common/ui.rs"]
 mod ui_common;
+use ui_common::{text, window};
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use eframe::egui::{Rect, pos2};
+use eframe::egui::Rect;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use jaus_ocu::model::update::*;
-use jaus_ocu::net::client::ClientConfig;
-use jaus_ocu::net::tap::Epoch;
-use jaus_ocu::net::thread::NetHandle;
-use jaus_ocu::sim::arm_file::ArmFile;
-use jaus_ocu::sim::component::{Component, SimConfig};
-use jaus_ocu::sim::harness::SimNet;
 use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::commands::UiCommand;
 use jaus_ocu::ui::panels::view3d::MIN_VIEW3D_HEIGHT;
-use jaus_ocu::ui::settings::Settings;
-use jaus_ocu::ui::sources::{LiveKind, read_vehicle};
+use jaus_ocu::ui::sources::read_vehicle;
 use jaus_ocu::ui::tiles::{Pane, pane_rects};
 use jaus_ocu::ui::time_control::Shown;
 
@@ -45,38 +38,13 @@ const TIME: &str = "elapsed / length";
 /// The window sizes an operator uses.
 const SIZES: [(f32, f32); 3] = [(800.0, 600.0), (1280.0, 800.0), (1920.0, 1080.0)];
 
-/// Updates from `seconds` of an in-memory session between the real client and the simulated
-/// demo arm (7 joints).
-fn recorded(seconds: f64) -> Vec<Update> {
-    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-    let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-    let cfg = ClientConfig {
-        connect: vec![sim_addr],
-        multicast: None,
-        ..ClientConfig::default()
-    };
-    let mut net = SimNet::new(cfg, ocu_addr, Duration::from_millis(2), 1);
-    net.add_peer(
-        sim_addr,
-        Component::new(ArmFile::demo(), SimConfig::default()),
-    );
-    for _ in 0..(seconds / 0.002) as usize {
-        net.step();
-    }
-    net.updates
-}
-
-/// The focused arm's ID in [`recorded`] sessions.
-fn arm() -> ComponentId {
-    ComponentId::new(126, 1, 10)
-}
-
 /// A live app (detached network handle) with 4 s of the demo arm, marks of several kinds
 /// (control, status, stale), the clock at the end.
 fn live_app() -> OcuApp {
-    let mut updates = recorded(4.0);
+    // The demo arm (7 joints).
+    let mut updates = ui_common::recorded(4.0, None);
     let end = updates.last().map_or(0.0, Update::t);
-    let arm = arm();
+    let arm = ui_common::ARM;
     let extra = [
         ArmFact::Control {
             t: end - 2.0,
@@ -102,36 +70,13 @@ fn live_app() -> OcuApp {
         },
     ];
     updates.extend(extra.into_iter().map(|u| Update::arm(arm, u)));
-    let (net, _rx, _updates) = NetHandle::detached(Epoch::now());
-    let mut app = OcuApp::new(
-        LiveKind::Simulated,
-        Some(net),
-        Vec::new(),
-        Settings::default(),
-    );
-    for u in &updates {
-        app.apply(u);
-    }
+    let mut app = ui_common::app_with(&updates);
     app.freeze_clock(end);
     app
 }
 
 fn harness(app: OcuApp, (w, h): (f32, f32)) -> Harness<'static, OcuApp> {
     ui_common::sized(app, [w, h])
-}
-
-fn window(h: &Harness<'_, OcuApp>) -> Rect {
-    let size = h.ctx.content_rect().size();
-    Rect::from_min_size(pos2(0.0, 0.0), size)
-}
-
-/// A node's text as `egui_kittest` matches it: a label keeps its text as its value.
-fn text(n: &egui_kittest::kittest::AccessKitNode<'_>) -> Option<String> {
-    if n.role() == eframe::egui::accesskit::Role::Label {
-        n.value()
-    } else {
-        n.label()
-    }
 }
 
 /// The rect of the widget labelled exactly `label`, or whose label starts with it when
@@ -305,7 +250,7 @@ fn nothing_moves_under_the_pointer_when_an_emergency_begins_a_long_message_arriv
         };
         let t = h.state().now();
         h.state_mut().apply(&Update::arm(
-            arm(),
+            ui_common::ARM,
             ArmFact::Status {
                 t,
                 state: ManagementState::Emergency,
@@ -331,7 +276,7 @@ fn nothing_moves_under_the_pointer_when_an_emergency_begins_a_long_message_arriv
                     while the controller was switching its drive power stage, twice in a row, \
                     and asked for a manual inspection of the drive before any further motion";
         h.state_mut().apply(&Update::arm(
-            arm(),
+            ui_common::ARM,
             Remark::Error {
                 t,
                 message: long.into(),
@@ -389,7 +334,7 @@ fn at_800x600_in_an_emergency_the_3d_view_keeps_its_minimum_height_and_the_plots
     let mut app = live_app();
     let t = app.now();
     app.apply(&Update::arm(
-        arm(),
+        ui_common::ARM,
         ArmFact::Status {
             t,
             state: ManagementState::Emergency,

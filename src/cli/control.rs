@@ -293,11 +293,7 @@ impl Session {
 /// carries the state printed with it (the newest reported), not the words of the moment of
 /// the verdict, keeping what the verdict says of the tries.
 fn as_printed(outcome: &Outcome, state: &ArmState) -> Outcome {
-    let now_words = format!(
-        "{}, status {}",
-        state.control_words(),
-        format!("{:?}", state.status).to_uppercase()
-    );
+    let now_words = format!("{}, status {}", state.control_words(), state.status.name());
     match outcome {
         Outcome::NoAnswer {
             tries,
@@ -330,12 +326,8 @@ fn report(json_out: bool, action: &Action, outcome: &Outcome, state: &ArmState) 
                 "address_conflict": state.address_other.map(|a| a.to_string()),
                 "ocu_id": state.ocu_id.map(|id| id.to_string()),
                 "outcome": outcome_json(outcome),
-                "status": format!("{:?}", state.status).to_uppercase(),
-                "control": match state.control {
-                    ControlState::Held { .. } => "held",
-                    ControlState::Requested => "requested",
-                    ControlState::Released => "released",
-                },
+                "status": state.status.name(),
+                "control": state.control.name(),
                 "control_text": state.control_words(),
                 "controller": controller_json(state),
                 "id_conflict": state.id_conflict.as_ref().map(|c| json!({
@@ -532,7 +524,7 @@ fn stop_first(s: &mut Session, args: &ControlArgs, id: JausId) -> Option<i32> {
         .map_or_else(|| "the arm".to_string(), |id| id.to_string());
     let address = followed_at(st);
     let at = address.map_or_else(String::new, |a| format!(" at {a}"));
-    let status = format!("{:?}", st.status).to_uppercase();
+    let status = st.status.name();
     // An arm that never said anything: why, in words (who did answer, at which address).
     let silent = (st.status == ManagementState::Unknown && st.spec.is_none())
         .then(|| not_ready(st, false, Some(id)));

@@ -4,9 +4,10 @@
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::{Value, json};
 
@@ -14,11 +15,13 @@ use super::identity::{self, Identity, Role};
 use crate::jaus::{JausId, judp};
 use crate::model::arm::{ArmSpec, JointType};
 use crate::model::clearance::ArmFacts;
+use crate::model::clearance::obstacles::VehicleGeometry;
 use crate::model::clearance::scene::ArmInput;
 use crate::model::state::ArmState;
 use crate::model::update::{ControlState, LinkState, NetFact, PoseState, Signal, Update};
 use crate::model::vehicle::Vehicle;
 use crate::net::client::ClientConfig;
+use crate::net::tap::{Epoch, Tap};
 use crate::net::thread::{NetConfig, NetHandle};
 use crate::record::clearance::ClearanceWatch;
 
@@ -147,6 +150,36 @@ impl NetArgs {
         }
         places.join(", ")
     }
+
+    /// [`NetArgs::net_config`] with the surroundings of the `--vehicle` file at `vehicle`
+    /// (read first: a bad file is said before an ID is taken), and those surroundings as read
+    /// (`None` without the option) for a recorder, a live view or a clearance watch.
+    pub fn net_config_with_vehicle(
+        &self,
+        vehicle: Option<&std::path::Path>,
+    ) -> Result<(NetConfig, Identity, Option<Arc<VehicleGeometry>>)> {
+        let geometry = super::read_vehicle_file(vehicle)?;
+        let (mut cfg, identity) = self.net_config()?;
+        if let Some(g) = &geometry {
+            cfg.client.vehicle = g.clone();
+        }
+        Ok((cfg, identity, geometry))
+    }
+
+    /// Starts the network side on `cfg` with its datagrams offered to `tap` on `epoch`'s clock
+    /// (a recorder's or a live view's); returns it and the places it looks at.
+    pub fn spawn_tapped(
+        &self,
+        mut cfg: NetConfig,
+        tap: &Tap,
+        epoch: Epoch,
+    ) -> Result<(NetHandle, String)> {
+        cfg.tap = tap.clone();
+        cfg.epoch = Some(epoch);
+        let looked = self.looked_at(&cfg);
+        let net = NetHandle::spawn(cfg).context("starting the network side")?;
+        Ok((net, looked))
+    }
 }
 
 fn kind_name(k: JointType) -> &'static str {
@@ -158,9 +191,8 @@ fn kind_name(k: JointType) -> &'static str {
 
 fn control_name(c: ControlState) -> String {
     match c {
-        ControlState::Released => "released".into(),
-        ControlState::Requested => "requested".into(),
         ControlState::Held { authority } => format!("held (authority {authority})"),
+        ControlState::Released | ControlState::Requested => c.name().into(),
     }
 }
 
@@ -242,7 +274,7 @@ pub fn arm_json(s: &ArmState) -> serde_json::Map<String, Value> {
         "identification": component.and_then(|c| c.0.identification.clone()),
         "services": component.map(|c| c.0.services.iter().map(|(u, a, b)| format!("{u} {a}.{b}")).collect::<Vec<_>>()),
         "link": LinkState::name(s.link),
-        "status": format!("{:?}", s.status).to_uppercase(),
+        "status": s.status.name(),
         "control": control_name(s.control),
         "controller": controller_json(s),
         "control_text": s.control_words(),
@@ -655,11 +687,7 @@ pub fn run(args: &ProbeArgs) -> Result<i32> {
             args.timeout
         );
     }
-    let geometry = super::read_vehicle_file(args.vehicle.as_deref())?;
-    let (mut cfg, _identity) = args.net.net_config()?;
-    if let Some(g) = &geometry {
-        cfg.client.vehicle = g.clone();
-    }
+    let (cfg, _identity, geometry) = args.net.net_config_with_vehicle(args.vehicle.as_deref())?;
     let mut clearance = ClearanceWatch::new(geometry);
     let looked = args.net.looked_at(&cfg);
     let handle = NetHandle::spawn(cfg)?;

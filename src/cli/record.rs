@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 
 use super::probe::NetArgs;
@@ -15,7 +15,7 @@ use crate::model::events::Note;
 use crate::model::state::ArmState;
 use crate::model::vehicle::Vehicle;
 use crate::net::tap::{Epoch, Tap};
-use crate::net::thread::{NetConfig, NetHandle};
+use crate::net::thread::NetConfig;
 use crate::record::recorder::{RecordError, Recorder, RecorderConfig, RecorderStats};
 use crate::ui::theme::ScenePalette;
 
@@ -126,11 +126,7 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
         .iter()
         .map(|n| parse_note(n))
         .collect::<Result<Vec<_>>>()?;
-    let vehicle = super::read_vehicle_file(args.vehicle.as_deref())?;
-    let (mut cfg, _identity) = args.net.net_config()?;
-    if let Some(v) = &vehicle {
-        cfg.client.vehicle = v.clone();
-    }
+    let (cfg, _identity, vehicle) = args.net.net_config_with_vehicle(args.vehicle.as_deref())?;
     // The recorder starts first and shares the session's clock, so the first datagram the
     // network side sends is recorded and replay times equal live times.
     let epoch = Epoch::now();
@@ -146,10 +142,7 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
             break;
         }
     }
-    cfg.tap = tap.clone();
-    cfg.epoch = Some(epoch);
-    let looked = args.net.looked_at(&cfg);
-    let net = NetHandle::spawn(cfg).context("starting the network side")?;
+    let (net, looked) = args.net.spawn_tapped(cfg, &tap, epoch)?;
     if let Some(buffer) = net.short_receive_buffer() {
         // A recording is where a burst lost at the socket is lost for good: say it up front.
         tracing::warn!(

@@ -16,7 +16,6 @@ use super::probe::NetArgs;
 use crate::model::state::ArmState;
 use crate::model::vehicle::Vehicle;
 use crate::net::tap::{Epoch, Tap};
-use crate::net::thread::NetHandle;
 use crate::record::live::{DEFAULT_LISTEN, LiveConfig, LiveServer, LiveStats};
 use crate::record::live_file;
 use crate::ui::theme::ScenePalette;
@@ -144,21 +143,14 @@ fn summary(stats: &LiveStats) -> String {
 }
 
 fn serve_live(args: &ServeArgs, done: &dyn Fn() -> bool) -> Result<i32> {
-    let vehicle = super::read_vehicle_file(args.vehicle.as_deref())?;
-    let (mut cfg, _identity) = args.net.net_config()?;
-    if let Some(v) = &vehicle {
-        cfg.client.vehicle = v.clone();
-    }
+    let (cfg, _identity, vehicle) = args.net.net_config_with_vehicle(args.vehicle.as_deref())?;
     let epoch = Epoch::now();
     let tap = Tap::new();
     let mut live = LiveConfig::new(args.listen, epoch.unix_ns, Some(look()));
     live.vehicle = vehicle;
     let mut server = LiveServer::start(&live)?;
     server.attach(&tap);
-    cfg.tap = tap.clone();
-    cfg.epoch = Some(epoch);
-    let looked = args.net.looked_at(&cfg);
-    let net = NetHandle::spawn(cfg).context("starting the network side")?;
+    let (net, looked) = args.net.spawn_tapped(cfg, &tap, epoch)?;
     announce(&server, &format!("the live session (looking at {looked})"));
     let mut vehicle: Vehicle<ArmState> = Vehicle::new();
     let start = Instant::now();

@@ -69,6 +69,17 @@ pub enum ControlState {
     },
 }
 
+impl ControlState {
+    /// `"released"`, `"requested"` or `"held"` (recordings, CLI and summary JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlState::Released => "released",
+            ControlState::Requested => "requested",
+            ControlState::Held { .. } => "held",
+        }
+    }
+}
+
 /// Who holds control of the selected manipulator, as the arm itself reports it
 /// (`ReportControl`): the one source of "held by …" and "free".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

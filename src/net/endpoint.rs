@@ -49,6 +49,7 @@ use foldhash::{HashMap, HashMapExt};
 
 use crate::jaus::judp::{self, AckNak, Block, Blocks, Broadcast, DataFlags, Datagram, Header};
 use crate::jaus::{DecodeError, EncodeError, JausId};
+use crate::model::update::Tolerated;
 use crate::net::reassembly::{Reassembler, Reassembly};
 use crate::net::rng::Rng;
 
@@ -181,6 +182,25 @@ pub struct EndpointStats {
     pub elsewhere: u64,
     /// Peers forgotten to keep the table within its bound.
     pub evicted: u64,
+}
+
+// How an owner's counters (the client's `NetStats`, the simulator's `SimStats`, the observer's
+// `ObserverStats`) join the endpoint's: one rule, so the three count alike.
+impl EndpointStats {
+    /// Datagrams and blocks that did not frame or decode: the endpoint's, with `own`, those
+    /// its owner's decoder refused.
+    pub fn malformed_with(&self, own: u64) -> u64 {
+        self.malformed + own
+    }
+
+    /// Peer deviations accepted: `own`, its owner's count, with the ACK payloads the endpoint
+    /// skipped.
+    pub fn tolerated_with(&self, own: Tolerated) -> Tolerated {
+        Tolerated {
+            ack_payload: self.ack_payloads,
+            ..own
+        }
+    }
 }
 
 /// What one block of a received datagram amounts to.

@@ -678,17 +678,10 @@ fn str_field(out: &mut Vec<u8>, k: &str, v: &str) {
     string(out, v);
 }
 
-/// A management state as the decoded channels write it: `ready`, `emergency`, ….
-pub fn management_name(s: ManagementState) -> &'static str {
-    match s {
-        ManagementState::Unknown => "unknown",
-        ManagementState::Initialize => "initialize",
-        ManagementState::Ready => "ready",
-        ManagementState::Standby => "standby",
-        ManagementState::Shutdown => "shutdown",
-        ManagementState::Failure => "failure",
-        ManagementState::Emergency => "emergency",
-    }
+/// A management state as the decoded channels write it: its name ([`ManagementState::name`])
+/// in lower case, `ready`, `emergency`, ….
+pub fn management_name(s: ManagementState) -> String {
+    s.name().to_ascii_lowercase()
 }
 
 /// A signal as the decoded channels name it: its channel without `/jaus/`
@@ -853,21 +846,18 @@ fn event(out: &mut Vec<u8>, update: &Update) {
     match update {
         Update::Arm { fact, .. } => match fact {
             ArmFact::Control { state, .. } => {
-                let (name, authority) = match state {
-                    ControlState::Released => ("released", None),
-                    ControlState::Requested => ("requested", None),
-                    ControlState::Held { authority } => ("held", Some(*authority)),
-                };
-                str_field(out, "state", name);
+                str_field(out, "state", state.name());
                 key(out, "authority");
-                match authority {
-                    Some(a) => {
-                        let _ = write!(out, "{a}");
+                match state {
+                    ControlState::Held { authority } => {
+                        let _ = write!(out, "{authority}");
                     }
-                    None => out.extend_from_slice(b"null"),
+                    ControlState::Released | ControlState::Requested => {
+                        out.extend_from_slice(b"null");
+                    }
                 }
             }
-            ArmFact::Status { state, .. } => str_field(out, "state", management_name(*state)),
+            ArmFact::Status { state, .. } => str_field(out, "state", &management_name(*state)),
             ArmFact::CurrentPose { pose, .. } => match pose {
                 PoseState::Unknown => {
                     str_field(out, "state", "unknown");

@@ -415,9 +415,9 @@ impl Observer {
         self.take_in(t, rec, out);
         // Foreign versions count as malformed here: a recording of ours holds only JUDP v2.
         let e = self.endpoint.stats();
-        self.stats.malformed = e.malformed + e.foreign_version + self.decode_errors;
+        self.stats.malformed = e.malformed_with(e.foreign_version + self.decode_errors);
         self.stats.duplicates = e.duplicates;
-        self.stats.tolerated.ack_payload = e.ack_payloads;
+        self.stats.tolerated = e.tolerated_with(self.stats.tolerated);
     }
 
     /// Every block of one record through the endpoint, then to the decoder.

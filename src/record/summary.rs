@@ -11,9 +11,7 @@ use std::collections::BTreeMap;
 use crate::model::clearance::ArmFacts;
 use crate::model::clearance::scene::ArmInput;
 use crate::model::state::ArmState;
-use crate::model::update::{
-    ArmFact, ComponentId, ControlState, LinkState, MAX_ARMS, ManagementState, Signal,
-};
+use crate::model::update::{ArmFact, ComponentId, LinkState, MAX_ARMS, ManagementState, Signal};
 use crate::record::clearance::ClearanceWatch;
 use crate::record::format;
 
@@ -281,11 +279,7 @@ impl Summaries {
                 "holder": holder,
                 "authority": authority,
                 "reported": s.controller.is_some(),
-                "ocu": match s.control {
-                    ControlState::Held { .. } => "held",
-                    ControlState::Requested => "requested",
-                    ControlState::Released => "released",
-                },
+                "ocu": s.control.name(),
             },
             "rates_hz": rates,
             "stale": stale,

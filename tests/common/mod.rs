@@ -102,6 +102,41 @@ pub fn outcome_of(
     o
 }
 
+/// An arm of 255 joints with long names: its specification needs several JUDP blocks.
+#[allow(
+    dead_code,
+    reason = "shared by the suites that send a long specification"
+)]
+pub fn long_arm() -> jaus_ocu::sim::arm_file::ArmFile {
+    let joints: Vec<jaus_ocu::model::arm::Joint> = (0..255)
+        .map(|i| jaus_ocu::model::arm::Joint {
+            name: Some(format!(
+                "joint number {i:03} with a deliberately long descriptive name"
+            )),
+            min: Some(-1.0),
+            max: Some(1.0),
+            max_speed: Some(1.0),
+            axis_radius: Some(0.05),
+            link_radius: (i > 0).then_some(0.04),
+            ..jaus_ocu::model::arm::Joint::revolute(
+                if i == 0 { 0.0 } else { 0.1 },
+                if i == 0 { 0.0 } else { 0.2 },
+                0.05,
+            )
+        })
+        .collect();
+    jaus_ocu::sim::arm_file::ArmFile {
+        name: "long arm".into(),
+        spec: jaus_ocu::model::arm::ArmSpec {
+            mount: None,
+            joints,
+        },
+        tool_point: [0.0; 3],
+        home: vec![0.0; 255],
+        presets: vec![],
+    }
+}
+
 // -------------------------------------------------------------------------------------------
 // The binary as a process: `jaus-ocu sim` on a port, and the CLI with its identity file in the
 // tests' scratch directory (not the user's).

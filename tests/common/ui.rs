@@ -2,7 +2,6 @@
 //! the updates of a session between the real client and the simulator, an app on a detached
 //! network handle fed with them, and what it sends.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use egui_kittest::Harness;
@@ -18,41 +17,36 @@ use jaus_ocu::ui::app::OcuApp;
 use jaus_ocu::ui::settings::Settings;
 use jaus_ocu::ui::sources::LiveKind;
 
+#[path = "sim_net.rs"]
+mod sim_net;
+pub use sim_net::{sim_net, updates_after};
+
 /// The arm of the simulated sessions (the simulator's default ID): what their facts are about.
 #[allow(dead_code, reason = "not every suite names it")]
 pub const ARM: ComponentId = ComponentId::new(126, 1, 10);
 
-/// Updates from `seconds` of an in-memory session between the real client and the simulator.
+/// Updates from `seconds` of an in-memory session between the real client and the simulated
+/// demo arm at [`sim_net::SIM`] (seed 1), and `extra`'s arm at [`sim_net::SIM_B`] if given.
 #[allow(dead_code, reason = "not every suite uses each")]
 pub fn recorded(seconds: f64, extra: Option<(JausIdLike, ArmFile)>) -> Vec<Update> {
-    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-    let other_addr: SocketAddr = "127.0.0.1:3795".parse().unwrap();
-    let ocu_addr: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-    let mut connect = vec![sim_addr];
-    if extra.is_some() {
-        connect.push(other_addr);
-    }
-    let cfg = ClientConfig {
-        connect,
-        multicast: None,
-        ..ClientConfig::default()
+    let Some((id, arm)) = extra else {
+        return updates_after(sim_net(ArmFile::demo(), 1), seconds);
     };
-    let mut net = SimNet::new(cfg, ocu_addr, Duration::from_millis(2), 1);
+    let cfg = ClientConfig {
+        connect: vec![sim_net::SIM, sim_net::SIM_B],
+        ..sim_net::client_cfg()
+    };
+    let mut net = SimNet::new(cfg, sim_net::OCU, Duration::from_millis(2), 1);
     net.add_peer(
-        sim_addr,
+        sim_net::SIM,
         Component::new(ArmFile::demo(), SimConfig::default()),
     );
-    if let Some((id, arm)) = extra {
-        let cfg = SimConfig {
-            id: id.0.into(),
-            ..SimConfig::default()
-        };
-        net.add_peer(other_addr, Component::new(arm, cfg));
-    }
-    for _ in 0..(seconds / 0.002) as usize {
-        net.step();
-    }
-    net.updates
+    let cfg = SimConfig {
+        id: id.0.into(),
+        ..SimConfig::default()
+    };
+    net.add_peer(sim_net::SIM_B, Component::new(arm, cfg));
+    updates_after(net, seconds)
 }
 
 /// A JAUS ID wrapper so the helper's signature stays readable.
@@ -131,26 +125,6 @@ pub fn sized(app: OcuApp, size: impl Into<eframe::egui::Vec2>) -> Harness<'stati
     Harness::builder()
         .with_size(size)
         .build_ui_state(|ui, app: &mut OcuApp| app.frame(ui), app)
-}
-
-/// The real client (at 127.0.0.1:5000, 2 ms steps, seeded with `seed`) and the simulator
-/// running `arm` at 127.0.0.1:3794, in memory.
-#[allow(dead_code, reason = "not every suite uses each")]
-pub fn sim_net(arm: ArmFile, seed: u64) -> SimNet {
-    let sim_addr: SocketAddr = "127.0.0.1:3794".parse().unwrap();
-    let cfg = ClientConfig {
-        connect: vec![sim_addr],
-        multicast: None,
-        ..ClientConfig::default()
-    };
-    let mut net = SimNet::new(
-        cfg,
-        "127.0.0.1:5000".parse().unwrap(),
-        Duration::from_millis(2),
-        seed,
-    );
-    net.add_peer(sim_addr, Component::new(arm, SimConfig::default()));
-    net
 }
 
 /// The window's rectangle in the harness `h`.

@@ -74,10 +74,6 @@ fn status_message(kind: CommandKind) -> Message {
     }
 }
 
-fn state_name(state: ManagementState) -> String {
-    format!("{state:?}").to_uppercase()
-}
-
 /// The selected arm's state in words, as last reported: control and management state, and
 /// how long ago the status came ("status READY, reported 3.2 s ago"): never told as the
 /// present when it is the past.
@@ -94,10 +90,10 @@ fn arm_words(s: &FollowedArm, now: f64) -> String {
     let status = match s.status {
         Some(st) if s.status_at.is_finite() => format!(
             "status {}, reported {:.1} s ago",
-            state_name(st),
+            st.name(),
             (now - s.status_at).max(0.0)
         ),
-        Some(st) => format!("status {}", state_name(st)),
+        Some(st) => format!("status {}", st.name()),
         None => "status unknown".into(),
     };
     format!("{control}, {status}")
@@ -306,7 +302,7 @@ impl Client {
             | ManagementState::Initialize),
         ) = s.status
         {
-            return format!("the arm is in {}", state_name(st));
+            return format!("the arm is in {}", st.name());
         }
         match code {
             Some(TransitionStatus::UnrecognizedPose) => {
@@ -1138,7 +1134,7 @@ impl Client {
                     }
                     (_, Some(ManagementState::Emergency)) => "the arm is in EMERGENCY".into(),
                     (_, Some(st)) => {
-                        format!("the arm received it and stayed in {}", state_name(st))
+                        format!("the arm received it and stayed in {}", st.name())
                     }
                     (_, None) => "the arm received it and did not change state".into(),
                 })

@@ -497,7 +497,7 @@ impl Client {
         let e = self.endpoint.stats();
         NetStats {
             datagrams: e.datagrams,
-            malformed: e.malformed + self.stats.malformed,
+            malformed: e.malformed_with(self.stats.malformed),
             foreign_version: e.foreign_version,
             not_for_us: e.not_for_us,
             duplicates: e.duplicates,
@@ -510,10 +510,7 @@ impl Client {
                 .elsewhere
                 .saturating_sub(self.stats.address_conflict + self.placed_found),
             peers_evicted: e.evicted,
-            tolerated: crate::model::update::Tolerated {
-                ack_payload: e.ack_payloads,
-                ..self.stats.tolerated
-            },
+            tolerated: e.tolerated_with(self.stats.tolerated),
             ..self.stats
         }
     }

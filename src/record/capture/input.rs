@@ -55,6 +55,75 @@ impl<R: Read> Input<R> {
     }
 }
 
+/// A header, record or block a read is part of: what its error says when the data ends inside
+/// it ([`CaptureError::Truncated`]) or the reader fails ([`CaptureError::Io`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Part {
+    /// Frame being read.
+    pub(super) frame: u64,
+    /// Byte offset where the header, record or block begins.
+    pub(super) offset: u64,
+    /// What wants the bytes, e.g. "record header says" or "block header needs".
+    pub(super) what: &'static str,
+    /// Bytes it wants, as the error counts them.
+    pub(super) needed: u64,
+    /// Bytes of those read before this read (a magic number, a block header).
+    pub(super) before: u64,
+}
+
+impl Part {
+    fn truncated(self, got: usize) -> CaptureError {
+        CaptureError::Truncated {
+            frame: self.frame,
+            offset: self.offset,
+            what: self.what,
+            needed: self.needed,
+            available: self.before + got as u64,
+        }
+    }
+}
+
+impl<R: Read> Input<R> {
+    /// Fills `buf`, a piece of `part`; the data ending before it is full is an error.
+    pub(super) fn fill(&mut self, buf: &mut [u8], part: Part) -> Result<(), CaptureError> {
+        if self.fill_or_end(buf, part)? {
+            Ok(())
+        } else {
+            Err(part.truncated(0))
+        }
+    }
+
+    /// [`Input::fill`], but `Ok(false)` when the data ends before the first byte of `buf` (a
+    /// clean end of file between records).
+    pub(super) fn fill_or_end(&mut self, buf: &mut [u8], part: Part) -> Result<bool, CaptureError> {
+        let got = self
+            .read_full(buf)
+            .map_err(|e| io_error(part.frame, part.offset, e))?;
+        match got {
+            0 if !buf.is_empty() => Ok(false),
+            got if got < buf.len() => Err(part.truncated(got)),
+            _ => Ok(true),
+        }
+    }
+
+    /// Replaces `buf` with the next `len` bytes, a piece of `part` ([`Input::read_vec`]); the
+    /// data ending before them is an error.
+    pub(super) fn fill_vec(
+        &mut self,
+        buf: &mut Vec<u8>,
+        len: usize,
+        part: Part,
+    ) -> Result<(), CaptureError> {
+        let got = self
+            .read_vec(buf, len)
+            .map_err(|e| io_error(part.frame, part.offset, e))?;
+        if got < len {
+            return Err(part.truncated(got));
+        }
+        Ok(())
+    }
+}
+
 pub(super) fn io_error(frame: u64, offset: u64, error: io::Error) -> CaptureError {
     CaptureError::Io {
         frame,

@@ -52,7 +52,7 @@ mod pcap;
 mod pcapng;
 
 use fragments::{FragmentOutcome, Reassembler};
-use input::{Endian, Input, io_error};
+use input::{Endian, Input, Part, io_error};
 use layers::{Decoded, decode, udp};
 use pcap::{PcapFormat, read_pcap_header, read_pcap_record};
 use pcapng::{NgState, read_pcapng_record, read_section_header};
@@ -288,16 +288,14 @@ impl<R: Read> CaptureReader<R> {
             [0xa1, 0xb2, 0x3c, 0x4d] => read_pcap_header(&mut input, Endian::Big, true)?,
             [0x0a, 0x0d, 0x0d, 0x0a] => {
                 let mut rest = [0; 8];
-                let got = input.read_full(&mut rest).map_err(|e| io_error(1, 0, e))?;
-                if got < rest.len() {
-                    return Err(CaptureError::Truncated {
-                        frame: 1,
-                        offset: 0,
-                        what: "section header block needs",
-                        needed: 12,
-                        available: 4 + got as u64,
-                    });
-                }
+                let part = Part {
+                    frame: 1,
+                    offset: 0,
+                    what: "section header block needs",
+                    needed: 12,
+                    before: 4,
+                };
+                input.fill(&mut rest, part)?;
                 let length = [rest[0], rest[1], rest[2], rest[3]];
                 let order = [rest[4], rest[5], rest[6], rest[7]];
                 let endian = read_section_header(&mut input, &mut buf, 1, 0, length, order)?;

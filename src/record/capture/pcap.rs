@@ -3,7 +3,7 @@
 
 use std::io::Read;
 
-use super::input::{Endian, Input, io_error};
+use super::input::{Endian, Input, Part};
 use super::{CaptureError, Format, MAX_FRAME_LEN, Record};
 
 pub(super) struct PcapFormat {
@@ -20,18 +20,14 @@ pub(super) fn read_pcap_header<R: Read>(
 ) -> Result<Format, CaptureError> {
     // Version (4), time zone (4), significant figures (4), snapshot length (4), link type (4).
     let mut header = [0; 20];
-    let got = input
-        .read_full(&mut header)
-        .map_err(|e| io_error(1, 0, e))?;
-    if got < header.len() {
-        return Err(CaptureError::Truncated {
-            frame: 1,
-            offset: 0,
-            what: "file header needs",
-            needed: 24,
-            available: 4 + got as u64,
-        });
-    }
+    let part = Part {
+        frame: 1,
+        offset: 0,
+        what: "file header needs",
+        needed: 24,
+        before: 4,
+    };
+    input.fill(&mut header, part)?;
     // The upper 16 bits carry the FCS length of some captures, not the link type.
     let link_type = endian.u32([header[16], header[17], header[18], header[19]]) & 0xffff;
     Ok(Format::Pcap(PcapFormat {
@@ -51,20 +47,15 @@ pub(super) fn read_pcap_record<R: Read>(
     let offset = input.offset;
     // Seconds (4), second fraction (4), captured length (4), original length (4).
     let mut header = [0; 16];
-    let got = input
-        .read_full(&mut header)
-        .map_err(|e| io_error(frame, offset, e))?;
-    if got == 0 {
+    let part = Part {
+        frame,
+        offset,
+        what: "record header needs",
+        needed: 16,
+        before: 0,
+    };
+    if !input.fill_or_end(&mut header, part)? {
         return Ok(None);
-    }
-    if got < header.len() {
-        return Err(CaptureError::Truncated {
-            frame,
-            offset,
-            what: "record header needs",
-            needed: 16,
-            available: got as u64,
-        });
     }
     let e = pcap.endian;
     let seconds = e.u32([header[0], header[1], header[2], header[3]]);
@@ -81,18 +72,14 @@ pub(super) fn read_pcap_record<R: Read>(
         });
     }
     let captured = captured as usize;
-    let got = input
-        .read_vec(buf, captured)
-        .map_err(|e| io_error(frame, offset, e))?;
-    if got < captured {
-        return Err(CaptureError::Truncated {
-            frame,
-            offset,
-            what: "record header says",
-            needed: captured as u64,
-            available: got as u64,
-        });
-    }
+    let part = Part {
+        frame,
+        offset,
+        what: "record header says",
+        needed: captured as u64,
+        before: 0,
+    };
+    input.fill_vec(buf, captured, part)?;
     let scale = if pcap.nanos { 1e-9 } else { 1e-6 };
     Ok(Some(Record::Frame {
         time: f64::from(seconds) + f64::from(fraction) * scale,

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use super::input::{Endian, Input, io_error};
+use super::input::{Endian, Input, Part};
 use super::{CaptureError, MAX_FRAME_LEN, Record};
 use crate::record::pcapng::block as block_type;
 
@@ -86,18 +86,14 @@ pub(super) fn read_section_header<R: Read>(
     // Type, length, byte-order magic, version (4), section length (8), trailing length.
     check_block_length(length, 28, frame, offset)?;
     let rest = length as usize - 12;
-    let got = input
-        .read_vec(buf, rest)
-        .map_err(|e| io_error(frame, offset, e))?;
-    if got < rest {
-        return Err(CaptureError::Truncated {
-            frame,
-            offset,
-            what: "section header block says",
-            needed: u64::from(length),
-            available: 12 + got as u64,
-        });
-    }
+    let part = Part {
+        frame,
+        offset,
+        what: "section header block says",
+        needed: u64::from(length),
+        before: 12,
+    };
+    input.fill_vec(buf, rest, part)?;
     check_trailer(buf, endian, length, frame, offset)?;
     Ok(endian)
 }
@@ -171,36 +167,29 @@ pub(super) fn read_pcapng_record<R: Read>(
 ) -> Result<Option<Record>, CaptureError> {
     loop {
         let offset = input.offset;
-        let io = |e| io_error(frame, offset, e);
         let mut header = [0; 8];
-        let got = input.read_full(&mut header).map_err(io)?;
-        if got == 0 {
+        let part = Part {
+            frame,
+            offset,
+            what: "block header needs",
+            needed: 8,
+            before: 0,
+        };
+        if !input.fill_or_end(&mut header, part)? {
             return Ok(None);
-        }
-        if got < header.len() {
-            return Err(CaptureError::Truncated {
-                frame,
-                offset,
-                what: "block header needs",
-                needed: 8,
-                available: got as u64,
-            });
         }
         let block = ng.endian.u32([header[0], header[1], header[2], header[3]]);
         let length = [header[4], header[5], header[6], header[7]];
         if block == block_type::SECTION_HEADER {
             // A new section may switch byte order and starts a fresh list of interfaces.
             let mut order = [0; 4];
-            let got = input.read_full(&mut order).map_err(io)?;
-            if got < order.len() {
-                return Err(CaptureError::Truncated {
-                    frame,
-                    offset,
-                    what: "section header block needs",
-                    needed: 12,
-                    available: 8 + got as u64,
-                });
-            }
+            let part = Part {
+                what: "section header block needs",
+                needed: 12,
+                before: 8,
+                ..part
+            };
+            input.fill(&mut order, part)?;
             ng.endian = read_section_header(input, buf, frame, offset, length, order)?;
             ng.interfaces.clear();
             ng.described = 0;
@@ -209,16 +198,13 @@ pub(super) fn read_pcapng_record<R: Read>(
         let length = ng.endian.u32(length);
         check_block_length(length, 12, frame, offset)?;
         let rest = length as usize - 8;
-        let got = input.read_vec(buf, rest).map_err(io)?;
-        if got < rest {
-            return Err(CaptureError::Truncated {
-                frame,
-                offset,
-                what: block_name(block),
-                needed: u64::from(length),
-                available: 8 + got as u64,
-            });
-        }
+        let part = Part {
+            what: block_name(block),
+            needed: u64::from(length),
+            before: 8,
+            ..part
+        };
+        input.fill_vec(buf, rest, part)?;
         check_trailer(buf, ng.endian, length, frame, offset)?;
         let body = rest - 4;
         match block {

@@ -365,17 +365,14 @@ impl Component {
         let e = self.endpoint.stats();
         SimStats {
             received: e.datagrams,
-            malformed: e.malformed + self.stats.malformed,
+            malformed: e.malformed_with(self.stats.malformed),
             foreign_version: e.foreign_version,
             not_for_us: e.not_for_us,
             duplicates: e.duplicates,
             sent: e.sent - self.acks_refused,
             acks_sent: e.acks_sent - self.acks_refused,
             encode_errors: e.encode_errors + self.stats.encode_errors,
-            tolerated: Tolerated {
-                ack_payload: e.ack_payloads,
-                ..self.stats.tolerated
-            },
+            tolerated: e.tolerated_with(self.stats.tolerated),
             ..self.stats.clone()
         }
     }
