@@ -1,5 +1,5 @@
 //! The network side's jog rules (issue 32), end to end: the real client's jog stream
-//! (`net::client::jog`) against the simulator's drivers in the in-memory harness, under a fake
+//! (`net::client::jog_stream`) against the simulator's drivers in the in-memory harness, under a fake
 //! clock. Inputs are re-sent every 20 ms of fake time while held, as the window does; what the
 //! client puts on the wire, what the simulated arm does with it and what the client says
 //! (`ArmFact::Jog`, timeline marks) are checked. Each test names the rule it proves.

@@ -1,5 +1,5 @@
 //! One arm's jog as the client keeps it per arm ([`ArmJog`]): the stream's state machine and
-//! what it last sent and said. A leaf: the arm's record (`arm.rs`) holds it, `jog.rs` drives
+//! what it last sent and said. A leaf: the arm's record (`arm.rs`) holds it, `jog_stream.rs` drives
 //! it.
 
 use crate::model::jog::{AxisTrack, JogController, JogDriver, JogRequest, JogSettings, JogStatus};

@@ -155,7 +155,7 @@ pub(super) fn jog_guard<'a>(
     let decel = spec
         .joints
         .iter()
-        .map(|j| j.max_speed.unwrap_or(0.0) * scale / super::jog::BRAKE_S)
+        .map(|j| j.max_speed.unwrap_or(0.0) * scale / super::jog_stream::BRAKE_S)
         .collect();
     JogGuard {
         clearance: &watch.clearance,

@@ -81,7 +81,7 @@ mod clearance;
 mod commands;
 mod discovery;
 mod estop;
-mod jog;
+mod jog_stream;
 mod pending;
 mod sub;
 mod subscriptions;
@@ -103,7 +103,7 @@ use crate::net::rng::Rng;
 use arm::FollowedArm;
 use discovery::Known;
 pub use estop::STOP_REPEAT_S;
-pub use jog::BRAKE_S;
+pub use jog_stream::BRAKE_S;
 
 /// The JAUS ID of `ClientConfig::default()` (the in-memory harness, the screenshot session,
 /// tests). OCU processes take one of their own (`cli::identity`): two processes under one ID
