@@ -6,7 +6,7 @@
 #       time: joint 1 jogs at 0.3 rad/s (clamped to 20 % of its maximum speed v); once it
 #       moves, and a random 0.3-1.3 s later, the jog is killed with SIGKILL. The joint's motion
 #       after the kill must stay within the stated bound stop_bound(v, v/BRAKE_S, period) =
-#       v*BRAKE_S/2 + v*period, BRAKE_S = 0.25 s, period 0.05 s (net/client/jog.rs).
+#       v*BRAKE_S/2 + v*period, BRAKE_S = 0.25 s, period 0.05 s (net/client/jog_stream.rs).
 #       The position at the kill instant: the probe prints a line every 500 ms (each holds
 #       the newest 50 Hz joint report), so it is the last line before the kill extrapolated
 #       to the kill at the speed those lines show (the arm jogs at constant speed by then);
