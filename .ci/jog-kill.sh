@@ -96,6 +96,12 @@ class Probe:
             while not pred(self.lines):
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    # What the processes said, before the trap removes their logs.
+                    for name in sorted(os.listdir(work)):
+                        if name.endswith(".log"):
+                            with open(os.path.join(work, name)) as f:
+                                tail = f.readlines()[-15:]
+                            print(f"--- {name} (last lines)\n{''.join(tail)}", file=sys.stderr)
                     raise RuntimeError(f"{what} did not happen within {timeout} s")
                 self.cv.wait(left)
             return list(self.lines)
