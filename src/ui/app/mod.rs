@@ -118,8 +118,8 @@ pub struct OcuApp {
     /// Every arm's state at the drawn time while the past is drawn (empty while following
     /// live: the live sessions' latest states are read in place).
     pub(crate) drawn_arms: Vec<(ComponentId, ArmState)>,
-    /// The arm the view is about this frame (the drawn state is its state): the network's focused
-    /// arm live, the operator's pick in a replay.
+    /// The arm the view is about this frame (the drawn state is its state): the network's
+    /// focused arm live, the operator's pick in a replay.
     pub(crate) focus: Option<ComponentId>,
     /// UDP port of JUDP in captures opened from the UI.
     pub replay_port: u16,
