@@ -570,20 +570,7 @@ impl History {
         }
         // Six samples in eight neither start nor complete a block at any level (every size
         // is a multiple of the smallest): the value goes into its level-0 block only.
-        if i & (LEVELS[0] - 1) != 0 && (i + 1) & (LEVELS[0] - 1) != 0 {
-            for (k, c) in self.channels.iter_mut().enumerate() {
-                let v = values.get(k).copied().unwrap_or(f64::NAN) as f32;
-                if planned {
-                    push_planned(&mut c.values, v);
-                } else {
-                    c.values.push(v);
-                }
-                if let Some(b) = c.levels[0].last_mut() {
-                    b.add(v);
-                }
-            }
-            return true;
-        }
+        let inside = i & (LEVELS[0] - 1) != 0 && (i + 1) & (LEVELS[0] - 1) != 0;
         // Which levels start a block with this sample, and which complete one: found once
         // for every channel, with masks (the sizes are powers of two; a division per level
         // and channel was a third of this function's time in a replay load).
@@ -595,6 +582,12 @@ impl History {
                 push_planned(&mut c.values, v);
             } else {
                 c.values.push(v);
+            }
+            if inside {
+                if let Some(b) = c.levels[0].last_mut() {
+                    b.add(v);
+                }
+                continue;
             }
             for (level, &start) in c.levels.iter_mut().zip(&starts) {
                 if start {
