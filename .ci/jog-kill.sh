@@ -99,7 +99,7 @@ class Probe:
                     # What the processes said, before the trap removes their logs.
                     for name in sorted(os.listdir(work)):
                         if name.endswith(".log"):
-                            with open(os.path.join(work, name)) as f:
+                            with open(os.path.join(work, name), errors="replace") as f:
                                 tail = f.readlines()[-15:]
                             print(f"--- {name} (last lines)\n{''.join(tail)}", file=sys.stderr)
                     raise RuntimeError(f"{what} did not happen within {timeout} s")

@@ -588,8 +588,8 @@ impl OcuApp {
     }
 
     /// Shows a message for the operator in the notices' strip under the tiles: an Info for
-    /// [`crate::ui::notice::INFO_SECONDS`], a warning for [`crate::ui::notice::WARNING_SECONDS`], an
-    /// error until dismissed.
+    /// [`crate::ui::notice::INFO_SECONDS`], a warning for
+    /// [`crate::ui::notice::WARNING_SECONDS`], an error until dismissed.
     pub fn notify(&mut self, level: NoticeLevel, text: impl Into<String>) {
         let text = text.into();
         match level {
