@@ -830,7 +830,9 @@ pub fn run(args: &ControlArgs) -> Result<i32> {
         cfg.first.push(Command::SetEmergencyOf(id.into()));
     }
     let looked = args.net.looked_at(&cfg);
-    let command_wait = Duration::from_secs_f64(cfg.client.command_timeout + 3.0);
+    // A command the arm acknowledged may wait one more command time for its status
+    // (`Pending::verdict_at`): twice the time, and 3 s to spare.
+    let command_wait = Duration::from_secs_f64(2.0 * cfg.client.command_timeout + 3.0);
     let transition_wait = Duration::from_secs_f64(cfg.client.transition_timeout + 3.0);
     let settle = Duration::from_secs_f64(cfg.client.discovery_period + cfg.client.retry);
     let handle = NetHandle::spawn(cfg)?;

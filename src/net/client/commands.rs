@@ -1,7 +1,7 @@
 //! Operator commands and control. Every command ends in exactly one
 //! [`Remark::CommandOutcome`] that tells the truth about the arm:
-//! - A command is sent again (with backoff: 0.25 s, 0.5 s, 1 s, …, within the command's time)
-//!   until its effect is observed — `ConfirmControl`/`RejectControl` or a `ReportControl` naming
+//! - A command is sent again (control with backoff: 0.25 s, 0.5 s, 1 s, …; a status command
+//!   every 0.25 s; within the command's time) until its effect is observed — `ConfirmControl`/`RejectControl` or a `ReportControl` naming
 //!   us for control, the status (event or answer to the `QueryStatus` sent with each try) for
 //!   Emergency/Resume/Standby, the transition report or the current pose for a preset. Lost
 //!   datagrams cost a retry, not a wrong outcome.
@@ -693,13 +693,22 @@ impl Client {
     }
 
     /// The arm in hand acknowledged block `seq`: the status command whose try it was has
-    /// arrived (from now on a status that does not show its effect is a refusal).
-    pub(super) fn command_acked(&mut self, now: f64, seq: u16) {
+    /// arrived (from now on a status that does not show its effect is a refusal). On the
+    /// first such acknowledgement the status is asked for at once: the answer to the query
+    /// sent with that try may have come before the acknowledgement, and then it proves
+    /// nothing.
+    pub(super) fn command_acked(&mut self, now: f64, seq: u16, out: &mut Output) {
         let Some(s) = &mut self.arm else { return };
+        let mut first = false;
         for p in &mut s.status_pending {
-            if p.acked_seqs.contains(&Some(seq)) {
-                p.arrived.get_or_insert(now);
+            if p.acked_seqs.contains(&Some(seq)) && p.arrived.is_none() {
+                p.arrived = Some(now);
+                first = true;
             }
+        }
+        if first {
+            let id = s.id;
+            self.send(id, QueryStatus, out);
         }
     }
 
@@ -1111,15 +1120,22 @@ impl Client {
         let s_id = s.id;
         let mut verdicts = Vec::new();
         let mut resend = Vec::new();
+        let mut query_only = false;
         for p in &mut s.status_pending {
-            if now - p.sent >= timeout {
+            if now >= p.verdict_at(timeout) {
                 verdicts.push(*p);
             } else if now >= p.next_try {
-                p.retried(now);
-                resend.push(p.kind);
+                p.retried_steadily(now);
+                if now - p.sent < timeout {
+                    resend.push(p.kind);
+                } else {
+                    // Past the command's time, waiting for the status of a command that
+                    // arrived: only the query goes out, never a late try of the command.
+                    query_only = true;
+                }
             }
         }
-        s.status_pending.retain(|p| now - p.sent < timeout);
+        s.status_pending.retain(|p| now < p.verdict_at(timeout));
         for p in verdicts {
             let outcome = if p.contrary {
                 // The arm acknowledged the command and a status received after that shows
@@ -1162,6 +1178,9 @@ impl Client {
             {
                 p.asked_ack(seq);
             }
+            to_send.push(QueryStatus.into());
+        }
+        if query_only && !query_state {
             to_send.push(QueryStatus.into());
         }
         query_state

@@ -684,7 +684,9 @@ impl Client {
             }
             if inbound.kind == InboundKind::Ack && h.ack_nak == judp::AckNak::Ack {
                 // The arm took in a block we asked it to acknowledge: a command arrived.
-                self.with_arm(h.source, out, |c, _| c.command_acked(now, h.sequence));
+                self.with_arm(h.source, out, |c, out| {
+                    c.command_acked(now, h.sequence, out)
+                });
                 continue;
             }
             let InboundKind::Message(message) = inbound.kind else {

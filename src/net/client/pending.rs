@@ -5,7 +5,9 @@
 use crate::jaus::iop::TransitionStatus;
 use crate::model::command::CommandKind;
 
-/// First interval between tries, s (doubled after each, at most [`MAX_BACKOFF`]).
+/// First interval between tries, s (doubled after each, at most [`MAX_BACKOFF`]); the fixed
+/// interval between the tries of a status command and between the status queries that
+/// follow its arrival.
 pub(super) const FIRST_BACKOFF: f64 = 0.25;
 /// Longest interval between tries, s.
 pub(super) const MAX_BACKOFF: f64 = 1.0;
@@ -61,9 +63,32 @@ impl Pending {
         self.next_try = now + self.backoff;
     }
 
-    /// When the next thing happens: a try, or (after `timeout`) the verdict.
+    /// Schedules the next try of a status command after one was sent at `now`: a fixed
+    /// [`FIRST_BACKOFF`] apart. A status command is idempotent and a few bytes, and each try
+    /// lost on a lossy link (30 % each way loses half the round trips) is a quarter second
+    /// of the operator's wait, not a doubling one; eight tries in 2 s leave a 0.5 % chance
+    /// that none arrives and is acknowledged there, four with backoff left 7 %.
+    pub(super) fn retried_steadily(&mut self, now: f64) {
+        self.tries = self.tries.saturating_add(1);
+        self.backoff = FIRST_BACKOFF;
+        self.next_try = now + FIRST_BACKOFF;
+    }
+
+    /// When the verdict is due: `timeout` after the first try, but a command the arm
+    /// acknowledged with no status seen since waits for that status until `timeout` after
+    /// the acknowledgement (at most twice `timeout` in all): the arrival is known, the
+    /// evidence of its effect is a status away, and "no answer" would hide an answer the
+    /// next query brings.
+    pub(super) fn verdict_at(&self, timeout: f64) -> f64 {
+        match self.arrived {
+            Some(at) if !self.contrary => (self.sent + timeout).max(at + timeout),
+            _ => self.sent + timeout,
+        }
+    }
+
+    /// When the next thing happens: a try, or the verdict ([`Pending::verdict_at`]).
     pub(super) fn deadline(&self, timeout: f64) -> f64 {
-        self.next_try.min(self.sent + timeout)
+        self.next_try.min(self.verdict_at(timeout))
     }
 }
 
