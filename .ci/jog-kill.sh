@@ -11,7 +11,11 @@
 #       the newest 50 Hz joint report), so it is the last line before the kill extrapolated
 #       to the kill at the speed those lines show (the arm jogs at constant speed by then);
 #       the error of that estimate is about the speed times the report's age (<= 40 ms),
-#       printed as "±". The rest position: the first of two lines 1 s apart that agree.
+#       printed as "±". The check fails when the motion exceeds the bound by more than that
+#       error: a kill just after a target was sent from a fresh report moves the joint the
+#       whole bound (by construction), and the estimate may then read up to the error above
+#       it (seen once: 0.0280 ±0.0056 against 0.0280). The rest position: the first of two
+#       lines 1 s apart that agree.
 #   (b) velocity driver only with `--control-timeout 1` (1 s is within the default limit, so
 #       no acknowledgement is needed): killed mid-jog, the sim's control lapses after 1 s and
 #       it halts the arm. Reported: the distance after the kill, the stop time it implies at
@@ -192,7 +196,8 @@ for i in range(kills):
     err = abs(r["speed"]) * 0.04
     rows.append(("position", i + 1, f"{r['speed']:+.4f}", f"{moved:.4f} ±{err:.4f}",
                  f"{bound:.4f}", f"{r['rest'][0] - r['t_kill']:.2f}"))
-    check(f"(a) position kill {i + 1}: motion after the kill <= bound", moved <= bound,
+    check(f"(a) position kill {i + 1}: motion after the kill <= bound (within the estimate's "
+          f"error)", moved - err <= bound,
           f"{moved:.4f} rad (±{err:.4f}) vs bound {bound:.4f} rad "
           f"(v = 20 % of {r['vmax']:.3f} = {v:.3f} rad/s; measured jog speed {r['speed']:+.4f})")
 

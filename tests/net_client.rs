@@ -368,6 +368,41 @@ impl Net {
     }
 
     /// Asks for control and waits until it is held.
+    /// The demo arm alone on a harness of 5 ms steps seeded with `seed`.
+    fn on_fresh_arm(seed: u64) -> Self {
+        let mut net = Net::new(client_cfg());
+        net.harness = SimNet::new(client_cfg(), OCU, Duration::from_millis(5), seed);
+        net.add_peer(SIM, Component::new(ArmFile::demo(), sim_cfg()));
+        net
+    }
+
+    /// Drops each datagram with probability `loss`, both ways.
+    fn lossy_both_ways(&mut self, loss: f64) {
+        let faults = Faults {
+            loss,
+            ..Faults::default()
+        };
+        self.set_faults_to_client(faults);
+        self.set_faults_from_client(faults);
+    }
+
+    /// Sends `command` and waits up to `within` s for the outcome of `kind`: when it was sent,
+    /// when the outcome came, and the outcome.
+    fn outcome_after(
+        &mut self,
+        command: Command,
+        kind: CommandKind,
+        within: f64,
+    ) -> (f64, f64, Outcome) {
+        let mark = self.mark();
+        let t0 = self.now();
+        self.command(command);
+        let (t, outcome) = self
+            .outcome_of(mark, kind, within)
+            .unwrap_or_else(|| panic!("an outcome of {kind:?} within {within} s"));
+        (t0, t, outcome)
+    }
+
     fn take_control(&mut self, authority: u8) {
         self.command(Command::RequestControl { authority });
         assert!(
@@ -1625,25 +1660,14 @@ fn a_stop_gets_through_40_percent_loss_each_way() {
     let mut firsts = Vec::new();
     let mut confirm = Vec::new();
     for seed in 0..20_u64 {
-        let mut net = Net::new(client_cfg());
-        net.harness = SimNet::new(client_cfg(), OCU, Duration::from_millis(5), 100 + seed);
-        net.add_peer(SIM, Component::new(ArmFile::demo(), sim_cfg()));
-        let faults = Faults {
-            loss: 0.4,
-            ..Faults::default()
-        };
-        net.set_faults_to_client(faults);
-        net.set_faults_from_client(faults);
+        let mut net = Net::on_fresh_arm(100 + seed);
+        net.lossy_both_ways(0.4);
         assert!(
             net.run_until(10.0, |n| n.link() == Some(LinkState::Live)),
             "seed {seed}"
         );
-        let mark = net.mark();
-        let t0 = net.now();
-        net.command(Command::SetEmergency);
-        let (t, outcome) = net
-            .outcome_of(mark, CommandKind::SetEmergency, 30.0)
-            .expect("an outcome within 30 s");
+        let (t0, t, outcome) =
+            net.outcome_after(Command::SetEmergency, CommandKind::SetEmergency, 30.0);
         assert_eq!(outcome, Outcome::Confirmed, "seed {seed}");
         assert_eq!(net.peers[0].sim.status(), Status::Emergency);
         confirm.push(t - t0);
@@ -1669,9 +1693,7 @@ fn a_resume_in_an_emergency_is_said_refused_through_30_percent_loss_each_way() {
     let mut refused = 0;
     let mut unheard = Vec::new();
     for seed in 0..60_u64 {
-        let mut net = Net::new(client_cfg());
-        net.harness = SimNet::new(client_cfg(), OCU, Duration::from_millis(5), 500 + seed);
-        net.add_peer(SIM, Component::new(ArmFile::demo(), sim_cfg()));
+        let mut net = Net::on_fresh_arm(500 + seed);
         assert!(
             net.run_until(5.0, |n| n.link() == Some(LinkState::Live)),
             "seed {seed}"
@@ -1679,18 +1701,8 @@ fn a_resume_in_an_emergency_is_said_refused_through_30_percent_loss_each_way() {
         net.take_control(10);
         net.command(Command::SetEmergency);
         assert!(net.run_until(1.0, |n| stop_state(n) == StopState::Idle));
-        let faults = Faults {
-            loss: 0.3,
-            ..Faults::default()
-        };
-        net.set_faults_to_client(faults);
-        net.set_faults_from_client(faults);
-        let mark = net.mark();
-        let t0 = net.now();
-        net.command(Command::Resume);
-        let (t, outcome) = net
-            .outcome_of(mark, CommandKind::Resume, 10.0)
-            .expect("an outcome within 10 s");
+        net.lossy_both_ways(0.3);
+        let (t0, t, outcome) = net.outcome_after(Command::Resume, CommandKind::Resume, 10.0);
         assert!(t - t0 <= 4.01, "seed {seed}: judged after {} s", t - t0);
         match &outcome {
             Outcome::Rejected(why) if why == "the arm is in EMERGENCY" => refused += 1,

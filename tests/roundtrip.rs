@@ -1228,6 +1228,47 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(cases(5_000))]
+
+    /// Replay reads Events in place (`EventRef`): on any bytes (an Event of any message,
+    /// cut short, with bytes after it, or another message) it agrees with the owned decoder,
+    /// errors included.
+    #[test]
+    fn an_event_read_in_place_is_the_event_the_decoder_reads(
+        m in any_known_message(),
+        wrap in any::<bool>(),
+        numbers in any::<(u8, u8)>(),
+        cut in any::<prop::sample::Index>(),
+        tail in vec(any::<u8>(), 0..3),
+    ) {
+        let m = if wrap {
+            Message::Event(Event {
+                event_id: numbers.0,
+                sequence_number: numbers.1,
+                report_message: EmbeddedMessage::new(&m).unwrap(),
+            })
+        } else {
+            m
+        };
+        let mut bytes = m.emit().unwrap();
+        if tail.is_empty() {
+            bytes.truncate(cut.index(bytes.len() + 1));
+        } else {
+            bytes.extend_from_slice(&tail);
+        }
+        let owned = Message::parse(&bytes);
+        match EventRef::parse_message(&bytes) {
+            None => prop_assert!(
+                bytes.get(..2) != Some(&ids::Event.to_le_bytes()[..]),
+                "an Event's ID, not read as one: {:02x?}", bytes
+            ),
+            Some(Ok(e)) => prop_assert_eq!(owned, Ok(Message::Event(e.to_owned()))),
+            Some(Err(e)) => prop_assert_eq!(owned, Err(e)),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2. Quantization: within half an LSB in range, an error outside.
 

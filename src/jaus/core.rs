@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::error::{DecodeError, EncodeError};
 use super::message::EmbeddedMessage;
-use super::wire::{Body, Reader, Writer, scales};
+use super::wire::{Body, DecodeContext, Reader, Writer, scales};
 
 wire_enum! {
     /// Events: `EventType`.
@@ -656,17 +656,71 @@ pub struct Event {
 
 impl Body for Event {
     fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            event_id: r.u8("EventID")?,
-            sequence_number: r.u8("SequenceNumber")?,
-            report_message: EmbeddedMessage::parse(r, "ReportMessage")?,
-        })
+        EventRef::read(r).map(|e| e.to_owned())
     }
 
     fn emit(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.u8(self.event_id);
         w.u8(self.sequence_number);
         self.report_message.emit(w, "ReportMessage")
+    }
+}
+
+/// An [`Event`] read in place: its report is a slice of the buffer it was read from, not a
+/// copy (smoltcp's packet beside its repr). Replay reads one for each of an hour's million
+/// events; the owned [`Event`] is read through it, so the layout is written once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventRef<'a> {
+    /// `EventID`.
+    pub event_id: u8,
+    /// `SequenceNumber`.
+    pub sequence_number: u8,
+    /// `ReportMessage`: the complete report with its message ID.
+    pub report: &'a [u8],
+}
+
+impl<'a> EventRef<'a> {
+    /// Reads a whole message (ID included) that is an Event; `None` when its ID is another
+    /// message's (it is then not an Event at all, whatever its bytes). Errors as
+    /// [`Message::parse_with`](crate::jaus::Message::parse_with) gives them for an Event.
+    pub fn parse_message(bytes: &'a [u8]) -> Option<Result<Self, DecodeError>> {
+        // An Event's own fields need no context (its report is decoded apart).
+        static NO_CONTEXT: DecodeContext = DecodeContext::NONE;
+        if bytes.get(..2) != Some(&crate::jaus::message::ids::Event.to_le_bytes()[..]) {
+            return None;
+        }
+        let mut r = Reader::new(bytes, 0, &NO_CONTEXT);
+        Some((|| {
+            r.u16("MessageID")?;
+            let e = Self::read(&mut r)?;
+            r.finish("Event")?;
+            Ok(e)
+        })())
+    }
+
+    /// Reads the body after the message ID.
+    fn read(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        Ok(Self {
+            event_id: r.u8("EventID")?,
+            sequence_number: r.u8("SequenceNumber")?,
+            report: r.bytes_u32("ReportMessage")?,
+        })
+    }
+
+    /// The report's message ID, if it has one.
+    pub fn report_id(&self) -> Option<u16> {
+        self.report
+            .get(..2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    /// The owned [`Event`].
+    pub fn to_owned(&self) -> Event {
+        Event {
+            event_id: self.event_id,
+            sequence_number: self.sequence_number,
+            report_message: EmbeddedMessage(self.report.to_vec()),
+        }
     }
 }
 

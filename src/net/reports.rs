@@ -206,36 +206,40 @@ pub fn status_of(s: Status) -> ManagementState {
 }
 
 /// The fact about its arm a report (received directly or inside an Event) means, stamped `now`, with the
-/// signal it belongs to; `None` for messages that are not such reports.
-pub fn report_update(now: f64, report: &Message) -> Option<(Signal, ArmFact)> {
-    let values = |v: &[JointValue]| v.iter().map(|x| x.value).collect::<Vec<f64>>();
-    Some(match report {
+/// signal it belongs to; the message back when it is no such report.
+///
+/// It takes the report: a joint list becomes the fact's values in the list's own allocation
+/// (`Vec::into_iter().map().collect()` collects in place when the element shrinks, here from
+/// 16 to 8 bytes), one allocation less for each report of a 1 kHz stream.
+pub fn report_update(now: f64, report: Message) -> Result<(Signal, ArmFact), Message> {
+    let values = |v: Vec<JointValue>| v.into_iter().map(|x| x.value).collect::<Vec<f64>>();
+    Ok(match report {
         Message::ReportJointPositions(r) => (
             Signal::JointPositions,
             ArmFact::JointPositions {
                 t: now,
-                values: values(&r.joint_positions),
+                values: values(r.joint_positions),
             },
         ),
         Message::ReportJointVelocity(r) => (
             Signal::JointVelocities,
             ArmFact::JointVelocities {
                 t: now,
-                values: values(&r.joint_velocities),
+                values: values(r.joint_velocities),
             },
         ),
         Message::ReportJointEffort(r) => (
             Signal::JointEfforts,
             ArmFact::JointEfforts {
                 t: now,
-                values: r.joint_efforts.clone(),
+                values: r.joint_efforts,
             },
         ),
         Message::ReportJointForceTorques(r) => (
             Signal::JointForceTorques,
             ArmFact::JointForceTorques {
                 t: now,
-                values: values(&r.joint_force_torques),
+                values: values(r.joint_force_torques),
             },
         ),
         Message::ReportManipulatorEndEffectorForceTorque(r) => (
@@ -250,7 +254,7 @@ pub fn report_update(now: f64, report: &Message) -> Option<(Signal, ArmFact)> {
             Signal::CurrentPose,
             ArmFact::CurrentPose {
                 t: now,
-                pose: match *r {
+                pose: match r {
                     // 255: the arm is at none of its presets.
                     ReportCurrentPose::AtPose {
                         current_state_id: 255,
@@ -275,7 +279,7 @@ pub fn report_update(now: f64, report: &Message) -> Option<(Signal, ArmFact)> {
                 state: status_of(r.status),
             },
         ),
-        _ => return None,
+        other => return Err(other),
     })
 }
 

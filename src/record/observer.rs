@@ -67,7 +67,9 @@ use std::net::SocketAddr;
 // a fifth of the replay loader's time (issue 14).
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use crate::jaus::core::{ConfirmControlCode, RejectControlCode, ReportControl, short_emergency};
+use crate::jaus::core::{
+    ConfirmControlCode, EventRef, RejectControlCode, ReportControl, short_emergency,
+};
 use crate::jaus::iop::TransitionStatus;
 use crate::jaus::judp::Header;
 use crate::jaus::message::message_name;
@@ -323,6 +325,14 @@ fn is_answer(m: &Message) -> bool {
     )
 }
 
+/// Whose message it is ([`Observer::route`]): the index of the followed arm that sent it or
+/// that it was sent to.
+enum Route {
+    ByArm(usize),
+    ToArm(usize),
+    Neither,
+}
+
 /// Inserts into a bounded map: when full, everything is forgotten (hostile input only).
 fn bounded_entry<K: std::hash::Hash + Eq, V>(
     map: &mut HashMap<K, V>,
@@ -439,25 +449,7 @@ impl Observer {
                 // Nothing is pinned in a promiscuous endpoint.
                 | InboundKind::Elsewhere(_) => continue,
                 InboundKind::Ack => self.count("ack"),
-                InboundKind::Message(bytes) => {
-                    let parsed = {
-                        let ctx = self.contexts.get(&h.source).unwrap_or(&DecodeContext::NONE);
-                        Message::parse_with(&bytes, ctx)
-                    };
-                    // §9 C10: an emergency stop with a short code is still one.
-                    let parsed: Result<Message, crate::jaus::DecodeError> = parsed.or_else(|e| {
-                        let m = short_emergency(&bytes).ok_or(e)?;
-                        self.stats.tolerated.short_emergency_code += 1;
-                        Ok(m)
-                    });
-                    match parsed {
-                        Ok(m) => {
-                            kind = Some(self.count_message(&m));
-                            self.message(t, &h, rec, m, out);
-                        }
-                        Err(_) => self.decode_errors += 1,
-                    }
-                }
+                InboundKind::Message(bytes) => kind = self.take_message(t, &h, rec, &bytes, out),
             }
             // After the message: it may have made its sender a followed arm.
             if let Some(i) = self.arm_index(h.source) {
@@ -473,6 +465,46 @@ impl Observer {
         }
     }
 
+    /// One message of a block: decoded, counted and observed; its kind's index in `names`
+    /// (`None` when it did not decode).
+    fn take_message(
+        &mut self,
+        t: f64,
+        h: &Header,
+        rec: &WireRecord,
+        bytes: &[u8],
+        out: &mut Vec<Update>,
+    ) -> Option<usize> {
+        // An Event, the bulk of a recording, is read in place: its report is decoded from the
+        // datagram's own bytes, never copied.
+        if let Some(parsed) = EventRef::parse_message(bytes) {
+            let Ok(e) = parsed else {
+                self.decode_errors += 1;
+                return None;
+            };
+            let kind = self.count_key((true, e.report_id()));
+            self.event(t, h, e, out);
+            return Some(kind);
+        }
+        let parsed = {
+            let ctx = self.contexts.get(&h.source).unwrap_or(&DecodeContext::NONE);
+            Message::parse_with(bytes, ctx)
+        };
+        // §9 C10: an emergency stop with a short code is still one.
+        let parsed: Result<Message, crate::jaus::DecodeError> = parsed.or_else(|e| {
+            let m = short_emergency(bytes).ok_or(e)?;
+            self.stats.tolerated.short_emergency_code += 1;
+            Ok(m)
+        });
+        let Ok(m) = parsed else {
+            self.decode_errors += 1;
+            return None;
+        };
+        let kind = self.count_message(&m);
+        self.message(t, h, rec, m, out);
+        Some(kind)
+    }
+
     fn count(&mut self, name: &str) {
         match self.stats.messages.get_mut(name) {
             Some(n) => *n += 1,
@@ -486,10 +518,15 @@ impl Observer {
     /// positions" is what a summary reader asks). Names are made once per message ID (this runs
     /// for every datagram of an hour at 1 kHz). Returns the kind's index in `names`.
     fn count_message(&mut self, m: &Message) -> usize {
-        let key = match m {
+        self.count_key(match m {
             Message::Event(e) => (true, e.report_message.message_id()),
             other => (false, Some(other.id())),
-        };
+        })
+    }
+
+    /// Counts a message by its key (whether it is an Event, and the ID of the message or of
+    /// the Event's report); returns the kind's index in `names`.
+    fn count_key(&mut self, key: (bool, Option<u16>)) -> usize {
         let names = &mut self.names;
         let entry = self.counts.entry(key).or_insert_with(|| {
             let name = key.1.map_or_else(
@@ -549,24 +586,56 @@ impl Observer {
             }
             _ => {}
         }
-        if is_command(&m) {
+        let command = is_command(&m);
+        if command {
             bounded_insert(&mut self.commanders, src);
         }
+        match self.route(t, h, command, is_answer(&m), out) {
+            Route::ByArm(i) => self.sent_by_arm(i, t, dst, m, out),
+            Route::ToArm(i) => self.sent_to_arm(i, t, src, &m, out),
+            Route::Neither => {}
+        }
+    }
+
+    /// An Event (read in place): routed by [`Observer::route`] as every message is, an
+    /// answer; nothing an arm receives as an Event is shown.
+    fn event(&mut self, t: f64, h: &Header, e: EventRef<'_>, out: &mut Vec<Update>) {
+        if let Route::ByArm(i) = self.route(t, h, false, true, out) {
+            self.event_by_arm(i, t, h.destination, e, out);
+        }
+    }
+
+    /// Whose message this is: one sent by a followed arm, one sent to one, or neither. A
+    /// command to a component that may be an arm, or an answer from one, makes it a followed
+    /// arm.
+    fn route(
+        &mut self,
+        t: f64,
+        h: &Header,
+        command: bool,
+        answer: bool,
+        out: &mut Vec<Update>,
+    ) -> Route {
+        let (src, dst) = (h.source, h.destination);
         if let Some(i) = self.arm_index(src) {
-            self.sent_by_arm(i, t, dst, m, out);
+            Route::ByArm(i)
         } else if let Some(i) = self.arm_index(dst) {
-            self.sent_to_arm(i, t, src, &m, out);
-        } else if is_command(&m) && !dst.is_wildcard() && !dst.has_reserved_zero() {
+            Route::ToArm(i)
+        } else if command && !dst.is_wildcard() && !dst.has_reserved_zero() {
             if self.may_be_arm(dst)
                 && let Some(i) = self.follow(t, dst, false, out)
             {
-                self.sent_to_arm(i, t, src, &m, out);
+                Route::ToArm(i)
+            } else {
+                Route::Neither
             }
-        } else if is_answer(&m)
+        } else if answer
             && self.may_be_arm(src)
             && let Some(i) = self.follow(t, src, false, out)
         {
-            self.sent_by_arm(i, t, dst, m, out);
+            Route::ByArm(i)
+        } else {
+            Route::Neither
         }
     }
 
@@ -669,28 +738,13 @@ impl Observer {
                 }));
             }
             Message::Event(e) => {
-                let seq = bounded_entry(&mut self.events, (id, to, e.event_id), || EventSeq {
-                    last: e.sequence_number.wrapping_sub(1),
-                    old_in_a_row: 0,
-                });
-                // The live client's rule: an event not newer than the last applied is
-                // reordering, unless three come in a row (then 128+ were lost).
-                let d = e.sequence_number.wrapping_sub(seq.last);
-                if (d == 0 || d > 128) && seq.old_in_a_row < 2 {
-                    seq.old_in_a_row += 1;
-                    return;
-                }
-                seq.old_in_a_row = 0;
-                seq.last = e.sequence_number;
-                let ctx = self.contexts.get(&id).unwrap_or(&DecodeContext::NONE);
-                match e.report_message.decode(ctx) {
-                    Ok(report) => {
-                        if let Some((_, u)) = reports::report_update(t, &report) {
-                            out.push(fact(u));
-                        }
-                    }
-                    Err(_) => self.stats.malformed += 1,
-                }
+                let report = e.report_message;
+                let e = EventRef {
+                    event_id: e.event_id,
+                    sequence_number: e.sequence_number,
+                    report: &report.0,
+                };
+                self.event_by_arm(i, t, to, e, out);
             }
             Message::ConfirmEventRequest(c) if c.confirmed_periodic_rate == 0.0 => {
                 // Cancelled: a new event with this ID starts its own numbering.
@@ -746,10 +800,46 @@ impl Observer {
                 })));
             }
             report => {
-                if let Some((_, u)) = reports::report_update(t, &report) {
+                if let Ok((_, u)) = reports::report_update(t, report) {
                     out.push(fact(u));
                 }
             }
+        }
+    }
+
+    /// An Event from followed arm `i` to `to`: a report in its stream's order (the live
+    /// client's rule), decoded with the arm's context.
+    fn event_by_arm(
+        &mut self,
+        i: usize,
+        t: f64,
+        to: JausId,
+        e: EventRef<'_>,
+        out: &mut Vec<Update>,
+    ) {
+        let arm = &self.arms[i];
+        let (id, cid) = (arm.id, arm.cid);
+        let seq = bounded_entry(&mut self.events, (id, to, e.event_id), || EventSeq {
+            last: e.sequence_number.wrapping_sub(1),
+            old_in_a_row: 0,
+        });
+        // The live client's rule: an event not newer than the last applied is reordering,
+        // unless three come in a row (then 128+ were lost).
+        let d = e.sequence_number.wrapping_sub(seq.last);
+        if (d == 0 || d > 128) && seq.old_in_a_row < 2 {
+            seq.old_in_a_row += 1;
+            return;
+        }
+        seq.old_in_a_row = 0;
+        seq.last = e.sequence_number;
+        let ctx = self.contexts.get(&id).unwrap_or(&DecodeContext::NONE);
+        match Message::parse_with(e.report, ctx) {
+            Ok(report) => {
+                if let Ok((_, u)) = reports::report_update(t, report) {
+                    out.push(Update::Arm { arm: cid, fact: u });
+                }
+            }
+            Err(_) => self.stats.malformed += 1,
         }
     }
 

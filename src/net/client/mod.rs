@@ -685,7 +685,7 @@ impl Client {
             if inbound.kind == InboundKind::Ack && h.ack_nak == judp::AckNak::Ack {
                 // The arm took in a block we asked it to acknowledge: a command arrived.
                 self.with_arm(h.source, out, |c, out| {
-                    c.command_acked(now, h.sequence, out)
+                    c.command_acked(now, h.sequence, out);
                 });
                 continue;
             }

@@ -345,7 +345,7 @@ impl Client {
         }
         let ctx = self.arm.as_ref().map(|s| s.ctx.clone()).unwrap_or_default();
         match e.report_message.decode(&ctx) {
-            Ok(report) => self.apply_report(now, &report, out),
+            Ok(report) => self.apply_report(now, report, out),
             Err(_) => self.stats.malformed += 1,
         }
     }
