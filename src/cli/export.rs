@@ -60,7 +60,7 @@ pub struct ExportArgs {
     /// with the peers' real addresses and ports and nanosecond times, direction in each
     /// packet's flags. A recording does not say which address the OCU itself used: unless
     /// its session metadata has `local_address` or `--local` is given, the OCU's side is the
-    /// placeholder 127.0.0.1:0 ([`::1`]:0 for IPv6 peers).
+    /// placeholder 127.0.0.1:0 (`[::1]:0` for IPv6 peers).
     #[arg(long, value_name = "OUT")]
     pub pcapng: Option<PathBuf>,
     /// Write joint positions, velocities, efforts, joint torques and end-effector force/torque

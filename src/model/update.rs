@@ -1,6 +1,7 @@
 //! The two doors between the network thread and everything above it: [`Update`] (facts, in
 //! SI units, stamped with the receive time in seconds since the session started) and
-//! [`Command`] (the operator's intent). No wire types cross them.
+//! [`Command`](crate::model::command::Command) (the operator's intent). No wire types cross
+//! them.
 
 use std::net::SocketAddr;
 

@@ -1,4 +1,4 @@
-//! The boundary between the wire and the domain: the report → [`Update`] mapping, shared by
+//! The boundary between the wire and the domain: the report → [`Update`](crate::model::update::Update) mapping, shared by
 //! the live client (`net::client`) and the replay observer (`record::observer`) — replay shows
 //! what live mode showed because both decode reports through these functions — and every
 //! conversion between a wire type (`jaus::…`) and its domain type (`model::…`): JAUS IDs,

@@ -10,7 +10,7 @@
 //!   each message to the server's channels; it ticks every [`TICK`] with nothing received, so
 //!   an arm's summary ages while it is silent;
 //! - the crate's server, on its own runtime (one worker, `jaus-live-ws`), listens on loopback
-//!   only; viewers connect to our front door ([`relay`]), which relays each to it through a
+//!   only; viewers connect to our front door (`relay`), which relays each to it through a
 //!   queue of [`LiveConfig::backlog`] frames of our own: when a viewer cannot keep up (its
 //!   socket, its TCP window), the oldest message goes, counted for that viewer
 //!   ([`LiveStats::per_viewer`], [`LiveStats::not_received`]) and told to it as a status.

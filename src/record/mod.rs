@@ -1,7 +1,7 @@
 //! Recording, replay and capture import.
 //!
 //! - [`recorder`]: the recorder thread, raw datagrams (and decoded channels) → MCAP.
-//! - [`format`]: the MCAP layout both sides agree on (topics, schemas, metadata).
+//! - [`format`](mod@format): the MCAP layout both sides agree on (topics, schemas, metadata).
 //! - [`source`]: reads `.mcap` recordings and `.pcap`/`.pcapng` captures as [`WireRecord`]s,
 //!   tolerant of damage.
 //! - [`observer`]: a passive, sans-I/O decoder: wire records → [`Update`]s, for replay and for

@@ -55,7 +55,7 @@ impl AxisTrack {
     }
 }
 
-/// The joint (0-based) nearest its limit when it is within [`AT_LIMIT`] of its range from
+/// The joint (0-based) nearest its limit when it is within `AT_LIMIT` of its range from
 /// it: the likely reason a tool-point jog left its axis.
 pub fn joint_at_limit(spec: &ArmSpec, positions: &[f64]) -> Option<usize> {
     spec.joints

@@ -5,7 +5,7 @@
 //! MCAP files are streamed, never loaded whole: the summary at the end (when there is one) is
 //! read first for the time range, the datagram count and the metadata, then the data section
 //! is read front to back in 1 MiB reads through the `mcap` crate's sans-I/O
-//! [`LinearReader`]. That reader hands over whole chunks (`emit_chunks`), so this module knows
+//! [`LinearReader`](mcap::sans_io::LinearReader). That reader hands over whole chunks (`emit_chunks`), so this module knows
 //! the byte offset of every top-level record: a chunk that fails its CRC or does not
 //! decompress is skipped (a [`WireSource::problems`] entry) and reading goes on at the next
 //! record, and a cut or a lying length stops reading with the offset and the cause

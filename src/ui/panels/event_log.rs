@@ -7,7 +7,7 @@
 //!
 //! Also the operator's notes: the "Add note" button (and the table's key) opens a small
 //! window at the drawn time; Enter saves the typed text (or an empty bookmark), Esc cancels.
-//! Where a note goes is [`OcuApp::add_note`]'s business.
+//! Where a note goes is [`OcuApp::add_note`](crate::ui::app::OcuApp::add_note)'s business.
 
 use eframe::egui::{self, RichText};
 

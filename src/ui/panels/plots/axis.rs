@@ -68,7 +68,7 @@ fn multiples_in(lo: f64, hi: f64, step: f64) -> usize {
 
 /// Y grid steps (fine, labelled, coarse) for the visible value range `bounds` drawn at
 /// `px_per_value` points per unit with labels `label` points tall: labelled ticks
-/// [`TICK_COMFORTABLE_SPACING`] apart when the plot is tall enough, closer (never closer than
+/// `TICK_COMFORTABLE_SPACING` apart when the plot is tall enough, closer (never closer than
 /// a label) until at least two of them fall where their labels show whole.
 pub fn y_steps(bounds: (f64, f64), px_per_value: f64, label: f64) -> [f64; 3] {
     let (lo, hi) = (bounds.0.min(bounds.1), bounds.0.max(bounds.1));

@@ -34,7 +34,7 @@
 //! wheel zooms the value axis of the lane under the pointer (until the plots follow again).
 //!
 //! Points are decimated before `egui_plot` sees them (min/max envelope per pixel column over
-//! the time-indexed [`History`] of the session), so hours of 1 kHz data stay fluid; where
+//! the time-indexed [`History`](crate::model::history::History) of the session), so hours of 1 kHz data stay fluid; where
 //! samples are missing (a stale episode, a lost link) the line and its band break.
 //!
 //! **A frame costs what changed, not the history's length** (issue 31). The envelope of each
@@ -46,7 +46,7 @@
 //! one mesh ([`EnvelopeBand`]: a triangle strip through each column's min and max widened
 //! by the line width, what `egui_plot`'s band looked like, without its general polygon
 //! tessellation); raw samples (zoomed in) as `Line`s, simplified
-//! ([`History::plot_lines_multi`], [`simplify`]).
+//! ([`History::plot_lines_multi`](crate::model::history::History::plot_lines_multi), [`simplify`]).
 //!
 //! Each plot has its legend above it, one row whatever the number of signals: a chip per
 //! signal with its value at the drawn time (click to hide it: a hidden signal's chip is
