@@ -1722,6 +1722,54 @@ fn a_resume_in_an_emergency_is_said_refused_through_30_percent_loss_each_way() {
 }
 
 #[test]
+fn a_late_acknowledgement_gets_a_status_of_its_own_and_one_more_command_time() {
+    // Every ACK comes back 1.9 s late, so the Resume is known to have arrived only then;
+    // every ReportStatus is `status_late` s late. A status received after the ACK judges the
+    // command: asked for at the ACK and every 0.25 s, and waited for until 2 s after it.
+    // Before, the status was left to the tries that followed the ACK (none after 1.75 s), so
+    // each of these ended "no answer" at 2.0 s. The Resume itself is never sent after its 2 s.
+    for (status_late, refused, within) in [
+        (0.0, true, 1.9..=2.0),
+        (2.5, true, 2.5..=3.9),
+        (4.5, false, 3.85..=3.95),
+    ] {
+        let mut net = Net::live(sim_cfg(), client_cfg());
+        net.take_control(10);
+        net.command(Command::SetEmergency);
+        assert!(net.run_until(1.0, |n| stop_state(n) == StopState::Idle));
+        net.delay_to_client = Some(Box::new(move |_, b| match decode(b).first() {
+            Some((h, None)) if h.ack_nak == AckNak::Ack => Duration::from_secs_f64(1.9),
+            Some((_, Some(Message::ReportStatus(_)))) => Duration::from_secs_f64(status_late),
+            _ => Duration::ZERO,
+        }));
+        let (t0, t, outcome) = net.outcome_after(Command::Resume, CommandKind::Resume, 10.0);
+        let took = t - t0;
+        assert!(
+            within.contains(&took),
+            "{status_late} s late: judged after {took} s"
+        );
+        if refused {
+            assert_eq!(
+                outcome,
+                Outcome::Rejected("the arm is in EMERGENCY".into()),
+                "{status_late} s late"
+            );
+        } else {
+            assert!(
+                matches!(&outcome, Outcome::NoAnswer { state, .. }
+                    if state.contains("it acknowledged the command but reported no status since")),
+                "{outcome:?}"
+            );
+        }
+        assert!(
+            net.sent_since(t0 + 2.0, |m| matches!(m, Message::Resume(_)))
+                .is_empty(),
+            "a Resume sent after its 2 s"
+        );
+    }
+}
+
+#[test]
 fn a_lost_clear_is_not_blamed_on_another_client_and_a_real_refusal_is_said() {
     let mut net = Net::live(sim_cfg(), client_cfg());
     net.take_control(10);

@@ -1125,12 +1125,14 @@ impl Client {
             if now >= p.verdict_at(timeout) {
                 verdicts.push(*p);
             } else if now >= p.next_try {
-                p.retried_steadily(now);
                 if now - p.sent < timeout {
+                    p.retried_steadily(now);
                     resend.push(p.kind);
                 } else {
                     // Past the command's time, waiting for the status of a command that
-                    // arrived: only the query goes out, never a late try of the command.
+                    // arrived: only the query goes out, never a late try of the command
+                    // (and no try is counted).
+                    p.next_try = now + FIRST_BACKOFF;
                     query_only = true;
                 }
             }

@@ -11,6 +11,9 @@ use crate::model::command::CommandKind;
 pub(super) const FIRST_BACKOFF: f64 = 0.25;
 /// Longest interval between tries, s.
 pub(super) const MAX_BACKOFF: f64 = 1.0;
+/// How many tries of a status command are remembered for their ACK: every try of 4 s at
+/// [`FIRST_BACKOFF`] apart (twice the default command time).
+pub(super) const ACKED_TRIES: usize = 16;
 /// How long a refused transition waits for the status that says why, s.
 pub(super) const REASON_WAIT: f64 = 0.5;
 
@@ -28,8 +31,9 @@ pub(super) struct Pending {
     /// A status received after the arm acknowledged the command (so after it arrived)
     /// showed the opposite of the effect: the evidence of a refusal.
     pub(super) contrary: bool,
-    /// The JUDP sequence numbers of the tries that asked for an ACK (the last few).
-    pub(super) acked_seqs: [Option<u16>; 4],
+    /// The JUDP sequence numbers of the tries that asked for an ACK (the last
+    /// [`ACKED_TRIES`]): a late ACK of an early try still says the command arrived.
+    pub(super) acked_seqs: [Option<u16>; ACKED_TRIES],
     /// When the arm first acknowledged a try: the command arrived.
     pub(super) arrived: Option<f64>,
 }
@@ -43,7 +47,7 @@ impl Pending {
             next_try: now + FIRST_BACKOFF,
             backoff: FIRST_BACKOFF,
             contrary: false,
-            acked_seqs: [None; 4],
+            acked_seqs: [None; ACKED_TRIES],
             arrived: None,
         }
     }
