@@ -1,9 +1,9 @@
-//! The boundary between the wire and the domain: the report → [`Update`](crate::model::update::Update) mapping, shared by
-//! the live client (`net::client`) and the replay observer (`record::observer`) — replay shows
-//! what live mode showed because both decode reports through these functions — and every
-//! conversion between a wire type (`jaus::…`) and its domain type (`model::…`): JAUS IDs,
-//! joint types, the manipulator specification. Nothing above `net` imports the codec's types
-//! for these; the model imports no wire module at all.
+//! The boundary between the wire and the domain: the report →
+//! [`Update`](crate::model::update::Update) mapping, shared by the live client (`net::client`) and
+//! the replay observer (`record::observer`) — replay shows what live mode showed because both
+//! decode reports through these functions — and every conversion between a wire type (`jaus::…`)
+//! and its domain type (`model::…`): JAUS IDs, joint types, the manipulator specification. Nothing
+//! above `net` imports the codec's types for these; the model imports no wire module at all.
 
 use crate::jaus::core::{ReportControl, ReportServices, ServiceRec, Status};
 use crate::jaus::iop::{

@@ -2,15 +2,15 @@
 //! the three-d scene in `scene`. The UI never imports the wire codec: data arrives as
 //! [`crate::model::update::Update`]s, intent leaves as [`crate::model::command::Command`]s.
 //!
-//! Three tiers, imports running down (ARCHITECTURE.md, "ui/ map"): `app/` holds
-//! [`app::OcuApp`] (its struct and one file per concern of its `impl`); `panels/` one panel
-//! per file, each handed what it shows and returning what the operator asked for
-//! ([`action::Action`], mostly [`commands::UiCommand`]s of the one command table), never
-//! importing `app/`; and the leaves both use: [`action`], [`settings`], [`words`],
-//! [`sources`], [`time_control`], [`commands`], [`theme`], [`format`](mod@format), ... `OcuApp` carries
-//! the actions out in one place. What the window shows (live, scrubbed back, a replay, a
-//! replay over live) is [`time_control::Shown`], derived from the [`sources::Sources`] and
-//! the [`time_control::TimeControl`]. This file and `screenshot.rs` build and run the app.
+//! Three tiers, imports running down (ARCHITECTURE.md, "ui/ map"): `app/` holds [`app::OcuApp`]
+//! (its struct and one file per concern of its `impl`); `panels/` one panel per file, each handed
+//! what it shows and returning what the operator asked for ([`action::Action`], mostly
+//! [`commands::UiCommand`]s of the one command table), never importing `app/`; and the leaves both
+//! use: [`action`], [`settings`], [`words`], [`sources`], [`time_control`], [`commands`],
+//! [`theme`], [`format`](mod@format), ... `OcuApp` carries the actions out in one place. What the
+//! window shows (live, scrubbed back, a replay, a replay over live) is [`time_control::Shown`],
+//! derived from the [`sources::Sources`] and the [`time_control::TimeControl`]. This file and
+//! `screenshot.rs` build and run the app.
 
 pub mod action;
 pub mod app;

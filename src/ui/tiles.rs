@@ -1,7 +1,7 @@
-//! The work area's tiles (`egui_tiles`, as Rerun): the 3D view, the joint gauges, the plots,
-//! the presets, the event log and the arm list, which the operator splits, resizes, tabs and
-//! closes. The tree is saved with the [`Settings`](crate::ui::settings::Settings); a saved tree that does not
-//! load (or holds no 3D view) is replaced by the default one ([`NamedLayout::Laptop`]).
+//! The work area's tiles (`egui_tiles`, as Rerun): the 3D view, the joint gauges, the plots, the
+//! presets, the event log and the arm list, which the operator splits, resizes, tabs and closes.
+//! The tree is saved with the [`Settings`](crate::ui::settings::Settings); a saved tree that does
+//! not load (or holds no 3D view) is replaced by the default one ([`NamedLayout::Laptop`]).
 //!
 //! What must never be covered or cut lives outside the tiles (`app/frame.rs`): the top bar with
 //! the emergency stop, the banner's strip, the status bar and the timeline.

@@ -1,10 +1,12 @@
 //! Operator commands and control. Every command ends in exactly one
 //! [`Remark::CommandOutcome`] that tells the truth about the arm:
 //! - A command is sent again (control with backoff: 0.25 s, 0.5 s, 1 s, …; a status command
-//!   every 0.25 s; within the command's time) until its effect is observed — `ConfirmControl`/`RejectControl` or a `ReportControl` naming
-//!   us for control, the status (event or answer to the `QueryStatus` sent with each try) for
-//!   Emergency/Resume/Standby, the transition report or the current pose for a preset. Lost
-//!   datagrams cost a retry, not a wrong outcome.
+//!   every 0.25 s; within the command's time) until its effect is observed —
+//!   `ConfirmControl`/`RejectControl` or a `ReportControl` naming us for control, the status
+//!   (event or answer to the `QueryStatus` sent with each try) for Emergency/Resume/Standby,
+//!   the transition report or the current pose for a preset. Lost datagrams cost a retry, not
+//!   a wrong outcome. A status command the arm acknowledged is judged from a status received
+//!   after the ACK, asked for at once and waited for up to one more command time.
 //! - A status that already shows the effect confirms the command (a Resume whose READY was
 //!   observed is confirmed, whichever datagram was lost).
 //! - A refusal says why in words, from what the client knows (status, control): "the arm is in

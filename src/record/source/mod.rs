@@ -2,16 +2,16 @@
 //! [`WireRecord`]s, whatever the file name says (the format is sniffed from the first bytes).
 //! Damaged input yields every readable record, then says where and why it stopped.
 //!
-//! MCAP files are streamed, never loaded whole: the summary at the end (when there is one) is
-//! read first for the time range, the datagram count and the metadata, then the data section
-//! is read front to back in 1 MiB reads through the `mcap` crate's sans-I/O
-//! [`LinearReader`](mcap::sans_io::LinearReader). That reader hands over whole chunks (`emit_chunks`), so this module knows
-//! the byte offset of every top-level record: a chunk that fails its CRC or does not
-//! decompress is skipped (a [`WireSource::problems`] entry) and reading goes on at the next
-//! record, and a cut or a lying length stops reading with the offset and the cause
-//! ([`WireSource::stopped`]). Each chunk is decoded by its own sans-I/O reader, which checks
-//! the chunk's CRC before yielding anything from it, so a damaged chunk yields nothing rather
-//! than garbage.
+//! MCAP files are streamed, never loaded whole: the summary at the end (when there is one) is read
+//! first for the time range, the datagram count and the metadata, then the data section is read
+//! front to back in 1 MiB reads through the `mcap` crate's sans-I/O
+//! [`LinearReader`](mcap::sans_io::LinearReader). That reader hands over whole chunks
+//! (`emit_chunks`), so this module knows the byte offset of every top-level record: a chunk that
+//! fails its CRC or does not decompress is skipped (a [`WireSource::problems`] entry) and reading
+//! goes on at the next record, and a cut or a lying length stops reading with the offset and the
+//! cause ([`WireSource::stopped`]). Each chunk is decoded by its own sans-I/O reader, which checks
+//! the chunk's CRC before yielding anything from it, so a damaged chunk yields nothing rather than
+//! garbage.
 //!
 //! Only raw channels (message encoding `judp`) become records; the decoded JSON channels are
 //! derived data, skipped here (replay decodes the raw datagrams again). The operator's notes

@@ -33,9 +33,10 @@
 //! the plots on the range the operator chose; `L` returns to following. Shift or Ctrl +
 //! wheel zooms the value axis of the lane under the pointer (until the plots follow again).
 //!
-//! Points are decimated before `egui_plot` sees them (min/max envelope per pixel column over
-//! the time-indexed [`History`](crate::model::history::History) of the session), so hours of 1 kHz data stay fluid; where
-//! samples are missing (a stale episode, a lost link) the line and its band break.
+//! Points are decimated before `egui_plot` sees them (min/max envelope per pixel column over the
+//! time-indexed [`History`](crate::model::history::History) of the session), so hours of 1 kHz data
+//! stay fluid; where samples are missing (a stale episode, a lost link) the line and its band
+//! break.
 //!
 //! **A frame costs what changed, not the history's length** (issue 31). The envelope of each
 //! history drawn is kept from frame to frame ([`PlotCaches`], one
