@@ -476,7 +476,7 @@ impl Observer {
         out: &mut Vec<Update>,
     ) -> Option<usize> {
         // An Event, the bulk of a recording, is read in place: its report is decoded from the
-        // datagram's own bytes, never copied.
+        // datagram's own bytes, never copied. No Event goes on to `message`.
         if let Some(parsed) = EventRef::parse_message(bytes) {
             let Ok(e) = parsed else {
                 self.decode_errors += 1;
@@ -736,15 +736,6 @@ impl Observer {
                     t,
                     presets: arm.presets.clone(),
                 }));
-            }
-            Message::Event(e) => {
-                let report = e.report_message;
-                let e = EventRef {
-                    event_id: e.event_id,
-                    sequence_number: e.sequence_number,
-                    report: &report.0,
-                };
-                self.event_by_arm(i, t, to, e, out);
             }
             Message::ConfirmEventRequest(c) if c.confirmed_periodic_rate == 0.0 => {
                 // Cancelled: a new event with this ID starts its own numbering.
