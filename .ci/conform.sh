@@ -72,7 +72,19 @@ conform() {
     timeout 300 "$exe" conform --connect "127.0.0.1:$port" --no-multicast --bind 127.0.0.1:0 \
         "$@" >"$work/$name.json" 2>"$work/$name.log" || rc=$?
     if [ "$rc" != 0 ]; then
-        echo "FAIL: jaus-ocu conform $* exited with status $rc (0: every check passed; 1: a check failed; 3: no component; 124: timed out); its output:"
+        echo "FAIL: jaus-ocu conform $* exited with status $rc (0: every check passed; 1: a check failed; 3: no component; 124: timed out)"
+        # The checks that did not pass, whole, wherever they sit in the report.
+        python3 - "$work/$name.json" <<'EOF' || true
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    sys.exit(f"(the JSON report does not read: {e})")
+for c in r.get("checks", []):
+    if c.get("verdict") not in ("pass", "not_applicable"):
+        print("check that did not pass:", json.dumps(c, indent=2))
+EOF
+        echo "its output:"
         tail -n 100 "$work/$name.json" "$work/$name.log"
         exit 1
     fi
