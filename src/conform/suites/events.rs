@@ -293,13 +293,33 @@ struct Measured {
     problem: Option<(String, Vec<Evidence>)>,
 }
 
-fn measure(events: &[Received], report_id: u16) -> Measured {
-    let rate = match (events.first(), events.last()) {
-        (Some(a), Some(b)) if events.len() >= 2 && b.at > a.at => {
-            Some((events.len() - 1) as f64 / (b.at - a.at))
-        }
-        _ => None,
+/// The rate of events received at `at` (seconds, in order): one over the median interval
+/// between consecutive ones; `None` with fewer than two or a median of zero.
+///
+/// A median, not the count over the first-to-last span, because the times are when the tester
+/// read each event: a tester held up on a busy machine reads the events queued meanwhile in a
+/// burst, which makes one interval long and a few short, and a component held up skips a
+/// period, which makes one interval long. Neither moves the median, while a component at another
+/// rate moves every interval. The count over the window is judged too ([`judge_rate`]), so a
+/// component that stops halfway does not pass on the intervals it kept.
+fn median_rate(at: &[f64]) -> Option<f64> {
+    let mut gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    gaps.sort_by(f64::total_cmp);
+    let n = gaps.len();
+    let median = if n % 2 == 1 {
+        gaps[n / 2]
+    } else {
+        f64::midpoint(gaps[n / 2 - 1], gaps[n / 2])
     };
+    (median > 0.0).then(|| 1.0 / median)
+}
+
+fn measure(events: &[Received], report_id: u16) -> Measured {
+    let at: Vec<f64> = events.iter().map(|r| r.at).collect();
+    let rate = median_rate(&at);
     let mut problem = None;
     let mut previous: Option<(&Received, u8)> = None;
     for r in events {
@@ -338,13 +358,21 @@ fn measure(events: &[Received], report_id: u16) -> Measured {
     Measured { rate, problem }
 }
 
-/// Seconds to watch events at `hz`: a few periods, at least 1 s, at most 3 s.
+/// Seconds to watch events at `hz`: eight periods, at least 2 s, at most 4 s (long enough that
+/// a held-up read or a skipped period is a small part of the count).
 fn window(hz: f64) -> f64 {
     if hz > 0.0 {
-        (3.5 / hz).clamp(1.0, 3.0)
+        (8.0 / hz).clamp(2.0, 4.0)
     } else {
-        1.0
+        2.0
     }
+}
+
+/// Whether `count` events in `within` s are as many as `hz` gives, within [`RATE_TOLERANCE`]
+/// and one event either way (the window's edges cut a period).
+fn count_fits(count: usize, hz: f64, within: f64) -> bool {
+    let expected = hz * within;
+    (count as f64 - expected).abs() <= RATE_TOLERANCE * expected + 1.0
 }
 
 /// Judges events at `confirmed` Hz watched for `within` s; `Ok(text)` when they pass.
@@ -366,10 +394,15 @@ fn judge_rate(
         return (Err(text), m.rate, ev);
     }
     let Some(rate) = m.rate else {
+        let why = if events.len() < 2 {
+            "at least two are needed to measure the rate"
+        } else {
+            "more than half of them at the same instant, so no rate"
+        };
         return (
             Err(format!(
                 "{} Event message(s) came within {within:.1} s at a confirmed {confirmed:.2} Hz; \
-                 at least two are needed to measure the rate",
+                 {why}",
                 events.len()
             )),
             None,
@@ -379,10 +412,25 @@ fn judge_rate(
     if (rate - confirmed).abs() > RATE_TOLERANCE * confirmed {
         return (
             Err(format!(
-                "{} Event messages in {within:.1} s came at {rate:.2} Hz, not the confirmed \
-                 {confirmed:.2} Hz (±{:.0} % allowed)",
+                "{} Event messages in {within:.1} s came a median {:.3} s apart, {rate:.2} Hz, \
+                 not the confirmed {confirmed:.2} Hz (±{:.0} % allowed)",
                 events.len(),
+                1.0 / rate,
                 RATE_TOLERANCE * 100.0
+            )),
+            Some(rate),
+            evidence,
+        );
+    }
+    if !count_fits(events.len(), confirmed, within) {
+        return (
+            Err(format!(
+                "{} Event messages came in {within:.1} s, where {:.0} are due at the confirmed \
+                 {confirmed:.2} Hz (±{:.0} % and one allowed), though a median {:.3} s apart",
+                events.len(),
+                confirmed * within,
+                RATE_TOLERANCE * 100.0,
+                1.0 / rate
             )),
             Some(rate),
             evidence,
@@ -390,9 +438,10 @@ fn judge_rate(
     }
     (
         Ok(format!(
-            "{} Event messages in {within:.1} s at {rate:.2} Hz (confirmed {confirmed:.2} Hz), \
-             SequenceNumber +1 each, each carrying {}",
+            "{} Event messages in {within:.1} s, a median {:.3} s apart: {rate:.2} Hz (confirmed \
+             {confirmed:.2} Hz), SequenceNumber +1 each, each carrying {}",
             events.len(),
+            1.0 / rate,
             name_of(report_id)
         )),
         Some(rate),
@@ -864,4 +913,86 @@ fn event_timeout_lapse(facts: &Facts, minutes: Option<u8>) -> Outcome {
                  its lapse was not waited for"
             .into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RATE_TOLERANCE, count_fits, median_rate, window};
+
+    /// Reads at `hz` from 0 for `within` s, as a tester that is never held up sees them.
+    fn steady(hz: f64, within: f64) -> Vec<f64> {
+        let n = (hz * within).floor() as usize;
+        (0..n).map(|k| k as f64 / hz).collect()
+    }
+
+    fn passes(at: &[f64], hz: f64, within: f64) -> bool {
+        median_rate(at).is_some_and(|r| (r - hz).abs() <= RATE_TOLERANCE * hz)
+            && count_fits(at.len(), hz, within)
+    }
+
+    #[test]
+    fn events_at_the_confirmed_rate_pass() {
+        for hz in [4.0, 10.0, 25.0] {
+            let w = window(hz);
+            let at = steady(hz, w);
+            let r = median_rate(&at).unwrap();
+            assert!((r - hz).abs() < 1e-9, "{hz} Hz read as {r}");
+            assert!(passes(&at, hz, w), "{hz} Hz over {w} s");
+        }
+    }
+
+    /// The rate from the count over the first-to-last span, as this suite once read it.
+    fn span_rate(at: &[f64]) -> f64 {
+        (at.len() - 1) as f64 / (at[at.len() - 1] - at[0])
+    }
+
+    #[test]
+    fn a_tester_held_up_for_0_7_s_still_reads_the_rate() {
+        let (hz, w) = (10.0, window(10.0));
+        // Held up at the start: the events of the first 0.7 s are read at once at 0.7 s.
+        let start: Vec<f64> = steady(hz, w).into_iter().map(|t| t.max(0.7)).collect();
+        // Held up in the middle, from 0.6 s to 1.3 s.
+        let middle: Vec<f64> = steady(hz, w)
+            .into_iter()
+            .map(|t| if (0.6..1.3).contains(&t) { 1.3 } else { t })
+            .collect();
+        // Held up at the end: the last event read 0.7 s late.
+        let mut end = steady(hz, w);
+        *end.last_mut().unwrap() += 0.7;
+        for at in [&start, &middle, &end] {
+            assert!(passes(at, hz, w), "{at:?}");
+        }
+        // The span read a rate off by more than the tolerance at the start and at the end.
+        for at in [&start, &end] {
+            let r = span_rate(at);
+            assert!(
+                (r - hz).abs() > RATE_TOLERANCE * hz,
+                "span {r} Hz for {at:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_component_that_skips_a_stalled_period_still_passes() {
+        let (hz, w) = (4.0, window(4.0));
+        let mut at = steady(hz, w);
+        at.remove(3);
+        assert!(passes(&at, hz, w), "{at:?}");
+    }
+
+    #[test]
+    fn another_rate_a_stop_halfway_or_a_burst_fails() {
+        let w = window(10.0);
+        // Steady at 7 Hz where 10 were confirmed.
+        assert!(!passes(&steady(7.0, w), 10.0, w));
+        // Steady at 13 Hz.
+        assert!(!passes(&steady(13.0, w), 10.0, w));
+        // 10 Hz for the first half of the window, then nothing.
+        assert!(!passes(&steady(10.0, w / 2.0), 10.0, w));
+        // Pairs at once every 0.2 s: 10 a second on average, not at 10 Hz.
+        let pairs: Vec<f64> = (0..10).flat_map(|k| [0.2 * f64::from(k); 2]).collect();
+        assert!(!passes(&pairs, 10.0, w), "{pairs:?}");
+        // Fewer than two events.
+        assert!(median_rate(&[0.5]).is_none());
+    }
 }
