@@ -375,6 +375,43 @@ fn count_fits(count: usize, hz: f64, within: f64) -> bool {
     (count as f64 - expected).abs() <= RATE_TOLERANCE * expected + 1.0
 }
 
+/// The rate of events read at `at` against the `confirmed` Hz over `within` s: `Ok` with the
+/// words when the median interval and the count both fit, else `Err` with what did not.
+fn judge_times(at: &[f64], confirmed: f64, within: f64) -> Result<String, String> {
+    let n = at.len();
+    let Some(rate) = median_rate(at) else {
+        let why = if n < 2 {
+            "at least two are needed to measure the rate"
+        } else {
+            "more than half of them at the same instant, so no rate"
+        };
+        return Err(format!(
+            "{n} Event message(s) came within {within:.1} s at a confirmed {confirmed:.2} Hz; \
+             {why}"
+        ));
+    };
+    let apart = 1.0 / rate;
+    let allowed = RATE_TOLERANCE * 100.0;
+    if (rate - confirmed).abs() > RATE_TOLERANCE * confirmed {
+        return Err(format!(
+            "{n} Event messages in {within:.1} s came a median {apart:.3} s apart, {rate:.2} Hz, \
+             not the confirmed {confirmed:.2} Hz (±{allowed:.0} % allowed)"
+        ));
+    }
+    if !count_fits(n, confirmed, within) {
+        return Err(format!(
+            "{n} Event messages came in {within:.1} s, where {:.0} are due at the confirmed \
+             {confirmed:.2} Hz (±{allowed:.0} % and one allowed), though a median {apart:.3} s \
+             apart",
+            confirmed * within
+        ));
+    }
+    Ok(format!(
+        "{n} Event messages in {within:.1} s, a median {apart:.3} s apart: {rate:.2} Hz \
+         (confirmed {confirmed:.2} Hz)"
+    ))
+}
+
 /// Judges events at `confirmed` Hz watched for `within` s; `Ok(text)` when they pass.
 fn judge_rate(
     events: &[Received],
@@ -393,60 +430,14 @@ fn judge_rate(
     if let Some((text, ev)) = m.problem {
         return (Err(text), m.rate, ev);
     }
-    let Some(rate) = m.rate else {
-        let why = if events.len() < 2 {
-            "at least two are needed to measure the rate"
-        } else {
-            "more than half of them at the same instant, so no rate"
-        };
-        return (
-            Err(format!(
-                "{} Event message(s) came within {within:.1} s at a confirmed {confirmed:.2} Hz; \
-                 {why}",
-                events.len()
-            )),
-            None,
-            evidence,
-        );
-    };
-    if (rate - confirmed).abs() > RATE_TOLERANCE * confirmed {
-        return (
-            Err(format!(
-                "{} Event messages in {within:.1} s came a median {:.3} s apart, {rate:.2} Hz, \
-                 not the confirmed {confirmed:.2} Hz (±{:.0} % allowed)",
-                events.len(),
-                1.0 / rate,
-                RATE_TOLERANCE * 100.0
-            )),
-            Some(rate),
-            evidence,
-        );
-    }
-    if !count_fits(events.len(), confirmed, within) {
-        return (
-            Err(format!(
-                "{} Event messages came in {within:.1} s, where {:.0} are due at the confirmed \
-                 {confirmed:.2} Hz (±{:.0} % and one allowed), though a median {:.3} s apart",
-                events.len(),
-                confirmed * within,
-                RATE_TOLERANCE * 100.0,
-                1.0 / rate
-            )),
-            Some(rate),
-            evidence,
-        );
-    }
-    (
-        Ok(format!(
-            "{} Event messages in {within:.1} s, a median {:.3} s apart: {rate:.2} Hz (confirmed \
-             {confirmed:.2} Hz), SequenceNumber +1 each, each carrying {}",
-            events.len(),
-            1.0 / rate,
+    let at: Vec<f64> = events.iter().map(|r| r.at).collect();
+    let verdict = judge_times(&at, confirmed, within).map(|text| {
+        format!(
+            "{text}, SequenceNumber +1 each, each carrying {}",
             name_of(report_id)
-        )),
-        Some(rate),
-        evidence,
-    )
+        )
+    });
+    (verdict, m.rate, evidence)
 }
 
 /// A confirmed event: the `CreateEvent`, its confirmation, the `EventID` and confirmed rate.
@@ -917,7 +908,7 @@ fn event_timeout_lapse(facts: &Facts, minutes: Option<u8>) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    use super::{RATE_TOLERANCE, count_fits, median_rate, window};
+    use super::{RATE_TOLERANCE, judge_times, median_rate, window};
 
     /// Reads at `hz` from 0 for `within` s, as a tester that is never held up sees them.
     fn steady(hz: f64, within: f64) -> Vec<f64> {
@@ -926,8 +917,7 @@ mod tests {
     }
 
     fn passes(at: &[f64], hz: f64, within: f64) -> bool {
-        median_rate(at).is_some_and(|r| (r - hz).abs() <= RATE_TOLERANCE * hz)
-            && count_fits(at.len(), hz, within)
+        judge_times(at, hz, within).is_ok()
     }
 
     #[test]
@@ -981,18 +971,19 @@ mod tests {
     }
 
     #[test]
-    fn another_rate_a_stop_halfway_or_a_burst_fails() {
+    fn another_rate_a_stop_halfway_or_a_burst_fails_each_for_its_reason() {
         let w = window(10.0);
-        // Steady at 7 Hz where 10 were confirmed.
-        assert!(!passes(&steady(7.0, w), 10.0, w));
-        // Steady at 13 Hz.
-        assert!(!passes(&steady(13.0, w), 10.0, w));
-        // 10 Hz for the first half of the window, then nothing.
-        assert!(!passes(&steady(10.0, w / 2.0), 10.0, w));
+        let why = |at: &[f64]| judge_times(at, 10.0, w).unwrap_err();
+        // Steady at 7 or 13 Hz where 10 were confirmed: the median says so.
+        assert!(why(&steady(7.0, w)).contains("not the confirmed 10.00 Hz"));
+        assert!(why(&steady(13.0, w)).contains("not the confirmed 10.00 Hz"));
+        // 10 Hz for the first half of the window, then nothing: the count says so.
+        assert!(why(&steady(10.0, w / 2.0)).contains("where 20 are due"));
         // Pairs at once every 0.2 s: 10 a second on average, not at 10 Hz.
         let pairs: Vec<f64> = (0..10).flat_map(|k| [0.2 * f64::from(k); 2]).collect();
-        assert!(!passes(&pairs, 10.0, w), "{pairs:?}");
+        assert!(why(&pairs).contains("at the same instant"), "{pairs:?}");
         // Fewer than two events.
+        assert!(why(&[0.5]).contains("at least two"));
         assert!(median_rate(&[0.5]).is_none());
     }
 }
