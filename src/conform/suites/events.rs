@@ -286,13 +286,6 @@ fn collect_events<W: Wire>(
     })
 }
 
-/// What a run of events showed: measured rate, and the first problem with their sequence
-/// numbers or reports.
-struct Measured {
-    rate: Option<f64>,
-    problem: Option<(String, Vec<Evidence>)>,
-}
-
 /// The rate of events received at `at` (seconds, in order): one over the median interval
 /// between consecutive ones; `None` with fewer than two or a median of zero.
 ///
@@ -300,7 +293,7 @@ struct Measured {
 /// read each event: a tester held up on a busy machine reads the events queued meanwhile in a
 /// burst, which makes one interval long and a few short, and a component held up skips a
 /// period, which makes one interval long. Neither moves the median, while a component at another
-/// rate moves every interval. The count over the window is judged too ([`judge_rate`]), so a
+/// rate moves every interval. The count over the window is judged too ([`judge_times`]), so a
 /// component that stops halfway does not pass on the intervals it kept.
 fn median_rate(at: &[f64]) -> Option<f64> {
     let mut gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
@@ -317,9 +310,8 @@ fn median_rate(at: &[f64]) -> Option<f64> {
     (median > 0.0).then(|| 1.0 / median)
 }
 
-fn measure(events: &[Received], report_id: u16) -> Measured {
-    let at: Vec<f64> = events.iter().map(|r| r.at).collect();
-    let rate = median_rate(&at);
+/// The first problem with a run of events' sequence numbers or reports, with its evidence.
+fn sequence_problem(events: &[Received], report_id: u16) -> Option<(String, Vec<Evidence>)> {
     let mut problem = None;
     let mut previous: Option<(&Received, u8)> = None;
     for r in events {
@@ -355,7 +347,7 @@ fn measure(events: &[Received], report_id: u16) -> Measured {
         }
         previous = Some((r, e.sequence_number));
     }
-    Measured { rate, problem }
+    problem
 }
 
 /// Seconds to watch events at `hz`: eight periods, at least 2 s, at most 4 s (long enough that
@@ -375,11 +367,22 @@ fn count_fits(count: usize, hz: f64, within: f64) -> bool {
     (count as f64 - expected).abs() <= RATE_TOLERANCE * expected + 1.0
 }
 
-/// The rate of events read at `at` against the `confirmed` Hz over `within` s: `Ok` with the
-/// words when the median interval and the count both fit, else `Err` with what did not.
-fn judge_times(at: &[f64], confirmed: f64, within: f64) -> Result<String, String> {
-    let n = at.len();
-    let Some(rate) = median_rate(at) else {
+/// The rate of events read at `at` against the `confirmed` Hz over `within` s: the measured
+/// rate, and `Ok` with the words when the median interval and the count both fit, else `Err`
+/// with what did not.
+fn judge_times(at: &[f64], confirmed: f64, within: f64) -> (Option<f64>, Result<String, String>) {
+    let rate = median_rate(at);
+    (rate, judge_rate_of(at.len(), rate, confirmed, within))
+}
+
+/// [`judge_times`]'s verdict for `n` events at the median `rate`.
+fn judge_rate_of(
+    n: usize,
+    rate: Option<f64>,
+    confirmed: f64,
+    within: f64,
+) -> Result<String, String> {
+    let Some(rate) = rate else {
         let why = if n < 2 {
             "at least two are needed to measure the rate"
         } else {
@@ -419,7 +422,6 @@ fn judge_rate(
     confirmed: f64,
     within: f64,
 ) -> (Result<String, String>, Option<f64>, Vec<Evidence>) {
-    let m = measure(events, report_id);
     let mut evidence: Vec<Evidence> = events.first().map(Received::evidence).into_iter().collect();
     evidence.extend(
         events
@@ -427,17 +429,18 @@ fn judge_rate(
             .filter(|_| events.len() > 1)
             .map(Received::evidence),
     );
-    if let Some((text, ev)) = m.problem {
-        return (Err(text), m.rate, ev);
-    }
     let at: Vec<f64> = events.iter().map(|r| r.at).collect();
-    let verdict = judge_times(&at, confirmed, within).map(|text| {
+    let (rate, verdict) = judge_times(&at, confirmed, within);
+    if let Some((text, ev)) = sequence_problem(events, report_id) {
+        return (Err(text), rate, ev);
+    }
+    let verdict = verdict.map(|text| {
         format!(
             "{text}, SequenceNumber +1 each, each carrying {}",
             name_of(report_id)
         )
     });
-    (verdict, m.rate, evidence)
+    (verdict, rate, evidence)
 }
 
 /// A confirmed event: the `CreateEvent`, its confirmation, the `EventID` and confirmed rate.
@@ -582,7 +585,7 @@ fn on_change_body<W: Wire>(
         "CreateEvent (every change on {}) confirmed as EventID {event_id}",
         s.name()
     );
-    if let Some((text, ev)) = measure(&events, s.report_id).problem {
+    if let Some((text, ev)) = sequence_problem(&events, s.report_id) {
         return Ok(Outcome::fail(format!("{head}, but {text}"))
             .with(made.evidence())
             .with(ev));
@@ -917,7 +920,7 @@ mod tests {
     }
 
     fn passes(at: &[f64], hz: f64, within: f64) -> bool {
-        judge_times(at, hz, within).is_ok()
+        judge_times(at, hz, within).1.is_ok()
     }
 
     #[test]
@@ -973,7 +976,7 @@ mod tests {
     #[test]
     fn another_rate_a_stop_halfway_or_a_burst_fails_each_for_its_reason() {
         let w = window(10.0);
-        let why = |at: &[f64]| judge_times(at, 10.0, w).unwrap_err();
+        let why = |at: &[f64]| judge_times(at, 10.0, w).1.unwrap_err();
         // Steady at 7 or 13 Hz where 10 were confirmed: the median says so.
         assert!(why(&steady(7.0, w)).contains("not the confirmed 10.00 Hz"));
         assert!(why(&steady(13.0, w)).contains("not the confirmed 10.00 Hz"));
